@@ -1,0 +1,121 @@
+"""Settings for every LOCAL function: the only reader of ``os.environ``.
+
+Names follow DESIGN §9. ``Settings.from_env`` is called once per cold start (lazily, in
+the worker) and raises ``ConfigError`` listing every problem at once.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+LINE_API_DEFAULT = "https://api.line.me"
+
+#: Variables a function may refuse to start without, per function.
+WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
+RECONCILE_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
+MEMORY_REQUIRED = ("LOCAL_STORE_URL",)
+
+
+class ConfigError(RuntimeError):
+    """The environment is missing or has bad values; the message lists every problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("LOCAL configuration error: " + "; ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide configuration, built once per cold start.
+
+    Durations carry their unit in the name. Deadlines inside the webhook fit LINE's
+    2-second answer budget (DESIGN §3: LINE counts a webhook as failed after 2 s).
+    """
+
+    line_channel_secret: str | None
+    line_channel_access_token: str | None
+    line_api_base_url: str
+    store_url: str | None
+    tenant_id: str
+    timezone: str
+    signing_key: str | None = None
+    internal_token: str | None = None
+    reconcile_function_url: str | None = None
+    memory_function_url: str | None = None
+    gemini_api_key: str | None = None
+    webhook_budget_seconds: float = 1.8
+    store_deadline_seconds: float = 0.5
+    line_timeout_seconds: float = 1.0
+    event_lease_seconds: float = 30.0
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The configured wall-clock zone (Asia/Taipei unless overridden)."""
+        return ZoneInfo(self.timezone)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None,
+                 required: tuple[str, ...] = ()) -> "Settings":
+        """Build settings from an environment mapping.
+
+        Args:
+            environ: defaults to ``os.environ``.
+            required: variable names this function cannot start without.
+        Raises:
+            ConfigError: every missing or malformed variable, listed together.
+        """
+        env = os.environ if environ is None else environ
+        problems: list[str] = []
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        for name in required:
+            if not get(name):
+                problems.append(f"{name} is required but not set")
+
+        store_url = get("LOCAL_STORE_URL")
+        if store_url and not (store_url.startswith("sqlite:////") or store_url.startswith("firestore://")):
+            problems.append("LOCAL_STORE_URL must be sqlite:////absolute/path.sqlite3 or firestore://PROJECT")
+
+        timezone = get("LOCAL_TIMEZONE") or "Asia/Taipei"
+        try:
+            ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            problems.append(f"LOCAL_TIMEZONE {timezone!r} is not a known time zone")
+
+        def seconds(name: str, default: float) -> float:
+            raw = get(name)
+            if raw is None:
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                problems.append(f"{name} must be a number of seconds")
+                return default
+            if value <= 0:
+                problems.append(f"{name} must be positive")
+            return value
+
+        settings = cls(
+            line_channel_secret=get("LINE_CHANNEL_SECRET"),
+            line_channel_access_token=get("LINE_CHANNEL_ACCESS_TOKEN"),
+            line_api_base_url=(get("LINE_API_BASE_URL") or LINE_API_DEFAULT).rstrip("/"),
+            store_url=store_url,
+            tenant_id=get("LOCAL_TENANT_ID") or "default",
+            timezone=timezone,
+            signing_key=get("LOCAL_SIGNING_KEY"),
+            internal_token=get("LOCAL_INTERNAL_TOKEN"),
+            reconcile_function_url=get("RECONCILE_FUNCTION_URL"),
+            memory_function_url=get("MEMORY_FUNCTION_URL"),
+            gemini_api_key=get("GEMINI_API_KEY"),
+            store_deadline_seconds=seconds("LOCAL_STORE_DEADLINE_SECONDS", 0.5),
+            line_timeout_seconds=seconds("LOCAL_LINE_TIMEOUT_SECONDS", 1.0),
+            event_lease_seconds=seconds("LOCAL_EVENT_LEASE_SECONDS", 30.0),
+        )
+        if problems:
+            raise ConfigError(problems)
+        return settings

@@ -1,0 +1,322 @@
+"""search_local_events: the read-only event search over a versioned events snapshot.
+
+The only snapshot today is demo data (``data/events-demo.json``); results carry ``demo`` so every
+reply can say so. Dates are Asia/Taipei calendar dates; ranges are start-inclusive, end-exclusive.
+
+Source: DESIGN §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from shared.areas import DATA_DIR, TOWNSHIPS, UnknownArea, is_vague_area, normalize_area
+from shared.clock import TAIPEI, require_aware
+
+DEFAULT_SNAPSHOT_PATH = DATA_DIR / "events-demo.json"
+
+#: Event fields that may be null; a null one is listed in the event's missing_fields.
+OPTIONAL_FIELDS: tuple[str, ...] = ("start_time", "meeting_point")
+
+#: Keywords that narrow nothing ("活動" is what is being searched); they are dropped.
+GENERIC_KEYWORDS = frozenset({"活動", "活動資訊", "有什麼活動"})
+
+
+class EventSnapshotError(Exception):
+    """The events snapshot cannot be used; searches answer "unavailable". Not retryable."""
+
+
+class EventSnapshotMissing(EventSnapshotError):
+    """The snapshot file does not exist or cannot be read."""
+
+
+class EventSnapshotInvalid(EventSnapshotError, ValueError):
+    """The snapshot file breaks the contract; the message lists every problem."""
+
+
+class InvalidDateRange(ValueError):
+    """date is not "YYYY-MM-DD" or "YYYY-MM-DD/YYYY-MM-DD" with the end after the start."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a snapshot.
+
+    Attributes:
+        id: stable id, e.g. "demo-ev-003".
+        title: as recorded.
+        area: a township's full name.
+        date: the Asia/Taipei calendar day.
+        start_time: local wall-clock time, or None when the snapshot does not give it.
+        meeting_point: or None when the snapshot does not give it.
+        tags: keyword tags, e.g. ("蔬食", "市集").
+        source_kind: "demo" for illustrative data.
+    """
+
+    id: str
+    title: str
+    area: str
+    date: date
+    start_time: time | None
+    meeting_point: str | None
+    tags: tuple[str, ...]
+    source_kind: str
+
+    @property
+    def missing_fields(self) -> tuple[str, ...]:
+        """OPTIONAL_FIELDS that are null for this event, in that order."""
+        return tuple(field for field in OPTIONAL_FIELDS if getattr(self, field) is None)
+
+
+@dataclass(frozen=True)
+class EventSnapshot:
+    """A validated, read-only events snapshot.
+
+    Attributes:
+        snapshot_version: e.g. "events-demo-2026-11-30.1"; changes whenever the content changes.
+        recorded_on: the day it was recorded (Asia/Taipei).
+        demo: True while the data is illustrative; replies must then say 示範.
+        note: what the snapshot is.
+        events: in file order.
+    """
+
+    snapshot_version: str
+    recorded_on: date
+    demo: bool
+    note: str
+    events: tuple[Event, ...]
+
+
+def _parse_event(raw: dict[str, Any]) -> Event:
+    start = raw["start_time"]
+    if start is not None and len(start) != 5:
+        raise EventSnapshotInvalid(f"event {raw['id']!r}: start_time must be HH:MM or null")
+    return Event(
+        id=raw["id"],
+        title=raw["title"],
+        area=raw["area"],
+        date=date.fromisoformat(raw["date"]),
+        start_time=None if start is None else time.fromisoformat(start),
+        meeting_point=raw["meeting_point"],
+        tags=tuple(raw["tags"]),
+        source_kind=raw["source"]["kind"],
+    )
+
+
+def _problems(snapshot: EventSnapshot) -> list[str]:
+    problems: list[str] = []
+    ids = [event.id for event in snapshot.events]
+    if len(ids) != len(set(ids)):
+        problems.append("event ids must be unique")
+    for event in snapshot.events:
+        try:
+            if normalize_area(event.area) != event.area:
+                problems.append(f"{event.id}: area must be a full township name")
+        except UnknownArea:
+            problems.append(f"{event.id}: area {event.area!r} is not a Changhua township")
+        if snapshot.demo != (event.source_kind == "demo"):
+            problems.append(f"{event.id}: source.kind 'demo' must match the snapshot's demo flag")
+    return problems
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: Path) -> EventSnapshot:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EventSnapshotMissing(f"cannot read events snapshot {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise EventSnapshotInvalid(f"events snapshot {path} is not JSON: {exc}") from exc
+    try:
+        if not isinstance(raw["demo"], bool):
+            raise EventSnapshotInvalid("demo must be true or false")
+        snapshot = EventSnapshot(
+            snapshot_version=raw["snapshot_version"],
+            recorded_on=date.fromisoformat(raw["recorded_on"]),
+            demo=raw["demo"],
+            note=raw["note"],
+            events=tuple(_parse_event(event) for event in raw["events"]),
+        )
+    except EventSnapshotInvalid:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EventSnapshotInvalid(f"events snapshot {path}: {type(exc).__name__}: {exc}") from exc
+    problems = _problems(snapshot)
+    if problems:
+        raise EventSnapshotInvalid("; ".join(problems))
+    return snapshot
+
+
+def load_event_snapshot(path: str | Path | None = None) -> EventSnapshot:
+    """Load and validate an events snapshot, once per resolved path per process.
+
+    Args:
+        path: JSON file; defaults to ``data/events-demo.json`` in the repository or bundle.
+    Returns:
+        The validated EventSnapshot (the same object on later calls with the same path).
+    Raises:
+        EventSnapshotMissing: the file cannot be read.
+        EventSnapshotInvalid: not JSON, a bad date or time, an area outside the 26 townships,
+            duplicate ids, or a source kind that disagrees with the demo flag.
+    Source: DESIGN §5 (events snapshot), shared/data/README.md (demo marking).
+    """
+    return _load_cached(Path(path or DEFAULT_SNAPSHOT_PATH).resolve())
+
+
+def parse_date_range(value: str) -> tuple[date, date]:
+    """Read a date argument as a half-open range of Asia/Taipei calendar days.
+
+    Args:
+        value: "YYYY-MM-DD" (that one day) or "YYYY-MM-DD/YYYY-MM-DD" (start inclusive, end exclusive).
+    Returns:
+        (start, end_exclusive), with end_exclusive > start.
+    Raises:
+        InvalidDateRange: another shape, an impossible date, or an end not after the start.
+    Source: DESIGN §5; brief for the events tool (range end exclusive, like campaign times).
+    """
+    first, slash, second = value.strip().partition("/")
+    try:
+        start = date.fromisoformat(first.strip())
+        end = date.fromisoformat(second.strip()) if slash else start + timedelta(days=1)
+    except ValueError as exc:
+        raise InvalidDateRange(f"not a date or date range: {value!r}") from exc
+    if end <= start:
+        raise InvalidDateRange(f"the end of {value!r} must be after its start (the end is exclusive)")
+    return start, end
+
+
+def _format_range(start: date, end: date) -> str:
+    return start.isoformat() if end - start == timedelta(days=1) else f"{start.isoformat()}/{end.isoformat()}"
+
+
+def weekend_range(now: datetime) -> str:
+    """The weekend that 這週末 / 週末 means, as a date range argument.
+
+    Args:
+        now: aware instant; the calendar is Asia/Taipei.
+    Returns:
+        "YYYY-MM-DD/YYYY-MM-DD": Saturday to the following Monday (end exclusive). Monday to
+        Saturday give the coming (or current) Saturday; Sunday gives the weekend in progress.
+    Raises:
+        ValueError: ``now`` is naive.
+    Source: brief for the events tool (這週末 → Saturday–Sunday, Asia/Taipei).
+    """
+    today = require_aware(now).astimezone(TAIPEI).date()
+    saturday = today - timedelta(days=1) if today.weekday() == 6 else today + timedelta(days=5 - today.weekday())
+    return f"{saturday.isoformat()}/{(saturday + timedelta(days=2)).isoformat()}"
+
+
+def _effective_keyword(keyword: str | None) -> str | None:
+    cleaned = (keyword or "").strip()
+    return None if not cleaned or cleaned in GENERIC_KEYWORDS else cleaned
+
+
+def _matches_keyword(event: Event, keyword: str | None) -> bool:
+    if keyword is None:
+        return True
+    needle = keyword.casefold()
+    return needle in event.title.casefold() or any(needle in tag.casefold() for tag in event.tags)
+
+
+def _event_view(event: Event, today: date) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "title": event.title,
+        "area": event.area,
+        "date": event.date.isoformat(),
+        "start_time": None if event.start_time is None else event.start_time.strftime("%H:%M"),
+        "meeting_point": event.meeting_point,
+        "tags": list(event.tags),
+        "source": {"kind": event.source_kind},
+        "is_past": event.date < today,
+        "missing_fields": list(event.missing_fields),
+    }
+
+
+def _areas_with_events(snapshot: EventSnapshot) -> list[str]:
+    present = {event.area for event in snapshot.events}
+    return [township for township in TOWNSHIPS if township in present]
+
+
+def search_local_events(
+    date: str | None,
+    area: str | None,
+    keyword: str | None,
+    *,
+    now: datetime,
+    snapshot: EventSnapshot | None = None,
+    expected_version: str | None = None,
+) -> dict[str, Any]:
+    """Search the events snapshot by date range, township and keyword; read-only.
+
+    Args:
+        date: "YYYY-MM-DD", "YYYY-MM-DD/YYYY-MM-DD" (end exclusive; see weekend_range), or None for
+            every date (upcoming events first, then past ones).
+        area: a township name or alias, None for every township, or a vague word (附近, 彰化) for
+            needs_area.
+        keyword: optional text matched in title or tags; 活動 alone is dropped.
+        now: aware instant of the turn; "today" is its Asia/Taipei calendar date.
+        snapshot: an already loaded snapshot; default: load_event_snapshot().
+        expected_version: the snapshot_version the turn started with; a different loaded version
+            gives "unavailable" rather than stale data.
+    Returns:
+        {status: "ok"|"needs_area"|"no_match"|"unavailable",
+         query: {date (canonical "YYYY-MM-DD" or "start/end") or None, area (full name) or None,
+             keyword or None},
+         events: [{id, title, area, date, start_time ("HH:MM" or None), meeting_point (or None),
+             tags, source {kind}, is_past (date before today), missing_fields}],
+         total, demo (True for demo data, and when unavailable), snapshot_version, recorded_on,
+         today ("YYYY-MM-DD", Asia/Taipei),
+         area_choices: townships that have events (only with needs_area and no_match)}.
+    Raises:
+        ValueError: ``now`` is naive.
+        InvalidDateRange: date has another shape or an end not after its start.
+        UnknownArea: area is neither a township nor vague (e.g. 台北).
+    Source: DESIGN §5 (search_local_events: demo marking, past labelling, version check).
+    """
+    today = require_aware(now).astimezone(TAIPEI).date()
+    date_range = None if date is None or not date.strip() else parse_date_range(date)
+    needs_area = area is not None and (not area.strip() or is_vague_area(area))
+    township = None if needs_area or area is None else normalize_area(area)
+    effective_keyword = _effective_keyword(keyword)
+    result: dict[str, Any] = {
+        "status": "unavailable",
+        "query": {
+            "date": None if date_range is None else _format_range(*date_range),
+            "area": township,
+            "keyword": effective_keyword,
+        },
+        "events": [],
+        "total": 0,
+        "demo": True,
+        "snapshot_version": None,
+        "recorded_on": None,
+        "today": today.isoformat(),
+    }
+    try:
+        snapshot = load_event_snapshot() if snapshot is None else snapshot
+    except EventSnapshotError:
+        return result
+    if expected_version is not None and expected_version != snapshot.snapshot_version:
+        return result
+    result.update(demo=snapshot.demo, snapshot_version=snapshot.snapshot_version,
+                  recorded_on=snapshot.recorded_on.isoformat())
+    if needs_area:
+        return {**result, "status": "needs_area", "area_choices": _areas_with_events(snapshot)}
+    found = sorted(
+        (
+            event for event in snapshot.events
+            if (township is None or event.area == township)
+            and (date_range is None or date_range[0] <= event.date < date_range[1])
+            and _matches_keyword(event, effective_keyword)
+        ),
+        key=lambda event: (event.date < today, event.date, event.start_time or time.min),
+    )
+    if not found:
+        return {**result, "status": "no_match", "area_choices": _areas_with_events(snapshot)}
+    return {**result, "status": "ok", "events": [_event_view(event, today) for event in found], "total": len(found)}

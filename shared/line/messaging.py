@@ -1,0 +1,79 @@
+"""line-bot-sdk v3 adapter of the LINE gateway, pointed at ``LINE_API_BASE_URL``."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from linebot.v3.messaging import (
+    ApiClient,
+    ApiException,
+    Configuration,
+    MessagingApi,
+    PushMessageRequest,
+    ReplyMessageRequest,
+    ShowLoadingAnimationRequest,
+)
+from urllib3.exceptions import HTTPError, NewConnectionError, ConnectTimeoutError
+
+from shared.line.port import LineApiError, LineOutcomeUnknown, PushResult
+
+
+class SdkLineGateway:
+    """LINE gateway over ``linebot.v3.messaging.MessagingApi``.
+
+    Args:
+        base_url: ``https://api.line.me`` or a stand-in's URL.
+        access_token: the channel access token (never logged).
+        api: an injected MessagingApi (tests); built lazily otherwise.
+    """
+
+    def __init__(self, base_url: str, access_token: str, api: MessagingApi | None = None):
+        self._base_url = base_url
+        self._access_token = access_token
+        self._api = api
+        self._lock = threading.Lock()
+
+    def _messaging(self) -> MessagingApi:
+        with self._lock:
+            if self._api is None:
+                config = Configuration(host=self._base_url, access_token=self._access_token)
+                config.retries = 0  # one attempt: an unknown outcome is decided by the caller
+                self._api = MessagingApi(ApiClient(config))
+            return self._api
+
+    def reply(self, reply_token: str, messages: Sequence[Any], *, timeout_seconds: float) -> None:
+        """See ``LineGateway.reply``."""
+        request = ReplyMessageRequest(reply_token=reply_token, messages=list(messages))
+        self._call(lambda api: api.reply_message(request, _request_timeout=timeout_seconds))
+
+    def push(self, to: str, messages: Sequence[Any], *, retry_key: str,
+             timeout_seconds: float) -> PushResult:
+        """See ``LineGateway.push``."""
+        request = PushMessageRequest(to=to, messages=list(messages))
+        try:
+            response = self._call(lambda api: api.push_message_with_http_info(
+                request, x_line_retry_key=retry_key, _request_timeout=timeout_seconds))
+        except LineApiError as exc:
+            if exc.status == 409:
+                return PushResult(getattr(exc, "accepted_request_id", None), duplicate=True)
+            raise
+        headers = getattr(response, "headers", None) or {}
+        return PushResult(headers.get("x-line-request-id"))
+
+    def show_loading(self, chat_id: str, *, seconds: int, timeout_seconds: float) -> None:
+        """See ``LineGateway.show_loading``."""
+        request = ShowLoadingAnimationRequest(chat_id=chat_id, loading_seconds=seconds)
+        self._call(lambda api: api.show_loading_animation(request, _request_timeout=timeout_seconds))
+
+    def _call(self, fn):
+        try:
+            return fn(self._messaging())
+        except ApiException as exc:
+            error = LineApiError(exc.status or 0, str(exc.reason or ""))
+            headers = exc.headers or {}
+            error.accepted_request_id = headers.get("x-line-accepted-request-id")
+            raise error from exc
+        except (NewConnectionError, ConnectTimeoutError) as exc:
+            raise LineApiError(503, "connection failed before sending") from exc
+        except HTTPError as exc:
+            raise LineOutcomeUnknown(exc.__class__.__name__) from exc

@@ -1,0 +1,291 @@
+"""The versioned place catalog: loading, validation and the campaign window.
+
+The catalog is a JSON snapshot in the repository (``data/places-catalog.json``). Every field of a
+place names its source; dietary types are claimed only with evidence; facts the snapshot does not
+have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null.
+
+Source: DESIGN §5 (Catalog), seed 002_d5c18bd8b8d888e9.txt (unknown fields, campaign deadline).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
+
+from shared.areas import DATA_DIR, UnknownArea, normalize_area
+from shared.clock import TAIPEI, require_aware
+
+DEFAULT_CATALOG_PATH = DATA_DIR / "places-catalog.json"
+
+#: Dietary types a place can have evidence for, loosest first. "vegetarian" = some vegetarian option.
+EVIDENCE_TYPES: tuple[str, ...] = ("vegetarian", "vegan", "ovo_lacto", "lacto")
+
+#: Fields every place carries, null when the snapshot does not know them.
+UNKNOWABLE_FIELDS: tuple[str, ...] = ("open_now", "hours", "coordinates", "walking_distance_m", "accessibility")
+
+#: Fields whose source must be named in ``field_sources``.
+SOURCED_FIELDS: tuple[str, ...] = ("name", "area", "address", "phone")
+
+CampaignState = Literal["not_started", "active_by_announcement", "ended"]
+
+
+class CatalogError(Exception):
+    """The place catalog cannot be used; searches answer "unavailable". Not retryable."""
+
+
+class CatalogMissing(CatalogError):
+    """The catalog file does not exist or cannot be read."""
+
+
+class CatalogInvalid(CatalogError, ValueError):
+    """The catalog file breaks the DESIGN §5 contract; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a fact comes from.
+
+    Attributes:
+        id: key in the catalog's ``sources``, e.g. "festival_list".
+        url: the page or file that was read.
+        kind: machine word, e.g. "official_poster", "merchant_menu_on_platform".
+        accessed_on: the day it was read (Asia/Taipei calendar date).
+        scope: what the source does and does not establish.
+    """
+
+    id: str
+    url: str
+    kind: str
+    accessed_on: date
+    scope: str
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-ready view: {id, kind, accessed_on (YYYY-MM-DD), url, scope}."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "accessed_on": self.accessed_on.isoformat(),
+            "url": self.url,
+            "scope": self.scope,
+        }
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """The festival's stamp-collection window, as announced.
+
+    Attributes:
+        name: the campaign's name as recorded.
+        starts_at: first instant of the window, aware (+08:00 in the file).
+        ends_at: first instant after the window (end exclusive), aware.
+        carnival_date: the carnival day (Asia/Taipei calendar date).
+        source_id: the source of these dates.
+    """
+
+    name: str
+    starts_at: datetime
+    ends_at: datetime
+    carnival_date: date
+    source_id: str
+
+    def state_at(self, now: datetime) -> CampaignState:
+        """Say where ``now`` falls in the window.
+
+        Args:
+            now: an aware instant; compared in Asia/Taipei.
+        Returns:
+            "not_started" before starts_at; "active_by_announcement" from starts_at up to
+            ends_at − 1 µs (so ends_at − 1 s is active); "ended" from ends_at on.
+        Raises:
+            ValueError: ``now`` is naive.
+        Source: DESIGN §5 (campaign state); seed 002 (stamps 8/1 to 9/30 17:00, end exclusive).
+        """
+        local_now = require_aware(now).astimezone(TAIPEI)
+        if local_now < self.starts_at:
+            return "not_started"
+        if local_now < self.ends_at:
+            return "active_by_announcement"
+        return "ended"
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-ready view; times in Asia/Taipei ISO 8601 with +08:00, end exclusive."""
+        return {
+            "name": self.name,
+            "starts_at": self.starts_at.astimezone(TAIPEI).isoformat(),
+            "ends_at": self.ends_at.astimezone(TAIPEI).isoformat(),
+            "end_is_exclusive": True,
+            "carnival_date": self.carnival_date.isoformat(),
+            "source": self.source_id,
+        }
+
+
+@dataclass(frozen=True)
+class Place:
+    """One shop, with a source for every field and evidence for every dietary type.
+
+    Attributes:
+        id: stable id, e.g. "vegfest2026-22".
+        name, area, address, phone: as recorded; area is a township's full name.
+        field_sources: {field name: source id} for at least name, area, address and phone.
+        dietary_evidence: {dietary type: source id}; only these types may match a search.
+        dietary_scope: what the evidence covers (e.g. "not every dish qualifies").
+        unknown: {field: value} for UNKNOWABLE_FIELDS; None means the snapshot does not know.
+    """
+
+    id: str
+    name: str
+    area: str
+    address: str
+    phone: str
+    field_sources: Mapping[str, str]
+    dietary_evidence: Mapping[str, str]
+    dietary_scope: str
+    unknown: Mapping[str, Any]
+
+    @property
+    def dietary_options(self) -> tuple[str, ...]:
+        """Dietary types with evidence, in EVIDENCE_TYPES order."""
+        return tuple(kind for kind in EVIDENCE_TYPES if kind in self.dietary_evidence)
+
+    @property
+    def unknown_fields(self) -> tuple[str, ...]:
+        """UNKNOWABLE_FIELDS that this snapshot records as null, in that order."""
+        return tuple(field for field in UNKNOWABLE_FIELDS if self.unknown[field] is None)
+
+
+@dataclass(frozen=True)
+class PlaceCatalog:
+    """A validated, read-only place catalog.
+
+    Attributes:
+        catalog_version: e.g. "places-2026-09-27.1"; changes whenever the content changes.
+        recorded_on: the day the snapshot was recorded (Asia/Taipei).
+        sources: {source id: Source}.
+        campaign: the festival window.
+        places: in file order.
+    """
+
+    catalog_version: str
+    recorded_on: date
+    sources: Mapping[str, Source]
+    campaign: Campaign
+    places: tuple[Place, ...]
+
+
+def _parse_source(source_id: str, raw: Mapping[str, Any]) -> Source:
+    return Source(
+        id=source_id,
+        url=raw["url"],
+        kind=raw["kind"],
+        accessed_on=date.fromisoformat(raw["accessed_on"]),
+        scope=raw.get("scope") or raw["note"],
+    )
+
+
+def _parse_campaign(raw: Mapping[str, Any]) -> Campaign:
+    if raw.get("end_is_exclusive") is not True:
+        raise CatalogInvalid("campaign.end_is_exclusive must be true")
+    return Campaign(
+        name=raw["name"],
+        starts_at=require_aware(datetime.fromisoformat(raw["starts_at"]), "campaign.starts_at"),
+        ends_at=require_aware(datetime.fromisoformat(raw["ends_at"]), "campaign.ends_at"),
+        carnival_date=date.fromisoformat(raw["carnival_date"]),
+        source_id=raw["source"],
+    )
+
+
+def _parse_place(raw: Mapping[str, Any]) -> Place:
+    missing_unknown = [field for field in UNKNOWABLE_FIELDS if field not in raw]
+    if missing_unknown:
+        raise CatalogInvalid(f"place {raw.get('id')!r}: fields must be present (null if unknown): {missing_unknown}")
+    return Place(
+        id=raw["id"],
+        name=raw["name"],
+        area=raw["area"],
+        address=raw["address"],
+        phone=raw["phone"],
+        field_sources=MappingProxyType(dict(raw["field_sources"])),
+        dietary_evidence=MappingProxyType(dict(raw["dietary_evidence"])),
+        dietary_scope=raw["dietary_scope"],
+        unknown=MappingProxyType({field: raw[field] for field in UNKNOWABLE_FIELDS}),
+    )
+
+
+def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) -> list[str]:
+    """List every way a parsed catalog breaks the contract (empty when it is valid)."""
+    problems: list[str] = []
+    campaign = catalog.campaign
+    if campaign.starts_at >= campaign.ends_at:
+        problems.append("campaign.starts_at must be before campaign.ends_at")
+    if campaign.source_id not in catalog.sources:
+        problems.append(f"campaign.source {campaign.source_id!r} is not a known source")
+    ids = [place.id for place in catalog.places]
+    if len(ids) != len(set(ids)):
+        problems.append("place ids must be unique")
+    for place in catalog.places:
+        try:
+            if normalize_area(place.area) != place.area:
+                problems.append(f"{place.id}: area must be a full township name, got {place.area!r}")
+        except UnknownArea:
+            problems.append(f"{place.id}: area {place.area!r} is not a Changhua township")
+        for field in SOURCED_FIELDS:
+            if field not in place.field_sources:
+                problems.append(f"{place.id}: field_sources lacks {field!r}")
+        for key, sid in [*place.field_sources.items(), *place.dietary_evidence.items()]:
+            if sid not in catalog.sources:
+                problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
+        for kind in place.dietary_evidence:
+            if kind not in EVIDENCE_TYPES:
+                problems.append(f"{place.id}: unknown dietary type {kind!r}")
+        if set(declared_options.get(place.id, ())) != set(place.dietary_evidence):
+            problems.append(f"{place.id}: dietary_options must list exactly the types in dietary_evidence")
+    return problems
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: Path) -> PlaceCatalog:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CatalogMissing(f"cannot read place catalog {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogInvalid(f"place catalog {path} is not JSON: {exc}") from exc
+    try:
+        catalog = PlaceCatalog(
+            catalog_version=raw["catalog_version"],
+            recorded_on=date.fromisoformat(raw["recorded_on"]),
+            sources=MappingProxyType({sid: _parse_source(sid, s) for sid, s in raw["sources"].items()}),
+            campaign=_parse_campaign(raw["campaign"]),
+            places=tuple(_parse_place(p) for p in raw["places"]),
+        )
+        declared_options = {p["id"]: p["dietary_options"] for p in raw["places"]}
+    except CatalogInvalid:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CatalogInvalid(f"place catalog {path}: {type(exc).__name__}: {exc}") from exc
+    problems = _problems(catalog, declared_options)
+    if problems:
+        raise CatalogInvalid("; ".join(problems))
+    return catalog
+
+
+def load_place_catalog(path: str | Path | None = None) -> PlaceCatalog:
+    """Load and validate a place catalog, once per resolved path per process.
+
+    Args:
+        path: JSON file; defaults to ``data/places-catalog.json`` in the repository or bundle.
+    Returns:
+        The validated PlaceCatalog (the same object on later calls with the same path).
+    Raises:
+        CatalogMissing: the file cannot be read.
+        CatalogInvalid: the file is not JSON or breaks the contract (unknown source ids, a place
+            outside the 26 townships, dietary_options not matching dietary_evidence, a missing
+            unknown field, naive campaign times, a non-exclusive end, ...).
+    Source: DESIGN §5 (Catalog).
+    """
+    return _load_cached(Path(path or DEFAULT_CATALOG_PATH).resolve())

@@ -1,0 +1,196 @@
+"""search_local_places: the read-only place search over the versioned catalog.
+
+Source: DESIGN §5 (search_local_places), seed 002_d5c18bd8b8d888e9.txt (needs_area for 附近,
+strict dietary types need evidence, places stay searchable after the campaign ends).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from shared.areas import TOWNSHIPS, is_vague_area, normalize_area
+from shared.clock import require_aware
+from shared.places.catalog import (
+    EVIDENCE_TYPES,
+    UNKNOWABLE_FIELDS,
+    CatalogError,
+    Place,
+    PlaceCatalog,
+    load_place_catalog,
+)
+
+#: Accepted dietary_type values; None means "any".
+DIETARY_TYPES: tuple[str, ...] = (*EVIDENCE_TYPES, "any")
+
+#: Keywords that only restate "a place to eat" or a diet; they narrow nothing, so they are dropped.
+#: A diet word is never turned into a dietary filter here: diet comes from dietary_type only.
+GENERIC_KEYWORDS = frozenset({"店", "店家", "吃", "吃的", "餐廳", "推薦", "美食", "蔬食", "素食", "吃素", "素", "蔬食店", "素食店"})
+
+
+class UnknownDietaryType(ValueError):
+    """dietary_type is not one of vegetarian, vegan, ovo_lacto, lacto, any."""
+
+
+def normalize_dietary_type(value: str | None) -> str:
+    """Validate a dietary_type argument.
+
+    Args:
+        value: one of DIETARY_TYPES (any case, surrounding spaces allowed), or None / "" for any.
+    Returns:
+        The canonical type, "any" when the condition is left open.
+    Raises:
+        UnknownDietaryType: any other value.
+    Source: DESIGN §5 (Dietary types).
+    """
+    if value is None or not value.strip():
+        return "any"
+    cleaned = value.strip().lower()
+    if cleaned not in DIETARY_TYPES:
+        raise UnknownDietaryType(f"unknown dietary_type {value!r}; expected one of {DIETARY_TYPES}")
+    return cleaned
+
+
+def place_matches_diet(place: Place, dietary_type: str) -> bool:
+    """Tell whether a place has evidence for a dietary type.
+
+    Args:
+        place: a catalog place.
+        dietary_type: a canonical type from DIETARY_TYPES.
+    Returns:
+        any → True; vegetarian → evidence for any vegetarian type (vegetarian or a stricter one);
+        vegan / ovo_lacto / lacto → evidence for exactly that type. The name (e.g. a 素 in it) is
+        never evidence.
+    Source: DESIGN §5 (a strict type matches only places with evidence for that type).
+    """
+    if dietary_type == "any":
+        return True
+    if dietary_type == "vegetarian":
+        return any(kind in place.dietary_evidence for kind in EVIDENCE_TYPES)
+    return dietary_type in place.dietary_evidence
+
+
+def _effective_keyword(keyword: str | None) -> str | None:
+    cleaned = (keyword or "").strip()
+    return None if not cleaned or cleaned in GENERIC_KEYWORDS else cleaned
+
+
+def _matches_keyword(place: Place, keyword: str | None) -> bool:
+    if keyword is None:
+        return True
+    needle = keyword.casefold()
+    return needle in place.name.casefold() or needle in place.address.casefold()
+
+
+def _place_view(place: Place, catalog: PlaceCatalog) -> dict[str, Any]:
+    """The place as returned to callers, with every cited source resolved."""
+    return {
+        "id": place.id,
+        "name": place.name,
+        "area": place.area,
+        "address": place.address,
+        "phone": place.phone,
+        "dietary_options": list(place.dietary_options),
+        "dietary_evidence": {
+            kind: catalog.sources[place.dietary_evidence[kind]].as_dict() for kind in place.dietary_options
+        },
+        "dietary_scope": place.dietary_scope,
+        "field_sources": {field: catalog.sources[sid].as_dict() for field, sid in place.field_sources.items()},
+        **dict(place.unknown),
+        "unknown_fields": list(place.unknown_fields),
+    }
+
+
+def _areas_with_places(catalog: PlaceCatalog) -> list[str]:
+    present = {place.area for place in catalog.places}
+    return [township for township in TOWNSHIPS if township in present]
+
+
+def _unknown_fields(places: tuple[Place, ...]) -> list[str]:
+    return [field for field in UNKNOWABLE_FIELDS if any(field in place.unknown_fields for place in places)]
+
+
+def search_local_places(
+    area: str | None,
+    dietary_type: str | None,
+    keyword: str | None,
+    *,
+    now: datetime,
+    catalog: PlaceCatalog | None = None,
+    expected_version: str | None = None,
+) -> dict[str, Any]:
+    """Search the place catalog by township, dietary type and keyword; read-only.
+
+    Args:
+        area: a township name or alias (花壇 → 花壇鄉), or None / a vague word (附近, 彰化) to get
+            needs_area.
+        dietary_type: vegetarian | vegan | ovo_lacto | lacto | any; None means any.
+        keyword: optional text matched (case-insensitively) in name or address; generic words such
+            as 店 / 吃 / 餐廳 / 蔬食 are dropped.
+        now: aware instant of the turn; the campaign state is computed in Asia/Taipei.
+        catalog: an already loaded catalog; default: load_place_catalog().
+        expected_version: the catalog_version the turn started with; a different loaded version
+            gives "unavailable" rather than stale or mixed data.
+    Returns:
+        {status: "ok"|"needs_area"|"no_match"|"unavailable",
+         query: {area, dietary_type, keyword} (effective arguments: full township or None, the
+             canonical type, the keyword or None),
+         places: [{id, name, area, address, phone, dietary_options, dietary_evidence {type: source},
+             dietary_scope, field_sources {field: source}, open_now, hours, coordinates,
+             walking_distance_m, accessibility (None = not recorded), unknown_fields}],
+             where a source is {id, kind, accessed_on, url, scope},
+         total, unknown_fields (null fields of the returned places, or of the catalog when none are
+             returned), campaign_state: "not_started"|"active_by_announcement"|"ended" (None when
+             unavailable), campaign (Campaign.as_dict() or None), catalog_version, recorded_on,
+         area_choices: townships that have places (only with needs_area and no_match)}.
+    Raises:
+        ValueError: ``now`` is naive.
+        UnknownDietaryType: dietary_type is not a known type.
+        UnknownArea: area is neither a township nor vague (e.g. 台北).
+    Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
+    """
+    require_aware(now)
+    diet = normalize_dietary_type(dietary_type)
+    effective_keyword = _effective_keyword(keyword)
+    needs_area = area is None or not area.strip() or is_vague_area(area)
+    township = None if needs_area else normalize_area(area)
+    result: dict[str, Any] = {
+        "status": "unavailable",
+        "query": {"area": township, "dietary_type": diet, "keyword": effective_keyword},
+        "places": [],
+        "total": 0,
+        "unknown_fields": [],
+        "campaign_state": None,
+        "campaign": None,
+        "catalog_version": None,
+        "recorded_on": None,
+    }
+    try:
+        catalog = load_place_catalog() if catalog is None else catalog
+    except CatalogError:
+        return result
+    if expected_version is not None and expected_version != catalog.catalog_version:
+        return result
+    result.update(
+        campaign_state=catalog.campaign.state_at(now),
+        campaign=catalog.campaign.as_dict(),
+        catalog_version=catalog.catalog_version,
+        recorded_on=catalog.recorded_on.isoformat(),
+    )
+    if needs_area:
+        return {**result, "status": "needs_area", "unknown_fields": _unknown_fields(catalog.places),
+                "area_choices": _areas_with_places(catalog)}
+    found = tuple(
+        place for place in catalog.places
+        if place.area == township and place_matches_diet(place, diet) and _matches_keyword(place, effective_keyword)
+    )
+    if not found:
+        return {**result, "status": "no_match", "unknown_fields": _unknown_fields(catalog.places),
+                "area_choices": _areas_with_places(catalog)}
+    return {
+        **result,
+        "status": "ok",
+        "places": [_place_view(place, catalog) for place in found],
+        "total": len(found),
+        "unknown_fields": _unknown_fields(found),
+    }

@@ -1,0 +1,108 @@
+"""Township quick replies for place and event searches (fixed entries 查蔬食 / 查活動 and needs_area).
+
+Postback data is ``places:area=<township>`` or ``events:area=<township>``, optionally followed by
+``&diet=<type>`` (places), read by the postback handler with ``urllib.parse.parse_qs``.
+
+Source: DESIGN §5 (needs_area offers the townships that have data); LINE Messaging API limits:
+postback data ≤ 300 characters, quick reply ≤ 13 items, action label ≤ 20 characters.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem, TextMessage
+
+SearchKind = Literal["places", "events"]
+
+POSTBACK_DATA_MAX_CHARS = 300
+QUICK_REPLY_MAX_ITEMS = 13
+ACTION_LABEL_MAX_CHARS = 20
+
+_DISPLAY_TEXT = {"places": "查{township}的蔬食店家", "events": "查{township}的活動"}
+
+_PICKER_TEXT = {
+    "places": "想查哪個鄉鎮的蔬食店家？請點下方的鄉鎮，或直接輸入鄉鎮名稱（例如：花壇鄉）。\n目前有店家資料的鄉鎮：{choices}",
+    "events": "想查哪個鄉鎮的活動？請點下方的鄉鎮，或直接輸入鄉鎮名稱（例如：彰化市）。\n"
+              "目前的活動是示範資料，不是真的活動。有示範活動的鄉鎮：{choices}",
+}
+
+
+def checked_postback(label: str, data: str, display_text: str) -> PostbackAction:
+    """Build a PostbackAction after checking LINE's size limits.
+
+    Args:
+        label: button text, ≤ 20 characters.
+        data: postback data, ≤ 300 characters.
+        display_text: what appears in the chat as the user's message when tapped.
+    Returns:
+        The PostbackAction.
+    Raises:
+        ValueError: data longer than 300 characters or label longer than 20 characters.
+    Source: LINE Messaging API, postback action limits.
+    """
+    if len(data) > POSTBACK_DATA_MAX_CHARS:
+        raise ValueError(f"postback data is {len(data)} characters; LINE allows {POSTBACK_DATA_MAX_CHARS}")
+    if len(label) > ACTION_LABEL_MAX_CHARS:
+        raise ValueError(f"action label is {len(label)} characters; LINE allows {ACTION_LABEL_MAX_CHARS}")
+    return PostbackAction(label=label, data=data, display_text=display_text)
+
+
+def area_postback(
+    kind: SearchKind, township: str, *, diet: str | None = None, label: str | None = None
+) -> PostbackAction:
+    """The postback that searches one township.
+
+    Args:
+        kind: "places" or "events".
+        township: a full township name, e.g. "花壇鄉".
+        diet: places only: a dietary type to send along (e.g. "any" for an explicit 不限).
+        label: button text (≤ 20 characters); default: the township.
+    Returns:
+        PostbackAction with data ``<kind>:area=<township>[&diet=<type>]``.
+    Raises:
+        ValueError: unknown kind, or data over LINE's limits.
+    Source: DESIGN §5 (needs_area), shared/turn/fixed.py (postback format).
+    """
+    if kind not in _DISPLAY_TEXT:
+        raise ValueError(f"unknown search kind {kind!r}")
+    data = f"{kind}:area={township}" + (f"&diet={diet}" if diet else "")
+    display_text = _DISPLAY_TEXT[kind].format(township=township) + (f"（{label}）" if label else "")
+    return checked_postback(label or township, data, display_text)
+
+
+def area_quick_reply(kind: SearchKind, townships: list[str]) -> QuickReply | None:
+    """Quick replies for townships, at most 13 (LINE's limit), in the given order.
+
+    Args:
+        kind: "places" or "events".
+        townships: full township names.
+    Returns:
+        A QuickReply, or None when there is no township to offer.
+    Raises:
+        ValueError: unknown kind, or data over LINE's limits.
+    """
+    items = [QuickReplyItem(action=area_postback(kind, township)) for township in townships[:QUICK_REPLY_MAX_ITEMS]]
+    return QuickReply(items=items) if items else None
+
+
+def area_picker(kind: SearchKind, townships: list[str]) -> TextMessage:
+    """The question "which township?" with one quick reply per township that has data.
+
+    Used by the fixed entries 查蔬食 / 查活動 and by needs_area results. The events version says the
+    data is a demo (示範).
+
+    Args:
+        kind: "places" or "events".
+        townships: full names of the townships that have data, in display order; the first 13
+            become quick replies, all are named in the text.
+    Returns:
+        A TextMessage with quick replies (none when ``townships`` is empty).
+    Raises:
+        ValueError: unknown kind, or data over LINE's limits.
+    Source: DESIGN §5 (needs_area offers the townships that have data).
+    """
+    if kind not in _PICKER_TEXT:
+        raise ValueError(f"unknown search kind {kind!r}")
+    choices = "、".join(townships) if townships else "（目前沒有）"
+    return TextMessage(text=_PICKER_TEXT[kind].format(choices=choices), quick_reply=area_quick_reply(kind, townships))

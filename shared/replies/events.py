@@ -1,0 +1,168 @@
+"""Render search_local_events results as LINE messages (typed line-bot-sdk v3 models).
+
+While the events snapshot is demo data, every message of every reply — including needs_area,
+no_match and unavailable — says 示範, and so does every alt_text. Past events are labelled
+（已結束）; a missing start time or meeting point reads 「這份快照未提供」.
+
+Source: DESIGN §5 (search_local_events), shared/data/README.md (demo marking).
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from linebot.v3.messaging import (
+    FlexBox,
+    FlexBubble,
+    FlexCarousel,
+    FlexMessage,
+    FlexText,
+    Message,
+    QuickReply,
+    QuickReplyItem,
+    TextMessage,
+)
+
+from shared.events.search import parse_date_range
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
+
+CAROUSEL_MAX_BUBBLES = 12
+ALT_TEXT_MAX_CHARS = 400
+
+NOT_PROVIDED = "這份快照未提供"
+PAST_LABEL = "（已結束）"
+DEMO_LABEL = "示範資料"
+WEEKDAYS = "一二三四五六日"
+
+
+def _day(value: date) -> str:
+    """2026-12-05 → 「2026/12/5（六）」."""
+    return f"{value.year}/{value.month}/{value.day}（{WEEKDAYS[value.weekday()]}）"
+
+
+def _date_words(query_date: str | None) -> str:
+    """The searched dates in words; an exclusive end is shown as the last included day."""
+    if query_date is None:
+        return "所有日期"
+    start, end = parse_date_range(query_date)
+    last = end - timedelta(days=1)
+    return _day(start) if last == start else f"{_day(start)}～{_day(last)}"
+
+
+def _demo_note(result: dict[str, Any]) -> str:
+    if not result["demo"]:
+        return ""
+    version = f"（{result['snapshot_version']}）" if result["snapshot_version"] else ""
+    return f"目前的活動是示範資料{version}，用來展示查詢方式，不是真的活動；正式資料上線後會替換。"
+
+
+def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
+    title = event["title"] + (PAST_LABEL if event["is_past"] else "")
+    contents = []
+    if demo:
+        contents.append(FlexText(text=DEMO_LABEL, size="xs", color="#B45309", weight="bold"))
+    contents += [
+        FlexText(text=title, wrap=True, weight="bold", size="lg", color="#888888" if event["is_past"] else None),
+        FlexText(text=event["area"], size="sm", color="#666666"),
+        FlexText(text=f"日期：{_day(date.fromisoformat(event['date']))}", size="sm", margin="md", wrap=True),
+        FlexText(text=f"時間：{event['start_time'] or NOT_PROVIDED}", size="sm", wrap=True),
+        FlexText(text=f"集合地點：{event['meeting_point'] or NOT_PROVIDED}", size="sm", wrap=True),
+    ]
+    if event["tags"]:
+        contents.append(FlexText(text=" ".join(f"#{tag}" for tag in event["tags"]), size="xs", color="#888888",
+                                 margin="md", wrap=True))
+    return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
+
+
+def _scope_words(query: dict[str, Any]) -> str:
+    """「彰化市，2026/12/5（六）～2026/12/6（日）」."""
+    parts = [query["area"] or "彰化縣各鄉鎮", _date_words(query["date"])]
+    if query["keyword"]:
+        parts.append(f"關鍵字「{query['keyword']}」")
+    return "，".join(parts)
+
+
+def _alt_text(result: dict[str, Any], titles: list[str]) -> str:
+    prefix = "示範活動" if result["demo"] else "活動"
+    text = f"{prefix} {result['total']} 筆：{'、'.join(titles)}（{_scope_words(result['query'])}）"
+    return text if len(text) <= ALT_TEXT_MAX_CHARS else text[: ALT_TEXT_MAX_CHARS - 1] + "…"
+
+
+def _render_ok(result: dict[str, Any]) -> list[Message]:
+    shown = result["events"][:CAROUSEL_MAX_BUBBLES]
+    carousel = FlexMessage(
+        alt_text=_alt_text(result, [event["title"] + (PAST_LABEL if event["is_past"] else "") for event in shown]),
+        contents=FlexCarousel(contents=[_bubble(event, result["demo"]) for event in shown]),
+    )
+    lines = [_demo_note(result)]
+    if result["total"] > len(shown):
+        lines.append(f"共 {result['total']} 筆，先列出 {len(shown)} 筆；指定日期或鄉鎮可以縮小範圍。")
+    if any(event["is_past"] for event in shown):
+        today = date.fromisoformat(result["today"])
+        lines.append(f"標示{PAST_LABEL}的活動，日期在今天 {_day(today)} 之前。")
+    if any(event["missing_fields"] for event in shown):
+        lines.append(f"標示「{NOT_PROVIDED}」的時間或集合地點，請以主辦單位公告為準。")
+    return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
+
+
+def _render_needs_area(result: dict[str, Any]) -> list[Message]:
+    choices = result.get("area_choices", [])
+    lines = [
+        "想查哪個鄉鎮的活動？這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」沒辦法判斷範圍。",
+        f"有活動資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮，或直接輸入鄉鎮名稱。",
+        _demo_note(result),
+    ]
+    text = "\n".join(line for line in lines if line)
+    return [TextMessage(text=text, quick_reply=area_quick_reply("events", choices))]
+
+
+def _render_no_match(result: dict[str, Any]) -> list[Message]:
+    query = result["query"]
+    source = "示範資料" if result["demo"] else "活動資料"
+    lines = [f"{source}裡沒有找到符合「{_scope_words(query)}」的活動。"]
+    items: list[QuickReplyItem] = []
+    if query["date"] is not None and query["area"]:
+        lines.append(f"可以不限日期，查{query['area']}的所有活動。")
+        items.append(QuickReplyItem(action=area_postback("events", query["area"], label="不限日期")))
+    others = [township for township in result.get("area_choices", []) if township != query["area"]]
+    if others:
+        lines.append(f"也可以換個日期，或改查其他鄉鎮：{'、'.join(others)}。")
+        other_reply = area_quick_reply("events", others)
+        items += other_reply.items if other_reply else []
+    lines.append(_demo_note(result))
+    quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None
+    return [TextMessage(text="\n".join(line for line in lines if line), quick_reply=quick_reply)]
+
+
+def _render_unavailable(result: dict[str, Any]) -> list[Message]:
+    lines = ["活動資料的版本正在核對，這次先不列出活動，以免給你過期的資訊。請稍後再查一次。", _demo_note(result)]
+    return [TextMessage(text="\n".join(line for line in lines if line))]
+
+
+_RENDERERS = {
+    "ok": _render_ok,
+    "needs_area": _render_needs_area,
+    "no_match": _render_no_match,
+    "unavailable": _render_unavailable,
+}
+
+
+def render_events(result: dict[str, Any]) -> list[Message]:
+    """Turn a search_local_events result into at most 2 LINE messages.
+
+    Args:
+        result: the dict returned by shared.events.search.search_local_events.
+    Returns:
+        ok → [FlexMessage (carousel, ≤ 12 bubbles; alt_text starts 示範活動 for demo data),
+        TextMessage (demo note, past and missing-field explanations)];
+        needs_area → [TextMessage with township quick replies (postback ``events:area=<township>``)];
+        no_match → [TextMessage naming the search, suggesting all dates / other townships];
+        unavailable → [TextMessage: 活動資料的版本正在核對].
+        With demo data every message says 示範.
+    Raises:
+        KeyError: the status is not one of the four above.
+        ValueError: a postback would exceed LINE's 300-character data limit.
+    Source: DESIGN §5 (every events reply says 示範; past labelled; 這份快照未提供).
+    """
+    return _RENDERERS[result["status"]](result)

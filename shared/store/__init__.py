@@ -1,0 +1,10 @@
+"""The document store port (Firestore's model) and its errors. Adapters live in submodules."""
+from shared.store.port import (  # noqa: F401
+    DocumentStore,
+    RecordAlreadyExists,
+    StoreError,
+    StoreTimeout,
+    StoreUnavailable,
+    Transaction,
+    TransactionConflict,
+)

@@ -1,0 +1,88 @@
+"""Document store port, shaped after Firestore so that its adapter drops in.
+
+Documents are JSON objects in named collections, addressed by ``(collection, doc_id)``.
+A transaction function reads before it writes and may be re-run by the store, so it must
+have no side effects (no LINE, model or queue calls): DESIGN §4, §6; Firestore docs,
+"Transactions and batched writes".
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, TypeVar
+
+T = TypeVar("T")
+Doc = dict[str, Any]
+
+
+class StoreError(Exception):
+    """Base of every store error. ``retryable`` says whether trying again may help."""
+
+    retryable = False
+
+
+class RecordAlreadyExists(StoreError):
+    """``create`` found a document at that id (Firestore AlreadyExists, SQLite IntegrityError)."""
+
+
+class TransactionConflict(StoreError):
+    """A transaction lost a race and gave up after its attempts; retryable."""
+
+    retryable = True
+
+
+class StoreUnavailable(StoreError):
+    """The store could not be reached and nothing was written; retryable."""
+
+    retryable = True
+
+
+class StoreTimeout(StoreUnavailable):
+    """The deadline passed after a write was sent: the outcome is unknown (DEADLINE_EXCEEDED)."""
+
+
+class Transaction(Protocol):
+    """Reads and buffered writes inside one ``run_transaction`` attempt.
+
+    Every ``get`` must come before the first write, as in Firestore.
+    """
+
+    def get(self, collection: str, doc_id: str) -> Doc | None:
+        """Read one document, or None. Raises RuntimeError after a write in this attempt."""
+
+    def create(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Write a new document; the commit raises RecordAlreadyExists if it exists."""
+
+    def set(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Write (replace) a document."""
+
+    def delete(self, collection: str, doc_id: str) -> None:
+        """Delete a document if present."""
+
+
+class DocumentStore(Protocol):
+    """A small Firestore-shaped store. Every call has a deadline in seconds.
+
+    Raises (every method): StoreUnavailable (nothing written, retryable) or StoreTimeout
+    (a write's outcome is unknown).
+    """
+
+    def get(self, collection: str, doc_id: str) -> Doc | None:
+        """Read one document by id; None when absent."""
+
+    def create(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Create-if-absent. Raises RecordAlreadyExists when the id is taken."""
+
+    def set(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Write (replace) one document."""
+
+    def query(self, collection: str, where: dict[str, Any] | None = None,
+              order_by: str | None = None, descending: bool = False,
+              limit: int | None = None) -> list[Doc]:
+        """Documents whose top-level fields equal every value in ``where``."""
+
+    def run_transaction(self, fn: Callable[[Transaction], T], *, max_attempts: int = 5) -> T:
+        """Run ``fn`` atomically; it may be called more than once.
+
+        Raises:
+            TransactionConflict: still contended after ``max_attempts``.
+            RecordAlreadyExists: a buffered ``create`` hit an existing document.
+        """

@@ -1,0 +1,230 @@
+"""SQLite adapter of the document store: one file, WAL, one JSON document per row.
+
+Writes run under ``BEGIN IMMEDIATE`` with a ``busy_timeout`` equal to the call's deadline, so
+concurrent writers queue instead of failing (sqlite.org/lang_transaction.html). Connections
+are opened lazily, one per thread, never at import time (DESIGN §9).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from typing import Any, Callable, TypeVar
+
+from shared.store.port import (
+    Doc,
+    RecordAlreadyExists,
+    StoreUnavailable,
+    TransactionConflict,
+)
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (collection, id)
+) WITHOUT ROWID
+"""
+
+
+def path_from_url(url: str) -> str:
+    """``sqlite:////abs/path.sqlite3`` → ``/abs/path.sqlite3``.
+
+    Raises:
+        ValueError: not an absolute sqlite URL.
+    """
+    prefix = "sqlite:///"
+    if not url.startswith(prefix + "/"):
+        raise ValueError("expected sqlite:////absolute/path.sqlite3")
+    return url[len(prefix):]
+
+
+def _dumps(data: Doc) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+class _SqliteTransaction:
+    """One attempt's view: reads go to the open transaction, writes are buffered."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self.writes: list[tuple[str, str, str, Doc | None]] = []
+
+    def get(self, collection: str, doc_id: str) -> Doc | None:
+        """Read inside the transaction. Raises RuntimeError after a buffered write."""
+        if self.writes:
+            raise RuntimeError("transaction reads must come before writes (Firestore rule)")
+        row = self._conn.execute(
+            "SELECT data FROM documents WHERE collection=? AND id=?", (collection, doc_id)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def create(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Buffer a create-if-absent."""
+        self.writes.append(("create", collection, doc_id, dict(data)))
+
+    def set(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Buffer a replace."""
+        self.writes.append(("set", collection, doc_id, dict(data)))
+
+    def delete(self, collection: str, doc_id: str) -> None:
+        """Buffer a delete."""
+        self.writes.append(("delete", collection, doc_id, None))
+
+
+class SqliteStore:
+    """Document store over one SQLite file.
+
+    Args:
+        path: absolute file path; created with its table on first use unless read_only.
+        deadline_seconds: lock wait per call (busy_timeout), in seconds.
+        read_only: open with ``mode=ro`` (reconcile's lookup, DESIGN §4); writes then fail.
+        before_commit: test seam, called with the attempt number (1-based) after the
+            transaction function ran and before COMMIT; raising TransactionConflict there
+            makes the store roll back and re-run the function, as Firestore does on contention.
+    """
+
+    def __init__(self, path: str, *, deadline_seconds: float = 0.5, read_only: bool = False,
+                 before_commit: Callable[[int], None] | None = None):
+        self.path = path
+        self.deadline_seconds = deadline_seconds
+        self.read_only = read_only
+        self._before_commit = before_commit
+        self._local = threading.local()
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> "SqliteStore":
+        """Build from ``LOCAL_STORE_URL``. Raises ValueError for a malformed URL."""
+        return cls(path_from_url(url), **kwargs)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        try:
+            if self.read_only:
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                       timeout=self.deadline_seconds, isolation_level=None)
+            else:
+                conn = sqlite3.connect(self.path, timeout=self.deadline_seconds, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute(_SCHEMA)
+            conn.execute(f"PRAGMA busy_timeout={int(self.deadline_seconds * 1000)}")
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open store: {exc.__class__.__name__}") from exc
+        self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection, if any."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def get(self, collection: str, doc_id: str) -> Doc | None:
+        """Read one document, or None. Raises StoreUnavailable."""
+        try:
+            row = self._conn().execute(
+                "SELECT data FROM documents WHERE collection=? AND id=?", (collection, doc_id)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
+        return json.loads(row[0]) if row else None
+
+    def create(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
+        self.run_transaction(lambda tx: tx.create(collection, doc_id, data))
+
+    def set(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Replace one document. Raises StoreUnavailable."""
+        self.run_transaction(lambda tx: tx.set(collection, doc_id, data))
+
+    def query(self, collection: str, where: dict[str, Any] | None = None,
+              order_by: str | None = None, descending: bool = False,
+              limit: int | None = None) -> list[Doc]:
+        """Equality filters on top-level fields; optional order and limit. Raises StoreUnavailable."""
+        sql = ["SELECT data FROM documents WHERE collection=?"]
+        args: list[Any] = [collection]
+        for name, value in (where or {}).items():
+            if value is None:
+                sql.append(f"AND json_extract(data, '$.{_field(name)}') IS NULL")
+            else:
+                sql.append(f"AND json_extract(data, '$.{_field(name)}') = ?")
+                args.append(int(value) if isinstance(value, bool) else value)
+        if order_by:
+            sql.append(f"ORDER BY json_extract(data, '$.{_field(order_by)}') {'DESC' if descending else 'ASC'}")
+        if limit is not None:
+            sql.append("LIMIT ?")
+            args.append(int(limit))
+        try:
+            rows = self._conn().execute(" ".join(sql), args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"query failed: {exc.__class__.__name__}") from exc
+        return [json.loads(r[0]) for r in rows]
+
+    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5) -> T:
+        """Run ``fn(tx)`` under ``BEGIN IMMEDIATE``; re-run it on TransactionConflict.
+
+        Raises:
+            RecordAlreadyExists: a buffered create hit an existing id; nothing written.
+            TransactionConflict: still conflicting after ``max_attempts``.
+            StoreUnavailable: the lock was not had within the deadline; nothing written.
+        """
+        conn = self._conn()
+        for attempt in range(1, max_attempts + 1):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"store busy: {exc.__class__.__name__}") from exc
+            try:
+                tx = _SqliteTransaction(conn)
+                result = fn(tx)
+                self._apply(conn, tx.writes)
+                if self._before_commit is not None:
+                    self._before_commit(attempt)
+                conn.execute("COMMIT")
+                return result
+            except TransactionConflict:
+                conn.execute("ROLLBACK")
+                if attempt == max_attempts:
+                    raise
+            except sqlite3.Error as exc:
+                _rollback(conn)
+                raise StoreUnavailable(f"write failed: {exc.__class__.__name__}") from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+        raise TransactionConflict("transaction did not commit")  # pragma: no cover
+
+    @staticmethod
+    def _apply(conn: sqlite3.Connection, writes: list[tuple[str, str, str, Doc | None]]) -> None:
+        for op, collection, doc_id, data in writes:
+            if op == "create":
+                try:
+                    conn.execute("INSERT INTO documents(collection, id, data) VALUES (?,?,?)",
+                                 (collection, doc_id, _dumps(data or {})))
+                except sqlite3.IntegrityError as exc:
+                    raise RecordAlreadyExists(f"{collection}/{doc_id} exists") from exc
+            elif op == "set":
+                conn.execute("INSERT OR REPLACE INTO documents(collection, id, data) VALUES (?,?,?)",
+                             (collection, doc_id, _dumps(data or {})))
+            else:
+                conn.execute("DELETE FROM documents WHERE collection=? AND id=?", (collection, doc_id))
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
+def _field(name: str) -> str:
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"bad field name {name!r}")
+    return name

@@ -1,0 +1,40 @@
+"""What an event handler receives and returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from shared.config import Settings
+from shared.identity import Actor
+from shared.line import LineGateway
+from shared.store import DocumentStore
+
+
+@dataclass(frozen=True)
+class EventContext:
+    """One verified webhook event being handled.
+
+    ``actor`` is None for events without a ``userId`` (some group and room events): those get
+    guidance and cause no writes (DESIGN §2). ``now`` is aware (UTC).
+    """
+
+    settings: Settings
+    store: DocumentStore
+    line: LineGateway
+    now: datetime
+    actor: Actor | None
+    webhook_event_id: str | None
+    deadline_monotonic: float
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Messages to send with the event's reply token (1–5 line-bot-sdk message models).
+
+    ``after_reply`` runs once LINE accepted the reply (e.g. mark an outbox row delivered);
+    it is never called inside a store transaction function.
+    """
+
+    messages: list[Any] = field(default_factory=list)
+    after_reply: Callable[[], None] | None = None

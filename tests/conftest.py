@@ -1,0 +1,215 @@
+"""Shared fixtures: signed LINE bodies, a recording LINE stand-in, real SQLite stores, and
+real functions-framework processes on loopback. No test reaches the network."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("LOCAL_SHARED_DIR", REPO.parent / "shared"))
+CASES = SHARED_DIR / "cases" / "line"
+TEST_SECRET = "local-test-channel-secret-0001"
+TEST_TOKEN = "local-test-access-token"
+
+
+def sign(body: bytes, secret: str = TEST_SECRET) -> str:
+    """X-Line-Signature for exact bytes: base64(HMAC-SHA256(secret, body))."""
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def case_bytes(name: str) -> bytes:
+    """The exact bytes of one acceptance case in ../shared/cases/line/."""
+    return (CASES / name).read_bytes()
+
+
+def line_body(*events: dict) -> bytes:
+    """A webhook body as LINE sends it: compact JSON, UTF-8, non-ASCII unescaped."""
+    return json.dumps({"destination": "U0c6f1a2b3c4d5e6f708192a3b4c5d6e7", "events": list(events)},
+                      ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_SEQ = iter(range(10**6))
+
+
+def text_event(text: str, *, user_id: str = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d",
+               event_id: str | None = None, reply_token: str | None = None) -> dict:
+    """A one-to-one text message event with fresh ids."""
+    n = next(_SEQ)
+    return {"type": "message", "mode": "active", "timestamp": 1790577600000,
+            "source": {"type": "user", "userId": user_id},
+            "webhookEventId": event_id or f"01TEST{n:020d}", "deliveryContext": {"isRedelivery": False},
+            "replyToken": reply_token or f"rt-test-{n}-{time.monotonic_ns()}",
+            "message": {"type": "text", "id": str(500000000000000000 + n), "quoteToken": f"qt-{n}", "text": text}}
+
+
+def postback_event(data: str, *, user_id: str = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d",
+                   event_id: str | None = None) -> dict:
+    """A postback event with fresh ids."""
+    n = next(_SEQ)
+    return {"type": "postback", "mode": "active", "timestamp": 1790577600000,
+            "source": {"type": "user", "userId": user_id},
+            "webhookEventId": event_id or f"01TPB{n:021d}", "deliveryContext": {"isRedelivery": False},
+            "replyToken": f"rt-pb-{n}-{time.monotonic_ns()}", "postback": {"data": data}}
+
+
+@pytest.fixture
+def signed_webhook():
+    """Sign exact bytes once: returns ``(body_bytes, headers)``."""
+
+    def make(body: bytes, secret: str = TEST_SECRET) -> tuple[bytes, dict]:
+        return body, {"X-Line-Signature": sign(body, secret), "Content-Type": "application/json"}
+
+    return make
+
+
+@pytest.fixture
+def line_standin():
+    """A recording LINE Messaging API stand-in on an ephemeral loopback port."""
+    from tools.line_standin import LineStandin
+
+    with LineStandin(access_token=TEST_TOKEN) as standin:
+        yield standin
+
+
+@pytest.fixture
+def store_url(tmp_path) -> str:
+    """``LOCAL_STORE_URL`` for a fresh SQLite file."""
+    return f"sqlite:///{tmp_path / 'local.sqlite3'}"
+
+
+@pytest.fixture
+def base_env(store_url, line_standin) -> dict[str, str]:
+    """The variables a function needs on the embedded default, pointing at the stand-in."""
+    return {
+        "LINE_CHANNEL_SECRET": TEST_SECRET,
+        "LINE_CHANNEL_ACCESS_TOKEN": TEST_TOKEN,
+        "LINE_API_BASE_URL": line_standin.url,
+        "LOCAL_STORE_URL": store_url,
+        "LOCAL_TENANT_ID": "test-tenant",
+        "LOCAL_TIMEZONE": "Asia/Taipei",
+        "LOCAL_SIGNING_KEY": "test-signing-key",
+        "LOCAL_INTERNAL_TOKEN": "test-internal-token",
+    }
+
+
+class FixedClock:
+    """A settable aware clock for tests."""
+
+    def __init__(self, at: datetime):
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+@pytest.fixture
+def clock():
+    return FixedClock(datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def webhook_service(base_env, clock):
+    """A WebhookService wired to a real SQLite file and the stand-in, with an injected clock."""
+    from shared.config import WEBHOOK_REQUIRED, Settings
+    from shared.webhook.service import WebhookService
+    from shared.wiring import line_gateway, open_store
+
+    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
+    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FunctionProcess:
+    """A real ``python -m functions_framework`` process serving one function on loopback."""
+
+    def __init__(self, name: str, env: dict[str, str], log_path: Path):
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+        full_env.update(env)
+        self._log = open(log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "functions_framework", "--source", f"functions/{name}/main.py",
+             "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=REPO, env=full_env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.log_path = log_path
+        self._wait_ready()
+
+    def _wait_ready(self, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"{self.name} did not start in {timeout_s}s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def start_function(tmp_path):
+    """Start functions by name with an environment; all are stopped after the test."""
+    started: list[FunctionProcess] = []
+
+    def start(name: str, env: dict[str, str]) -> FunctionProcess:
+        proc = FunctionProcess(name, env, tmp_path / f"{name}-{len(started)}.log")
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+def all_text(node) -> str:
+    """Every ``text``, ``altText`` and ``label`` inside recorded LINE messages, joined by newlines."""
+    found: list[str] = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("text", "altText", "label") and isinstance(item, str):
+                    found.append(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(node)
+    return "\n".join(found)
+
+
+def replies_to(standin, reply_token: str) -> list[dict]:
+    """Recorded reply calls for one reply token that LINE accepted (status 200)."""
+    return [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
+            and (c.get("body") or {}).get("replyToken") == reply_token and c["status"] == 200]

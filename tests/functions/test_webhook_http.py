@@ -1,0 +1,125 @@
+"""The webhook over real HTTP: a functions-framework process on loopback, signed acceptance
+bodies from ../shared/cases/line/, and the recording LINE stand-in (issue 2 acceptance)."""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from tests.conftest import all_text, case_bytes, line_body, replies_to, sign, text_event
+
+
+@pytest.fixture
+def webhook(start_function, base_env):
+    return start_function("webhook", base_env)
+
+
+def post(url: str, body: bytes, signature: str | None = "sign") -> requests.Response:
+    headers = {"Content-Type": "application/json"}
+    if signature == "sign":
+        headers["X-Line-Signature"] = sign(body)
+    elif signature is not None:
+        headers["X-Line-Signature"] = signature
+    return requests.post(url, data=body, headers=headers, timeout=5)
+
+
+def reply_token_of(name: str, index: int = 0) -> str:
+    return json.loads(case_bytes(name))["events"][index]["replyToken"]
+
+
+def test_webhook_http_huatan_places_one_sourced_reply(webhook, line_standin):
+    response = post(webhook.url, case_bytes("text-places-huatan.json"))
+    assert response.status_code == 200
+    replies = replies_to(line_standin, reply_token_of("text-places-huatan.json"))
+    assert len(replies) == 1
+    text = all_text(replies[0]["body"]["messages"])
+    assert "和米素食" in text
+    assert "彰員路三段117號" in text
+    assert "來源" in text and "2026-09-27" in text
+    assert "營業時間" in text and "步行距離" in text and "無障礙" in text
+    assert "John手作蔬食" not in text
+
+
+def test_webhook_http_redelivery_gets_no_second_reply(webhook, line_standin):
+    assert post(webhook.url, case_bytes("text-places-huatan.json")).status_code == 200
+    assert post(webhook.url, case_bytes("redelivery.json")).status_code == 200
+    token = reply_token_of("text-places-huatan.json")
+    assert token == reply_token_of("redelivery.json")
+    replies = [c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]
+    assert len(replies) == 1
+
+
+def test_webhook_http_verify_empty_is_200_without_reply(webhook, line_standin):
+    response = post(webhook.url, case_bytes("verify-empty.json"))
+    assert response.status_code == 200
+    assert line_standin.calls() == []
+
+
+def test_webhook_http_batch_two_users_replies_to_each_token(webhook, line_standin):
+    assert post(webhook.url, case_bytes("batch-two-users.json")).status_code == 200
+    for index in (0, 1):
+        assert len(replies_to(line_standin, reply_token_of("batch-two-users.json", index))) == 1
+
+
+def test_webhook_http_nearby_asks_for_township_with_choices(webhook, line_standin):
+    assert post(webhook.url, case_bytes("text-places-nearby.json")).status_code == 200
+    [reply] = replies_to(line_standin, reply_token_of("text-places-nearby.json"))
+    quick = [m.get("quickReply") for m in reply["body"]["messages"] if m.get("quickReply")]
+    assert quick, "the question must offer township choices"
+    labels = all_text(quick)
+    assert "花壇鄉" in labels and "彰化市" in labels
+    assert "鄉鎮" in all_text(reply["body"]["messages"])
+
+
+def test_webhook_http_menu_offers_three_quick_replies(webhook, line_standin):
+    assert post(webhook.url, case_bytes("text-menu.json")).status_code == 200
+    [reply] = replies_to(line_standin, reply_token_of("text-menu.json"))
+    items = reply["body"]["messages"][-1]["quickReply"]["items"]
+    assert [item["action"]["label"] for item in items] == ["查活動", "查蔬食", "留下服務詢問"]
+
+
+def test_webhook_http_events_reply_is_marked_demo(webhook, line_standin):
+    assert post(webhook.url, case_bytes("text-events.json")).status_code == 200
+    [reply] = replies_to(line_standin, reply_token_of("text-events.json"))
+    assert "示範" in all_text(reply["body"]["messages"])
+
+
+@pytest.mark.parametrize("signature", [None, "", "bm90LXRoZS1zaWduYXR1cmU=", "!!!"])
+def test_webhook_http_bad_or_missing_signature_is_4xx_without_reply(webhook, line_standin, signature):
+    response = post(webhook.url, case_bytes("text-menu.json"), signature=signature)
+    assert 400 <= response.status_code < 500
+    assert line_standin.calls() == []
+
+
+def test_webhook_http_body_signed_with_other_secret_is_rejected(webhook, line_standin):
+    body = case_bytes("text-menu.json")
+    response = post(webhook.url, body, signature=sign(body, "another-channel-secret"))
+    assert response.status_code == 400
+    assert line_standin.calls() == []
+
+
+def test_webhook_http_malformed_json_with_valid_signature_is_400(webhook, line_standin):
+    body = b'{"destination":"U0","events":[{"type":"message",'
+    assert post(webhook.url, body).status_code == 400
+    assert line_standin.calls() == []
+
+
+def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook, line_standin):
+    body = line_body(text_event("花壇有素食店嗎？", event_id="01CONCURRENT0000000000000A",
+                                reply_token="rt-concurrent-1"))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(lambda _: post(webhook.url, body).status_code, range(8)))
+    assert set(statuses) <= {200, 503}
+    assert 200 in statuses
+    assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]) == 1
+
+
+def test_webhook_http_non_text_follow_unfollow_handled(webhook, line_standin):
+    for name in ("sticker.json", "follow.json"):
+        assert post(webhook.url, case_bytes(name)).status_code == 200
+        assert len(replies_to(line_standin, reply_token_of(name))) == 1
+    before = len(line_standin.calls())
+    assert post(webhook.url, case_bytes("unfollow.json")).status_code == 200
+    assert len(line_standin.calls()) == before

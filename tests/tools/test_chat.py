@@ -1,0 +1,224 @@
+"""The terminal chat: LINE-exact bodies and signatures, rendering, and headless mode."""
+from __future__ import annotations
+
+import io
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from linebot.v3 import WebhookParser
+from linebot.v3.exceptions import InvalidSignatureError
+from linebot.v3.messaging import (
+    ApiClient,
+    Configuration,
+    MessagingApi,
+    PostbackAction,
+    QuickReply,
+    QuickReplyItem,
+    ReplyMessageRequest,
+    TextMessage,
+)
+from linebot.v3.webhook import SignatureValidator
+from linebot.v3.webhooks import FollowEvent, MessageEvent, PostbackEvent, StickerMessageContent
+
+from tools import chat
+from tools.line_standin import LineStandin
+
+SECRET = "chat-test-channel-secret"
+TOKEN = "chat-test-access-token"
+USER = "U" + "fedcba9876543210" * 2
+
+
+def _signed(events: list[dict]) -> tuple[str, str]:
+    body = chat.build_body(events)
+    return body.decode("utf-8"), chat.sign(body, SECRET)
+
+
+@pytest.mark.parametrize("text", ["你好", "早安😀", "全家👨‍👩‍👧出遊", "e\u0301 ﹏ 𠀋"])
+def test_sign_text_event_body_validates_with_sdk_validator(text):
+    body_text, signature = _signed([chat.build_text_event(text, USER)])
+
+    assert SignatureValidator(SECRET).validate(body_text, signature)
+    assert not SignatureValidator("another-secret").validate(body_text, signature)
+
+
+def test_build_body_non_ascii_kept_raw_and_compact():
+    body = chat.build_body([chat.build_text_event("素食😀", USER)])
+
+    assert "素食😀".encode("utf-8") in body
+    assert b"\\u" not in body and b'": ' not in body and b", " not in body
+
+
+def test_build_text_event_body_parses_with_webhook_parser_as_message_event():
+    body_text, signature = _signed([chat.build_text_event("全家👨‍👩‍👧", USER)])
+
+    [event] = WebhookParser(SECRET).parse(body_text, signature)
+
+    assert isinstance(event, MessageEvent)
+    assert event.message.text == "全家👨‍👩‍👧"
+    assert event.source.user_id == USER
+    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", event.webhook_event_id)
+    assert event.delivery_context.is_redelivery is False
+    assert event.reply_token and event.message.quote_token
+
+
+def test_build_postback_event_body_parses_with_data_unchanged():
+    data = "handoff:confirm:abc.def~1"
+    body_text, signature = _signed([chat.build_postback_event(data, USER)])
+
+    [event] = WebhookParser(SECRET).parse(body_text, signature)
+
+    assert isinstance(event, PostbackEvent)
+    assert event.postback.data == data
+
+
+def test_build_follow_and_sticker_events_parse_as_their_kinds():
+    body_text, signature = _signed([chat.build_follow_event(USER), chat.build_sticker_event(USER)])
+
+    follow, sticker = WebhookParser(SECRET).parse(body_text, signature)
+
+    assert isinstance(follow, FollowEvent)
+    assert isinstance(sticker, MessageEvent) and isinstance(sticker.message, StickerMessageContent)
+
+
+def test_build_body_tampered_byte_fails_parser_signature():
+    body_text, signature = _signed([chat.build_text_event("你好", USER)])
+
+    with pytest.raises(InvalidSignatureError):
+        WebhookParser(SECRET).parse(body_text.replace("你好", "您好"), signature)
+
+
+def test_new_webhook_event_id_fresh_ids_are_distinct_and_time_ordered():
+    earlier = chat.new_webhook_event_id(now_ms=1_700_000_000_000)
+    later = chat.new_webhook_event_id(now_ms=1_700_000_000_001)
+
+    assert len(earlier) == 26 and earlier != later
+    assert earlier[:10] < later[:10]
+
+
+def _flex_carousel() -> dict:
+    bubble = {"type": "bubble",
+              "body": {"type": "box", "layout": "vertical", "contents": [
+                  {"type": "text", "text": "員林蔬食小館"},
+                  {"type": "box", "layout": "baseline", "contents": [
+                      {"type": "text", "text": "營業時間"}, {"type": "text", "text": "這份快照未記錄"}]}]},
+              "footer": {"type": "box", "layout": "vertical", "contents": [
+                  {"type": "button", "action": {"type": "postback", "label": "記住蔬食", "data": "m:1"}}]}}
+    second = {"type": "bubble", "body": {"type": "box", "layout": "vertical",
+                                         "contents": [{"type": "text", "text": "溪湖素食"}]}}
+    return {"type": "flex", "altText": "店家", "contents": {"type": "carousel", "contents": [bubble, second]}}
+
+
+def test_render_messages_flex_carousel_postback_button_numbered():
+    text = chat.render_messages([_flex_carousel()], width=40)
+
+    assert "[1] 記住蔬食" in text
+    assert "員林蔬食小館" in text and "溪湖素食" in text
+    assert text.index("員林蔬食小館") < text.index("[1] 記住蔬食") < text.index("溪湖素食")
+    assert "1/2" in text and "2/2" in text
+
+
+def test_render_quick_reply_after_flex_numbers_continue_in_reading_order():
+    text_message = {"type": "text", "text": "要查哪裡？", "quickReply": {"items": [
+        {"type": "action", "action": {"type": "message", "label": "員林", "text": "員林 素食"}}]}}
+
+    rendered = chat.render([_flex_carousel(), text_message], width=40)
+
+    assert [(c.n, c.label, c.kind) for c in rendered.choices] == [(1, "記住蔬食", "postback"), (2, "員林", "message")]
+    assert "[2] 員林" in rendered.text
+    assert rendered.choices[1].to_json() == {"n": 2, "label": "員林", "kind": "message", "text": "員林 素食"}
+
+
+def test_wrap_text_cjk_lines_stay_within_width():
+    lines = chat.wrap_text("彰化縣的蔬食店家資料來自示範快照，營業時間請向店家確認。", 20)
+
+    assert len(lines) > 1
+    assert all(chat.display_width(line) <= 20 for line in lines)
+    assert "".join(lines) == "彰化縣的蔬食店家資料來自示範快照，營業時間請向店家確認。"
+
+
+class _EchoWebhook:
+    """A stand-in bot: verifies the signature with the SDK and replies through the LINE stand-in."""
+
+    def __init__(self, standin: LineStandin) -> None:
+        api = MessagingApi(ApiClient(Configuration(host=standin.url, access_token=TOKEN)))
+        parser = WebhookParser(SECRET)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8")
+                try:
+                    events = parser.parse(body, self.headers.get("X-Line-Signature", ""))
+                except InvalidSignatureError:
+                    self._answer(400)
+                    return
+                for event in events:
+                    if isinstance(event, MessageEvent):
+                        quick = QuickReply(items=[QuickReplyItem(action=PostbackAction(label="確認", data="ok:1"))])
+                        message = TextMessage(text=f"收到：{event.message.text}", quick_reply=quick)
+                    else:
+                        message = TextMessage(text=f"按了：{event.postback.data}")
+                    api.reply_message(ReplyMessageRequest(reply_token=event.reply_token, messages=[message]))
+                self._answer(200)
+
+            def _answer(self, status: int) -> None:
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def session(monkeypatch):
+    monkeypatch.setattr(chat, "GRACE_SECONDS", 0.05)
+    monkeypatch.setattr(chat, "POLL_INTERVAL_SECONDS", 0.02)
+    with LineStandin(access_token=TOKEN) as standin:
+        bot = _EchoWebhook(standin)
+        try:
+            yield chat.ChatSession(bot.url, SECRET, USER, standin.url, wait_s=2.0)
+        finally:
+            bot.close()
+
+
+def _headless(session: chat.ChatSession, *requests: dict | str) -> list[dict]:
+    lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in requests]
+    out = io.StringIO()
+    chat.run_headless(session, io.StringIO("\n".join(lines) + "\n"), out, io.StringIO())
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_headless_text_then_tap_sends_postback_and_returns_replies(session):
+    first, tapped = _headless(session, {"text": "你好😀"}, {"tap": 1})
+
+    assert first["status"] == 200
+    assert first["replies"][0]["messages"][0]["text"] == "收到：你好😀"
+    assert first["choices"] == [{"n": 1, "label": "確認", "kind": "postback", "data": "ok:1"}]
+    assert tapped["status"] == 200
+    assert tapped["replies"][0]["messages"][0]["text"] == "按了：ok:1"
+
+
+def test_headless_wrong_secret_reports_webhook_400_and_no_replies(session):
+    session.secret = "not-the-channel-secret"
+
+    [result] = _headless(session, {"text": "你好"})
+
+    assert result["status"] == 400 and result["replies"] == []
+
+
+def test_headless_tap_without_choices_and_bad_line_each_get_one_error_line(session):
+    results = _headless(session, {"tap": 3}, "not json", {"unknown": 1})
+
+    assert len(results) == 3
+    assert all(r["status"] is None and r["error"] for r in results)

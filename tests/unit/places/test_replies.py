@@ -1,0 +1,240 @@
+"""Rendering place and event results as typed LINE messages (DESIGN §5 replies)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import date, datetime
+
+import pytest
+from linebot.v3.messaging import FlexMessage, PostbackAction, TextMessage
+
+from shared.areas import TOWNSHIPS
+from shared.clock import TAIPEI
+from shared.events.search import Event, EventSnapshot, search_local_events, weekend_range
+from shared.places.catalog import DEFAULT_CATALOG_PATH, load_place_catalog
+from shared.places.search import search_local_places
+from shared.replies.area_picker import POSTBACK_DATA_MAX_CHARS, area_picker, checked_postback
+from shared.replies.events import render_events
+from shared.replies.places import render_places
+
+DURING = datetime(2026, 9, 30, 16, 59, 59, tzinfo=TAIPEI)
+ENDED = datetime(2026, 9, 30, 17, 0, 0, tzinfo=TAIPEI)
+BEFORE = datetime(2026, 7, 31, 23, 59, 59, tzinfo=TAIPEI)
+MONDAY = datetime(2026, 11, 30, 10, 0, tzinfo=TAIPEI)
+
+
+def _strings(node, keys=("text", "altText")) -> list[str]:
+    """Every text / altText string inside a serialised message."""
+    if isinstance(node, dict):
+        return [s for key, value in node.items()
+                for s in ([value] if key in keys and isinstance(value, str) else _strings(value, keys))]
+    if isinstance(node, list):
+        return [s for item in node for s in _strings(item, keys)]
+    return []
+
+
+def _all_text(messages) -> str:
+    return "\n".join(s for message in messages for s in _strings(message.to_dict()))
+
+
+def _postback_data(messages) -> list[str]:
+    return [s for message in messages for s in _strings(message.to_dict(), keys=("data",))]
+
+
+def _quick_actions(message: TextMessage) -> list[PostbackAction]:
+    return [item.action for item in message.quick_reply.items] if message.quick_reply else []
+
+
+def _bubbles(message: FlexMessage) -> list:
+    return message.contents.contents
+
+
+def _places_catalog_with(tmp_path, count: int):
+    raw = json.loads(DEFAULT_CATALOG_PATH.read_text(encoding="utf-8"))
+    template = raw["places"][1]
+    raw["places"] = [{**copy.deepcopy(template), "id": f"t-{n:02d}", "name": f"測試店{n:02d}"} for n in range(count)]
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    return load_place_catalog(path)
+
+
+# --- places -----------------------------------------------------------------------------------
+
+def test_render_places_ok_is_carousel_then_text():
+    messages = render_places(search_local_places("花壇", None, None, now=DURING))
+    assert [type(m) for m in messages] == [FlexMessage, TextMessage]
+    assert "和米素食" in messages[0].alt_text and "花壇鄉" in messages[0].alt_text
+    assert len(_bubbles(messages[0])) == 1
+
+
+def test_render_places_ok_names_evidence_source_and_access_date():
+    (carousel, _) = render_places(search_local_places("彰化市", "vegan", None, now=DURING))
+    bubble = "\n".join(_strings(carousel.to_dict()))
+    assert "John手作蔬食" in bubble and "04-7284398" in bubble and "彰化市華山路78號" in bubble
+    assert "全素" in bubble and "商家外送平台菜單" in bubble and "2026-09-27 查閱" in bubble
+    assert "縣府公開店家資料" in bubble
+
+
+def test_render_places_vegetarian_only_says_no_finer_type():
+    (carousel, _) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
+    bubble = "\n".join(_strings(carousel.to_dict()))
+    assert "全素品項" not in bubble and "蛋奶素品項" not in bubble
+    assert "沒有細分" in bubble
+
+
+def test_render_places_ok_text_names_unknowns_in_everyday_words():
+    (_, text) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
+    for words in ("營業時間", "是否營業", "步行距離", "無障礙", "打電話"):
+        assert words in text.text
+    assert "open_now" not in text.text and "walking_distance_m" not in text.text
+
+
+@pytest.mark.parametrize(("now", "expected", "absent"), [
+    (DURING, "活動期間", "已結束"),
+    (ENDED, "已結束", "活動期間"),
+    (BEFORE, "尚未開始", "已結束"),
+])
+def test_render_places_campaign_state_in_words(now, expected, absent):
+    (_, text) = render_places(search_local_places("花壇鄉", None, None, now=now))
+    assert expected in text.text and absent not in text.text
+    assert "2026/9/30 17:00" in text.text
+
+
+def test_render_places_many_places_caps_carousel_at_12(tmp_path):
+    catalog = _places_catalog_with(tmp_path, 15)
+    result = search_local_places("花壇鄉", None, None, now=DURING, catalog=catalog)
+    (carousel, text) = render_places(result)
+    assert result["total"] == 15 and len(_bubbles(carousel)) == 12
+    assert "15" in text.text
+    assert len(carousel.alt_text) <= 400
+
+
+@pytest.mark.parametrize("area", [None, "附近", "彰化"])
+def test_render_places_needs_area_offers_townships_with_data(area):
+    (message,) = render_places(search_local_places(area, None, None, now=DURING))
+    actions = _quick_actions(message)
+    assert [action.data for action in actions] == ["places:area=彰化市", "places:area=花壇鄉"]
+    assert all(isinstance(action, PostbackAction) and action.display_text for action in actions)
+    assert "鄉鎮" in message.text
+
+
+def test_render_places_no_match_names_search_and_suggests_alternatives():
+    (message,) = render_places(search_local_places("花壇鄉", "vegan", None, now=DURING))
+    assert "花壇鄉" in message.text and "全素" in message.text and "不限素別" in message.text
+    assert "彰化市" in message.text
+    data = [action.data for action in _quick_actions(message)]
+    assert "places:area=花壇鄉&diet=any" in data and "places:area=彰化市" in data
+
+
+def test_render_places_unavailable_says_checking():
+    result = search_local_places("花壇鄉", None, None, now=DURING, expected_version="old")
+    (message,) = render_places(result)
+    assert "核對" in message.text and message.quick_reply is None
+
+
+# --- events -----------------------------------------------------------------------------------
+
+def _event_results() -> dict[str, dict]:
+    return {
+        "ok": search_local_events(None, None, None, now=MONDAY),
+        "needs_area": search_local_events(None, "附近", None, now=MONDAY),
+        "no_match": search_local_events("2026-12-25", "彰化市", None, now=MONDAY),
+        "unavailable": search_local_events(None, None, None, now=MONDAY, expected_version="old"),
+    }
+
+
+@pytest.mark.parametrize("status", ["ok", "needs_area", "no_match", "unavailable"])
+def test_render_events_every_status_says_demo_in_every_message(status):
+    result = _event_results()[status]
+    assert result["status"] == status
+    messages = render_events(result)
+    assert messages
+    for message in messages:
+        if isinstance(message, FlexMessage):
+            assert "示範" in message.alt_text
+            assert all("示範" in "".join(_strings(bubble.to_dict())) for bubble in _bubbles(message))
+        else:
+            assert "示範" in message.text
+
+
+def test_render_events_past_event_labelled_ended():
+    result = search_local_events("2026-11-29/2026-12-06", None, None, now=MONDAY)
+    (carousel, text) = render_events(result)
+    bubbles = {bubble_text[1]: bubble_text for bubble_text in (_strings(b.to_dict()) for b in _bubbles(carousel))}
+    assert "茉莉花田散步導覽（已結束）" in bubbles
+    assert "週末蔬食小農市集" in bubbles
+    assert "（已結束）" in text.text
+
+
+def test_render_events_upcoming_event_not_labelled_ended():
+    (carousel, text) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
+    assert "已結束" not in _all_text([carousel, text])
+
+
+def test_render_events_missing_time_and_meeting_point_say_not_provided():
+    (carousel, _) = render_events(search_local_events("2026-12-06/2026-12-13", None, None, now=MONDAY))
+    texts = [_strings(b.to_dict()) for b in _bubbles(carousel)]
+    by_title = {t[1]: "\n".join(t) for t in texts}
+    assert "集合地點：這份快照未提供" in by_title["親子繪本共讀午後"]
+    assert "時間：這份快照未提供" in by_title["老街巷弄文化散步"]
+    assert "這份快照未提供" not in by_title.get("週末蔬食小農市集", "")
+
+
+def test_render_events_alt_text_names_events_and_scope():
+    (carousel, _) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
+    assert carousel.alt_text.startswith("示範活動 2 筆")
+    assert "週末蔬食小農市集" in carousel.alt_text and "彰化市" in carousel.alt_text
+
+
+def test_render_events_many_events_caps_carousel_at_12():
+    events = tuple(
+        Event(id=f"t-{n}", title=f"活動{n}", area="員林市", date=date(2026, 12, 1 + n), start_time=None,
+              meeting_point=None, tags=(), source_kind="demo")
+        for n in range(20)
+    )
+    snapshot = EventSnapshot("t.1", date(2026, 11, 30), True, "test", events)
+    (carousel, text) = render_events(search_local_events(None, None, None, now=MONDAY, snapshot=snapshot))
+    assert len(_bubbles(carousel)) == 12 and "20" in text.text and "示範" in carousel.alt_text
+
+
+def test_render_events_needs_area_quick_replies_are_event_postbacks():
+    (message,) = render_events(_event_results()["needs_area"])
+    assert [a.data for a in _quick_actions(message)] == [f"events:area={t}" for t in ("彰化市", "鹿港鎮", "花壇鄉", "員林市")]
+
+
+# --- area picker and limits ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["places", "events"])
+def test_area_picker_all_townships_keeps_line_limits(kind):
+    message = area_picker(kind, list(TOWNSHIPS))
+    actions = _quick_actions(message)
+    assert len(actions) == 13
+    assert all(action.data == f"{kind}:area={action.label}" for action in actions)
+    assert all(len(action.data) <= POSTBACK_DATA_MAX_CHARS for action in actions)
+
+
+def test_area_picker_events_says_demo():
+    assert "示範" in area_picker("events", ["彰化市"]).text
+    assert "示範" not in area_picker("places", ["花壇鄉"]).text
+
+
+def test_area_picker_unknown_kind_raises():
+    with pytest.raises(ValueError):
+        area_picker("memory", ["花壇鄉"])
+
+
+def test_checked_postback_data_over_300_raises():
+    checked_postback("ok", "x" * 300, "ok")
+    with pytest.raises(ValueError):
+        checked_postback("too long", "x" * 301, "too long")
+
+
+def test_render_every_reply_postback_data_within_limit():
+    messages = [
+        *render_places(search_local_places("附近", None, None, now=DURING)),
+        *render_places(search_local_places("花壇鄉", "lacto", None, now=DURING)),
+        *[m for result in _event_results().values() for m in render_events(result)],
+    ]
+    data = _postback_data(messages)
+    assert data and all(len(item) <= POSTBACK_DATA_MAX_CHARS for item in data)

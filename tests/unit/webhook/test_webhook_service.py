@@ -1,0 +1,163 @@
+"""WebhookService in-process: signatures, leases, batches and bad input, on a real SQLite file
+and the recording LINE stand-in."""
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+
+import pytest
+
+from shared.webhook import inbox
+from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+
+
+def handle(service, body: bytes, signature: str | None = "sign"):
+    if signature == "sign":
+        signature = sign(body)
+    return service.handle(body.decode("utf-8"), signature)
+
+
+def reply_calls(standin) -> list[dict]:
+    return [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"]
+
+
+def test_signature_valid_body_is_processed(webhook_service, line_standin):
+    event = text_event("我要預約")
+    result = handle(webhook_service, line_body(event))
+    assert result.status == 200
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
+
+
+def test_signature_wrong_is_rejected_and_nothing_stored(webhook_service, line_standin):
+    event = text_event("我要預約")
+    body = line_body(event)
+    result = handle(webhook_service, body, signature=sign(body, "wrong-secret"))
+    assert result.status == 400
+    assert reply_calls(line_standin) == []
+    assert webhook_service.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}") is None
+
+
+def test_signature_missing_is_rejected(webhook_service, line_standin):
+    assert handle(webhook_service, line_body(text_event("我要預約")), signature=None).status == 400
+    assert reply_calls(line_standin) == []
+
+
+def test_signature_reserialised_body_is_rejected(webhook_service, line_standin):
+    body = line_body(text_event("花壇有素食店嗎？"))
+    signature = sign(body)
+    reserialised = json.dumps(json.loads(body)).encode()  # ASCII-escaped, spaced: other bytes
+    assert reserialised != body
+    assert webhook_service.handle(reserialised.decode(), signature).status == 400
+    assert reply_calls(line_standin) == []
+
+
+@pytest.mark.parametrize("text", ["我要預約😀", "👨‍👩‍👧 花壇有素食店嗎？", "𠮷野家 👍🏽"])
+def test_signature_astral_and_zwj_emoji_verify(webhook_service, line_standin, text):
+    event = text_event(text)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
+
+
+def test_service_malformed_json_with_valid_signature_is_400(webhook_service, line_standin):
+    assert handle(webhook_service, b'{"events": [').status == 400
+    assert handle(webhook_service, b'{"destination": "U0"}').status == 400
+    assert reply_calls(line_standin) == []
+
+
+def test_service_unknown_event_kind_is_200_without_reply_and_others_proceed(webhook_service, line_standin):
+    unknown = {"type": "somethingNew", "mode": "active", "timestamp": 1, "webhookEventId": "01UNKNOWN00000000000000000",
+               "source": {"type": "user", "userId": "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"},
+               "deliveryContext": {"isRedelivery": False}}
+    event = text_event("我要預約")
+    assert handle(webhook_service, line_body(unknown, event)).status == 200
+    assert len(reply_calls(line_standin)) == 1
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
+
+
+def test_service_event_without_user_gets_guidance_and_no_writes(webhook_service, line_standin):
+    event = text_event("新需求：幫我預約")
+    event["source"] = {"type": "group", "groupId": "C0123456789abcdef0123456789abcdef"}
+    assert handle(webhook_service, line_body(event)).status == 200
+    [reply] = replies_to(line_standin, event["replyToken"])
+    assert "好友" in all_text(reply["body"]["messages"])
+    stored = webhook_service.store.query("handoff_requests") + webhook_service.store.query("handoff_drafts")
+    assert stored == []
+
+
+def test_service_failed_reply_does_not_stop_next_event(webhook_service, line_standin):
+    first, second = text_event("我要預約"), text_event("查蔬食")
+    line_standin.fail_next("/v2/bot/message/reply", 500)
+    assert handle(webhook_service, line_body(first, second)).status == 200
+    assert replies_to(line_standin, first["replyToken"]) == []
+    assert len(replies_to(line_standin, second["replyToken"])) == 1
+
+
+def test_service_postback_301_chars_gets_kind_message(webhook_service, line_standin):
+    event = postback_event("places:area=" + "花" * 289)
+    assert len(event["postback"]["data"]) == 301
+    assert handle(webhook_service, line_body(event)).status == 200
+    [reply] = replies_to(line_standin, event["replyToken"])
+    assert "失效" in all_text(reply["body"]["messages"])
+
+
+def test_service_unknown_area_postback_gets_kind_message(webhook_service, line_standin):
+    event = postback_event("places:area=台北市")
+    assert handle(webhook_service, line_body(event)).status == 200
+    [reply] = replies_to(line_standin, event["replyToken"])
+    assert "鄉鎮" in all_text(reply["body"]["messages"])
+
+
+def test_service_menu_postback_lists_townships_with_data(webhook_service, line_standin):
+    event = postback_event("menu:places")
+    assert handle(webhook_service, line_body(event)).status == 200
+    [reply] = replies_to(line_standin, event["replyToken"])
+    labels = all_text([m.get("quickReply") for m in reply["body"]["messages"]])
+    assert "花壇鄉" in labels and "彰化市" in labels
+
+
+def test_lease_held_by_live_attempt_answers_503_then_processes_after_expiry(webhook_service, line_standin, clock):
+    event = text_event("我要預約")
+    # A first attempt claimed the event and crashed before replying.
+    inbox.claim_event(webhook_service.store, "test-tenant", event["webhookEventId"], now=clock(),
+                      lease_seconds=30)
+    assert handle(webhook_service, line_body(event)).status == 503
+    assert reply_calls(line_standin) == []
+    clock.at += timedelta(seconds=29)
+    assert handle(webhook_service, line_body(event)).status == 503
+    clock.at += timedelta(seconds=1)  # lease_until is exclusive: at expiry the lease is free
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert len(reply_calls(line_standin)) == 1
+
+
+def test_lease_takeover_after_reply_attempt_never_replies_twice(webhook_service, line_standin, clock):
+    event = text_event("我要預約")
+    claim = inbox.claim_event(webhook_service.store, "test-tenant", event["webhookEventId"], now=clock(),
+                              lease_seconds=30)
+    inbox.mark_reply_attempted(webhook_service.store, "test-tenant", event["webhookEventId"], claim.attempt,
+                               now=clock())
+    clock.at += timedelta(seconds=31)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert reply_calls(line_standin) == []
+    doc = webhook_service.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+    assert doc["state"] == "done" and doc["outcome"] == "reply_unknown"
+
+
+def test_concurrency_eight_threads_one_event_one_reply(webhook_service, line_standin):
+    body = line_body(text_event("花壇有素食店嗎？"))
+    barrier = threading.Barrier(8)
+    statuses: list[int] = []
+
+    def deliver():
+        barrier.wait()
+        statuses.append(handle(webhook_service, body).status)
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(reply_calls(line_standin)) == 1
+    assert statuses.count(200) >= 1 and set(statuses) <= {200, 503}

@@ -1,0 +1,823 @@
+"""Chat with the local LOCAL functions as a LINE user, from a terminal or a script.
+
+Each line you type becomes a LINE webhook body in LINE's own format (compact
+UTF-8 JSON), signed over its exact bytes with the channel secret and POSTed to
+the webhook function. The replies and pushes the bot sends are read back from
+the LINE stand-in (``tools.line_standin``, ``GET /__calls``) and rendered for a
+person: text wrapped, Flex and template cards walked in order, buttons and quick
+replies numbered ``[n] 標籤``; typing a number taps it.
+
+Interactive::
+
+    python -m tools.chat --webhook http://127.0.0.1:8080/ --standin http://127.0.0.1:8090 \
+        --secret local-dev-channel-secret
+
+Commands: ``/follow``, ``/unfollow``, ``/sticker``, ``/user Uxxxx`` (or ``/user new``),
+``/help``, ``/quit``.
+
+Headless (``--headless``): one JSON object per stdin line —
+``{"text": "..."}``, ``{"postback": "data"}``, ``{"tap": n}``, ``{"event": {...}}``
+or ``{"user": "U..."}``, each optionally with ``"wait_seconds"`` — and exactly one
+JSON line per input on stdout::
+
+    {"status": 200, "replies": [<recorded reply/push request bodies>],
+     "choices": [{"n": 1, "label": "確認送出", "kind": "postback", "data": "..."}]}
+
+(plus ``"error"`` when the input could not be sent). Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import shutil
+import sys
+import time
+import unicodedata
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TextIO
+
+REPLY_PATH = "/v2/bot/message/reply"
+PUSH_PATH = "/v2/bot/message/push"
+LOADING_PATH = "/v2/bot/chat/loading/start"
+
+#: Stable default user, so a consented preference survives restarts of ``make run``.
+DEFAULT_USER_ID = "U" + hashlib.sha256(b"local-dev-user").hexdigest()[:32]
+#: The bot's own user id as LINE puts it in ``destination``.
+DEFAULT_DESTINATION = "U" + hashlib.sha256(b"local-dev-bot").hexdigest()[:32]
+USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
+
+DEFAULT_WAIT_SECONDS = 8.0
+GRACE_SECONDS = 0.5
+POLL_INTERVAL_SECONDS = 0.1
+HTTP_TIMEOUT_SECONDS = 10.0
+WEBHOOK_BUDGET_SECONDS = 2.0  # LINE counts a slower answer as request_timeout
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+# --------------------------------------------------------------------------- ids
+def new_webhook_event_id(now_ms: int | None = None) -> str:
+    """Return a ULID-like id (26 Crockford base32 chars), as LINE's ``webhookEventId``.
+
+    Args:
+        now_ms: Unix time in milliseconds for the 48-bit time prefix; now by default.
+    """
+    value = ((int(time.time() * 1000) if now_ms is None else now_ms) & (2**48 - 1)) << 80
+    value |= secrets.randbits(80)
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def new_reply_token() -> str:
+    """Return a fresh reply token (32 lowercase hex chars)."""
+    return secrets.token_hex(16)
+
+
+def new_message_id() -> str:
+    """Return a LINE-like message id (18 digits)."""
+    return str(secrets.randbelow(9 * 10**17) + 10**17)
+
+
+def new_quote_token() -> str:
+    """Return an opaque quote token."""
+    return secrets.token_urlsafe(48)
+
+
+# ------------------------------------------------------------------ event bodies
+def _event_base(kind: str, user_id: str, timestamp_ms: int | None, reply: bool = True) -> dict:
+    event: dict[str, Any] = {
+        "type": kind,
+        "mode": "active",
+        "timestamp": int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
+        "source": {"type": "user", "userId": user_id},
+        "webhookEventId": new_webhook_event_id(timestamp_ms),
+        "deliveryContext": {"isRedelivery": False},
+    }
+    if reply:
+        event["replyToken"] = new_reply_token()
+    return event
+
+
+def build_text_event(text: str, user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
+    """Build a text message event as LINE sends it.
+
+    Args:
+        text: what the user typed (any Unicode, emoji included).
+        user_id: the sender, "U" + 32 hex.
+        timestamp_ms: event time, Unix milliseconds; now by default.
+    Returns:
+        The event dict, with fresh ``webhookEventId``, ``replyToken``, message id and quote token.
+    """
+    event = _event_base("message", user_id, timestamp_ms)
+    event["message"] = {"type": "text", "id": new_message_id(), "quoteToken": new_quote_token(), "text": text}
+    return event
+
+
+def build_postback_event(data: str, user_id: str = DEFAULT_USER_ID, *, params: dict | None = None,
+                         timestamp_ms: int | None = None) -> dict:
+    """Build a postback event (a tapped postback button or quick reply).
+
+    Args:
+        data: the action's ``data`` string, unchanged.
+        user_id: the sender, "U" + 32 hex.
+        params: date/time picker result, e.g. ``{"date": "2025-01-31"}``; omitted when None.
+        timestamp_ms: event time, Unix milliseconds; now by default.
+    """
+    event = _event_base("postback", user_id, timestamp_ms)
+    event["postback"] = {"data": data} if params is None else {"data": data, "params": params}
+    return event
+
+
+def build_follow_event(user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
+    """Build a follow event (the user added the account as a friend)."""
+    event = _event_base("follow", user_id, timestamp_ms)
+    event["follow"] = {"isUnblocked": False}
+    return event
+
+
+def build_unfollow_event(user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
+    """Build an unfollow event (blocked); it has no reply token."""
+    return _event_base("unfollow", user_id, timestamp_ms, reply=False)
+
+
+def build_sticker_event(user_id: str = DEFAULT_USER_ID, *, package_id: str = "11537",
+                        sticker_id: str = "52002734", timestamp_ms: int | None = None) -> dict:
+    """Build a sticker message event."""
+    event = _event_base("message", user_id, timestamp_ms)
+    event["message"] = {"type": "sticker", "id": new_message_id(), "quoteToken": new_quote_token(),
+                        "packageId": package_id, "stickerId": sticker_id,
+                        "stickerResourceType": "STATIC", "keywords": ["OK"]}
+    return event
+
+
+def complete_event(event: dict, user_id: str = DEFAULT_USER_ID) -> dict:
+    """Fill the common fields a script left out of a raw event (a copy; given fields win).
+
+    Adds ``mode``, ``timestamp``, ``source`` (this user), ``webhookEventId``,
+    ``deliveryContext`` and, except for unfollow/leave events, ``replyToken``.
+    """
+    kind = str(event.get("type", "message"))
+    base = _event_base(kind, user_id, None, reply=kind not in {"unfollow", "leave", "unsend"})
+    return {**base, **event}
+
+
+def build_body(events: list[dict], destination: str = DEFAULT_DESTINATION) -> bytes:
+    """Serialise a webhook body exactly as LINE does: compact JSON, non-ASCII kept, UTF-8."""
+    payload = {"destination": destination, "events": events}
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def sign(body_bytes: bytes, secret: str) -> str:
+    """Return the ``X-Line-Signature`` for these exact bytes: base64(HMAC-SHA256(secret, body))."""
+    digest = hmac.new(secret.encode("utf-8"), body_bytes, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+# --------------------------------------------------------------------- rendering
+@dataclass
+class Choice:
+    """A tappable item shown as ``[n] label``; ``action`` is the LINE action object."""
+
+    n: int
+    label: str
+    action: dict
+
+    @property
+    def kind(self) -> str:
+        """The action type: postback, message, uri, datetimepicker, ..."""
+        return str(self.action.get("type", "unknown"))
+
+    def to_json(self) -> dict:
+        """The headless form: ``{"n", "label", "kind", "data"|"text"|"uri"}``."""
+        out: dict[str, Any] = {"n": self.n, "label": self.label, "kind": self.kind}
+        for key in ("data", "text", "uri"):
+            if key in self.action:
+                out[key] = self.action[key]
+        return out
+
+
+@dataclass
+class Rendered:
+    """Rendered text lines plus the choices they number."""
+
+    lines: list[str] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The lines joined with newlines."""
+        return "\n".join(self.lines)
+
+
+_TOKEN_RE = re.compile(
+    r"\s+"
+    r"|[^\s\u1100-\uffff\U00010000-\U0010ffff]+"  # a run of Latin/ASCII: keep words whole
+    r"|.[\u0300-\u036f\ufe0e\ufe0f\U0001f3fb-\U0001f3ff]*"  # one wide char with its modifiers,
+    r"(?:\u200d.[\ufe0e\ufe0f\U0001f3fb-\U0001f3ff]*)*"  # and any ZWJ-joined emoji
+)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide/fullwidth = 2, combining/ZWJ = 0."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or char in "\u200d\ufe0e\ufe0f":
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def wrap_text(text: str, width: int) -> list[str]:
+    """Wrap text to ``width`` terminal columns, CJK-aware; existing newlines are kept.
+
+    Latin words are kept whole unless longer than a line; emoji sequences are never split.
+    """
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line, used = "", 0
+        for token in _TOKEN_RE.findall(paragraph):
+            token_width = display_width(token)
+            if used + token_width > width and line.strip():
+                lines.append(line.rstrip())
+                line, used = "", 0
+                if token.isspace():
+                    continue
+            while token_width > width:  # a word longer than a whole line
+                cut = 1
+                while display_width(token[:cut + 1]) <= width:
+                    cut += 1
+                lines.append(token[:cut])
+                token, token_width = token[cut:], display_width(token[cut:])
+            line, used = line + token, used + token_width
+        lines.append(line.rstrip())
+    return lines
+
+
+class _Renderer:
+    """Walks LINE message objects into lines, numbering every tappable action."""
+
+    def __init__(self, width: int, start: int) -> None:
+        self.width = width
+        self.out = Rendered()
+        self._next = start
+
+    def choice(self, action: dict, fallback_label: str = "") -> str:
+        label = (action.get("label") or action.get("displayText") or action.get("text")
+                 or fallback_label or action.get("type", "?"))
+        item = Choice(self._next, str(label), action)
+        self._next += 1
+        self.out.choices.append(item)
+        return f"[{item.n}] {item.label}"
+
+    def text(self, value: str, indent: str = "") -> None:
+        self.out.lines.extend(indent + line for line in wrap_text(value, self.width - display_width(indent)))
+
+    # messages ---------------------------------------------------------------
+    def message(self, message: dict) -> None:
+        kind = message.get("type")
+        handler = getattr(self, f"_message_{kind}", None)
+        if handler is None:
+            self.out.lines.append(f"[{kind} 訊息] {message.get('altText', '')}".rstrip())
+        else:
+            handler(message)
+        quick = (message.get("quickReply") or {}).get("items") or []
+        if quick:
+            self.out.lines.append("快速回覆：")
+            self.out.lines.extend("  " + self.choice(item.get("action") or {}) for item in quick)
+
+    def _message_text(self, message: dict) -> None:
+        self.text(str(message.get("text", "")))
+
+    _message_textV2 = _message_text
+
+    def _message_sticker(self, message: dict) -> None:
+        self.out.lines.append("[貼圖]")
+
+    def _message_image(self, message: dict) -> None:
+        self.out.lines.append(f"[圖片] {message.get('originalContentUrl', '')}".rstrip())
+
+    def _message_video(self, message: dict) -> None:
+        self.out.lines.append(f"[影片] {message.get('originalContentUrl', '')}".rstrip())
+
+    def _message_audio(self, message: dict) -> None:
+        self.out.lines.append("[語音]")
+
+    def _message_location(self, message: dict) -> None:
+        self.out.lines.append(f"[位置] {message.get('title', '')} · {message.get('address', '')}")
+
+    def _message_imagemap(self, message: dict) -> None:
+        self.out.lines.append(f"[圖片選單] {message.get('altText', '')}")
+        for action in message.get("actions") or []:
+            self.out.lines.append(self.choice(action, "圖片區塊"))
+
+    def _message_template(self, message: dict) -> None:
+        template = message.get("template") or {}
+        columns = template.get("columns")
+        if columns is None:
+            self._template_column(template)
+            return
+        for index, column in enumerate(columns, 1):
+            self.out.lines.append(self._separator(index, len(columns)))
+            self._template_column(column)
+            if "action" in column and "actions" not in column:  # image carousel
+                self.out.lines.append(self.choice(column["action"]))
+
+    def _template_column(self, column: dict) -> None:
+        for key in ("title", "text"):
+            if column.get(key):
+                self.text(str(column[key]))
+        for action in column.get("actions") or []:
+            self.out.lines.append(self.choice(action))
+
+    def _message_flex(self, message: dict) -> None:
+        contents = message.get("contents") or {}
+        bubbles = contents.get("contents", []) if contents.get("type") == "carousel" else [contents]
+        for index, bubble in enumerate(bubbles, 1):
+            self.out.lines.append(self._separator(index, len(bubbles)))
+            for block in ("header", "hero", "body", "footer"):
+                if isinstance(bubble.get(block), dict):
+                    self.component(bubble[block])
+
+    def _separator(self, index: int, total: int) -> str:
+        label = f" 卡片 {index}/{total} " if total > 1 else ""
+        return "──" + label + "─" * max(4, min(self.width, 40) - 2 - display_width(label))
+
+    # flex components -----------------------------------------------------------
+    def component(self, node: dict) -> None:
+        kind = node.get("type")
+        if kind == "box":
+            self._box(node)
+        elif kind == "text":
+            value = node.get("text") or "".join(str(s.get("text", "")) for s in node.get("contents") or [])
+            self.text(str(value))
+        elif kind == "button":
+            self.out.lines.append(self.choice(node.get("action") or {}))
+            return
+        elif kind == "video":
+            self.out.lines.append("[影片]")
+        # image, icon, separator, spacer, filler: nothing to read aloud
+        if isinstance(node.get("action"), dict):
+            self.out.lines.append(self.choice(node["action"], "點選" if kind != "image" else "圖片"))
+
+    def _box(self, node: dict) -> None:
+        children = [c for c in node.get("contents") or [] if isinstance(c, dict)]
+        if node.get("layout") in ("horizontal", "baseline"):
+            inner = _Renderer(10**6, self._next)  # one row: join the cells, wrap once
+            for child in children:
+                inner.component(child)
+            self._next += len(inner.out.choices)
+            self.out.choices.extend(inner.out.choices)
+            if inner.out.choices:
+                self.out.lines.extend(inner.out.lines)
+            elif inner.out.lines:
+                self.text("  ".join(line for line in inner.out.lines if line))
+            return
+        for child in children:
+            self.component(child)
+
+
+def _default_width() -> int:
+    return max(20, min(shutil.get_terminal_size((80, 24)).columns - 4, 76))
+
+
+def render(messages: list[dict], *, width: int | None = None, start: int = 1) -> Rendered:
+    """Render LINE message objects for a person reading a terminal.
+
+    Args:
+        messages: message objects as sent to the reply/push API (text, flex, template, ...).
+        width: wrap width in terminal columns; the terminal's width (at most 76) by default.
+        start: the number given to the first tappable item.
+    Returns:
+        Lines (a blank line between messages) and the numbered choices: buttons,
+        tappable Flex parts, template actions and quick replies, in reading order.
+    """
+    renderer = _Renderer(width or _default_width(), start)
+    for index, message in enumerate(messages):
+        if index:
+            renderer.out.lines.append("")
+        renderer.message(message)
+    return renderer.out
+
+
+def render_messages(messages: list[dict], width: int | None = None) -> str:
+    """Render messages to text; tappable items appear as ``[n] 標籤`` numbered from 1."""
+    return render(messages, width=width).text
+
+
+# --------------------------------------------------------------------- transport
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+
+
+def post_webhook(url: str, body: bytes, signature: str,
+                 timeout_s: float = HTTP_TIMEOUT_SECONDS) -> tuple[int | None, str | None, float]:
+    """POST a signed webhook body the way LINE does.
+
+    Returns:
+        (HTTP status or None, error text or None, elapsed seconds). Connection
+        failures are returned, not raised.
+    """
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json; charset=utf-8",
+        "User-Agent": "LineBotWebhook/2.0",
+        "X-Line-Signature": signature,
+    })
+    started = time.monotonic()
+    try:
+        with _OPENER.open(request, timeout=timeout_s) as response:
+            response.read()
+            return response.status, None, time.monotonic() - started
+    except urllib.error.HTTPError as exc:
+        return exc.code, None, time.monotonic() - started
+    except (urllib.error.URLError, OSError) as exc:
+        return None, str(getattr(exc, "reason", exc)), time.monotonic() - started
+
+
+def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOUT_SECONDS) -> list[dict]:
+    """Read the stand-in's recorded LINE calls with ``seq > since_seq``.
+
+    Raises:
+        OSError: the stand-in cannot be reached (``urllib.error.URLError`` is one).
+    """
+    url = f"{standin_url.rstrip('/')}/__calls?since={since_seq}"
+    with _OPENER.open(url, timeout=timeout_s) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+# ----------------------------------------------------------------------- session
+@dataclass
+class Exchange:
+    """What one sent event produced: the webhook's answer and the LINE calls seen since."""
+
+    status: int | None
+    error: str | None = None
+    elapsed_s: float = 0.0
+    calls: list[dict] = field(default_factory=list)
+
+    @property
+    def delivered(self) -> list[dict]:
+        """Replies and pushes LINE accepted (status 200), oldest first."""
+        return [c for c in self.calls if c["path"] in (REPLY_PATH, PUSH_PATH) and c["status"] == 200]
+
+
+class ChatSession:
+    """One person chatting as a LINE user: builds, signs and sends events, reads answers.
+
+    Args:
+        webhook_url: the webhook function's URL.
+        secret: the channel secret used to sign bodies.
+        user_id: the LINE user to act as ("U" + 32 hex).
+        standin_url: the LINE stand-in's base URL; None → answers cannot be read.
+        destination: the bot's user id for the body's ``destination``.
+        wait_s: how long to wait for a reply after each event, in seconds.
+    """
+
+    def __init__(self, webhook_url: str, secret: str, user_id: str = DEFAULT_USER_ID,
+                 standin_url: str | None = None, destination: str = DEFAULT_DESTINATION,
+                 wait_s: float = DEFAULT_WAIT_SECONDS) -> None:
+        self.webhook_url = webhook_url
+        self.secret = secret
+        self.user_id = user_id
+        self.standin_url = standin_url
+        self.destination = destination
+        self.wait_s = wait_s
+        self.choices: list[Choice] = []
+        self._users = {user_id}
+        self._reply_tokens: set[str] = set()
+        self._last_seq = 0
+        if standin_url:
+            seen = fetch_calls(standin_url, 0)  # start after whatever an earlier session left
+            self._last_seq = max((c["seq"] for c in seen), default=0)
+
+    def switch_user(self, user_id: str) -> None:
+        """Act as another LINE user from now on."""
+        self.user_id = user_id
+        self._users.add(user_id)
+
+    def poll(self) -> list[dict]:
+        """Return new recorded LINE calls addressed to this session (replies to its
+        tokens, pushes and loading animations for its users); [] without a stand-in."""
+        if not self.standin_url:
+            return []
+        fresh = fetch_calls(self.standin_url, self._last_seq)
+        if fresh:
+            self._last_seq = max(c["seq"] for c in fresh)
+        return [c for c in fresh if self._is_ours(c)]
+
+    def _is_ours(self, call: dict) -> bool:
+        body = call.get("body") if isinstance(call.get("body"), dict) else {}
+        if call["path"] == REPLY_PATH:
+            return body.get("replyToken") in self._reply_tokens
+        if call["path"] == PUSH_PATH:
+            return body.get("to") in self._users
+        if call["path"] == LOADING_PATH:
+            return body.get("chatId") in self._users
+        return False
+
+    def send(self, event: dict, wait_s: float | None = None) -> Exchange:
+        """Send one event and collect what the bot sends back.
+
+        Waits up to ``wait_s`` (default: the session's) for a reply to this event's
+        token or a push to the user, then ``GRACE_SECONDS`` more for follow-ups.
+        Calls that arrived before sending (late pushes) are included first.
+        """
+        pending = self.poll()
+        token = event.get("replyToken")
+        if token:
+            self._reply_tokens.add(token)
+        body = build_body([event], self.destination)
+        status, error, elapsed = post_webhook(self.webhook_url, body, sign(body, self.secret))
+        exchange = Exchange(status, error, elapsed, pending)
+        if not self.standin_url:
+            return exchange
+        wait = self.wait_s if wait_s is None else wait_s
+        if status is None or status >= 300 or not token:
+            wait = min(wait, GRACE_SECONDS)  # nothing (more) is coming for this event
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            fresh = self.poll()
+            exchange.calls.extend(fresh)
+            if any(self._answers(c, token) for c in fresh):
+                deadline = min(deadline, time.monotonic() + GRACE_SECONDS)
+            time.sleep(POLL_INTERVAL_SECONDS)
+        exchange.calls.extend(self.poll())
+        return exchange
+
+    def _answers(self, call: dict, token: str | None) -> bool:
+        body = call.get("body") or {}
+        return (call["path"] == REPLY_PATH and body.get("replyToken") == token) or call["path"] == PUSH_PATH
+
+    def present(self, calls: list[dict], width: int | None = None) -> Rendered:
+        """Render delivered messages (with a header per reply/push) and notes on the rest.
+
+        The choices shown become the tappable ones; a batch without choices keeps
+        the previous ones (older buttons stay tappable in LINE too).
+        """
+        out = Rendered()
+        for call in calls:
+            body = call.get("body") or {}
+            if call["path"] == LOADING_PATH:
+                out.lines.append("（LOCAL 正在輸入…）")
+                continue
+            if call["status"] != 200:
+                reason = (call.get("response") or {}).get("message", "")
+                out.lines.append(f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）")
+                continue
+            to = body.get("to")
+            suffix = f"（給 {to}）" if to and to != self.user_id else ""
+            out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
+            part = render(body.get("messages") or [], width=width, start=len(out.choices) + 1)
+            out.lines.extend("  " + line if line else "" for line in part.lines)
+            out.choices.extend(part.choices)
+        if out.choices:
+            self.choices = out.choices
+        return out
+
+    def event_for(self, choice: Choice) -> dict | None:
+        """Turn tapping a choice into the event LINE would send; None when no event
+        results (uri, clipboard, camera, ... — the caller shows what it would do)."""
+        action = choice.action
+        kind = choice.kind
+        if kind == "postback":
+            return build_postback_event(str(action.get("data", "")), self.user_id)
+        if kind == "message":
+            return build_text_event(str(action.get("text", choice.label)), self.user_id)
+        if kind == "datetimepicker":
+            now = datetime.now().astimezone()
+            mode = action.get("mode", "datetime")
+            value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
+                     "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
+            return build_postback_event(str(action.get("data", "")), self.user_id, params={mode: value})
+        return None
+
+
+def _kind_zh(call: dict) -> str:
+    return "回覆" if call["path"] == REPLY_PATH else "推播"
+
+
+def _action_note(choice: Choice) -> str:
+    action = choice.action
+    if choice.kind == "uri":
+        return f"（開啟連結：{action.get('uri', '')}）"
+    if choice.kind == "clipboard":
+        return f"（已複製：{action.get('clipboardText', '')}）"
+    return f"（終端機無法模擬「{choice.kind}」動作）"
+
+
+# ------------------------------------------------------------------- interactive
+HELP = """指令：
+  直接輸入文字      以 LINE 使用者身分傳訊息
+  輸入編號          點選畫面上的 [n] 按鈕或快速回覆
+  /follow          加入好友（follow 事件）     /unfollow  封鎖（unfollow 事件）
+  /sticker         傳一張貼圖                  /user Uxxxx 或 /user new  切換使用者
+  /help            顯示這段說明                /quit（或 Ctrl-D、Ctrl-C）離開"""
+
+
+def _say(text: str, stream: TextIO) -> None:
+    if text:
+        print(text, file=stream, flush=True)
+
+
+def _show(session: ChatSession, exchange: Exchange, stream: TextIO) -> None:
+    if exchange.error is not None:
+        _say(f"（無法連到 webhook：{exchange.error}）", stream)
+    elif exchange.status != 200:
+        _say(f"（webhook 回應 HTTP {exchange.status}）", stream)
+    if exchange.elapsed_s > WEBHOOK_BUDGET_SECONDS:
+        _say(f"（注意：webhook 花了 {exchange.elapsed_s:.1f} 秒才回應；LINE 超過 2 秒就算逾時）", stream)
+    shown = session.present(exchange.calls)
+    _say(shown.text, stream)
+    if session.standin_url and exchange.status == 200 and not exchange.delivered:
+        _say("（還沒有收到回覆；之後的推播會在下一次提示前顯示）", stream)
+
+
+def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | None:
+    """Turn a slash command or a typed line into an event; None when handled locally."""
+    command, _, argument = line.partition(" ")
+    if command == "/follow":
+        return build_follow_event(session.user_id)
+    if command == "/unfollow":
+        return build_unfollow_event(session.user_id)
+    if command == "/sticker":
+        return build_sticker_event(session.user_id)
+    if command == "/user":
+        user_id = argument.strip()
+        if user_id == "new":
+            user_id = "U" + secrets.token_hex(16)
+        if not USER_ID_RE.match(user_id):
+            _say("（使用者 ID 要是 U 加 32 個小寫十六進位字元，或用 /user new）", stream)
+        else:
+            session.switch_user(user_id)
+            _say(f"（現在的身分：{user_id}）", stream)
+        return None
+    if command == "/help":
+        _say(HELP, stream)
+        return None
+    if line.isdigit() and 1 <= int(line) <= len(session.choices):
+        choice = session.choices[int(line) - 1]
+        _say(f"（點選 [{choice.n}] {choice.label}）", stream)
+        event = session.event_for(choice)
+        if event is None:
+            _say(_action_note(choice), stream)
+        return event
+    if line.startswith("/"):
+        _say(f"（不認得的指令 {command}；輸入 /help 看說明）", stream)
+        return None
+    return build_text_event(line, session.user_id)
+
+
+def run_interactive(session: ChatSession, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Chat on a terminal until /quit, EOF or Ctrl-C. Returns the exit status (0)."""
+    try:
+        import readline  # noqa: F401  (line editing and history for input())
+    except ImportError:
+        pass
+    _say(f"以 LINE 使用者 {session.user_id} 的身分聊天。輸入 /help 看指令，/quit 離開。", stdout)
+    while True:
+        try:
+            _show_pending(session, stdout)
+            line = (input("你> ") if stdin is sys.stdin else _read_line(stdin, stdout)).strip()
+        except (EOFError, KeyboardInterrupt):
+            _say("", stdout)
+            return 0
+        if not line:
+            continue
+        if line in ("/quit", "/exit"):
+            return 0
+        try:
+            event = _command_event(session, line, stdout)
+            if event is not None:
+                _show(session, session.send(event), stdout)
+        except KeyboardInterrupt:
+            _say("（已停止等待）", stdout)
+        except OSError as exc:
+            _say(f"（讀不到 LINE stand-in 的紀錄：{exc}）", stdout)
+
+
+def _read_line(stdin: TextIO, stdout: TextIO) -> str:
+    stdout.write("你> ")
+    stdout.flush()
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
+def _show_pending(session: ChatSession, stdout: TextIO) -> None:
+    try:
+        calls = session.poll()
+    except OSError:
+        return
+    if calls:
+        _say(session.present(calls).text, stdout)
+
+
+# ---------------------------------------------------------------------- headless
+def headless_step(session: ChatSession, request: dict) -> dict:
+    """Handle one headless input object and return its one output object.
+
+    Args:
+        request: ``{"text": s}``, ``{"postback": data}``, ``{"tap": n}``,
+            ``{"event": {...}}`` (missing common fields are filled in) or
+            ``{"user": "U..."}``; optional ``"wait_seconds"``.
+    Returns:
+        ``{"status", "replies", "choices"}`` (+ ``"error"``): status is the webhook's
+        HTTP status (None when nothing was sent); replies are the delivered reply/push
+        request bodies; choices are those in these replies (``tap`` uses the latest
+        non-empty list).
+    """
+    wait_s = request.get("wait_seconds")
+    event: dict | None = None
+    if "text" in request:
+        event = build_text_event(str(request["text"]), session.user_id)
+    elif "postback" in request:
+        event = build_postback_event(str(request["postback"]), session.user_id)
+    elif "event" in request and isinstance(request["event"], dict):
+        event = complete_event(request["event"], session.user_id)
+    elif "user" in request:
+        if not USER_ID_RE.match(str(request["user"])):
+            return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
+        session.switch_user(str(request["user"]))
+        return {"status": None, "replies": [], "choices": []}
+    elif "tap" in request:
+        n = request["tap"]
+        if not isinstance(n, int) or not 1 <= n <= len(session.choices):
+            return _headless_error(f"no choice {n!r}; {len(session.choices)} available")
+        choice = session.choices[n - 1]
+        event = session.event_for(choice)
+        if event is None:
+            return {**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]}
+    else:
+        return _headless_error("expected one of: text, postback, tap, event, user")
+    exchange = session.send(event, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
+    shown = session.present(exchange.calls)
+    out: dict[str, Any] = {"status": exchange.status, "replies": [c["body"] for c in exchange.delivered],
+                           "choices": [c.to_json() for c in shown.choices]}
+    if exchange.error is not None:
+        out["error"] = exchange.error
+    return out
+
+
+def _headless_error(message: str) -> dict:
+    return {"status": None, "replies": [], "choices": [], "error": message}
+
+
+def run_headless(session: ChatSession, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout,
+                 stderr: TextIO = sys.stderr) -> int:
+    """Serve a script: one JSON object per input line, exactly one JSON line out each.
+
+    Returns:
+        0 at end of input.
+    """
+    for number, raw in enumerate(stdin, 1):
+        if not raw.strip():
+            continue
+        try:
+            request = json.loads(raw)
+            if not isinstance(request, dict):
+                raise ValueError("not a JSON object")
+            result = headless_step(session, request)
+        except (ValueError, OSError) as exc:
+            result = _headless_error(f"not a JSON object: {exc}" if isinstance(exc, ValueError) else str(exc))
+        if result.get("error"):
+            print(f"chat: line {number}: {result['error']}", file=stderr, flush=True)
+        stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments and run the interactive or headless chat."""
+    parser = argparse.ArgumentParser(prog="python -m tools.chat", description=__doc__.splitlines()[0])
+    parser.add_argument("--webhook", required=True, help="webhook function URL")
+    parser.add_argument("--standin", default=None, help="LINE stand-in base URL (to read replies)")
+    parser.add_argument("--secret", default=None,
+                        help="channel secret (default: $LINE_CHANNEL_SECRET)")
+    parser.add_argument("--user-id", default=DEFAULT_USER_ID, help="act as this LINE user")
+    parser.add_argument("--headless", action="store_true", help="JSON lines on stdin/stdout")
+    parser.add_argument("--wait-seconds", type=float, default=DEFAULT_WAIT_SECONDS,
+                        help="how long to wait for a reply per event")
+    args = parser.parse_args(argv)
+    secret = args.secret or os.environ.get("LINE_CHANNEL_SECRET")
+    if not secret:
+        parser.error("--secret or LINE_CHANNEL_SECRET is required")
+    if not USER_ID_RE.match(args.user_id):
+        parser.error("--user-id must be 'U' followed by 32 lowercase hex characters")
+    try:
+        session = ChatSession(args.webhook, secret, args.user_id, args.standin, wait_s=args.wait_seconds)
+    except OSError as exc:
+        print(f"chat: cannot reach the LINE stand-in at {args.standin}: {exc}", file=sys.stderr)
+        return 2
+    return run_headless(session) if args.headless else run_interactive(session)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,340 @@
+"""``make run``: the three LOCAL functions on loopback, a LINE stand-in, and a chat.
+
+Starts, from the repository root, each function as its own functions-framework
+process (``functions/<name>/main.py``, target ``<name>``), plus the LINE stand-in
+(``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, waits until
+every port accepts connections, then:
+
+* stdin is a terminal (and ``LOCAL_HEADLESS`` is not "1") → the interactive chat;
+* ``LOCAL_HEADLESS=1`` → the headless chat on stdin/stdout (JSON lines);
+* ``LOCAL_SERVE_ONLY=1``, no terminal, or an external ``LINE_API_BASE_URL`` →
+  print the URLs as one JSON line on stdout and wait for SIGINT/SIGTERM.
+
+Dev defaults fill only variables the environment does not set (the environment
+always wins). Children log to ``.run/<name>.log``; the banner goes to stderr. On
+exit every child is sent SIGTERM, then SIGKILL after 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from tools import chat
+
+REPO = Path(__file__).resolve().parents[1]
+RUN_DIR_NAME = ".run"
+FUNCTIONS = ("webhook", "reconcile", "memory")
+PORT_VARIABLES = {"webhook": ("LOCAL_WEBHOOK_PORT", 8080), "reconcile": ("LOCAL_RECONCILE_PORT", 8081),
+                  "memory": ("LOCAL_MEMORY_PORT", 8082), "line-standin": ("LOCAL_STANDIN_PORT", 8090)}
+DEV_SECRETS = {
+    "LINE_CHANNEL_SECRET": "local-dev-channel-secret",
+    "LINE_CHANNEL_ACCESS_TOKEN": "local-dev-access-token",
+    "LOCAL_SIGNING_KEY": "local-dev-signing-key-change-me",
+    "LOCAL_INTERNAL_TOKEN": "local-dev-internal-token",
+    "LOCAL_TENANT_ID": "local-dev",
+    "LOCAL_TIMEZONE": "Asia/Taipei",
+}
+START_TIMEOUT_SECONDS = 20.0
+STOP_GRACE_SECONDS = 5.0
+LOG_TAIL_LINES = 30
+
+
+class StartupError(Exception):
+    """A child did not come up: it exited early, its port was taken, or it timed out."""
+
+
+@dataclass
+class Child:
+    """One started process: its name, port, log file and Popen handle."""
+
+    name: str
+    port: int
+    log_path: Path
+    process: subprocess.Popen
+
+    @property
+    def url(self) -> str:
+        """Loopback URL with a trailing slash for functions, none for the stand-in."""
+        base = f"http://127.0.0.1:{self.port}"
+        return base if self.name == "line-standin" else base + "/"
+
+
+@dataclass(frozen=True)
+class DevConfig:
+    """What ``build_env`` decided: the children's environment, ports and paths."""
+
+    env: dict[str, str]
+    ports: dict[str, int]
+    run_dir: Path
+    store_path: Path | None
+    start_standin: bool
+
+
+def sqlite_path(store_url: str) -> Path | None:
+    """Return the file of a ``sqlite:////abs/path`` URL, or None for other stores."""
+    prefix = "sqlite:///"
+    return Path(store_url[len(prefix):]) if store_url.startswith(prefix) else None
+
+
+def build_env(environ: Mapping[str, str], repo: Path = REPO) -> DevConfig:
+    """Compute the children's environment: dev defaults under the given environment.
+
+    Args:
+        environ: the current environment; every variable set here wins.
+        repo: the repository root (``.run/`` lives there).
+    Returns:
+        The merged environment, ports by child name, the run directory, the SQLite
+        file (None for a non-SQLite store) and whether to start the LINE stand-in.
+    Raises:
+        StartupError: a port variable is not an integer in 1–65535.
+    """
+    env = dict(environ)
+    run_dir = repo / RUN_DIR_NAME
+    for name, value in DEV_SECRETS.items():
+        env.setdefault(name, value)
+    env.setdefault("LOCAL_STORE_URL", f"sqlite:///{run_dir / 'local.sqlite3'}")
+    ports: dict[str, int] = {}
+    for name, (variable, default) in PORT_VARIABLES.items():
+        raw = env.setdefault(variable, str(default))
+        if not raw.isdigit() or not 0 < int(raw) < 65536:
+            raise StartupError(f"{variable}={raw!r} is not a TCP port")
+        ports[name] = int(raw)
+    env.setdefault("RECONCILE_FUNCTION_URL", f"http://127.0.0.1:{ports['reconcile']}/")
+    env.setdefault("MEMORY_FUNCTION_URL", f"http://127.0.0.1:{ports['memory']}/")
+    start_standin = not env.get("LINE_API_BASE_URL")
+    if start_standin:
+        env["LINE_API_BASE_URL"] = f"http://127.0.0.1:{ports['line-standin']}"
+    else:
+        del ports["line-standin"]
+    env["PYTHONUNBUFFERED"] = "1"
+    return DevConfig(env, ports, run_dir, sqlite_path(env["LOCAL_STORE_URL"]), start_standin)
+
+
+def venv_python(repo: Path = REPO) -> str:
+    """The repository's venv interpreter, or the running one when there is no venv."""
+    candidate = repo / ".venv" / "bin" / "python"
+    return str(candidate) if candidate.exists() else sys.executable
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True when ``host:port`` can be bound now (SO_REUSEADDR, as servers bind)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def function_argv(python: str, functions_dir: Path, name: str, port: int) -> list[str]:
+    """The exact command line for one function under functions-framework."""
+    return [python, "-m", "functions_framework", "--source", str(functions_dir / name / "main.py"),
+            "--target", name, "--host", "127.0.0.1", "--port", str(port)]
+
+
+def standin_argv(python: str, port: int, record_path: Path) -> list[str]:
+    """The command line for the LINE stand-in; the token comes from the environment."""
+    return [python, "-m", "tools.line_standin", "--host", "127.0.0.1", "--port", str(port),
+            "--record", str(record_path), "--access-token-env", "LINE_CHANNEL_ACCESS_TOKEN"]
+
+
+def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], run_dir: Path,
+                cwd: Path = REPO) -> Child:
+    """Start one child in its own session (Ctrl-C reaches only us), logging to ``run_dir/<name>.log``.
+
+    Raises:
+        StartupError: the port is already in use.
+    """
+    if not port_is_free(port):
+        raise StartupError(f"{name}: port {port} is already in use "
+                           f"(another `make run`? set {PORT_VARIABLES[name][0]} to move it)")
+    log_path = run_dir / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    return Child(name, port, log_path, process)
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a log file ('' if unreadable)."""
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def wait_until_ready(children: list[Child], timeout_s: float = START_TIMEOUT_SECONDS) -> None:
+    """Wait until every child's port accepts a TCP connection.
+
+    Raises:
+        StartupError: a child exited first (message ends with its log tail) or
+            ``timeout_s`` seconds passed.
+    """
+    deadline = time.monotonic() + timeout_s
+    waiting = list(children)
+    while waiting:
+        for child in list(waiting):
+            code = child.process.poll()
+            if code is not None:
+                raise StartupError(f"{child.name} exited with status {code} while starting; "
+                                   f"{child.log_path}:\n{log_tail(child.log_path)}")
+            try:
+                socket.create_connection(("127.0.0.1", child.port), timeout=0.2).close()
+                waiting.remove(child)
+            except OSError:
+                pass
+        if waiting and time.monotonic() > deadline:
+            names = ", ".join(c.name for c in waiting)
+            tails = "\n".join(f"--- {c.log_path}\n{log_tail(c.log_path)}" for c in waiting)
+            raise StartupError(f"not listening after {timeout_s:.0f} s: {names}\n{tails}")
+        if waiting:
+            time.sleep(0.1)
+
+
+def stop_children(children: list[Child], grace_s: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM every child's process group, then SIGKILL those still alive after ``grace_s``."""
+    for child in children:
+        _signal_group(child, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for child in children:
+        try:
+            child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal_group(child, signal.SIGKILL)
+            child.process.wait()
+
+
+def _signal_group(child: Child, signum: int) -> None:
+    if child.process.poll() is not None:
+        return
+    try:
+        os.killpg(child.process.pid, signum)  # its own session: pgid == pid (gunicorn + workers)
+    except ProcessLookupError:
+        pass
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _ignore_interrupts() -> None:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # not the main thread (e.g. under a test runner thread)
+        pass
+
+
+def _banner(config: DevConfig, children: list[Child], mode: str, stream: IO[str]) -> None:
+    env = config.env
+    rows = [(c.name, c.url) for c in children if c.name != "line-standin"]
+    if config.start_standin:
+        rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (stand-in; calls in "
+                                 f"{config.run_dir / 'line-calls.jsonl'})"))
+    else:
+        rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (external: replies cannot be shown here)"))
+    rows.append(("store", str(config.store_path or env["LOCAL_STORE_URL"])))
+    rows.append(("model", "Gemini (GEMINI_API_KEY set)" if env.get("GEMINI_API_KEY")
+                 else "offline router (no GEMINI_API_KEY)"))
+    rows.append(("logs", str(config.run_dir / "<name>.log")))
+    rows.append(("quit", {"interactive": "/quit, Ctrl-D or Ctrl-C", "headless": "end of input (EOF) or Ctrl-C",
+                          "serve-only": "Ctrl-C or SIGTERM"}[mode]))
+    print(f"LOCAL on loopback ({mode})", file=stream)
+    for label, value in rows:
+        print(f"  {label:<10} {value}", file=stream)
+    stream.flush()
+
+
+def choose_mode(env: Mapping[str, str], start_standin: bool, stdin_is_tty: bool) -> str:
+    """Pick "interactive", "headless" or "serve-only" (see the module docstring)."""
+    if env.get("LOCAL_SERVE_ONLY") == "1" or not start_standin:
+        return "serve-only"
+    if env.get("LOCAL_HEADLESS") == "1":
+        return "headless"
+    return "interactive" if stdin_is_tty else "serve-only"
+
+
+def _serve_only(config: DevConfig, children: list[Child]) -> int:
+    urls = {c.name.replace("-", "_"): c.url for c in children}
+    print(json.dumps({"mode": "serve-only", **urls, "line_api": config.env["LINE_API_BASE_URL"],
+                      "store": str(config.store_path or config.env["LOCAL_STORE_URL"]),
+                      "logs": str(config.run_dir)}, ensure_ascii=False), flush=True)
+    while True:
+        for child in children:
+            code = child.process.poll()
+            if code is not None:
+                print(f"devserver: {child.name} exited with status {code}; {child.log_path}:\n"
+                      f"{log_tail(child.log_path)}", file=sys.stderr)
+                return 1
+        time.sleep(0.5)
+
+
+def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
+    """Start everything for ``config``, run the chosen mode, and always stop the children."""
+    config.run_dir.mkdir(parents=True, exist_ok=True)
+    if config.store_path is not None:
+        config.store_path.parent.mkdir(parents=True, exist_ok=True)
+    mode = choose_mode(config.env, config.start_standin, sys.stdin.isatty())
+    python = venv_python()
+    children: list[Child] = []
+    try:
+        if config.start_standin:
+            port = config.ports["line-standin"]
+            children.append(start_child("line-standin", standin_argv(python, port,
+                                        config.run_dir / "line-calls.jsonl"), port, config.env, config.run_dir))
+        for name in FUNCTIONS:
+            port = config.ports[name]
+            children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
+                                        config.env, config.run_dir))
+        wait_until_ready(children, timeout_s)
+        _banner(config, children, mode, sys.stderr)
+        if not config.start_standin:
+            print("devserver: LINE_API_BASE_URL is set, so no stand-in runs and the chat cannot show "
+                  "replies; serving only.", file=sys.stderr)
+        if mode == "serve-only":
+            return _serve_only(config, children)
+        session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
+                                   config.env["LINE_CHANNEL_SECRET"],
+                                   standin_url=f"http://127.0.0.1:{config.ports['line-standin']}")
+        return chat.run_headless(session) if mode == "headless" else chat.run_interactive(session)
+    except StartupError as exc:
+        print(f"devserver: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _ignore_interrupts()  # a second Ctrl-C must not leave children behind
+        stop_children(children)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m tools.devserver`` (``make run``)."""
+    parser = argparse.ArgumentParser(prog="python -m tools.devserver", description=__doc__.splitlines()[0])
+    parser.add_argument("--functions-dir", type=Path, default=REPO / "functions",
+                        help="folder holding <name>/main.py for webhook, reconcile and memory")
+    parser.add_argument("--start-timeout", type=float, default=START_TIMEOUT_SECONDS,
+                        help="seconds to wait for every port to accept connections")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        config = build_env(os.environ)
+    except StartupError as exc:
+        print(f"devserver: {exc}", file=sys.stderr)
+        return 2
+    return run(config, args.functions_dir.resolve(), args.start_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,473 @@
+"""A local stand-in for the LINE Messaging API that records every call.
+
+It answers the few endpoints LOCAL uses the way LINE does (status codes, JSON
+shapes, the ``x-line-request-id`` / ``x-line-accepted-request-id`` headers):
+
+* ``POST /v2/bot/message/reply``: 200 ``{"sentMessages": [...]}``; a reply token
+  is single-use (a second use → 400 ``Invalid reply token``); 1–5 messages.
+* ``POST /v2/bot/message/push``: 200, or 409 when the ``X-Line-Retry-Key`` was
+  already accepted (with the original request id in ``x-line-accepted-request-id``).
+* ``POST /v2/bot/chat/loading/start``: 202 ``{}``.
+* ``GET /v2/bot/profile/{userId}``: 200 with a made-up display name.
+* a missing or wrong bearer token (when one is configured) → 401.
+
+Stand-in-only endpoints (not LINE, not recorded): ``GET /__calls?since=SEQ``
+returns the recorded calls with ``seq > SEQ`` so a chat in another process can
+poll them; ``GET /__health`` returns ``{"ok": true}``.
+
+Every LINE call is recorded as one JSON line (kept in memory, and appended to a
+file when ``record_path`` is given)::
+
+    {"seq": 1, "at": "2025-01-01T00:00:00.000000+00:00", "method": "POST",
+     "path": "/v2/bot/message/reply", "headers": {"authorization": "Bearer ***",
+     "content-type": "application/json", "x-line-retry-key": null},
+     "body": {...} | null, "status": 200, "request_id": "...", "response": {...}}
+
+The access token is never recorded.
+
+Run on its own: ``python -m tools.line_standin --port 8090 --record calls.jsonl``
+(prints ``{"url": ...}`` as one JSON line on stdout once it is listening).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REPLY_PATH = "/v2/bot/message/reply"
+PUSH_PATH = "/v2/bot/message/push"
+LOADING_PATH = "/v2/bot/chat/loading/start"
+PROFILE_PREFIX = "/v2/bot/profile/"
+CALLS_PATH = "/__calls"
+HEALTH_PATH = "/__health"
+
+MAX_MESSAGES = 5
+MAX_BODY_BYTES = 2 * 1024 * 1024
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_LOADING_SECONDS = frozenset(range(5, 61, 5))
+
+AUTH_MISSING = ("Authorization header required. Must follow the scheme, "
+                "'Authorization: Bearer <ACCESS TOKEN>'")
+AUTH_INVALID = ("Authentication failed due to the following reason: invalid token. "
+                "Confirm that the access token in the authorization header is valid.")
+
+
+@dataclass
+class Answer:
+    """One HTTP answer: status, JSON body and extra response headers."""
+
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Fault:
+    """A scripted answer for the next ``remaining`` calls to one path."""
+
+    status: int
+    remaining: int
+    after_processing: bool
+
+
+def _error(status: int, message: str, details: list[dict] | None = None) -> Answer:
+    body: dict[str, Any] = {"message": message}
+    if details:
+        body["details"] = details
+    return Answer(status, body)
+
+
+def _body_error(message: str, prop: str) -> Answer:
+    return _error(400, "The request body has 1 error(s)", [{"message": message, "property": prop}])
+
+
+def _new_request_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _sent_messages(count: int) -> list[dict[str, str]]:
+    """Make LINE-like sentMessages entries: 18-digit ids and opaque quote tokens."""
+    return [{"id": str(secrets.randbelow(9 * 10**17) + 10**17), "quoteToken": secrets.token_urlsafe(48)}
+            for _ in range(count)]
+
+
+def _check_messages(body: dict) -> Answer | None:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return _body_error("must be specified", "messages")
+    if not 1 <= len(messages) <= MAX_MESSAGES:
+        return _body_error(f"size must be between 1 and {MAX_MESSAGES}", "messages")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            return _body_error("must be specified", f"messages[{index}].type")
+    return None
+
+
+class LineStandin:
+    """A recording LINE Messaging API stand-in on loopback.
+
+    Args:
+        host: interface to bind; loopback by default.
+        port: TCP port; 0 picks a free one (read it back from ``url``).
+        record_path: JSON-lines file to append every recorded call to; None keeps
+            calls in memory only.
+        access_token: when set, requests must carry ``Authorization: Bearer <it>``
+            or get 401; when None, any (or no) token is accepted.
+
+    Use ``with LineStandin() as standin:`` or ``start()``/``stop()``.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, record_path: Path | None = None,
+                 access_token: str | None = None) -> None:
+        self._host = host
+        self._port = port
+        self._record_path = Path(record_path) if record_path is not None else None
+        self._access_token = access_token
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._calls: list[dict] = []
+        self._seq = 0
+        self._used_reply_tokens: set[str] = set()
+        self._accepted_retry_keys: dict[str, tuple[str, list[dict]]] = {}
+        self._faults: dict[str, _Fault] = {}
+        self._delays: dict[str, list[float]] = {}
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> "LineStandin":
+        """Bind and serve in a daemon thread.
+
+        Returns:
+            self, listening; ``url`` is valid from now on.
+        Raises:
+            OSError: the port cannot be bound (e.g. already in use).
+        """
+        if self._server is not None:
+            return self
+        if self._record_path is not None:
+            self._record_path.parent.mkdir(parents=True, exist_ok=True)
+        self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="line-standin",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; safe to call twice."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "LineStandin":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:8090`` (no trailing slash).
+
+        Raises:
+            RuntimeError: not started.
+        """
+        if self._server is None:
+            raise RuntimeError("LineStandin is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # -- inspection ----------------------------------------------------------------
+    def calls(self, since_seq: int = 0) -> list[dict]:
+        """Return a copy of the recorded calls with ``seq > since_seq``, oldest first."""
+        with self._lock:
+            return [json.loads(json.dumps(c)) for c in self._calls if c["seq"] > since_seq]
+
+    def wait_for(self, predicate: Callable[[dict], bool], timeout_s: float = 5.0,
+                 count: int = 1) -> list[dict]:
+        """Block until at least ``count`` recorded calls satisfy ``predicate``.
+
+        Args:
+            predicate: called with each recorded call (a dict as in ``calls()``).
+            timeout_s: how long to wait, in seconds.
+            count: how many matching calls to wait for.
+        Returns:
+            Every matching call so far (at least ``count``), oldest first.
+        Raises:
+            TimeoutError: fewer than ``count`` matched within ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                matches = [c for c in self._calls if predicate(c)]
+                if len(matches) >= count:
+                    return [json.loads(json.dumps(c)) for c in matches]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{len(matches)} of {count} matching LINE calls after {timeout_s} s")
+                self._changed.wait(remaining)
+
+    # -- fault hooks -----------------------------------------------------------------
+    def fail_next(self, path: str, status: int, times: int = 1, after_processing: bool = False) -> None:
+        """Make the next ``times`` calls to ``path`` answer ``status``; they are still recorded.
+
+        Args:
+            path: request path, e.g. ``/v2/bot/message/push``.
+            status: HTTP status to answer, e.g. 500; the body is ``{"message": ...}``.
+            times: how many calls to fail.
+            after_processing: False: the call has no effect (token not used, retry key
+                not accepted). True: the call takes effect and only the answer is lost,
+                the "unknown outcome" case (a retried push then gets 409).
+        """
+        with self._lock:
+            self._faults[path] = _Fault(status, times, after_processing)
+
+    def delay_next(self, path: str, seconds: float, times: int = 1) -> None:
+        """Make the next ``times`` calls to ``path`` wait ``seconds`` before answering."""
+        with self._lock:
+            self._delays.setdefault(path, []).extend([seconds] * times)
+
+    # -- request handling (called from server threads) -------------------------------
+    def handle(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> Answer:
+        """Answer one request and record it; the HTTP handler's only entry point."""
+        split = urlsplit(raw_path)
+        path = split.path
+        if path.startswith("/__"):
+            return self._control(method, path, parse_qs(split.query))
+        delay = self._take_delay(path)
+        if delay:
+            time.sleep(delay)
+        body, parse_error = _parse_json(raw_body)
+        answer = self._answer(method, path, headers, body, parse_error)
+        answer.headers.setdefault("x-line-request-id", _new_request_id())
+        self._record(method, path, headers, body, answer)
+        return answer
+
+    def _answer(self, method: str, path: str, headers: dict[str, str], body: Any,
+                parse_error: bool) -> Answer:
+        fault = self._take_fault(path)
+        if fault is not None and not fault.after_processing:
+            return _error(fault.status, f"Injected fault ({fault.status})")
+        auth = self._check_auth(headers.get("authorization"))
+        if auth is not None:
+            return auth
+        if parse_error:
+            return _error(400, "The request body could not be parsed as JSON")
+        answer = self._route(method, path, headers, body)
+        if fault is not None:  # processed, but the caller never learns it
+            lost = _error(fault.status, f"Injected fault ({fault.status}) after processing")
+            lost.headers.update({k: v for k, v in answer.headers.items() if k == "x-line-request-id"})
+            return lost
+        return answer
+
+    def _route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Answer:
+        routes = {("POST", REPLY_PATH): self._reply, ("POST", PUSH_PATH): self._push,
+                  ("POST", LOADING_PATH): self._loading}
+        handler = routes.get((method, path))
+        if handler is None and method == "GET" and path.startswith(PROFILE_PREFIX):
+            return self._profile(path[len(PROFILE_PREFIX):])
+        if handler is None:
+            return _error(404, "Not found")
+        retry_key = headers.get("x-line-retry-key")
+        if retry_key is not None and path != PUSH_PATH:
+            return _error(400, "The retry key is not supported for this API")
+        if not isinstance(body, dict):
+            return _error(400, "The request body must be a JSON object")
+        return handler(body, retry_key)
+
+    def _reply(self, body: dict, _retry_key: str | None) -> Answer:
+        token = body.get("replyToken")
+        if not isinstance(token, str) or not token:
+            return _body_error("must be specified", "replyToken")
+        problem = _check_messages(body)
+        if problem is not None:
+            return problem
+        with self._lock:
+            if token in self._used_reply_tokens:
+                return _error(400, "Invalid reply token")
+            self._used_reply_tokens.add(token)
+        return Answer(200, {"sentMessages": _sent_messages(len(body["messages"]))})
+
+    def _push(self, body: dict, retry_key: str | None) -> Answer:
+        if not isinstance(body.get("to"), str) or not body["to"]:
+            return _body_error("must be specified", "to")
+        problem = _check_messages(body)
+        if problem is not None:
+            return problem
+        if retry_key is not None and not _UUID_RE.match(retry_key):
+            return _error(400, "The value of the X-Line-Retry-Key header is invalid")
+        request_id = _new_request_id()
+        sent = _sent_messages(len(body["messages"]))
+        with self._lock:
+            if retry_key is not None:
+                accepted = self._accepted_retry_keys.get(retry_key.lower())
+                if accepted is not None:
+                    original_id, original_sent = accepted
+                    return Answer(409, {"message": "The retry key is already accepted",
+                                        "sentMessages": original_sent},
+                                  {"x-line-accepted-request-id": original_id})
+                self._accepted_retry_keys[retry_key.lower()] = (request_id, sent)
+        return Answer(200, {"sentMessages": sent}, {"x-line-request-id": request_id})
+
+    def _loading(self, body: dict, _retry_key: str | None) -> Answer:
+        if not isinstance(body.get("chatId"), str) or not body["chatId"]:
+            return _body_error("must be specified", "chatId")
+        seconds = body.get("loadingSeconds", 20)
+        if seconds not in _LOADING_SECONDS:
+            return _body_error("must be a multiple of 5 between 5 and 60", "loadingSeconds")
+        return Answer(202, {})
+
+    @staticmethod
+    def _profile(user_id: str) -> Answer:
+        return Answer(200, {"displayName": "本機測試使用者", "userId": user_id, "language": "zh-TW"})
+
+    def _control(self, method: str, path: str, query: dict[str, list[str]]) -> Answer:
+        if method != "GET":
+            return _error(405, "Method not allowed")
+        if path == HEALTH_PATH:
+            return Answer(200, {"ok": True})
+        if path == CALLS_PATH:
+            try:
+                since = int(query.get("since", ["0"])[0])
+            except ValueError:
+                return _error(400, "since must be an integer")
+            return Answer(200, self.calls(since))
+        return _error(404, "Not found")
+
+    def _check_auth(self, authorization: str | None) -> Answer | None:
+        if self._access_token is None:
+            return None
+        if not authorization or not authorization.startswith("Bearer "):
+            return _error(401, AUTH_MISSING)
+        if not secrets.compare_digest(authorization[len("Bearer "):].encode(), self._access_token.encode()):
+            return _error(401, AUTH_INVALID)
+        return None
+
+    def _take_fault(self, path: str) -> _Fault | None:
+        with self._lock:
+            fault = self._faults.get(path)
+            if fault is None:
+                return None
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                del self._faults[path]
+            return fault
+
+    def _take_delay(self, path: str) -> float:
+        with self._lock:
+            pending = self._delays.get(path)
+            return pending.pop(0) if pending else 0.0
+
+    def _record(self, method: str, path: str, headers: dict[str, str], body: Any, answer: Answer) -> None:
+        authorization = headers.get("authorization")
+        recorded_headers = {
+            "authorization": None if authorization is None else
+            ("Bearer ***" if authorization.startswith("Bearer ") else "***"),
+            "content-type": headers.get("content-type"),
+            "x-line-retry-key": headers.get("x-line-retry-key"),
+        }
+        with self._changed:
+            self._seq += 1
+            call = {"seq": self._seq, "at": datetime.now(timezone.utc).isoformat(), "method": method,
+                    "path": path, "headers": recorded_headers, "body": body, "status": answer.status,
+                    "request_id": answer.headers.get("x-line-request-id"), "response": answer.body}
+            self._calls.append(call)
+            if self._record_path is not None:
+                with self._record_path.open("a", encoding="utf-8") as sink:
+                    sink.write(json.dumps(call, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self._changed.notify_all()
+
+
+def _parse_json(raw_body: bytes) -> tuple[Any, bool]:
+    """Return (parsed body or None, whether the body was present but not valid JSON)."""
+    if not raw_body:
+        return None, False
+    try:
+        return json.loads(raw_body.decode("utf-8")), False
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, True
+
+
+def _make_handler(standin: LineStandin) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "LineStandin/1"
+        disable_nagle_algorithm = True  # headers and body are two writes; avoid a 40 ms stall
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(Answer(413, {"message": "Request entity too large"}), close=True)
+                return
+            raw_body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            self._send(standin.handle(self.command, self.path, headers, raw_body))
+
+        def _send(self, answer: Answer, close: bool = False) -> None:
+            payload = json.dumps(answer.body, ensure_ascii=False).encode("utf-8")
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            if close:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+            return  # calls are recorded as JSON; keep stderr quiet
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stand-in until SIGINT/SIGTERM; print ``{"url": ...}`` on stdout when ready."""
+    parser = argparse.ArgumentParser(prog="python -m tools.line_standin", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8090, help="TCP port; 0 picks a free one")
+    parser.add_argument("--record", type=Path, default=None, help="append every call as JSON lines here")
+    parser.add_argument("--access-token-env", default=None, metavar="VAR",
+                        help="require 'Bearer $VAR' (the token is read from this environment variable, "
+                             "never from the command line)")
+    args = parser.parse_args(argv)
+    token = None
+    if args.access_token_env:
+        token = os.environ.get(args.access_token_env)
+        if not token:
+            print(f"line_standin: {args.access_token_env} is not set", file=sys.stderr)
+            return 2
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    with LineStandin(args.host, args.port, args.record, token) as standin:
+        print(json.dumps({"url": standin.url, "record": str(args.record) if args.record else None}), flush=True)
+        stopped.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
