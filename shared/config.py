@@ -17,6 +17,9 @@ WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_S
 RECONCILE_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
 MEMORY_REQUIRED = ("LOCAL_STORE_URL",)
 
+#: Fault-injection names (tests and the demo only; refused unless the store is the embedded SQLite).
+FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})
+
 
 class ConfigError(RuntimeError):
     """The environment is missing or has bad values; the message lists every problem."""
@@ -49,6 +52,19 @@ class Settings:
     store_deadline_seconds: float = 0.5
     line_timeout_seconds: float = 1.0
     event_lease_seconds: float = 30.0
+    # Handoff (DESIGN §4).
+    draft_ttl_seconds: float = 600.0
+    request_text_max_chars: int = 500
+    daily_request_cap: int = 5
+    queue_name: str = "handoff-reconcile"
+    queue_min_backoff_seconds: float = 1.0
+    queue_max_backoff_seconds: float = 60.0
+    queue_max_attempts: int = 5
+    tasks_queue_path: str | None = None
+    tasks_service_account: str | None = None
+    faults: frozenset[str] = frozenset()
+    # Consented memory (DESIGN §6).
+    memory_card_ttl_seconds: float = 300.0
 
     @property
     def tz(self) -> ZoneInfo:
@@ -100,6 +116,22 @@ class Settings:
                 problems.append(f"{name} must be positive")
             return value
 
+        def integer(name: str, default: int) -> int:
+            raw = get(name)
+            if raw is None:
+                return default
+            if not raw.isdigit() or int(raw) <= 0:
+                problems.append(f"{name} must be a positive whole number")
+                return default
+            return int(raw)
+
+        faults = frozenset(f.strip().upper() for f in (get("LOCAL_FAULTS") or "").split(",") if f.strip())
+        unknown_faults = faults - FAULTS
+        if unknown_faults:
+            problems.append(f"LOCAL_FAULTS has unknown names: {', '.join(sorted(unknown_faults))}")
+        if faults and not (store_url or "").startswith("sqlite:"):
+            problems.append("LOCAL_FAULTS is for tests and the demo on the embedded store only")
+
         settings = cls(
             line_channel_secret=get("LINE_CHANNEL_SECRET"),
             line_channel_access_token=get("LINE_CHANNEL_ACCESS_TOKEN"),
@@ -115,6 +147,17 @@ class Settings:
             store_deadline_seconds=seconds("LOCAL_STORE_DEADLINE_SECONDS", 0.5),
             line_timeout_seconds=seconds("LOCAL_LINE_TIMEOUT_SECONDS", 1.0),
             event_lease_seconds=seconds("LOCAL_EVENT_LEASE_SECONDS", 30.0),
+            draft_ttl_seconds=seconds("LOCAL_DRAFT_TTL_SECONDS", 600.0),
+            request_text_max_chars=integer("LOCAL_REQUEST_TEXT_MAX_CHARS", 500),
+            daily_request_cap=integer("LOCAL_DAILY_REQUEST_CAP", 5),
+            queue_name=get("LOCAL_QUEUE_NAME") or "handoff-reconcile",
+            queue_min_backoff_seconds=seconds("LOCAL_QUEUE_MIN_BACKOFF_SECONDS", 1.0),
+            queue_max_backoff_seconds=seconds("LOCAL_QUEUE_MAX_BACKOFF_SECONDS", 60.0),
+            queue_max_attempts=integer("LOCAL_QUEUE_MAX_ATTEMPTS", 5),
+            tasks_queue_path=get("LOCAL_TASKS_QUEUE_PATH"),
+            tasks_service_account=get("LOCAL_TASKS_SERVICE_ACCOUNT"),
+            faults=faults,
+            memory_card_ttl_seconds=seconds("LOCAL_MEMORY_CARD_TTL_SECONDS", 300.0),
         )
         if problems:
             raise ConfigError(problems)

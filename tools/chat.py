@@ -674,8 +674,18 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
     return build_text_event(line, session.user_id)
 
 
-def run_interactive(session: ChatSession, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Chat on a terminal until /quit, EOF or Ctrl-C. Returns the exit status (0)."""
+def run_interactive(session: ChatSession, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Chat on a terminal until /quit, EOF or Ctrl-C.
+
+    Args:
+        session: the chat session to drive.
+        stdin, stdout: default to the process's; with the real stdin, ``input()``
+            (line editing) is used.
+    Returns:
+        The exit status, 0.
+    """
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
     try:
         import readline  # noqa: F401  (line editing and history for input())
     except ImportError:
@@ -686,7 +696,7 @@ def run_interactive(session: ChatSession, stdin: TextIO = sys.stdin, stdout: Tex
             _show_pending(session, stdout)
             line = (input("你> ") if stdin is sys.stdin else _read_line(stdin, stdout)).strip()
         except (EOFError, KeyboardInterrupt):
-            _say("", stdout)
+            print(file=stdout, flush=True)  # end the prompt line
             return 0
         if not line:
             continue
@@ -770,13 +780,19 @@ def _headless_error(message: str) -> dict:
     return {"status": None, "replies": [], "choices": [], "error": message}
 
 
-def run_headless(session: ChatSession, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout,
-                 stderr: TextIO = sys.stderr) -> int:
+def run_headless(session: ChatSession, stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 stderr: TextIO | None = None) -> int:
     """Serve a script: one JSON object per input line, exactly one JSON line out each.
 
+    Args:
+        session: the chat session to drive.
+        stdin, stdout, stderr: default to the process's streams (read at call time).
     Returns:
         0 at end of input.
     """
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
     for number, raw in enumerate(stdin, 1):
         if not raw.strip():
             continue

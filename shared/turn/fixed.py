@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Callable
 from urllib.parse import parse_qs
 
+from shared.handoff import flow as handoff_flow
+from shared.memory import flow as memory_flow
 from shared.turn.engine import run_proposal
-from shared.turn.menu import expired_button_reply, handoff_info_reply, menu_reply
+from shared.turn.menu import expired_button_reply, menu_reply
 from shared.turn.router import Proposal
 from shared.webhook.context import EventContext, Reply
 
@@ -28,14 +30,19 @@ FIXED_ENTRIES: dict[str, Callable[[EventContext], Reply]] = {
     "選單": menu_reply,
     "查蔬食": places_picker,
     "查活動": events_picker,
-    "留下服務詢問": handoff_info_reply,
+    "留下服務詢問": handoff_flow.start_entry,
+    "查看原本服務單": handoff_flow.status_entry,
+    "我的偏好": memory_flow.view_entry,
+    "忘記我的飲食偏好": memory_flow.forget_entry,
 }
 
 _MENU_POSTBACKS: dict[str, Callable[[EventContext], Reply]] = {
     "main": menu_reply,
     "places": places_picker,
     "events": events_picker,
-    "handoff": handoff_info_reply,
+    "handoff": handoff_flow.start_entry,
+    "status": handoff_flow.status_entry,
+    "preference": memory_flow.view_entry,
 }
 
 

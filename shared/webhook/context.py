@@ -26,6 +26,8 @@ class EventContext:
     actor: Actor | None
     webhook_event_id: str | None
     deadline_monotonic: float
+    queue: Any = None    # shared.queue port (TaskQueue) once the handoff issue wires it
+    memory: Any = None   # client of functions/memory once the memory issue wires it
 
 
 @dataclass(frozen=True)

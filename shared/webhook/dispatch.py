@@ -12,7 +12,9 @@ from linebot.v3.webhooks import (
     TextMessageContent,
 )
 
+from shared.handoff import flow as handoff_flow
 from shared.logs import log
+from shared.memory import flow as memory_flow
 from shared.turn import fixed, menu
 from shared.turn.engine import run_text_turn
 from shared.webhook.context import EventContext, Reply
@@ -27,7 +29,16 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
     "menu": fixed.handle_menu_postback,
     "places": fixed.handle_places_postback,
     "events": fixed.handle_events_postback,
+    "handoff": handoff_flow.handle_postback,
+    "mem": memory_flow.handle_postback,
 }
+
+#: Free-text hooks tried in order after the fixed entries and before the turn engine; each
+#: returns a Reply when the text is theirs (新需求：…, 幫我記住…), else None.
+TEXT_HOOKS: tuple[Callable[[EventContext, str], Reply | None], ...] = (
+    handoff_flow.match_text,
+    memory_flow.match_text,
+)
 
 
 def needs_claim(event) -> bool:
@@ -58,6 +69,10 @@ def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
         entry = fixed.FIXED_ENTRIES.get(text.strip())
         if entry is not None:
             return entry(ctx)
+        for hook in TEXT_HOOKS:
+            reply = hook(ctx, text)
+            if reply is not None:
+                return reply
         return run_text_turn(ctx, text)
     return menu.non_text_reply()
 

@@ -43,11 +43,15 @@ class WebhookService:
         store: the document store (inbox, drafts, requests, preferences).
         line: the LINE gateway used for replies.
         clock: returns an aware "now"; injected by tests.
+        queue: the task queue port (handoff reconcile), or None.
+        memory: the client of functions/memory, or None.
     """
 
     def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway,
-                 clock: Clock = utc_now):
+                 clock: Clock = utc_now, queue=None, memory=None):
         self.settings = settings
+        self.queue = queue
+        self.memory = memory
         self.store = store
         self.line = line
         self.clock = clock
@@ -120,7 +124,8 @@ class WebhookService:
             log("WARNING", "event without webhookEventId: not deduplicated", **fields)
 
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
-        ctx = EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline)
+        ctx = EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
+                           queue=self.queue, memory=self.memory)
         try:
             reply = dispatch_event(ctx, event)
         except StoreError as exc:

@@ -1,0 +1,1 @@
+"""Consented dietary memory: consent cards, approve/forget via functions/memory (DESIGN §6)."""
