@@ -30,8 +30,19 @@ def line_gateway(settings: Settings) -> LineGateway:
     return SdkLineGateway(settings.line_api_base_url, settings.line_channel_access_token or "")
 
 
+def task_queue(settings: Settings):
+    """The task queue for handoff reconcile (embedded or Cloud Tasks); None until the handoff issue."""
+    return None
+
+
+def memory_client(settings: Settings):
+    """The client of functions/memory; None until the memory issue."""
+    return None
+
+
 def webhook_service(settings: Settings):
-    """The webhook use case wired to the configured store and LINE API."""
+    """The webhook use case wired to the configured store, LINE API, queue and memory function."""
     from shared.webhook.service import WebhookService
 
-    return WebhookService(settings, open_store(settings), line_gateway(settings))
+    return WebhookService(settings, open_store(settings), line_gateway(settings),
+                          queue=task_queue(settings), memory=memory_client(settings))
