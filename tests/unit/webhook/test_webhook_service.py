@@ -161,3 +161,38 @@ def test_concurrency_eight_threads_one_event_one_reply(webhook_service, line_sta
         t.join()
     assert len(reply_calls(line_standin)) == 1
     assert statuses.count(200) >= 1 and set(statuses) <= {200, 503}
+
+
+def test_budget_slow_line_api_still_answers_within_two_seconds(webhook_service, line_standin):
+    import time
+
+    event = text_event("我要預約")
+    line_standin.delay_next("/v2/bot/message/reply", 3.0)
+    started = time.monotonic()
+    result = handle(webhook_service, line_body(event))
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.0
+    assert result.status == 200  # the reply's outcome is unknown: it is never retried blindly
+    doc = webhook_service.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+    assert doc["state"] == "done" and doc["outcome"] == "reply_unknown"
+
+
+def test_budget_locked_store_answers_503_within_two_seconds(webhook_service, line_standin, store_url):
+    import sqlite3
+    import time
+
+    from shared.store.sqlite import path_from_url
+
+    webhook_service.store.get("warm", "up")  # creates the file and table
+    blocker = sqlite3.connect(path_from_url(store_url), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        started = time.monotonic()
+        result = handle(webhook_service, line_body(text_event("我要預約")))
+        elapsed = time.monotonic() - started
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert elapsed < 2.0
+    assert result.status == 503  # LINE redelivers; nothing was claimed or replied
+    assert reply_calls(line_standin) == []
