@@ -36,5 +36,16 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m tools.bench
 
+# The seeds' four-case table (baseline, after_commit, before_write, lookup_unavailable) replayed
+# through the real functions, each with its own temporary store: make demo [OUT=DIR]
+OUT ?= out/demo
+demo: $(STAMP)
+	@$(PY) -m tools.demo --out "$(OUT)"
+
+# What LOCAL stores about one user: one JSON document on stdout, logs on stderr.
+# make user-data LINE_USER_ID=U<32 hex>   (LOCAL_STORE_URL / LOCAL_TENANT_ID: environment wins)
+user-data: $(STAMP)
+	@$(PY) -m tools.user_data --user-id "$(LINE_USER_ID)"
+
 clean:
 	rm -rf $(VENV) .run

@@ -1,0 +1,497 @@
+"""Embedded task queue: Cloud Tasks semantics in the store's SQLite file, no extra process.
+
+Tasks live in their own table (``queue_tasks``) of the same SQLite file as the document store
+(``LOCAL_STORE_URL``), so they survive restarts. Every process that uses the queue may
+dispatch: a due task is claimed under a lease in one ``BEGIN IMMEDIATE`` transaction, so two
+dispatchers (threads or processes) never run one task at once, and a task whose dispatcher died
+becomes due again when its lease expires. Delivery is an HTTP POST with Cloud Tasks' headers,
+made outside any transaction.
+
+Retry policy (Cloud Tasks ``RetryConfig``): ``min_backoff_seconds``, ``max_backoff_seconds``,
+``max_doublings`` and ``max_attempts`` (attempts include the first; ``max_retry_duration`` is not
+implemented). A 2xx ends the task; any other status, a timeout or a connection error is a failed
+attempt, retried after ``backoff_seconds(retries so far)`` until ``max_attempts`` attempts, then
+the task is ``failed`` and kept. Names are reserved forever (Cloud Tasks keeps them for a while
+after a task ends), so re-enqueueing a finished operation creates nothing. A lease that expires
+(dispatcher killed mid-delivery) counts as an attempt without an answer; the task is due again at
+once, or ``failed`` if that was its last attempt.
+
+Headers, as Cloud Tasks sends them: ``X-CloudTasks-TaskRetryCount`` = attempts before this one
+(0 on the first); ``X-CloudTasks-TaskExecutionCount`` = earlier attempts that got an answer other
+than 5xx; ``X-CloudTasks-TaskETA`` = this attempt's schedule time, epoch seconds as a decimal;
+``X-CloudTasks-TaskPreviousResponse`` = the last status, when there was one. Every task of a queue
+goes to the queue's ``target_url`` (queue-level routing; the URL is not stored with the task).
+
+Threads: ``start()`` runs one daemon dispatcher per process. gunicorn (functions-framework)
+imports ``main.py`` in its master and then forks the worker, so call ``start()`` in the worker:
+``os.register_at_fork(after_in_child=queue.start)`` at import plus ``queue.start()`` on the first
+request (it is idempotent and notices a fork). Never at import time in a process that serves.
+
+Source: DESIGN §1 (embedded default), §4, §9; Cloud Tasks docs, "Create HTTP target tasks"
+(X-CloudTasks-* headers) and the RetryConfig reference; sqlite.org/lang_transaction.html.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+import urllib.parse
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from shared.clock import Clock, require_aware, to_iso, utc_now
+from shared.logs import log
+from shared.queue.port import (
+    EnqueueResult,
+    QueueUnavailable,
+    encode_payload,
+    validate_delay,
+    validate_task_name,
+)
+
+#: ``http(url, body, headers, timeout_seconds) -> status``; raises OSError when no answer came.
+HttpPost = Callable[[str, bytes, dict[str, str], float], int]
+
+STATES = ("pending", "running", "succeeded", "failed")
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS queue_tasks (
+        name TEXT PRIMARY KEY,
+        queue TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        execution_count INTEGER NOT NULL DEFAULT 0,
+        schedule_at REAL NOT NULL,
+        lease_until REAL,
+        lease_owner TEXT,
+        last_status INTEGER,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX IF NOT EXISTS queue_tasks_due ON queue_tasks(queue, state, schedule_at)",
+)
+# Columns: attempts = dispatches started (its value before a dispatch is that dispatch's
+# X-CloudTasks-TaskRetryCount); execution_count = answers that were not 5xx (the next dispatch's
+# X-CloudTasks-TaskExecutionCount); schedule_at and lease_until are UTC epoch seconds;
+# last_status is the last HTTP status, NULL when no answer came.
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One stored task, for inspection (tests, the demo). Times are aware UTC datetimes."""
+
+    name: str
+    queue: str
+    payload: dict[str, Any]
+    state: str
+    attempts: int
+    execution_count: int
+    schedule_at: datetime
+    lease_until: datetime | None
+    last_status: int | None
+
+
+@dataclass(frozen=True)
+class _Claim:
+    name: str
+    body: bytes
+    retry_count: int
+    execution_count: int
+    eta_epoch: float
+    owner: str
+    previous_status: int | None
+
+
+def backoff_seconds(retry_index: int, *, min_backoff_seconds: float, max_backoff_seconds: float,
+                    max_doublings: int = 16) -> float:
+    """Delay before the next attempt, after ``retry_index + 1`` failed attempts.
+
+    The interval starts at ``min_backoff_seconds``, doubles ``max_doublings`` times, then grows
+    linearly by ``min * 2**max_doublings``, capped at ``max_backoff_seconds``.
+
+    Args:
+        retry_index: retries made before the failed attempt (0 after the first attempt fails).
+    Returns:
+        seconds ≥ 0. With the default 16 doublings: min, 2·min, 4·min, … capped at max.
+    Source: Cloud Tasks RetryConfig (min 10 s, max 300 s, 3 doublings → 10, 20, 40, 80, 160, 240, 300).
+    """
+    k = max(0, int(retry_index))
+    if k <= max_doublings:
+        delay = min_backoff_seconds * (2 ** k)
+    else:
+        delay = min_backoff_seconds * (2 ** max_doublings) * (k - max_doublings + 1)
+    return float(min(max_backoff_seconds, delay))
+
+
+def http_post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int:
+    """POST with the standard library's ``http.client`` (header names sent as given, no proxies).
+
+    Returns:
+        the HTTP status of the answer.
+    Raises:
+        OSError: no answer (connection refused or reset, timeout); the attempt got no response.
+        ValueError: the URL is not http(s)://host[:port]/path.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("target_url must be http(s)://host[:port]/path")
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname, parts.port, timeout=timeout_seconds)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(65536)
+        return int(response.status)
+    except http.client.HTTPException as exc:  # e.g. RemoteDisconnected is also an OSError
+        raise ConnectionError(f"bad HTTP answer: {exc.__class__.__name__}") from exc
+    finally:
+        connection.close()
+
+
+def _epoch(value: datetime) -> float:
+    return require_aware(value).timestamp()
+
+
+def _from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, timezone.utc)
+
+
+class EmbeddedQueue:
+    """The default ``TaskQueue``: durable in SQLite, dispatched over HTTP by any process using it.
+
+    Args:
+        path: the SQLite file (the store's, from ``LOCAL_STORE_URL``); its table is created on first use.
+        queue_name: sent as ``X-CloudTasks-QueueName``; a queue only dispatches its own tasks.
+        target_url: where every task of this queue is POSTed (``RECONCILE_FUNCTION_URL``).
+        auth_token: sent as ``Authorization: Bearer <token>`` (``LOCAL_INTERNAL_TOKEN``); never logged.
+        min_backoff_seconds, max_backoff_seconds, max_doublings, max_attempts: RetryConfig (see module).
+        dispatch_deadline_seconds: HTTP timeout per attempt; the lease is this plus ``lease_margin_seconds``.
+        clock: aware-UTC clock for schedules and leases.
+        poll_interval_seconds: how often the dispatcher thread looks for due tasks.
+        http: POST function (``http_post`` by default); a test seam.
+        lock_timeout_seconds: SQLite busy_timeout per call, in seconds.
+    Raises:
+        ValueError: inconsistent retry or deadline settings.
+    """
+
+    def __init__(self, path: str, *, queue_name: str, target_url: str, auth_token: str | None,
+                 min_backoff_seconds: float = 1.0, max_backoff_seconds: float = 60.0,
+                 max_attempts: int = 5, max_doublings: int = 16, dispatch_deadline_seconds: float = 10.0,
+                 clock: Clock = utc_now, poll_interval_seconds: float = 0.2, http: HttpPost | None = None,
+                 lease_margin_seconds: float = 5.0, lock_timeout_seconds: float = 1.0):
+        if not (0 <= min_backoff_seconds <= max_backoff_seconds):
+            raise ValueError("need 0 <= min_backoff_seconds <= max_backoff_seconds")
+        if max_attempts < 1 or max_doublings < 0:
+            raise ValueError("max_attempts must be >= 1 and max_doublings >= 0")
+        if dispatch_deadline_seconds <= 0 or lease_margin_seconds < 0:
+            raise ValueError("dispatch_deadline_seconds must be positive, lease_margin_seconds >= 0")
+        self.path = path
+        self.queue_name = queue_name
+        self.target_url = target_url
+        self._auth_token = auth_token
+        self.min_backoff_seconds = float(min_backoff_seconds)
+        self.max_backoff_seconds = float(max_backoff_seconds)
+        self.max_attempts = int(max_attempts)
+        self.max_doublings = int(max_doublings)
+        self.dispatch_deadline_seconds = float(dispatch_deadline_seconds)
+        self.lease_seconds = float(dispatch_deadline_seconds) + float(lease_margin_seconds)
+        self.poll_interval_seconds = float(poll_interval_seconds)
+        self.lock_timeout_seconds = float(lock_timeout_seconds)
+        self._clock = clock
+        self._http = http or http_post
+        self._local = threading.local()
+        self._thread_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._thread_pid: int | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+
+    # ---- connections -------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened lazily; a connection inherited across fork is dropped."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            return conn
+        conn = None
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.lock_timeout_seconds, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout={int(self.lock_timeout_seconds * 1000)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise QueueUnavailable(f"cannot open queue: {exc.__class__.__name__}") from exc
+        self._local.conn = conn
+        self._local.pid = os.getpid()
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection, if any."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            conn.close()
+        self._local.conn = None
+
+    def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``. Raises QueueUnavailable."""
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise QueueUnavailable(f"queue busy: {exc.__class__.__name__}") from exc
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except BaseException as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.Error):
+                raise QueueUnavailable(f"queue write failed: {exc.__class__.__name__}") from exc
+            raise
+
+    # ---- the port ----------------------------------------------------------------------
+
+    def enqueue(self, name: str, payload: dict[str, Any], *, delay_seconds: float = 0.0) -> EnqueueResult:
+        """Insert the task unless its name exists (in any state). See ``TaskQueue.enqueue``.
+
+        Raises:
+            InvalidTask: bad name, payload or delay.
+            QueueUnavailable: the file was locked past ``lock_timeout_seconds`` or unreadable;
+                nothing was written.
+        """
+        validate_task_name(name)
+        body = encode_payload(payload)
+        delay = validate_delay(delay_seconds)
+        now = self._clock()
+        stamp = to_iso(now)
+
+        def insert(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
+                "INSERT INTO queue_tasks(name, queue, payload, state, schedule_at, created_at, updated_at)"
+                " VALUES (?,?,?,'pending',?,?,?) ON CONFLICT(name) DO NOTHING",
+                (name, self.queue_name, body.decode("utf-8"), _epoch(now) + delay, stamp, stamp))
+            return cursor.rowcount == 1
+
+        created = self._write(insert)
+        log("INFO", "queue task enqueued" if created else "queue task already known",
+            queue=self.queue_name, task=name, created=created, delay_seconds=delay)
+        if created and delay == 0:
+            self._wake.set()
+        return EnqueueResult(name=name, created=created)
+
+    # ---- inspection ----------------------------------------------------------------------
+
+    def task(self, name: str) -> TaskRecord | None:
+        """The stored task by name, or None. Raises QueueUnavailable."""
+        try:
+            row = self._conn().execute(
+                "SELECT name, queue, payload, state, attempts, execution_count, schedule_at, lease_until,"
+                " last_status FROM queue_tasks WHERE name=?", (name,)).fetchone()
+        except sqlite3.Error as exc:
+            raise QueueUnavailable(f"queue read failed: {exc.__class__.__name__}") from exc
+        if row is None:
+            return None
+        return TaskRecord(name=row[0], queue=row[1], payload=json.loads(row[2]), state=row[3],
+                          attempts=row[4], execution_count=row[5], schedule_at=_from_epoch(row[6]),
+                          lease_until=_from_epoch(row[7]), last_status=row[8])
+
+    def counts(self) -> dict[str, int]:
+        """Tasks of this queue per state, e.g. ``{"pending": 1, "running": 0, …}``. Raises QueueUnavailable."""
+        try:
+            rows = self._conn().execute(
+                "SELECT state, COUNT(*) FROM queue_tasks WHERE queue=? GROUP BY state",
+                (self.queue_name,)).fetchall()
+        except sqlite3.Error as exc:
+            raise QueueUnavailable(f"queue read failed: {exc.__class__.__name__}") from exc
+        found = dict.fromkeys(STATES, 0)
+        found.update({state: count for state, count in rows})
+        return found
+
+    # ---- dispatch ------------------------------------------------------------------------
+
+    def dispatch_due(self, now: datetime | None = None, limit: int = 100) -> int:
+        """Claim and deliver due tasks one by one, synchronously, until none is due or ``limit``.
+
+        Args:
+            now: the instant to use for every claim and reschedule (aware); the clock when None.
+            limit: most deliveries in this pass.
+        Returns:
+            how many HTTP deliveries were attempted.
+        Raises:
+            QueueUnavailable: the file stayed locked; deliveries already made are recorded.
+        """
+        if now is not None:
+            require_aware(now)
+        delivered = 0
+        while delivered < limit:
+            claim = self._claim(now or self._clock())
+            if claim is None:
+                break
+            status = self._deliver(claim)
+            self._record(claim, status, now or self._clock())
+            delivered += 1
+        return delivered
+
+    def _claim(self, now: datetime) -> _Claim | None:
+        now_epoch = _epoch(now)
+        owner = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{secrets.token_hex(4)}"
+        expired: list[tuple[str, int, bool]] = []  # (name, attempts, failed) for leases found expired
+
+        def claim(conn: sqlite3.Connection) -> _Claim | None:
+            expired.clear()
+            while True:
+                row = conn.execute(
+                    "SELECT name, payload, state, attempts, execution_count, schedule_at, last_status"
+                    " FROM queue_tasks WHERE queue=? AND ((state='pending' AND schedule_at<=?)"
+                    " OR (state='running' AND lease_until<=?)) ORDER BY schedule_at, name LIMIT 1",
+                    (self.queue_name, now_epoch, now_epoch)).fetchone()
+                if row is None:
+                    return None
+                name, payload, state, attempts, execution_count, schedule_at, last_status = row
+                if state == "running":
+                    # The dispatcher that held the lease died or overran: that attempt got no answer.
+                    exhausted = attempts >= self.max_attempts
+                    expired.append((name, attempts, exhausted))
+                    if exhausted:
+                        conn.execute(
+                            "UPDATE queue_tasks SET state='failed', lease_until=NULL, lease_owner=NULL,"
+                            " last_status=NULL, updated_at=? WHERE name=?", (to_iso(now), name))
+                        continue
+                conn.execute(
+                    "UPDATE queue_tasks SET state='running', attempts=attempts+1, lease_until=?,"
+                    " lease_owner=?, updated_at=? WHERE name=?",
+                    (now_epoch + self.lease_seconds, owner, to_iso(now), name))
+                return _Claim(name=name, body=payload.encode("utf-8"), retry_count=attempts,
+                              execution_count=execution_count, eta_epoch=schedule_at, owner=owner,
+                              previous_status=last_status)
+
+        claimed = self._write(claim)
+        for name, attempts, exhausted in expired:
+            log("ERROR" if exhausted else "WARNING",
+                "queue task failed: lease expired on its last attempt" if exhausted
+                else "queue task lease expired; dispatching again",
+                queue=self.queue_name, task=name, attempts=attempts)
+        return claimed
+
+    def _headers(self, claim: _Claim) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "LOCAL-embedded-queue",
+            "X-CloudTasks-QueueName": self.queue_name,
+            "X-CloudTasks-TaskName": claim.name,
+            "X-CloudTasks-TaskRetryCount": str(claim.retry_count),
+            "X-CloudTasks-TaskExecutionCount": str(claim.execution_count),
+            "X-CloudTasks-TaskETA": f"{claim.eta_epoch:.6f}",
+        }
+        if claim.previous_status is not None:
+            headers["X-CloudTasks-TaskPreviousResponse"] = str(claim.previous_status)
+        if self._auth_token:
+            headers["Authorization"] = f"Bearer {self._auth_token}"
+        return headers
+
+    def _deliver(self, claim: _Claim) -> int | None:
+        """POST the task; the status, or None when no answer came. Never raises for HTTP trouble."""
+        try:
+            return self._http(self.target_url, claim.body, self._headers(claim), self.dispatch_deadline_seconds)
+        except (OSError, ValueError) as exc:  # URLError, timeouts, refused; ValueError: malformed URL
+            log("WARNING", "queue delivery got no answer", queue=self.queue_name, task=claim.name,
+                retry_count=claim.retry_count, error=exc.__class__.__name__)
+            return None
+
+    def _record(self, claim: _Claim, status: int | None, now: datetime) -> None:
+        now_epoch = _epoch(now)
+        succeeded = status is not None and 200 <= status < 300
+
+        def record(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT state, lease_owner, attempts FROM queue_tasks WHERE name=?",
+                               (claim.name,)).fetchone()
+            if row is None or row[0] != "running" or row[1] != claim.owner:
+                return None
+            attempts = row[2]
+            answered = 1 if status is not None and status < 500 else 0
+            if succeeded:
+                state, schedule_at = "succeeded", None
+            elif attempts >= self.max_attempts:
+                state, schedule_at = "failed", None
+            else:
+                delay = backoff_seconds(attempts - 1, min_backoff_seconds=self.min_backoff_seconds,
+                                        max_backoff_seconds=self.max_backoff_seconds,
+                                        max_doublings=self.max_doublings)
+                state, schedule_at = "pending", now_epoch + delay
+            conn.execute(
+                "UPDATE queue_tasks SET state=?, execution_count=execution_count+?,"
+                " schedule_at=COALESCE(?, schedule_at), lease_until=NULL, lease_owner=NULL,"
+                " last_status=?, updated_at=? WHERE name=?",
+                (state, answered, schedule_at, status, to_iso(now), claim.name))
+            return state
+
+        state = self._write(record)
+        fields = dict(queue=self.queue_name, task=claim.name, status=status, retry_count=claim.retry_count)
+        if state is None:
+            log("WARNING", "queue task lease lost before the result was recorded", **fields)
+        elif state == "failed":
+            log("ERROR", "queue task failed: attempts exhausted", attempts=claim.retry_count + 1, **fields)
+        elif state == "pending":
+            log("WARNING", "queue task will be retried", **fields)
+        else:
+            log("INFO", "queue task delivered", **fields)
+
+    # ---- the dispatcher thread -------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Start this process's dispatcher thread unless it runs. Idempotent; fork-aware.
+
+        Call it in the serving process (the gunicorn worker), never at import in the master.
+        Returns:
+            True when a thread was started by this call.
+        """
+        with self._thread_lock:
+            pid = os.getpid()
+            if self._thread is not None and self._thread_pid == pid and self._thread.is_alive():
+                return False
+            self._stop = threading.Event()
+            self._wake = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(self._stop, self._wake),
+                                            name=f"queue-dispatch-{self.queue_name}", daemon=True)
+            self._thread_pid = pid
+            self._thread.start()
+        log("INFO", "queue dispatcher started", queue=self.queue_name, pid=pid)
+        return True
+
+    def stop(self, timeout_seconds: float = 5.0) -> None:
+        """Ask the dispatcher thread to stop and wait up to ``timeout_seconds`` for it."""
+        with self._thread_lock:
+            thread, stop, wake = self._thread, self._stop, self._wake
+            self._thread = None
+        stop.set()
+        wake.set()
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+            thread.join(timeout_seconds)
+
+    def _run(self, stop: threading.Event, wake: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.dispatch_due()
+            except QueueUnavailable as exc:
+                log("WARNING", "queue dispatch pass skipped", queue=self.queue_name, error=str(exc))
+            except Exception:  # noqa: BLE001 - the thread must survive a bad pass; it is logged
+                log("ERROR", "queue dispatch pass crashed", queue=self.queue_name, exc_info=True)
+            wake.wait(self.poll_interval_seconds)
+            wake.clear()
+        self.close()

@@ -1,0 +1,137 @@
+"""``make user-data LINE_USER_ID=<id>``: what LOCAL stores about one user, as one JSON document.
+
+Reads ``LOCAL_STORE_URL`` and ``LOCAL_TENANT_ID`` (the environment wins over the Makefile's
+defaults) through the store port, read-only, and prints on stdout exactly one JSON document::
+
+    {"tenant_id": "...", "user_id": "U...",
+     "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
+     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at"}],
+     "drafts": [{"idempotency_key", "status", "created_at", "expires_at"}]}
+
+Only fields present in the store are printed (nothing is invented); lists are sorted by
+``created_at``; only documents whose ``tenant_id`` and ``user_id`` both match are included. A
+SQLite store file that does not exist yet reads as empty and is not created. Logs go to stderr.
+
+Exit status: 0 printed; 2 missing or malformed LINE_USER_ID or configuration; 1 store unreadable.
+Source: issue 3 (Build §8), DESIGN §2 (actor = tenant + user), §6 (preferences), §9 (operator commands).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any, Mapping, TextIO
+
+from shared.config import ConfigError, Settings
+from shared.logs import hash_user, log
+from shared.store import DocumentStore, StoreError
+
+USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
+PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
+REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at")
+DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at")
+
+
+def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    return {name: doc[name] for name in fields if name in doc}
+
+
+def _owned(doc: Mapping[str, Any], tenant_id: str, user_id: str) -> bool:
+    return doc.get("tenant_id") == tenant_id and doc.get("user_id") == user_id
+
+
+def _listed(store: DocumentStore, collection: str, tenant_id: str, user_id: str,
+            fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    docs = store.query(collection, where={"tenant_id": tenant_id, "user_id": user_id})
+    rows = [_pick(doc, fields) for doc in docs if _owned(doc, tenant_id, user_id)]
+    return sorted(rows, key=lambda row: str(row.get("created_at") or ""))
+
+
+def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any]:
+    """Everything printed for one actor.
+
+    Args:
+        store: a read-only document store.
+        tenant_id: the configured tenant (one LINE channel).
+        user_id: LINE user id, "U" + 32 lowercase hex.
+    Returns:
+        the document described in the module docstring.
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    preference_doc = store.get("preferences", f"{tenant_id}:{user_id}")
+    preference = None
+    if preference_doc is not None and _owned(preference_doc, tenant_id, user_id):
+        preference = _pick(preference_doc, PREFERENCE_FIELDS)
+    return {
+        "tenant_id": tenant_id,
+        "user_id": user_id,
+        "preference": preference,
+        "handoff_requests": _listed(store, "handoff_requests", tenant_id, user_id, REQUEST_FIELDS),
+        "drafts": _listed(store, "handoff_drafts", tenant_id, user_id, DRAFT_FIELDS),
+    }
+
+
+def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
+    return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": []}
+
+
+def _missing_sqlite_file(store_url: str) -> bool:
+    if not store_url.startswith("sqlite:"):
+        return False
+    from shared.store.sqlite import path_from_url
+
+    return not os.path.exists(path_from_url(store_url))
+
+
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None,
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Print one user's stored data as JSON on stdout. Returns the exit status (0, 1 or 2)."""
+    env = os.environ if environ is None else environ
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    parser = argparse.ArgumentParser(prog="make user-data", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--user-id", help="LINE user id (default: $LINE_USER_ID)")
+    args = parser.parse_args(argv)
+
+    user_id = (args.user_id or env.get("LINE_USER_ID") or "").strip()
+    if not user_id:
+        print("user-data: LINE_USER_ID is required, e.g. make user-data LINE_USER_ID=U0123…(32 hex)", file=err)
+        return 2
+    if not USER_ID_RE.match(user_id):
+        print("user-data: LINE_USER_ID must be a LINE user id: U followed by 32 lowercase hex digits", file=err)
+        return 2
+    try:
+        settings = Settings.from_env(env, required=("LOCAL_STORE_URL",))
+    except ConfigError as exc:
+        print(f"user-data: {exc}", file=err)
+        return 2
+
+    store_url = settings.store_url or ""
+    if _missing_sqlite_file(store_url):
+        log("INFO", "user data: store file does not exist yet; nothing is stored", user=hash_user(user_id))
+        result = _empty(settings.tenant_id, user_id)
+    else:
+        from shared.wiring import open_store
+
+        try:
+            store = open_store(settings, read_only=True)
+        except ValueError as exc:
+            print(f"user-data: {exc}", file=err)
+            return 2
+        try:
+            result = collect(store, settings.tenant_id, user_id)
+        except StoreError as exc:
+            print(f"user-data: cannot read the store: {exc}", file=err)
+            return 1
+    log("INFO", "user data exported", user=hash_user(user_id), tenant=settings.tenant_id,
+        preference=result["preference"] is not None, handoff_requests=len(result["handoff_requests"]),
+        drafts=len(result["drafts"]))
+    out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
