@@ -60,11 +60,16 @@ class Settings:
     queue_min_backoff_seconds: float = 1.0
     queue_max_backoff_seconds: float = 60.0
     queue_max_attempts: int = 5
+    #: First reconcile attempt after an unknown create outcome waits this long (seconds).
+    reconcile_delay_seconds: float = 1.0
     tasks_queue_path: str | None = None
     tasks_service_account: str | None = None
     faults: frozenset[str] = frozenset()
     # Consented memory (DESIGN §6).
     memory_card_ttl_seconds: float = 300.0
+    signing_key_version: int = 1
+    signing_key_previous: str | None = None
+    memory_timeout_seconds: float = 0.8
 
     @property
     def tz(self) -> ZoneInfo:
@@ -154,10 +159,14 @@ class Settings:
             queue_min_backoff_seconds=seconds("LOCAL_QUEUE_MIN_BACKOFF_SECONDS", 1.0),
             queue_max_backoff_seconds=seconds("LOCAL_QUEUE_MAX_BACKOFF_SECONDS", 60.0),
             queue_max_attempts=integer("LOCAL_QUEUE_MAX_ATTEMPTS", 5),
+            reconcile_delay_seconds=seconds("LOCAL_RECONCILE_DELAY_SECONDS", 1.0),
             tasks_queue_path=get("LOCAL_TASKS_QUEUE_PATH"),
             tasks_service_account=get("LOCAL_TASKS_SERVICE_ACCOUNT"),
             faults=faults,
             memory_card_ttl_seconds=seconds("LOCAL_MEMORY_CARD_TTL_SECONDS", 300.0),
+            signing_key_version=integer("LOCAL_SIGNING_KEY_VERSION", 1),
+            signing_key_previous=get("LOCAL_SIGNING_KEY_PREVIOUS"),
+            memory_timeout_seconds=seconds("LOCAL_MEMORY_TIMEOUT_SECONDS", 0.8),
         )
         if problems:
             raise ConfigError(problems)

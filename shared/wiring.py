@@ -9,10 +9,11 @@ from shared.store import DocumentStore
 
 
 def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:
-    """The store named by ``LOCAL_STORE_URL``.
+    """The store named by ``LOCAL_STORE_URL``: ``sqlite:////abs/path.sqlite3`` or
+    ``firestore://PROJECT[/DATABASE]`` (no connection is made here; the client is built on first use).
 
     Raises:
-        ValueError: unsupported URL scheme (only sqlite is built in this release).
+        ValueError: unsupported URL scheme or malformed URL.
     """
     url = settings.store_url or ""
     if url.startswith("sqlite:"):
@@ -20,6 +21,11 @@ def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:
 
         return SqliteStore.from_url(url, deadline_seconds=settings.store_deadline_seconds,
                                     read_only=read_only)
+    if url.startswith("firestore:"):
+        from shared.store.firestore import FirestoreStore
+
+        return FirestoreStore.from_url(url, deadline_seconds=settings.store_deadline_seconds,
+                                       read_only=read_only)
     raise ValueError(f"unsupported LOCAL_STORE_URL scheme: {url.split(':', 1)[0]!r}")
 
 
@@ -31,13 +37,48 @@ def line_gateway(settings: Settings) -> LineGateway:
 
 
 def task_queue(settings: Settings):
-    """The task queue for handoff reconcile (embedded or Cloud Tasks); None until the handoff issue."""
+    """The task queue for handoff reconcile, or None when no target is configured.
+
+    * ``LOCAL_TASKS_QUEUE_PATH`` set → Cloud Tasks (HTTP tasks to ``RECONCILE_FUNCTION_URL`` with an
+      OIDC token for ``LOCAL_TASKS_SERVICE_ACCOUNT``);
+    * else a SQLite store and ``RECONCILE_FUNCTION_URL`` set → the embedded queue, durable in the
+      store's file, dispatching with ``Authorization: Bearer <LOCAL_INTERNAL_TOKEN>``;
+    * else None: handoff still works, and an unknown outcome says it cannot be checked automatically.
+
+    Nothing connects and no thread starts here; the embedded dispatcher is started in the worker.
+    """
+    if settings.tasks_queue_path:
+        from shared.queue.cloudtasks import CloudTasksQueue
+
+        return CloudTasksQueue(settings.tasks_queue_path, target_url=settings.reconcile_function_url or "",
+                               service_account_email=settings.tasks_service_account or "")
+    url = settings.store_url or ""
+    if url.startswith("sqlite:") and settings.reconcile_function_url:
+        from shared.queue.embedded import EmbeddedQueue
+        from shared.store.sqlite import path_from_url
+
+        return EmbeddedQueue(path_from_url(url), queue_name=settings.queue_name,
+                             target_url=settings.reconcile_function_url, auth_token=settings.internal_token,
+                             min_backoff_seconds=settings.queue_min_backoff_seconds,
+                             max_backoff_seconds=settings.queue_max_backoff_seconds,
+                             max_attempts=settings.queue_max_attempts,
+                             lock_timeout_seconds=settings.store_deadline_seconds)
     return None
 
 
 def memory_client(settings: Settings):
-    """The client of functions/memory; None until the memory issue."""
-    return None
+    """The client of functions/memory at ``MEMORY_FUNCTION_URL``, or None when it is not set
+    (memory flows then say the feature is off and write nothing).
+
+    Credentials: ``LOCAL_INTERNAL_TOKEN`` on the embedded default, else a Google ID token for the
+    function's URL (shared.memory.auth).
+    """
+    if not settings.memory_function_url:
+        return None
+    from shared.memory.auth import caller_credentials
+    from shared.memory.client import HttpMemoryClient
+
+    return HttpMemoryClient(settings.memory_function_url, caller_credentials(settings))
 
 
 def webhook_service(settings: Settings):

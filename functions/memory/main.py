@@ -1,11 +1,59 @@
-"""Consented dietary memory: functions-framework target ``memory`` (private).
+"""Consented dietary memory: functions-framework target ``memory`` (HTTP, private).
 
-Not built yet (issue 4): answers 501.
+The only writer of preferences (DESIGN §6). Accepts only authenticated calls from the webhook
+(``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, a Google ID token in production).
+Body: ``{tenant_id, user_id, token}``; the actor comes from the webhook's verified event.
+Answers 200 ``{outcome, revision, dietary_type, operation}`` for every domain outcome (refusals
+included), 401/403 for bad credentials, 400 for a malformed body, 503 when the store failed
+(``error: outcome_unknown`` when a write may have landed; the same token can be sent again).
 """
+import functools
+
 import functions_framework
+
+from shared import wiring
+from shared.config import MEMORY_REQUIRED, Settings
+from shared.identity import Actor
+from shared.logs import log
+from shared.memory.auth import CallerAuthError, verify_caller
+from shared.memory.service import submit_card
+from shared.store import StoreError, StoreTimeout
+
+SETTINGS = Settings.from_env(required=MEMORY_REQUIRED + ("LOCAL_SIGNING_KEY",))
+
+
+@functools.cache
+def _store():
+    return wiring.open_store(SETTINGS)
+
+
+def _actor(body) -> tuple[Actor, str] | None:
+    if not isinstance(body, dict):
+        return None
+    tenant, user, token = body.get("tenant_id"), body.get("user_id"), body.get("token")
+    if not all(isinstance(v, str) and v for v in (tenant, user, token)) or tenant != SETTINGS.tenant_id:
+        return None
+    return Actor(tenant, user), token
 
 
 @functions_framework.http
 def memory(request):
-    """Approve/forget call (flask.Request) → 501 until the memory issue lands."""
-    return {"error": "not implemented yet"}, 501
+    """Apply one consent-card token (flask.Request, POST JSON) → (JSON body, status)."""
+    if request.method != "POST":
+        return {"error": "POST only"}, 405
+    try:
+        verify_caller(SETTINGS, request.headers.get("Authorization"))
+    except CallerAuthError as exc:
+        log("WARNING", "memory call refused", reason=exc.__class__.__name__)
+        return {"error": "unauthorized"}, exc.status
+    parsed = _actor(request.get_json(silent=True))
+    if parsed is None:
+        return {"error": "expected JSON {tenant_id, user_id, token} for this tenant"}, 400
+    try:
+        result = submit_card(SETTINGS, _store(), *parsed)
+    except StoreTimeout:
+        return {"error": "outcome_unknown"}, 503
+    except StoreError as exc:
+        log("WARNING", "memory store error", error=exc.__class__.__name__, retryable=exc.retryable)
+        return {"error": "unavailable" if exc.retryable else "store_error"}, 503 if exc.retryable else 500
+    return result.as_dict(), 200

@@ -1,11 +1,56 @@
 """Handoff reconcile: functions-framework target ``reconcile`` (Cloud Tasks target, private).
 
-Not built yet (issue 3): answers 501 so a queue never mistakes it for success.
+Body: a reconcile task (``shared.handoff.reconcile.ReconcileTask``). Accepts only the queue
+(``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, an OIDC ID token in production).
+Answers 2xx when the operation is settled (or refused for good), 401/403 for bad credentials,
+400 for a malformed body, 503 when the outcome is still unknown so the queue retries with backoff.
+The last attempt is read from ``X-CloudTasks-TaskRetryCount`` (DESIGN §4).
 """
+import functools
+import os
+
 import functions_framework
+
+from shared import wiring
+from shared.config import RECONCILE_REQUIRED, Settings
+from shared.handoff import worker
+from shared.handoff.queue_auth import QueueAuthError, verify_queue_caller
+from shared.handoff.reconcile import ReconcileService, ReconcileTask
+from shared.logs import log
+
+SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
+
+
+@functools.cache
+def _service() -> ReconcileService:
+    return ReconcileService(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
+                            wiring.line_gateway(SETTINGS))
+
+
+def _start_background() -> None:
+    # Any process that uses the embedded queue may dispatch it; this one re-queues nothing.
+    worker.start_queue_work(SETTINGS, None, wiring.task_queue(SETTINGS), requeue=False)
+
+
+_BACKGROUND = worker.BackgroundStart(_start_background)
+os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 
 @functions_framework.http
 def reconcile(request):
-    """Cloud Tasks HTTP task (flask.Request) → 501 until the handoff issue lands."""
-    return {"error": "not implemented yet"}, 501
+    """One task delivery (flask.Request, POST JSON, X-CloudTasks-* headers) → (JSON body, status)."""
+    _BACKGROUND.ensure_started()
+    if request.method != "POST":
+        return {"error": "POST only"}, 405
+    try:
+        verify_queue_caller(SETTINGS, request.headers.get("Authorization"))
+    except QueueAuthError as exc:
+        log("WARNING", "reconcile call refused", reason=exc.__class__.__name__)
+        return {"error": "unauthorized"}, exc.status
+    try:
+        task = ReconcileTask.from_payload(request.get_json(silent=True))
+        retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
+    except ValueError as exc:  # InvalidReconcileTask, or a retry count that is not a number
+        return {"error": str(exc) or "bad task"}, 400
+    result = _service().run(task, retry_count=max(0, retry_count))
+    return result.body(), result.http_status

@@ -1,15 +1,19 @@
 """LINE webhook: functions-framework target ``webhook`` (HTTP, public, signature required).
 
 Start: ``python -m functions_framework --source functions/webhook/main.py --target webhook``.
-Settings are checked at import so a missing secret stops start-up; the store and the LINE
-client are built on the first request, in the worker (DESIGN §9).
+Settings are checked at import so a missing secret stops start-up; the store, the LINE client
+and the task queue are built on first use, in the worker. gunicorn imports this module in its
+master and forks the worker, so the queue's dispatcher and the start-up re-queue begin after the
+fork (``os.register_at_fork``) or on the first request, never at import (DESIGN §9).
 """
 import functools
+import os
 
 import functions_framework
 
 from shared import wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.handoff import worker
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
@@ -20,9 +24,19 @@ def _service():
     return wiring.webhook_service(SETTINGS)
 
 
+def _start_background() -> None:
+    service = _service()
+    worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
+
+
+_BACKGROUND = worker.BackgroundStart(_start_background)
+os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
+
+
 @functions_framework.http
 def webhook(request):
     """Handle one LINE delivery (flask.Request, POST, JSON body) → (JSON body, status)."""
+    _BACKGROUND.ensure_started()
     if request.method != "POST":
         return {"error": "POST only"}, 405
     result = _service().handle(request.get_data(as_text=True), request.headers.get("X-Line-Signature"))

@@ -1,19 +1,48 @@
-"""Webhook-side handoff flow (entry points wired by shared.webhook.dispatch / shared.turn.fixed).
+"""Webhook-side handoff flow: draft → confirmation card → create exactly once (DESIGN §4).
 
-Placeholder until the handoff issue lands: entries explain how to leave a request; nothing is written.
+Entry points (wired by shared.webhook.dispatch and shared.turn.fixed): ``match_text`` (text
+``新需求：…`` → a card), ``start_entry`` (留下服務詢問 → how to ask), ``status_entry``
+(查看原本服務單), ``handle_postback`` (``handoff:<signed reference>`` from the card's buttons).
+
+Confirm, within the webhook's 2-second budget: the create is one store transaction whose call
+has the store deadline (``store_deadline_seconds``). Any store error on it — a timeout after the
+write was sent, a slow or locked store, an injected fault — is an unknown outcome: the reply
+state is ``pending_verification`` (the user is told it is being checked, nothing more) and a
+reconcile task named from a hash of the key is queued. Nothing here imports the model.
 """
 from __future__ import annotations
 
-from shared.turn.menu import expired_button_reply, handoff_info_reply
+from shared.handoff import cards, drafts, faults, notify, records, status, wording
+from shared.handoff.outcome import pending_verification
+from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
+from shared.handoff.requests import ALREADY_CREATED, REQUEST_CREATED, CreateResult, create_request
+from shared.logs import hash_user, log
+from shared.store import StoreError
+from shared.turn.menu import handoff_info_reply
 from shared.webhook.context import EventContext, Reply
 
-#: Text that starts a draft, e.g. ``新需求：想參加週六的社區走讀``.
-DRAFT_PREFIXES = ("新需求：", "新需求:")
+#: Kept for callers that import it from here.
+DRAFT_PREFIXES = drafts.DRAFT_PREFIXES
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:
-    """A free-text message that starts a handoff draft → the confirmation card; else None."""
-    return handoff_info_reply(ctx) if text.strip().startswith(DRAFT_PREFIXES) else None
+    """A ``新需求：…`` message → the confirmation card (or a kind refusal); any other text → None."""
+    request_text = drafts.request_text_of(text)
+    if request_text is None:
+        return None
+    if not ctx.settings.signing_key:
+        log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
+        return Reply([wording.card_refused_message("no_signing_key")])
+    try:
+        result = drafts.create_draft(ctx.store, ctx.actor, request_text, now=ctx.now, settings=ctx.settings)
+    except StoreError as exc:
+        log("WARNING", "handoff draft not stored", error=exc.__class__.__name__, user=hash_user(ctx.actor.user_id))
+        return Reply([wording.store_busy_message()])
+    if result.draft is None:
+        log("INFO", "handoff draft refused", status=result.status, user=hash_user(ctx.actor.user_id))
+        return Reply([wording.draft_refused_message(result.status, length=result.length, limit=result.limit)])
+    log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
+    return Reply([cards.confirmation_card(ctx.settings, result.draft)])
 
 
 def start_entry(ctx: EventContext) -> Reply:
@@ -23,9 +52,82 @@ def start_entry(ctx: EventContext) -> Reply:
 
 def status_entry(ctx: EventContext) -> Reply:
     """查看原本服務單 → the status of the user's latest request."""
-    return handoff_info_reply(ctx)
+    try:
+        return Reply([status.status_message(ctx.settings, ctx.store, ctx.actor)])
+    except StoreError as exc:
+        log("WARNING", "handoff status unavailable", error=exc.__class__.__name__)
+        return Reply([wording.store_busy_status_message()])
 
 
 def handle_postback(ctx: EventContext, rest: str) -> Reply:
-    """``handoff:<…>`` postbacks (confirm / cancel cards)."""
-    return expired_button_reply()
+    """``handoff:<reference>``: 「確認送出」 creates the request once; 「取消」 cancels the draft."""
+    try:
+        reference = cards.verify_reference(ctx.settings, ctx.actor, rest)
+    except cards.CardRefused as exc:
+        log("WARNING", "handoff card refused", reason=exc.reason, user=hash_user(ctx.actor.user_id))
+        return Reply([wording.card_refused_message(exc.reason)])
+    if reference.op == cards.CANCEL:
+        return _cancel(ctx, reference)
+    return _confirm(ctx, reference)
+
+
+def _cancel(ctx: EventContext, reference: cards.Reference) -> Reply:
+    try:
+        result = drafts.cancel_draft(ctx.store, reference.operation, reference.content_hash, now=ctx.now)
+    except StoreError as exc:
+        log("WARNING", "handoff cancel not stored", error=exc.__class__.__name__)
+        return Reply([wording.store_busy_cancel_message()])
+    return Reply([wording.cancel_message(result.status, result.request_id)])
+
+
+def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
+    operation = reference.operation
+    owner = notify.reply_owner(ctx.webhook_event_id)
+    lease = ctx.settings.event_lease_seconds
+    try:
+        result = faults.webhook_create(ctx.settings, lambda: create_request(
+            ctx.store, operation, reference.content_hash, now=ctx.now, tz=ctx.settings.tz, source="webhook",
+            notice_owner=owner, lease_seconds=lease, event_id=ctx.webhook_event_id))
+    except StoreError as exc:
+        return _pending(ctx, reference, exc)
+    _log_answer(ctx, result.status, result)
+    if result.status == REQUEST_CREATED:
+        # The outbox relay: if this reply never reaches the user, the queue pushes the receipt
+        # once the reply's lease has ended (a delivered notice makes that task a no-op).
+        enqueue(ctx.queue, ReconcileTask(operation, reference.content_hash, RELAY), delay_seconds=lease + 1.0)
+        return _tell_receipt(ctx, result, owner, "created")
+    if result.status == ALREADY_CREATED:
+        redelivery = result.creator_event_id is not None and result.creator_event_id == ctx.webhook_event_id
+        if result.notice is notify.Claim.CLAIMED:
+            return _tell_receipt(ctx, result, owner, "created" if redelivery else "repeat")
+        if redelivery:
+            # The same event again (its first attempt died): the receipt was told, or is being told, elsewhere.
+            return Reply([])
+        return Reply([wording.receipt_message(ctx.settings, result.receipt, variant="repeat")])
+    return Reply([wording.refusal_message(result.status)])
+
+
+def _tell_receipt(ctx: EventContext, result: CreateResult, owner: str, variant: str) -> Reply:
+    operation = records.Operation(ctx.actor, result.receipt.idempotency_key)
+
+    def delivered() -> None:
+        notify.mark_delivered(ctx.store, records.OPERATIONS, operation, owner, now=ctx.now)
+
+    return Reply([wording.receipt_message(ctx.settings, result.receipt, variant=variant)], after_reply=delivered)
+
+
+def _pending(ctx: EventContext, reference: cards.Reference, exc: StoreError) -> Reply:
+    state = pending_verification()
+    task = ReconcileTask(reference.operation, reference.content_hash, UNKNOWN_OUTCOME, ctx.webhook_event_id)
+    queued = enqueue(ctx.queue, task, delay_seconds=ctx.settings.reconcile_delay_seconds)
+    log("WARNING", "handoff confirmation answered", reply_state=state["reply_state"],
+        claim_completed=state["claim_completed"], next_step=state["next_step"],
+        retry_policy=state["retry_policy"], error=exc.__class__.__name__, queued=queued,
+        task=task.task_name, user=hash_user(ctx.actor.user_id))
+    return Reply([wording.pending_message(will_check=queued)])
+
+
+def _log_answer(ctx: EventContext, status_word: str, result: CreateResult) -> None:
+    log("INFO", "handoff confirmation answered", reply_state=status_word,
+        request_id=result.receipt.request_id if result.receipt else None,
+        notice=result.notice.value, user=hash_user(ctx.actor.user_id))

@@ -1,34 +1,174 @@
-"""Webhook-side memory flow (entry points wired by shared.webhook.dispatch / shared.turn.fixed).
+"""Webhook-side memory flows (wired by shared.webhook.dispatch and shared.turn.fixed), no model.
 
-Placeholder until the memory issue lands: nothing is offered or stored.
+- remember (幫我記住 / 以後都… with a diet) and correct (改成蛋奶素) → a consent card; no write;
+- view (我的偏好) → the value, when it was consented, correct / forget buttons;
+- 同意記住 / 先不要 / the view's forget button (``mem:<token>``) → functions/memory, then a fixed reply;
+- forget (忘記我的飲食偏好) → a forget token for the current revision, sent to functions/memory at once.
+
+The webhook never writes preferences: functions/memory does (DESIGN §6). The call to it is made
+here, outside any store transaction, within LINE's 2-second budget.
 """
 from __future__ import annotations
 
-from linebot.v3.messaging import TextMessage
+import time
 
+from shared.areas import match_area
+from shared.logs import hash_user, log
+from shared.memory import replies
+from shared.memory.cards import consent_card, preference_view
+from shared.memory.errors import (
+    InvalidMemoryCard,
+    MemoryCallRejected,
+    MemoryNotConfigured,
+    MemoryOutcomeUnknown,
+    MemoryUnavailable,
+)
+from shared.memory.phrases import read_memory_request
+from shared.memory.port import INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, STALE_MEMORY_CARD, MemoryResult
+from shared.memory.store import read_preference
+from shared.memory.tokens import SigningKeys, issue_card, verify_card
 from shared.turn.menu import expired_button_reply
 from shared.webhook.context import EventContext, Reply
 
+#: Time kept for recording the reply attempt and replying after the memory call (seconds).
+_REPLY_RESERVE_SECONDS = 0.45
 
-def _not_yet() -> Reply:
-    return Reply([TextMessage(text="記住飲食偏好的功能還在準備中，目前不會保存任何偏好。")])
+
+def _keys(ctx: EventContext) -> SigningKeys:
+    """Raises MemoryNotConfigured when cards cannot be signed or applied."""
+    if ctx.memory is None:
+        raise MemoryNotConfigured("MEMORY_FUNCTION_URL is not set")
+    return SigningKeys.from_settings(ctx.settings)
+
+
+def _timeout(ctx: EventContext) -> float:
+    left = ctx.deadline_monotonic - time.monotonic() - _REPLY_RESERVE_SECONDS
+    return min(ctx.settings.memory_timeout_seconds, left)
+
+
+def _submit(ctx: EventContext, token: str, operation: str) -> tuple[MemoryResult | None, Reply | None]:
+    """Send a token to functions/memory; on failure, the honest reply instead of a result."""
+    try:
+        return ctx.memory.submit(ctx.actor, token, timeout_seconds=_timeout(ctx)), None
+    except MemoryOutcomeUnknown:
+        log("WARNING", "memory call outcome unknown", user=hash_user(ctx.actor.user_id))
+        return None, replies.outcome_unknown_reply(operation)
+    except MemoryUnavailable as exc:
+        log("WARNING", "memory call failed", error=str(exc), user=hash_user(ctx.actor.user_id))
+        return None, replies.unavailable_reply(operation)
+    except MemoryCallRejected as exc:
+        log("ERROR", "memory call rejected", status=exc.status, user=hash_user(ctx.actor.user_id))
+        return None, replies.rejected_reply(operation)
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:
-    """A request to remember or correct a diet (幫我記住 / 以後都… / 改成…) → a consent card; else None."""
-    return None
+    """A request to remember or correct a diet → a consent card (no write); else None.
+
+    Args:
+        ctx: the verified event; ``ctx.actor`` is set.
+        text: the user's message (never logged).
+    Returns:
+        A card, or a kind answer (no diet named, 不限, already remembered, feature off), or None when
+        the text is not a memory request (negated, reported speech, a one-off 今天想吃素, or a
+        correction inside a place search such as 「花壇改成蛋奶素」).
+    Raises:
+        StoreUnavailable: reading the current revision failed; retryable (LINE redelivers).
+    """
+    request = read_memory_request(text)
+    if request is None:
+        return None
+    if request.kind == "correct" and match_area(text).kind == "township":
+        return None  # 「花壇改成蛋奶素呢」 refines a search; the turn engine answers it
+    if request.dietary_type is None:
+        return replies.ask_which_diet_reply()
+    if request.dietary_type == "any":
+        return replies.any_not_stored_reply()
+    try:
+        keys = _keys(ctx)
+    except MemoryNotConfigured:
+        return replies.not_configured_reply()
+    snapshot = read_preference(ctx.store, ctx.actor)
+    if snapshot.dietary_type == request.dietary_type:
+        return replies.same_value_reply(request.dietary_type)
+    ttl = ctx.settings.memory_card_ttl_seconds
+    save, save_token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=request.dietary_type,
+                                  operation="save", now=ctx.now, ttl_seconds=ttl)
+    _, decline_token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=None,
+                                  operation="decline", now=ctx.now, ttl_seconds=ttl, nonce=save.nonce)
+    log("INFO", "memory card offered", kind=request.kind, revision=snapshot.revision,
+        user=hash_user(ctx.actor.user_id))
+    return Reply([consent_card(save, save_token, decline_token, current=snapshot.dietary_type,
+                               tz=ctx.settings.tz)])
 
 
 def view_entry(ctx: EventContext) -> Reply:
-    """我的偏好 → the stored value and when it was consented, with correct/forget buttons."""
-    return _not_yet()
+    """我的偏好 → the stored value and when it was consented, with correct / forget buttons.
+
+    Raises:
+        StoreUnavailable: retryable.
+    """
+    if ctx.actor is None:
+        return expired_button_reply()
+    snapshot = read_preference(ctx.store, ctx.actor)
+    forget = forget_token = None
+    if snapshot.dietary_type:
+        try:
+            forget, forget_token = issue_card(_keys(ctx), ctx.actor, revision=snapshot.revision, dietary_type=None,
+                                              operation="forget", now=ctx.now,
+                                              ttl_seconds=ctx.settings.memory_card_ttl_seconds)
+        except MemoryNotConfigured:
+            pass  # no button; the text entry still explains how to forget
+    return Reply(preference_view(snapshot, forget, forget_token, tz=ctx.settings.tz))
 
 
 def forget_entry(ctx: EventContext) -> Reply:
-    """忘記我的飲食偏好 → remove the value at once (via functions/memory)."""
-    return _not_yet()
+    """忘記我的飲食偏好 → removed at once through functions/memory (revision + 1, no diet kept).
+
+    Also cancels every card still waiting for 同意 (they carry the old revision). One retry when
+    the revision moved between the read and the call.
+
+    Raises:
+        StoreUnavailable: reading the revision failed; retryable.
+    """
+    if ctx.actor is None:
+        return expired_button_reply()
+    try:
+        keys = _keys(ctx)
+    except MemoryNotConfigured:
+        return replies.not_configured_reply()
+    for _ in range(2):
+        snapshot = read_preference(ctx.store, ctx.actor)
+        _, token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=None, operation="forget",
+                              now=ctx.now, ttl_seconds=ctx.settings.memory_card_ttl_seconds)
+        result, failure = _submit(ctx, token, "forget")
+        if failure is not None:
+            return failure
+        if result.outcome != STALE_MEMORY_CARD:
+            break
+    if result.outcome == MEMORY_FORGOTTEN and snapshot.dietary_type is None:
+        return replies.nothing_to_forget_reply()
+    return replies.outcome_reply(result)
 
 
 def handle_postback(ctx: EventContext, rest: str) -> Reply:
-    """``mem:<token>`` postbacks (consent card 同意記住 / 先不要, view's forget button)."""
-    return expired_button_reply()
+    """``mem:<token>`` (同意記住 / 先不要 / 忘記這個偏好) → functions/memory → a fixed reply.
+
+    Args:
+        ctx: the verified event; the actor is the account that tapped.
+        rest: the token (the data after ``mem:``). It is verified here, to refuse a foreign or
+            altered card without a call and to word failures by its operation, and again by
+            functions/memory, the authority.
+    """
+    if ctx.actor is None or not rest:
+        return expired_button_reply()
+    try:
+        card = verify_card(_keys(ctx), ctx.actor, rest)  # also checked by functions/memory
+    except MemoryNotConfigured:
+        return replies.not_configured_reply()
+    except InvalidMemoryCard as exc:
+        log("WARNING", "memory card refused", reason=str(exc), user=hash_user(ctx.actor.user_id))
+        return replies.outcome_reply(MemoryResult(INVALID_MEMORY_CARD, 0))
+    result, failure = _submit(ctx, rest, card.operation)
+    if failure is not None:
+        return failure
+    return replies.outcome_reply(result)

@@ -71,18 +71,21 @@ def area_postback(
     return checked_postback(label or township, data, display_text)
 
 
-def area_quick_reply(kind: SearchKind, townships: list[str]) -> QuickReply | None:
+def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None = None) -> QuickReply | None:
     """Quick replies for townships, at most 13 (LINE's limit), in the given order.
 
     Args:
         kind: "places" or "events".
         townships: full township names.
+        diet: places only: a diet the user stated this turn, carried by every button so the
+            tap searches with it (and consented memory does not replace it).
     Returns:
         A QuickReply, or None when there is no township to offer.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
     """
-    items = [QuickReplyItem(action=area_postback(kind, township)) for township in townships[:QUICK_REPLY_MAX_ITEMS]]
+    items = [QuickReplyItem(action=area_postback(kind, township, diet=diet))
+             for township in townships[:QUICK_REPLY_MAX_ITEMS]]
     return QuickReply(items=items) if items else None
 
 

@@ -167,14 +167,14 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 
-def _render_needs_area(result: dict[str, Any]) -> list[Message]:
+def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None) -> list[Message]:
     choices = result.get("area_choices", [])
     text = (
         "想找哪個鄉鎮的蔬食店家？這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」"
         "沒辦法判斷哪家最近。\n"
         f"目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮，或直接輸入鄉鎮名稱。"
     )
-    return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices))]
+    return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet))]
 
 
 def _render_no_match(result: dict[str, Any]) -> list[Message]:
@@ -206,11 +206,13 @@ _RENDERERS = {
 }
 
 
-def render_places(result: dict[str, Any]) -> list[Message]:
+def render_places(result: dict[str, Any], *, stated_diet: str | None = None) -> list[Message]:
     """Turn a search_local_places result into at most 2 LINE messages.
 
     Args:
         result: the dict returned by shared.places.search.search_local_places.
+        stated_diet: a diet the user said this turn; needs_area's township buttons carry it
+            (``places:area=<township>&diet=<type>``) so the tap keeps it.
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles, alt_text naming the shops and township),
         TextMessage (catalog version, what is not recorded, campaign state)];
@@ -222,4 +224,6 @@ def render_places(result: dict[str, Any]) -> list[Message]:
         ValueError: a postback would exceed LINE's 300-character data limit.
     Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
     """
+    if result["status"] == "needs_area":
+        return _render_needs_area(result, stated_diet)
     return _RENDERERS[result["status"]](result)

@@ -49,7 +49,10 @@ def seed(path) -> None:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+    # Drop make's own variables too: under `make test` a child make would print
+    # "Entering directory" lines on stdout, as it does for any nested make.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("LINE_", "LOCAL_")) and k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     env.update(extra)
     return env
 

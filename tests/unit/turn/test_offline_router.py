@@ -68,3 +68,14 @@ def test_router_anything_else_is_help(text):
 def test_router_proposals_are_read_only_tools():
     tools = {route(t).tool for t in ["花壇", "附近", "活動", "你好", "花壇 全素"]}
     assert tools <= {"search_local_places", "search_local_events", "needs_area", "show_local_help"}
+
+
+def test_picker_buttons_keep_a_diet_stated_this_turn(webhook_service, line_standin):
+    from tests.conftest import line_body, replies_to, sign, text_event
+
+    event = text_event("附近的蛋奶素店")
+    body = line_body(event)
+    assert webhook_service.handle(body.decode(), sign(body)).status == 200
+    [reply] = replies_to(line_standin, event["replyToken"])
+    items = reply["body"]["messages"][-1]["quickReply"]["items"]
+    assert items and all(item["action"]["data"].endswith("&diet=ovo_lacto") for item in items)

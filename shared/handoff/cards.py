@@ -1,0 +1,144 @@
+"""The confirmation card and the signed reference its buttons carry.
+
+Postback data is ``handoff:`` + a reference ``v1.<op>.<key>.<hash>.<exp>.<sig>``:
+
+* ``op``: ``ok`` (「確認送出」) or ``no`` (「取消」);
+* ``key``: the idempotency key (32 lowercase hex); ``hash``: the content hash (64 lowercase hex);
+* ``exp``: the draft's expiry, whole UTC epoch seconds;
+* ``sig``: base64url (no padding) of HMAC-SHA256 over ``v1.<op>.<key>.<hash>.<exp>``, with a key
+  derived per actor from ``LOCAL_SIGNING_KEY`` (HMAC-SHA256 of the actor's ids), so a card only
+  verifies for the user it was made for.
+
+About 166 characters in all, checked against LINE's 300 before sending. Signing is for integrity
+(nobody can confirm text they did not see, or another user's card), not for secrecy.
+
+Source: DESIGN §4 (signed reference, ≤ 300 chars); LINE Messaging API (postback data ≤ 300
+characters, action label ≤ 20); Python ``hmac`` docs (``compare_digest``).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
+
+from shared.config import Settings
+from shared.handoff import records
+from shared.handoff.drafts import Draft
+from shared.handoff.records import Operation
+from shared.identity import Actor
+from shared.replies.area_picker import checked_postback
+
+POSTBACK_PREFIX = "handoff"
+VERSION = "v1"
+CONFIRM, CANCEL = "ok", "no"
+_ALT_TEXT_EXCERPT_CHARS = 300
+
+
+class CardRefused(Exception):
+    """The postback is not a card LOCAL made for this user (malformed, tampered, foreign, or no
+    signing key configured); nothing is done; not retryable."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A verified card reference: which operation, which content, until when, which button."""
+
+    op: str
+    operation: Operation
+    content_hash: str
+    expires_at: datetime
+
+
+def _actor_key(signing_key: str, actor: Actor) -> bytes:
+    message = "\x00".join(("LOCAL handoff card", VERSION, actor.tenant_id, actor.user_id)).encode("utf-8")
+    return hmac.new(signing_key.encode("utf-8"), message, hashlib.sha256).digest()
+
+
+def _signature(signing_key: str, actor: Actor, body: str) -> str:
+    digest = hmac.new(_actor_key(signing_key, actor), body.encode("ascii"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def sign_reference(settings: Settings, op: str, operation: Operation, content_hash: str,
+                   expires_at: datetime) -> str:
+    """The reference for one button (without the ``handoff:`` prefix).
+
+    Raises:
+        CardRefused: ``LOCAL_SIGNING_KEY`` is not configured ("no_signing_key").
+        ValueError: unknown ``op``.
+    """
+    if not settings.signing_key:
+        raise CardRefused("no_signing_key")
+    if op not in (CONFIRM, CANCEL):
+        raise ValueError(f"unknown card op {op!r}")
+    exp = int(expires_at.timestamp())
+    body = ".".join((VERSION, op, operation.idempotency_key, content_hash, str(exp)))
+    return body + "." + _signature(settings.signing_key, operation.actor, body)
+
+
+def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
+    """Check a reference against the tapping actor. Expiry is returned, not judged, here: the
+    create transaction decides (a card tapped again after its request exists still gets the receipt).
+
+    Args:
+        data: the postback data after ``handoff:``.
+    Raises:
+        CardRefused: "no_signing_key", "malformed" or "bad_signature" (tampered or another user's).
+    """
+    if not settings.signing_key:
+        raise CardRefused("no_signing_key")
+    parts = data.split(".")
+    if len(parts) != 6 or parts[0] != VERSION or parts[1] not in (CONFIRM, CANCEL):
+        raise CardRefused("malformed")
+    _, op, key, digest, exp, signature = parts
+    if (not records.is_idempotency_key(key) or len(digest) != 64
+            or any(c not in "0123456789abcdef" for c in digest) or not exp.isdigit() or len(exp) > 12):
+        raise CardRefused("malformed")
+    expected = _signature(settings.signing_key, actor, ".".join(parts[:5]))
+    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("ascii", "replace")):
+        raise CardRefused("bad_signature")
+    return Reference(op, Operation(actor, key), digest, datetime.fromtimestamp(int(exp), timezone.utc))
+
+
+def postback_data(settings: Settings, op: str, draft: Draft) -> str:
+    """``handoff:<reference>`` for one button of the draft's card."""
+    reference = sign_reference(settings, op, draft.operation, draft.content_hash, draft.expires_at)
+    return f"{POSTBACK_PREFIX}:{reference}"
+
+
+def confirmation_card(settings: Settings, draft: Draft) -> FlexMessage:
+    """The card showing the exact text, with 「確認送出」 and 「取消」.
+
+    Returns:
+        A FlexMessage whose body holds ``draft.text`` unchanged and the validity time (Asia/Taipei).
+    Raises:
+        CardRefused: no signing key configured.
+        ValueError: postback data over 300 characters (checked before sending).
+    """
+    until = draft.expires_at.astimezone(settings.tz).strftime("%H:%M")
+    minutes = max(1, round(settings.draft_ttl_seconds / 60))
+    confirm = checked_postback("確認送出", postback_data(settings, CONFIRM, draft), "確認送出")
+    cancel = checked_postback("取消", postback_data(settings, CANCEL, draft), "取消")
+    body = FlexBox(layout="vertical", spacing="md", contents=[
+        FlexText(text="請確認要交給工作人員的內容", weight="bold", size="md", wrap=True),
+        FlexSeparator(),
+        FlexText(text=draft.text, size="md", wrap=True),
+        FlexSeparator(),
+        FlexText(text="按「確認送出」後才會登記，並交給工作人員；按「取消」就不會送出。", size="sm",
+                 color="#555555", wrap=True),
+        FlexText(text=f"這張卡片有效至 {until}（{minutes} 分鐘內）", size="sm", color="#555555", wrap=True),
+    ])
+    footer = FlexBox(layout="horizontal", spacing="md", contents=[
+        FlexButton(action=confirm, style="primary", height="md"),
+        FlexButton(action=cancel, style="secondary", height="md"),
+    ])
+    excerpt = draft.text if len(draft.text) <= _ALT_TEXT_EXCERPT_CHARS else draft.text[:_ALT_TEXT_EXCERPT_CHARS] + "…"
+    return FlexMessage(alt_text=f"請確認服務詢問：{excerpt}", contents=FlexBubble(body=body, footer=footer))

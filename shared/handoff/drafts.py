@@ -1,0 +1,157 @@
+"""Drafts: the text a user is asked to confirm, before anything reaches the staff.
+
+The app allocates the operation's idempotency key here, before any card is sent (seed 001:
+the key must exist before the first send, so a lost answer can be reconciled by it). One
+transaction writes the draft, marks the user's previous open draft ``superseded`` and points
+the user's ``handoff_actors`` document at the new key.
+
+Limits (DESIGN §4): a draft is valid ``draft_ttl_seconds`` (600); the text holds at most
+``request_text_max_chars`` characters (500); each user may have at most ``daily_request_cap``
+requests per Asia/Taipei day, and a new draft is refused once that many exist today (a user
+has at most one open draft: a newer one supersedes it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from shared.clock import from_iso, require_aware, to_iso
+from shared.config import Settings
+from shared.handoff import records
+from shared.handoff.records import Operation
+from shared.identity import Actor
+from shared.store import DocumentStore, Transaction
+
+#: Text that starts a draft, e.g. ``新需求：想參加週六的社區走讀``.
+DRAFT_PREFIXES = ("新需求：", "新需求:")
+
+OPEN, CONFIRMED, CANCELLED, SUPERSEDED = "open", "confirmed", "cancelled", "superseded"
+
+
+def request_text_of(message_text: str) -> str | None:
+    """The request text of a ``新需求：…`` message (stripped), or None for any other message."""
+    stripped = message_text.strip()
+    for prefix in DRAFT_PREFIXES:
+        if stripped.startswith(prefix):
+            return stripped[len(prefix):].strip()
+    return None
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A stored draft. Times are aware UTC."""
+
+    operation: Operation
+    text: str
+    content_hash: str
+    created_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class DraftResult:
+    """What ``create_draft`` did.
+
+    ``status``: "draft_created" (``draft`` set), "text_empty", "text_too_long" (``length`` and
+    ``limit`` set) or "daily_cap_reached" (``limit`` set). Only "draft_created" wrote anything.
+    """
+
+    status: str
+    draft: Draft | None = None
+    length: int = 0
+    limit: int = 0
+
+
+def _requests_today(actor_doc: dict | None, day: str) -> int:
+    if not actor_doc or actor_doc.get("requests_day") != day:
+        return 0
+    return int(actor_doc.get("requests_on_day") or 0)
+
+
+def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime,
+                 settings: Settings) -> DraftResult:
+    """Store a new draft for ``actor`` and make it the current one, in one transaction.
+
+    Args:
+        actor: (tenant_id, user_id) of the verified event.
+        text: the request text, already without the ``新需求：`` prefix.
+        now: aware current time.
+        settings: ``draft_ttl_seconds``, ``request_text_max_chars``, ``daily_request_cap``, ``tz``.
+    Returns:
+        DraftResult; refusals write nothing.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: the draft may or may not exist;
+            no card was shown, so the user simply sends the text again (a new draft supersedes).
+    Source: DESIGN §4 (draft, limits, superseded).
+    """
+    require_aware(now)
+    text = text.strip()
+    if not text:
+        return DraftResult("text_empty")
+    if len(text) > settings.request_text_max_chars:
+        return DraftResult("text_too_long", length=len(text), limit=settings.request_text_max_chars)
+    operation = Operation(actor, records.new_idempotency_key())
+    draft = Draft(operation, text, records.content_hash(text), now,
+                  now + timedelta(seconds=settings.draft_ttl_seconds))
+    day = records.local_day(now, settings.tz)
+    actor_id = records.actor_doc_id(actor)
+
+    def txn(tx: Transaction) -> DraftResult:
+        actor_doc = tx.get(records.ACTORS, actor_id)
+        previous_key = (actor_doc or {}).get("current_draft_key")
+        previous_id = Operation(actor, previous_key).doc_id if previous_key else None
+        previous = tx.get(records.DRAFTS, previous_id) if previous_id else None
+        if _requests_today(actor_doc, day) >= settings.daily_request_cap:
+            return DraftResult("daily_cap_reached", limit=settings.daily_request_cap)
+        if previous is not None and previous.get("status") == OPEN:
+            tx.set(records.DRAFTS, previous_id, {**previous, "status": SUPERSEDED, "closed_at": to_iso(now)})
+        tx.create(records.DRAFTS, operation.doc_id, {
+            "tenant_id": actor.tenant_id, "user_id": actor.user_id,
+            "idempotency_key": operation.idempotency_key, "text": text, "content_hash": draft.content_hash,
+            "status": OPEN, "created_at": to_iso(now), "expires_at": to_iso(draft.expires_at),
+            "request_id": None, "confirmed_at": None, "closed_at": None,
+        })
+        base = actor_doc or {"tenant_id": actor.tenant_id, "user_id": actor.user_id,
+                             "requests_day": day, "requests_on_day": 0}
+        tx.set(records.ACTORS, actor_id, {**base, "current_draft_key": operation.idempotency_key,
+                                          "updated_at": to_iso(now)})
+        return DraftResult("draft_created", draft=draft)
+
+    return store.run_transaction(txn)
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    """What ``cancel_draft`` found: "cancelled", "already_cancelled", "already_confirmed"
+    (``request_id`` set), "superseded", "expired" or "not_found". Only "cancelled" wrote."""
+
+    status: str
+    request_id: str | None = None
+
+
+def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, *,
+                 now: datetime) -> CancelResult:
+    """Cancel an open draft (the card's 「取消」). A confirmed draft stays confirmed.
+
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: retryable; nothing certain.
+    """
+    require_aware(now)
+
+    def txn(tx: Transaction) -> CancelResult:
+        doc = tx.get(records.DRAFTS, operation.doc_id)
+        if doc is None or doc.get("content_hash") != content_hash or doc.get("user_id") != operation.actor.user_id:
+            return CancelResult("not_found")
+        status = doc.get("status")
+        if status == CONFIRMED:
+            return CancelResult("already_confirmed", doc.get("request_id"))
+        if status == CANCELLED:
+            return CancelResult("already_cancelled")
+        if status == SUPERSEDED:
+            return CancelResult("superseded")
+        if now >= from_iso(doc["expires_at"]):
+            return CancelResult("expired")
+        tx.set(records.DRAFTS, operation.doc_id, {**doc, "status": CANCELLED, "closed_at": to_iso(now)})
+        return CancelResult("cancelled")
+
+    return store.run_transaction(txn)

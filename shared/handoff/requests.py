@@ -1,0 +1,179 @@
+"""Create the handoff request of one confirmed operation, exactly once (DESIGN §4 outcome table).
+
+One store transaction, shaped for Firestore (every read before the first write, no side effects,
+safe to re-run): it reads the request, the operation record, the draft and the actor document by
+id, then either writes nothing (every outcome but the first) or writes, together:
+
+* ``handoff_requests/{operation_id}`` (create-if-absent: uniqueness is the document id),
+* ``handoff_operations/{operation_id}`` with the receipt notice (the outbox),
+* the draft, now ``confirmed`` with the request id (one confirmation → one request),
+* the actor's request count for the Asia/Taipei day and its latest request's key.
+
+| status | when | writes |
+|---|---|---|
+| request_created | first create | the request and its notice |
+| already_created | same key, same content hash | none (at most a notice claim); same receipt |
+| idempotency_conflict | same key, different content hash | none |
+| expired / superseded / unconfirmed_operation / wrong_actor | consent no longer valid | none |
+
+Source: DESIGN §4; seed 000 §5 (composite key, content hash compared); seed 001 (same key on retry).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from shared.clock import from_iso, require_aware, to_iso
+from shared.handoff import drafts, notify, records
+from shared.handoff.records import Operation
+from shared.store import DocumentStore, Transaction
+
+REQUEST_CREATED = "request_created"
+ALREADY_CREATED = "already_created"
+IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+EXPIRED = "expired"
+SUPERSEDED = "superseded"
+UNCONFIRMED_OPERATION = "unconfirmed_operation"
+WRONG_ACTOR = "wrong_actor"
+CONSENT_REFUSALS = (EXPIRED, SUPERSEDED, UNCONFIRMED_OPERATION)
+
+AWAITING_ACCEPTANCE = "awaiting_acceptance"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What the user is told: the request is registered and waiting for a person.
+
+    ``request_id`` is ``req-YYYYMMDD-<16 lowercase hex>`` (Asia/Taipei date); ``created_at`` ISO UTC.
+    """
+
+    status: str
+    request_id: str
+    human_state: str
+    created_at: str
+    idempotency_key: str
+
+    def as_dict(self) -> dict[str, str]:
+        """``{status, request_id, human_state, created_at, idempotency_key}`` (DESIGN §4)."""
+        return {"status": self.status, "request_id": self.request_id, "human_state": self.human_state,
+                "created_at": self.created_at, "idempotency_key": self.idempotency_key}
+
+
+@dataclass(frozen=True)
+class CreateResult:
+    """The outcome of one create call.
+
+    Args:
+        status: one of the table's statuses.
+        receipt: set for request_created and already_created.
+        notice: whether this caller now owns telling the user (``notify.Claim``).
+        creator_event_id: the webhook event id whose confirmation created the request (None when
+            reconcile created it): a redelivery of that event must follow the outbox, a new tap not.
+    """
+
+    status: str
+    receipt: Receipt | None = None
+    notice: notify.Claim = notify.Claim.NO_NOTICE
+    creator_event_id: str | None = None
+
+
+def receipt_of(request_doc: dict, status: str) -> Receipt:
+    """The receipt of a stored request, answered with ``status``."""
+    return Receipt(status, request_doc["request_id"], request_doc.get("human_state", AWAITING_ACCEPTANCE),
+                   request_doc["created_at"], request_doc["idempotency_key"])
+
+
+def _owned_by(doc: dict, operation: Operation) -> bool:
+    return doc.get("tenant_id") == operation.actor.tenant_id and doc.get("user_id") == operation.actor.user_id
+
+
+def create_request(store: DocumentStore, operation: Operation, content_hash: str, *, now: datetime,
+                   tz: ZoneInfo, source: str, notice_owner: str, lease_seconds: float,
+                   void_owner: str | None = None, event_id: str | None = None) -> CreateResult:
+    """Create the request for one confirmed operation, exactly once.
+
+    Args:
+        operation: actor (tenant_id, user_id) and idempotency key (32 lowercase hex).
+        content_hash: SHA-256 hex of the content the user confirmed (from the signed card).
+        now: aware current time; also decides expiry and the request id's Asia/Taipei date.
+        tz: the wall-clock zone of request ids and the daily count (Asia/Taipei).
+        source: "webhook" or "reconcile" (stored as ``created_by``).
+        notice_owner: who tells the user if a request is created now (``reply:<event>`` or ``push``);
+            for already_created, the owner that tries to claim the pending notice.
+        lease_seconds: that owner's lease on the notice, in seconds.
+        void_owner: an owner known not to have told the user (see ``notify.try_claim``).
+        event_id: the confirming webhook event id (stored as ``created_by_event``).
+    Returns:
+        CreateResult (see the module table).
+    Raises:
+        StoreTimeout: the outcome is unknown; reconcile by the same key.
+        StoreUnavailable / TransactionConflict: nothing written; retryable with the same key.
+    Source: DESIGN §4; seed 000; STYLE.md (docstring template).
+    """
+    require_aware(now)
+    doc_id = operation.doc_id
+    actor_id = records.actor_doc_id(operation.actor)
+    request_id = records.new_request_id(now, tz)
+    day = records.local_day(now, tz)
+
+    def txn(tx: Transaction) -> CreateResult:
+        request = tx.get(records.REQUESTS, doc_id)
+        op_doc = tx.get(records.OPERATIONS, doc_id)
+        draft = tx.get(records.DRAFTS, doc_id)
+        actor_doc = tx.get(records.ACTORS, actor_id)
+        if request is not None:
+            if not _owned_by(request, operation):
+                return CreateResult(WRONG_ACTOR)
+            if request.get("content_hash") != content_hash:
+                return CreateResult(IDEMPOTENCY_CONFLICT)
+            decision, updated = notify.try_claim(op_doc, notice_owner, now=now, lease_seconds=lease_seconds,
+                                                 void_owner=void_owner)
+            if updated is not None:
+                tx.set(records.OPERATIONS, doc_id, updated)
+            return CreateResult(ALREADY_CREATED, receipt_of(request, ALREADY_CREATED), decision,
+                                (op_doc or {}).get("created_by_event"))
+        if draft is None:
+            return CreateResult(UNCONFIRMED_OPERATION)
+        if not _owned_by(draft, operation):
+            return CreateResult(WRONG_ACTOR)
+        if draft.get("content_hash") != content_hash:
+            return CreateResult(IDEMPOTENCY_CONFLICT)
+        if draft.get("status") != drafts.OPEN and draft.get("status") != drafts.SUPERSEDED:
+            return CreateResult(UNCONFIRMED_OPERATION)
+        if (draft.get("status") == drafts.SUPERSEDED
+                or (actor_doc or {}).get("current_draft_key") != operation.idempotency_key):
+            return CreateResult(SUPERSEDED)
+        if now >= from_iso(draft["expires_at"]):
+            return CreateResult(EXPIRED)
+
+        created_at = to_iso(now)
+        request_doc = {
+            "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
+            "idempotency_key": operation.idempotency_key, "content_hash": content_hash,
+            "text": draft["text"], "request_id": request_id, "status": "created",
+            "human_state": AWAITING_ACCEPTANCE, "created_at": created_at, "created_by": source,
+        }
+        tx.create(records.REQUESTS, doc_id, request_doc)
+        tx.set(records.OPERATIONS, doc_id, {
+            **(op_doc or {}),
+            "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
+            "idempotency_key": operation.idempotency_key, "content_hash": content_hash,
+            "state": "created", "request_id": request_id, "created_by": source,
+            "created_by_event": event_id, "created_at": (op_doc or {}).get("created_at", created_at),
+            "updated_at": created_at,
+            **notify.notice_fields("receipt", notice_owner, now=now, lease_seconds=lease_seconds,
+                                   retry_key=operation.retry_key("receipt")),
+        })
+        tx.set(records.DRAFTS, doc_id, {**draft, "status": drafts.CONFIRMED, "request_id": request_id,
+                                        "confirmed_at": created_at})
+        count = (actor_doc or {}).get("requests_on_day", 0) if (actor_doc or {}).get("requests_day") == day else 0
+        tx.set(records.ACTORS, actor_id, {**(actor_doc or {"tenant_id": operation.actor.tenant_id,
+                                                            "user_id": operation.actor.user_id}),
+                                          "requests_day": day, "requests_on_day": int(count) + 1,
+                                          "latest_request_key": operation.idempotency_key,
+                                          "updated_at": created_at})
+        return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.Claim.CLAIMED,
+                            event_id)
+
+    return store.run_transaction(txn)

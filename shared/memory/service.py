@@ -1,0 +1,79 @@
+"""The use case behind functions/memory: verify a card token for the actor, then apply it in
+one transaction (DESIGN §6). functions/memory/main.py calls ``submit_card``; nothing else in
+production writes preferences.
+"""
+from __future__ import annotations
+
+from shared.clock import Clock, utc_now
+from shared.config import Settings
+from shared.identity import Actor
+from shared.logs import hash_user, log
+from shared.memory.approve import apply_card
+from shared.memory.errors import InvalidMemoryCard, MemoryOutcomeUnknown, MemoryUnavailable
+from shared.memory.port import INVALID_MEMORY_CARD, MemoryResult
+from shared.memory.store import read_preference
+from shared.memory.tokens import SigningKeys, verify_card
+from shared.store import DocumentStore, StoreError, StoreTimeout
+
+
+def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: str, *,
+                clock: Clock = utc_now) -> MemoryResult:
+    """Verify ``token`` under the actor's key and apply it.
+
+    Args:
+        settings: signing keys (LOCAL_SIGNING_KEY, _VERSION, _PREVIOUS).
+        store: the document store.
+        actor: from the verified webhook event, passed on by the webhook.
+        token: the card token without ``mem:``.
+        clock: aware "now"; injected by tests.
+    Returns:
+        MemoryResult; an altered token, another account's token or a retired key gives
+        ``invalid_memory_card`` with the current revision and nothing written.
+    Raises:
+        MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
+        StoreError: from the store; retryable ones leave nothing written (StoreTimeout: unknown).
+    """
+    keys = SigningKeys.from_settings(settings)
+    try:
+        card = verify_card(keys, actor, token)
+    except InvalidMemoryCard as exc:
+        log("WARNING", "memory card refused", reason=str(exc), user=hash_user(actor.user_id))
+        return MemoryResult(INVALID_MEMORY_CARD, read_preference(store, actor).revision, None, None)
+    result = apply_card(store, actor, card, clock())
+    log("INFO", "memory card applied", outcome=result.outcome, operation=card.operation,
+        revision=result.revision, user=hash_user(actor.user_id))
+    return result
+
+
+class DirectMemoryClient:
+    """The memory use case called in-process (a MemoryClient adapter).
+
+    For tests that must inject a clock into the approve step (e.g. a card past 5 minutes) and for
+    tools; the deployed webhook always reaches functions/memory over HTTP (shared.wiring).
+
+    Args:
+        settings: as for ``submit_card``.
+        store: the store functions/memory would use.
+        clock: aware "now".
+    """
+
+    def __init__(self, settings: Settings, store: DocumentStore, clock: Clock = utc_now):
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+
+    def submit(self, actor: Actor, token: str, *, timeout_seconds: float) -> MemoryResult:
+        """See MemoryClient.submit. Store errors map as functions/memory's 503 does over HTTP.
+
+        Raises:
+            MemoryOutcomeUnknown: StoreTimeout (a write was sent; the outcome is unknown).
+            MemoryUnavailable: another retryable store error; nothing written.
+        """
+        try:
+            return submit_card(self.settings, self.store, actor, token, clock=self.clock)
+        except StoreTimeout as exc:
+            raise MemoryOutcomeUnknown("store timeout") from exc
+        except StoreError as exc:
+            if exc.retryable:
+                raise MemoryUnavailable(exc.__class__.__name__) from exc
+            raise

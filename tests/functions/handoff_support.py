@@ -1,0 +1,117 @@
+"""Helpers for the handoff tests over real HTTP: signed posts, cards, store counts, user-data, logs."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+import requests
+
+from shared.store.sqlite import SqliteStore, path_from_url
+from tests.conftest import REPO, all_text, line_body, sign, text_event
+
+USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")
+REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
+
+#: Short queue timings so fault cases finish in seconds (min 0.2 s, max 1 s, 3 attempts).
+FAST_QUEUE = {"LOCAL_QUEUE_MIN_BACKOFF_SECONDS": "0.2", "LOCAL_QUEUE_MAX_BACKOFF_SECONDS": "1",
+              "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "LOCAL_RECONCILE_DELAY_SECONDS": "0.5"}
+
+
+def env_with(base_env: dict, **extra: str) -> dict[str, str]:
+    return {**base_env, **FAST_QUEUE, **extra}
+
+
+def post(url: str, body: bytes, timeout: float = 10) -> requests.Response:
+    return requests.post(url, data=body, headers={"Content-Type": "application/json",
+                                                  "X-Line-Signature": sign(body)}, timeout=timeout)
+
+
+def accepted(standin, path: str) -> list[dict]:
+    return [c for c in standin.calls() if c["path"] == path and c["status"] == 200]
+
+
+def reply_text(standin, token: str) -> str:
+    calls = [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
+    assert len(calls) <= 1, "a reply token was used twice"
+    return all_text(calls[0]["body"]["messages"]) if calls else ""
+
+
+def card_postbacks(standin, token: str) -> dict[str, str]:
+    """``{"確認送出": data, "取消": data}`` from the card replied with ``token``."""
+    [call] = [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
+    card = call["body"]["messages"][0]
+    return {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}
+
+
+def new_card(webhook_url: str, standin, text: str = "新需求：想參加週六的社區走讀，需要輪椅協助",
+             user_id: str = USER) -> dict[str, str]:
+    event = text_event(text, user_id=user_id)
+    assert post(webhook_url, line_body(event)).status_code == 200
+    return card_postbacks(standin, event["replyToken"])
+
+
+def store_docs(store_url: str, collection: str) -> list[dict]:
+    path = path_from_url(store_url)
+    if not os.path.exists(path):
+        return []
+    store = SqliteStore(path, read_only=True)
+    try:
+        return store.query(collection)
+    finally:
+        store.close()
+
+
+def request_rows(store_url: str) -> int:
+    return len(store_docs(store_url, "handoff_requests"))
+
+
+def user_data(store_url: str, tenant_id: str, user_id: str = USER) -> dict:
+    """``make user-data LINE_USER_ID=…`` against this store (the venv is not rebuilt: ``-o``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+    env.update({"LOCAL_STORE_URL": store_url, "LOCAL_TENANT_ID": tenant_id})
+    out = subprocess.run(["make", "-s", "-o", ".venv/.installed", "user-data", f"LINE_USER_ID={user_id}"],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+def wait_for(predicate: Callable[[], object], timeout_s: float, what: str, interval_s: float = 0.05):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def log_entries(log_path: Path, message: str) -> list[dict]:
+    """Structured log lines with this ``message`` from a function's log file."""
+    found = []
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("message") == message:
+                found.append(entry)
+    return found
+
+
+def told_request_ids(standin, user_id: str = USER, reply_tokens: tuple[str, ...] = ()) -> list[str]:
+    """Request ids the user was told, once per accepted message (replies to the tokens, and pushes)."""
+    ids = []
+    for call in accepted(standin, PUSH):
+        if call["body"]["to"] == user_id:
+            ids += REQUEST_ID.findall(all_text(call["body"]["messages"]))
+    for call in accepted(standin, REPLY):
+        if call["body"]["replyToken"] in reply_tokens:
+            ids += REQUEST_ID.findall(all_text(call["body"]["messages"]))
+    return ids

@@ -1,0 +1,82 @@
+"""One step of the six-process memory acceptance, run as its own OS process:
+
+    python tests/functions/memory_step_process.py approve|search|correct|forget
+
+It builds the webhook use case from the environment exactly as functions/webhook does
+(``shared.wiring.webhook_service``: SQLite store file, LINE stand-in, functions/memory over HTTP),
+feeds it signed webhook bodies, reads the replies back from the stand-in's ``/__calls`` and prints
+one JSON line ``{"step", "replies": [text…]}``. It shares nothing with other steps but the store file.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import requests  # noqa: E402
+
+from shared.config import WEBHOOK_REQUIRED, Settings  # noqa: E402
+from shared.wiring import webhook_service  # noqa: E402
+from tests.memory_support import postbacks  # noqa: E402
+
+USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+
+
+def _event(kind: str, value: str) -> dict:
+    base = {"type": kind, "mode": "active", "timestamp": int(time.time() * 1000),
+            "source": {"type": "user", "userId": USER}, "webhookEventId": "01STEP" + uuid.uuid4().hex[:20].upper(),
+            "deliveryContext": {"isRedelivery": False}, "replyToken": "rt-step-" + uuid.uuid4().hex}
+    if kind == "message":
+        base["message"] = {"type": "text", "id": str(time.time_ns()), "quoteToken": "qt", "text": value}
+    else:
+        base["postback"] = {"data": value}
+    return base
+
+
+def send(service, settings: Settings, event: dict) -> list[dict]:
+    raw = json.dumps({"destination": "U0", "events": [event]}, ensure_ascii=False, separators=(",", ":")).encode()
+    signature = base64.b64encode(hmac.new(settings.line_channel_secret.encode(), raw, hashlib.sha256).digest())
+    result = service.handle(raw.decode(), signature.decode())
+    assert result.status == 200, result
+    calls = requests.get(settings.line_api_base_url + "/__calls", timeout=5).json()
+    [reply] = [c for c in calls if c["path"] == "/v2/bot/message/reply"
+               and (c.get("body") or {}).get("replyToken") == event["replyToken"]]
+    return reply["body"]["messages"]
+
+
+def words(messages: list[dict]) -> str:
+    return json.dumps(messages, ensure_ascii=False)
+
+
+def approve_button(messages: list[dict]) -> str:
+    return postbacks(messages)["同意記住"]
+
+
+def main(step: str) -> None:
+    settings = Settings.from_env(os.environ, required=WEBHOOK_REQUIRED)
+    service = webhook_service(settings)
+    replies = []
+    if step in ("approve", "correct"):
+        ask = "長輩吃素，以後優先找蔬食，幫我記住" if step == "approve" else "改成蛋奶素"
+        card = send(service, settings, _event("message", ask))
+        replies.append(words(card))
+        replies.append(words(send(service, settings, _event("postback", approve_button(card)))))
+    elif step == "search":
+        replies.append(words(send(service, settings, _event("message", "花壇有推薦吃的嗎？"))))
+    elif step == "forget":
+        replies.append(words(send(service, settings, _event("message", "忘記我的飲食偏好"))))
+    else:
+        raise SystemExit(f"unknown step {step!r}")
+    print(json.dumps({"step": step, "pid": os.getpid(), "replies": replies}, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

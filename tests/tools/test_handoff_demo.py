@@ -1,0 +1,68 @@
+"""``make demo``: the four-case table of seed 001, reproduced through the real functions."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from tests.conftest import REPO, SHARED_DIR
+
+FIRST_RESULT_WORDS = {"已建立": "request_created", "待查證": "pending_verification"}
+
+
+def seed_table() -> dict[str, dict]:
+    """The seed's table, read from seed 001: case → first result, rows at timeout, final rows, id shown."""
+    seed = next((SHARED_DIR / "seeds").glob("001_*.txt")).read_text(encoding="utf-8")
+    rows = {}
+    for line in seed.splitlines():
+        match = re.match(r"^\|\s*[^|]*（(\w+)）\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|$", line)
+        if not match:
+            continue
+        case, first, at_timeout, _action, final, shown = match.groups()
+        rows[case] = {
+            "first_result": next(v for k, v in FIRST_RESULT_WORDS.items() if k in first),
+            "rows_at_timeout": int(re.match(r"\s*(\d+)", at_timeout).group(1)),
+            "final_rows": int(final.strip()),
+            "has_request_id": "req-" in shown,
+        }
+    return rows
+
+
+def test_handoff_demo_report_matches_seed_table(tmp_path):
+    out = tmp_path / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+    run = subprocess.run(["make", "-s", "-o", ".venv/.installed", "demo", f"OUT={out}"], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    expected = seed_table()
+    assert list(expected) == ["baseline", "after_commit", "before_write", "lookup_unavailable"]
+    assert [row["case"] for row in report["rows"]] == list(expected)
+    for row in report["rows"]:
+        assert set(row) == {"case", "first_result", "rows_at_timeout", "action", "final_rows", "request_id"}
+        want = expected[row["case"]]
+        assert row["first_result"] == want["first_result"], row
+        assert row["rows_at_timeout"] == want["rows_at_timeout"], row
+        assert row["final_rows"] == want["final_rows"], row
+        assert (row["request_id"] is not None) == want["has_request_id"], row
+        if row["request_id"]:
+            assert re.fullmatch(r"req-\d{8}-[0-9a-f]{16}", row["request_id"])
+        assert row["action"]
+
+        # The counts come from the snapshot files the report links to.
+        snapshots = report["cases"][row["case"]]["snapshots"]
+        by_label = {s["label"]: json.loads((out / s["file"]).read_text(encoding="utf-8")) for s in snapshots}
+        timeout_docs = by_label["first-answer"]["documents"].get("handoff_requests", [])
+        final_docs = by_label["settled"]["documents"].get("handoff_requests", [])
+        assert len(timeout_docs) == row["rows_at_timeout"] and len(final_docs) == row["final_rows"]
+        if row["request_id"]:
+            assert [d["request_id"] for d in final_docs] == [row["request_id"]]  # the stored, original id
+    followups = json.loads((out / "lookup_unavailable" / "step-03-settled.json").read_text(encoding="utf-8"))
+    assert [d["status"] for d in followups["documents"]["handoff_followups"]] == ["needs_human_followup"]
+    html = (out / "REPORT.html").read_text(encoding="utf-8")
+    for row in report["rows"]:
+        for snapshot in report["cases"][row["case"]]["snapshots"]:
+            assert f'href="{snapshot["file"]}"' in html
+            assert Path(out / snapshot["file"]).exists()

@@ -1,0 +1,186 @@
+"""The webhook-side flow in-process: card → confirm → receipt, refusals, status, and a slow store."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from shared.handoff import flow, notify, records
+from shared.handoff.requests import create_request
+from shared.queue import task_name_for
+from shared.queue.embedded import EmbeddedQueue
+from shared.store.sqlite import SqliteStore, path_from_url
+from shared.webhook.context import EventContext
+from shared.wiring import line_gateway
+from tests.conftest import case_bytes
+
+NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
+CASE_TEXT = json.loads(case_bytes("text-new-request.json"))["events"][0]["message"]["text"]
+NEVER_SAY = ("已安排好", "處理好了", "已處理", "安排好了")
+
+
+@pytest.fixture
+def queue(tmp_path):
+    # Its own file, so a test may lock the store without locking the queue.
+    return EmbeddedQueue(str(tmp_path / "queue.sqlite3"), queue_name="handoff-reconcile",
+                         target_url="http://127.0.0.1:9/", auth_token="t")
+
+
+@pytest.fixture
+def ctx_for(settings, store, actor, queue):
+    line = line_gateway(settings)
+
+    def make(event_id: str = "EV1", now: datetime = NOW, **changes) -> EventContext:
+        return EventContext(**{"settings": settings, "store": store, "line": line, "now": now, "actor": actor,
+                               "webhook_event_id": event_id, "deadline_monotonic": time.monotonic() + 1.8,
+                               "queue": queue, **changes})
+
+    return make
+
+
+def texts(reply) -> str:
+    out = []
+    for message in reply.messages:
+        out.append(json.dumps(message.to_dict(), ensure_ascii=False))
+    return "\n".join(out)
+
+
+def confirm_rest(reply) -> tuple[str, str]:
+    card = reply.messages[0].to_dict()
+    found = {b["action"]["label"]: b["action"]["data"].split(":", 1)[1] for b in card["contents"]["footer"]["contents"]}
+    return found["確認送出"], found["取消"]
+
+
+def test_flow_case_text_gets_card_with_exact_text(ctx_for):
+    reply = flow.match_text(ctx_for(), CASE_TEXT)
+    exact = CASE_TEXT.split("：", 1)[1]
+    body = reply.messages[0].to_dict()["contents"]["body"]["contents"]
+    assert exact in [part.get("text") for part in body]
+
+
+def test_flow_other_text_is_not_a_handoff(ctx_for):
+    assert flow.match_text(ctx_for(), "花壇有素食店嗎？") is None
+
+
+def test_flow_confirm_gives_receipt_marks_delivered_and_queues_relay(ctx_for, store, queue, settings):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    reply = flow.handle_postback(ctx_for("EV-CONFIRM"), confirm)
+    [request] = store.query(records.REQUESTS)
+    assert request["request_id"] in texts(reply)
+    assert "等待工作人員受理" in texts(reply)
+    assert not any(word in texts(reply) for word in NEVER_SAY)
+    reply.after_reply()  # the service runs this once LINE accepted the reply
+    operation = store.get(records.OPERATIONS, records.Operation(ctx_for().actor, request["idempotency_key"]).doc_id)
+    assert operation["notice_state"] == "delivered"
+    relay = queue.task(task_name_for(request["idempotency_key"]))
+    assert relay.payload["reason"] == "relay"
+    assert relay.schedule_at > datetime.now(timezone.utc) + timedelta(seconds=settings.event_lease_seconds - 5)
+
+
+def test_flow_tapped_again_same_request_id(ctx_for, store):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    first = flow.handle_postback(ctx_for("EV-A"), confirm)
+    second = flow.handle_postback(ctx_for("EV-B", now=NOW + timedelta(seconds=20)), confirm)
+    [request] = store.query(records.REQUESTS)
+    assert request["request_id"] in texts(first) and request["request_id"] in texts(second)
+    assert "不會重複登記" in texts(second)
+
+
+def test_flow_redelivered_creating_event_tells_only_if_nobody_did(ctx_for, store, actor, settings):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    reference = flow.cards.verify_reference(settings, actor, confirm)
+    # The first attempt of EV-K committed and was killed before replying.
+    create_request(store, reference.operation, reference.content_hash, now=NOW, tz=settings.tz, source="webhook",
+                   notice_owner="reply:EV-K", lease_seconds=30, event_id="EV-K")
+    redelivered = flow.handle_postback(ctx_for("EV-K", now=NOW + timedelta(seconds=31)), confirm)
+    assert "已登記你的服務詢問" in texts(redelivered)
+    # Had the queue's push told the user first, the redelivery says nothing.
+    notify.mark_delivered(store, records.OPERATIONS, reference.operation, "push", now=NOW)
+    again = flow.handle_postback(ctx_for("EV-K", now=NOW + timedelta(seconds=32)), confirm)
+    assert again.messages == []
+
+
+def test_flow_locked_store_is_unknown_outcome_answered_within_budget(ctx_for, store, queue, settings):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    holder = sqlite3.connect(path_from_url(settings.store_url), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the store past the create's deadline
+    try:
+        started = time.monotonic()
+        reply = flow.handle_postback(ctx_for("EV-SLOW", store=SqliteStore(
+            path_from_url(settings.store_url), deadline_seconds=settings.store_deadline_seconds)), confirm)
+        elapsed = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert elapsed < settings.webhook_budget_seconds
+    assert "正在確認是否已登記" in texts(reply)
+    assert "req-" not in texts(reply)
+    key = flow.cards.verify_reference(settings, ctx_for().actor, confirm).operation.idempotency_key
+    task = queue.task(task_name_for(key))
+    assert task.payload["reason"] == "unknown_outcome" and task.payload["reply_event_id"] == "EV-SLOW"
+    assert store.query(records.REQUESTS) == []
+
+
+def test_flow_superseded_card_creates_nothing(ctx_for, store):
+    old_confirm, _ = confirm_rest(flow.match_text(ctx_for(), "新需求：第一次寫的"))
+    flow.match_text(ctx_for(now=NOW + timedelta(seconds=5)), "新需求：改寫過的")
+    reply = flow.handle_postback(ctx_for("EV-OLD", now=NOW + timedelta(seconds=10)), old_confirm)
+    assert "取代" in texts(reply)
+    assert store.query(records.REQUESTS) == []
+
+
+def test_flow_cancel_then_confirm_creates_nothing(ctx_for, store):
+    confirm, cancel = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    assert "已取消" in texts(flow.handle_postback(ctx_for("EV-C"), cancel))
+    assert "取消" in texts(flow.handle_postback(ctx_for("EV-D"), confirm))
+    assert store.query(records.REQUESTS) == []
+
+
+def test_flow_tampered_postback_refused_kindly_nothing_written(ctx_for, store):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    before = store.query(records.OPERATIONS)
+    reply = flow.handle_postback(ctx_for("EV-T"), confirm[:-3] + "AAA")
+    assert "無法辨識" in texts(reply)
+    assert store.query(records.REQUESTS) == [] and store.query(records.OPERATIONS) == before
+
+
+def test_flow_long_text_gets_kind_message_with_limit(ctx_for, store, settings):
+    reply = flow.match_text(ctx_for(), "新需求：" + "長" * (settings.request_text_max_chars + 1))
+    assert str(settings.request_text_max_chars) in texts(reply)
+    assert store.query(records.DRAFTS) == []
+
+
+def test_flow_status_entry_before_and_after(ctx_for, store):
+    assert "查不到" in texts(flow.status_entry(ctx_for()))
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    flow.handle_postback(ctx_for("EV-S"), confirm)
+    [request] = store.query(records.REQUESTS)
+    status = texts(flow.status_entry(ctx_for("EV-S2")))
+    assert request["request_id"] in status
+    assert "等待工作人員受理" in status
+    assert not any(word in status for word in NEVER_SAY)
+
+
+def test_flow_expired_card_refused_kindly_nothing_written(ctx_for, store, settings):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    late = NOW + timedelta(seconds=settings.draft_ttl_seconds)
+    reply = flow.handle_postback(ctx_for("EV-LATE", now=late), confirm)
+    assert "過期" in texts(reply) and "req-" not in texts(reply)
+    assert store.query(records.REQUESTS) == []
+
+
+def test_flow_unknown_outcome_without_a_queue_says_it_cannot_check_automatically(ctx_for, store, settings):
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    holder = sqlite3.connect(path_from_url(settings.store_url), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        reply = flow.handle_postback(ctx_for("EV-NOQ", queue=None, store=SqliteStore(
+            path_from_url(settings.store_url), deadline_seconds=0.2)), confirm)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "正在確認是否已登記" in texts(reply)
+    assert "查看原本服務單" in texts(reply) and "不會重複登記" in texts(reply)
