@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 LINE_API_DEFAULT = "https://api.line.me"
 
 #: Variables a function may refuse to start without, per function.
-WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
+WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
 RECONCILE_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
-MEMORY_REQUIRED = ("LOCAL_STORE_URL",)
+MEMORY_REQUIRED = ("LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
 
 #: Fault-injection names (tests and the demo only; refused unless the store is the embedded SQLite).
 FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})

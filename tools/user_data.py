@@ -6,7 +6,9 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
     {"tenant_id": "...", "user_id": "U...",
      "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
      "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at"}],
-     "drafts": [{"idempotency_key", "status", "created_at", "expires_at"}]}
+     "drafts": [{"idempotency_key", "status", "created_at", "expires_at"}],
+     "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
+     "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}]}
 
 Only fields present in the store are printed (nothing is invented); lists are sorted by
 ``created_at``; only documents whose ``tenant_id`` and ``user_id`` both match are included. A
@@ -32,6 +34,10 @@ USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
 PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
 REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at")
 DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at")
+OPERATION_FIELDS = ("idempotency_key", "state", "request_id", "notice_kind", "notice_state", "created_at")
+FOLLOWUP_FIELDS = ("idempotency_key", "status", "reason", "created_at")
+CARD_FIELDS = ("status", "declined_at", "expire_at")
+AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
 
 
 def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -71,11 +77,19 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
         "preference": preference,
         "handoff_requests": _listed(store, "handoff_requests", tenant_id, user_id, REQUEST_FIELDS),
         "drafts": _listed(store, "handoff_drafts", tenant_id, user_id, DRAFT_FIELDS),
+        # The rest of what LOCAL keeps about this account, so nothing stored goes unshown.
+        "handoff_operations": _listed(store, "handoff_operations", tenant_id, user_id, OPERATION_FIELDS),
+        "handoff_followups": _listed(store, "handoff_followups", tenant_id, user_id, FOLLOWUP_FIELDS),
+        "declined_consent_cards": _listed(store, "memory_cards", tenant_id, user_id, CARD_FIELDS),
+        "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for doc in store.query(
+            "turn_audit", where={"tenant_id": tenant_id, "user_hash": hash_user(user_id)})),
+            key=lambda row: str(row.get("at") or "")),
     }
 
 
 def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
-    return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": []}
+    return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": [],
+            "handoff_operations": [], "handoff_followups": [], "declined_consent_cards": [], "turn_audit": []}
 
 
 def _missing_sqlite_file(store_url: str) -> bool:

@@ -19,7 +19,7 @@ from shared.memory.auth import CallerAuthError, verify_caller
 from shared.memory.service import submit_card
 from shared.store import StoreError, StoreTimeout
 
-SETTINGS = Settings.from_env(required=MEMORY_REQUIRED + ("LOCAL_SIGNING_KEY",))
+SETTINGS = Settings.from_env(required=MEMORY_REQUIRED)
 
 
 @functools.cache

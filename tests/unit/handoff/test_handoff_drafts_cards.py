@@ -1,6 +1,7 @@
 """Drafts (key, hash, expiry, supersede, caps) and the signed confirmation card."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import datetime, timedelta, timezone
@@ -120,7 +121,7 @@ def test_cards_card_signed_with_another_key_is_refused(make_settings, store, act
 
 
 def test_cards_without_signing_key_refuse_to_sign(make_settings, actor):
-    settings = make_settings(LOCAL_SIGNING_KEY="")
+    settings = dataclasses.replace(make_settings(), signing_key=None)
     draft = drafts.Draft(Operation(actor, records.new_idempotency_key()), TEXT, records.content_hash(TEXT), NOW,
                          NOW + timedelta(minutes=10))
     with pytest.raises(cards.CardRefused):
