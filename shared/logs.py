@@ -52,3 +52,22 @@ def log(severity: str, message: str, *, exc_info: bool = False, **fields: object
     configure()
     _LOGGER.log(logging.getLevelName(severity.upper()), message, extra={"fields": fields},
                 exc_info=exc_info)
+
+
+def read_entries(path, message: str) -> list[dict]:
+    """The structured entries with this ``message`` in a log file written by ``log`` (tests, demo).
+
+    Non-JSON lines (e.g. the server's own start-up lines) are skipped.
+    """
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("message") == message:
+                found.append(entry)
+    return found

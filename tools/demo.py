@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 import requests
 
+from shared.logs import read_entries
 from tools.chat import build_body, build_postback_event, build_text_event, sign
 from tools.line_standin import LineStandin
 
@@ -117,16 +118,7 @@ class _Function:
 
     def log_entries(self, message: str) -> list[dict]:
         """Structured log lines with this ``message``."""
-        found = []
-        for line in self.log_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("{"):
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if entry.get("message") == message:
-                    found.append(entry)
-        return found
+        return read_entries(self.log_path, message)
 
 
 def snapshot(store_path: Path) -> dict[str, Any]:

@@ -13,36 +13,16 @@ Source: Cloud Tasks docs, "Create HTTP target tasks" (OIDC token, audience); goo
 """
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
+from shared.caller_auth import (  # noqa: F401  (re-exported for callers and tests)
+    CallerAuthError as QueueAuthError,
+    Forbidden,
+    Unauthenticated,
+    VerifierUnavailable,
+    verify_caller,
+)
 from shared.config import Settings
-
-_BEARER = "Bearer "
-
-
-class QueueAuthError(Exception):
-    """The caller is not the queue; ``status`` is the HTTP answer (401 or 403); not retryable."""
-
-    status = 401
-
-
-class Unauthenticated(QueueAuthError):
-    """No ``Authorization: Bearer …`` header (401); not retryable."""
-
-    status = 401
-
-
-class Forbidden(QueueAuthError):
-    """Credentials presented but wrong, expired, for another audience or another account (403); not retryable."""
-
-    status = 403
-
-
-class VerifierUnavailable(QueueAuthError):
-    """Google's signing certificates could not be fetched (503); retryable: the queue tries again."""
-
-    status = 503
 
 
 def verify_queue_caller(settings: Settings, authorization: str | None, *, request: Any = None) -> None:
@@ -52,35 +32,10 @@ def verify_queue_caller(settings: Settings, authorization: str | None, *, reques
         settings: ``internal_token`` (embedded), else ``reconcile_function_url`` (the OIDC audience)
             and optionally ``tasks_service_account`` (the expected caller).
         authorization: the ``Authorization`` header, or None.
-        request: a ``google.auth.transport.Request`` used to fetch Google's certificates
-            (default: ``google.auth.transport.requests.Request()``); injectable for tests.
+        request: a ``google.auth.transport.Request`` (tests inject one).
     Raises:
-        Unauthenticated: no bearer credentials.
-        Forbidden: a wrong internal token, an ID token that does not verify, or no way to verify.
-        VerifierUnavailable: the certificates to verify with could not be fetched.
+        Unauthenticated, Forbidden, VerifierUnavailable: see ``shared.caller_auth.verify_caller``.
     """
-    if not authorization or not authorization.startswith(_BEARER) or not authorization[len(_BEARER):].strip():
-        raise Unauthenticated("bearer credentials required")
-    presented = authorization[len(_BEARER):].strip()
-    if settings.internal_token:
-        if not hmac.compare_digest(presented.encode("utf-8"), settings.internal_token.encode("utf-8")):
-            raise Forbidden("wrong internal token")
-        return
-    if not settings.reconcile_function_url:
-        raise Forbidden("no OIDC audience configured (RECONCILE_FUNCTION_URL)")
-    from google.auth import exceptions as google_exceptions
-    from google.oauth2 import id_token
-
-    if request is None:
-        from google.auth.transport import requests as google_requests
-
-        request = google_requests.Request()
-    try:
-        claims = id_token.verify_oauth2_token(presented, request, audience=settings.reconcile_function_url)
-    except google_exceptions.TransportError as exc:
-        raise VerifierUnavailable("could not fetch Google's certificates") from exc
-    except (ValueError, google_exceptions.GoogleAuthError) as exc:  # bad signature, expiry, audience, issuer
-        raise Forbidden("ID token did not verify") from exc
-    expected = settings.tasks_service_account
-    if expected and (claims.get("email") != expected or not claims.get("email_verified")):
-        raise Forbidden("ID token is not from the queue's service account")
+    verify_caller(authorization, internal_token=settings.internal_token,
+                  audience=settings.reconcile_function_url, expected_email=settings.tasks_service_account,
+                  request=request)

@@ -10,61 +10,29 @@ Source: Google Cloud docs, "Authenticating service-to-service"; google-auth ``go
 """
 from __future__ import annotations
 
-import hmac
 import threading
 import time
 
+from shared.caller_auth import BEARER as _BEARER
+from shared.caller_auth import (  # noqa: F401  (re-exported for callers and tests)
+    CallerAuthError,
+    Forbidden,
+    Unauthenticated,
+    verify_caller as _verify_caller,
+)
 from shared.config import Settings
 
-_BEARER = "Bearer "
 #: Google ID tokens live one hour; refresh well before that (seconds).
 _ID_TOKEN_REUSE_SECONDS = 45 * 60
 
 
-class CallerAuthError(Exception):
-    """Base of caller authentication failures; never retryable. ``status`` is the HTTP answer."""
-
-    status = 401
-
-
-class Unauthenticated(CallerAuthError):
-    """No usable ``Authorization: Bearer …`` header (HTTP 401); not retryable."""
-
-    status = 401
-
-
-class Forbidden(CallerAuthError):
-    """Credentials were presented but are wrong, expired or for another audience (HTTP 403); not retryable."""
-
-    status = 403
-
-
 def verify_caller(settings: Settings, authorization: str | None) -> None:
-    """Accept only the webhook's authenticated calls.
+    """Accept only the webhook's authenticated calls to functions/memory.
 
-    Args:
-        settings: ``internal_token`` (embedded default) or ``memory_function_url`` (the audience).
-        authorization: the request's ``Authorization`` header, or None.
     Raises:
-        Unauthenticated: missing or not a bearer header.
-        Forbidden: wrong internal token, or an ID token that does not verify for the audience.
+        Unauthenticated, Forbidden, VerifierUnavailable: see ``shared.caller_auth.verify_caller``.
     """
-    if not authorization or not authorization.startswith(_BEARER) or not authorization[len(_BEARER):].strip():
-        raise Unauthenticated("bearer credentials required")
-    presented = authorization[len(_BEARER):].strip()
-    if settings.internal_token:
-        if not hmac.compare_digest(presented.encode(), settings.internal_token.encode()):
-            raise Forbidden("wrong internal token")
-        return
-    if not settings.memory_function_url:
-        raise Forbidden("no audience configured (MEMORY_FUNCTION_URL)")
-    from google.auth.transport import requests as google_requests
-    from google.oauth2 import id_token
-
-    try:
-        id_token.verify_oauth2_token(presented, google_requests.Request(), audience=settings.memory_function_url)
-    except ValueError as exc:
-        raise Forbidden("ID token did not verify") from exc
+    _verify_caller(authorization, internal_token=settings.internal_token, audience=settings.memory_function_url)
 
 
 class InternalTokenCredentials:

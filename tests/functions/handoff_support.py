@@ -11,6 +11,7 @@ from typing import Callable
 
 import requests
 
+from shared.logs import read_entries
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO, all_text, line_body, sign, text_event
 
@@ -93,16 +94,7 @@ def wait_for(predicate: Callable[[], object], timeout_s: float, what: str, inter
 
 def log_entries(log_path: Path, message: str) -> list[dict]:
     """Structured log lines with this ``message`` from a function's log file."""
-    found = []
-    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith("{"):
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if entry.get("message") == message:
-                found.append(entry)
-    return found
+    return read_entries(log_path, message)
 
 
 def told_request_ids(standin, user_id: str = USER, reply_tokens: tuple[str, ...] = ()) -> list[str]:
