@@ -33,8 +33,8 @@ from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from shared.clock import from_iso, require_aware, to_iso
-from shared.line import LineGateway, PushResult
 from shared.handoff.records import Operation
+from shared.line import LineGateway, PushResult
 from shared.store import DocumentStore, Transaction
 
 PENDING, DELIVERED = "pending", "delivered"

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.caller_auth import (  # noqa: F401  (re-exported for callers and tests)
-    CallerAuthError as QueueAuthError,
-    Forbidden,
-    Unauthenticated,
-    VerifierUnavailable,
-    verify_caller,
-)
+from shared.caller_auth import CallerAuthError, Forbidden, Unauthenticated, VerifierUnavailable, verify_caller
 from shared.config import Settings
+
+#: The errors callers catch, under the names this module has always used.
+QueueAuthError = CallerAuthError
+__all__ = ["QueueAuthError", "Forbidden", "Unauthenticated", "VerifierUnavailable", "verify_queue_caller"]
 
 
 def verify_queue_caller(settings: Settings, authorization: str | None, *, request: Any = None) -> None:

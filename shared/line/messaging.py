@@ -13,7 +13,7 @@ from linebot.v3.messaging import (
     ReplyMessageRequest,
     ShowLoadingAnimationRequest,
 )
-from urllib3.exceptions import HTTPError, NewConnectionError, ConnectTimeoutError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
 
 from shared.line.port import LineApiError, LineOutcomeUnknown, PushResult
 

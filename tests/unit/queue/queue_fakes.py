@@ -100,7 +100,8 @@ class FakeCloudTasks:
 
     def __init__(self):
         import grpc
-        from google.cloud.tasks_v2.types import cloudtasks, task as task_types
+        from google.cloud.tasks_v2.types import cloudtasks
+        from google.cloud.tasks_v2.types import task as task_types
 
         self._grpc = grpc
         self.requests: list = []  # every CreateTaskRequest received

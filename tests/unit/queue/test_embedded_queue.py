@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
-import threading
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
