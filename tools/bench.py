@@ -41,7 +41,9 @@ def _fresh(body: str, env: dict[str, str], runs: int = 5) -> tuple[float, float]
     for _ in range(runs):
         started = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", _COLD.format(body=body)], cwd=REPO, env=env,
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"bench: a fresh interpreter failed:\n{out.stderr[-1500:]}")
         times.append(time.perf_counter() - started)  # whole process: interpreter start + body
         rss.append(float(out.stdout.split()[1]))
     return statistics.median(times), statistics.median(rss)
@@ -54,25 +56,41 @@ def _body(text: str, n: int) -> bytes:
     return json.dumps({"destination": "U0", "events": [event]}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def main() -> int:
-    """Print the ratios; returns 0."""
+def main(argv: list[str] | None = None) -> int:
+    """Print the ratios as one JSON document; returns 0.
+
+    Args:
+        argv: ``--requests N`` (default 200) and ``--runs K`` fresh interpreters per figure (default 5).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tools.bench")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
     from linebot.v3.webhook import SignatureValidator
 
+    import logging
+
+    from shared import logs
     from shared.config import WEBHOOK_REQUIRED, Settings
     from shared.webhook.service import WebhookService
     from shared.wiring import line_gateway, open_store
     from tools.line_standin import LineStandin
 
+    logs.configure()
+    logging.getLogger("local").setLevel(logging.WARNING)  # per-request INFO lines would drown the figures
     with tempfile.TemporaryDirectory() as tmp, LineStandin(access_token="bench-token") as standin:
         env = {**os.environ, "LINE_CHANNEL_SECRET": SECRET, "LINE_CHANNEL_ACCESS_TOKEN": "bench-token",
-               "LINE_API_BASE_URL": standin.url, "LOCAL_STORE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
-        base_t, base_rss = _fresh("pass", env)
-        hook_t, hook_rss = _fresh(_WEBHOOK_IMPORT, env)
+               "LINE_API_BASE_URL": standin.url, "LOCAL_STORE_URL": f"sqlite:///{tmp}/bench.sqlite3",
+               "LOCAL_SIGNING_KEY": "bench-signing-key"}
+        base_t, base_rss = _fresh("pass", env, args.runs)
+        hook_t, hook_rss = _fresh(_WEBHOOK_IMPORT, env, args.runs)
 
         settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
         service = WebhookService(settings, open_store(settings), line_gateway(settings))
         validator = SignatureValidator(SECRET)
-        n = 200
+        n = args.requests
         bodies = [_body("我要預約" if i % 2 else "花壇有素食店嗎？", i) for i in range(n)]
         sigs = [base64.b64encode(hmac.new(SECRET.encode(), b, hashlib.sha256).digest()).decode() for b in bodies]
 

@@ -5,8 +5,8 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
 
     {"tenant_id": "...", "user_id": "U...",
      "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
-     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at"}],
-     "drafts": [{"idempotency_key", "status", "created_at", "expires_at"}],
+     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at", "text"}],
+     "drafts": [{"idempotency_key", "status", "created_at", "expires_at", "text"}],
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}]}
 
@@ -32,8 +32,8 @@ from shared.store import DocumentStore, StoreError
 
 USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
 PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
-REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at")
-DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at")
+REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at", "text")
+DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at", "text")
 OPERATION_FIELDS = ("idempotency_key", "state", "request_id", "notice_kind", "notice_state", "created_at")
 FOLLOWUP_FIELDS = ("idempotency_key", "status", "reason", "created_at")
 CARD_FIELDS = ("status", "declined_at", "expire_at")

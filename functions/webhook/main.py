@@ -17,6 +17,8 @@ from shared.handoff import worker
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
+#: LINE's webhook bodies are a few KiB; anything far larger is refused before it is read.
+MAX_BODY_BYTES = 1024 * 1024
 
 
 @functools.cache
@@ -39,5 +41,7 @@ def webhook(request):
     _BACKGROUND.ensure_started()
     if request.method != "POST":
         return {"error": "POST only"}, 405
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return {"error": "body too large"}, 413
     result = _service().handle(request.get_data(as_text=True), request.headers.get("X-Line-Signature"))
     return result.body, result.status

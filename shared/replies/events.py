@@ -127,7 +127,8 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
         items.append(QuickReplyItem(action=area_postback("events", query["area"], label="不限日期")))
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
     if others:
-        lines.append(f"也可以換個日期，或改查其他鄉鎮：{'、'.join(others)}。")
+        change_date = "換個日期，或" if query["date"] is not None else ""
+        lines.append(f"可以{change_date}改查其他有活動資料的鄉鎮：{'、'.join(others)}。")
         other_reply = area_quick_reply("events", others)
         items += other_reply.items if other_reply else []
     lines.append(_demo_note(result))

@@ -182,7 +182,11 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
     lines = [f"這份店家資料（{result['catalog_version']}）裡，沒有找到符合「{_query_words(query)}」的店家。"]
     items: list[QuickReplyItem] = []
-    if query["dietary_type"] != "any":
+    has_places = query["area"] in result.get("area_choices", [])
+    if not has_places:
+        lines.append(f"這份資料目前沒有{query['area']}的店家。")
+    elif query["dietary_type"] != "any":
+        # Offer the wider search only where it can find something (no dead-end button).
         lines.append(f"名單只列有來源證明的素別；可以改成不限素別，在{query['area']}再查一次。")
         items.append(QuickReplyItem(action=area_postback("places", query["area"], diet="any", label="不限素別")))
     if others:

@@ -43,7 +43,8 @@ def non_text_reply() -> Reply:
 
 def no_user_reply() -> Reply:
     """Events with no ``userId`` (some group or room events): guidance, and no writes (DESIGN §2)."""
-    return Reply([TextMessage(text="在群組裡我沒辦法辨識是誰在問。請加我為好友，在一對一聊天中使用。")])
+    return Reply([TextMessage(text="我沒辦法辨識是哪一位在問，所以這裡不能查詢或登記。"
+                                   "請加我為好友，在一對一聊天中使用。")])
 
 
 def expired_button_reply() -> Reply:

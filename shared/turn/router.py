@@ -9,6 +9,8 @@ Rules (DESIGN §5, §7; issue 2):
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from linebot.v3 import WebhookParser
 from linebot.v3.exceptions import InvalidSignatureError
+from linebot.v3.webhooks import Event
 
 from shared.clock import Clock, utc_now
 from shared.config import Settings
@@ -75,13 +76,19 @@ class WebhookService:
             return WebhookResult(400, {"error": "missing X-Line-Signature"})
         try:
             events = self._parser.parse(body_text, signature)
-            raw_events = json.loads(body_text)["events"]
         except InvalidSignatureError:
             log("WARNING", "webhook rejected", reason="bad_signature")
             return WebhookResult(400, {"error": "invalid signature"})
         except (ValueError, KeyError, TypeError):
+            # The signature held (the SDK checks it before parsing): read event by event, so one
+            # malformed event does not drop the others.
+            events = None
+        raw_events = _raw_events(body_text)
+        if raw_events is None:
             log("WARNING", "webhook rejected", reason="malformed_body")
             return WebhookResult(400, {"error": "malformed body"})
+        if events is None:
+            events = [_parse_event(raw) for raw in raw_events]
 
         outcomes = [self._handle_event(event, raw, deadline) for event, raw in zip(events, raw_events)]
         retry = [o for o in outcomes if o == "retry"]
@@ -96,6 +103,13 @@ class WebhookService:
         user_id = getattr(getattr(event, "source", None), "user_id", None)
         fields = {"event_type": raw.get("type") if isinstance(raw, dict) else None,
                   "webhook_event_id": event_id, "user": hash_user(user_id)}
+        if event is None:
+            log("WARNING", "event unreadable: not in LINE's event format", **fields)
+            return "unreadable"
+        if isinstance(raw, dict) and raw.get("mode") == "standby":
+            # Another channel is active in this chat (Messaging API: "mode"): do not answer.
+            log("INFO", "event ignored: standby mode", **fields)
+            return "ignored"
         if not needs_claim(event):
             log("INFO", "event ignored", **fields)
             return "ignored"
@@ -183,3 +197,21 @@ class WebhookService:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)
         log("INFO", "event finished", outcome=outcome, **fields)
+
+
+def _raw_events(body_text: str) -> list | None:
+    """The body's ``events`` list, or None when the body is not a LINE webhook object."""
+    try:
+        payload = json.loads(body_text)
+    except ValueError:
+        return None
+    events = payload.get("events") if isinstance(payload, dict) else None
+    return events if isinstance(events, list) else None
+
+
+def _parse_event(raw):
+    """One event through the SDK's model, or None when it is not a readable LINE event."""
+    try:
+        return Event.from_dict(raw)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None

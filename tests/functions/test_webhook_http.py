@@ -123,3 +123,9 @@ def test_webhook_http_non_text_follow_unfollow_handled(webhook, line_standin):
     before = len(line_standin.calls())
     assert post(webhook.url, case_bytes("unfollow.json")).status_code == 200
     assert len(line_standin.calls()) == before
+
+
+def test_webhook_http_oversized_body_is_413_without_reply(webhook, line_standin):
+    body = line_body(text_event("花" * 600_000))  # about 1.8 MB of UTF-8
+    assert post(webhook.url, body).status_code == 413
+    assert line_standin.calls() == []

@@ -125,3 +125,22 @@ def test_approve_transaction_rerun_applies_once(tmp_path):
     assert attempts == [1, 2]
     assert (result.outcome, result.revision) == ("memory_saved", 1)
     assert read_preference(store, ALICE).revision == 1
+
+
+def test_approve_decline_replayed_after_approve_and_forget_is_stale_and_writes_nothing(store):
+    saving = card()
+    apply_card(store, ALICE, saving, NOW)
+    apply_card(store, ALICE, card(revision=1, op="forget"), NOW)
+    result = apply_card(store, ALICE, card(op="decline", nonce=saving.nonce), NOW + timedelta(seconds=5))
+    assert (result.outcome, result.revision) == ("stale_memory_card", 2)
+    assert store.get(MEMORY_CARDS, f"test-tenant:{ALICE.user_id}:{saving.nonce}") is None
+    assert read_preference(store, ALICE).revision == 2
+
+
+def test_approve_decline_of_a_card_issued_before_another_approval_is_stale(store):
+    old = card(revision=0, diet="vegan")
+    apply_card(store, ALICE, card(revision=0), NOW)
+    result = apply_card(store, ALICE, card(op="decline", nonce=old.nonce), NOW)
+    assert result.outcome == "stale_memory_card"
+    assert store.get(MEMORY_CARDS, f"test-tenant:{ALICE.user_id}:{old.nonce}") is None
+    assert read_preference(store, ALICE).dietary_type == "vegetarian"

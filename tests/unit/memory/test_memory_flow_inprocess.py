@@ -248,3 +248,37 @@ def test_flow_correction_inside_a_place_search_is_a_search(service, line_standin
     assert "用途：" not in words
     [audit] = place_audits(service.store)
     assert (audit["origin"], audit["effective_args"]["dietary_type"]) == ("this_turn", "ovo_lacto")
+
+
+def test_flow_remember_a_negated_diet_offers_no_card_and_writes_nothing(service, line_standin):
+    messages = text(service, line_standin, "幫我記住我不吃素")
+    words = all_text(messages)
+    assert not any(data.startswith("mem:") for data in postbacks(messages).values())
+    assert [m["type"] for m in messages] == ["text"] and "用途：" not in words
+    assert "不用記住" in words
+    assert preference_of(service.store).revision == 0
+
+
+@pytest.mark.parametrize("words, diet_word", [("朋友說他吃素，幫我記住", "蔬食"),
+                                              ("我朋友說他吃全素，以後都幫我找全素", "全素")])
+def test_flow_reported_speech_with_a_request_offers_no_card_and_says_what_to_type(service, line_standin,
+                                                                                  words, diet_word):
+    messages = text(service, line_standin, words)
+    assert not any(data.startswith("mem:") for data in postbacks(messages).values())
+    assert "用途：" not in all_text(messages)
+    assert place_audits(service.store) == []  # answered, not passed on to a place search
+    [suggestion] = [item["action"]["text"] for item in messages[-1]["quickReply"]["items"]]
+    assert diet_word in suggestion and suggestion in messages[-1]["text"]
+    card = text(service, line_standin, suggestion)  # typing what it suggests gives the card
+    assert set(postbacks(card)) == {"同意記住", "先不要"}
+    assert preference_of(service.store).revision == 0
+
+
+def test_flow_decline_replayed_after_approve_and_forget_is_the_stale_message(service, line_standin):
+    approve, decline = card_buttons(service, line_standin)
+    tap(service, line_standin, approve)
+    text(service, line_standin, "忘記我的飲食偏好")
+    words = all_text(tap(service, line_standin, decline))
+    assert "失效" in words and "已取消" not in words
+    snapshot = preference_of(service.store)
+    assert (snapshot.dietary_type, snapshot.revision) == (None, 2)

@@ -12,7 +12,8 @@ from shared.memory.phrases import MemoryRequest, read_memory_request
     ("記住我吃全素", MemoryRequest("remember", "vegan")),
     ("以後都吃蛋奶素", MemoryRequest("remember", "ovo_lacto")),
     ("以後都幫我找奶素的店", MemoryRequest("remember", "lacto")),
-    ("我媽說她吃全素，以後都幫我找全素", MemoryRequest("remember", "vegan")),
+    ("他以後都吃全素，幫我記住", MemoryRequest("remember", "vegan")),   # a companion's diet, asked by this account
+    ("我跟她說我吃素，幫我記住", MemoryRequest("remember", "vegetarian")),  # told her: not reported speech
     ("改成蛋奶素", MemoryRequest("correct", "ovo_lacto")),
     ("把偏好換成全素", MemoryRequest("correct", "vegan")),
     ("幫我記住", MemoryRequest("remember", None)),
@@ -40,3 +41,21 @@ def test_phrases_requests_for_later_are_read(text, expected):
 ])
 def test_phrases_one_off_negated_or_reported_are_not_requests(text):
     assert read_memory_request(text) is None
+
+
+@pytest.mark.parametrize("text", ["幫我記住我不吃素", "記住我沒有吃素", "以後都不是吃素，幫我記住", "幫我記住我非素食"])
+def test_phrases_negated_diet_is_never_a_diet_to_store(text):
+    # 「我不吃素」 means the diet is not restricted (any), which is never stored: never 蔬食.
+    assert read_memory_request(text) == MemoryRequest("remember", "any")
+
+
+@pytest.mark.parametrize("text, diet", [
+    ("朋友說他吃素，幫我記住", "vegetarian"),
+    ("我朋友說他吃全素，以後都幫我找全素", "vegan"),
+    ("我媽說她吃全素，以後都幫我找全素", "vegan"),
+    ("同事說他們都吃蛋奶素，記住", "ovo_lacto"),
+    ("聽說他吃素，幫我記下來", "vegetarian"),
+])
+def test_phrases_reported_speech_with_a_request_is_reported_not_remember(text, diet):
+    # DESIGN §6: not about someone else's habit (朋友說他吃素), even with 幫我記住.
+    assert read_memory_request(text) == MemoryRequest("reported", diet)

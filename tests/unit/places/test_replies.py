@@ -238,3 +238,19 @@ def test_render_every_reply_postback_data_within_limit():
     ]
     data = _postback_data(messages)
     assert data and all(len(item) <= POSTBACK_DATA_MAX_CHARS for item in data)
+
+
+def test_render_places_no_match_in_township_without_data_offers_no_dead_end():
+    from datetime import datetime, timezone
+
+    from shared.places.search import search_local_places
+    from shared.replies.places import render_places
+
+    now = datetime(2026, 11, 30, 4, tzinfo=timezone.utc)
+    result = search_local_places("員林", "vegetarian", None, now=now)
+    assert result["status"] == "no_match" and "員林市" not in result["area_choices"]
+    [message] = render_places(result)
+    labels = [item.action.label for item in (message.quick_reply.items if message.quick_reply else [])]
+    assert "不限素別" not in labels
+    assert set(labels) <= set(result["area_choices"]) and labels
+    assert "員林市" in message.text

@@ -73,7 +73,7 @@ def test_user_data_prints_one_json_document_with_only_that_users_rows(tmp_path):
                                   "consented_at": "2026-11-29T02:00:00+00:00"}
     assert [r["idempotency_key"] for r in data["handoff_requests"]] == ["key-r1", "key-r2"]  # by created_at
     assert set(data["handoff_requests"][0]) == {"request_id", "idempotency_key", "status", "human_state",
-                                                "created_at"}
+                                                "created_at", "text"}  # the resident's own words too
     assert [d["idempotency_key"] for d in data["drafts"]] == ["key-d1"]
     assert "key-r3" not in out.stdout and "key-r4" not in out.stdout and "key-d2" not in out.stdout
     assert BOB not in out.stdout

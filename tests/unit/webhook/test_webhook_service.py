@@ -196,3 +196,26 @@ def test_budget_locked_store_answers_503_within_two_seconds(webhook_service, lin
     assert elapsed < 2.0
     assert result.status == 503  # LINE redelivers; nothing was claimed or replied
     assert reply_calls(line_standin) == []
+
+
+def test_service_event_missing_fields_does_not_drop_the_others(webhook_service, line_standin):
+    good, broken = text_event("我要預約"), text_event("查蔬食")
+    del broken["webhookEventId"]
+    result = handle(webhook_service, line_body(broken, good))
+    assert result.status == 200
+    assert result.body["events"][0] == "unreadable"
+    assert len(replies_to(line_standin, good["replyToken"])) == 1
+    assert replies_to(line_standin, broken["replyToken"]) == []
+
+
+@pytest.mark.parametrize("body", [b'{"events":{}}', b'[]', b'{"events":"x"}', b'"events"'])
+def test_service_events_not_a_list_is_400(webhook_service, line_standin, body):
+    assert handle(webhook_service, body).status == 400
+    assert reply_calls(line_standin) == []
+
+
+def test_service_standby_mode_event_gets_no_reply(webhook_service, line_standin):
+    event = text_event("我要預約")
+    event["mode"] = "standby"
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert reply_calls(line_standin) == []
