@@ -1,0 +1,1 @@
+"""LOCAL's common package: configuration, ports and adapters, and one module per domain."""

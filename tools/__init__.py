@@ -1,0 +1,1 @@
+"""Developer and operator tools: LINE stand-in, terminal chat, dev server, demo, user data, bench."""

@@ -7,12 +7,15 @@ The transaction function only reads and writes documents: the store may run it m
 |---------------------------------------------------|--------------------------------|
 | ``last_nonce == n`` and ``revision == r + 1``     | already_applied (idempotent)   |
 | ``revision != r``                                 | stale_memory_card              |
+| a decline token (先不要)                           | memory_declined                |
 | ``now >= e``                                      | expired_memory_card            |
 | the card was declined (``memory_cards``)          | declined_memory_card           |
 | otherwise: write ``revision + 1``, ``last_nonce`` | memory_saved / memory_forgotten|
 
-A decline token (先不要) records the card's nonce as cancelled and leaves the preference and
-its revision untouched.
+A decline token (先不要) of a current card records the card's nonce as cancelled and leaves the
+preference and its revision untouched. A decline of a card that is no longer current (approved
+and then forgotten or corrected) is stale like any other: nothing is written, and the user is
+not told that a card was cancelled which had in fact been approved.
 """
 from __future__ import annotations
 
@@ -61,6 +64,8 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
 
     if row.get("last_nonce") == card.nonce and revision == card.revision + 1:
         return result(ALREADY_APPLIED), []
+    if revision != card.revision:
+        return result(STALE_MEMORY_CARD), []
     if op == "decline":
         if cancelled:
             return result(MEMORY_DECLINED), []
@@ -69,8 +74,6 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
                   "status": "declined", "declined_at": to_iso(now),
                   "expire_at": to_iso(max(expires, now) + DECLINED_CARD_RETENTION)}
         return result(MEMORY_DECLINED), [(MEMORY_CARDS, card_id(actor, card.nonce), record)]
-    if revision != card.revision:
-        return result(STALE_MEMORY_CARD), []
     if now.timestamp() >= card.expires_epoch_seconds:
         return result(EXPIRED_MEMORY_CARD), []
     if cancelled:

@@ -1,6 +1,7 @@
 """Webhook-side memory flows (wired by shared.webhook.dispatch and shared.turn.fixed), no model.
 
 - remember (幫我記住 / 以後都… with a diet) and correct (改成蛋奶素) → a consent card; no write;
+  不限 / a negated diet (我不吃素) and reported speech (朋友說他吃素，幫我記住) → a kind reply, no card;
 - view (我的偏好) → the value, when it was consented, correct / forget buttons;
 - 同意記住 / 先不要 / the view's forget button (``mem:<token>``) → functions/memory, then a fixed reply;
 - forget (忘記我的飲食偏好) → a forget token for the current revision, sent to functions/memory at once.
@@ -68,8 +69,9 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         ctx: the verified event; ``ctx.actor`` is set.
         text: the user's message (never logged).
     Returns:
-        A card, or a kind answer (no diet named, 不限, already remembered, feature off), or None when
-        the text is not a memory request (negated, reported speech, a one-off 今天想吃素, or a
+        A card, or a kind answer without a card (no diet named; 不限 or a negated diet such as
+        我不吃素; someone else's habit with 幫我記住; already remembered; feature off), or None when
+        the text is not a memory request (negated, reported speech alone, a one-off 今天想吃素, or a
         correction inside a place search such as 「花壇改成蛋奶素」).
     Raises:
         StoreUnavailable: reading the current revision failed; retryable (LINE redelivers).
@@ -77,6 +79,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     request = read_memory_request(text)
     if request is None:
         return None
+    if request.kind == "reported":
+        return replies.reported_speech_reply(request.dietary_type)  # 朋友說他吃素，幫我記住: no card
     if request.kind == "correct" and match_area(text).kind == "township":
         return None  # 「花壇改成蛋奶素呢」 refines a search; the turn engine answers it
     if request.dietary_type is None:

@@ -7,9 +7,13 @@ Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is no
   - an explicit request to LOCAL: 記住 / 記下 / 幫我記, or a "from now on" word followed by an
     instruction (以後都幫我…, 以後優先…, 之後請…);
   - or a "from now on" habit (以後都吃素, 每次都…);
-- reported speech about someone else's habit (朋友說他吃素, 她說以後都吃素) is not a request,
-  unless the user also explicitly asks LOCAL to remember: the preference then belongs to the LINE
-  account that asked, even when the diet is a companion's (長輩吃素，以後優先找蔬食，幫我記住);
+- reported speech about someone else's habit (朋友說他吃素, 她說以後都吃素) is never a request,
+  even with 幫我記住 (朋友說他吃素，幫我記住 → ``reported``: no card, the caller says what to type);
+  a companion's diet stated by the user is (長輩吃素，以後優先找蔬食，幫我記住): the preference belongs
+  to the LINE account that asked, even when the diet is a companion's;
+- a third person's habit without a request (他以後都吃全素) is not a request either;
+- a negated diet word is not that diet (幫我記住我不吃素 → ``any``, which is never stored:
+  shared.turn.router.diet_in);
 - a one-off condition (今天想吃素) has no cue for later and is left to the place search.
 """
 from __future__ import annotations
@@ -25,7 +29,10 @@ _CORRECT = re.compile(r"(改成|改為|改吃|換成|更正為|更正成|更改�
 _EXPLICIT = re.compile(r"記住|記下|幫我記"
                        r"|(以後|之後|往後|今後|每次)(都|也|就|一律)?(要)?(幫我|請|給我|優先|一律|只找|只要)")
 _HABIT = re.compile(r"(以後|之後|往後|今後|每次)(都|也都|一律|一樣|只)")
-_REPORTED = re.compile(r"聽說|說(他|她)|(他|她)(們)?說|(他|她)(們)?(以後|之後|平常|現在|一直|都|也)")
+#: Reported speech about a third person: 朋友說他…, 她說…, 他們說… (not 跟她說 / 對他說: told her).
+_REPORTED_SPEECH = re.compile(r"說(他|她|祂)(們)?|(?<![跟和對向])(他|她|祂)(們)?說")
+#: A third person's habit or hearsay, without a request to LOCAL: 他以後都吃全素, 聽說….
+_THIRD_PERSON = re.compile(r"聽說|(他|她)(們)?(以後|之後|平常|現在|一直|都|也)")
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,8 @@ class MemoryRequest:
     """A request about the remembered diet.
 
     Attributes:
-        kind: ``remember`` or ``correct``.
+        kind: ``remember``, ``correct``, or ``reported`` (a request to remember what someone else
+            said of their own habit: no card is offered for it).
         dietary_type: the diet the text names (``any`` for 不限), or None when it names none.
     """
 
@@ -47,21 +55,24 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     Args:
         text: the user's message (never logged).
     Returns:
-        MemoryRequest, or None when the text is not such a request (negated, reported, one-off).
+        MemoryRequest (``reported`` for reported speech with a request), or None when the text is
+        not such a request (negated, reported speech alone, a third person's habit, one-off).
     Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
     """
     compact = re.sub(r"\s+", "", text or "")
     if not compact or _NEGATED.search(compact):
         return None
+    explicit = _EXPLICIT.search(compact)
+    if _REPORTED_SPEECH.search(compact):
+        return MemoryRequest("reported", diet_in(compact)) if explicit else None
     correct = _CORRECT.search(compact)
     if correct:
         diet = diet_in(compact[correct.end():])
         if diet is not None:
             return MemoryRequest("correct", diet)
-    explicit = _EXPLICIT.search(compact)
     if not explicit and not _HABIT.search(compact):
         return None
-    if _REPORTED.search(compact) and not explicit:
+    if _THIRD_PERSON.search(compact) and not explicit:
         return None
     diet = diet_in(compact)
     if diet is None and not explicit:

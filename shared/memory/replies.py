@@ -147,9 +147,25 @@ def ask_which_diet_reply() -> Reply:
 
 
 def any_not_stored_reply() -> Reply:
-    """不限 asked to be remembered: nothing to store."""
-    return _reply("「不限素別」不用記住：沒有記住偏好時，查店家本來就不限素別。\n"
+    """不限 (or a negated diet, 我不吃素) asked to be remembered: nothing to store, no card."""
+    return _reply("我只會記住一項用來篩選店家的飲食條件：蔬食、全素、蛋奶素或奶素。\n"
+                  "不限素別（例如不吃素）不用記住：沒有記住偏好時，查店家本來就不限素別，這次也沒有保存任何東西。\n"
                   "如果想停止使用已記住的偏好，請說「忘記我的飲食偏好」。", "我的偏好")
+
+
+def reported_speech_reply(dietary_type: str | None) -> Reply:
+    """Someone else's habit (朋友說他吃素) with 幫我記住: no card; say what to type to be asked for one.
+
+    Args:
+        dietary_type: the diet the text named, or None; a savable one is put in the suggestion.
+    Source: DESIGN §6 (a card is offered only when not about someone else's habit).
+    """
+    head = "別人說的飲食習慣，我不會直接記成你的偏好，所以這次沒有給確認卡，也沒有保存任何東西。\n"
+    if dietary_type in SAVABLE_DIETS:
+        say = f"幫我記住找{diet_label(dietary_type)}"
+        return _reply(f"{head}如果你之後查店家（自己吃或陪家人朋友）都要找{diet_label(dietary_type)}，"
+                      f"想要我記住，請說：{say}", say)
+    return _reply(f"{head}如果想要我記住你查店家時用的素別，請直接說，例如：幫我記住找蔬食")
 
 
 def same_value_reply(dietary_type: str) -> Reply:

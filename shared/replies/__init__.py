@@ -1,0 +1,1 @@
+"""Fixed reply templates (line-bot-sdk message models) for place and event results."""

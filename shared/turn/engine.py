@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any, Callable
 
 from linebot.v3.messaging import TextMessage
@@ -69,20 +69,66 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
 
 
 def resolve_date(value: str | None, ctx: EventContext) -> str | None:
-    """Date keywords (``today``, ``tomorrow``, ``weekend``) → ISO range in Asia/Taipei, end exclusive.
+    """A date keyword of shared.turn.router.date_in → "YYYY-MM-DD/YYYY-MM-DD" (Asia/Taipei, end exclusive).
 
-    Other values pass through for the events search to validate.
+    "Today" is ``ctx.now``'s Asia/Taipei calendar day; weeks start on Monday.
+
+    - ``today`` / ``tomorrow``: that one day.
+    - ``weekend``: weekend_range (the coming Saturday–Sunday; on a Sunday, the weekend in progress).
+    - ``next_weekend``: the Saturday–Sunday of next week (that weekend plus 7 days).
+    - ``saturday`` / ``sunday``: the coming one; today when today is that day.
+    - ``next_saturday`` / ``next_sunday``: that day of next week (Sunday 12/6 → 12/12 / 12/13).
+    - ``this_month`` / ``next_month``: the 1st to the 1st of the month after (12/31 → 12/1–1/1).
+    - ``md:MM-DD``: this year if that day is today or later, else next year (the first of the two
+      that exists, so 2/29 is the next leap day within a year).
+    - anything else (``YYYY-MM-DD``, a range from a postback) passes through for the events search.
+
+    Args:
+        value: the keyword, or None (every date).
+        ctx: the event; only ``ctx.now`` (aware) is read.
+    Returns:
+        The range, the value unchanged when it is not a keyword, or None.
+    Raises:
+        InvalidDateRange: ``md:`` is malformed or names no date in either year (2/30, 13/1);
+            run_proposal turns it into a kind help reply.
     """
     if value is None:
         return None
     today = ctx.now.astimezone(TAIPEI).date()
-    if value == "today":
-        return f"{today.isoformat()}/{(today + timedelta(days=1)).isoformat()}"
-    if value == "tomorrow":
-        return f"{(today + timedelta(days=1)).isoformat()}/{(today + timedelta(days=2)).isoformat()}"
-    if value == "weekend":
-        return weekend_range(ctx.now)
-    return value
+
+    def span(start: date, days: int = 1) -> str:
+        return f"{start.isoformat()}/{(start + timedelta(days=days)).isoformat()}"
+
+    week_saturday = today + timedelta(days=5 - today.weekday())  # this Monday-to-Sunday week's Saturday
+    month_start = today.replace(day=1)
+    following = (month_start + timedelta(days=32)).replace(day=1)
+    keywords = {
+        "today": lambda: span(today),
+        "tomorrow": lambda: span(today + timedelta(days=1)),
+        "weekend": lambda: weekend_range(ctx.now),
+        "next_weekend": lambda: span(week_saturday + timedelta(days=7), 2),
+        "saturday": lambda: span(today + timedelta(days=(5 - today.weekday()) % 7)),
+        "sunday": lambda: span(today + timedelta(days=(6 - today.weekday()) % 7)),
+        "next_saturday": lambda: span(week_saturday + timedelta(days=7)),
+        "next_sunday": lambda: span(week_saturday + timedelta(days=8)),
+        "this_month": lambda: f"{month_start.isoformat()}/{following.isoformat()}",
+        "next_month": lambda: f"{following.isoformat()}/{(following + timedelta(days=32)).replace(day=1).isoformat()}",
+    }
+    if value in keywords:
+        return keywords[value]()
+    if not value.startswith("md:"):
+        return value
+    month, dash, day = value[3:].partition("-")
+    if not (dash and month.isdigit() and day.isdigit()):
+        raise InvalidDateRange(f"not a month-day keyword: {value!r}")
+    for year in (today.year, today.year + 1):
+        try:
+            candidate = date(year, int(month), int(day))
+        except ValueError:
+            continue
+        if candidate >= today:
+            return span(candidate)
+    raise InvalidDateRange(f"no such day this year or next: {value!r}")
 
 
 def takes_diet(proposal: Proposal) -> bool:
@@ -214,7 +260,7 @@ def _invalid_argument_reply(exc: Exception) -> Reply:
         return help_reply("我找不到這個地區，請說彰化縣的鄉鎮名稱，例如「花壇」或「員林市」。")
     if isinstance(exc, UnknownDietaryType):
         return help_reply("我看不懂這個飲食條件，可以說「素食」、「全素」、「蛋奶素」、「奶素」或「不限」。")
-    return help_reply("我看不懂這個日期，可以說「今天」、「明天」或「這週末」。")
+    return help_reply("我看不懂這個日期，可以說「今天」、「明天」、「這週末」、「下週末」或像「12月12日」這樣的日期。")
 
 
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
