@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    from linebot.v3.webhook import SignatureValidator
-
     import logging
+
+    from linebot.v3.webhook import SignatureValidator
 
     from shared import logs
     from shared.config import WEBHOOK_REQUIRED, Settings
