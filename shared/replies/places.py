@@ -170,9 +170,9 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
 def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None) -> list[Message]:
     choices = result.get("area_choices", [])
     text = (
-        "想找哪個鄉鎮的蔬食店家？這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」"
-        "沒辦法判斷哪家最近。\n"
-        f"目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮，或直接輸入鄉鎮名稱。"
+        f"想找哪個鄉鎮的蔬食店家？目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。"
+        "請點下方的鄉鎮，或直接輸入鄉鎮名稱。\n"
+        "（這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店；只說「彰化」也分不出是哪個鄉鎮。）"
     )
     return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet))]
 
