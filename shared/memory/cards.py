@@ -71,7 +71,7 @@ def consent_card(save: CardPayload, save_token: str, decline_token: str, *, curr
         contents.append(_text(f"目前記住的是「{diet_label(current)}」；按「同意記住」之前，仍照舊使用。", size="sm"))
     contents += [_text(PURPOSE, size="sm", margin="md"), _text(SCOPE, size="sm", color="#666666"),
                  FlexSeparator(margin="md"),
-                 _text(f"有效至 {until}（5 分鐘內按才有效）", size="sm", weight="bold", margin="md")]
+                 _text(f"有效至 {until}（過了這個時間按就無效）", size="sm", weight="bold", margin="md")]
     footer = FlexBox(layout="vertical", spacing="sm", contents=[
         FlexButton(action=approve, style="primary"), FlexButton(action=decline, style="secondary")])
     alt = f"確認是否記住飲食偏好「{value}」，有效至 {until}。請在 LINE 手機版按「同意記住」或「先不要」。"

@@ -76,7 +76,7 @@ def _expired(result: MemoryResult) -> Reply:
     if result.operation == "forget":
         return _reply("這個「忘記」按鈕已經超過有效時間，這次沒有做任何變更。"
                       "想停止使用偏好，請直接輸入「忘記我的飲食偏好」。", "忘記我的飲食偏好")
-    return _reply(f"這張確認卡已經超過 5 分鐘的有效時間，所以沒有保存任何東西。{_current(result)}\n{_HOW_TO_REMEMBER}")
+    return _reply(f"這張確認卡已經超過有效時間，所以沒有保存任何東西。{_current(result)}\n{_HOW_TO_REMEMBER}")
 
 
 def _refused_declined(result: MemoryResult) -> Reply:

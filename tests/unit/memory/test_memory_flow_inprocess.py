@@ -73,7 +73,7 @@ def test_flow_card_past_five_minutes_is_expired_and_nothing_saved(service, line_
     approve, _ = card_buttons(service, line_standin)
     clock.at += timedelta(minutes=5)
     words = all_text(tap(service, line_standin, approve))
-    assert "5 分鐘" in words and "沒有保存" in words
+    assert "超過有效時間" in words and "沒有保存" in words
     assert preference_of(service.store).revision == 0
 
 
