@@ -95,6 +95,8 @@ def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
     """
     if not settings.signing_key:
         raise CardRefused("no_signing_key")
+    if not data.isascii():  # e.g. full-width digits pass str.isdigit(); every field is ASCII
+        raise CardRefused("malformed")
     parts = data.split(".")
     if len(parts) != 6 or parts[0] != VERSION or parts[1] not in (CONFIRM, CANCEL):
         raise CardRefused("malformed")

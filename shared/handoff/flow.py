@@ -94,7 +94,8 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
     if result.status == REQUEST_CREATED:
         # The outbox relay: if this reply never reaches the user, the queue pushes the receipt
         # once the reply's lease has ended (a delivered notice makes that task a no-op).
-        enqueue(ctx.queue, ReconcileTask(operation, reference.content_hash, RELAY), delay_seconds=lease + 1.0)
+        enqueue(ctx.queue, ReconcileTask(operation, reference.content_hash, RELAY, tag=ctx.webhook_event_id),
+                delay_seconds=lease + 1.0)
         return _tell_receipt(ctx, result, owner, "created")
     if result.status == ALREADY_CREATED:
         redelivery = result.creator_event_id is not None and result.creator_event_id == ctx.webhook_event_id
@@ -113,7 +114,11 @@ def _tell_receipt(ctx: EventContext, result: CreateResult, owner: str, variant: 
     def delivered() -> None:
         notify.mark_delivered(ctx.store, records.OPERATIONS, operation, owner, now=ctx.now)
 
-    return Reply([wording.receipt_message(ctx.settings, result.receipt, variant=variant)], after_reply=delivered)
+    def refused() -> None:  # LINE refused the reply: the user was not told; a push may take over now
+        notify.release_claim(ctx.store, records.OPERATIONS, operation, owner, now=ctx.now)
+
+    return Reply([wording.receipt_message(ctx.settings, result.receipt, variant=variant)], after_reply=delivered,
+                 on_reply_failed=refused)
 
 
 def _pending(ctx: EventContext, reference: cards.Reference, exc: StoreError) -> Reply:

@@ -5,10 +5,14 @@ follow-up notices) carries the notice in flat fields, written in the same transa
 announces:
 
 * ``notice_kind``: "receipt", "not_created" or "needs_human_followup";
-* ``notice_state``: "pending" until a reply or push succeeded, then "delivered";
+* ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
+  "reply_unknown" when the reply that owned it was sent without an answer (it may have reached
+  the user, so nobody pushes it again: DESIGN §3; the user can still ask 查看原本服務單);
 * ``notice_owner``: who may tell the user now: ``reply:<webhookEventId>`` (the webhook answering
   that event with its reply token) or ``push`` (functions/reconcile); ``notice_claim_until``: the
-  owner's lease (ISO UTC). Another party may take over only after the lease;
+  owner's lease (ISO UTC). Another party may take over only after the lease (or once the owner
+  released it: its reply was refused by LINE); ``notice_taken_from``: the owner a claim was taken
+  over from, so a push can first ask the inbox what became of that reply;
 * ``notice_retry_key``: the push's ``X-Line-Retry-Key`` (uuid5 of the operation and kind). The push
   that follows a "checking" answer is keyed by that event instead (``checked:<webhookEventId>``), so
   it is sent even when another tap already told the receipt, and still only once.
@@ -21,8 +25,10 @@ Crash windows (DESIGN §4, transactional outbox):
   claim or "delivered" and says nothing;
 * a push retried after a lost answer carries the same retry key: LINE answers 409 and the user
   sees it once; the 409 counts as delivered;
-* left open: a process that dies after LINE accepted a *reply* and before "delivered" was
-  written; a push after the lease would repeat the receipt. The window is one store write.
+* a process that dies after LINE accepted a *reply* and before "delivered" was written, or a
+  reply sent without an answer: the push reads that event's inbox document first
+  (``shared.webhook.inbox.reply_state``): replied → "delivered", no push; unknown →
+  "reply_unknown", no push; refused or never started → push.
 
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped.
 """
@@ -37,7 +43,7 @@ from shared.handoff.records import Operation
 from shared.line import LineGateway, PushResult
 from shared.store import DocumentStore, Transaction
 
-PENDING, DELIVERED = "pending", "delivered"
+PENDING, DELIVERED, REPLY_UNKNOWN = "pending", "delivered", "reply_unknown"
 PUSH_OWNER = "push"
 
 
@@ -80,14 +86,15 @@ def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: flo
     require_aware(now)
     if not doc or not doc.get("notice_state"):
         return Claim.NO_NOTICE, None
-    if doc["notice_state"] == DELIVERED:
-        return Claim.DELIVERED, None
+    if doc["notice_state"] in (DELIVERED, REPLY_UNKNOWN):
+        return Claim.DELIVERED, None  # told, or perhaps told: say nothing more
     holder = doc.get("notice_owner")
     until = doc.get("notice_claim_until")
     live = bool(holder and until and from_iso(until) > now)
     if live and holder not in (owner, void_owner):
         return Claim.HELD, None
-    return Claim.CLAIMED, {**doc, "notice_owner": owner,
+    taken_from = holder if holder and holder != owner else doc.get("notice_taken_from")
+    return Claim.CLAIMED, {**doc, "notice_owner": owner, "notice_taken_from": taken_from,
                            "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
                            "updated_at": to_iso(now)}
 
@@ -130,6 +137,49 @@ def mark_delivered(store: DocumentStore, collection: str, operation: Operation, 
         tx.set(collection, doc_id, {**doc, "notice_state": DELIVERED, "notice_delivered_at": to_iso(now),
                                     "notice_delivered_by": owner, "notice_claim_until": None,
                                     "updated_at": to_iso(now)})
+        return True
+
+    return store.run_transaction(txn)
+
+
+def release_claim(store: DocumentStore, collection: str, operation: Operation, owner: str, *,
+                  now: datetime) -> bool:
+    """End ``owner``'s lease now (its reply was refused by LINE: the user was not told).
+
+    Returns:
+        True when the lease was ended; False when the notice is not pending or held by another.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: the lease then ends on its own.
+    """
+    doc_id = operation.doc_id
+
+    def txn(tx: Transaction) -> bool:
+        doc = tx.get(collection, doc_id)
+        if not doc or doc.get("notice_state") != PENDING or doc.get("notice_owner") != owner:
+            return False
+        tx.set(collection, doc_id, {**doc, "notice_claim_until": to_iso(now), "updated_at": to_iso(now)})
+        return True
+
+    return store.run_transaction(txn)
+
+
+def settle_reply_unknown(store: DocumentStore, collection: str, operation: Operation, *, owner: str,
+                         now: datetime) -> bool:
+    """Record that the notice's reply (by ``owner``) may have reached the user: nobody pushes it.
+
+    Returns:
+        True when this call wrote "reply_unknown"; False when the notice is no longer pending.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
+    """
+    doc_id = operation.doc_id
+
+    def txn(tx: Transaction) -> bool:
+        doc = tx.get(collection, doc_id)
+        if not doc or doc.get("notice_state") != PENDING:
+            return False
+        tx.set(collection, doc_id, {**doc, "notice_state": REPLY_UNKNOWN, "notice_claim_until": None,
+                                    "notice_unknown_reply": owner, "updated_at": to_iso(now)})
         return True
 
     return store.run_transaction(txn)

@@ -28,12 +28,13 @@ from typing import Any
 
 from shared.clock import Clock, from_iso, to_iso, utc_now
 from shared.config import Settings
-from shared.handoff import faults, notify, records, wording
+from shared.handoff import drafts, faults, notify, records, wording
 from shared.handoff.records import Operation
 from shared.handoff.requests import (
     ALREADY_CREATED,
     CONSENT_REFUSALS,
     REQUEST_CREATED,
+    UNCONFIRMED_OPERATION,
     create_request,
     receipt_of,
 )
@@ -42,12 +43,15 @@ from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
 from shared.logs import hash_user, log
 from shared.queue import QueueError, TaskQueue, task_name_for
 from shared.store import DocumentStore, RecordAlreadyExists, StoreError, Transaction
+from shared.webhook import inbox
 
 TASK_KIND = "handoff_reconcile"
 #: Why a task exists: the webhook's create had an unknown outcome; the webhook relays the outbox in
 #: case its reply fails; a worker found an undelivered notice at start-up.
 UNKNOWN_OUTCOME, RELAY, REQUEUE = "unknown_outcome", "relay", "requeue"
 REASONS = (UNKNOWN_OUTCOME, RELAY, REQUEUE)
+#: The not-created reason when the user cancelled the draft while its create was being checked.
+CANCELLED_BY_USER = "cancelled_by_user"
 
 
 def _receipt_variant(task: "ReconcileTask") -> str:
@@ -78,23 +82,35 @@ class ReconcileTask:
 
     ``reply_event_id``: the webhook event that answered "checking" instead of the receipt; its
     claim on the notice is void (the user did not hear the receipt from it).
+    ``tag``: what else tells this task apart from others of the same operation and reason: for a
+    relay, the webhook event that created the request (and owns its notice); for a start-up
+    re-queue, the notice claim it is queued for (``<state>|<notice_owner>|<notice_claim_until>``).
     """
 
     operation: Operation
     content_hash: str
     reason: str
     reply_event_id: str | None = None
+    tag: str | None = None
 
     @property
     def task_name(self) -> str:
-        """``reconcile-<32 hex of SHA-256(key)>``: the same name from every process and restart."""
-        return task_name_for(self.operation.idempotency_key)
+        """``reconcile-<32 hex of SHA-256(key/reason/event/tag)>``: one name per purpose.
+
+        Task names are reserved for good once used (Cloud Tasks; the embedded queue likewise), so a
+        check after "checking", a relay and a re-queue of the same operation need distinct names,
+        or a later one is silently dropped. Each is still the same from every process and restart,
+        so two workers queueing the same work dedupe. Source: DESIGN §4 (name from a hash of the key).
+        """
+        parts = (self.operation.idempotency_key, self.reason, self.reply_event_id or "-", self.tag or "-")
+        return task_name_for("/".join(parts))
 
     def payload(self) -> dict[str, Any]:
         """The JSON body of the task (no request text, no tokens)."""
         return {"v": 1, "kind": TASK_KIND, "tenant_id": self.operation.actor.tenant_id,
                 "user_id": self.operation.actor.user_id, "idempotency_key": self.operation.idempotency_key,
-                "content_hash": self.content_hash, "reason": self.reason, "reply_event_id": self.reply_event_id}
+                "content_hash": self.content_hash, "reason": self.reason, "reply_event_id": self.reply_event_id,
+                "tag": self.tag}
 
     @classmethod
     def from_payload(cls, payload: object) -> "ReconcileTask":
@@ -113,9 +129,12 @@ class ReconcileTask:
             raise InvalidReconcileTask("idempotency_key must be 32 lowercase hex")
         if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
             raise InvalidReconcileTask("content_hash must be 64 lowercase hex")
+        tag = payload.get("tag")
         if reason not in REASONS or not (event is None or isinstance(event, str)):
             raise InvalidReconcileTask("unknown reason or bad reply_event_id")
-        return cls(Operation(Actor(tenant, user), key), digest, reason, event)
+        if not (tag is None or isinstance(tag, str)):
+            raise InvalidReconcileTask("bad tag")
+        return cls(Operation(Actor(tenant, user), key), digest, reason, event, tag)
 
 
 def enqueue(queue: TaskQueue | None, task: ReconcileTask, *, delay_seconds: float = 0.0) -> bool:
@@ -257,9 +276,20 @@ class ReconcileService:
             return self._tell(task, records.OPERATIONS, purpose, [message], outcome, receipt.request_id,
                               created.notice, last, now, answer_anyway=answer_anyway)
         if created.status in CONSENT_REFUSALS:
-            return self._settle_not_created(task, created.status, last, now)
+            reason = created.status
+            if reason == UNCONFIRMED_OPERATION and self._cancelled_by_user(task):
+                reason = CANCELLED_BY_USER  # 取消 tapped while "checking": say so, not "resubmit"
+            return self._settle_not_created(task, reason, last, now)
         log("ERROR", "reconcile create refused", status=created.status)
         return ReconcileResult(created.status, 200)
+
+    def _cancelled_by_user(self, task: ReconcileTask) -> bool:
+        """Whether the operation's draft was cancelled by the user (「取消」); False if unreadable."""
+        try:
+            draft = self.store.get(records.DRAFTS, task.operation.doc_id)
+        except StoreError:
+            return False
+        return (draft or {}).get("status") == drafts.CANCELLED
 
     def _take_write_budget(self, task: ReconcileTask, now: datetime) -> bool:
         """Claim reconcile's single write attempt for this operation (True at most once)."""
@@ -271,7 +301,8 @@ class ReconcileService:
                 return False
             base = doc or {"tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
                            "idempotency_key": operation.idempotency_key, "content_hash": task.content_hash,
-                           "state": "pending_verification", "created_at": to_iso(now)}
+                           "state": "pending_verification", "checked_event": task.reply_event_id,
+                           "created_at": to_iso(now)}
             tx.set(records.OPERATIONS, operation.doc_id, {**base, "reconcile_write_attempted": True,
                                                           "updated_at": to_iso(now)})
             return True
@@ -338,6 +369,10 @@ class ReconcileService:
                 log("WARNING", "reconcile left the notice to a live reply on its last attempt")
                 return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "left_to_reply"})
             return ReconcileResult("notice_held", 503, request_id, detail)
+        if decision is notify.Claim.CLAIMED and not answer_anyway:
+            settled = self._after_earlier_reply(task, collection, outcome, request_id, last, now, detail)
+            if settled is not None:
+                return settled
         try:
             pushed = notify.push_notice(self.line, task.operation, messages, purpose=purpose,
                                         timeout_seconds=self.settings.line_timeout_seconds)
@@ -356,6 +391,42 @@ class ReconcileService:
                 log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
         return ReconcileResult(outcome, 200, request_id,
                                {**detail, "notice": "push_duplicate" if pushed.duplicate else "pushed"})
+
+    def _after_earlier_reply(self, task: ReconcileTask, collection: str, outcome: str, request_id: str | None,
+                             last: bool, now: datetime, detail: dict) -> ReconcileResult | None:
+        """Before pushing a notice taken over from a reply, ask the inbox what became of that reply.
+
+        Returns:
+            None to push (no earlier reply, or it was refused by LINE, or never started); otherwise
+            the answer without a push: replied → "delivered"; sent without an answer (or started by
+            an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
+        """
+        operation = task.operation
+        void = notify.reply_owner(task.reply_event_id) if task.reply_event_id else None
+        try:
+            holder = (self.store.get(collection, operation.doc_id) or {}).get("notice_taken_from") or ""
+            if not holder.startswith("reply:") or holder == void:
+                return None
+            state = inbox.reply_state(self.store, self.settings.tenant_id, holder.split(":", 1)[1])
+        except StoreError as exc:
+            log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
+            if not last:
+                return ReconcileResult("store_unavailable", 503, request_id, detail)
+            self._record_followup(task, "notice_unverified:inbox_unavailable", now, with_notice=False)
+            return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "not_pushed"})
+        try:
+            if state == inbox.REPLIED:
+                notify.mark_delivered(self.store, collection, operation, holder, now=self.clock())
+                return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "delivered_by_reply"})
+            if state == inbox.REPLY_UNKNOWN:
+                notify.settle_reply_unknown(self.store, collection, operation, owner=holder, now=self.clock())
+                log("WARNING", "receipt reply outcome unknown: not pushed again",
+                    user=hash_user(operation.actor.user_id))
+                return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "reply_unknown"})
+        except StoreError as exc:  # the next delivery reads the inbox again and decides the same
+            log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
+            return ReconcileResult("store_unavailable", 503 if not last else 200, request_id, detail)
+        return None
 
     # ---- unknown after every attempt -----------------------------------------------------------
 

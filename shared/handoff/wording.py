@@ -88,7 +88,13 @@ _NOT_CREATED_REASONS = {
 
 
 def not_created_message(reason: str) -> TextMessage:
-    """Reconcile found nothing and the consent is no longer valid: nothing was registered."""
+    """Reconcile found nothing and the consent is no longer valid: nothing was registered.
+
+    ``cancelled_by_user`` (「取消」 tapped while it was being checked) gets a short line matching
+    what the user did, not a request to resubmit.
+    """
+    if reason == "cancelled_by_user":
+        return TextMessage(text="查證結果：你已取消這筆服務詢問，沒有送出。")
     why = _NOT_CREATED_REASONS.get(reason, "確認已經失效")
     return TextMessage(text=(
         f"查證結果：你剛才的服務詢問「沒有登記」（{why}）。"

@@ -43,6 +43,23 @@ def pending_operations(store: DocumentStore, tenant_id: str) -> list[dict]:
     return list(seen.values())
 
 
+def requeue_task(operation: Operation, doc: dict) -> ReconcileTask:
+    """The re-queue task for one pending operation document.
+
+    Its name is tagged with the state and notice claim it is queued for, so a restart re-queues
+    work whose earlier task already ended, while two workers reading the same state dedupe. An
+    operation still pending verification keeps the event that was told "checking", so the push
+    that follows carries that event's retry key (LINE delivers it once).
+
+    Raises:
+        KeyError / TypeError: a malformed document.
+    """
+    tag = "|".join(str(doc.get(name)) for name in ("state", "notice_owner", "notice_claim_until"))
+    if doc.get("state") == "pending_verification":
+        return ReconcileTask(operation, doc["content_hash"], UNKNOWN_OUTCOME, doc.get("checked_event"), tag=tag)
+    return ReconcileTask(operation, doc["content_hash"], REQUEUE, tag=tag)
+
+
 def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
                     now: datetime) -> int:
     """Queue a reconcile task for every pending operation of this tenant.
@@ -57,8 +74,7 @@ def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue |
     for doc in pending_operations(store, settings.tenant_id):
         try:
             operation = Operation(Actor(doc["tenant_id"], doc["user_id"]), doc["idempotency_key"])
-            reason = UNKNOWN_OUTCOME if doc.get("state") == "pending_verification" else REQUEUE
-            task = ReconcileTask(operation, doc["content_hash"], reason)
+            task = requeue_task(operation, doc)
         except (KeyError, TypeError):
             log("ERROR", "pending operation is malformed; skipped")
             continue

@@ -35,8 +35,11 @@ class Reply:
     """Messages to send with the event's reply token (1–5 line-bot-sdk message models).
 
     ``after_reply`` runs once LINE accepted the reply (e.g. mark an outbox row delivered);
-    it is never called inside a store transaction function.
+    ``on_reply_failed`` runs once LINE refused it (definitely not delivered, e.g. 400 for a used
+    token; not on a timeout) and the event is marked done (e.g. release an outbox claim early).
+    Neither is ever called inside a store transaction function.
     """
 
     messages: list[Any] = field(default_factory=list)
     after_reply: Callable[[], None] | None = None
+    on_reply_failed: Callable[[], None] | None = None

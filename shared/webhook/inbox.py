@@ -116,3 +116,27 @@ def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attem
     """
     return _update(store, tenant_id, webhook_event_id, attempt,
                    {"state": "done", "outcome": outcome, "done_at": to_iso(now)})
+
+
+#: ``reply_state`` answers.
+NOT_ATTEMPTED, REPLIED, REPLY_FAILED, REPLY_UNKNOWN = "not_attempted", "replied", "failed", "unknown"
+_DONE_REPLY_STATES = {"replied": REPLIED, "reply_failed": REPLY_FAILED, "reply_unknown": REPLY_UNKNOWN}
+
+
+def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> str:
+    """Whether the reply to one event reached LINE, as far as the inbox knows (one read).
+
+    Returns:
+        ``replied`` (LINE accepted it); ``failed`` (LINE refused it: definitely not delivered);
+        ``unknown`` (sent without an answer, or started by an attempt that never finished: it may
+        have been delivered, so it must not be repeated blindly, DESIGN §3); ``not_attempted`` (no
+        reply was started: no inbox document, or finished without a reply).
+    Raises:
+        StoreUnavailable: the inbox could not be read.
+    """
+    doc = store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id))
+    if doc is None:
+        return NOT_ATTEMPTED
+    if doc.get("state") == "done":
+        return _DONE_REPLY_STATES.get(doc.get("outcome"), NOT_ATTEMPTED)
+    return REPLY_UNKNOWN if doc.get("reply_attempted") else NOT_ATTEMPTED

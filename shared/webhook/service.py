@@ -155,6 +155,11 @@ class WebhookService:
         outcome = self._send_reply(event, reply, claim, deadline, fields)
         if event_id and claim is not None:
             self._finish(event_id, claim.attempt, outcome, fields)
+        if outcome == "reply_failed" and reply is not None and reply.on_reply_failed is not None:
+            try:
+                reply.on_reply_failed()
+            except Exception as exc:  # the outbox lease still ends on its own
+                log("WARNING", "reply-failed step failed", error=exc.__class__.__name__, **fields)
         return "done"
 
     def _send_reply(self, event, reply: Reply | None, claim, deadline: float, fields: dict) -> str:

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared.handoff import flow, notify, records
+from shared.handoff.reconcile import ReconcileTask
 from shared.handoff.requests import create_request
-from shared.queue import task_name_for
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.context import EventContext
@@ -75,7 +75,8 @@ def test_flow_confirm_gives_receipt_marks_delivered_and_queues_relay(ctx_for, st
     reply.after_reply()  # the service runs this once LINE accepted the reply
     operation = store.get(records.OPERATIONS, records.Operation(ctx_for().actor, request["idempotency_key"]).doc_id)
     assert operation["notice_state"] == "delivered"
-    relay = queue.task(task_name_for(request["idempotency_key"]))
+    relay = queue.task(ReconcileTask(records.Operation(ctx_for().actor, request["idempotency_key"]),
+                                     request["content_hash"], "relay", tag="EV-CONFIRM").task_name)
     assert relay.payload["reason"] == "relay"
     assert relay.schedule_at > datetime.now(timezone.utc) + timedelta(seconds=settings.event_lease_seconds - 5)
 
@@ -118,8 +119,9 @@ def test_flow_locked_store_is_unknown_outcome_answered_within_budget(ctx_for, st
     assert elapsed < settings.webhook_budget_seconds
     assert "正在確認是否已登記" in texts(reply)
     assert "req-" not in texts(reply)
-    key = flow.cards.verify_reference(settings, ctx_for().actor, confirm).operation.idempotency_key
-    task = queue.task(task_name_for(key))
+    reference = flow.cards.verify_reference(settings, ctx_for().actor, confirm)
+    task = queue.task(ReconcileTask(reference.operation, reference.content_hash, "unknown_outcome",
+                                    "EV-SLOW").task_name)
     assert task.payload["reason"] == "unknown_outcome" and task.payload["reply_event_id"] == "EV-SLOW"
     assert store.query(records.REQUESTS) == []
 

@@ -9,7 +9,6 @@ from shared.handoff import drafts, notify, records, worker
 from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
-from shared.queue import task_name_for
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
 from tests.unit.handoff.conftest import OTHER_USER
@@ -66,9 +65,9 @@ def test_outbox_requeue_queues_undelivered_notices_once_after_the_reply_lease(st
                           target_url="http://127.0.0.1:9/", auth_token="t")
     now = NOW + timedelta(seconds=10)
     assert worker.requeue_pending(settings, store, queue, now=now) == 1
-    task = queue.task(task_name_for(undelivered.operation.idempotency_key))
+    op_doc = store.get(records.OPERATIONS, undelivered.operation.doc_id)
+    task = queue.task(worker.requeue_task(undelivered.operation, op_doc).task_name)
     assert task.payload["reason"] == "requeue" and task.payload["idempotency_key"] == undelivered.operation.idempotency_key
-    assert queue.task(task_name_for(told.operation.idempotency_key)) is None
     worker.requeue_pending(settings, store, queue, now=now)  # a second worker start: same name, no new task
     assert sum(queue.counts().values()) == 1
 
