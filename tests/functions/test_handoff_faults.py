@@ -149,12 +149,14 @@ def test_handoff_faults_sigkill_after_commit_user_told_once(start_function, base
              20, "the receipt to be delivered")
     queue = EmbeddedQueue(path_from_url(store_url), queue_name="handoff-reconcile", target_url=reconcile.url,
                           auth_token=None)
+
     def settled() -> bool:  # the relay and the re-queue (each under its own name) have finished
         counts = queue.counts()
         return counts["succeeded"] >= 1 and sum(counts.values()) == counts["succeeded"]
 
     wait_for(settled, 20, "the re-queued reconcile task to finish")
     [request] = store_docs(store_url, "handoff_requests")
+    assert request["idempotency_key"] == operation.idempotency_key  # the card's own key, no other
     [op_doc] = store_docs(store_url, "handoff_operations")
     if restart == "worker_respawn":  # no redelivery here: the respawned worker's re-queue told the user
         assert op_doc["notice_delivered_by"] == "push"
