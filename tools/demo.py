@@ -145,7 +145,8 @@ def snapshot(store_path: Path) -> dict[str, Any]:
             "queue_tasks": tasks}
 
 
-def _wait(predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.05) -> Any:
+def wait_until(predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.05) -> Any:
+    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout_s`` passes (None)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = predicate()
@@ -245,14 +246,14 @@ class _CaseRun:
         if self.post(webhook.url, tap) != 200:
             raise RuntimeError("the webhook did not accept the confirmation")
         at_timeout = self.snap("first-answer")
-        answered = _wait(lambda: webhook.log_entries("handoff confirmation answered"), 5)
+        answered = wait_until(lambda: webhook.log_entries("handoff confirmation answered"), 5)
         first_result = answered[-1]["reply_state"] if answered else "unknown"
 
         def settled() -> bool:
             tasks = [t for t in snapshot(self.store_path)["queue_tasks"] if t["payload"].get("idempotency_key") == key]
             return bool(tasks) and all(t["state"] in ("succeeded", "failed") for t in tasks)
 
-        done = _wait(settled, CASE_TIMEOUT_SECONDS)
+        done = wait_until(settled, CASE_TIMEOUT_SECONDS)
         final = self.snap("settled" if done else "timed-out")
         answers = reconcile.log_entries("reconcile answered")
         told = []

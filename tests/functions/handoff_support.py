@@ -5,7 +5,6 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -14,6 +13,7 @@ import requests
 from shared.logs import read_entries
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO, all_text, line_body, sign, text_event
+from tools.demo import wait_until
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")
@@ -83,13 +83,11 @@ def user_data(store_url: str, tenant_id: str, user_id: str = USER) -> dict:
 
 
 def wait_for(predicate: Callable[[], object], timeout_s: float, what: str, interval_s: float = 0.05):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval_s)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+    """``tools.demo.wait_until``, failing the test on timeout."""
+    value = wait_until(predicate, timeout_s, interval_s)
+    if not value:
+        raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+    return value
 
 
 def log_entries(log_path: Path, message: str) -> list[dict]:
