@@ -53,6 +53,7 @@ from shared.queue.port import (
     validate_delay,
     validate_task_name,
 )
+from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately
 
 #: ``http(url, body, headers, timeout_seconds) -> status``; raises OSError when no answer came.
 HttpPost = Callable[[str, bytes, dict[str, str], float], int]
@@ -208,7 +209,7 @@ class EmbeddedQueue:
         self.lock_timeout_seconds = float(lock_timeout_seconds)
         self._clock = clock
         self._http = http or http_post
-        self._local = threading.local()
+        self._connections = ConnectionPerThread(path, timeout_seconds=self.lock_timeout_seconds, schema=_SCHEMA)
         self._thread_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._thread_pid: int | None = None
@@ -218,52 +219,24 @@ class EmbeddedQueue:
     # ---- connections -------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
-        """This thread's connection, opened lazily; a connection inherited across fork is dropped."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
-        conn = None
+        """This thread's connection (shared.sqlite_file). Raises QueueUnavailable."""
         try:
-            conn = sqlite3.connect(self.path, timeout=self.lock_timeout_seconds, isolation_level=None)
-            conn.execute(f"PRAGMA busy_timeout={int(self.lock_timeout_seconds * 1000)}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            for statement in _SCHEMA:
-                conn.execute(statement)
+            return self._connections.get()
         except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
             raise QueueUnavailable(f"cannot open queue: {exc.__class__.__name__}") from exc
-        self._local.conn = conn
-        self._local.pid = os.getpid()
-        return conn
 
     def close(self) -> None:
         """Close this thread's connection, if any."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            conn.close()
-        self._local.conn = None
+        self._connections.close()
 
     def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``. Raises QueueUnavailable."""
-        conn = self._conn()
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            return write_immediately(self._conn(), fn)
+        except LockNotHad as exc:
+            raise QueueUnavailable(f"queue busy: {exc}") from exc
         except sqlite3.Error as exc:
-            raise QueueUnavailable(f"queue busy: {exc.__class__.__name__}") from exc
-        try:
-            result = fn(conn)
-            conn.execute("COMMIT")
-            return result
-        except BaseException as exc:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            if isinstance(exc, sqlite3.Error):
-                raise QueueUnavailable(f"queue write failed: {exc.__class__.__name__}") from exc
-            raise
+            raise QueueUnavailable(f"queue write failed: {exc.__class__.__name__}") from exc
 
     # ---- the port ----------------------------------------------------------------------
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from typing import Any, Callable, TypeVar
 
+from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately
 from shared.store.port import (
     Doc,
     RecordAlreadyExists,
@@ -93,7 +93,8 @@ class SqliteStore:
         self.deadline_seconds = deadline_seconds
         self.read_only = read_only
         self._before_commit = before_commit
-        self._local = threading.local()
+        self._connections = ConnectionPerThread(path, timeout_seconds=deadline_seconds, read_only=read_only,
+                                                schema=(_SCHEMA,))
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> "SqliteStore":
@@ -101,30 +102,14 @@ class SqliteStore:
         return cls(path_from_url(url), **kwargs)
 
     def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
         try:
-            if self.read_only:
-                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
-                                       timeout=self.deadline_seconds, isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, timeout=self.deadline_seconds, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=FULL")
-                conn.execute(_SCHEMA)
-            conn.execute(f"PRAGMA busy_timeout={int(self.deadline_seconds * 1000)}")
+            return self._connections.get()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open store: {exc.__class__.__name__}") from exc
-        self._local.conn = conn
-        return conn
 
     def close(self) -> None:
         """Close this thread's connection, if any."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._connections.close()
 
     def get(self, collection: str, doc_id: str) -> Doc | None:
         """Read one document, or None. Raises StoreUnavailable."""
@@ -177,28 +162,23 @@ class SqliteStore:
         """
         conn = self._conn()
         for attempt in range(1, max_attempts + 1):
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise StoreUnavailable(f"store busy: {exc.__class__.__name__}") from exc
-            try:
+            def attempt_once(conn: sqlite3.Connection, attempt: int = attempt) -> T:
                 tx = _SqliteTransaction(conn)
                 result = fn(tx)
                 self._apply(conn, tx.writes)
                 if self._before_commit is not None:
                     self._before_commit(attempt)
-                conn.execute("COMMIT")
                 return result
+
+            try:
+                return write_immediately(conn, attempt_once)
+            except LockNotHad as exc:
+                raise StoreUnavailable(f"store busy: {exc}") from exc
             except TransactionConflict:
-                conn.execute("ROLLBACK")
                 if attempt == max_attempts:
                     raise
             except sqlite3.Error as exc:
-                _rollback(conn)
                 raise StoreUnavailable(f"write failed: {exc.__class__.__name__}") from exc
-            except BaseException:
-                _rollback(conn)
-                raise
         raise TransactionConflict("transaction did not commit")  # pragma: no cover
 
     @staticmethod
@@ -215,13 +195,6 @@ class SqliteStore:
                              (collection, doc_id, _dumps(data or {})))
             else:
                 conn.execute("DELETE FROM documents WHERE collection=? AND id=?", (collection, doc_id))
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    try:
-        conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass
 
 
 def _field(name: str) -> str:
