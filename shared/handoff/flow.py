@@ -21,10 +21,6 @@ from shared.store import StoreError
 from shared.turn.menu import handoff_info_reply
 from shared.webhook.context import EventContext, Reply
 
-#: Kept for callers that import it from here.
-DRAFT_PREFIXES = drafts.DRAFT_PREFIXES
-
-
 def match_text(ctx: EventContext, text: str) -> Reply | None:
     """A ``新需求：…`` message → the confirmation card (or a kind refusal); any other text → None."""
     request_text = drafts.request_text_of(text)

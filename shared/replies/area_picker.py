@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
 
 SearchKind = Literal["places", "events"]
 
@@ -20,13 +20,6 @@ QUICK_REPLY_MAX_ITEMS = 13
 ACTION_LABEL_MAX_CHARS = 20
 
 _DISPLAY_TEXT = {"places": "查{township}的蔬食店家", "events": "查{township}的活動"}
-
-_PICKER_TEXT = {
-    "places": "想查哪個鄉鎮的蔬食店家？請點下方的鄉鎮，或直接輸入鄉鎮名稱（例如：花壇鄉）。\n目前有店家資料的鄉鎮：{choices}",
-    "events": "想查哪個鄉鎮的活動？請點下方的鄉鎮，或直接輸入鄉鎮名稱（例如：彰化市）。\n"
-              "目前的活動是示範資料，不是真的活動。有示範活動的鄉鎮：{choices}",
-}
-
 
 def checked_postback(label: str, data: str, display_text: str) -> PostbackAction:
     """Build a PostbackAction after checking LINE's size limits.
@@ -87,25 +80,3 @@ def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None
     items = [QuickReplyItem(action=area_postback(kind, township, diet=diet))
              for township in townships[:QUICK_REPLY_MAX_ITEMS]]
     return QuickReply(items=items) if items else None
-
-
-def area_picker(kind: SearchKind, townships: list[str]) -> TextMessage:
-    """The question "which township?" with one quick reply per township that has data.
-
-    Used by the fixed entries 查蔬食 / 查活動 and by needs_area results. The events version says the
-    data is a demo (示範).
-
-    Args:
-        kind: "places" or "events".
-        townships: full names of the townships that have data, in display order; the first 13
-            become quick replies, all are named in the text.
-    Returns:
-        A TextMessage with quick replies (none when ``townships`` is empty).
-    Raises:
-        ValueError: unknown kind, or data over LINE's limits.
-    Source: DESIGN §5 (needs_area offers the townships that have data).
-    """
-    if kind not in _PICKER_TEXT:
-        raise ValueError(f"unknown search kind {kind!r}")
-    choices = "、".join(townships) if townships else "（目前沒有）"
-    return TextMessage(text=_PICKER_TEXT[kind].format(choices=choices), quick_reply=area_quick_reply(kind, townships))

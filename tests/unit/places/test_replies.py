@@ -14,7 +14,7 @@ from shared.clock import TAIPEI
 from shared.events.search import Event, EventSnapshot, search_local_events, weekend_range
 from shared.places.catalog import DEFAULT_CATALOG_PATH, load_place_catalog
 from shared.places.search import search_local_places
-from shared.replies.area_picker import POSTBACK_DATA_MAX_CHARS, area_picker, checked_postback
+from shared.replies.area_picker import POSTBACK_DATA_MAX_CHARS, area_quick_reply, checked_postback
 from shared.replies.events import render_events
 from shared.replies.places import render_places
 
@@ -206,22 +206,16 @@ def test_render_events_needs_area_quick_replies_are_event_postbacks():
 # --- area picker and limits ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["places", "events"])
-def test_area_picker_all_townships_keeps_line_limits(kind):
-    message = area_picker(kind, list(TOWNSHIPS))
-    actions = _quick_actions(message)
+def test_area_quick_reply_all_townships_keeps_line_limits(kind):
+    actions = [item.action for item in area_quick_reply(kind, list(TOWNSHIPS)).items]
     assert len(actions) == 13
     assert all(action.data == f"{kind}:area={action.label}" for action in actions)
     assert all(len(action.data) <= POSTBACK_DATA_MAX_CHARS for action in actions)
 
 
-def test_area_picker_events_says_demo():
-    assert "示範" in area_picker("events", ["彰化市"]).text
-    assert "示範" not in area_picker("places", ["花壇鄉"]).text
-
-
-def test_area_picker_unknown_kind_raises():
+def test_area_quick_reply_unknown_kind_raises():
     with pytest.raises(ValueError):
-        area_picker("memory", ["花壇鄉"])
+        area_quick_reply("memory", ["花壇鄉"])
 
 
 def test_checked_postback_data_over_300_raises():
