@@ -21,6 +21,7 @@ from shared.store import StoreError
 from shared.turn.menu import handoff_info_reply
 from shared.webhook.context import EventContext, Reply
 
+
 def match_text(ctx: EventContext, text: str) -> Reply | None:
     """A ``新需求：…`` message → the confirmation card (or a kind refusal); any other text → None."""
     request_text = drafts.request_text_of(text)
