@@ -7,14 +7,13 @@ import hashlib
 import hmac
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+
+from tools.function_process import FunctionProcess
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("LOCAL_SHARED_DIR", REPO.parent / "shared"))
@@ -129,59 +128,15 @@ def webhook_service(base_env, clock):
     return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class FunctionProcess:
-    """A real ``python -m functions_framework`` process serving one function on loopback."""
-
-    def __init__(self, name: str, env: dict[str, str], log_path: Path):
-        self.name = name
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
-        full_env.update(env)
-        self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "functions_framework", "--source", f"functions/{name}/main.py",
-             "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=REPO, env=full_env, stdout=self._log, stderr=subprocess.STDOUT)
-        self.log_path = log_path
-        self._wait_ready()
-
-    def _wait_ready(self, timeout_s: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"{self.name} did not start in {timeout_s}s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-
-
 @pytest.fixture
 def start_function(tmp_path):
     """Start functions by name with an environment; all are stopped after the test."""
     started: list[FunctionProcess] = []
 
     def start(name: str, env: dict[str, str]) -> FunctionProcess:
-        proc = FunctionProcess(name, env, tmp_path / f"{name}-{len(started)}.log")
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+        full_env.update(env)
+        proc = FunctionProcess(name, full_env, tmp_path / f"{name}-{len(started)}.log")
         started.append(proc)
         return proc
 

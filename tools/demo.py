@@ -26,10 +26,7 @@ import json
 import os
 import re
 import secrets
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,8 +38,8 @@ from typing import Any, Callable
 
 import requests
 
-from shared.logs import read_entries
 from tools.chat import build_body, build_postback_event, build_text_event, sign
+from tools.function_process import FunctionProcess
 from tools.line_standin import LineStandin
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +47,6 @@ USER_ID = "U5eed0001a2b3c4d5e6f708192a3b4c5d"
 REQUEST_TEXT = "新需求：想參加週六的社區走讀，長輩需要輪椅協助，請真人幫忙確認"
 REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")
 CASE_TIMEOUT_SECONDS = 60.0
-START_TIMEOUT_SECONDS = 30.0
 #: Short timings so every case settles in seconds.
 DEMO_TIMINGS = {"LOCAL_QUEUE_MIN_BACKOFF_SECONDS": "0.2", "LOCAL_QUEUE_MAX_BACKOFF_SECONDS": "1",
                 "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "LOCAL_RECONCILE_DELAY_SECONDS": "0.5",
@@ -73,52 +69,6 @@ CASES = (
     Case("before_write", "BEFORE_WRITE", "", "寫入之前中斷"),
     Case("lookup_unavailable", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "回條遺失，查回也受阻"),
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class _Function:
-    """One ``python -m functions_framework`` process on loopback, logging to a file."""
-
-    def __init__(self, name: str, env: dict[str, str], log_path: Path):
-        self.name = name
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "functions_framework", "--source", f"functions/{name}/main.py",
-             "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{name} exited while starting; see {log_path}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} did not start in {START_TIMEOUT_SECONDS:.0f} s") from None
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
-
-    def log_entries(self, message: str) -> list[dict]:
-        """Structured log lines with this ``message``."""
-        return read_entries(self.log_path, message)
 
 
 def snapshot(store_path: Path) -> dict[str, Any]:
@@ -217,12 +167,12 @@ class _CaseRun:
 
     def run(self) -> dict:
         standin = LineStandin(access_token=self.token).start()
-        functions: list[_Function] = []
+        functions: list[FunctionProcess] = []
         try:
-            reconcile = _Function("reconcile", self.env(standin.url, self.case.reconcile_faults),
+            reconcile = FunctionProcess("reconcile", self.env(standin.url, self.case.reconcile_faults),
                                   self.dir / "reconcile.log")
             functions.append(reconcile)
-            webhook = _Function("webhook", self.env(standin.url, self.case.webhook_faults,
+            webhook = FunctionProcess("webhook", self.env(standin.url, self.case.webhook_faults,
                                                     RECONCILE_FUNCTION_URL=reconcile.url), self.dir / "webhook.log")
             functions.append(webhook)
             return self._replay(standin, webhook, reconcile)
@@ -231,7 +181,7 @@ class _CaseRun:
                 list(pool.map(lambda function: function.stop(), functions))
             standin.stop()
 
-    def _replay(self, standin: LineStandin, webhook: _Function, reconcile: _Function) -> dict:
+    def _replay(self, standin: LineStandin, webhook: FunctionProcess, reconcile: FunctionProcess) -> dict:
         text_event = build_text_event(REQUEST_TEXT, USER_ID)
         if self.post(webhook.url, text_event) != 200:
             raise RuntimeError("the webhook did not accept the request text")

@@ -1,0 +1,74 @@
+"""A real ``python -m functions_framework`` process serving one LOCAL function on loopback.
+
+Used by ``make demo`` and the tests whose claims are about processes.
+"""
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from shared.logs import read_entries
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class FunctionProcess:
+    """Start ``functions/<name>/main.py`` (target ``name``) and wait until its port accepts.
+
+    Args:
+        name: ``webhook``, ``reconcile`` or ``memory``.
+        env: the whole environment of the child.
+        log_path: where its stdout and stderr (structured JSON logs) go.
+        start_timeout_seconds: how long to wait for the port.
+    Raises:
+        RuntimeError: the process exited while starting, or did not listen in time.
+    """
+
+    def __init__(self, name: str, env: dict[str, str], log_path: Path, *, start_timeout_seconds: float = 30.0):
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "functions_framework", "--source", f"functions/{name}/main.py",
+             "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + start_timeout_seconds
+        while True:
+            if self.process.poll() is not None:
+                self._log.close()
+                raise RuntimeError(f"{name} exited while starting: {log_path.read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not start in {start_timeout_seconds:.0f} s") from None
+                time.sleep(0.05)
+
+    def log_entries(self, message: str) -> list[dict]:
+        """Structured log lines with this ``message``."""
+        return read_entries(self.log_path, message)
+
+    def stop(self) -> None:
+        """SIGINT (gunicorn's quick shutdown), then SIGKILL after 5 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
