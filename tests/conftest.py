@@ -16,8 +16,8 @@ import pytest
 from tools.function_process import FunctionProcess
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DIR = Path(os.environ.get("LOCAL_SHARED_DIR", REPO.parent / "shared"))
-CASES = SHARED_DIR / "cases" / "line"
+#: Real-format LINE webhook bodies, copied into the repo (the repo stands alone).
+CASES = REPO / "tests" / "fixtures" / "line"
 TEST_SECRET = "local-test-channel-secret-0001"
 TEST_TOKEN = "local-test-access-token"
 
@@ -28,7 +28,7 @@ def sign(body: bytes, secret: str = TEST_SECRET) -> str:
 
 
 def case_bytes(name: str) -> bytes:
-    """The exact bytes of one acceptance case in ../shared/cases/line/."""
+    """The exact bytes of one acceptance case in tests/fixtures/line/."""
     return (CASES / name).read_bytes()
 
 

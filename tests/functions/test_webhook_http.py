@@ -1,5 +1,5 @@
 """The webhook over real HTTP: a functions-framework process on loopback, signed acceptance
-bodies from ../shared/cases/line/, and the recording LINE stand-in (issue 2 acceptance)."""
+bodies from tests/fixtures/line/, and the recording LINE stand-in (issue 2 acceptance)."""
 from __future__ import annotations
 
 import json
