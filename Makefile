@@ -17,10 +17,10 @@ export LOCAL_STORE_URL LOCAL_TENANT_ID
 venv: $(STAMP)
 
 # Setup output goes to stderr so that stdout stays machine-readable (headless run, user-data).
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	@echo "setting up $(VENV) from requirements.lock" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
-	@$(VENV)/bin/pip install --quiet --no-input -r requirements.lock >&2
+	@$(VENV)/bin/pip install --quiet --no-input -r requirements.lock -r requirements-dev.lock >&2
 	@$(VENV)/bin/pip install --quiet --no-input --no-deps -e . >&2
 	@# site-packages holds a few py2-only files (aenum/_py2.py) that never import; skip them.
 	@$(PY) -m compileall -q -j 0 -x '/_py2\.py$$' $(VENV)/lib shared functions tools >/dev/null
