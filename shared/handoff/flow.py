@@ -1,6 +1,6 @@
 """Webhook-side handoff flow: draft → confirmation card → create exactly once (DESIGN §4).
 
-Entry points (wired by shared.webhook.dispatch and shared.turn.fixed): ``match_text`` (text
+Entry points (routed by shared.routing): ``match_text`` (text
 ``新需求：…`` → a card), ``start_entry`` (留下服務詢問 → how to ask), ``status_entry``
 (查看原本服務單), ``handle_postback`` (``handoff:<signed reference>`` from the card's buttons).
 
@@ -12,6 +12,7 @@ reconcile task named from a hash of the key is queued. Nothing here imports the 
 """
 from __future__ import annotations
 
+from shared.context import EventContext, Reply
 from shared.handoff import cards, drafts, faults, notify, records, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
@@ -19,7 +20,6 @@ from shared.handoff.requests import ALREADY_CREATED, REQUEST_CREATED, CreateResu
 from shared.logs import hash_user, log
 from shared.store import StoreError
 from shared.turn.menu import handoff_info_reply
-from shared.webhook.context import EventContext, Reply
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:

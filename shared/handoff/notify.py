@@ -27,7 +27,7 @@ Crash windows (DESIGN §4, transactional outbox):
   sees it once; the 409 counts as delivered;
 * a process that dies after LINE accepted a *reply* and before "delivered" was written, or a
   reply sent without an answer: the push reads that event's inbox document first
-  (``shared.webhook.inbox.reply_state``): replied → "delivered", no push; unknown →
+  (``shared.inbox.reply_state``): replied → "delivered", no push; unknown →
   "reply_unknown", no push; refused or never started → push.
 
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped.

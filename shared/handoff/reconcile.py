@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from shared import inbox
 from shared.clock import Clock, from_iso, to_iso, utc_now
 from shared.config import Settings
 from shared.handoff import drafts, faults, notify, records, wording
@@ -43,7 +44,6 @@ from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
 from shared.logs import hash_user, log
 from shared.queue import QueueError, TaskQueue, task_name_for
 from shared.store import DocumentStore, RecordAlreadyExists, StoreError, Transaction
-from shared.webhook import inbox
 
 TASK_KIND = "handoff_reconcile"
 #: Why a task exists: the webhook's create had an unknown outcome; the webhook relays the outbox in

@@ -1,4 +1,4 @@
-"""Webhook-side memory flows (wired by shared.webhook.dispatch and shared.turn.fixed), no model.
+"""Webhook-side memory flows (routed by shared.routing), no model.
 
 - remember (幫我記住 / 以後都… with a diet) and correct (改成蛋奶素) → a consent card; no write;
   不限 / a negated diet (我不吃素) and reported speech (朋友說他吃素，幫我記住) → a kind reply, no card;
@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 from shared.areas import match_area
+from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
 from shared.memory import replies
 from shared.memory.cards import consent_card, preference_view
@@ -29,7 +30,6 @@ from shared.memory.port import INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, STALE_MEMO
 from shared.memory.store import read_preference
 from shared.memory.tokens import SigningKeys, issue_card, verify_card
 from shared.turn.menu import expired_button_reply
-from shared.webhook.context import EventContext, Reply
 
 #: Time kept for recording the reply attempt and replying after the memory call (seconds).
 _REPLY_RESERVE_SECONDS = 0.45

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
+from shared.context import Reply
 from shared.memory.diet import SAVABLE_DIETS, diet_label
 from shared.memory.port import (
     ALREADY_APPLIED,
@@ -19,7 +20,6 @@ from shared.memory.port import (
     STALE_MEMORY_CARD,
     MemoryResult,
 )
-from shared.webhook.context import Reply
 
 _HOW_TO_REMEMBER = "想記住的話，請再說一次，例如「以後都找蔬食，幫我記住」，我會給你一張新的確認卡。"
 

@@ -31,7 +31,7 @@ from shared.memory.errors import InvalidMemoryCard, MemoryNotConfigured
 
 OPERATIONS: tuple[str, ...] = ("save", "forget", "decline")
 
-#: Postback data of every memory button starts with this (routed by shared.webhook.dispatch).
+#: Postback data of every memory button starts with this (routed by shared.routing).
 POSTBACK_PREFIX = "mem:"
 #: LINE Messaging API: postback data is at most 300 characters.
 POSTBACK_DATA_MAX_CHARS = 300

@@ -22,6 +22,7 @@ from linebot.v3.messaging import TextMessage
 
 from shared.areas import UnknownArea
 from shared.clock import TAIPEI
+from shared.context import EventContext, Reply
 from shared.events.search import InvalidDateRange, search_local_events, weekend_range
 from shared.logs import hash_user, log
 from shared.memory.diet import diet_label
@@ -34,7 +35,6 @@ from shared.turn.audit import record_turn
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, route
-from shared.webhook.context import EventContext, Reply
 
 #: The vague word that stands for "no township given" when a picker is wanted.
 _NO_TOWNSHIP = "附近"

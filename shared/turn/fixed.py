@@ -1,18 +1,15 @@
-"""Fixed entries and menu postbacks: answered in the webhook call, with no model (DESIGN §3).
+"""The pickers and search postbacks behind the fixed entries (routed by shared.routing), with no
+model (DESIGN §3).
 
 Nothing here imports ADK or genai: cold start is part of the product.
 """
 from __future__ import annotations
 
-from typing import Callable
 from urllib.parse import parse_qs
 
-from shared.handoff import flow as handoff_flow
-from shared.memory import flow as memory_flow
+from shared.context import EventContext, Reply
 from shared.turn.engine import run_proposal
-from shared.turn.menu import expired_button_reply, menu_reply
 from shared.turn.router import Proposal
-from shared.webhook.context import EventContext, Reply
 
 
 def places_picker(ctx: EventContext) -> Reply:
@@ -23,33 +20,6 @@ def places_picker(ctx: EventContext) -> Reply:
 def events_picker(ctx: EventContext) -> Reply:
     """查活動 → the townships that have event data."""
     return run_proposal(ctx, Proposal("needs_area", {"kind": "events"}))
-
-
-FIXED_ENTRIES: dict[str, Callable[[EventContext], Reply]] = {
-    "我要預約": menu_reply,
-    "選單": menu_reply,
-    "查蔬食": places_picker,
-    "查活動": events_picker,
-    "留下服務詢問": handoff_flow.start_entry,
-    "查看原本服務單": handoff_flow.status_entry,
-    "我的偏好": memory_flow.view_entry,
-    "忘記我的飲食偏好": memory_flow.forget_entry,
-}
-
-_MENU_POSTBACKS: dict[str, Callable[[EventContext], Reply]] = {
-    "main": menu_reply,
-    "places": places_picker,
-    "events": events_picker,
-    "handoff": handoff_flow.start_entry,
-    "status": handoff_flow.status_entry,
-    "preference": memory_flow.view_entry,
-}
-
-
-def handle_menu_postback(ctx: EventContext, rest: str) -> Reply:
-    """``menu:<main|places|events|handoff>``."""
-    handler = _MENU_POSTBACKS.get(rest)
-    return handler(ctx) if handler else expired_button_reply()
 
 
 def _query(rest: str) -> dict[str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.webhook.context import EventContext, Reply
+from shared.context import EventContext, Reply
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
 

@@ -14,15 +14,15 @@ from linebot.v3 import WebhookParser
 from linebot.v3.exceptions import InvalidSignatureError
 from linebot.v3.webhooks import Event
 
+from shared import inbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
+from shared.context import EventContext, Reply
 from shared.identity import Actor
 from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
 from shared.logs import hash_user, log
+from shared.routing import dispatch_event, failure_reply, needs_claim
 from shared.store import DocumentStore, StoreError
-from shared.webhook import inbox
-from shared.webhook.context import EventContext, Reply
-from shared.webhook.dispatch import dispatch_event, failure_reply, needs_claim
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15

@@ -8,12 +8,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from shared.context import EventContext
 from shared.handoff import flow, notify, records
 from shared.handoff.reconcile import ReconcileTask
 from shared.handoff.requests import create_request
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
-from shared.webhook.context import EventContext
 from shared.wiring import line_gateway
 from tests.conftest import case_bytes
 

@@ -7,14 +7,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from shared import inbox
+from shared.context import EventContext
 from shared.handoff import cards, drafts, flow, notify, records, worker
 from shared.handoff.reconcile import RELAY, REQUEUE, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
-from shared.webhook import inbox
-from shared.webhook.context import EventContext
 from shared.wiring import line_gateway
 from tests.conftest import FixedClock, all_text, line_body, postback_event, sign
 

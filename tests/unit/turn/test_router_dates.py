@@ -13,13 +13,13 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from shared.config import Settings
+from shared.context import EventContext
 from shared.events.search import DEFAULT_SNAPSHOT_PATH, InvalidDateRange, parse_date_range
 from shared.identity import Actor
 from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.engine import resolve_date, run_text_turn
 from shared.turn.router import DATE_KEYWORDS, date_in, route
-from shared.webhook.context import EventContext
 from tests.conftest import all_text, line_body, replies_to, sign, text_event
 
 TAIPEI_NOON_MONDAY = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)  # 2026-11-30 12:00 Asia/Taipei

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from shared.config import Settings
+from shared.context import EventContext
 from shared.identity import Actor
 from shared.memory.approve import apply_card
 from shared.memory.store import PreferenceSnapshot
@@ -20,7 +21,6 @@ from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import resolve_diet
 from shared.turn.engine import TurnTools, run_proposal, run_text_turn
 from shared.turn.router import Proposal, route
-from shared.webhook.context import EventContext
 from tests.conftest import all_text
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)

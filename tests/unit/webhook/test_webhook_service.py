@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from shared.webhook import inbox
+from shared import inbox
 from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
 
 

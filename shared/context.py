@@ -1,4 +1,8 @@
-"""What an event handler receives and returns."""
+"""What an event handler receives and returns: the per-event context and the reply.
+
+A neutral module: the webhook builds an ``EventContext`` for each verified event and sends the
+``Reply`` a handler returns; the domains (turn, handoff, memory) import only this, never the webhook.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,8 +30,8 @@ class EventContext:
     actor: Actor | None
     webhook_event_id: str | None
     deadline_monotonic: float
-    queue: Any = None    # shared.queue port (TaskQueue) once the handoff issue wires it
-    memory: Any = None   # client of functions/memory once the memory issue wires it
+    queue: Any = None    # shared.queue.TaskQueue (None when no queue is configured)
+    memory: Any = None   # client of functions/memory (None when MEMORY_FUNCTION_URL is unset)
 
 
 @dataclass(frozen=True)

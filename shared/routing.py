@@ -1,0 +1,151 @@
+"""Every route from a verified LINE event to its handler, in one place (DESIGN §3).
+
+Read top to bottom, in the order an event meets them:
+
+1. ``EVENT_HANDLERS``: the event's kind (message, postback, follow); other kinds get no reply.
+2. A text message: ``FIXED_ENTRIES`` (the exact menu words), then ``TEXT_HOOKS`` (新需求：…,
+   幫我記住…), then the turn engine (offline router, or the model when configured).
+3. A postback: data is ``<prefix>:<rest>``, at most ``POSTBACK_DATA_MAX_CHARS``;
+   ``POSTBACK_HANDLERS`` picks the handler by prefix, and ``menu:<name>`` picks from ``MENU_POSTBACKS``.
+
+This module sits above the domains (turn, handoff, memory) and below the webhook use case: the
+domains never import it, and nothing here imports ADK or genai (cold start is part of the product).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from linebot.v3.messaging import TextMessage
+from linebot.v3.webhooks import FollowEvent, MessageEvent, PostbackEvent, TextMessageContent
+
+from shared.context import EventContext, Reply
+from shared.handoff import flow as handoff_flow
+from shared.logs import log
+from shared.memory import flow as memory_flow
+from shared.turn import fixed, menu
+from shared.turn.engine import run_text_turn
+
+#: LINE's limit on postback data (Messaging API reference, postback action).
+POSTBACK_DATA_MAX_CHARS = 300
+
+Entry = Callable[[EventContext], Reply]
+TextHook = Callable[[EventContext, str], "Reply | None"]
+PostbackHandler = Callable[[EventContext, str], Reply]
+
+#: Exact texts (after trimming spaces), answered with no model: the rich menu and quick replies.
+FIXED_ENTRIES: dict[str, Entry] = {
+    "我要預約": menu.menu_reply,
+    "選單": menu.menu_reply,
+    "查蔬食": fixed.places_picker,
+    "查活動": fixed.events_picker,
+    "留下服務詢問": handoff_flow.start_entry,
+    "查看原本服務單": handoff_flow.status_entry,
+    "我的偏好": memory_flow.view_entry,
+    "忘記我的飲食偏好": memory_flow.forget_entry,
+}
+
+#: Free-text hooks tried in order after the fixed entries and before the turn engine; each
+#: returns a Reply when the text is theirs (新需求：…, 幫我記住…), else None.
+TEXT_HOOKS: tuple[TextHook, ...] = (
+    handoff_flow.match_text,
+    memory_flow.match_text,
+)
+
+#: ``menu:<name>`` postbacks (rich menu areas and buttons).
+MENU_POSTBACKS: dict[str, Entry] = {
+    "main": menu.menu_reply,
+    "places": fixed.places_picker,
+    "events": fixed.events_picker,
+    "handoff": handoff_flow.start_entry,
+    "status": handoff_flow.status_entry,
+    "preference": memory_flow.view_entry,
+}
+
+
+def handle_menu_postback(ctx: EventContext, rest: str) -> Reply:
+    """``menu:<name>`` → the entry in ``MENU_POSTBACKS``; an unknown name → the expired-button reply."""
+    handler = MENU_POSTBACKS.get(rest)
+    return handler(ctx) if handler else menu.expired_button_reply()
+
+
+#: Postback data is ``<prefix>:<rest>``; each domain registers its prefix here.
+POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
+    "menu": handle_menu_postback,
+    "places": fixed.handle_places_postback,
+    "events": fixed.handle_events_postback,
+    "handoff": handoff_flow.handle_postback,
+    "mem": memory_flow.handle_postback,
+}
+
+
+def route_text(ctx: EventContext, text: str) -> Reply:
+    """A text message from a known user → fixed entry, else a text hook, else the turn engine."""
+    entry = FIXED_ENTRIES.get(text.strip())
+    if entry is not None:
+        return entry(ctx)
+    for hook in TEXT_HOOKS:
+        reply = hook(ctx, text)
+        if reply is not None:
+            return reply
+    return run_text_turn(ctx, text)
+
+
+def route_postback(ctx: EventContext, data: str) -> Reply:
+    """Postback data from a known user → the handler for its prefix; too long or unknown → expired."""
+    if len(data) > POSTBACK_DATA_MAX_CHARS:
+        log("WARNING", "postback rejected", reason="too_long", length=len(data))
+        return menu.expired_button_reply()
+    prefix, _, rest = data.partition(":")
+    handler = POSTBACK_HANDLERS.get(prefix)
+    if handler is None:
+        log("WARNING", "postback rejected", reason="unknown_prefix")
+        return menu.expired_button_reply()
+    return handler(ctx, rest)
+
+
+def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
+    if ctx.actor is None:
+        return menu.no_user_reply()
+    if isinstance(event.message, TextMessageContent):
+        return route_text(ctx, event.message.text or "")
+    return menu.non_text_reply()
+
+
+def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
+    if ctx.actor is None:
+        return menu.no_user_reply()
+    return route_postback(ctx, event.postback.data or "")
+
+
+def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
+    return menu.welcome_reply()
+
+
+#: Event kind → handler (line-bot-sdk v3 webhook models). Kinds not listed get no reply.
+EVENT_HANDLERS: dict[type, Callable[[EventContext, object], "Reply | None"]] = {
+    MessageEvent: _handle_message,
+    PostbackEvent: _handle_postback,
+    FollowEvent: _handle_follow,
+}
+
+
+def needs_claim(event) -> bool:
+    """True for events that may reply or write (``EVENT_HANDLERS``); unfollow and unknown kinds need neither."""
+    return isinstance(event, tuple(EVENT_HANDLERS))
+
+
+def failure_reply() -> Reply:
+    """The honest answer when handling an event failed for a reason of ours."""
+    return Reply([TextMessage(text="抱歉，這次沒有處理成功，請稍後再試一次。")])
+
+
+def dispatch_event(ctx: EventContext, event) -> Reply | None:
+    """Handle one verified event (a line-bot-sdk v3 ``Event``).
+
+    Returns:
+        The reply, or None when nothing is to be said (an event kind with no handler).
+    Raises:
+        StoreError: from a handler; retryable ones make LINE redeliver the event.
+    """
+    handler = EVENT_HANDLERS.get(type(event))
+    return handler(ctx, event) if handler else None
