@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test bench demo user-data clean
+.PHONY: venv run test bench demo user-data ingest-events events-status clean
 
 venv: $(STAMP)
 
@@ -46,6 +46,16 @@ demo: $(STAMP)
 # make user-data LINE_USER_ID=U<32 hex>   (LOCAL_STORE_URL / LOCAL_TENANT_ID: environment wins)
 user-data: $(STAMP)
 	@$(PY) -m tools.user_data --user-id "$(LINE_USER_ID)"
+
+# Events from TDX's tourism activities (issue 15): one JSON document on stdout, logs on stderr.
+# make ingest-events FILE=path.json   loads a file in TDX's own response format (no network);
+# make ingest-events                  fetches live (TDX_CLIENT_ID / TDX_CLIENT_SECRET).
+FILE ?=
+ingest-events: $(STAMP)
+	@$(PY) -m tools.events ingest $(if $(FILE),--file "$(FILE)")
+
+events-status: $(STAMP)
+	@$(PY) -m tools.events status
 
 clean:
 	rm -rf $(VENV) .run

@@ -16,6 +16,12 @@ LINE_API_DEFAULT = "https://api.line.me"
 WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
 RECONCILE_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL")
 MEMORY_REQUIRED = ("LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
+INGEST_REQUIRED = ("LOCAL_STORE_URL", "TDX_CLIENT_ID", "TDX_CLIENT_SECRET")
+
+#: TDX (Transport Data eXchange, MOTC) endpoints: the OIDC client-credentials token URL and the
+#: basic API root (https://tdx.transportdata.tw, "API 使用說明").
+TDX_TOKEN_URL_DEFAULT = "https://tdx.transportdata.tw/auth/realms/TDXConnect/protocol/openid-connect/token"
+TDX_API_BASE_DEFAULT = "https://tdx.transportdata.tw/api/basic"
 
 #: Fault-injection names (tests and the demo only; refused unless the store is the embedded SQLite).
 FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})
@@ -70,6 +76,18 @@ class Settings:
     signing_key_version: int = 1
     signing_key_previous: str | None = None
     memory_timeout_seconds: float = 0.8
+    # Real events from TDX (issue 15).
+    tdx_client_id: str | None = None
+    tdx_client_secret: str | None = None
+    tdx_token_url: str = TDX_TOKEN_URL_DEFAULT
+    tdx_api_base_url: str = TDX_API_BASE_DEFAULT
+    tdx_timeout_seconds: float = 10.0
+    tdx_max_retries: int = 3
+    tdx_backoff_seconds: float = 1.0
+    ingest_function_url: str | None = None
+    ingest_caller_email: str | None = None
+    #: An events snapshot last confirmed longer ago than this is said to be possibly out of date.
+    events_stale_after_seconds: float = 172800.0
 
     @property
     def tz(self) -> ZoneInfo:
@@ -121,11 +139,11 @@ class Settings:
                 problems.append(f"{name} must be positive")
             return value
 
-        def integer(name: str, default: int) -> int:
+        def integer(name: str, default: int, *, minimum: int = 1) -> int:
             raw = get(name)
             if raw is None:
                 return default
-            if not raw.isdigit() or int(raw) <= 0:
+            if not raw.isdigit() or int(raw) < minimum:
                 problems.append(f"{name} must be a positive whole number")
                 return default
             return int(raw)
@@ -167,6 +185,16 @@ class Settings:
             signing_key_version=integer("LOCAL_SIGNING_KEY_VERSION", 1),
             signing_key_previous=get("LOCAL_SIGNING_KEY_PREVIOUS"),
             memory_timeout_seconds=seconds("LOCAL_MEMORY_TIMEOUT_SECONDS", 0.8),
+            tdx_client_id=get("TDX_CLIENT_ID"),
+            tdx_client_secret=get("TDX_CLIENT_SECRET"),
+            tdx_token_url=get("TDX_TOKEN_URL") or TDX_TOKEN_URL_DEFAULT,
+            tdx_api_base_url=(get("TDX_API_BASE_URL") or TDX_API_BASE_DEFAULT).rstrip("/"),
+            tdx_timeout_seconds=seconds("LOCAL_TDX_TIMEOUT_SECONDS", 10.0),
+            tdx_max_retries=integer("LOCAL_TDX_MAX_RETRIES", 3, minimum=0),
+            tdx_backoff_seconds=seconds("LOCAL_TDX_BACKOFF_SECONDS", 1.0),
+            ingest_function_url=get("INGEST_FUNCTION_URL"),
+            ingest_caller_email=get("LOCAL_INGEST_CALLER_EMAIL"),
+            events_stale_after_seconds=seconds("LOCAL_EVENTS_STALE_AFTER_SECONDS", 172800.0),
         )
         if problems:
             raise ConfigError(problems)

@@ -29,6 +29,27 @@ def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:
     raise ValueError(f"unsupported LOCAL_STORE_URL scheme: {url.split(':', 1)[0]!r}")
 
 
+def activity_source(settings: Settings, *, file: str | None = None):
+    """Where ingestion reads activities: the file (TDX's response format) when given, else TDX's live
+    API with ``TDX_CLIENT_ID`` / ``TDX_CLIENT_SECRET``, ``TDX_TOKEN_URL`` and ``TDX_API_BASE_URL``.
+
+    Raises:
+        ValueError: no file and no TDX credentials.
+    """
+    if file is not None:
+        from shared.events.file_source import FileActivitySource
+
+        return FileActivitySource(file)
+    if not (settings.tdx_client_id and settings.tdx_client_secret):
+        raise ValueError("TDX_CLIENT_ID and TDX_CLIENT_SECRET are required to fetch live activities")
+    from shared.events.tdx import TdxActivitySource
+
+    return TdxActivitySource(api_base_url=settings.tdx_api_base_url, token_url=settings.tdx_token_url,
+                             client_id=settings.tdx_client_id, client_secret=settings.tdx_client_secret,
+                             timeout_seconds=settings.tdx_timeout_seconds, max_retries=settings.tdx_max_retries,
+                             backoff_seconds=settings.tdx_backoff_seconds)
+
+
 def line_gateway(settings: Settings) -> LineGateway:
     """The LINE Messaging API client at ``LINE_API_BASE_URL``."""
     from shared.line.messaging import SdkLineGateway

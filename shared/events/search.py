@@ -1,9 +1,12 @@
 """search_local_events: the read-only event search over a versioned events snapshot.
 
-The only snapshot today is demo data (``data/events-demo.json``); results carry ``demo`` so every
-reply can say so. Dates are Asia/Taipei calendar dates; ranges are start-inclusive, end-exclusive.
+Snapshots come from the store (``shared.events.snapshots``: the newest real snapshot, written by
+``functions/ingest`` from TDX's tourism activities) or, only when no real snapshot exists, from the
+demo file (``data/events-demo.json``); results carry ``demo`` so every demo reply can say 示範, and a
+real snapshot's source and update time so every real reply can name them. Dates are Asia/Taipei
+calendar dates; ranges and an event's days are start-inclusive, end-exclusive.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範).
+Source: DESIGN §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範), issue 15.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from shared.areas import DATA_DIR, TOWNSHIPS, UnknownArea, is_vague_area, normalize_area
 from shared.clock import TAIPEI, require_aware
@@ -55,7 +58,11 @@ class Event:
         start_time: local wall-clock time, or None when the snapshot does not give it.
         meeting_point: or None when the snapshot does not give it.
         tags: keyword tags, e.g. ("蔬食", "市集").
-        source_kind: "demo" for illustrative data.
+        source_kind: "demo" for illustrative data, "tdx" for TDX's tourism activities.
+        end_date: the first Asia/Taipei day after the event (exclusive); None means the one day ``date``.
+        source_updated_at: the source record's own update time (ISO 8601 with offset), or None.
+        organizer: as recorded, or None.
+        url: the event's web page (https), or None.
     """
 
     id: str
@@ -66,6 +73,20 @@ class Event:
     meeting_point: str | None
     tags: tuple[str, ...]
     source_kind: str
+    end_date: date | None = None
+    source_updated_at: str | None = None
+    organizer: str | None = None
+    url: str | None = None
+
+    @property
+    def last_day(self) -> date:
+        """The event's last Asia/Taipei calendar day (inclusive)."""
+        return self.date if self.end_date is None else self.end_date - timedelta(days=1)
+
+    def runs_during(self, start: date, end_exclusive: date) -> bool:
+        """True when any day of the event falls in ``[start, end_exclusive)``: a multi-day event
+        matches every day it runs."""
+        return self.date < end_exclusive and self.last_day >= start
 
     @property
     def missing_fields(self) -> tuple[str, ...]:
@@ -83,6 +104,9 @@ class EventSnapshot:
         demo: True while the data is illustrative; replies must then say 示範.
         note: what the snapshot is.
         events: in file order.
+        source_name: who published the data, in words (real snapshots), e.g. 交通部 TDX 觀光活動.
+        source_updated_at: the newest ``UpdateTime`` among the source's records (aware), or None.
+        checked_at: when LOCAL last confirmed the source still says this (aware), or None (demo).
     """
 
     snapshot_version: str
@@ -90,6 +114,9 @@ class EventSnapshot:
     demo: bool
     note: str
     events: tuple[Event, ...]
+    source_name: str | None = None
+    source_updated_at: datetime | None = None
+    checked_at: datetime | None = None
 
 
 def _parse_event(raw: dict[str, Any]) -> Event:
@@ -231,10 +258,23 @@ def _event_view(event: Event, today: date) -> dict[str, Any]:
         "date": event.date.isoformat(),
         "start_time": None if event.start_time is None else event.start_time.strftime("%H:%M"),
         "meeting_point": event.meeting_point,
+        "last_day": event.last_day.isoformat(),
         "tags": list(event.tags),
-        "source": {"kind": event.source_kind},
-        "is_past": event.date < today,
+        "source": {"kind": event.source_kind, "updated_at": event.source_updated_at},
+        "organizer": event.organizer,
+        "url": event.url,
+        "is_past": event.last_day < today,
         "missing_fields": list(event.missing_fields),
+    }
+
+
+def _source_view(snapshot: EventSnapshot, now: datetime, stale_after_seconds: float) -> dict[str, Any]:
+    checked = snapshot.checked_at
+    return {
+        "name": snapshot.source_name,
+        "updated_at": None if snapshot.source_updated_at is None else snapshot.source_updated_at.isoformat(),
+        "checked_at": None if checked is None else checked.isoformat(),
+        "stale": checked is not None and (now - checked).total_seconds() > stale_after_seconds,
     }
 
 
@@ -250,27 +290,35 @@ def search_local_events(
     *,
     now: datetime,
     snapshot: EventSnapshot | None = None,
+    snapshot_loader: Callable[[], EventSnapshot] | None = None,
     expected_version: str | None = None,
+    stale_after_seconds: float = 172800.0,
 ) -> dict[str, Any]:
     """Search the events snapshot by date range, township and keyword; read-only.
 
     Args:
         date: "YYYY-MM-DD", "YYYY-MM-DD/YYYY-MM-DD" (end exclusive; see weekend_range), or None for
-            every date (upcoming events first, then past ones).
+            every event that has not ended (an ended event is shown only when a past date is asked).
+            A multi-day event matches every day it runs.
         area: a township name or alias, None for every township, or a vague word (附近, 彰化) for
             needs_area.
         keyword: optional text matched in title or tags; 活動 alone is dropped.
         now: aware instant of the turn; "today" is its Asia/Taipei calendar date.
-        snapshot: an already loaded snapshot; default: load_event_snapshot().
+        snapshot: an already loaded snapshot; default: ``snapshot_loader()``.
+        snapshot_loader: loads the snapshot (e.g. shared.events.snapshots.load_current_snapshot over
+            the store); an EventSnapshotError from it gives "unavailable"; default: the demo file.
         expected_version: the snapshot_version the turn started with; a different loaded version
             gives "unavailable" rather than stale data.
+        stale_after_seconds: a real snapshot last confirmed longer ago than this is ``stale``.
     Returns:
         {status: "ok"|"needs_area"|"no_match"|"unavailable",
          query: {date (canonical "YYYY-MM-DD" or "start/end") or None, area (full name) or None,
              keyword or None},
          events: [{id, title, area, date, start_time ("HH:MM" or None), meeting_point (or None),
-             tags, source {kind}, is_past (date before today), missing_fields}],
+             last_day ("YYYY-MM-DD", inclusive), tags, source {kind, updated_at}, organizer, url,
+             is_past (last day before today), missing_fields}],
          total, demo (True for demo data, and when unavailable), snapshot_version, recorded_on,
+         source ({name, updated_at, checked_at, stale}; None for demo data and unavailable),
          today ("YYYY-MM-DD", Asia/Taipei),
          area_choices: townships that have events (only with needs_area and no_match)}.
     Raises:
@@ -296,26 +344,28 @@ def search_local_events(
         "demo": True,
         "snapshot_version": None,
         "recorded_on": None,
+        "source": None,
         "today": today.isoformat(),
     }
     try:
-        snapshot = load_event_snapshot() if snapshot is None else snapshot
+        snapshot = (snapshot_loader or load_event_snapshot)() if snapshot is None else snapshot
     except EventSnapshotError:
         return result
     if expected_version is not None and expected_version != snapshot.snapshot_version:
         return result
     result.update(demo=snapshot.demo, snapshot_version=snapshot.snapshot_version,
-                  recorded_on=snapshot.recorded_on.isoformat())
+                  recorded_on=snapshot.recorded_on.isoformat(),
+                  source=None if snapshot.demo else _source_view(snapshot, now, stale_after_seconds))
     if needs_area:
         return {**result, "status": "needs_area", "area_choices": _areas_with_events(snapshot)}
     found = sorted(
         (
             event for event in snapshot.events
             if (township is None or event.area == township)
-            and (date_range is None or date_range[0] <= event.date < date_range[1])
+            and (event.last_day >= today if date_range is None else event.runs_during(*date_range))
             and _matches_keyword(event, effective_keyword)
         ),
-        key=lambda event: (event.date < today, event.date, event.start_time or time.min),
+        key=lambda event: (event.last_day < today, event.date, event.start_time or time.min),
     )
     if not found:
         return {**result, "status": "no_match", "area_choices": _areas_with_events(snapshot)}

@@ -1,20 +1,24 @@
 """Render search_local_events results as LINE messages (typed line-bot-sdk v3 models).
 
 While the events snapshot is demo data, every message of every reply — including needs_area,
-no_match and unavailable — says 示範, and so does every alt_text. Past events are labelled
-（已結束）; a missing start time or meeting point reads 「這份快照未提供」.
+no_match and unavailable — says 示範, and so does every alt_text. A real snapshot's replies name
+its source and update time instead (and never say 示範), and say the data may be out of date
+when it was last confirmed longer ago than ``LOCAL_EVENTS_STALE_AFTER_SECONDS``. Past events are
+labelled （已結束）; a multi-day event shows its first and last day; a missing start time or
+meeting point reads 「這份快照未提供」.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (demo marking).
+Source: DESIGN §5 (search_local_events), shared/data/README.md (demo marking), issue 15.
 """
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from linebot.v3.messaging import (
     FlexBox,
     FlexBubble,
+    FlexButton,
     FlexCarousel,
     FlexMessage,
     FlexText,
@@ -22,8 +26,10 @@ from linebot.v3.messaging import (
     QuickReply,
     QuickReplyItem,
     TextMessage,
+    URIAction,
 )
 
+from shared.clock import TAIPEI
 from shared.events.search import parse_date_range
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
 
@@ -50,11 +56,35 @@ def _date_words(query_date: str | None) -> str:
     return _day(start) if last == start else f"{_day(start)}～{_day(last)}"
 
 
+def _moment(value: str) -> str:
+    """ISO 8601 with an offset → 「2026/11/29 14:03」 (Asia/Taipei)."""
+    local = datetime.fromisoformat(value).astimezone(TAIPEI)
+    return f"{local.year}/{local.month}/{local.day} {local:%H:%M}"
+
+
+def _source_note(source: dict[str, Any] | None) -> str:
+    """「資料來源：…；資料更新 …」 and, when stale, that the data may be out of date."""
+    if not source:
+        return ""
+    lines = [f"資料來源：{source['name']}" + (f"，資料更新 {_moment(source['updated_at'])}"
+                                            if source.get("updated_at") else "，來源未提供更新時間") + "。"]
+    if source.get("stale"):
+        checked = f"（上次確認是 {_moment(source['checked_at'])}）" if source.get("checked_at") else ""
+        lines.append(f"這份活動資料已經超過兩天沒有更新{checked}，內容可能已經過時，請以主辦單位公告為準。")
+    return "\n".join(lines)
+
+
 def _demo_note(result: dict[str, Any]) -> str:
     if not result["demo"]:
-        return ""
+        return _source_note(result.get("source"))
     version = f"（{result['snapshot_version']}）" if result["snapshot_version"] else ""
     return f"目前的活動是示範資料{version}，用來展示查詢方式，不是真的活動；正式資料上線後會替換。"
+
+
+def _event_days(event: dict[str, Any]) -> str:
+    first = date.fromisoformat(event["date"])
+    last = date.fromisoformat(event.get("last_day") or event["date"])
+    return _day(first) if last == first else f"{_day(first)}～{_day(last)}"
 
 
 def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
@@ -65,14 +95,24 @@ def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
     contents += [
         FlexText(text=title, wrap=True, weight="bold", size="lg", color="#888888" if event["is_past"] else None),
         FlexText(text=event["area"], size="sm", color="#666666"),
-        FlexText(text=f"日期：{_day(date.fromisoformat(event['date']))}", size="sm", margin="md", wrap=True),
+        FlexText(text=f"日期：{_event_days(event)}", size="sm", margin="md", wrap=True),
         FlexText(text=f"時間：{event['start_time'] or NOT_PROVIDED}", size="sm", wrap=True),
-        FlexText(text=f"集合地點：{event['meeting_point'] or NOT_PROVIDED}", size="sm", wrap=True),
+        FlexText(text=f"{'集合地點' if demo else '地點'}：{event['meeting_point'] or NOT_PROVIDED}", size="sm",
+                 wrap=True),
     ]
+    if event.get("organizer"):
+        contents.append(FlexText(text=f"主辦：{event['organizer']}", size="sm", wrap=True))
     if event["tags"]:
         contents.append(FlexText(text=" ".join(f"#{tag}" for tag in event["tags"]), size="xs", color="#888888",
                                  margin="md", wrap=True))
-    return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
+    updated = (event.get("source") or {}).get("updated_at")
+    if updated:
+        contents.append(FlexText(text=f"資料更新：{_moment(updated)}", size="xs", color="#888888", wrap=True))
+    footer = None
+    if event.get("url"):
+        footer = FlexBox(layout="vertical", contents=[
+            FlexButton(action=URIAction(label="活動網頁", uri=event["url"]), style="link", height="sm")])
+    return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents), footer=footer)
 
 
 def _scope_words(query: dict[str, Any]) -> str:
@@ -102,7 +142,8 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
         today = date.fromisoformat(result["today"])
         lines.append(f"標示{PAST_LABEL}的活動，日期在今天 {_day(today)} 之前。")
     if any(event["missing_fields"] for event in shown):
-        lines.append(f"標示「{NOT_PROVIDED}」的時間或集合地點，請以主辦單位公告為準。")
+        place = "集合地點" if result["demo"] else "地點"
+        lines.append(f"標示「{NOT_PROVIDED}」的時間或{place}，請以主辦單位公告為準。")
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 

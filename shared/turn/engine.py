@@ -24,6 +24,7 @@ from shared.areas import UnknownArea
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.events.search import InvalidDateRange, search_local_events, weekend_range
+from shared.events.snapshots import load_current_snapshot
 from shared.logs import hash_user, log
 from shared.memory.diet import diet_label
 from shared.memory.store import PreferenceSnapshot, read_preference
@@ -46,7 +47,7 @@ class TurnTools:
 
     Attributes:
         places: ``search_local_places(area, dietary_type, keyword, *, now)``.
-        events: ``search_local_events(date, area, keyword, *, now)``.
+        events: ``search_local_events(date, area, keyword, *, now, snapshot_loader, stale_after_seconds)``.
     """
 
     places: Callable[..., dict[str, Any]] = search_local_places
@@ -131,6 +132,13 @@ def resolve_date(value: str | None, ctx: EventContext) -> str | None:
     raise InvalidDateRange(f"no such day this year or next: {value!r}")
 
 
+def events_snapshot_args(ctx: EventContext) -> dict[str, Any]:
+    """The events search's snapshot arguments for this turn: the store's newest real snapshot (the
+    demo one only when none exists) and the age after which it is said to be out of date."""
+    return {"snapshot_loader": lambda: load_current_snapshot(ctx.store),
+            "stale_after_seconds": ctx.settings.events_stale_after_seconds}
+
+
 def takes_diet(proposal: Proposal) -> bool:
     """True for proposals whose tool has a ``dietary_type`` (place searches and their picker)."""
     return proposal.tool == "search_local_places" or (
@@ -154,10 +162,11 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
     if proposal.tool == "search_local_places":
         return tools.places(args.get("area"), dietary_type, args.get("keyword"), now=ctx.now)
     if proposal.tool == "search_local_events":
-        return tools.events(resolve_date(args.get("date"), ctx), args.get("area"), args.get("keyword"), now=ctx.now)
+        return tools.events(resolve_date(args.get("date"), ctx), args.get("area"), args.get("keyword"), now=ctx.now,
+                            **events_snapshot_args(ctx))
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
-            return tools.events(None, _NO_TOWNSHIP, None, now=ctx.now)
+            return tools.events(None, _NO_TOWNSHIP, None, now=ctx.now, **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
 

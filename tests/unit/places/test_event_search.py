@@ -74,11 +74,12 @@ def test_search_events_yesterday_past_today_not_past(now):
     assert result["today"] == "2026-11-30"
 
 
-def test_search_events_no_date_lists_upcoming_before_past():
+def test_search_events_no_date_lists_only_events_not_ended():
     result = search_local_events(None, None, None, now=MONDAY)
-    flags = [event["is_past"] for event in result["events"]]
-    assert flags == sorted(flags) and flags[0] is False and flags[-1] is True
-    assert result["total"] == len(load_event_snapshot().events)
+    snapshot = load_event_snapshot()
+    not_ended = [event.id for event in snapshot.events if event.date >= MONDAY.date()]
+    assert sorted(_ids(result)) == sorted(not_ended) and len(not_ended) < len(snapshot.events)
+    assert not any(event["is_past"] for event in result["events"])
 
 
 @pytest.mark.parametrize(("now", "expected"), [
