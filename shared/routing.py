@@ -22,11 +22,9 @@ from shared.context import EventContext, Reply
 from shared.handoff import flow as handoff_flow
 from shared.logs import log
 from shared.memory import flow as memory_flow
+from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.turn import fixed, menu
 from shared.turn.engine import run_text_turn
-
-#: LINE's limit on postback data (Messaging API reference, postback action).
-POSTBACK_DATA_MAX_CHARS = 300
 
 Entry = Callable[[EventContext], Reply]
 TextHook = Callable[[EventContext, str], "Reply | None"]

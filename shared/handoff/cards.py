@@ -5,26 +5,24 @@ Postback data is ``handoff:`` + a reference ``v1.<op>.<key>.<hash>.<exp>.<sig>``
 * ``op``: ``ok`` (「確認送出」) or ``no`` (「取消」);
 * ``key``: the idempotency key (32 lowercase hex); ``hash``: the content hash (64 lowercase hex);
 * ``exp``: the draft's expiry, whole UTC epoch seconds;
-* ``sig``: base64url (no padding) of HMAC-SHA256 over ``v1.<op>.<key>.<hash>.<exp>``, with a key
-  derived per actor from ``LOCAL_SIGNING_KEY`` (HMAC-SHA256 of the actor's ids), so a card only
-  verifies for the user it was made for.
+* ``sig``: the MAC over ``v1.<op>.<key>.<hash>.<exp>`` made by ``shared.signing`` (purpose
+  ``local-handoff-card``, key derived per actor from ``LOCAL_SIGNING_KEY``; the previous key version
+  is still accepted), so a card only verifies for the user it was made for.
 
 About 166 characters in all, checked against LINE's 300 before sending. Signing is for integrity
 (nobody can confirm text they did not see, or another user's card), not for secrecy.
 
 Source: DESIGN §4 (signed reference, ≤ 300 chars); LINE Messaging API (postback data ≤ 300
-characters, action label ≤ 20); Python ``hmac`` docs (``compare_digest``).
+characters, action label ≤ 20).
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
 
+from shared import signing
 from shared.config import Settings
 from shared.handoff import records
 from shared.handoff.drafts import Draft
@@ -33,6 +31,7 @@ from shared.identity import Actor
 from shared.replies.area_picker import checked_postback
 
 POSTBACK_PREFIX = "handoff"
+PURPOSE = "local-handoff-card"
 VERSION = "v1"
 CONFIRM, CANCEL = "ok", "no"
 _ALT_TEXT_EXCERPT_CHARS = 300
@@ -57,14 +56,11 @@ class Reference:
     expires_at: datetime
 
 
-def _actor_key(signing_key: str, actor: Actor) -> bytes:
-    message = "\x00".join(("LOCAL handoff card", VERSION, actor.tenant_id, actor.user_id)).encode("utf-8")
-    return hmac.new(signing_key.encode("utf-8"), message, hashlib.sha256).digest()
-
-
-def _signature(signing_key: str, actor: Actor, body: str) -> str:
-    digest = hmac.new(_actor_key(signing_key, actor), body.encode("ascii"), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+def _keys(settings: Settings) -> signing.SigningKeys:
+    try:
+        return signing.SigningKeys.from_settings(settings)
+    except signing.SigningNotConfigured as exc:
+        raise CardRefused("no_signing_key") from exc
 
 
 def sign_reference(settings: Settings, op: str, operation: Operation, content_hash: str,
@@ -75,13 +71,12 @@ def sign_reference(settings: Settings, op: str, operation: Operation, content_ha
         CardRefused: ``LOCAL_SIGNING_KEY`` is not configured ("no_signing_key").
         ValueError: unknown ``op``.
     """
-    if not settings.signing_key:
-        raise CardRefused("no_signing_key")
+    keys = _keys(settings)
     if op not in (CONFIRM, CANCEL):
         raise ValueError(f"unknown card op {op!r}")
     exp = int(expires_at.timestamp())
     body = ".".join((VERSION, op, operation.idempotency_key, content_hash, str(exp)))
-    return body + "." + _signature(settings.signing_key, operation.actor, body)
+    return signing.sign(keys, PURPOSE, operation.actor, body)
 
 
 def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
@@ -93,27 +88,27 @@ def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
     Raises:
         CardRefused: "no_signing_key", "malformed" or "bad_signature" (tampered or another user's).
     """
-    if not settings.signing_key:
-        raise CardRefused("no_signing_key")
+    keys = _keys(settings)
     if not data.isascii():  # e.g. full-width digits pass str.isdigit(); every field is ASCII
         raise CardRefused("malformed")
     parts = data.split(".")
     if len(parts) != 6 or parts[0] != VERSION or parts[1] not in (CONFIRM, CANCEL):
         raise CardRefused("malformed")
-    _, op, key, digest, exp, signature = parts
+    _, op, key, digest, exp, _signature = parts
     if (not records.is_idempotency_key(key) or len(digest) != 64
             or any(c not in "0123456789abcdef" for c in digest) or not exp.isdigit() or len(exp) > 12):
         raise CardRefused("malformed")
-    expected = _signature(settings.signing_key, actor, ".".join(parts[:5]))
-    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("ascii", "replace")):
-        raise CardRefused("bad_signature")
+    try:
+        signing.verify(keys, PURPOSE, actor, data)
+    except signing.SignatureRefused as exc:
+        raise CardRefused(exc.reason) from exc
     return Reference(op, Operation(actor, key), digest, datetime.fromtimestamp(int(exp), timezone.utc))
 
 
 def postback_data(settings: Settings, op: str, draft: Draft) -> str:
     """``handoff:<reference>`` for one button of the draft's card."""
     reference = sign_reference(settings, op, draft.operation, draft.content_hash, draft.expires_at)
-    return f"{POSTBACK_PREFIX}:{reference}"
+    return signing.postback_data(POSTBACK_PREFIX, reference)
 
 
 def confirmation_card(settings: Settings, draft: Draft) -> FlexMessage:

@@ -35,6 +35,7 @@ from shared.memory.port import (
 )
 from shared.memory.store import MEMORY_CARDS, PREFERENCES, card_id, preference_id
 from shared.memory.tokens import CardPayload
+from shared.signing import is_expired
 from shared.store import DocumentStore
 
 #: How long a cancelled-card record is kept after the card's own expiry (Firestore TTL field).
@@ -74,7 +75,7 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
                   "status": "declined", "declined_at": to_iso(now),
                   "expire_at": to_iso(max(expires, now) + DECLINED_CARD_RETENTION)}
         return result(MEMORY_DECLINED), [(MEMORY_CARDS, card_id(actor, card.nonce), record)]
-    if now.timestamp() >= card.expires_epoch_seconds:
+    if is_expired(card.expires_epoch_seconds, now):
         return result(EXPIRED_MEMORY_CARD), []
     if cancelled:
         return result(DECLINED_MEMORY_CARD), []

@@ -28,7 +28,8 @@ from shared.memory.errors import (
 from shared.memory.phrases import read_memory_request
 from shared.memory.port import INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, STALE_MEMORY_CARD, MemoryResult
 from shared.memory.store import read_preference
-from shared.memory.tokens import SigningKeys, issue_card, verify_card
+from shared.memory.tokens import issue_card, signing_keys, verify_card
+from shared.signing import SigningKeys
 from shared.turn.menu import expired_button_reply
 
 #: Time kept for recording the reply attempt and replying after the memory call (seconds).
@@ -39,7 +40,7 @@ def _keys(ctx: EventContext) -> SigningKeys:
     """Raises MemoryNotConfigured when cards cannot be signed or applied."""
     if ctx.memory is None:
         raise MemoryNotConfigured("MEMORY_FUNCTION_URL is not set")
-    return SigningKeys.from_settings(ctx.settings)
+    return signing_keys(ctx.settings)
 
 
 def _timeout(ctx: EventContext) -> float:

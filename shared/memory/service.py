@@ -12,7 +12,7 @@ from shared.memory.approve import apply_card
 from shared.memory.errors import InvalidMemoryCard, MemoryOutcomeUnknown, MemoryUnavailable
 from shared.memory.port import INVALID_MEMORY_CARD, MemoryResult
 from shared.memory.store import read_preference
-from shared.memory.tokens import SigningKeys, verify_card
+from shared.memory.tokens import signing_keys, verify_card
 from shared.store import DocumentStore, StoreError, StoreTimeout
 
 
@@ -33,7 +33,7 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
         MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
         StoreError: from the store; retryable ones leave nothing written (StoreTimeout: unknown).
     """
-    keys = SigningKeys.from_settings(settings)
+    keys = signing_keys(settings)
     try:
         card = verify_card(keys, actor, token)
     except InvalidMemoryCard as exc:

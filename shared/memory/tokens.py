@@ -6,42 +6,36 @@ Wire format (URL-safe, no padding, fits a LINE postback):
     payload = {"v": key version, "r": revision at issue, "d": dietary type or null,
                "e": expiry, epoch seconds, "n": nonce, "o": "save" | "forget" | "decline"}
 
-The actor key is derived from ``LOCAL_SIGNING_KEY`` with the NIST SP 800-108r1 KDF in counter
-mode, HMAC-SHA256 as the PRF, one 256-bit block; the context is the key version, the tenant and
-the LINE user id, so a card signed for one account fails the MAC for any other. The current
-version and the previous one (``LOCAL_SIGNING_KEY_PREVIOUS``) are accepted, so the key can rotate.
+Signed through ``shared.signing`` (purpose ``local-memory-card``, bound to the tenant and the LINE
+user id, so a card signed for one account fails the MAC for any other); the current key version
+and the previous one (``LOCAL_SIGNING_KEY_PREVIOUS``) are accepted, so the key can rotate. The
+payload's ``v`` must name the version whose key verified the MAC.
 """
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
 import json
 import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from shared.clock import require_aware
+from shared import signing
 from shared.config import Settings
 from shared.identity import Actor
 from shared.memory.diet import SAVABLE_DIETS
 from shared.memory.errors import InvalidMemoryCard, MemoryNotConfigured
+from shared.signing import POSTBACK_DATA_MAX_CHARS, SigningKeys
 
 OPERATIONS: tuple[str, ...] = ("save", "forget", "decline")
 
 #: Postback data of every memory button starts with this (routed by shared.routing).
 POSTBACK_PREFIX = "mem:"
-#: LINE Messaging API: postback data is at most 300 characters.
-POSTBACK_DATA_MAX_CHARS = 300
 #: Tokens longer than this are refused before any decoding work.
 TOKEN_MAX_CHARS = POSTBACK_DATA_MAX_CHARS - len(POSTBACK_PREFIX)
 
-_KDF_LABEL = b"local-memory-card"
+PURPOSE = "local-memory-card"
 _NONCE_BYTES = 12  # 96 bits → 16 URL-safe characters
 _NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-_B64URL_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True)
@@ -89,74 +83,16 @@ class CardPayload:
         return cls(v, r, d, e, n, o)
 
 
-@dataclass(frozen=True)
-class SigningKeys:
-    """The root keys cards are signed with: the current version and, optionally, the previous one."""
+def signing_keys(settings: Settings) -> SigningKeys:
+    """The keys consent cards are signed with (``shared.signing.SigningKeys.from_settings``).
 
-    current: bytes
-    version: int
-    previous: bytes | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "SigningKeys":
-        """Keys from ``LOCAL_SIGNING_KEY`` (+ ``_VERSION``, ``_PREVIOUS``).
-
-        Raises:
-            MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
-        """
-        if not settings.signing_key:
-            raise MemoryNotConfigured("LOCAL_SIGNING_KEY is not set")
-        previous = settings.signing_key_previous
-        return cls(settings.signing_key.encode(), settings.signing_key_version,
-                   previous.encode() if previous and settings.signing_key_version > 1 else None)
-
-    def accepted_versions(self) -> tuple[int, ...]:
-        """The versions a token may be signed with: current first, then the previous one if set."""
-        return (self.version,) + ((self.version - 1,) if self.previous else ())
-
-    def root_for(self, version: int) -> bytes | None:
-        """The root key of ``version``, or None when that version is not accepted."""
-        if version == self.version:
-            return self.current
-        if version == self.version - 1:
-            return self.previous
-        return None
-
-
-def derive_actor_key(root: bytes, version: int, actor: Actor) -> bytes:
-    """One actor's card key: SP 800-108r1 counter-mode KDF, PRF HMAC-SHA256, L = 256 bits.
-
-    K = HMAC(root, [1]_32 || "local-memory-card" || 0x00 || context || [256]_32), with context =
-    JSON ``[version, tenant_id, user_id]`` (unambiguous whatever the ids contain).
-
-    Args:
-        root: the configured signing key of that version, as bytes.
-        version: the key version, ≥ 1.
-        actor: (tenant_id, user_id) from the verified event.
-    Returns:
-        32 bytes.
-    Source: NIST SP 800-108r1 §4.1 (KDF in counter mode).
+    Raises:
+        MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
     """
-    context = json.dumps([version, actor.tenant_id, actor.user_id], separators=(",", ":")).encode()
-    message = (1).to_bytes(4, "big") + _KDF_LABEL + b"\x00" + context + (256).to_bytes(4, "big")
-    return hmac.new(root, message, hashlib.sha256).digest()
-
-
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    if not _B64URL_RE.match(text):
-        raise InvalidMemoryCard("not base64url")
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as exc:
-        raise InvalidMemoryCard("not base64url") from exc
-
-
-def _mac(key: bytes, body: str) -> bytes:
-    return hmac.new(key, body.encode("ascii"), hashlib.sha256).digest()
+        return SigningKeys.from_settings(settings)
+    except signing.SigningNotConfigured as exc:
+        raise MemoryNotConfigured(str(exc)) from exc
 
 
 def sign_card(keys: SigningKeys, actor: Actor, payload: CardPayload) -> str:
@@ -165,11 +101,10 @@ def sign_card(keys: SigningKeys, actor: Actor, payload: CardPayload) -> str:
     Raises:
         MemoryNotConfigured: the payload's key version is not one of ours.
     """
-    root = keys.root_for(payload.key_version)
-    if root is None:
+    if keys.root_for(payload.key_version) is None:
         raise MemoryNotConfigured(f"no signing key for version {payload.key_version}")
-    body = _b64(json.dumps(payload.to_wire(), sort_keys=True, separators=(",", ":")).encode())
-    return body + "." + _b64(_mac(derive_actor_key(root, payload.key_version, actor), body))
+    body = signing.b64url_encode(json.dumps(payload.to_wire(), sort_keys=True, separators=(",", ":")).encode())
+    return signing.sign(keys, PURPOSE, actor, body, version=payload.key_version)
 
 
 def verify_card(keys: SigningKeys, actor: Actor, token: str) -> CardPayload:
@@ -189,20 +124,18 @@ def verify_card(keys: SigningKeys, actor: Actor, token: str) -> CardPayload:
     """
     if not isinstance(token, str) or len(token) > TOKEN_MAX_CHARS or token.count(".") != 1:
         raise InvalidMemoryCard("token shape")
-    body, mac_text = token.split(".")
-    raw = _unb64(body)
-    mac = _unb64(mac_text)
-    for version in keys.accepted_versions():
-        expected = _mac(derive_actor_key(keys.root_for(version), version, actor), body)
-        if hmac.compare_digest(mac, expected):
-            try:
-                payload = CardPayload.from_wire(json.loads(raw))
-            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-                raise InvalidMemoryCard("payload is not JSON") from exc
-            if payload.key_version != version:
-                raise InvalidMemoryCard("key version does not match the signature")
-            return payload
-    raise InvalidMemoryCard("signature does not match this account under any accepted key")
+    try:
+        verified = signing.verify(keys, PURPOSE, actor, token)
+        raw = signing.b64url_decode(verified.body)
+    except signing.SignatureRefused as exc:
+        raise InvalidMemoryCard(f"token refused: {exc.reason}") from exc
+    try:
+        payload = CardPayload.from_wire(json.loads(raw))
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise InvalidMemoryCard("payload is not JSON") from exc
+    if payload.key_version != verified.key_version:
+        raise InvalidMemoryCard("key version does not match the signature")
+    return payload
 
 
 def new_nonce() -> str:
@@ -229,7 +162,7 @@ def issue_card(keys: SigningKeys, actor: Actor, *, revision: int, dietary_type: 
         InvalidMemoryCard: the arguments do not make a valid payload.
         ValueError: ``now`` is naive.
     """
-    expires = int(require_aware(now).timestamp() + ttl_seconds)
+    expires = signing.expires_epoch(now, ttl_seconds)
     payload = CardPayload.from_wire({"v": keys.version, "r": revision, "d": dietary_type, "e": expires,
                                      "n": nonce or new_nonce(), "o": operation})
     return payload, sign_card(keys, actor, payload)
@@ -239,10 +172,6 @@ def postback_data(token: str) -> str:
     """``mem:<token>``, checked against LINE's 300-character postback limit.
 
     Raises:
-        ValueError: the data would be longer than 300 characters.
-    Source: LINE Messaging API reference, postback action (data max 300 characters).
+        ValueError: the data would be longer than ``POSTBACK_DATA_MAX_CHARS``.
     """
-    data = POSTBACK_PREFIX + token
-    if len(data) > POSTBACK_DATA_MAX_CHARS:
-        raise ValueError(f"memory postback data is {len(data)} characters; LINE allows {POSTBACK_DATA_MAX_CHARS}")
-    return data
+    return signing.postback_data(POSTBACK_PREFIX.rstrip(":"), token)

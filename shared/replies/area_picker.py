@@ -13,9 +13,10 @@ from typing import Literal
 
 from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
 
+from shared.signing import POSTBACK_DATA_MAX_CHARS
+
 SearchKind = Literal["places", "events"]
 
-POSTBACK_DATA_MAX_CHARS = 300
 QUICK_REPLY_MAX_ITEMS = 13
 ACTION_LABEL_MAX_CHARS = 20
 

@@ -16,7 +16,8 @@ import requests
 from functions_framework import create_app
 
 from shared.identity import Actor
-from shared.memory.tokens import SigningKeys, issue_card
+from shared.memory.tokens import issue_card
+from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO, all_text, case_bytes, line_body, postback_event, replies_to, sign, text_event
 from tests.memory_support import USER_A, USER_B, place_audits, postbacks, preference_of

@@ -9,7 +9,8 @@ import pytest
 from shared.identity import Actor
 from shared.memory.approve import apply_card
 from shared.memory.store import MEMORY_CARDS, PREFERENCES, read_preference
-from shared.memory.tokens import SigningKeys, issue_card
+from shared.memory.tokens import issue_card
+from shared.signing import SigningKeys
 from shared.store import TransactionConflict
 from shared.store.sqlite import SqliteStore
 

@@ -14,9 +14,10 @@ from shared.clock import TAIPEI
 from shared.events.search import Event, EventSnapshot, search_local_events, weekend_range
 from shared.places.catalog import DEFAULT_CATALOG_PATH, load_place_catalog
 from shared.places.search import search_local_places
-from shared.replies.area_picker import POSTBACK_DATA_MAX_CHARS, area_quick_reply, checked_postback
+from shared.replies.area_picker import area_quick_reply, checked_postback
 from shared.replies.events import render_events
 from shared.replies.places import render_places
+from shared.signing import POSTBACK_DATA_MAX_CHARS
 
 DURING = datetime(2026, 9, 30, 16, 59, 59, tzinfo=TAIPEI)
 ENDED = datetime(2026, 9, 30, 17, 0, 0, tzinfo=TAIPEI)

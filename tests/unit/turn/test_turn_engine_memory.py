@@ -14,8 +14,9 @@ from shared.context import EventContext
 from shared.identity import Actor
 from shared.memory.approve import apply_card
 from shared.memory.store import PreferenceSnapshot
-from shared.memory.tokens import SigningKeys, issue_card
+from shared.memory.tokens import issue_card
 from shared.places.search import search_local_places
+from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import resolve_diet
