@@ -89,6 +89,31 @@ def match_area(text: str) -> AreaMatch:
     return AreaMatch("none")
 
 
+def townships_in(text: str) -> list[str]:
+    """Every township a message names, in the order written, each once.
+
+    At one position the longest spelling wins (員林市 before 員林), and spellings do not overlap.
+
+    Args:
+        text: user text, any length; neither stored nor logged.
+    Returns:
+        Full township names, e.g. ["花壇鄉", "彰化市"] for 「花壇跟彰化市有素食嗎」; [] when none.
+    Source: issue 9 item 8 (several townships in one message are all read).
+    """
+    found: list[str] = []
+    at = 0
+    while at < len(text):
+        for spelling in _LONGEST_FIRST:
+            if text.startswith(spelling, at):
+                if _SPELLINGS[spelling] not in found:
+                    found.append(_SPELLINGS[spelling])
+                at += len(spelling)
+                break
+        else:
+            at += 1
+    return found
+
+
 def normalize_area(value: str) -> str:
     """Validate an area argument and return the township's full name.
 

@@ -244,10 +244,15 @@ def _effective_keyword(keyword: str | None) -> str | None:
 
 
 def _matches_keyword(event: Event, keyword: str | None) -> bool:
+    """Every whitespace-separated term of ``keyword`` is in the title or a tag (case-insensitive).
+
+    「老街 散步」 finds 「老街巷弄文化散步」 (tag 老街, title 散步); 「長輩」 finds the events tagged 長輩.
+    Source: issue 9 items 1 and 4 (event keywords filter on title and tags).
+    """
     if keyword is None:
         return True
-    needle = keyword.casefold()
-    return needle in event.title.casefold() or any(needle in tag.casefold() for tag in event.tags)
+    haystacks = [event.title.casefold(), *(tag.casefold() for tag in event.tags)]
+    return all(any(term in hay for hay in haystacks) for term in keyword.casefold().split())
 
 
 def _event_view(event: Event, today: date) -> dict[str, Any]:
@@ -302,7 +307,8 @@ def search_local_events(
             A multi-day event matches every day it runs.
         area: a township name or alias, None for every township, or a vague word (附近, 彰化) for
             needs_area.
-        keyword: optional text matched in title or tags; 活動 alone is dropped.
+        keyword: optional text matched in title or tags; whitespace-separated terms must all match
+            (each in the title or a tag); 活動 alone is dropped.
         now: aware instant of the turn; "today" is its Asia/Taipei calendar date.
         snapshot: an already loaded snapshot; default: ``snapshot_loader()``.
         snapshot_loader: loads the snapshot (e.g. shared.events.snapshots.load_current_snapshot over
@@ -320,7 +326,7 @@ def search_local_events(
          total, demo (True for demo data, and when unavailable), snapshot_version, recorded_on,
          source ({name, updated_at, checked_at, stale}; None for demo data and unavailable),
          today ("YYYY-MM-DD", Asia/Taipei),
-         area_choices: townships that have events (only with needs_area and no_match)}.
+         area_choices: townships that have events (with ok, needs_area and no_match: next steps)}.
     Raises:
         ValueError: ``now`` is naive.
         InvalidDateRange: date has another shape or an end not after its start.
@@ -369,4 +375,5 @@ def search_local_events(
     )
     if not found:
         return {**result, "status": "no_match", "area_choices": _areas_with_events(snapshot)}
-    return {**result, "status": "ok", "events": [_event_view(event, today) for event in found], "total": len(found)}
+    return {**result, "status": "ok", "events": [_event_view(event, today) for event in found], "total": len(found),
+            "area_choices": _areas_with_events(snapshot)}

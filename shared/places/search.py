@@ -82,6 +82,58 @@ def _matches_keyword(place: Place, keyword: str | None) -> bool:
     return needle in place.name.casefold() or needle in place.address.casefold()
 
 
+#: Generic words at the end of a shop's name: what is left is the name residents say (John, 和米).
+#: LOCAL's own vocabulary (issue 9 item 6).
+_NAME_SUFFIXES: tuple[str, ...] = ("手作蔬食", "蔬食館", "素食館", "蔬食坊", "素食坊", "蔬食", "素食", "餐廳", "小吃",
+                                   "手作", "餐館", "麵館", "食堂")
+
+
+def place_aliases(name: str) -> tuple[str, ...]:
+    """The spellings that name one shop, case-folded: the full name, and the name without generic
+    suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters.
+
+    Args:
+        name: the catalog name.
+    Returns:
+        Distinct spellings, longest first.
+    """
+    spellings = {name.casefold()}
+    short = name
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _NAME_SUFFIXES:
+            if short.endswith(suffix) and len(short) > len(suffix):
+                short, changed = short[: -len(suffix)], True
+    short = short.strip().casefold()
+    if len(short) >= (3 if short.isascii() else 2):
+        spellings.add(short)
+    return tuple(sorted(spellings, key=len, reverse=True))
+
+
+def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[dict[str, str]]:
+    """The catalog shops a message names, by name or alias, case-insensitively; read-only.
+
+    Args:
+        text: the message in its reading form (case-folded, Traditional; never logged).
+        catalog: default: load_place_catalog(); an unusable catalog names no shop.
+    Returns:
+        [{id, name, area}] in the order the names appear in the text; [] when none.
+    Source: issue 9 item 6 (shops found by name, alias or case-insensitive Latin).
+    """
+    try:
+        catalog = load_place_catalog() if catalog is None else catalog
+    except CatalogError:
+        return []
+    folded = text.casefold()
+    found = []
+    for place in catalog.places:
+        positions = [folded.find(spelling) for spelling in place_aliases(place.name) if spelling in folded]
+        if positions:
+            found.append((min(positions), {"id": place.id, "name": place.name, "area": place.area}))
+    return [view for _, view in sorted(found, key=lambda pair: pair[0])]
+
+
 def _place_view(place: Place, catalog: PlaceCatalog) -> dict[str, Any]:
     """The place as returned to callers, with every cited source resolved."""
     return {
@@ -142,7 +194,7 @@ def search_local_places(
          total, unknown_fields (null fields of the returned places, or of the catalog when none are
              returned), campaign_state: "not_started"|"active_by_announcement"|"ended" (None when
              unavailable), campaign (Campaign.as_dict() or None), catalog_version, recorded_on,
-         area_choices: townships that have places (only with needs_area and no_match)}.
+         area_choices: townships that have places (with ok, needs_area and no_match: next steps)}.
     Raises:
         ValueError: ``now`` is naive.
         UnknownDietaryType: dietary_type is not a known type.
@@ -193,4 +245,5 @@ def search_local_places(
         "places": [_place_view(place, catalog) for place in found],
         "total": len(found),
         "unknown_fields": _unknown_fields(found),
+        "area_choices": _areas_with_places(catalog),
     }

@@ -32,6 +32,7 @@ from linebot.v3.messaging import (
 from shared.clock import TAIPEI
 from shared.events.search import parse_date_range
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
+from shared.replies.next_steps import all_townships_action
 
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = 400
@@ -147,15 +148,17 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 
-def _render_needs_area(result: dict[str, Any]) -> list[Message]:
+def _render_needs_area(result: dict[str, Any], vague: bool = False) -> list[Message]:
     choices = result.get("area_choices", [])
     lines = [
-        "想查哪個鄉鎮的活動？這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」沒辦法判斷範圍。",
-        f"有活動資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮，或直接輸入鄉鎮名稱。",
+        "想查哪個鄉鎮的活動？" + ("這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」沒辦法判斷範圍。" if vague else ""),
+        f"有活動資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮或「全部鄉鎮」，或直接輸入鄉鎮名稱。",
         _demo_note(result),
     ]
     text = "\n".join(line for line in lines if line)
-    return [TextMessage(text=text, quick_reply=area_quick_reply("events", choices))]
+    townships = area_quick_reply("events", choices[: QUICK_REPLY_MAX_ITEMS - 1])
+    items = [QuickReplyItem(action=all_townships_action()), *(townships.items if townships else [])]
+    return [TextMessage(text=text, quick_reply=QuickReply(items=items))]
 
 
 def _render_no_match(result: dict[str, Any]) -> list[Message]:
@@ -190,7 +193,7 @@ _RENDERERS = {
 }
 
 
-def render_events(result: dict[str, Any]) -> list[Message]:
+def render_events(result: dict[str, Any], *, vague: bool = False) -> list[Message]:
     """Turn a search_local_events result into at most 2 LINE messages.
 
     Args:
@@ -198,7 +201,9 @@ def render_events(result: dict[str, Any]) -> list[Message]:
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles; alt_text starts 示範活動 for demo data),
         TextMessage (demo note, past and missing-field explanations)];
-        needs_area → [TextMessage with township quick replies (postback ``events:area=<township>``)];
+        needs_area → [TextMessage with 全部鄉鎮 and township quick replies (postback
+        ``events:scope=all`` / ``events:area=<township>``); it explains why 附近 / 彰化 cannot be
+        searched only when ``vague`` (the user said one; not after a tap on 查活動)];
         no_match → [TextMessage naming the search, suggesting all dates / other townships];
         unavailable → [TextMessage: 活動資料的版本正在核對].
         With demo data every message says 示範.
@@ -207,4 +212,6 @@ def render_events(result: dict[str, Any]) -> list[Message]:
         ValueError: a postback would exceed LINE's 300-character data limit.
     Source: DESIGN §5 (every events reply says 示範; past labelled; 這份快照未提供).
     """
+    if result["status"] == "needs_area":
+        return _render_needs_area(result, vague)
     return _RENDERERS[result["status"]](result)

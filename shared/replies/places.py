@@ -25,12 +25,12 @@ from linebot.v3.messaging import (
 )
 
 from shared.clock import TAIPEI
+from shared.diets import diet_label
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
 
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = 400
 
-DIET_WORDS = {"vegetarian": "素食", "vegan": "全素", "ovo_lacto": "蛋奶素", "lacto": "奶素"}
 
 SOURCE_KIND_WORDS = {
     "official_poster": "蔬食節官方店家名單圖",
@@ -89,7 +89,7 @@ def _evidence_lines(place: dict[str, Any]) -> list[str]:
     lines = []
     for kinds in by_source.values():
         source = place["dietary_evidence"][kinds[0]]
-        strict = [DIET_WORDS[kind] for kind in kinds if kind != "vegetarian"]
+        strict = [diet_label(kind) for kind in kinds if kind != "vegetarian"]
         claim = f"有{'、'.join(strict)}品項" if strict else "列為素食店家"
         lines.append(f"{claim}（來源：{_source_words(source)}）")
     if set(place["dietary_options"]) == {"vegetarian"}:
@@ -133,7 +133,7 @@ def _query_words(query: dict[str, Any]) -> str:
     """「花壇鄉、全素、關鍵字「麵」」 for the searched conditions."""
     parts = [query["area"] or "（未指定鄉鎮）"]
     if query["dietary_type"] != "any":
-        parts.append(DIET_WORDS[query["dietary_type"]])
+        parts.append(diet_label(query["dietary_type"]))
     if query["keyword"]:
         parts.append(f"關鍵字「{query['keyword']}」")
     return "、".join(parts)
@@ -141,7 +141,7 @@ def _query_words(query: dict[str, Any]) -> str:
 
 def _alt_text(result: dict[str, Any], names: list[str]) -> str:
     query = result["query"]
-    scope = query["area"] + ("" if query["dietary_type"] == "any" else f"，{DIET_WORDS[query['dietary_type']]}")
+    scope = query["area"] + ("" if query["dietary_type"] == "any" else f"，{diet_label(query['dietary_type'])}")
     text = f"蔬食店家 {result['total']} 家：{'、'.join(names)}（{scope}）"
     return text if len(text) <= ALT_TEXT_MAX_CHARS else text[: ALT_TEXT_MAX_CHARS - 1] + "…"
 
@@ -167,13 +167,14 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 
-def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None) -> list[Message]:
+def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False) -> list[Message]:
     choices = result.get("area_choices", [])
     text = (
         f"想找哪個鄉鎮的蔬食店家？目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。"
-        "請點下方的鄉鎮，或直接輸入鄉鎮名稱。\n"
-        "（這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店；只說「彰化」也分不出是哪個鄉鎮。）"
+        "請點下方的鄉鎮，或直接輸入鄉鎮名稱。"
     )
+    if vague:
+        text += "\n（這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店；只說「彰化」也分不出是哪個鄉鎮。）"
     return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet))]
 
 
@@ -210,17 +211,19 @@ _RENDERERS = {
 }
 
 
-def render_places(result: dict[str, Any], *, stated_diet: str | None = None) -> list[Message]:
+def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vague: bool = False) -> list[Message]:
     """Turn a search_local_places result into at most 2 LINE messages.
 
     Args:
         result: the dict returned by shared.places.search.search_local_places.
         stated_diet: a diet the user said this turn; needs_area's township buttons carry it
             (``places:area=<township>&diet=<type>``) so the tap keeps it.
+        vague: the user said a vague area (附近, 彰化), not tapped 查蔬食.
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles, alt_text naming the shops and township),
         TextMessage (catalog version, what is not recorded, campaign state)];
-        needs_area → [TextMessage with township quick replies (postback ``places:area=<township>``)];
+        needs_area → [TextMessage with township quick replies (postback ``places:area=<township>``);
+        why 附近 / 彰化 cannot be searched is said only when ``vague`` (the user said one)];
         no_match → [TextMessage naming the search, suggesting no diet filter / other townships];
         unavailable → [TextMessage: the data is being checked].
     Raises:
@@ -229,5 +232,5 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None) -> 
     Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
     """
     if result["status"] == "needs_area":
-        return _render_needs_area(result, stated_diet)
+        return _render_needs_area(result, stated_diet, vague)
     return _RENDERERS[result["status"]](result)

@@ -15,25 +15,29 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, timedelta
 from typing import Any, Callable
 
-from linebot.v3.messaging import TextMessage
+from linebot.v3.messaging import QuickReply, QuickReplyItem, TextMessage
 
-from shared.areas import UnknownArea
+from shared.areas import UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
-from shared.events.search import InvalidDateRange, search_local_events, weekend_range
+from shared.diets import diet_label
+from shared.events.search import InvalidDateRange, parse_date_range, search_local_events
 from shared.events.snapshots import load_current_snapshot
+from shared.handoff import flow as handoff_flow
 from shared.logs import hash_user, log
-from shared.memory.diet import diet_label
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
+from shared.replies.area_picker import checked_postback
 from shared.replies.events import render_events
+from shared.replies.next_steps import events_next_steps, places_next_steps
 from shared.replies.places import render_places
 from shared.store import StoreError
 from shared.turn.audit import record_turn
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
+from shared.turn import menu
+from shared.turn.dates import UnreadableDate, resolve_date_value
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, route
 
@@ -57,6 +61,17 @@ class TurnTools:
 DEFAULT_TOOLS = TurnTools()
 
 
+#: Proposals answered with a fixed reply, no tool (issue 9 items 7, 9, 11, 14).
+FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
+    "greeting": lambda ctx, proposal: menu.greeting_reply(),
+    "thanks": lambda ctx, proposal: menu.thanks_reply(),
+    "show_limits": lambda ctx, proposal: menu.limits_reply(proposal.args.get("kinds") or []),
+    "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx),
+    "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
+    "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
+}
+
+
 def run_text_turn(ctx: EventContext, text: str) -> Reply:
     """One free-text turn with the offline router.
 
@@ -64,72 +79,46 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
         ctx: the verified event; ``ctx.actor`` is set.
         text: the user's message (never logged or stored).
     Returns:
-        The rendered reply.
+        The rendered reply: a fixed one (FIXED_TOOLS) or a tool's result (run_proposal).
     """
-    return run_proposal(ctx, route(text))
+    proposal = route(text)
+    fixed = FIXED_TOOLS.get(proposal.tool)
+    if fixed is not None:
+        log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed")
+        return fixed(ctx, proposal)
+    return run_proposal(ctx, proposal)
 
 
 def resolve_date(value: str | None, ctx: EventContext) -> str | None:
-    """A date keyword of shared.turn.router.date_in → "YYYY-MM-DD/YYYY-MM-DD" (Asia/Taipei, end exclusive).
+    """A date value (shared.turn.dates.read_date, or a postback keyword) → "YYYY-MM-DD/YYYY-MM-DD".
 
-    "Today" is ``ctx.now``'s Asia/Taipei calendar day; weeks start on Monday.
-
-    - ``today`` / ``tomorrow``: that one day.
-    - ``weekend``: weekend_range (the coming Saturday–Sunday; on a Sunday, the weekend in progress).
-    - ``next_weekend``: the Saturday–Sunday of next week (that weekend plus 7 days).
-    - ``saturday`` / ``sunday``: the coming one; today when today is that day.
-    - ``next_saturday`` / ``next_sunday``: that day of next week (Sunday 12/6 → 12/12 / 12/13).
-    - ``this_month`` / ``next_month``: the 1st to the 1st of the month after (12/31 → 12/1–1/1).
-    - ``md:MM-DD``: this year if that day is today or later, else next year (the first of the two
-      that exists, so 2/29 is the next leap day within a year).
-    - anything else (``YYYY-MM-DD``, a range from a postback) passes through for the events search.
+    "Today" is ``ctx.now``'s Asia/Taipei calendar day; weeks start on Monday; a day, month or
+    holiday without a year is its nearest occurrence (11/22 on 2026-12-01 is 2026-11-22, past).
+    A "YYYY-MM-DD" or "start/end" range passes through unchanged for the events search.
 
     Args:
-        value: the keyword, or None (every date).
+        value: the value, or None (every date).
         ctx: the event; only ``ctx.now`` (aware) is read.
     Returns:
-        The range, the value unchanged when it is not a keyword, or None.
+        The range (Asia/Taipei, end exclusive), the value unchanged when it is already one, or None.
     Raises:
-        InvalidDateRange: ``md:`` is malformed or names no date in either year (2/30, 13/1);
-            run_proposal turns it into a kind help reply.
+        InvalidDateRange: the value is ``unreadable`` or names no real day (12/32, 2/30, 13月);
+            run_proposal answers 「我看不懂這個日期」 with choices.
+    Source: issue 9 items 2 and 3.
     """
     if value is None:
         return None
-    today = ctx.now.astimezone(TAIPEI).date()
-
-    def span(start: date, days: int = 1) -> str:
-        return f"{start.isoformat()}/{(start + timedelta(days=days)).isoformat()}"
-
-    week_saturday = today + timedelta(days=5 - today.weekday())  # this Monday-to-Sunday week's Saturday
-    month_start = today.replace(day=1)
-    following = (month_start + timedelta(days=32)).replace(day=1)
-    keywords = {
-        "today": lambda: span(today),
-        "tomorrow": lambda: span(today + timedelta(days=1)),
-        "weekend": lambda: weekend_range(ctx.now),
-        "next_weekend": lambda: span(week_saturday + timedelta(days=7), 2),
-        "saturday": lambda: span(today + timedelta(days=(5 - today.weekday()) % 7)),
-        "sunday": lambda: span(today + timedelta(days=(6 - today.weekday()) % 7)),
-        "next_saturday": lambda: span(week_saturday + timedelta(days=7)),
-        "next_sunday": lambda: span(week_saturday + timedelta(days=8)),
-        "this_month": lambda: f"{month_start.isoformat()}/{following.isoformat()}",
-        "next_month": lambda: f"{following.isoformat()}/{(following + timedelta(days=32)).replace(day=1).isoformat()}",
-    }
-    if value in keywords:
-        return keywords[value]()
-    if not value.startswith("md:"):
+    try:
+        parse_date_range(value)
         return value
-    month, dash, day = value[3:].partition("-")
-    if not (dash and month.isdigit() and day.isdigit()):
-        raise InvalidDateRange(f"not a month-day keyword: {value!r}")
-    for year in (today.year, today.year + 1):
-        try:
-            candidate = date(year, int(month), int(day))
-        except ValueError:
-            continue
-        if candidate >= today:
-            return span(candidate)
-    raise InvalidDateRange(f"no such day this year or next: {value!r}")
+    except InvalidDateRange:
+        pass
+    today = ctx.now.astimezone(TAIPEI).date()
+    try:
+        start, end = resolve_date_value(value, today)
+    except UnreadableDate as exc:
+        raise InvalidDateRange(str(exc)) from exc
+    return f"{start.isoformat()}/{end.isoformat()}"
 
 
 def events_snapshot_args(ctx: EventContext) -> dict[str, Any]:
@@ -164,6 +153,8 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
     if proposal.tool == "search_local_events":
         return tools.events(resolve_date(args.get("date"), ctx), args.get("area"), args.get("keyword"), now=ctx.now,
                             **events_snapshot_args(ctx))
+    if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it
+        return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
             return tools.events(None, _NO_TOWNSHIP, None, now=ctx.now, **events_snapshot_args(ctx))
@@ -182,18 +173,33 @@ def _snapshot(ctx: EventContext) -> PreferenceSnapshot | None:
         return None
 
 
-def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None) -> str | None:
+def _unrecorded_diet(proposal: Proposal) -> str | None:
+    """The finer diet word the catalog does not record (五辛素), when the message said one."""
+    for note in proposal.notes:
+        if note.startswith("unrecorded_diet:"):
+            return note.partition(":")[2]
+    return None
+
+
+def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unrecorded: str | None = None) -> str | None:
     """Say where a place search's diet came from, or None when there is nothing to say.
 
     「依你同意記住的偏好：蔬食」 when the memory filled it; 「這次依你說的條件：不限素別」 when the
     user stated it (and, if a different value is remembered, that it was not applied or changed).
-    Source: DESIGN §6 (the word 偏好), §7.
+    A finer type the catalog does not record (五辛素, 鍋邊素) is named as not recorded, with the
+    condition actually searched; it is never called 「你說的條件」.
+    Source: DESIGN §6 (the word 偏好), §7; issue 9 item 5.
     """
     if diet.origin == CONSENTED_MEMORY:
         return (f"依你同意記住的偏好：{diet_label(diet.dietary_type)}。\n"
                 "（這次想換條件，直接說就好，例如「花壇不限素別」；說「我的偏好」可以查看、更正或忘記。）")
     if diet.origin == THIS_TURN:
-        note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
+        if unrecorded:
+            searched = ("不限素別查詢" if diet.dietary_type == "any"
+                        else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢（有任何素食品項的店家）")
+            note = f"店家資料沒有記錄「{unrecorded}」這種細分，這次{searched}，點餐前請向店家確認。"
+        else:
+            note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
         stored = snapshot.dietary_type if snapshot else None
         if stored and stored != diet.dietary_type:
             note += f"\n你記住的偏好「{diet_label(stored)}」這次沒有套用，也沒有改變。"
@@ -201,6 +207,21 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None) -> str
     if snapshot is None:
         return "這次暫時讀不到你記住的偏好，所以先不限素別查詢。"
     return None
+
+
+def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
+    """What the reply says besides the result: limits asked beside it, townships not searched."""
+    lines = menu.limit_lines([note for note in proposal.notes if ":" not in note])
+    for note in proposal.notes:
+        kind, _, value = note.partition(":")
+        if kind == "other_areas" and value:
+            searched = (result or {}).get("query", {}).get("area") or ""
+            lines.append(f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{value.replace(',', '、')}請點下方的按鈕。")
+        elif kind == "other_places" and value:
+            lines.append(f"你也問到「{value}」，請再單獨問一次。")
+    if proposal.tool == "find_place" and result and result.get("status") == "ok":
+        lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
+    return lines
 
 
 def _revision_changed_reply() -> Reply:
@@ -237,7 +258,7 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
         diet = resolve_diet(proposal.args.get("dietary_type"), snapshot) if personal else None
         result = execute(ctx, proposal, diet, tools)
     except (UnknownArea, UnknownDietaryType, InvalidDateRange) as exc:
-        result, reply = None, _invalid_argument_reply(exc)
+        result, reply = None, _invalid_argument_reply(exc, proposal)
         status = "invalid_argument"
     else:
         status = "help" if result is None else result.get("status")
@@ -264,12 +285,37 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
     return reply
 
 
-def _invalid_argument_reply(exc: Exception) -> Reply:
+def _date_choices(area: str | None) -> QuickReply:
+    """Date choices for 「我看不懂這個日期」, keeping the township the user asked about."""
+    where = f"&area={area}" if area else ""
+    choices = (("今天", "today"), ("明天", "tomorrow"), ("這週末", "weekend"), ("下週末", "next_weekend"),
+               ("這個月", "this_month"), ("下個月", "next_month"))
+    items = [QuickReplyItem(action=checked_postback(label, f"events:date={value}{where}", f"查{label}的活動"))
+             for label, value in choices]
+    items.append(QuickReplyItem(action=checked_postback("不限日期", f"events:scope=all{where}", "查所有日期的活動")))
+    return QuickReply(items=items)
+
+
+def _invalid_argument_reply(exc: Exception, proposal: Proposal) -> Reply:
     if isinstance(exc, UnknownArea):
         return help_reply("我找不到這個地區，請說彰化縣的鄉鎮名稱，例如「花壇」或「員林市」。")
     if isinstance(exc, UnknownDietaryType):
-        return help_reply("我看不懂這個飲食條件，可以說「素食」、「全素」、「蛋奶素」、「奶素」或「不限」。")
-    return help_reply("我看不懂這個日期，可以說「今天」、「明天」、「這週末」、「下週末」或像「12月12日」這樣的日期。")
+        return help_reply("我看不懂這個飲食條件，可以說「蔬食」、「全素」、「蛋奶素」、「奶素」或「不限」。")
+    area = proposal.args.get("area")
+    try:
+        area = normalize_area(area) if area else None
+    except UnknownArea:
+        area = None
+    return menu.unreadable_date_reply(_date_choices(area))
+
+
+def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
+    """Put next-step quick replies on the last text message, unless it already has some."""
+    if quick_reply is None or not messages:
+        return
+    last = messages[-1]
+    if isinstance(last, TextMessage) and last.quick_reply is None:
+        messages[-1] = TextMessage(text=last.text, quick_reply=quick_reply)
 
 
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
@@ -278,9 +324,24 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
         return help_reply()
     is_events = proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
-    messages = list(render_events(result) if is_events else render_places(result, stated_diet=stated))
-    if diet is not None and result.get("status") in ("ok", "no_match"):
-        note = origin_note(diet, snapshot)
+    vague = bool(proposal.args.get("vague"))
+    status = result.get("status")
+    messages = list(render_events(result, vague=vague) if is_events
+                    else render_places(result, stated_diet=stated, vague=vague))
+    asked = tuple(area for note in proposal.notes if note.startswith("other_areas:")
+                  for area in note.partition(":")[2].split(",") if area)
+    if status == "ok":
+        if is_events:
+            _attach(messages, events_next_steps(result, asked=asked))
+        else:
+            remembered = snapshot.dietary_type if snapshot else None
+            said = stated if _unrecorded_diet(proposal) is None else None
+            _attach(messages, places_next_steps(result, stated_diet=said, remembered=remembered, asked=asked))
+    lines = _note_lines(proposal, result)
+    if diet is not None and status in ("ok", "no_match"):
+        note = origin_note(diet, snapshot, _unrecorded_diet(proposal))
         if note:
-            messages.insert(0, TextMessage(text=note))
+            lines.append(note)
+    if lines:
+        messages.insert(0, TextMessage(text="\n".join(lines)))
     return Reply(messages)

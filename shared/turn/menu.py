@@ -6,11 +6,13 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 from shared.context import EventContext, Reply
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
+#: The help's choices: the menu, and the status of the user's request (issue 9 item 9).
+HELP_CHOICES = (*MENU_CHOICES, "查看原本服務單")
 
 
-def _menu_quick_reply() -> QuickReply:
+def _menu_quick_reply(choices: tuple[str, ...] = MENU_CHOICES) -> QuickReply:
     return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label))
-                             for label in MENU_CHOICES])
+                             for label in choices])
 
 
 def menu_reply(ctx: EventContext | None = None) -> Reply:
@@ -25,7 +27,7 @@ def help_reply(note: str | None = None) -> Reply:
     """Free text the offline router could not read → the menu, saying how to ask."""
     text = ("我目前是離線查詢模式，看得懂鄉鎮名稱、素食和活動這類關鍵字，例如「花壇有素食店嗎？」"
             "或「這週末鹿港有什麼活動？」。也可以點下面的選項。")
-    return Reply([TextMessage(text=(note + "\n" if note else "") + text, quick_reply=_menu_quick_reply())])
+    return Reply([TextMessage(text=(note + "\n" if note else "") + text, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
 def welcome_reply() -> Reply:
@@ -59,3 +61,85 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
         text="想請真人幫忙，請用一則訊息寫下需求，開頭加上「新需求：」，例如：\n"
              "新需求：想參加週六的社區走讀，需要輪椅協助\n"
              "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。")])
+
+
+#: What LOCAL can do, said after a greeting, a thanks or a limit.
+_CAN_DO = "我可以幫你：查彰化各鄉鎮的活動（示範資料）、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
+
+
+def greeting_reply() -> Reply:
+    """你好 / hi → a greeting and the menu (not the offline-mode notice). Source: issue 9 item 14."""
+    return Reply([TextMessage(text=f"你好！{_CAN_DO}請點下面的選項，或直接問我，例如「花壇有素食店嗎？」。",
+                              quick_reply=_menu_quick_reply(HELP_CHOICES))])
+
+
+def thanks_reply() -> Reply:
+    """謝謝 / 好 謝啦 → you're welcome and the menu. Source: issue 9 item 14."""
+    return Reply([TextMessage(text="不客氣！還有需要的話，隨時點下面的選項或直接問我。",
+                              quick_reply=_menu_quick_reply(HELP_CHOICES))])
+
+
+#: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
+LIMIT_WORDS: dict[str, str] = {
+    "emergency": "如果是緊急狀況，請立刻打 119。",
+    "medical": "我沒有醫療資料，不能判斷病情或建議用藥。身體不舒服請找醫師或藥師；緊急狀況請立刻打 119。",
+    "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
+    "parking": "我沒有停車場或車位的資料。",
+    "shuttle": "我沒有接駁車的資料。",
+    "weather": "我沒有天氣資料；請看中央氣象署的預報。",
+    "no_booking": "我沒辦法幫你訂位、預約或訂餐；店家資料有電話的話，請直接打給店家。",
+    "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
+    "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
+    "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
+}
+
+
+def limit_lines(kinds: list[str] | tuple[str, ...]) -> list[str]:
+    """The sentences for each limit, in order, each once (emergency folded into medical)."""
+    if "medical" in kinds and "emergency" in kinds:
+        kinds = [kind for kind in kinds if kind != "emergency"]
+    return [LIMIT_WORDS[kind] for kind in dict.fromkeys(kinds) if kind in LIMIT_WORDS]
+
+
+def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
+    """Something LOCAL has no data or tool for → say so plainly, and offer what it can do.
+
+    Args:
+        kinds: keys of LIMIT_WORDS (unknown ones are skipped).
+    Returns:
+        One text with the menu as quick replies; never a search. Source: issue 9 item 7.
+    """
+    lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
+
+
+def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
+    """我要取消服務單 → how cancelling works. Source: DESIGN §4; issue 9 item 9."""
+    return Reply([TextMessage(
+        text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
+             "已經送出的服務單，我這裡沒辦法直接取消；請再傳一則「新需求：請取消我的服務單」，"
+             "工作人員看到後會幫你處理。想先看目前的服務單，請點「查看原本服務單」。",
+        quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
+
+
+def privacy_reply(ctx: EventContext | None = None) -> Reply:
+    """我的資料 / 忘記我 / 刪除我的資料 → what LOCAL keeps, and how to see or forget the preference.
+
+    Source: DESIGN §2, §4, §6, §7 (what is stored); tools/user_data.py; issue 9 item 11.
+    """
+    return Reply([TextMessage(
+        text="LOCAL 會保存的資料：\n"
+             "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）；\n"
+             "・你送出的服務詢問內容和編號，讓工作人員處理；\n"
+             "・每次查詢的條件和結果編號（不含你打的字，保留 30 天）。\n"
+             "想看或忘記飲食偏好，請點「我的偏好」或「忘記我的飲食偏好」。"
+             "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」，由工作人員處理。",
+        quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
+
+
+def unreadable_date_reply(choices: QuickReply | None = None) -> Reply:
+    """A date LOCAL cannot read (12/32, 下下週三) → say so, with date choices (never "all dates")."""
+    return Reply([TextMessage(
+        text="我看不懂這個日期。可以說「今天」、「明天」、「這週末」、「下週末」、「12月12日」或「12/12」，"
+             "也可以點下面的選項。",
+        quick_reply=choices or _menu_quick_reply(HELP_CHOICES))])

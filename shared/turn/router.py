@@ -1,51 +1,112 @@
-"""The offline router: reads free text with fixed rules when no model is configured, and as
-the fallback when the model fails. It only proposes a read-only tool call; it never writes.
+"""The offline router: reads a resident's free text with fixed rules, deterministically and without a
+model. It is the embedded default and the model's fallback. It only proposes; it never writes.
 
-Rules (DESIGN §5, §7; issue 2):
-- event words → ``search_local_events`` (area optional; a vague area asks which township);
-- a diet word, a place word (店 / 吃 / 餐廳 …) or a township alone → ``search_local_places``;
-  a vague or missing area there → ``needs_area`` with township choices;
-- a written calendar date alone (12月12號) → ``search_local_events`` on that day, every township;
-- anything else → ``show_local_help``.
+Public surface: ``route(text) -> Proposal(tool, args, notes)``; the turn engine executes it.
+Text is read in its reading form (shared.turn.text: NFKC width, OpenCC Simplified → Traditional,
+case-folded Latin). Dates come from shared.turn.dates, townships from shared.areas, diet words
+from shared.diets; the rest of the vocabulary below is LOCAL's own.
+
+Rules, in order (issue 9; DESIGN §5, §7):
+1. a greeting or thanks and nothing else → ``greeting`` / ``thanks``;
+2. a question about the user's request (服務單進度, 我的服務單) → ``handoff_status``; how to cancel
+   one → ``handoff_cancel_help``; what LOCAL keeps about the user (我的資料, 忘記我) → ``privacy_info``;
+3. health, transport, parking, shuttles and weather → ``show_limits`` (never a search);
+4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``;
+5. an event word, an event topic or title word (市集, 長輩, 老街散步) or a date without a diet or
+   place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
+6. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
+7. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
+8. anything else → ``show_local_help``.
+Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
+``no_hours``, ``no_price``, ``no_registration``), a finer diet the catalog does not record
+(``unrecorded_diet:五辛素``), and townships asked about but not searched (``other_areas:彰化市``).
 """
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import match_area
+from shared.areas import COUNTY, match_area, townships_in
+from shared.diets import DIET_WORDS, UNRECORDED_DIETS
+from shared.places.search import places_named_in
+from shared.turn.dates import DATE_KEYWORDS, read_date
+from shared.turn.text import reading_form
 
-#: Diet words, longest first so that 蛋奶素 is not read as 奶素 or 素. Source: DESIGN §5.
-DIET_WORDS: tuple[tuple[str, str], ...] = (
-    ("蛋奶素", "ovo_lacto"),
-    ("全素", "vegan"),
-    ("純素", "vegan"),
-    ("奶素", "lacto"),
-    ("不限", "any"),
-    ("蔬食", "vegetarian"),
-    ("素食", "vegetarian"),
-    ("吃素", "vegetarian"),
-    ("素", "vegetarian"),
+__all__ = ["DATE_KEYWORDS", "DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
+           "read_diet", "route"]
+
+#: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
+EVENT_WORDS: tuple[str, ...] = (
+    "活動", "市集", "展覽", "講座", "走讀", "表演", "節目", "課程", "好玩", "去哪玩", "玩什麼", "音樂會",
+    "演唱", "祭典", "廟會", "踩街", "晚會", "體驗營",
 )
-EVENT_WORDS: tuple[str, ...] = ("活動", "市集", "展覽", "講座", "走讀", "表演", "節目", "課程")
-PLACE_WORDS: tuple[str, ...] = ("店", "吃", "餐廳", "餐", "小吃", "料理")
+#: Event topics: a word residents use → the word the snapshot's titles and tags use. Every topic
+#: found becomes one keyword term (terms are ANDed over title + tags).
+EVENT_TOPICS: tuple[tuple[str, str], ...] = (
+    ("市集", "市集"), ("擺攤", "市集"),
+    ("親子", "親子"), ("小朋友", "親子"), ("小孩", "親子"), ("兒童", "親子"), ("孩子", "親子"), ("帶孩子", "親子"),
+    ("長輩", "長輩"), ("老人", "長輩"), ("銀髮", "長輩"), ("長者", "長輩"), ("阿公", "長輩"), ("阿嬤", "長輩"),
+    ("導覽", "導覽"), ("走讀", "導覽"), ("健走", "健走"), ("步道", "健走"), ("爬山", "健走"),
+    ("散步", "散步"), ("老街", "老街"), ("健康操", "健康操"), ("手作", "手作"), ("diy", "手作"),
+    ("春聯", "春聯"), ("書法", "書法"), ("繪本", "繪本"), ("共讀", "共讀"), ("說故事", "繪本"),
+    ("茉莉", "茉莉"), ("賞花", "花卉"), ("花田", "花田"), ("小農", "小農"), ("文化", "文化"),
+)
+#: Diet words are also event topics inside an events question (有蔬食的市集嗎).
+_EVENT_DIET_TOPICS: tuple[tuple[str, str], ...] = (("蔬食", "蔬食"), ("素食", "蔬食"), ("吃素", "蔬食"))
+PLACE_WORDS: tuple[str, ...] = ("店", "吃", "餐廳", "餐", "小吃", "料理", "便當", "麵", "飯", "早午餐", "咖啡")
+
+#: What LOCAL has no data or tool for. Each kind: the words that ask for it.
+LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("emergency", ("119", "救護車", "昏倒", "呼吸困難", "胸痛", "胸口痛", "中風", "救命")),
+    ("medical", ("頭痛", "頭很痛", "肚子痛", "牙痛", "痛", "藥", "醫生", "醫師", "醫院", "診所", "看病", "看醫生",
+                 "發燒", "感冒", "咳嗽", "不舒服", "掛號", "急診", "受傷", "過敏", "血壓", "中暑", "頭暈", "拉肚子")),
+    ("transport", ("公車", "客運", "火車", "臺鐵", "台鐵", "高鐵", "捷運", "班次", "幾點有車", "有車嗎", "末班", "首班",
+                   "站牌", "搭車", "坐車", "計程車", "叫車", "uber", "交通", "怎麼去", "怎麼到", "怎麼走", "路線")),
+    ("parking", ("停車", "車位")),
+    ("shuttle", ("接駁",)),
+    ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線")),
+)
+#: Limits that may sit beside a search: the search runs and the reply says the limit too.
+SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("no_booking", ("訂位", "預約", "預訂", "訂餐", "訂桌", "幫我訂", "訂兩", "訂一", "外送")),
+    ("no_hours", ("幾點開", "幾點關", "開到幾點", "營業", "有開", "開著", "開門", "公休", "休息嗎", "現在開",
+                  "還開", "幾點打烊", "打烊")),
+    ("no_price", ("多少錢", "價格", "價錢", "費用", "收費", "免費", "要錢", "幾塊", "貴不貴", "便宜", "菜單")),
+    ("no_registration", ("報名",)),
+)
+
+_GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
+              "有人嗎", "嘿")
+_THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
+           "辛苦了", "讚")
+_FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
+
+_STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎")
+_CANCEL = re.compile(r"取消|撤回|不要了")
+_PRIVACY = re.compile(r"忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|"
+                      r"你(?:們)?(?:記得|知道|存了|保存|記錄)(?:我|了)")
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """A proposed read-only tool call.
+    """A proposed action: one read-only tool call, or a fixed reply.
 
     Attributes:
-        tool: ``search_local_places``, ``search_local_events``, ``needs_area`` or ``show_local_help``.
-        args: the tool's arguments (strings or None); ``needs_area`` carries ``kind``.
-        source: ``offline_router`` (or ``model`` when the agent proposed it).
+        tool: ``search_local_places``, ``search_local_events``, ``needs_area``, ``find_place``,
+            ``show_limits``, ``handoff_status``, ``handoff_cancel_help``, ``privacy_info``,
+            ``greeting``, ``thanks`` or ``show_local_help``.
+        args: the tool's arguments (strings, lists or None). ``needs_area`` carries ``kind`` and
+            ``vague`` (True when the user said 附近 / 彰化: the reply explains why a township is
+            needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``.
+        source: ``offline_router``, ``postback``, ``fixed`` or ``model``.
+        notes: what the reply must say besides the result (see the module docstring).
     """
 
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
     source: str = "offline_router"
+    notes: tuple[str, ...] = ()
 
 
 #: A negated diet word (不吃素, 沒有吃素, 不是吃素, 不吃全素, 非素食, 不用素, 不想吃蔬食 …): a negation,
@@ -54,7 +115,13 @@ _NEGATED_DIET = re.compile(
     r"(?:不|沒有|沒|非|別|無須|無需|毋須)"
     r"(?:一定要|一定|需要|是|要|用|想|會|再|在|必|太|曾)?"
     r"(?:吃|找|用|食)?"
-    r"(?:" + "|".join(re.escape(word) for word, diet in DIET_WORDS if diet != "any") + r")")
+    r"(?:" + "|".join(re.escape(word) for word, diet in DIET_WORDS
+                      if diet != "any" and not word.startswith("不") and not word.isascii()) + r")")
+
+#: Every diet word, the finer unrecorded ones included, longest first (不吃蛋的素 before 素).
+_ALL_DIET_WORDS: tuple[tuple[str, str | None, bool], ...] = tuple(sorted(
+    [(word, diet, False) for word, diet in DIET_WORDS] + [(word, diet, True) for word, diet in UNRECORDED_DIETS],
+    key=lambda entry: -len(entry[0])))
 
 
 def _unnegated(text: str) -> tuple[str, bool]:
@@ -74,150 +141,121 @@ def _unnegated(text: str) -> tuple[str, bool]:
     return "".join(kept), negated
 
 
-def diet_in(text: str) -> str | None:
-    """The dietary type this text states, or None when it names none.
+def _has_word(text: str, word: str) -> bool:
+    """``word`` in ``text``; a Latin word must stand alone (vegan in 彰化市vegan, not in vegans-only)."""
+    if not word.isascii():
+        return word in text
+    return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
 
-    不限 gives ``any``. A negated diet word is not that diet: 「我不吃素」 means the diet is not
-    restricted, so it gives ``any`` (a stated condition: it overrides a remembered preference for
-    this turn, and ``any`` is never stored) unless another, non-negated diet word is stated too
-    (「我不吃全素，蛋奶素就好」 → ``ovo_lacto``). Diet words are matched longest first.
+
+def read_diet(text: str) -> tuple[str | None, str | None]:
+    """The dietary condition a message states, and the finer word the catalog does not record.
 
     Args:
-        text: the user's message (never logged).
+        text: the user's message (any form; read in its reading form; never logged).
+    Returns:
+        (dietary_type or None, unrecorded word or None). 五辛素 → ("vegetarian", "五辛素");
+        鍋邊素 → ("any", "鍋邊素"); vegan / VEGAN → ("vegan", None); 奶蛋素 → ("ovo_lacto", None);
+        不吃蛋的素 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
+        stated too; no diet word → (None, None).
+    Source: DESIGN §5 (dietary types), issue 9 item 5, issue 4 follow-up (negation).
+    """
+    plain, negated = _unnegated(reading_form(text))
+    for word, diet, unrecorded in _ALL_DIET_WORDS:
+        if _has_word(plain, word):
+            if unrecorded:
+                return diet or "any", word
+            return diet, None
+    return ("any" if negated else None), None
+
+
+def diet_in(text: str) -> str | None:
+    """The dietary type this text states, or None when it names none (see read_diet).
+
     Returns:
         ``vegetarian``, ``vegan``, ``ovo_lacto``, ``lacto``, ``any`` or None.
-    Source: DESIGN §5 (dietary types), §6 (不限 is never stored); issue 4 follow-up (negation).
     """
-    plain, negated = _unnegated(text)
-    for word, diet in DIET_WORDS:
-        if word in plain:
-            return diet
-    return "any" if negated else None
-
-
-#: Date keywords ``date_in`` may return, besides ``md:MM-DD`` and ``YYYY-MM-DD``; the engine
-#: (shared.turn.engine.resolve_date) turns each into an Asia/Taipei range with the clock.
-DATE_KEYWORDS: tuple[str, ...] = (
-    "today", "tomorrow", "weekend", "next_weekend", "saturday", "sunday", "next_saturday", "next_sunday",
-    "this_month", "next_month",
-)
-#: Week words: 週六 / 周六 / 禮拜六 / 星期六 / 拜六 (colloquial).
-_WEEK = r"(?:週|周|禮拜|礼拜|星期|拜)"
-#: A written date with a year (2026年12月12日, 民國115年12月12號, 2026/12/12, 115/12/12).
-_YMD_WORDS = re.compile(r"(?<!\d)(\d{2,4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})(?!\d)")
-_YMD_SLASH = re.compile(r"(?<![\d/])(\d{2,4})/(\d{1,2})/(\d{1,2})(?![\d/])")
-#: A month and day (12月12日, 12月12號, 12月12); not 12月3場 / 12月5人 (a count, not a day).
-_MD_WORDS = re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})(?:\s*[日號号]|(?![\d個个場场人位次天點点時时分歲岁]))")
-_MD_SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
-#: 上週… (last week) and 下下週… (the week after next) are not read, rather than misread as this week.
-_OTHER_WEEK = re.compile(rf"(?:(?<![早晚])上|下下)一?[個个]?\s*{_WEEK}")
-_NEXT_WEEK = re.compile(rf"下一?[個个]?\s*{_WEEK}")
-_SATURDAY = re.compile(rf"{_WEEK}\s*六")
-_SUNDAY = re.compile(rf"{_WEEK}\s*[日天]")
-_SATURDAY_AND_SUNDAY = re.compile(r"六\s*[、,和跟與与及或/]?\s*日")
-_WEEKEND = re.compile(r"[週周]末")
-_NEXT_MONTH = re.compile(r"下一?[個个]?\s*月")
-_THIS_MONTH = re.compile(r"(?:這|这|本)一?[個个]?\s*月")
-
-
-def explicit_date_in(text: str) -> str | None:
-    """A calendar date written in the text, or None. Pure: no clock, no validity check.
-
-    Args:
-        text: the user's message; full-width digits and slashes are read too (NFKC).
-    Returns:
-        ``YYYY-MM-DD`` when a year is written (a 2–3 digit year is 民國: 115 → 2026);
-        ``md:MM-DD`` for a month and day alone (the engine picks the year); or None.
-        An impossible date (2月30日 → ``md:02-30``) is returned as written: the engine answers kindly.
-    """
-    text = unicodedata.normalize("NFKC", text)
-    for pattern in (_YMD_WORDS, _YMD_SLASH):
-        found = pattern.search(text)
-        if found:
-            year, month, day = (int(group) for group in found.groups())
-            year += 1911 if year < 1000 else 0
-            return f"{year:04d}-{month:02d}-{day:02d}"
-    for pattern in (_MD_WORDS, _MD_SLASH):
-        found = pattern.search(text)
-        if found:
-            month, day = (int(group) for group in found.groups())
-            return f"md:{month:02d}-{day:02d}"
-    return None
+    return read_diet(text)[0]
 
 
 def date_in(text: str) -> str | None:
-    """The date a message asks about, as a keyword resolved later with the clock; or None.
+    """The date value a message asks about (shared.turn.dates.read_date on its reading form)."""
+    return read_date(reading_form(text))
 
-    Pure (no clock). shared.turn.engine.resolve_date turns the keyword into an Asia/Taipei range,
-    end exclusive. Weeks start on Monday.
 
-    - ``YYYY-MM-DD`` / ``md:MM-DD``: a written date (see explicit_date_in); 12月12日, 12/12.
-    - ``next_saturday`` / ``next_sunday``: 下週六, 下禮拜六, 下星期日, 下禮拜天 — that day of next week.
-    - ``saturday`` / ``sunday``: 週六, 禮拜六, 星期六 / 週日, 星期日, 禮拜天, 禮拜日 — the coming one
-      (today when today is that day).
-    - ``next_weekend``: 下週末, 下個週末, 下週六日. ``weekend``: 週末, 這週末, 週六日 (unchanged).
-    - ``tomorrow``: 明天. ``today``: 今天, 今日 (unchanged).
-    - ``next_month``: 下個月, 下月. ``this_month``: 這個月, 本月.
+def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+    return [kind for kind, words in table if any(_has_word(text, word) for word in words)]
 
-    The most specific phrase wins, in the order above (下週末 before 週末, 下禮拜六 before 禮拜六, a
-    written date before 這個月); a weekend word still wins over 明天/今天, as before.
-    Not read (None, so every date is listed rather than a wrong one): 上週…, 下下週…, a week
-    without a day (下週), other weekdays, a month name alone (12月), ranges (12/1到12/5).
 
-    Args:
-        text: the user's message; not stored or logged.
-    Returns:
-        A keyword of DATE_KEYWORDS, ``md:MM-DD``, ``YYYY-MM-DD``, or None.
-    """
-    written = explicit_date_in(text)
-    if written is not None:
-        return written
-    text = unicodedata.normalize("NFKC", text)
-    if not _OTHER_WEEK.search(text):
-        prefix = "next_" if _NEXT_WEEK.search(text) else ""
-        saturday, sunday = _SATURDAY.search(text), _SUNDAY.search(text)
-        if saturday and (sunday or _SATURDAY_AND_SUNDAY.search(text)):
-            return prefix + "weekend"
-        if saturday:
-            return prefix + "saturday"
-        if sunday:
-            return prefix + "sunday"
-        if _WEEKEND.search(text):
-            return prefix + "weekend"
-    if "明天" in text:
-        return "tomorrow"
-    if "今天" in text or "今日" in text:
-        return "today"
-    if _NEXT_MONTH.search(text):
-        return "next_month"
-    if _THIS_MONTH.search(text):
-        return "this_month"
-    return None
+def _topics(text: str, with_diet: bool) -> list[str]:
+    topics: list[str] = []
+    for word, topic in EVENT_TOPICS + (_EVENT_DIET_TOPICS if with_diet else ()):
+        if word in text and topic not in topics and not any(topic != other and topic in other for other in topics):
+            topics.append(topic)
+    return topics
+
+
+def _only_small_talk(text: str, words: tuple[str, ...]) -> bool:
+    found = False
+    for word in sorted(words, key=len, reverse=True):
+        if _has_word(text, word):
+            found, text = True, text.replace(word, " ")
+    return found and not _FILLER.sub("", text)
 
 
 def route(text: str) -> Proposal:
-    """Propose one read-only tool call for a free-text message.
+    """Propose one action for a free-text message.
 
     Args:
-        text: the user's message; not stored or logged.
+        text: the user's message as typed (any width or script); not stored or logged.
     Returns:
-        A Proposal; the caller validates and runs it.
+        A Proposal (see the module docstring for the rules); the caller validates and runs it.
     """
-    area = match_area(text)
-    township = area.township if area.kind == "township" else None
-    if any(word in text for word in EVENT_WORDS):
-        if area.kind == "vague":
-            return Proposal("needs_area", {"kind": "events"})
-        return Proposal("search_local_events", {"area": township, "date": date_in(text), "keyword": None})
-    diet = diet_in(text)
-    wants_place = diet is not None or any(word in text for word in PLACE_WORDS)
-    if wants_place or area.kind == "township":
+    t = reading_form(text)
+    if not t:
+        return Proposal("show_local_help")
+    if _only_small_talk(t, _THANKS):
+        return Proposal("thanks")
+    if _only_small_talk(t, _GREETINGS + _THANKS):
+        return Proposal("greeting")
+    if _STATUS.search(t) or re.fullmatch(r"(?:我要)?取消", t):
+        return Proposal("handoff_cancel_help" if _CANCEL.search(t) else "handoff_status")
+    if _PRIVACY.search(t):
+        return Proposal("privacy_info")
+    hard = _limits(t, LIMITS)
+    if hard:
+        return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
+    side = tuple(_limits(t, SIDE_LIMITS))
+    named = places_named_in(t)
+    if named:
+        first = named[0]
+        others = tuple(f"other_places:{place['name']}" for place in named[1:])
+        return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + others)
+    townships = townships_in(t)
+    vague = match_area(t).kind == "vague"
+    county_wide = not townships and COUNTY in t
+    diet, unrecorded = read_diet(t)
+    date = read_date(t)
+    notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ())
+    others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
+    township = townships[0] if townships else None
+    event_word = any(word in t for word in EVENT_WORDS)
+    place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
+    topics = _topics(t, with_diet=event_word)
+    if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
+        if township is None and vague and not county_wide:
+            return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
+                                           "keyword": " ".join(topics) or None}, notes=notes)
+        return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
+                        notes=notes + others)
+    if place_cue or township is not None:
         if township is None:
-            return Proposal("needs_area", {"kind": "places", "dietary_type": diet})
-        return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None})
-    if area.kind == "vague":
-        return Proposal("needs_area", {"kind": "places", "dietary_type": None})
-    written = explicit_date_in(text)
-    if written is not None:  # 「12月12號」 alone: events are the only dated data
-        return Proposal("search_local_events", {"area": None, "date": written, "keyword": None})
+            return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague}, notes=notes)
+        return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
+                        notes=notes + others)
+    if side:
+        return Proposal("show_limits", {"kinds": list(side)})
+    if vague:
+        return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True})
     return Proposal("show_local_help")
+

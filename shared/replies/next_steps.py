@@ -1,0 +1,77 @@
+"""Quick replies offered after a result: the next useful steps (issue 9 item 12).
+
+After places: the events of the same township, other townships with places (keeping a diet said
+this turn), and — only when a savable diet was said this turn and is not already remembered — a
+button that asks for the consent card. After events: other townships with events, every township,
+and the vegetarian search. At most 13 items (LINE's limit); labels ≤ 20 characters.
+
+Source: LINE Messaging API quick reply (≤ 13 items); DESIGN §6 (a card only on a request, so
+the button sends the request text, it never stores anything).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem
+
+from shared.diets import diet_label
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback
+
+SAVABLE = ("vegetarian", "vegan", "ovo_lacto", "lacto")
+#: Postback data of 全部鄉鎮: an events search with no township.
+ALL_TOWNSHIPS_DATA = "events:scope=all"
+
+
+def all_townships_action() -> PostbackAction:
+    """The 全部鄉鎮 button of the events picker and of event results."""
+    return PostbackAction(label="全部鄉鎮", data=ALL_TOWNSHIPS_DATA, display_text="查全部鄉鎮的活動")
+
+
+def remember_phrase(dietary_type: str) -> str:
+    """The text the remember button sends: a request the memory flow answers with a consent card."""
+    return f"以後都找{diet_label(dietary_type)}，幫我記住"
+
+
+def _other_areas(result: dict[str, Any], area: str | None, asked: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Townships to offer: those asked about but not searched first, then the others with data."""
+    others = [township for township in result.get("area_choices", []) if township != area]
+    return [t for t in asked if t != area] + [t for t in others if t not in asked]
+
+
+def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, remembered: str | None,
+                      event_areas: list[str] | None = None, asked: tuple[str, ...] = ()) -> QuickReply | None:
+    """Next steps after a place result.
+
+    Args:
+        result: search_local_places's result (``ok``).
+        stated_diet: the diet said this turn (canonical), or None.
+        remembered: the consented diet, or None.
+        event_areas: townships that have events (a 查活動 button only where it can find some).
+        asked: townships the message named but the search did not cover (offered first).
+    Returns:
+        A QuickReply, or None when there is nothing to offer.
+    """
+    area = result["query"]["area"]
+    items: list[QuickReplyItem] = []
+    if stated_diet in SAVABLE and stated_diet != remembered:
+        label = diet_label(stated_diet)
+        items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
+    if area and (event_areas is None or area in event_areas):
+        items.append(QuickReplyItem(action=area_postback("events", area, label=f"{area}的活動")))
+    keep = stated_diet if stated_diet else None
+    items += [QuickReplyItem(action=area_postback("places", township, diet=keep))
+              for township in _other_areas(result, area, asked)]
+    items.append(QuickReplyItem(action=MessageAction(label="選單", text="選單")))
+    return QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS])
+
+
+def events_next_steps(result: dict[str, Any], *, asked: tuple[str, ...] = ()) -> QuickReply | None:
+    """Next steps after an event result: other townships, every township, the vegetarian search."""
+    area = result["query"]["area"]
+    items: list[QuickReplyItem] = []
+    if area is not None:
+        items.append(QuickReplyItem(action=all_townships_action()))
+    items += [QuickReplyItem(action=area_postback("events", township)) for township in _other_areas(result, area, asked)]
+    items.append(QuickReplyItem(action=MessageAction(label="查蔬食", text="查蔬食")))
+    items.append(QuickReplyItem(action=MessageAction(label="選單", text="選單")))
+    return QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS])

@@ -1,0 +1,341 @@
+"""The dates residents write, read without a clock and resolved later with one.
+
+``read_date`` (pure) turns a message into a date *value*: a keyword (``weekend``), a written date
+(``md:12-05``, ``2026-12-05``) or ``unreadable`` when the text clearly names a date that is not
+read. ``resolve_date_value`` turns a value into an Asia/Taipei range ``start/end`` (end exclusive)
+for a given "today". A date that is not read never becomes "all dates": it is ``unreadable``, and
+the turn engine answers 「我看不懂這個日期」 with choices.
+
+What is read (weeks start on Monday; a day without a year is the *nearest* such day, so 11/22 on
+2026-12-01 is 2026-11-22, shown as past, and 1/9 is 2027-01-09):
+- written dates: 2026-12-05, 2026/12/5, 2026年12月5日, 民國115年12月5日, 115/12/5, 12/5, 12-5,
+  12月5日, 12月5號, 十二月五號 (Chinese numerals read by ``cn2an``), 5號 (the nearest 5th);
+  two of them joined by 到 / ~ / 至 are a range (12/5到12/7);
+- a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
+- holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1), 過年 / 春節 / 農曆新年 (Lunar New Year, from the
+  ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every Taiwan
+  public holiday by its name in that calendar (中秋節, 端午節, 國慶日, 兒童節 …);
+- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 昨天 / 昨晚, 前天;
+- weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …;
+- months: 這個月, 下個月, 上個月.
+
+Source: issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
+month-only, past ranges; unreadable dates get 「我看不懂這個日期」), item 3 (nearest day, past shown
+as past); https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an on PyPI.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from datetime import date, timedelta
+
+import cn2an
+import holidays
+
+#: Keywords a value may be, besides the written forms (``md:``, ``day:``, ``month:``,
+#: ``weekday:``, ``holiday:``, ``YYYY-MM-DD`` and ``start/end``).
+DATE_KEYWORDS: tuple[str, ...] = (
+    "today", "tomorrow", "day_after_tomorrow", "yesterday", "day_before_yesterday",
+    "weekend", "next_weekend", "last_weekend", "this_week", "next_week", "last_week",
+    "saturday", "sunday", "next_saturday", "next_sunday",
+    "this_month", "next_month", "last_month",
+)
+UNREADABLE = "unreadable"
+
+_NUMERAL = "零〇一二兩三四五六七八九十廿卅"
+_CN_MONTH = re.compile(rf"(?<![{_NUMERAL}])([{_NUMERAL}]{{1,3}})(?=\s*月)")
+_CN_DAY = re.compile(rf"(?<=月)(\s*)([{_NUMERAL}]{{1,3}})(?=\s*[日號号]|(?![{_NUMERAL}個个]))")
+_CN_YEAR = re.compile(rf"([{_NUMERAL}]{{2,4}})(?=\s*年)")
+
+_YMD = re.compile(r"(?<![\d/.\-])(\d{4}|1\d{2})\s*(?:年|/|-|\.)\s*(\d{1,2})\s*(?:月|/|-|\.)\s*(\d{1,2})(?![\d/\-])")
+_MD = re.compile(
+    r"(?<![\d/:.])(\d{1,2})\s*(?:月\s*(\d{1,2})(?:\s*[日號号]|(?![\d個个場场人位次天點点時时分歲岁塊元碗份]))"
+    r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-]))")
+_RANGE_JOIN = re.compile(r"^\s*(?:到|至|~|～|-|－|—)\s*$")
+_DAY_ONLY = re.compile(r"(?<![\d月/\-])(\d{1,2})\s*[號号](?!碗|份|人)")
+_MONTH_ONLY = re.compile(r"(?<![\d個个])(\d{1,2})\s*月(?!\s*\d)(?!份[的]?\d)")
+
+_WEEK = r"(?:週|周|禮拜|礼拜|星期|拜)"
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": None}
+_WEEK_PHRASE = re.compile(rf"(上上|下下|上一?[個个]?|下一?[個个]?|這一?[個个]?|这[個个]?|本)?\s*{_WEEK}\s*([一二三四五六日天末])?"
+                          rf"(?:\s*[、,和跟與与及或/]?\s*([六日]))?")
+_BARE_WEEKEND = re.compile(r"(上上|下下|上一?[個个]?|下一?[個个]?|這|这|本)?\s*[週周]末")
+
+#: LOCAL's words for days the Taiwan calendar names differently or does not list (the date part
+#: of 跨年 is 12/31; 聖誕節 is 12/25, which the calendar lists as 行憲紀念日).
+_FIXED_HOLIDAYS: tuple[tuple[str, str], ...] = (
+    ("聖誕夜", "12-24"), ("平安夜", "12-24"), ("聖誕", "12-25"), ("耶誕", "12-25"),
+    ("跨年", "12-31"), ("元旦", "01-01"), ("情人節", "02-14"),
+)
+#: Words for the Lunar New Year, read from the calendar: the eve, and the whole holiday block.
+_LUNAR_EVE_WORDS = ("除夕", "小年夜")
+_LUNAR_WORDS = ("過年", "春節", "農曆新年", "農曆年", "舊曆年", "大年初一", "初一到初五", "年假")
+#: Spoken names of Taiwan calendar holidays → a word of the calendar's own (zh_TW) name.
+_HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
+    ("二二八", "和平紀念日"), ("228", "和平紀念日"), ("清明", "民族掃墓節"), ("掃墓", "民族掃墓節"),
+    ("雙十", "國慶日"), ("國慶", "國慶日"), ("勞動節", "勞動節"), ("端午", "端午節"),
+    ("中秋", "中秋節"), ("兒童節", "兒童節"), ("教師節", "孔子誕辰紀念日"), ("光復節", "臺灣光復"),
+)
+
+_DAY_WORDS: tuple[tuple[str, str], ...] = (
+    ("大後天", UNREADABLE), ("大前天", UNREADABLE),
+    ("後天", "day_after_tomorrow"), ("前天", "day_before_yesterday"),
+    ("昨天", "yesterday"), ("昨晚", "yesterday"), ("昨日", "yesterday"),
+    ("明天", "tomorrow"), ("明晚", "tomorrow"), ("明早", "tomorrow"), ("明日", "tomorrow"),
+    ("今天", "today"), ("今晚", "today"), ("今日", "today"), ("今早", "today"), ("今夜", "today"),
+    ("下一?[個个]?\\s*月", "next_month"), ("上一?[個个]?\\s*月", "last_month"),
+    ("(?:這|这|本)一?[個个]?\\s*月", "this_month"),
+)
+#: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
+_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月|(?:上上|下下){_WEEK}|大前天|大後天")
+
+
+def _cn_numerals(text: str) -> str:
+    """十二月五號 → 12月5號, 二零二六年 → 2026年 (cn2an); other text is left as it is."""
+    def number(match: re.Match[str], group: int = 1) -> str:
+        try:
+            return str(int(cn2an.cn2an(match.group(group).replace("廿", "二十").replace("卅", "三十"), "smart")))
+        except (ValueError, KeyError):
+            return match.group(0)
+
+    def year(match: re.Match[str]) -> str:
+        digits = "".join("0" if ch in "零〇" else str(cn2an.cn2an(ch, "smart")) for ch in match.group(1)
+                         if ch in "零〇一二三四五六七八九")
+        return digits if len(digits) == len(match.group(1)) else match.group(0)
+
+    text = _CN_YEAR.sub(year, text)
+    text = _CN_MONTH.sub(number, text)
+    return _CN_DAY.sub(lambda m: m.group(1) + number(m, 2), text)
+
+
+def _written(text: str) -> str | None:
+    """A written date, month-day, range or day of month; None when there is none."""
+    found = _YMD.search(text)
+    if found:
+        year, month, day = (int(group) for group in found.groups())
+        year += 1911 if year < 1000 else 0
+        return f"{year:04d}-{month:02d}-{day:02d}"
+    days = list(_MD.finditer(text))
+    if days:
+        values = [f"{int(m.group(1)):02d}-{int(m.group(2) or m.group(3) or m.group(4)):02d}" for m in days]
+        if len(days) >= 2 and _RANGE_JOIN.match(text[days[0].end():days[1].start()]):
+            return f"mdrange:{values[0]}/{values[1]}"
+        return f"md:{values[0]}"
+    found = _DAY_ONLY.search(text)
+    if found:
+        return f"day:{int(found.group(1)):02d}"
+    return None
+
+
+def _holiday(text: str) -> str | None:
+    for word, month_day in _FIXED_HOLIDAYS:
+        if word in text:
+            return f"md:{month_day}"
+    if any(word in text for word in _LUNAR_EVE_WORDS):
+        return "holiday:農曆除夕"
+    if any(word in text for word in _LUNAR_WORDS):
+        return "holiday:lunar_new_year"
+    for word, name in _HOLIDAY_ALIASES:
+        if word in text:
+            return f"holiday:{name}"
+    return None
+
+
+def _week(text: str) -> str | None:
+    for match in _WEEK_PHRASE.finditer(text):
+        which, day, second = match.group(1) or "", match.group(2), match.group(3)
+        if which in ("上上", "下下"):
+            return UNREADABLE
+        prefix = "last_" if which.startswith("上") else "next_" if which.startswith("下") else ""
+        this = which.startswith(("這", "这", "本"))
+        if day is None:
+            if match.group(0).strip() in ("拜", "星期") or not which:
+                continue  # 拜拜, 一星期: not a week
+            return {"last_": "last_week", "next_": "next_week"}.get(prefix, "this_week")
+        weekday = _WEEKDAYS[day]
+        if weekday is None or (weekday == 5 and second in ("日", "天")) or (day == "日" and second == "六"):
+            return prefix + "weekend"
+        if prefix == "" and not this and weekday in (5, 6):
+            return "saturday" if weekday == 5 else "sunday"
+        if prefix == "next_" and weekday in (5, 6):
+            return "next_saturday" if weekday == 5 else "next_sunday"
+        return f"{prefix}{'this_' if this else ''}weekday:{weekday}"
+    found = _BARE_WEEKEND.search(text)
+    if found:
+        which = found.group(1) or ""
+        if which in ("上上", "下下"):
+            return UNREADABLE
+        return "last_weekend" if which.startswith("上") else "next_weekend" if which.startswith("下") else "weekend"
+    return None
+
+
+def read_date(text: str) -> str | None:
+    """The date a message asks about, as a value for ``resolve_date_value``; or None.
+
+    Pure (no clock). The most specific form wins: a written date, then a holiday, a month alone,
+    a week phrase, a day word (今天 …), a month word (下個月 …).
+
+    Args:
+        text: the message in its reading form (shared.turn.text.reading_form), never logged.
+    Returns:
+        A keyword of DATE_KEYWORDS; ``YYYY-MM-DD``; ``md:MM-DD``; ``mdrange:MM-DD/MM-DD``;
+        ``day:DD``; ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
+        ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``unreadable`` when the text
+        names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
+    """
+    text = _cn_numerals(text)
+    for reader in (_written, _holiday):
+        value = reader(text)
+        if value is not None:
+            return value
+    month = _MONTH_ONLY.search(text)
+    if month:
+        return f"month:{int(month.group(1)):02d}"
+    value = _week(text)
+    if value is not None:
+        return value
+    for pattern, keyword in _DAY_WORDS:
+        if re.search(pattern, text):
+            return keyword
+    return UNREADABLE if _DATE_CUE.search(text) else None
+
+
+class UnreadableDate(ValueError):
+    """A date value names no real day (12/32, 2/30, 13月) or is ``unreadable``; not retryable."""
+
+
+def _span(start: date, days: int = 1) -> tuple[date, date]:
+    return start, start + timedelta(days=days)
+
+
+def _month_span(year: int, month: int) -> tuple[date, date]:
+    start = date(year, month, 1)
+    return start, (start + timedelta(days=32)).replace(day=1)
+
+
+def _nearest(today: date, spans: list[tuple[date, date]]) -> tuple[date, date]:
+    """The span nearest to today (one containing today first; a tie goes to the future one)."""
+    def distance(span: tuple[date, date]) -> tuple[int, int]:
+        start, end = span
+        if start <= today < end:
+            return 0, 0
+        if start > today:
+            return (start - today).days, 0
+        return (today - end).days + 1, 1
+    if not spans:
+        raise UnreadableDate("no such day near today")
+    return min(spans, key=distance)
+
+
+@functools.lru_cache(maxsize=16)
+def _tw_calendar(year: int) -> tuple[tuple[date, str], ...]:
+    """Taiwan public holidays of year-1..year+1 with their zh_TW names (the holidays package)."""
+    found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW")
+    return tuple(sorted(found.items()))
+
+
+def _holiday_spans(name: str, today: date) -> list[tuple[date, date]]:
+    """Each occurrence of a named holiday as a span of consecutive days (make-up days included)."""
+    if name == "lunar_new_year":
+        wanted = ("農曆除夕", "春節")
+    else:
+        wanted = (name,)
+    days = [day for day, title in _tw_calendar(today.year) if any(word in title for word in wanted)
+            and (name == "lunar_new_year" or "補假" not in title)]
+    spans: list[tuple[date, date]] = []
+    for day in days:
+        if spans and spans[-1][1] >= day:  # consecutive, or within the block
+            spans[-1] = (spans[-1][0], day + timedelta(days=1))
+        else:
+            spans.append((day, day + timedelta(days=1)))
+    return spans
+
+
+def resolve_date_value(value: str, today: date) -> tuple[date, date]:
+    """A value of ``read_date`` (or a postback's keyword) → (start, end exclusive) Asia/Taipei days.
+
+    Args:
+        value: see read_date; ``YYYY-MM-DD`` and ``start/end`` are parsed as they are.
+        today: the Asia/Taipei calendar day of the turn (from the injected clock).
+    Returns:
+        The range; for a day, month or holiday without a year, its nearest occurrence.
+    Raises:
+        UnreadableDate: ``unreadable``, an impossible day (12/32), or an unknown keyword.
+    """
+    week_monday = today - timedelta(days=today.weekday())
+    saturday = week_monday + timedelta(days=5)
+    month_start = today.replace(day=1)
+    next_month = (month_start + timedelta(days=32)).replace(day=1)
+    last_month = (month_start - timedelta(days=1)).replace(day=1)
+    keywords = {
+        "today": lambda: _span(today),
+        "tomorrow": lambda: _span(today + timedelta(days=1)),
+        "day_after_tomorrow": lambda: _span(today + timedelta(days=2)),
+        "yesterday": lambda: _span(today - timedelta(days=1)),
+        "day_before_yesterday": lambda: _span(today - timedelta(days=2)),
+        # 這週末 on a Sunday is the weekend in progress.
+        "weekend": lambda: _span(saturday - timedelta(days=7) if today.weekday() == 6 else saturday, 2),
+        "next_weekend": lambda: _span(saturday + timedelta(days=7), 2),
+        "last_weekend": lambda: _span(saturday - timedelta(days=7), 2),
+        "this_week": lambda: _span(week_monday, 7),
+        "next_week": lambda: _span(week_monday + timedelta(days=7), 7),
+        "last_week": lambda: _span(week_monday - timedelta(days=7), 7),
+        "saturday": lambda: _span(today + timedelta(days=(5 - today.weekday()) % 7)),
+        "sunday": lambda: _span(today + timedelta(days=(6 - today.weekday()) % 7)),
+        "next_saturday": lambda: _span(saturday + timedelta(days=7)),
+        "next_sunday": lambda: _span(saturday + timedelta(days=8)),
+        "this_month": lambda: (month_start, next_month),
+        "next_month": lambda: (next_month, (next_month + timedelta(days=32)).replace(day=1)),
+        "last_month": lambda: (last_month, month_start),
+    }
+    if value in keywords:
+        return keywords[value]()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        try:
+            return _span(date.fromisoformat(value))
+        except ValueError as exc:
+            raise UnreadableDate(f"no such day: {value!r}") from exc
+    kind, _, rest = value.partition(":")
+    try:
+        if kind == "md":
+            month, day = (int(part) for part in rest.split("-"))
+            return _nearest(today, [_span(d) for d in _dates(today.year, month, day)])
+        if kind == "mdrange":
+            first, second = rest.split("/")
+            start = resolve_date_value(f"md:{first}", today)[0]
+            month, day = (int(part) for part in second.split("-"))
+            ends = [d for d in _dates(start.year, month, day) if d >= start]
+            if not ends:
+                raise UnreadableDate(f"range end before its start: {value!r}")
+            return start, min(ends) + timedelta(days=1)
+        if kind == "day":
+            day = int(rest)
+            months = [(last_month.year, last_month.month), (today.year, today.month), (next_month.year, next_month.month)]
+            return _nearest(today, [_span(d) for y, m in months for d in _dates(y, m, day, years=1)])
+        if kind == "month":
+            month = int(rest)
+            if not 1 <= month <= 12:
+                raise UnreadableDate(f"no month {month}")
+            return _nearest(today, [_month_span(year, month) for year in (today.year - 1, today.year, today.year + 1)])
+        if kind.endswith("weekday"):
+            weekday = int(rest)
+            if kind == "weekday":
+                return _span(today + timedelta(days=(weekday - today.weekday()) % 7))
+            offset = {"this_weekday": 0, "next_weekday": 7, "last_weekday": -7}[kind]
+            return _span(week_monday + timedelta(days=offset + weekday))
+        if kind == "holiday":
+            return _nearest(today, _holiday_spans(rest, today))
+    except (ValueError, KeyError) as exc:
+        raise UnreadableDate(f"not a date: {value!r}") from exc
+    raise UnreadableDate(f"not a date: {value!r}")
+
+
+def _dates(year: int, month: int, day: int, years: int = 3) -> list[date]:
+    """The real dates month/day in year-1..year+1 (or only ``year`` when years == 1)."""
+    found = []
+    for candidate_year in ((year,) if years == 1 else (year - 1, year, year + 1)):
+        try:
+            found.append(date(candidate_year, month, day))
+        except ValueError:
+            continue
+    return found

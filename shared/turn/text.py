@@ -1,0 +1,38 @@
+"""Read a resident's message the same way whatever its width, script or letter case.
+
+``reading_form`` is what the offline router matches its vocabulary against; it is never shown or
+stored (replies are written from fixed templates in Traditional Chinese).
+
+- width and compatibility forms: ``unicodedata`` NFKC (１２／５ → 12/5, ＶＥＧＡＮ → VEGAN, ： → :);
+- Simplified → Traditional (Taiwan phrases): OpenCC ``s2twp`` (员林有素食吗 → 員林有素食嗎);
+- Latin letters: ``str.casefold`` (Vegan → vegan).
+
+Source: issue 9 items 5 and 15; https://github.com/BYVoid/OpenCC (s2twp: Simplified to Taiwan
+Traditional with phrases); https://docs.python.org/3/library/unicodedata.html#unicodedata.normalize.
+"""
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+import opencc
+
+
+@functools.lru_cache(maxsize=1)
+def _converter() -> opencc.OpenCC:
+    """OpenCC's converter, built once per process (it loads its dictionaries)."""
+    return opencc.OpenCC("s2twp")
+
+
+def reading_form(text: str) -> str:
+    """The text as the router reads it: NFKC, Traditional (Taiwan), case-folded, spaces collapsed.
+
+    Args:
+        text: the user's message, any script or width (never logged).
+    Returns:
+        The normalised text. Traditional input comes back unchanged apart from width, case and
+        space; 台 becomes 臺 (OpenCC's Taiwan standard), so vocabulary lists both where it matters.
+    """
+    folded = unicodedata.normalize("NFKC", text or "")
+    folded = _converter().convert(folded)
+    return " ".join(folded.casefold().split())
