@@ -12,6 +12,7 @@ has at most one open draft: a newer one supersedes it).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -28,13 +29,25 @@ DRAFT_PREFIXES = ("新需求：", "新需求:")
 OPEN, CONFIRMED, CANCELLED, SUPERSEDED = "open", "confirmed", "cancelled", "superseded"
 
 
+#: ``新需求`` at the start, optionally in brackets (【新需求】, [新需求], 「新需求」), then any colon
+#: (: ： ︰ ∶ ﹕), a dash, or space, or nothing. Source: issue 9 item 10 (新需求 想報名…, 新需求 : 路燈壞了,
+#: 新需求︰…, 【新需求】…, a bare 新需求).
+_DRAFT_PREFIX = re.compile(r"^\s*[【\[「『(（<＜]?\s*新需求\s*[】\]」』)）>＞]?\s*[:：︰∶﹕꞉\-－—]?\s*")
+
+
 def request_text_of(message_text: str) -> str | None:
-    """The request text of a ``新需求：…`` message (stripped), or None for any other message."""
-    stripped = message_text.strip()
-    for prefix in DRAFT_PREFIXES:
-        if stripped.startswith(prefix):
-            return stripped[len(prefix):].strip()
-    return None
+    """The request text of a ``新需求：…`` message (stripped), or None for any other message.
+
+    Args:
+        message_text: the whole message; only its start is read.
+    Returns:
+        The text after the prefix ("" for a bare 新需求: the caller shows the exact form), or None
+        when the message does not start with 新需求.
+    """
+    found = _DRAFT_PREFIX.match(message_text)
+    if found is None:
+        return None
+    return message_text[found.end():].strip()
 
 
 @dataclass(frozen=True)

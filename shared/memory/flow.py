@@ -88,6 +88,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return replies.ask_which_diet_reply()
     if request.dietary_type == "any":
         return replies.any_not_stored_reply()
+    if request.kind == "offer" and (ctx.memory is None or not ctx.settings.signing_key):
+        return None  # a stated fact with the feature off: the turn engine answers it as a question
     try:
         keys = _keys(ctx)
     except MemoryNotConfigured:
@@ -102,8 +104,10 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
                                   operation="decline", now=ctx.now, ttl_seconds=ttl, nonce=save.nonce)
     log("INFO", "memory card offered", kind=request.kind, revision=snapshot.revision,
         user=hash_user(ctx.actor.user_id))
-    return Reply([consent_card(save, save_token, decline_token, current=snapshot.dietary_type,
-                               tz=ctx.settings.tz)])
+    card = consent_card(save, save_token, decline_token, current=snapshot.dietary_type, tz=ctx.settings.tz)
+    if request.kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
+        return Reply([replies.offer_message(request.dietary_type), card])
+    return Reply([card])
 
 
 def view_entry(ctx: EventContext) -> Reply:

@@ -26,7 +26,7 @@ from shared.turn.router import diet_in
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你)?(記|存|保存)"
                       r"|(以後|之後|往後|今後)(都)?(不要|別|不用)")
 _CORRECT = re.compile(r"(改成|改為|改吃|換成|更正為|更正成|更改為)")
-_EXPLICIT = re.compile(r"記住|記下|幫我記"
+_EXPLICIT = re.compile(r"記住|記下|記得|記一下|幫我記|請記"
                        r"|(以後|之後|往後|今後|每次)(都|也|就|一律)?(要)?(幫我|請|給我|優先|一律|只找|只要)")
 _HABIT = re.compile(r"(以後|之後|往後|今後|每次)(都|也都|一律|一樣|只)")
 #: Reported speech about a third person: 朋友說他…, 她說…, 他們說… (not 跟她說 / 對他說: told her).
@@ -35,13 +35,21 @@ _REPORTED_SPEECH = re.compile(r"說(他|她|祂)(們)?|(?<![跟和對向])(他|�
 _THIRD_PERSON = re.compile(r"聽說|(他|她)(們)?(以後|之後|平常|現在|一直|都|也)")
 
 
+#: A first-person statement of one's own diet and nothing else (我是吃素的喔, 我吃全素): a fact, not a
+#: request; the card is offered, not assumed. Source: issue 9 item 11.
+_STATED_FACT = re.compile(r"^(?:我|我們|我家)?(?:是|都是|都|平常都?|一直都?|現在都?|有在|固定)?(?:吃)?"
+                          r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人)?"
+                          r"(?:喔|哦|啦|耶|唷|欸|呢|啊|哦|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class MemoryRequest:
     """A request about the remembered diet.
 
     Attributes:
-        kind: ``remember``, ``correct``, or ``reported`` (a request to remember what someone else
-            said of their own habit: no card is offered for it).
+        kind: ``remember``, ``correct``, ``offer`` (the user stated their own diet and nothing
+            else, 我是吃素的喔: a card is offered, saying nothing is stored unless they agree), or
+            ``reported`` (a request to remember what someone else said of their own habit: no card).
         dietary_type: the diet the text names (``any`` for 不限), or None when it names none.
     """
 
@@ -63,6 +71,8 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     if not compact or _NEGATED.search(compact):
         return None
     explicit = _EXPLICIT.search(compact)
+    if explicit and explicit.group() == "記得" and (diet_in(compact) is None or re.search(r"[嗎吗?？]$", compact)):
+        explicit = None  # 你記得我嗎 / 你記得我吃素嗎: a question about what is kept, not a request
     if _REPORTED_SPEECH.search(compact):
         return MemoryRequest("reported", diet_in(compact)) if explicit else None
     correct = _CORRECT.search(compact)
@@ -71,6 +81,9 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         if diet is not None:
             return MemoryRequest("correct", diet)
     if not explicit and not _HABIT.search(compact):
+        if _STATED_FACT.match(compact):
+            diet = diet_in(compact)
+            return MemoryRequest("offer", diet) if diet not in (None, "any") else None
         return None
     if _THIRD_PERSON.search(compact) and not explicit:
         return None

@@ -171,3 +171,12 @@ def reported_speech_reply(dietary_type: str | None) -> Reply:
 def same_value_reply(dietary_type: str) -> Reply:
     """The value asked for is already the remembered one."""
     return _reply(f"目前記住的就是「{diet_label(dietary_type)}」，不用再記一次。", "我的偏好")
+
+
+def offer_message(dietary_type: str) -> TextMessage:
+    """Before the card offered for a stated fact (我是吃素的喔): nothing is stored unless agreed.
+
+    Source: DESIGN §6 (a card, no write); issue 9 item 11 (a stated fact gets the card only as an offer).
+    """
+    return TextMessage(text=f"知道了，你吃{diet_label(dietary_type)}。要不要我記住，之後查店家時沒說素別就用"
+                            f"「{diet_label(dietary_type)}」？想記住請按「同意記住」；不按就不會記住，什麼都不保存。")

@@ -87,7 +87,7 @@ _DAY_WORDS: tuple[tuple[str, str], ...] = (
     ("(?:這|这|本)一?[個个]?\\s*月", "this_month"),
 )
 #: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
-_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月|(?:上上|下下){_WEEK}|大前天|大後天")
+_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}|大前天|大後天")
 
 
 def _cn_numerals(text: str) -> str:
@@ -142,31 +142,49 @@ def _holiday(text: str) -> str | None:
 
 
 def _week(text: str) -> str | None:
-    for match in _WEEK_PHRASE.finditer(text):
-        which, day, second = match.group(1) or "", match.group(2), match.group(3)
-        if which in ("上上", "下下"):
-            return UNREADABLE
-        prefix = "last_" if which.startswith("上") else "next_" if which.startswith("下") else ""
-        this = which.startswith(("這", "这", "本"))
-        if day is None:
-            if match.group(0).strip() in ("拜", "星期") or not which:
-                continue  # 拜拜, 一星期: not a week
-            return {"last_": "last_week", "next_": "next_week"}.get(prefix, "this_week")
-        weekday = _WEEKDAYS[day]
-        if weekday is None or (weekday == 5 and second in ("日", "天")) or (day == "日" and second == "六"):
-            return prefix + "weekend"
-        if prefix == "" and not this and weekday in (5, 6):
-            return "saturday" if weekday == 5 else "sunday"
-        if prefix == "next_" and weekday in (5, 6):
-            return "next_saturday" if weekday == 5 else "next_sunday"
-        return f"{prefix}{'this_' if this else ''}weekday:{weekday}"
-    found = _BARE_WEEKEND.search(text)
-    if found:
+    """A week phrase; a named day beats a weekend (這週末的週六 → saturday, 下週末的週日 → next_sunday)."""
+    values = [value for value in (_week_value(match) for match in _WEEK_PHRASE.finditer(text)) if value]
+    if not values:
+        found = _BARE_WEEKEND.search(text)
+        if found is None:
+            return None
         which = found.group(1) or ""
         if which in ("上上", "下下"):
             return UNREADABLE
         return "last_weekend" if which.startswith("上") else "next_weekend" if which.startswith("下") else "weekend"
-    return None
+    weekends = [value for value in values if value.endswith("weekend")]
+    days = [value for value in values if not value.endswith(("weekend", "week"))]
+    if UNREADABLE in values:
+        return UNREADABLE
+    if weekends and days:
+        day = days[0]
+        if weekends[0] == "next_weekend" and day in ("saturday", "sunday"):
+            return "next_" + day
+        if weekends[0] == "last_weekend" and day in ("saturday", "sunday"):
+            return f"last_weekday:{5 if day == 'saturday' else 6}"
+        return day
+    return (days or weekends or values)[0]
+
+
+def _week_value(match: re.Match[str]) -> str | None:
+    """One week phrase → a value; None when it is not a week (拜拜, 一星期)."""
+    which, day, second = match.group(1) or "", match.group(2), match.group(3)
+    if which in ("上上", "下下"):
+        return UNREADABLE
+    prefix = "last_" if which.startswith("上") else "next_" if which.startswith("下") else ""
+    this = which.startswith(("這", "这", "本"))
+    if day is None:
+        if match.group(0).strip() in ("拜", "星期") or not which:
+            return None  # 拜拜, 一星期: not a week
+        return {"last_": "last_week", "next_": "next_week"}.get(prefix, "this_week")
+    weekday = _WEEKDAYS[day]
+    if weekday is None or (weekday == 5 and second in ("日", "天")) or (day == "日" and second == "六"):
+        return prefix + "weekend"
+    if prefix == "" and not this and weekday in (5, 6):
+        return "saturday" if weekday == 5 else "sunday"
+    if prefix == "next_" and weekday in (5, 6):
+        return "next_saturday" if weekday == 5 else "next_sunday"
+    return f"{prefix}{'this_' if this else ''}weekday:{weekday}"
 
 
 def read_date(text: str) -> str | None:
@@ -273,8 +291,8 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         "day_after_tomorrow": lambda: _span(today + timedelta(days=2)),
         "yesterday": lambda: _span(today - timedelta(days=1)),
         "day_before_yesterday": lambda: _span(today - timedelta(days=2)),
-        # 這週末 on a Sunday is the weekend in progress.
-        "weekend": lambda: _span(saturday - timedelta(days=7) if today.weekday() == 6 else saturday, 2),
+        # 這週末 on a Sunday is the weekend in progress (this Monday-to-Sunday week's Saturday).
+        "weekend": lambda: _span(saturday, 2),
         "next_weekend": lambda: _span(saturday + timedelta(days=7), 2),
         "last_weekend": lambda: _span(saturday - timedelta(days=7), 2),
         "this_week": lambda: _span(week_monday, 7),

@@ -201,7 +201,8 @@ def test_render_events_many_events_caps_carousel_at_12():
 
 def test_render_events_needs_area_quick_replies_are_event_postbacks():
     (message,) = render_events(_event_results()["needs_area"])
-    assert [a.data for a in _quick_actions(message)] == [f"events:area={t}" for t in ("彰化市", "鹿港鎮", "花壇鄉", "員林市")]
+    assert [a.data for a in _quick_actions(message)] == ["events:scope=all"] + [
+        f"events:area={t}" for t in ("彰化市", "鹿港鎮", "花壇鄉", "員林市")]
 
 
 # --- area picker and limits ---------------------------------------------------------------------

@@ -119,10 +119,17 @@ def test_date_in_most_specific_phrase_wins(text, keyword):
     assert date_in(text) == keyword
 
 
-@pytest.mark.parametrize("text", ["上週末有什麼活動", "上禮拜六有活動嗎", "下下週末有活動嗎", "12月有什麼活動",
-                                  "下禮拜有活動嗎", "12月3場活動"])
-def test_date_in_unsupported_phrases_are_not_misread(text):
+@pytest.mark.parametrize("text", ["12月3場活動", "有什麼活動", "拜拜，有活動嗎", "一星期有幾場活動"])
+def test_date_in_counts_and_non_dates_are_not_misread(text):
     assert date_in(text) is None
+
+
+@pytest.mark.parametrize("text, value", [
+    ("上週末有什麼活動", "last_weekend"), ("上禮拜六有活動嗎", "last_weekday:5"), ("12月有什麼活動", "month:12"),
+    ("下禮拜有活動嗎", "next_week"), ("下下週末有活動嗎", "unreadable"),
+])
+def test_date_in_phrases_read_since_issue_9(text, value):
+    assert date_in(text) == value
 
 
 @pytest.mark.parametrize("text", [
@@ -137,7 +144,7 @@ def test_date_in_returns_only_documented_keywords(text):
 def test_resolve_date_every_documented_keyword_gives_a_valid_range():
     for keyword in DATE_KEYWORDS:
         start, end = parse_date_range(resolve_date(keyword, ctx_at(TAIPEI_NOON_MONDAY)))
-        assert start >= date(2026, 11, 1) and end > start
+        assert start >= date(2026, 10, 1) and end > start  # 上個月 from 11/30 starts 10/1
 
 
 # --- clock boundaries (Asia/Taipei) ------------------------------------------------------------
@@ -166,7 +173,8 @@ def test_resolve_date_weekend_boundaries_use_taipei_calendar(now, text, expected
     (datetime(2026, 12, 31, 4, 0, tzinfo=timezone.utc), "明天有活動嗎", "2027-01-01/2027-01-02"),
     # 2026-12-31 16:00 UTC is already 2027-01-01 in Asia/Taipei.
     (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "這個月有活動嗎", "2027-01-01/2027-02-01"),
-    (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "12月31日有活動嗎", "2027-12-31/2028-01-01"),
+    # A month-day without a year is the nearest one: yesterday stays in the past (issue 9 item 3).
+    (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "12月31日有活動嗎", "2026-12-31/2027-01-01"),
 ])
 def test_resolve_date_year_end_rolls_over(now, text, expected):
     assert range_for(text, now) == expected
@@ -174,11 +182,13 @@ def test_resolve_date_year_end_rolls_over(now, text, expected):
 
 @pytest.mark.parametrize("now, text, expected", [
     (TAIPEI_NOON_MONDAY, "11月30日有活動嗎", days(date(2026, 11, 30))),  # today: this year
-    (TAIPEI_NOON_MONDAY, "11月29日有活動嗎", days(date(2027, 11, 29))),  # already past: next year
+    (TAIPEI_NOON_MONDAY, "11月29日有活動嗎", days(date(2026, 11, 29))),  # yesterday: past, not next year
     (TAIPEI_NOON_MONDAY, "1/9有活動嗎", days(date(2027, 1, 9))),
+    (TAIPEI_NOON_MONDAY, "6/1有活動嗎", days(date(2026, 6, 1))),  # 182 days back, 183 ahead
+    (TAIPEI_NOON_MONDAY, "5/31有活動嗎", days(date(2027, 5, 31))),  # 183 days back, 182 ahead
     (datetime(2027, 3, 1, 4, 0, tzinfo=timezone.utc), "2/29有活動嗎", days(date(2028, 2, 29))),
 ])
-def test_resolve_date_month_day_without_year_is_today_or_later(now, text, expected):
+def test_resolve_date_month_day_without_year_is_the_nearest_one(now, text, expected):
     assert range_for(text, now) == expected
 
 
