@@ -83,10 +83,17 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
     """
     proposal = route(text)
     fixed = FIXED_TOOLS.get(proposal.tool)
-    if fixed is not None:
-        log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed")
-        return fixed(ctx, proposal)
-    return run_proposal(ctx, proposal)
+    if fixed is None:
+        return run_proposal(ctx, proposal)
+    reply = fixed(ctx, proposal)
+    record_turn(ctx.store, {
+        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "tool": proposal.tool, "proposed_args": dict(proposal.args), "effective_args": None, "origin": None,
+        "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
+    }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
+    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed",
+        user=hash_user(ctx.actor.user_id) if ctx.actor else None)
+    return reply
 
 
 def resolve_date(value: str | None, ctx: EventContext) -> str | None:

@@ -80,7 +80,7 @@ _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey
               "有人嗎", "嘿")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
            "辛苦了", "讚")
-_FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
+_FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
 
 _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎")
 _CANCEL = re.compile(r"取消|撤回|不要了")
@@ -248,6 +248,8 @@ def route(text: str) -> Proposal:
                                            "keyword": " ".join(topics) or None}, notes=notes)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
                         notes=notes + others)
+    if place_cue and township is None and diet is None and set(side) & {"no_booking", "no_hours"}:
+        return Proposal("show_limits", {"kinds": list(side)})  # 現在哪裡有開著的爌肉飯？可以幫我預約…
     if place_cue or township is not None:
         if township is None:
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague}, notes=notes)
