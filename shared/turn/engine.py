@@ -69,6 +69,8 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx),
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
+    "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
+    "ack": lambda ctx, proposal: menu.ack_reply(),
 }
 
 

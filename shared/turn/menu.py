@@ -79,6 +79,12 @@ def thanks_reply() -> Reply:
                               quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
+def ack_reply() -> Reply:
+    """ok / 好 / 收到 → a short answer and the menu (not the offline-mode notice)."""
+    return Reply([TextMessage(text="好的！還有需要的話，隨時點下面的選項或直接問我。",
+                              quick_reply=_menu_quick_reply(HELP_CHOICES))])
+
+
 #: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
 LIMIT_WORDS: dict[str, str] = {
     "emergency": "如果是緊急狀況，請立刻打 119。",
@@ -87,6 +93,7 @@ LIMIT_WORDS: dict[str, str] = {
     "parking": "我沒有停車場或車位的資料。",
     "shuttle": "我沒有接駁車的資料。",
     "weather": "我沒有天氣資料；請看中央氣象署的預報。",
+    "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
     "no_booking": "我沒辦法幫你訂位、預約或訂餐；店家資料有電話的話，請直接打給店家。",
     "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
     "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",

@@ -7,16 +7,19 @@ case-folded Latin). Dates come from shared.turn.dates, townships from shared.are
 from shared.diets; the rest of the vocabulary below is LOCAL's own.
 
 Rules, in order (issue 9; DESIGN §5, §7):
-1. a greeting or thanks and nothing else → ``greeting`` / ``thanks``;
+1. a greeting or thanks and nothing else → ``greeting`` / ``thanks``; ok / 收到 → ``ack``; what LOCAL
+   is or can do (你們是誰) → ``greeting``;
 2. a question about the user's request (服務單進度, 我的服務單) → ``handoff_status``; how to cancel
    one → ``handoff_cancel_help``; what LOCAL keeps about the user (我的資料, 忘記我) → ``privacy_info``;
-3. health, transport, parking, shuttles and weather → ``show_limits`` (never a search);
+3. health, transport, parking, shuttles and weather → ``show_limits`` (never a search); a place
+   outside Changhua County (台中) → ``show_limits`` (``elsewhere``);
 4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``;
 5. an event word, an event topic or title word (市集, 長輩, 老街散步) or a date without a diet or
    place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
 6. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 7. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
-8. anything else → ``show_local_help``.
+8. asking for a person without the 新需求 form (我想留言給你們) → ``handoff_info``; thanks or a
+   greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
 ``no_hours``, ``no_price``, ``no_registration``), a finer diet the catalog does not record
 (``unrecorded_diet:五辛素``), and townships asked about but not searched (``other_areas:彰化市``).
@@ -84,6 +87,17 @@ _FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們
 
 _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎")
 _CANCEL = re.compile(r"取消|撤回|不要了")
+#: Cancelling a request, said without 服務單 (我想取消我剛剛送出的需求).
+_CANCEL_REQUEST = re.compile(r"(?:取消|撤回|撤銷).{0,8}(?:需求|服務|申請|登記|送出|留言)")
+#: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人). Source: issue 9 item 10.
+_HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工")
+#: Asking what LOCAL is or can do: answered like a greeting (what it can do, and the menu).
+_ABOUT = re.compile(r"^(?:請問)?(?:你|妳|你們)(?:是誰|是什麼|會什麼|能做什麼|可以做什麼|會做什麼)|怎麼用|怎麼使用|有什麼功能")
+_ACK = ("ok", "okay", "好", "好的", "了解", "收到", "知道了", "嗯", "恩", "好喔", "好哦", "喔", "哦", "👌", "👍")
+_MORE_THANKS = ("很有幫助", "幫大忙", "太好了", "好棒", "太棒了", "辛苦")
+#: Places outside Changhua County: LOCAL has no data there (台中有素食嗎).
+_ELSEWHERE = ("臺北", "台北", "新北", "桃園", "新竹", "苗栗", "臺中", "台中", "南投", "雲林", "嘉義", "臺南", "台南",
+              "高雄", "屏東", "宜蘭", "花蓮", "臺東", "台東", "基隆", "澎湖", "金門", "馬祖")
 _PRIVACY = re.compile(r"忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|"
                       r"你(?:們)?(?:記得|知道|存了|保存|記錄)(?:我|了)")
 
@@ -94,8 +108,8 @@ class Proposal:
 
     Attributes:
         tool: ``search_local_places``, ``search_local_events``, ``needs_area``, ``find_place``,
-            ``show_limits``, ``handoff_status``, ``handoff_cancel_help``, ``privacy_info``,
-            ``greeting``, ``thanks`` or ``show_local_help``.
+            ``show_limits``, ``handoff_status``, ``handoff_cancel_help``, ``handoff_info``,
+            ``privacy_info``, ``greeting``, ``thanks``, ``ack`` or ``show_local_help``.
         args: the tool's arguments (strings, lists or None). ``needs_area`` carries ``kind`` and
             ``vague`` (True when the user said 附近 / 彰化: the reply explains why a township is
             needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``.
@@ -218,7 +232,11 @@ def route(text: str) -> Proposal:
         return Proposal("thanks")
     if _only_small_talk(t, _GREETINGS + _THANKS):
         return Proposal("greeting")
-    if _STATUS.search(t) or re.fullmatch(r"(?:我要)?取消", t):
+    if _ack_only(t):
+        return Proposal("ack")
+    if _ABOUT.search(t):
+        return Proposal("greeting")
+    if _STATUS.search(t) or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
         return Proposal("handoff_cancel_help" if _CANCEL.search(t) else "handoff_status")
     if _PRIVACY.search(t):
         return Proposal("privacy_info")
@@ -226,10 +244,14 @@ def route(text: str) -> Proposal:
     if hard:
         return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
     side = tuple(_limits(t, SIDE_LIMITS))
+    if any(word in t for word in _ELSEWHERE) and not townships_in(t):
+        return Proposal("show_limits", {"kinds": ["elsewhere"]})
     named = places_named_in(t)
     if named:
         first = named[0]
         others = tuple(f"other_places:{place['name']}" for place in named[1:])
+        if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
+            side += ("no_hours",)
         return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + others)
     townships = townships_in(t)
     vague = match_area(t).kind == "vague"
@@ -241,8 +263,9 @@ def route(text: str) -> Proposal:
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
     place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
-    topics = _topics(t, with_diet=event_word)
+    topics = _topics(_unnegated(t)[0], with_diet=event_word)
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
+        notes = tuple(note for note in notes if note != "no_hours")  # an event's time is in its card
         if township is None and vague and not county_wide:
             return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
                                            "keyword": " ".join(topics) or None}, notes=notes)
@@ -259,5 +282,16 @@ def route(text: str) -> Proposal:
         return Proposal("show_limits", {"kinds": list(side)})
     if vague:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True})
+    if _HANDOFF_INFO.search(t):
+        return Proposal("handoff_info")
+    if any(_has_word(t, word) for word in _THANKS + _MORE_THANKS):
+        return Proposal("thanks")
+    if any(_has_word(t, word) for word in _GREETINGS):
+        return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+def _ack_only(text: str) -> bool:
+    """ok / 好 / 收到 / 了解 and nothing else."""
+    return re.sub(r"[\s!！.。~～]+", "", text) in _ACK
 
