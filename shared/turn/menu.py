@@ -4,6 +4,7 @@ from __future__ import annotations
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.context import EventContext, Reply
+from shared.replies.area_picker import area_postback
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
 #: The help's choices: the menu, and the status of the user's request (issue 9 item 9).
@@ -92,7 +93,7 @@ LIMIT_WORDS: dict[str, str] = {
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
     "parking": "我沒有停車場或車位的資料。",
     "shuttle": "我沒有接駁車的資料。",
-    "weather": "我沒有天氣資料；請看中央氣象署的預報。",
+    "weather": "我沒有天氣資料；請看中央氣象署的預報。活動會不會因天氣取消，請以主辦單位公告為準。",
     "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
     "no_booking": "我沒辦法幫你訂位、預約或訂餐；店家資料有電話的話，請直接打給店家。",
     "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
@@ -150,3 +151,19 @@ def unreadable_date_reply(choices: QuickReply | None = None) -> Reply:
         text="我看不懂這個日期。可以說「今天」、「明天」、「這週末」、「下週末」、「12月12日」或「12/12」，"
              "也可以點下面的選項。",
         quick_reply=choices or _menu_quick_reply(HELP_CHOICES))])
+
+
+def ask_search_kind_reply(township: str) -> Reply:
+    """那鹿港呢 → ask whether events or shops are meant (the offline router keeps no conversation state).
+
+    Args:
+        township: a full township name.
+    Returns:
+        One text with two postback quick replies (``events:area=…`` / ``places:area=…``).
+    """
+    return Reply([TextMessage(
+        text=f"想查{township}的活動，還是蔬食店家？請點一個：",
+        quick_reply=QuickReply(items=[
+            QuickReplyItem(action=area_postback("events", township, label=f"{township}的活動")),
+            QuickReplyItem(action=area_postback("places", township, label=f"{township}的店家")),
+        ]))])

@@ -18,6 +18,7 @@ Rules, in order (issue 9; DESIGN §5, §7):
    place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
 6. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 7. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
+   A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? no state is kept);
 8. asking for a person without the 新需求 form (我想留言給你們) → ``handoff_info``; thanks or a
    greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
@@ -109,7 +110,7 @@ class Proposal:
     Attributes:
         tool: ``search_local_places``, ``search_local_events``, ``needs_area``, ``find_place``,
             ``show_limits``, ``handoff_status``, ``handoff_cancel_help``, ``handoff_info``,
-            ``privacy_info``, ``greeting``, ``thanks``, ``ack`` or ``show_local_help``.
+            ``privacy_info``, ``greeting``, ``thanks``, ``ack``, ``ask_search_kind`` or ``show_local_help``.
         args: the tool's arguments (strings, lists or None). ``needs_area`` carries ``kind`` and
             ``vague`` (True when the user said 附近 / 彰化: the reply explains why a township is
             needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``.
@@ -254,6 +255,8 @@ def route(text: str) -> Proposal:
             side += ("no_hours",)
         return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + others)
     townships = townships_in(t)
+    if townships and _FOLLOW_UP.fullmatch(_strip_townships(t)):
+        return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
     vague = match_area(t).kind == "vague"
     county_wide = not townships and COUNTY in t
     diet, unrecorded = read_diet(t)
@@ -289,6 +292,20 @@ def route(text: str) -> Proposal:
     if any(_has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+#: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state
+#: is kept offline, so the reply asks whether events or shops are meant.
+_FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
+
+
+def _strip_townships(text: str) -> str:
+    """``text`` without its township spellings (full names and aliases)."""
+    for name in sorted(townships_in(text), key=len, reverse=True):
+        text = text.replace(name, "")
+        short = name[:-1]
+        text = text.replace(short, "") if len(short) >= 2 else text
+    return text
 
 
 def _ack_only(text: str) -> bool:
