@@ -57,9 +57,9 @@ _MONTH_ONLY = re.compile(r"(?<![\d個个])(\d{1,2})\s*月(?!\s*\d)(?!份[的]?\d
 
 _WEEK = r"(?:週|周|禮拜|礼拜|星期|拜)"
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": None}
-_WEEK_PHRASE = re.compile(rf"(上上|下下|上一?[個个]?|下一?[個个]?|這一?[個个]?|这[個个]?|本)?\s*{_WEEK}\s*([一二三四五六日天末])?"
+_WEEK_PHRASE = re.compile(rf"(?<![上下])(上上[個个]?|下下[個个]?|上一?[個个]?|下一?[個个]?|這一?[個个]?|这[個个]?|本)?\s*{_WEEK}\s*([一二三四五六日天末])?"
                           rf"(?:\s*[、,和跟與与及或/]?\s*([六日]))?")
-_BARE_WEEKEND = re.compile(r"(上上|下下|上一?[個个]?|下一?[個个]?|這|这|本)?\s*[週周]末")
+_BARE_WEEKEND = re.compile(r"(?<![上下])(上上[個个]?|下下[個个]?|上一?[個个]?|下一?[個个]?|這|这|本)?\s*[週周]末")
 
 #: LOCAL's words for days the Taiwan calendar names differently or does not list (the date part
 #: of 跨年 is 12/31; 聖誕節 is 12/25, which the calendar lists as 行憲紀念日).
@@ -149,7 +149,7 @@ def _week(text: str) -> str | None:
         if found is None:
             return None
         which = found.group(1) or ""
-        if which in ("上上", "下下"):
+        if which.startswith(("上上", "下下")):
             return UNREADABLE
         return "last_weekend" if which.startswith("上") else "next_weekend" if which.startswith("下") else "weekend"
     weekends = [value for value in values if value.endswith("weekend")]
@@ -169,7 +169,7 @@ def _week(text: str) -> str | None:
 def _week_value(match: re.Match[str]) -> str | None:
     """One week phrase → a value; None when it is not a week (拜拜, 一星期)."""
     which, day, second = match.group(1) or "", match.group(2), match.group(3)
-    if which in ("上上", "下下"):
+    if which.startswith(("上上", "下下")):
         return UNREADABLE
     prefix = "last_" if which.startswith("上") else "next_" if which.startswith("下") else ""
     this = which.startswith(("這", "这", "本"))
