@@ -6,6 +6,7 @@ the worker) and raises ``ConfigError`` listing every problem at once.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -88,6 +89,15 @@ class Settings:
     ingest_caller_email: str | None = None
     #: An events snapshot last confirmed longer ago than this is said to be possibly out of date.
     events_stale_after_seconds: float = 172800.0
+    # Staff group (DESIGN §10).
+    #: The LINE group of staff (``C`` + 32 hex); None: requests are stored but nobody is told.
+    staff_group_id: str | None = None
+    #: Optional allowlist of staff LINE user ids; empty: every member of the staff group may act.
+    staff_user_ids: frozenset[str] = frozenset()
+    #: A request still awaiting acceptance after this long is announced again, once (seconds).
+    staff_remind_after_seconds: float = 1800.0
+    #: How often the staff sweep (reminders, follow-ups, undelivered notices) runs (seconds).
+    staff_sweep_seconds: float = 60.0
 
     @property
     def tz(self) -> ZoneInfo:
@@ -155,6 +165,15 @@ class Settings:
         if faults and not (store_url or "").startswith("sqlite:"):
             problems.append("LOCAL_FAULTS is for tests and the demo on the embedded store only")
 
+        staff_group_id = get("LOCAL_STAFF_GROUP_ID")
+        if staff_group_id and not re.fullmatch(r"C[0-9a-f]{32}", staff_group_id):
+            problems.append("LOCAL_STAFF_GROUP_ID must be a LINE group id: C followed by 32 lowercase hex")
+        staff_user_ids = frozenset(u.strip() for u in (get("LOCAL_STAFF_USER_IDS") or "").split(",") if u.strip())
+        bad_staff = sorted(u for u in staff_user_ids if not re.fullmatch(r"U[0-9a-f]{32}", u))
+        if bad_staff:
+            problems.append(f"LOCAL_STAFF_USER_IDS has {len(bad_staff)} value(s) that are not LINE user ids "
+                            "(U followed by 32 lowercase hex, comma-separated)")
+
         settings = cls(
             line_channel_secret=get("LINE_CHANNEL_SECRET"),
             line_channel_access_token=get("LINE_CHANNEL_ACCESS_TOKEN"),
@@ -195,6 +214,10 @@ class Settings:
             ingest_function_url=get("INGEST_FUNCTION_URL"),
             ingest_caller_email=get("LOCAL_INGEST_CALLER_EMAIL"),
             events_stale_after_seconds=seconds("LOCAL_EVENTS_STALE_AFTER_SECONDS", 172800.0),
+            staff_group_id=staff_group_id,
+            staff_user_ids=staff_user_ids,
+            staff_remind_after_seconds=seconds("LOCAL_STAFF_REMIND_AFTER_SECONDS", 1800.0),
+            staff_sweep_seconds=seconds("LOCAL_STAFF_SWEEP_SECONDS", 60.0),
         )
         if problems:
             raise ConfigError(problems)

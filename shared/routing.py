@@ -2,6 +2,8 @@
 
 Read top to bottom, in the order an event meets them:
 
+0. ``shared.staff.flow.owns``: every event from the staff group (``LOCAL_STAFF_GROUP_ID``) and
+   every ``staff:`` postback, wherever tapped, goes to the staff side and nowhere else (DESIGN §10).
 1. ``EVENT_HANDLERS``: the event's kind (message, postback, follow); other kinds get no reply.
 2. A text message: ``FIXED_ENTRIES`` (the exact menu words), then ``TEXT_HOOKS`` (新需求：…,
    幫我記住…), then the turn engine (offline router, or the model when configured).
@@ -23,6 +25,7 @@ from shared.handoff import flow as handoff_flow
 from shared.logs import log
 from shared.memory import flow as memory_flow
 from shared.signing import POSTBACK_DATA_MAX_CHARS
+from shared.staff import flow as staff_flow
 from shared.turn import fixed, menu
 from shared.turn.engine import run_text_turn
 
@@ -145,5 +148,7 @@ def dispatch_event(ctx: EventContext, event) -> Reply | None:
     Raises:
         StoreError: from a handler; retryable ones make LINE redeliver the event.
     """
+    if staff_flow.owns(ctx.settings, event):  # the staff group, and staff buttons wherever tapped
+        return staff_flow.handle_event(ctx, event)
     handler = EVENT_HANDLERS.get(type(event))
     return handler(ctx, event) if handler else None

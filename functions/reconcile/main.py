@@ -17,6 +17,7 @@ from shared.handoff import worker
 from shared.handoff.queue_auth import QueueAuthError, verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.logs import log
+from shared.staff.service import StaffTaskService, is_staff_task
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
 
@@ -25,6 +26,12 @@ SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
 def _service() -> ReconcileService:
     return ReconcileService(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
                             wiring.line_gateway(SETTINGS))
+
+
+@functools.cache
+def _staff() -> StaffTaskService:
+    return StaffTaskService(SETTINGS, wiring.open_store(SETTINGS), wiring.line_gateway(SETTINGS),
+                            wiring.task_queue(SETTINGS))
 
 
 def _start_background() -> None:
@@ -47,10 +54,14 @@ def reconcile(request):
     except QueueAuthError as exc:
         log("WARNING", "reconcile call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
+    payload = request.get_json(silent=True)
     try:
-        task = ReconcileTask.from_payload(request.get_json(silent=True))
         retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
-    except ValueError as exc:  # InvalidReconcileTask, or a retry count that is not a number
+        if is_staff_task(payload):  # staff group notices and the staff sweep (DESIGN §10)
+            staff_result = _staff().run(payload, retry_count=max(0, retry_count))
+            return staff_result.body(), staff_result.http_status
+        task = ReconcileTask.from_payload(payload)
+    except ValueError as exc:  # InvalidReconcileTask / InvalidStaffTask, or a retry count that is not a number
         return {"error": str(exc) or "bad task"}, 400
     result = _service().run(task, retry_count=max(0, retry_count))
     return result.body(), result.http_status

@@ -14,6 +14,7 @@ import functions_framework
 from shared import wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import worker
+from shared.staff import service as staff_service
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
@@ -29,6 +30,7 @@ def _service():
 def _start_background() -> None:
     service = _service()
     worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
+    staff_service.start_background(SETTINGS, service.store, service.queue)  # staff notices, sweep slot
 
 
 _BACKGROUND = worker.BackgroundStart(_start_background)

@@ -18,6 +18,7 @@ from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import ALREADY_CREATED, REQUEST_CREATED, CreateResult, create_request
 from shared.logs import hash_user, log
+from shared.staff import relay as staff_relay
 from shared.store import StoreError
 from shared.turn.menu import handoff_info_reply
 
@@ -84,7 +85,8 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
     try:
         result = faults.webhook_create(ctx.settings, lambda: create_request(
             ctx.store, operation, reference.content_hash, now=ctx.now, tz=ctx.settings.tz, source="webhook",
-            notice_owner=owner, lease_seconds=lease, event_id=ctx.webhook_event_id))
+            notice_owner=owner, lease_seconds=lease, event_id=ctx.webhook_event_id,
+            staff_group_id=ctx.settings.staff_group_id))
     except StoreError as exc:
         return _pending(ctx, reference, exc)
     _log_answer(ctx, result.status, result)
@@ -93,6 +95,7 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
         # once the reply's lease has ended (a delivered notice makes that task a no-op).
         enqueue(ctx.queue, ReconcileTask(operation, reference.content_hash, RELAY, tag=ctx.webhook_event_id),
                 delay_seconds=lease + 1.0)
+        staff_relay.announce_created(ctx.queue, ctx.settings, operation.doc_id)  # the staff group's card
         return _tell_receipt(ctx, result, owner, "created")
     if result.status == ALREADY_CREATED:
         redelivery = result.creator_event_id is not None and result.creator_event_id == ctx.webhook_event_id

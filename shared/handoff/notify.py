@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from shared.clock import from_iso, require_aware, to_iso
 from shared.handoff.records import Operation
@@ -45,6 +45,18 @@ from shared.store import DocumentStore, Transaction
 
 PENDING, DELIVERED, REPLY_UNKNOWN = "pending", "delivered", "reply_unknown"
 PUSH_OWNER = "push"
+
+
+class NoticeAddress(Protocol):
+    """Where one outbox entry lives: its document id in the collection given with it.
+
+    A handoff ``Operation`` is one (its draft, request and notices share one id); the staff
+    notices of ``shared.staff`` are others (one request, several notices: DESIGN §10).
+    """
+
+    @property
+    def doc_id(self) -> str:
+        """The outbox document's id."""
 
 
 def reply_owner(webhook_event_id: str | None) -> str:
@@ -99,7 +111,7 @@ def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: flo
                            "updated_at": to_iso(now)}
 
 
-def claim_notice(store: DocumentStore, collection: str, operation: Operation, owner: str, *,
+def claim_notice(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
                  now: datetime, lease_seconds: float, void_owner: str | None = None) -> Claim:
     """``try_claim`` in its own transaction.
 
@@ -118,7 +130,7 @@ def claim_notice(store: DocumentStore, collection: str, operation: Operation, ow
     return store.run_transaction(txn)
 
 
-def mark_delivered(store: DocumentStore, collection: str, operation: Operation, owner: str, *,
+def mark_delivered(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
                    now: datetime) -> bool:
     """Record that ``owner`` told the user. Idempotent.
 
@@ -142,7 +154,7 @@ def mark_delivered(store: DocumentStore, collection: str, operation: Operation, 
     return store.run_transaction(txn)
 
 
-def release_claim(store: DocumentStore, collection: str, operation: Operation, owner: str, *,
+def release_claim(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
                   now: datetime) -> bool:
     """End ``owner``'s lease now (its reply was refused by LINE: the user was not told).
 
@@ -163,7 +175,7 @@ def release_claim(store: DocumentStore, collection: str, operation: Operation, o
     return store.run_transaction(txn)
 
 
-def settle_reply_unknown(store: DocumentStore, collection: str, operation: Operation, *, owner: str,
+def settle_reply_unknown(store: DocumentStore, collection: str, operation: NoticeAddress, *, owner: str,
                          now: datetime) -> bool:
     """Record that the notice's reply (by ``owner``) may have reached the user: nobody pushes it.
 

@@ -43,6 +43,8 @@ from shared.identity import Actor
 from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
 from shared.logs import hash_user, log
 from shared.queue import QueueError, TaskQueue, task_name_for
+from shared.staff import records as staff_records
+from shared.staff.relay import StaffRelay
 from shared.store import DocumentStore, RecordAlreadyExists, StoreError, Transaction
 
 TASK_KIND = "handoff_reconcile"
@@ -264,10 +266,14 @@ class ReconcileService:
         try:
             created = create_request(self.store, task.operation, task.content_hash, now=now, tz=self.settings.tz,
                                      source="reconcile", notice_owner=notify.PUSH_OWNER,
-                                     lease_seconds=self._lease_seconds, void_owner=void)
+                                     lease_seconds=self._lease_seconds, void_owner=void,
+                                     staff_group_id=self.settings.staff_group_id)
         except StoreError as exc:
             log("WARNING", "reconcile create outcome unknown", error=exc.__class__.__name__)
             return self._unsettled(task, "create_unknown", last, now)
+        if created.status == REQUEST_CREATED and self.settings.staff_group_id:  # the staff card, now
+            StaffRelay(self.settings, self.store, self.line, self.clock).deliver(
+                staff_records.notice_id(task.operation.doc_id, staff_records.ANNOUNCE), last=True)
         if created.status in (REQUEST_CREATED, ALREADY_CREATED):
             receipt = created.receipt
             message = wording.receipt_message(self.settings, receipt, variant=_receipt_variant(task))
@@ -347,7 +353,8 @@ class ReconcileService:
         void = notify.reply_owner(task.reply_event_id) if task.reply_event_id else None
         try:
             decision = notify.claim_notice(self.store, collection, task.operation, notify.PUSH_OWNER, now=now,
-                                           lease_seconds=self._lease_seconds, void_owner=void)
+                                           lease_seconds=self._lease_seconds, void_owner=void,
+                                     staff_group_id=self.settings.staff_group_id)
         except StoreError:
             if not last:
                 return ReconcileResult("store_unavailable", 503, request_id)

@@ -7,7 +7,8 @@ id, then either writes nothing (every outcome but the first) or writes, together
 * ``handoff_requests/{operation_id}`` (create-if-absent: uniqueness is the document id),
 * ``handoff_operations/{operation_id}`` with the receipt notice (the outbox),
 * the draft, now ``confirmed`` with the request id (one confirmation → one request),
-* the actor's request count for the Asia/Taipei day and its latest request's key.
+* the actor's request count for the Asia/Taipei day and its latest request's key,
+* when a staff group is configured, the staff group's notice (``staff_notices``, DESIGN §10).
 
 | status | when | writes |
 |---|---|---|
@@ -27,6 +28,7 @@ from zoneinfo import ZoneInfo
 from shared.clock import from_iso, require_aware, to_iso
 from shared.handoff import drafts, notify, records
 from shared.handoff.records import Operation
+from shared.staff import records as staff_records
 from shared.store import DocumentStore, Transaction
 
 REQUEST_CREATED = "request_created"
@@ -90,7 +92,8 @@ def _owned_by(doc: dict, operation: Operation) -> bool:
 
 def create_request(store: DocumentStore, operation: Operation, content_hash: str, *, now: datetime,
                    tz: ZoneInfo, source: str, notice_owner: str, lease_seconds: float,
-                   void_owner: str | None = None, event_id: str | None = None) -> CreateResult:
+                   void_owner: str | None = None, event_id: str | None = None,
+                   staff_group_id: str | None = None) -> CreateResult:
     """Create the request for one confirmed operation, exactly once.
 
     Args:
@@ -104,6 +107,8 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
         lease_seconds: that owner's lease on the notice, in seconds.
         void_owner: an owner known not to have told the user (see ``notify.try_claim``).
         event_id: the confirming webhook event id (stored as ``created_by_event``).
+        staff_group_id: ``LOCAL_STAFF_GROUP_ID``; when set, a created request also writes its staff
+            group notice (``staff_notices``, DESIGN §10) in this same transaction.
     Returns:
         CreateResult (see the module table).
     Raises:
@@ -173,6 +178,11 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
                                           "requests_day": day, "requests_on_day": int(count) + 1,
                                           "latest_request_key": operation.idempotency_key,
                                           "updated_at": created_at})
+        if staff_group_id:
+            tx.set(staff_records.NOTICES, staff_records.notice_id(doc_id, staff_records.ANNOUNCE),
+                   staff_records.notice_doc(tenant_id=operation.actor.tenant_id, user_id=operation.actor.user_id,
+                                            operation_doc_id=doc_id, purpose=staff_records.ANNOUNCE, now=now,
+                                            request_id=request_id))
         return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.Claim.CLAIMED,
                             event_id)
 

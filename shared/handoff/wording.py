@@ -13,11 +13,12 @@ from shared.clock import from_iso
 from shared.config import Settings
 from shared.handoff.requests import Receipt
 
-#: Human lifecycle (DESIGN §4: awaiting_acceptance → accepted → completed), in plain words.
+#: Human lifecycle (DESIGN §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
 HUMAN_STATES = {
     "awaiting_acceptance": "已登記，等待工作人員受理（還沒有人開始處理）",
     "accepted": "工作人員已受理，正在處理中",
     "completed": "工作人員已標示這筆服務詢問結束",
+    "declined": "工作人員這次無法處理這筆服務詢問",
 }
 
 STATUS_ENTRY = "查看原本服務單"

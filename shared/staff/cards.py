@@ -1,0 +1,192 @@
+"""The staff group's Flex cards and the signed postbacks their buttons carry.
+
+Postback data: ``staff:v1.<op>.<operation_id>.<revision>.<sig>``:
+
+* ``op``: ``take`` (「我來處理」), ``decline`` (「無法處理」), ``done`` (「已完成」), ``back`` (「轉回待處理」);
+* ``operation_id``: the request's document id (64 lowercase hex; it names no one);
+* ``revision``: the request's ``staff_revision`` when the card was made: a card is bound to the
+  state it shows, and a tap on an older card changes nothing (DESIGN §10);
+* ``sig``: base64url HMAC-SHA256 over the rest, with a key derived from ``LOCAL_SIGNING_KEY`` for
+  the tenant and the staff group, so a card only verifies in the group it was made for.
+
+About 125 characters, checked against LINE's 300 before sending. A card shows the request id, the
+resident's text and when it was made (Asia/Taipei) — never the resident's LINE user id.
+
+Source: DESIGN §10, §11 (labels ≤ 20, altText ≤ 400, postback data ≤ 300); LINE Messaging API,
+Flex Message and postback action reference; Python ``hmac`` (``compare_digest``).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
+
+from shared.clock import from_iso
+from shared.config import Settings
+from shared.replies.area_picker import checked_postback
+from shared.staff import records
+
+POSTBACK_PREFIX = "staff"
+VERSION = "v1"
+TAKE, DECLINE, DONE, BACK = "take", "decline", "done", "back"
+LABELS = {TAKE: "我來處理", DECLINE: "無法處理", DONE: "已完成", BACK: "轉回待處理"}
+#: The buttons a card offers in each state (none once the request is closed).
+BUTTONS = {records.AWAITING: (TAKE, DECLINE), records.ACCEPTED: (DONE, BACK)}
+#: Staff-facing words for each state.
+STATE_WORDS = {records.AWAITING: "待受理", records.ACCEPTED: "處理中", records.COMPLETED: "已完成",
+               records.DECLINED: "無法處理（已告知詢問者）"}
+ALT_TEXT_MAX_CHARS = 400
+_TEXT_EXCERPT_CHARS = 120
+
+
+class CardRefused(Exception):
+    """The postback is not a staff card LOCAL made for this group (malformed, tampered, another
+    group's, or no signing key); nothing is done; not retryable. ``reason``: a log word."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class StaffReference:
+    """A verified staff button: what to do, to which request, on which revision of it."""
+
+    op: str
+    operation_doc_id: str
+    revision: int
+
+
+# ---- signing ------------------------------------------------------------------------------------
+# The only two functions that know the MAC; they move to the project's one signing module
+# (shared/signing.py, issue 8) when it lands, with the same inputs.
+
+def _key(settings: Settings) -> bytes:
+    message = "\x00".join(("LOCAL staff card", VERSION, settings.tenant_id, settings.staff_group_id or ""))
+    return hmac.new((settings.signing_key or "").encode("utf-8"), message.encode("utf-8"), hashlib.sha256).digest()
+
+
+def _mac(settings: Settings, body: str) -> str:
+    digest = hmac.new(_key(settings), body.encode("ascii"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def postback_data(settings: Settings, op: str, operation_doc_id: str, revision: int) -> str:
+    """``staff:<signed reference>`` for one button.
+
+    Raises:
+        CardRefused: no signing key or no staff group configured.
+        ValueError: unknown op, malformed id or negative revision.
+    """
+    if not settings.signing_key or not settings.staff_group_id:
+        raise CardRefused("not_configured")
+    if op not in LABELS or not _is_hex64(operation_doc_id) or revision < 0:
+        raise ValueError("bad staff card reference")
+    body = ".".join((VERSION, op, operation_doc_id, str(int(revision))))
+    return f"{POSTBACK_PREFIX}:{body}.{_mac(settings, body)}"
+
+
+def verify(settings: Settings, data: str) -> StaffReference:
+    """Check a staff postback's data (after ``staff:``).
+
+    Raises:
+        CardRefused: ``not_configured``, ``malformed`` or ``bad_signature`` (tampered, or made for
+            another group or tenant).
+    """
+    if not settings.signing_key or not settings.staff_group_id:
+        raise CardRefused("not_configured")
+    if not data.isascii():
+        raise CardRefused("malformed")
+    parts = data.split(".")
+    if (len(parts) != 5 or parts[0] != VERSION or parts[1] not in LABELS or not _is_hex64(parts[2])
+            or not parts[3].isdigit() or len(parts[3]) > 9):
+        raise CardRefused("malformed")
+    expected = _mac(settings, ".".join(parts[:4]))
+    if not hmac.compare_digest(expected.encode("ascii"), parts[4].encode("ascii")):
+        raise CardRefused("bad_signature")
+    return StaffReference(parts[1], parts[2], int(parts[3]))
+
+
+def _is_hex64(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+# ---- cards ---------------------------------------------------------------------------------------
+
+def local_time(settings: Settings, iso_text: str | None) -> str:
+    """ISO UTC text → ``YYYY/MM/DD HH:MM`` on the configured wall clock (Asia/Taipei); "" if absent."""
+    if not iso_text:
+        return ""
+    return from_iso(iso_text).astimezone(settings.tz).strftime("%Y/%m/%d %H:%M")
+
+
+def _excerpt(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def state_line(request: dict[str, Any]) -> str:
+    """「目前狀態：處理中（工作人員 #ab12）」 for a request document."""
+    state = request.get("human_state") or records.AWAITING
+    words = STATE_WORDS.get(state, state)
+    who = request.get("accepted_by") if state == records.ACCEPTED else request.get("closed_by")
+    return f"目前狀態：{words}" + (f"（{records.staff_label(who)}）" if who else "")
+
+
+def request_card(settings: Settings, operation_doc_id: str, request: dict[str, Any], *,
+                 heading: str = "新的服務詢問") -> FlexMessage:
+    """The staff card of one request: id, text, time (Asia/Taipei), state, and its state's buttons.
+
+    Args:
+        operation_doc_id: the request's document id (bound into the buttons).
+        request: the ``handoff_requests`` document (its ``user_id`` is never shown).
+        heading: 「新的服務詢問」, 「提醒：這筆服務詢問仍待受理」, …
+    Raises:
+        CardRefused: not configured (no signing key or staff group).
+        ValueError: a postback over 300 characters or a label over 20 (checked before sending).
+    """
+    state = request.get("human_state") or records.AWAITING
+    revision = int(request.get("staff_revision") or 0)
+    text = str(request.get("text") or "")
+    body = FlexBox(layout="vertical", spacing="md", contents=[
+        FlexText(text=heading, weight="bold", size="md", wrap=True),
+        FlexText(text=f"單號：{request.get('request_id', '')}", size="sm", color="#555555", wrap=True),
+        FlexText(text=f"登記時間：{local_time(settings, request.get('created_at'))}", size="sm",
+                 color="#555555", wrap=True),
+        FlexSeparator(),
+        FlexText(text=text or "（沒有內容）", size="md", wrap=True),
+        FlexSeparator(),
+        FlexText(text=state_line(request), size="sm", wrap=True),
+    ])
+    buttons = [FlexButton(action=checked_postback(LABELS[op], postback_data(settings, op, operation_doc_id, revision),
+                                                  LABELS[op]),
+                          style="primary" if index == 0 else "secondary", height="sm")
+               for index, op in enumerate(BUTTONS.get(state, ()))]
+    footer = FlexBox(layout="horizontal", spacing="md", contents=buttons) if buttons else None
+    alt = _excerpt(f"{heading} {request.get('request_id', '')}：{text}", ALT_TEXT_MAX_CHARS - 1)
+    return FlexMessage(alt_text=alt, contents=FlexBubble(body=body, footer=footer))
+
+
+def followup_card(settings: Settings, followup: dict[str, Any], draft_text: str | None) -> FlexMessage:
+    """A ``needs_human_followup`` item for the staff group: no buttons (nothing to take yet).
+
+    Shows what the resident confirmed (the draft's text), when, why it is unverified and a short
+    reference (the first 8 hex of the operation's key) for ``make requests``; never the user id.
+    """
+    reference = str(followup.get("idempotency_key") or "")[:8]
+    text = _excerpt(draft_text or "（找不到內容）", 500)
+    body = FlexBox(layout="vertical", spacing="md", contents=[
+        FlexText(text="需要人工確認的服務詢問", weight="bold", size="md", wrap=True),
+        FlexText(text="系統無法自動查證這筆詢問是否已登記，已告知詢問者會由工作人員確認。", size="sm",
+                 color="#555555", wrap=True),
+        FlexText(text=f"時間：{local_time(settings, followup.get('created_at'))}", size="sm", color="#555555",
+                 wrap=True),
+        FlexText(text=f"參考碼：{reference}（make requests 可查）", size="sm", color="#555555", wrap=True),
+        FlexSeparator(),
+        FlexText(text=text, size="md", wrap=True),
+    ])
+    alt = _excerpt(f"需要人工確認的服務詢問：{text}", ALT_TEXT_MAX_CHARS - 1)
+    return FlexMessage(alt_text=alt, contents=FlexBubble(body=body))

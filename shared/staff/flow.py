@@ -1,0 +1,86 @@
+"""Webhook side of the staff group: which events are staff events, and the staff buttons.
+
+``owns(settings, event)`` is checked before any resident routing: every event from the staff group,
+and every postback whose data starts with ``staff:`` wherever it comes from, is handled here and
+nowhere else (a staff member's text in the group never becomes a resident's turn or request).
+
+A staff button is acted on only when, in order: the event comes from ``LOCAL_STAFF_GROUP_ID``, its
+user is allowed (``LOCAL_STAFF_USER_IDS``), and the card's signature holds for this group. Anything
+else changes nothing and gets a kind refusal. An applied action answers the tapper with the
+request's new card (「已完成」/「轉回待處理」 after 「我來處理」) and queues the resident's notice,
+which the transaction already wrote; a stale card answers who holds the request, with the current card.
+
+Source: DESIGN §10, §2 (identity from the verified source only); issue 11 (Build 1, 3).
+"""
+from __future__ import annotations
+
+from linebot.v3.webhooks import PostbackEvent
+
+from shared.config import Settings
+from shared.logs import hash_user, log
+from shared.staff import access, cards, records, relay, transitions, wording
+from shared.store import StoreError
+from shared.context import EventContext, Reply
+
+
+def owns(settings: Settings, event: object) -> bool:
+    """True for events the staff side handles: any event from the staff group, any ``staff:`` postback."""
+    if access.in_staff_group(settings, getattr(event, "source", None)):
+        return True
+    if isinstance(event, PostbackEvent):
+        data = getattr(event.postback, "data", None) or ""
+        return data.startswith(cards.POSTBACK_PREFIX + ":")
+    return False
+
+
+def handle_event(ctx: EventContext, event: object) -> Reply | None:
+    """One staff-side event. Group messages and other kinds get no answer; postbacks are staff buttons."""
+    if not isinstance(event, PostbackEvent):
+        return None  # the staff group is a place for people to talk: LOCAL answers only its buttons
+    return handle_postback(ctx, event.source, event.postback.data or "")
+
+
+def handle_postback(ctx: EventContext, source: object, data: str) -> Reply:
+    """A staff button: check the source, the member and the card, then apply it once."""
+    _, group_id, user_id = access.source_fields(source)
+    try:
+        staff = access.staff_member(ctx.settings, source)
+    except access.NotStaff as exc:
+        log("WARNING", "staff action refused", reason=exc.reason, user=hash_user(user_id),
+            group=hash_user(group_id))
+        return Reply([wording.refused_message(exc.reason)])
+    prefix, _, rest = data.partition(":")
+    try:
+        if prefix != cards.POSTBACK_PREFIX:
+            raise cards.CardRefused("malformed")
+        reference = cards.verify(ctx.settings, rest)
+    except cards.CardRefused as exc:
+        log("WARNING", "staff action refused", reason=exc.reason, staff=staff.hashed)
+        return Reply([wording.refused_message(exc.reason)])
+    try:
+        result = transitions.apply(ctx.store, ctx.settings.tenant_id, reference, staff, now=ctx.now)
+    except StoreError as exc:
+        log("WARNING", "staff action not recorded", error=exc.__class__.__name__, op=reference.op, staff=staff.hashed)
+        return Reply([wording.busy_message()])
+    log("INFO", "staff action answered", status=result.status, op=reference.op, staff=staff.hashed,
+        request_id=(result.request or {}).get("request_id"))
+    if result.status == transitions.NOT_FOUND or result.request is None:
+        return Reply([wording.refused_message("not_found")])
+    if result.notice is not None:
+        relay.enqueue_notice(ctx.queue, ctx.settings.tenant_id, result.notice.doc_id)
+    card = _card(ctx.settings, reference.operation_doc_id, result.request)
+    if result.status == transitions.APPLIED:
+        first = wording.applied_message(reference.op, staff, result.request)
+    elif result.status == transitions.ALREADY_APPLIED:
+        first = wording.already_applied_message(staff, result.request)
+    else:
+        first = wording.stale_message(staff, result.request)
+    return Reply([first] + ([card] if card is not None else []))
+
+
+def _card(settings: Settings, operation_doc_id: str, request: dict):
+    """The request's current card, when its state still offers buttons."""
+    if (request.get("human_state") or records.AWAITING) not in cards.BUTTONS:
+        return None
+    return cards.request_card(settings, operation_doc_id, request, heading="服務詢問（最新狀態）")
+

@@ -1,0 +1,255 @@
+"""Pushing staff-side notices: the queue's relay for the staff outbox, and its start-up re-queue.
+
+Every staff notice (``records.NOTICES``) is told by a push from functions/reconcile, run as a named
+queue task (``kind: staff_notice``), under the outbox rules of ``shared.handoff.notify``: claim the
+notice (``push`` owner, a lease), push with the notice's ``X-Line-Retry-Key`` (uuid5), then mark it
+delivered; LINE's 409 (key already accepted) counts as delivered. A push that fails with 429, 5xx
+or no answer answers 503 so the queue retries with the same key; a push LINE refuses (other 4xx)
+is recorded ``refused`` and logged, never repeated. A process killed between a commit and its
+enqueue leaves the notice pending: the start-up re-queue and the periodic sweep queue it again.
+
+The staff group is read from the configuration at push time; a resident notice goes to the user id
+stored with it. Source: DESIGN §10, §11 (delivery rules), §4 (outbox); issue 11 (Build 2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.clock import Clock, from_iso, to_iso, utc_now
+from shared.config import Settings
+from shared.handoff import notify
+from shared.handoff import records as handoff_records
+from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
+from shared.logs import hash_user, log
+from shared.queue import QueueError, TaskQueue, task_name_for
+from shared.staff import cards, records, wording
+from shared.store import DocumentStore, StoreError, Transaction
+
+NOTICE_TASK = "staff_notice"
+SWEEP_TASK = "staff_sweep"
+TASK_KINDS = (NOTICE_TASK, SWEEP_TASK)
+#: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
+REFUSED, NOT_NEEDED = "refused", "not_needed"
+
+
+class InvalidStaffTask(ValueError):
+    """The body is not a staff task (answer 400; retrying cannot help)."""
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The answer to one delivery: ``outcome`` (a machine word) and the HTTP status for the queue."""
+
+    outcome: str
+    http_status: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the HTTP answer (no request text, no user ids)."""
+        return {"outcome": self.outcome, **self.detail}
+
+
+def notice_task_name(notice_doc_id: str, tag: str) -> str:
+    """``staff-<32 hex>``: one name per (notice, tag); the tag tells re-queues of one notice apart."""
+    return task_name_for(f"{notice_doc_id}/{tag}", prefix="staff")
+
+
+def enqueue_notice(queue: TaskQueue | None, tenant_id: str, notice_doc_id: str, *, tag: str = "first",
+                   delay_seconds: float = 0.0) -> bool:
+    """Queue the push of one staff notice. A name seen before counts as queued.
+
+    Returns:
+        True when the queue holds the task; False when there is no queue or it did not confirm
+        (logged; the sweep and the start-up re-queue find the pending notice later).
+    """
+    if queue is None:
+        log("WARNING", "staff notice not queued: no task queue configured")
+        return False
+    payload = {"v": 1, "kind": NOTICE_TASK, "tenant_id": tenant_id, "notice_id": notice_doc_id}
+    try:
+        queue.enqueue(notice_task_name(notice_doc_id, tag), payload, delay_seconds=max(0.0, delay_seconds))
+    except QueueError as exc:
+        log("ERROR", "staff notice not queued", error=exc.__class__.__name__)
+        return False
+    return True
+
+
+def announce_created(queue: TaskQueue | None, settings: Settings, operation_doc_id: str) -> bool:
+    """After a create committed with its staff notice: queue the push of the staff group's card.
+
+    Returns:
+        True when queued; False when there is no staff group, no queue, or the queue did not confirm
+        (the notice stays pending; the start-up re-queue and the sweep queue it later).
+    """
+    if not settings.staff_group_id:
+        return False
+    return enqueue_notice(queue, settings.tenant_id, records.notice_id(operation_doc_id, records.ANNOUNCE))
+
+
+def requeue_tag(doc: dict[str, Any]) -> str:
+    """The re-queue tag of a pending notice: its current claim (so a restart after a task ended re-queues)."""
+    return f"{doc.get('notice_owner')}|{doc.get('notice_claim_until')}"
+
+
+def claim_delay_seconds(doc: dict[str, Any], now: datetime) -> float:
+    """Seconds until the notice's current claim ends (0 when none is live)."""
+    until = doc.get("notice_claim_until")
+    if not until:
+        return 0.0
+    return max(0.0, (from_iso(until) - now) / timedelta(seconds=1))
+
+
+def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime) -> int:
+    """Queue a push for every pending staff notice of this tenant (start-up and sweep).
+
+    Returns:
+        How many notices were handed to the queue.
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    count = 0
+    for doc in store.query(records.NOTICES, where={"tenant_id": settings.tenant_id,
+                                                    "notice_state": notify.PENDING}):
+        doc_id = records.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
+        if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc),
+                          delay_seconds=claim_delay_seconds(doc, now)):
+            count += 1
+    return count
+
+
+def parse_notice_task(payload: object, tenant_id: str) -> str:
+    """The notice id of a ``staff_notice`` task body.
+
+    Raises:
+        InvalidStaffTask: not that shape, or another tenant's.
+    """
+    if not isinstance(payload, dict) or payload.get("kind") != NOTICE_TASK or payload.get("v") != 1:
+        raise InvalidStaffTask("not a staff notice task")
+    notice_doc_id = payload.get("notice_id")
+    if not (isinstance(notice_doc_id, str) and len(notice_doc_id) == 64
+            and all(c in "0123456789abcdef" for c in notice_doc_id)):
+        raise InvalidStaffTask("notice_id must be 64 lowercase hex")
+    if payload.get("tenant_id") != tenant_id:
+        raise InvalidStaffTask("another tenant's task")
+    return notice_doc_id
+
+
+class StaffRelay:
+    """Pushes staff-outbox notices. Safe to share across threads.
+
+    Args:
+        settings: tenant, staff group, timezone, signing key, lease and LINE timeout.
+        store: the read-write store.
+        line: the LINE gateway (pushes).
+        clock: aware "now".
+    """
+
+    def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway, clock: Clock = utc_now):
+        self.settings = settings
+        self.store = store
+        self.line = line
+        self.clock = clock
+
+    def deliver(self, notice_doc_id: str, *, last: bool) -> TaskResult:
+        """Tell one notice, at most once.
+
+        Args:
+            notice_doc_id: ``records.notice_id`` of the notice.
+            last: this is the queue's last attempt (then a retryable failure is kept pending for
+                the sweep instead of answering 503).
+        Returns:
+            TaskResult: 200 when settled (delivered, refused, not needed, nothing to do); 503 when the
+            queue should retry (store or LINE unavailable, another push holds the claim).
+        """
+        now = self.clock()
+        ref = records.NoticeRef(notice_doc_id)
+        try:
+            doc = self.store.get(records.NOTICES, notice_doc_id)
+        except StoreError:
+            return TaskResult("store_unavailable", 200 if last else 503)
+        if doc is None or doc.get("tenant_id") != self.settings.tenant_id:
+            return TaskResult("no_notice", 200)
+        purpose = doc.get("purpose")
+        if doc.get("notice_state") != notify.PENDING:
+            return TaskResult("already_settled", 200, {"purpose": purpose})
+        try:
+            to, messages = self._compose(doc)
+        except StoreError:
+            return TaskResult("store_unavailable", 200 if last else 503, {"purpose": purpose})
+        if to is None:
+            log("WARNING", "staff notice kept: no LOCAL_STAFF_GROUP_ID configured", purpose=purpose)
+            return TaskResult("no_staff_group", 200, {"purpose": purpose})
+        if not messages:
+            self._settle(ref, NOT_NEEDED, now)
+            return TaskResult("not_needed", 200, {"purpose": purpose})
+        try:
+            decision = notify.claim_notice(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=now,
+                                           lease_seconds=self.settings.event_lease_seconds)
+        except StoreError:
+            return TaskResult("store_unavailable", 200 if last else 503, {"purpose": purpose})
+        if decision is notify.Claim.DELIVERED or decision is notify.Claim.NO_NOTICE:
+            return TaskResult("already_settled", 200, {"purpose": purpose})
+        if decision is notify.Claim.HELD:
+            return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
+        try:
+            pushed = self.line.push(to, messages, retry_key=doc["notice_retry_key"],
+                                    timeout_seconds=self.settings.line_timeout_seconds)
+        except (LineApiError, LineOutcomeUnknown) as exc:
+            retryable = isinstance(exc, LineOutcomeUnknown) or exc.retryable
+            log("WARNING", "staff notice push failed", purpose=purpose, error=exc.__class__.__name__,
+                status=getattr(exc, "status", None), retryable=retryable)
+            if retryable:
+                return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
+            self._settle(ref, REFUSED, now)
+            return TaskResult("push_refused", 200, {"purpose": purpose})
+        try:
+            notify.mark_delivered(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=self.clock())
+        except StoreError as exc:  # the next delivery pushes again with the same key → 409
+            log("WARNING", "staff notice delivered but not recorded", error=exc.__class__.__name__)
+        log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
+            duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
+        return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+
+    def _compose(self, doc: dict[str, Any]) -> tuple[str | None, list]:
+        """(push target, messages); no messages when the notice is no longer needed.
+
+        Raises:
+            StoreUnavailable: the request (or follow-up) could not be read.
+        """
+        purpose = doc.get("purpose")
+        operation_doc = doc.get("operation_doc") or ""
+        if doc.get("audience") == records.RESIDENT:
+            return doc.get("user_id"), [wording.resident_message(purpose, doc.get("request_id"))]
+        group = self.settings.staff_group_id
+        if purpose == records.FOLLOWUP:
+            followup = self.store.get(handoff_records.FOLLOWUPS, operation_doc)
+            if followup is None:
+                return group, []
+            draft = self.store.get(handoff_records.DRAFTS, operation_doc) or {}
+            return group, [cards.followup_card(self.settings, followup, draft.get("text"))]
+        request = self.store.get(handoff_records.REQUESTS, operation_doc)
+        if request is None:
+            return group, []
+        if purpose == records.REMINDER:
+            if (request.get("human_state") or records.AWAITING) != records.AWAITING:
+                return group, []  # taken (or closed) since the reminder was recorded
+            heading = "提醒：這筆服務詢問仍待受理"
+        else:
+            heading = "新的服務詢問"
+        return group, [cards.request_card(self.settings, operation_doc, request, heading=heading)]
+
+    def _settle(self, ref: records.NoticeRef, state: str, now: datetime) -> None:
+        """End a pending notice without telling anyone (refused by LINE, or no longer needed)."""
+
+        def txn(tx: Transaction) -> None:
+            doc = tx.get(records.NOTICES, ref.doc_id)
+            if doc and doc.get("notice_state") == notify.PENDING:
+                tx.set(records.NOTICES, ref.doc_id, {**doc, "notice_state": state, "notice_claim_until": None,
+                                                     "updated_at": to_iso(now)})
+
+        try:
+            self.store.run_transaction(txn)
+        except StoreError as exc:
+            log("WARNING", "staff notice state not recorded", state=state, error=exc.__class__.__name__)

@@ -1,0 +1,190 @@
+"""The staff sweep: reminders, follow-up announcements, and undelivered staff notices.
+
+One sweep (``run_sweep``), with an injected clock:
+
+1. every request still ``awaiting_acceptance`` for ``LOCAL_STAFF_REMIND_AFTER_SECONDS`` or longer
+   (since it was created, or last turned back) gets a ``reminder`` notice — once per request: the
+   notice's id is derived from the request, and a transaction writes it only while the request is
+   still awaiting and has none;
+2. every ``needs_human_followup`` record from reconcile gets a ``followup`` notice, once;
+3. every pending staff notice is queued for its push (a process killed after a commit and before
+   its enqueue, a task that used up its attempts).
+
+Scheduling rides on the task queue, so it is the same on the embedded default and in production:
+a ``staff_sweep`` task is named from its time slot (``floor(epoch / LOCAL_STAFF_SWEEP_SECONDS)``);
+each run queues the next slot's task, and every webhook start queues the current one, so a broken
+chain restarts and two processes never queue one slot twice. Nothing here pushes: pushes are
+``staff_notice`` tasks (``shared.staff.relay``).
+
+Source: DESIGN §10 (reminder once; follow-ups announced), §1 (embedded queue, Cloud Tasks names).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from shared.clock import from_iso, require_aware
+from shared.config import Settings
+from shared.handoff import records as handoff_records
+from shared.identity import Actor
+from shared.logs import log
+from shared.queue import QueueError, TaskQueue, task_name_for
+from shared.staff import records, relay
+from shared.store import DocumentStore, StoreError, Transaction
+
+
+@dataclass
+class SweepReport:
+    """What one sweep did (counts; no ids)."""
+
+    reminders: list[str] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)
+    requeued: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """``{reminders, followups, requeued}`` counts."""
+        return {"reminders": len(self.reminders), "followups": len(self.followups), "requeued": self.requeued}
+
+
+def _awaiting_since(request: dict) -> datetime | None:
+    text = request.get("awaiting_since") or request.get("created_at")
+    try:
+        return from_iso(text) if text else None
+    except ValueError:
+        return None
+
+
+def record_reminder(store: DocumentStore, tenant_id: str, operation_doc_id: str, *, now: datetime) -> bool:
+    """Write the request's reminder notice if it is still awaiting and has none (one transaction).
+
+    Returns:
+        True when this call wrote it.
+    Raises:
+        StoreError: nothing written (or, for StoreTimeout, perhaps written: the next sweep sees it).
+    """
+    ref = records.NoticeRef(records.notice_id(operation_doc_id, records.REMINDER))
+
+    def txn(tx: Transaction) -> bool:
+        request = tx.get(handoff_records.REQUESTS, operation_doc_id)
+        existing = tx.get(records.NOTICES, ref.doc_id)
+        if (existing is not None or request is None or request.get("tenant_id") != tenant_id
+                or (request.get("human_state") or records.AWAITING) != records.AWAITING):
+            return False
+        tx.set(records.NOTICES, ref.doc_id, records.notice_doc(
+            tenant_id=tenant_id, user_id=request["user_id"], operation_doc_id=operation_doc_id,
+            purpose=records.REMINDER, now=now, request_id=request.get("request_id")))
+        return True
+
+    return store.run_transaction(txn)
+
+
+def record_followup_notice(store: DocumentStore, tenant_id: str, operation_doc_id: str, *, now: datetime) -> bool:
+    """Write the staff notice of one ``needs_human_followup`` record if it has none (one transaction).
+
+    Returns:
+        True when this call wrote it.
+    Raises:
+        StoreError: as for ``record_reminder``.
+    """
+    ref = records.NoticeRef(records.notice_id(operation_doc_id, records.FOLLOWUP))
+
+    def txn(tx: Transaction) -> bool:
+        followup = tx.get(handoff_records.FOLLOWUPS, operation_doc_id)
+        existing = tx.get(records.NOTICES, ref.doc_id)
+        if existing is not None or followup is None or followup.get("tenant_id") != tenant_id:
+            return False
+        tx.set(records.NOTICES, ref.doc_id, records.notice_doc(
+            tenant_id=tenant_id, user_id=followup["user_id"], operation_doc_id=operation_doc_id,
+            purpose=records.FOLLOWUP, now=now))
+        return True
+
+    return store.run_transaction(txn)
+
+
+def run_sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime) -> SweepReport:
+    """One sweep (module docstring). Reminders and follow-ups need a staff group configured.
+
+    Args:
+        now: aware current time (injected in tests).
+    Returns:
+        SweepReport.
+    Raises:
+        StoreUnavailable: the store could not be read (the next slot tries again).
+    """
+    require_aware(now)
+    report = SweepReport()
+    tenant = settings.tenant_id
+    if settings.staff_group_id:
+        threshold = timedelta(seconds=settings.staff_remind_after_seconds)
+        for request in store.query(handoff_records.REQUESTS, where={"tenant_id": tenant,
+                                                                    "human_state": records.AWAITING}):
+            since = _awaiting_since(request)
+            if since is None or now - since < threshold:
+                continue
+            doc_id = _operation_doc_id(request)
+            try:
+                if doc_id and record_reminder(store, tenant, doc_id, now=now):
+                    report.reminders.append(records.notice_id(doc_id, records.REMINDER))
+            except StoreError as exc:
+                log("WARNING", "staff reminder not recorded", error=exc.__class__.__name__)
+        for followup in store.query(handoff_records.FOLLOWUPS, where={"tenant_id": tenant,
+                                                                      "status": "needs_human_followup"}):
+            doc_id = _operation_doc_id(followup)
+            try:
+                if doc_id and record_followup_notice(store, tenant, doc_id, now=now):
+                    report.followups.append(records.notice_id(doc_id, records.FOLLOWUP))
+            except StoreError as exc:
+                log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
+    report.requeued = relay.requeue_pending(settings, store, queue, now=now)
+    log("INFO", "staff sweep done", **report.as_dict())
+    return report
+
+
+def _operation_doc_id(doc: dict) -> str | None:
+    """The handoff operation's document id of a request or follow-up document."""
+    try:
+        operation = handoff_records.Operation(Actor(doc["tenant_id"], doc["user_id"]), doc["idempotency_key"])
+    except (KeyError, TypeError):
+        log("ERROR", "staff sweep: malformed document skipped")
+        return None
+    return operation.doc_id
+
+
+# ---- scheduling ---------------------------------------------------------------------------------
+
+def slot_of(now: datetime, interval_seconds: float) -> int:
+    """The sweep slot of ``now``: ``floor(epoch seconds / interval)``."""
+    return math.floor(require_aware(now).timestamp() / interval_seconds)
+
+
+def enqueue_sweep(settings: Settings, queue: TaskQueue | None, *, slot: int, now: datetime) -> bool:
+    """Queue the sweep of one slot, to run at the slot's start (a name seen before counts as queued)."""
+    if queue is None:
+        return False
+    interval = settings.staff_sweep_seconds
+    delay = max(0.0, slot * interval - require_aware(now).timestamp())
+    payload = {"v": 1, "kind": relay.SWEEP_TASK, "tenant_id": settings.tenant_id, "slot": slot}
+    try:
+        queue.enqueue(task_name_for(f"{settings.tenant_id}/{slot}", prefix="staff-sweep"), payload,
+                      delay_seconds=delay)
+    except QueueError as exc:
+        log("WARNING", "staff sweep not queued", error=exc.__class__.__name__)
+        return False
+    return True
+
+
+def parse_sweep_task(payload: object, tenant_id: str) -> int:
+    """The slot of a ``staff_sweep`` task body.
+
+    Raises:
+        relay.InvalidStaffTask: not that shape, or another tenant's.
+    """
+    if not isinstance(payload, dict) or payload.get("kind") != relay.SWEEP_TASK or payload.get("v") != 1:
+        raise relay.InvalidStaffTask("not a staff sweep task")
+    slot = payload.get("slot")
+    if not isinstance(slot, int) or isinstance(slot, bool) or slot < 0:
+        raise relay.InvalidStaffTask("slot must be a whole number")
+    if payload.get("tenant_id") != tenant_id:
+        raise relay.InvalidStaffTask("another tenant's task")
+    return slot

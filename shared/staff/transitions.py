@@ -1,0 +1,119 @@
+"""A staff action on a request: one store transaction on the request's state (DESIGN §10).
+
+| op | from | to | the resident is told (once per request) |
+|---|---|---|---|
+| take (我來處理) | awaiting_acceptance | accepted | accepted: 「已有專人接手你的服務詢問」 |
+| decline (無法處理) | awaiting_acceptance | declined | declined, with the menu |
+| done (已完成) | accepted | completed | completed |
+| back (轉回待處理) | accepted | awaiting_acceptance | nothing (查看原本服務單 shows it) |
+
+The transaction reads the request and the resident notice it may write, then either writes
+nothing or writes together: the request (state, ``staff_revision`` + 1, history), one audit entry
+and the resident's notice (the staff outbox; created only if that purpose has none yet, so a request
+taken, returned and taken again tells the resident once). A card made for another revision, or for
+a state the request is no longer in, is ``stale``: nothing changes, and the answer carries the
+current request so the tapper can be told who holds it. The same member's repeated tap of the
+card that just applied is ``already_applied``. No LINE or queue call happens inside (it may re-run).
+
+Source: DESIGN §10, §4 (transactional outbox); issue 11 (Build 3, 4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from shared.clock import require_aware, to_iso
+from shared.handoff import records as handoff_records
+from shared.staff import records
+from shared.staff.access import StaffMember
+from shared.staff.cards import BACK, DECLINE, DONE, TAKE, StaffReference
+from shared.store import DocumentStore, Transaction
+
+APPLIED, ALREADY_APPLIED, STALE, NOT_FOUND = "applied", "already_applied", "stale", "not_found"
+
+#: op → (required state, new state, resident notice purpose or None).
+TRANSITIONS: dict[str, tuple[str, str, str | None]] = {
+    TAKE: (records.AWAITING, records.ACCEPTED, records.ACCEPTED),
+    DECLINE: (records.AWAITING, records.DECLINED, records.DECLINED),
+    DONE: (records.ACCEPTED, records.COMPLETED, records.COMPLETED),
+    BACK: (records.ACCEPTED, records.AWAITING, None),
+}
+
+
+@dataclass(frozen=True)
+class TransitionResult:
+    """The outcome of one staff tap.
+
+    Args:
+        status: applied | already_applied | stale | not_found.
+        request: the request document after the transaction (current state when nothing changed).
+        notice: the resident notice written now (queue its push), else None.
+    """
+
+    status: str
+    request: dict[str, Any] | None = None
+    notice: records.NoticeRef | None = None
+
+
+def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff: StaffMember, *,
+          now: datetime) -> TransitionResult:
+    """Apply one verified staff button to its request, at most once.
+
+    Args:
+        tenant_id: the configured tenant; a request of another tenant is ``not_found``.
+        reference: the verified button (op, request document id, revision the card showed).
+        staff: the verified staff member (only the hash is stored).
+        now: aware; recorded in history, audit and the notice.
+    Returns:
+        TransitionResult (see the module table).
+    Raises:
+        StoreTimeout: outcome unknown (tapping again is safe: it is then stale or already applied).
+        StoreUnavailable / TransactionConflict: nothing written; retryable.
+    """
+    require_aware(now)
+    doc_id = reference.operation_doc_id
+    required, target, purpose = TRANSITIONS[reference.op]
+    notice_ref = records.NoticeRef(records.notice_id(doc_id, purpose)) if purpose else None
+
+    def txn(tx: Transaction) -> TransitionResult:
+        request = tx.get(handoff_records.REQUESTS, doc_id)
+        existing = tx.get(records.NOTICES, notice_ref.doc_id) if notice_ref else None
+        if request is None or request.get("tenant_id") != tenant_id:
+            return TransitionResult(NOT_FOUND)
+        revision = int(request.get("staff_revision") or 0)
+        state = request.get("human_state") or records.AWAITING
+        if revision != reference.revision or state != required:
+            history = request.get("staff_history") or []
+            last = history[-1] if history else {}
+            if (last.get("action") == reference.op and last.get("staff") == staff.hashed
+                    and last.get("revision") == reference.revision + 1):
+                return TransitionResult(ALREADY_APPLIED, request)
+            return TransitionResult(STALE, request)
+
+        at = to_iso(now)
+        new_revision = revision + 1
+        entry = {"at": at, "action": reference.op, "staff": staff.hashed, "from": state, "to": target,
+                 "revision": new_revision}
+        updated = {**request, "human_state": target, "staff_revision": new_revision,
+                   "staff_history": [*(request.get("staff_history") or []), entry], "updated_at": at}
+        if reference.op == TAKE:
+            updated.update(accepted_by=staff.hashed, accepted_at=at)
+        elif reference.op == BACK:
+            updated.update(accepted_by=None, awaiting_since=at)
+        else:
+            updated.update(closed_by=staff.hashed, closed_at=at)
+        tx.set(handoff_records.REQUESTS, doc_id, updated)
+        tx.set(records.AUDIT, records.audit_id(doc_id, new_revision), {
+            "tenant_id": request["tenant_id"], "user_id": request["user_id"], "request_id": request.get("request_id"),
+            "operation_doc": doc_id, "action": reference.op, "staff": staff.hashed, "from": state, "to": target,
+            "revision": new_revision, "at": at, "created_at": at})
+        written = None
+        if notice_ref is not None and purpose is not None and existing is None:
+            tx.set(records.NOTICES, notice_ref.doc_id, records.notice_doc(
+                tenant_id=request["tenant_id"], user_id=request["user_id"], operation_doc_id=doc_id,
+                purpose=purpose, now=now, request_id=request.get("request_id")))
+            written = notice_ref
+        return TransitionResult(APPLIED, updated, written)
+
+    return store.run_transaction(txn)

@@ -1,0 +1,92 @@
+"""What the resident and the staff read about staff actions (zh-TW, short lines).
+
+The resident is told each outcome once, in plain words, without promising an outcome or a time
+(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined (with the menu). Staff are told
+who holds a request by a short label, never by a resident's id. Source: DESIGN §10; issue 11 (Build 4).
+"""
+from __future__ import annotations
+
+from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
+
+from shared.handoff.wording import STATUS_ENTRY
+from shared.staff import access, records
+from shared.staff.cards import LABELS
+from shared.turn.menu import MENU_CHOICES
+
+
+def _status_quick_reply() -> QuickReply:
+    return QuickReply(items=[QuickReplyItem(action=MessageAction(label=STATUS_ENTRY, text=STATUS_ENTRY))])
+
+
+def _menu_quick_reply() -> QuickReply:
+    return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label))
+                             for label in MENU_CHOICES])
+
+
+def resident_message(purpose: str, request_id: str | None) -> TextMessage:
+    """The resident's notice for one staff outcome (``accepted``, ``completed`` or ``declined``).
+
+    Raises:
+        KeyError: another purpose.
+    """
+    number = f"（單號：{request_id}）" if request_id else ""
+    if purpose == records.ACCEPTED:
+        return TextMessage(text=(f"已有專人接手你的服務詢問{number}。\n"
+                                 f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_status_quick_reply())
+    if purpose == records.COMPLETED:
+        return TextMessage(text=(f"工作人員已將你的服務詢問{number}標示為處理結束。\n"
+                                 "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply())
+    if purpose == records.DECLINED:
+        return TextMessage(text=(f"很抱歉，工作人員這次無法處理你的服務詢問{number}。\n"
+                                 "你可以從下面的選單查活動、找蔬食，或之後再留下新的服務詢問。"),
+                           quick_reply=_menu_quick_reply())
+    raise KeyError(purpose)
+
+
+def applied_message(op: str, staff: access.StaffMember, request: dict) -> TextMessage:
+    """The staff tapper's answer after their action applied."""
+    rid = request.get("request_id", "")
+    texts = {
+        "take": f"{staff.label} 已接手 {rid}，已通知詢問者「已有專人接手」。處理結束後請按「{LABELS['done']}」。",
+        "decline": f"{staff.label} 已將 {rid} 標示為無法處理，並已通知詢問者。",
+        "done": f"{staff.label} 已將 {rid} 標示為已完成，並已通知詢問者。",
+        "back": f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手。",
+    }
+    return TextMessage(text=texts[op])
+
+
+def already_applied_message(staff: access.StaffMember, request: dict) -> TextMessage:
+    """The same member tapped the same button again: nothing changed."""
+    return TextMessage(text=f"{staff.label}，這個動作剛才已經完成了（{request.get('request_id', '')}），沒有重複處理。")
+
+
+def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
+    """A tap on a card that no longer matches the request: who holds it now, nothing changed."""
+    rid = request.get("request_id", "")
+    state = request.get("human_state") or records.AWAITING
+    holder = request.get("accepted_by")
+    if state == records.ACCEPTED and holder:
+        who = "你" if holder == staff.hashed else records.staff_label(holder)
+        return TextMessage(text=f"{rid} 已由 {who} 接手，這次沒有變更。最新的卡片在下面。")
+    closed = request.get("closed_by")
+    if state in (records.COMPLETED, records.DECLINED) and closed:
+        words = "已完成" if state == records.COMPLETED else "標示為無法處理"
+        return TextMessage(text=f"{rid} 已由 {records.staff_label(closed)} {words}，這次沒有變更。")
+    return TextMessage(text=f"這張卡片已不是 {rid} 的最新狀態，這次沒有變更。最新的卡片在下面。")
+
+
+def refused_message(reason: str) -> TextMessage:
+    """A staff button that may not act here, or a card LOCAL cannot read: nothing changed."""
+    texts = {
+        access.NO_STAFF_GROUP: "工作人員群組還沒有設定，所以這個按鈕不能使用，沒有任何變更。",
+        access.NOT_STAFF_GROUP: "這個按鈕只能在工作人員群組裡使用，所以沒有任何變更。",
+        access.NO_USER: "沒辦法辨識是哪一位工作人員按的，所以沒有任何變更。",
+        access.NOT_ALLOWED: "你不在可以處理服務詢問的工作人員名單中，所以沒有任何變更。如有需要，請洽管理者。",
+        "not_found": "找不到這筆服務詢問，所以沒有任何變更。",
+    }
+    return TextMessage(text=texts.get(reason, "這張工作人員卡片無法辨識（可能已失效），所以沒有任何變更。"))
+
+
+def busy_message() -> TextMessage:
+    """The store did not answer: the tapper may tap again (a repeat is safe)."""
+    return TextMessage(text="抱歉，剛才系統忙碌，不確定有沒有變更成功。請稍後再按一次同一個按鈕，不會重複處理。")
