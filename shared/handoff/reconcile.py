@@ -353,8 +353,7 @@ class ReconcileService:
         void = notify.reply_owner(task.reply_event_id) if task.reply_event_id else None
         try:
             decision = notify.claim_notice(self.store, collection, task.operation, notify.PUSH_OWNER, now=now,
-                                           lease_seconds=self._lease_seconds, void_owner=void,
-                                     staff_group_id=self.settings.staff_group_id)
+                                           lease_seconds=self._lease_seconds, void_owner=void)
         except StoreError:
             if not last:
                 return ReconcileResult("store_unavailable", 503, request_id)

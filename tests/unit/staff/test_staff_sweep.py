@@ -1,0 +1,132 @@
+"""The staff sweep with an injected clock: a reminder fires once for an old request and never for a
+taken one; needs_human_followup items are announced once. Real SQLite store, the real embedded queue
+(not dispatching: its tasks are read back), pushes through the LINE stand-in."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.handoff import drafts, notify
+from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
+from shared.handoff.requests import create_request
+from shared.identity import Actor
+from shared.queue.embedded import EmbeddedQueue
+from shared.staff import records, relay, sweep, transitions
+from shared.staff.access import staff_member
+from shared.staff.cards import TAKE, StaffReference
+from shared.staff.service import StaffTaskService
+from shared.store.sqlite import SqliteStore, path_from_url
+from shared.wiring import line_gateway
+from tests.conftest import all_text
+
+GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+STAFF = "U1111111111111111111111111111aaaa"
+USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+PUSH = "/v2/bot/message/push"
+
+
+class GroupSource:
+    """The shape of line-bot-sdk's GroupSource that ``access`` reads."""
+
+    type = "group"
+    group_id = GROUP
+    user_id = STAFF
+
+
+@pytest.fixture
+def settings(base_env) -> Settings:
+    return Settings.from_env({**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_REMIND_AFTER_SECONDS": "600",
+                              "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "RECONCILE_FUNCTION_URL": "http://127.0.0.1:9/"},
+                             required=WEBHOOK_REQUIRED)
+
+
+@pytest.fixture
+def store(settings) -> SqliteStore:
+    return SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0)
+
+
+@pytest.fixture
+def queue(settings) -> EmbeddedQueue:
+    return EmbeddedQueue(path_from_url(settings.store_url), queue_name=settings.queue_name,
+                         target_url=settings.reconcile_function_url, auth_token=None)
+
+
+def new_request(settings, store, clock, text: str) -> tuple[str, dict]:
+    actor = Actor(settings.tenant_id, USER)
+    draft = drafts.create_draft(store, actor, text, now=clock(), settings=settings).draft
+    result = create_request(store, draft.operation, draft.content_hash, now=clock(), tz=settings.tz,
+                            source="webhook", notice_owner=notify.reply_owner("ev"), lease_seconds=30,
+                            staff_group_id=settings.staff_group_id)
+    return draft.operation.doc_id, result.receipt.as_dict()
+
+
+def queued(queue: EmbeddedQueue, store, notice_doc_id: str) -> bool:
+    """Whether the queue holds the push task of this pending notice (by its deterministic name)."""
+    doc = store.get(records.NOTICES, notice_doc_id)
+    return doc is not None and queue.task(relay.notice_task_name(notice_doc_id, relay.requeue_tag(doc))) is not None
+
+
+def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, queue, clock, line_standin):
+    start = clock.at
+    old_id, old = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
+    taken_id, taken = new_request(settings, store, clock, "想借用活動中心的場地")
+    staff = staff_member(settings, GroupSource())
+    assert transitions.apply(store, settings.tenant_id, StaffReference(TAKE, taken_id, 0), staff,
+                             now=start + timedelta(seconds=60)).status == transitions.APPLIED
+
+    clock.at = start + timedelta(seconds=599)  # not old enough yet
+    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []
+    clock.at = start + timedelta(seconds=600)  # exactly the threshold
+    report = sweep.run_sweep(settings, store, queue, now=clock.at)
+    assert report.reminders == [records.notice_id(old_id, records.REMINDER)]
+    clock.at = start + timedelta(hours=5)
+    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []  # once, ever
+    assert queued(queue, store, records.notice_id(old_id, records.REMINDER))
+    assert not queued(queue, store, records.notice_id(taken_id, records.REMINDER))
+
+    service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
+    task = {"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
+            "notice_id": records.notice_id(old_id, records.REMINDER)}
+    assert service.run(task, retry_count=0).outcome == "delivered"
+    assert service.run(task, retry_count=0).outcome == "already_settled"  # a duplicate delivery
+    pushes = [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
+    assert len(pushes) == 1 and pushes[0]["body"]["to"] == GROUP
+    text = all_text(pushes[0]["body"]["messages"])
+    assert "提醒" in text and old["request_id"] in text and taken["request_id"] not in text
+
+
+def test_staff_sweep_reminder_taken_before_push_is_not_sent(settings, store, queue, clock, line_standin):
+    doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
+    clock.at = clock.at + timedelta(seconds=700)
+    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders
+    staff = staff_member(settings, GroupSource())
+    transitions.apply(store, settings.tenant_id, StaffReference(TAKE, doc_id, 0), staff, now=clock.at)
+    service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
+    task = {"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
+            "notice_id": records.notice_id(doc_id, records.REMINDER)}
+    assert service.run(task, retry_count=0).outcome == "not_needed"
+    assert not any("提醒" in all_text(c["body"]) for c in line_standin.calls() if c["path"] == PUSH)
+
+
+def test_staff_sweep_followup_announced_once(base_env, settings, store, queue, clock, line_standin):
+    actor = Actor(settings.tenant_id, USER)
+    draft = drafts.create_draft(store, actor, "想請人協助報名長青班", now=clock(), settings=settings).draft
+    faulty = Settings.from_env({**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_QUEUE_MAX_ATTEMPTS": "3",
+                                "LOCAL_FAULTS": "LOOKUP_UNAVAILABLE"})
+    reconcile = ReconcileService(faulty, store, SqliteStore(path_from_url(settings.store_url), read_only=True),
+                                 line_gateway(faulty), clock)
+    task = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "ev-checking")
+    assert reconcile.run(task, retry_count=2).outcome == "needs_human_followup"  # the last attempt
+
+    first = sweep.run_sweep(settings, store, queue, now=clock())
+    assert first.followups == [records.notice_id(draft.operation.doc_id, records.FOLLOWUP)]
+    assert sweep.run_sweep(settings, store, queue, now=clock()).followups == []
+    service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
+    result = service.run({"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
+                          "notice_id": first.followups[0]}, retry_count=0)
+    assert result.outcome == "delivered"
+    [push] = [c for c in line_standin.calls() if c["path"] == PUSH and c["body"]["to"] == GROUP]
+    text = all_text(push["body"]["messages"])
+    assert "需要人工確認" in text and "想請人協助報名長青班" in text and USER not in str(push["body"])
