@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test bench demo user-data ingest-events events-status clean
+.PHONY: venv run test bench demo user-data ingest-events events-status requests clean
 
 venv: $(STAMP)
 
@@ -56,6 +56,10 @@ ingest-events: $(STAMP)
 
 events-status: $(STAMP)
 	@$(PY) -m tools.events status
+
+# The open handoff requests, one JSON line each, by state then age (logs on stderr).
+requests: $(STAMP)
+	@$(PY) -m tools.open_requests
 
 clean:
 	rm -rf $(VENV) .run

@@ -5,9 +5,11 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
 
     {"tenant_id": "...", "user_id": "U...",
      "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
-     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at", "text"}],
+     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at", "text",
+                           "staff_history": [{at, action, staff (hashed), from, to, revision}], …}],
      "drafts": [{"idempotency_key", "status", "created_at", "expires_at", "text"}],
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
+     "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}]}
 
 Only fields present in the store are printed (nothing is invented); lists are sorted by
@@ -32,12 +34,15 @@ from shared.store import DocumentStore, StoreError
 
 USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
 PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
-REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at", "text")
+REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at", "text",
+                  "staff_history", "accepted_by", "closed_by")
 DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at", "text")
 OPERATION_FIELDS = ("idempotency_key", "state", "request_id", "notice_kind", "notice_state", "created_at")
 FOLLOWUP_FIELDS = ("idempotency_key", "status", "reason", "created_at")
 CARD_FIELDS = ("status", "declined_at", "expire_at")
 AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
+STAFF_NOTICE_FIELDS = ("request_id", "purpose", "audience", "notice_state", "created_at")
+STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
 
 
 def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -81,6 +86,10 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
         "handoff_operations": _listed(store, "handoff_operations", tenant_id, user_id, OPERATION_FIELDS),
         "handoff_followups": _listed(store, "handoff_followups", tenant_id, user_id, FOLLOWUP_FIELDS),
         "declined_consent_cards": _listed(store, "memory_cards", tenant_id, user_id, CARD_FIELDS),
+        # The staff side (DESIGN §10): who was told what about the requests, and each staff action
+        # (staff members appear only as keyed hashes).
+        "staff_notices": _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS),
+        "staff_audit": _listed(store, "staff_audit", tenant_id, user_id, STAFF_AUDIT_FIELDS),
         "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for doc in store.query(
             "turn_audit", where={"tenant_id": tenant_id, "user_hash": hash_user(user_id)})),
             key=lambda row: str(row.get("at") or "")),
@@ -89,7 +98,8 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
 
 def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
     return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": [],
-            "handoff_operations": [], "handoff_followups": [], "declined_consent_cards": [], "turn_audit": []}
+            "handoff_operations": [], "handoff_followups": [], "declined_consent_cards": [], "staff_notices": [],
+            "staff_audit": [], "turn_audit": []}
 
 
 def _missing_sqlite_file(store_url: str) -> bool:

@@ -8,12 +8,14 @@ allowlist (``LOCAL_STAFF_USER_IDS``) and the card's signature.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.conftest import all_text, line_body, postback_event, text_event
+from tests.conftest import REPO, all_text, line_body, postback_event, text_event
 from tests.functions.handoff_support import (
     PUSH,
     REQUEST_ID,
@@ -23,6 +25,7 @@ from tests.functions.handoff_support import (
     post,
     reply_text,
     store_docs,
+    user_data,
     wait_for,
 )
 
@@ -86,6 +89,16 @@ def notices_settled(store_url: str) -> bool:
 def request_doc(store_url: str, request_id: str) -> dict:
     [doc] = [d for d in store_docs(store_url, "handoff_requests") if d["request_id"] == request_id]
     return doc
+
+
+def make_requests(store_url: str, tenant_id: str) -> list[dict]:
+    """``make requests`` against this store: one JSON object per stdout line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+    env.update({"LOCAL_STORE_URL": store_url, "LOCAL_TENANT_ID": tenant_id})
+    out = subprocess.run(["make", "-s", "-o", ".venv/.installed", "requests"], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [json.loads(line) for line in out.stdout.splitlines()]
 
 
 @pytest.fixture
@@ -214,8 +227,14 @@ def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functio
     wait_for(lambda: group_pushes(line_standin), 20, "the first staff card")
     take = staff_card_buttons(line_standin)["我來處理"]
 
+    [row] = make_requests(store_url, base_env["LOCAL_TENANT_ID"])
+    assert (row["human_state"], row["request_id"], row["accepted_by"]) == ("awaiting_acceptance", first_id, None)
+    assert row["text"] == "想問社區共餐的報名方式" and row["announced"] == "delivered" and USER not in json.dumps(row)
+
     # 我來處理 → the tapper gets the next card (已完成 / 轉回待處理).
     _, text, messages = tap(webhook.url, line_standin, take, STAFF_A)
+    [row] = make_requests(store_url, base_env["LOCAL_TENANT_ID"])
+    assert row["human_state"] == "accepted" and row["accepted_by"].startswith("工作人員 #")
     assert "已接手" in text
     done = buttons_of(messages[-1])["已完成"]
     assert set(buttons_of(messages[-1])) == {"已完成", "轉回待處理"}
@@ -257,3 +276,13 @@ def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functio
     assert [h["action"] for h in history] == ["take", "done"]
     assert all(STAFF_A not in json.dumps(h) and STAFF_B not in json.dumps(h) for h in history)
     assert request_doc(store_url, second_id)["human_state"] == "declined"
+    assert make_requests(store_url, base_env["LOCAL_TENANT_ID"]) == []  # nothing open
+
+    # make user-data: the requests with their staff history, staff hashed; the actions audited.
+    shown = user_data(store_url, base_env["LOCAL_TENANT_ID"])
+    by_id = {r["request_id"]: r for r in shown["handoff_requests"]}
+    assert [h["action"] for h in by_id[first_id]["staff_history"]] == ["take", "done"]
+    assert [(a["request_id"], a["action"]) for a in shown["staff_audit"]] == [
+        (first_id, "take"), (first_id, "done"), (second_id, "decline")]
+    dumped = json.dumps(shown)
+    assert STAFF_A not in dumped and STAFF_B not in dumped
