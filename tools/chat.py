@@ -13,11 +13,12 @@ Interactive::
         --secret local-dev-channel-secret
 
 Commands: ``/follow``, ``/unfollow``, ``/sticker``, ``/user Uxxxx`` (or ``/user new``),
-``/help``, ``/quit``.
+``/staff Uxxxx`` (act as that staff member in the simulated staff group; ``/staff`` alone: a
+default staff member; ``/user`` returns to the one-to-one chat), ``/help``, ``/quit``.
 
 Headless (``--headless``): one JSON object per stdin line —
-``{"text": "..."}``, ``{"postback": "data"}``, ``{"tap": n}``, ``{"event": {...}}``
-or ``{"user": "U..."}``, each optionally with ``"wait_seconds"`` — and exactly one
+``{"text": "..."}``, ``{"postback": "data"}``, ``{"tap": n}``, ``{"event": {...}}``,
+``{"user": "U..."}`` or ``{"staff": "U..."}`` (``""``: the default staff member), each optionally with ``"wait_seconds"`` — and exactly one
 JSON line per input on stdout::
 
     {"status": 200, "replies": [<recorded reply/push request bodies>],
@@ -55,6 +56,8 @@ DEFAULT_USER_ID = "U" + hashlib.sha256(b"local-dev-user").hexdigest()[:32]
 #: The bot's own user id as LINE puts it in ``destination``.
 DEFAULT_DESTINATION = "U" + hashlib.sha256(b"local-dev-bot").hexdigest()[:32]
 USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
+#: The staff member ``/staff`` acts as when no id is given.
+DEFAULT_STAFF_ID = "U" + hashlib.sha256(b"local-dev-staff").hexdigest()[:32]
 
 DEFAULT_WAIT_SECONDS = 8.0
 GRACE_SECONDS = 0.5
@@ -478,12 +481,16 @@ class ChatSession:
         standin_url: the LINE stand-in's base URL; None → answers cannot be read.
         destination: the bot's user id for the body's ``destination``.
         wait_s: how long to wait for a reply after each event, in seconds.
+        staff_group_id: the simulated staff group (``LOCAL_STAFF_GROUP_ID``); its pushes are shown,
+            and ``act_as_staff`` sends events from it.
     """
 
     def __init__(self, webhook_url: str, secret: str, user_id: str = DEFAULT_USER_ID,
                  standin_url: str | None = None, destination: str = DEFAULT_DESTINATION,
-                 wait_s: float = DEFAULT_WAIT_SECONDS) -> None:
+                 wait_s: float = DEFAULT_WAIT_SECONDS, staff_group_id: str | None = None) -> None:
         self.webhook_url = webhook_url
+        self.staff_group_id = staff_group_id
+        self.in_staff_group = False
         self.secret = secret
         self.user_id = user_id
         self.standin_url = standin_url
@@ -498,9 +505,21 @@ class ChatSession:
             self._last_seq = max((c["seq"] for c in seen), default=0)
 
     def switch_user(self, user_id: str) -> None:
-        """Act as another LINE user from now on."""
+        """Act as another LINE user, in a one-to-one chat, from now on."""
         self.user_id = user_id
         self._users.add(user_id)
+        self.in_staff_group = False
+
+    def act_as_staff(self, user_id: str) -> None:
+        """Act as ``user_id`` inside the simulated staff group from now on.
+
+        Raises:
+            ValueError: no staff group is configured.
+        """
+        if not self.staff_group_id:
+            raise ValueError("no staff group configured (LOCAL_STAFF_GROUP_ID)")
+        self.user_id = user_id
+        self.in_staff_group = True
 
     def poll(self) -> list[dict]:
         """Return new recorded LINE calls addressed to this session (replies to its
@@ -517,7 +536,8 @@ class ChatSession:
         if call["path"] == REPLY_PATH:
             return body.get("replyToken") in self._reply_tokens
         if call["path"] == PUSH_PATH:
-            return body.get("to") in self._users
+            to = body.get("to")
+            return to in self._users or (bool(self.staff_group_id) and to == self.staff_group_id)
         if call["path"] == LOADING_PATH:
             return body.get("chatId") in self._users
         return False
@@ -530,6 +550,8 @@ class ChatSession:
         Calls that arrived before sending (late pushes) are included first.
         """
         pending = self.poll()
+        if self.in_staff_group and self.staff_group_id:  # the event comes from the staff group
+            event = {**event, "source": {"type": "group", "groupId": self.staff_group_id, "userId": self.user_id}}
         token = event.get("replyToken")
         if token:
             self._reply_tokens.add(token)
@@ -572,7 +594,8 @@ class ChatSession:
                 out.lines.append(f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）")
                 continue
             to = body.get("to")
-            suffix = f"（給 {to}）" if to and to != self.user_id else ""
+            suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
+                f"（給 {to}）" if to and to != self.user_id else "")
             out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
             part = render(body.get("messages") or [], width=width, start=len(out.choices) + 1)
             out.lines.extend("  " + line if line else "" for line in part.lines)
@@ -618,6 +641,7 @@ HELP = """指令：
   輸入編號          點選畫面上的 [n] 按鈕或快速回覆
   /follow          加入好友（follow 事件）     /unfollow  封鎖（unfollow 事件）
   /sticker         傳一張貼圖                  /user Uxxxx 或 /user new  切換使用者
+  /staff [Uxxxx]   以工作人員身分在工作人員群組中操作（/user 回到一對一聊天）
   /help            顯示這段說明                /quit（或 Ctrl-D、Ctrl-C）離開"""
 
 
@@ -657,6 +681,18 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
         else:
             session.switch_user(user_id)
             _say(f"（現在的身分：{user_id}）", stream)
+        return None
+    if command == "/staff":
+        user_id = argument.strip() or DEFAULT_STAFF_ID
+        if not USER_ID_RE.match(user_id):
+            _say("（工作人員 ID 要是 U 加 32 個小寫十六進位字元）", stream)
+            return None
+        try:
+            session.act_as_staff(user_id)
+        except ValueError:
+            _say("（沒有設定工作人員群組 LOCAL_STAFF_GROUP_ID）", stream)
+            return None
+        _say(f"（現在以工作人員 {user_id} 的身分在工作人員群組中）", stream)
         return None
     if command == "/help":
         _say(HELP, stream)
@@ -757,6 +793,15 @@ def headless_step(session: ChatSession, request: dict) -> dict:
             return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
         session.switch_user(str(request["user"]))
         return {"status": None, "replies": [], "choices": []}
+    elif "staff" in request:
+        staff = str(request["staff"] or DEFAULT_STAFF_ID)
+        if not USER_ID_RE.match(staff):
+            return _headless_error("staff must be 'U' followed by 32 lowercase hex characters")
+        try:
+            session.act_as_staff(staff)
+        except ValueError as exc:
+            return _headless_error(str(exc))
+        return {"status": None, "replies": [], "choices": []}
     elif "tap" in request:
         n = request["tap"]
         if not isinstance(n, int) or not 1 <= n <= len(session.choices):
@@ -766,7 +811,7 @@ def headless_step(session: ChatSession, request: dict) -> dict:
         if event is None:
             return {**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]}
     else:
-        return _headless_error("expected one of: text, postback, tap, event, user")
+        return _headless_error("expected one of: text, postback, tap, event, user, staff")
     exchange = session.send(event, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
     shown = session.present(exchange.calls)
     out: dict[str, Any] = {"status": exchange.status, "replies": [c["body"] for c in exchange.delivered],
@@ -819,6 +864,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="channel secret (default: $LINE_CHANNEL_SECRET)")
     parser.add_argument("--user-id", default=DEFAULT_USER_ID, help="act as this LINE user")
     parser.add_argument("--headless", action="store_true", help="JSON lines on stdin/stdout")
+    parser.add_argument("--staff-group", default=os.environ.get("LOCAL_STAFF_GROUP_ID"),
+                        help="the simulated staff group id (default: $LOCAL_STAFF_GROUP_ID)")
     parser.add_argument("--wait-seconds", type=float, default=DEFAULT_WAIT_SECONDS,
                         help="how long to wait for a reply per event")
     args = parser.parse_args(argv)
@@ -828,7 +875,8 @@ def main(argv: list[str] | None = None) -> int:
     if not USER_ID_RE.match(args.user_id):
         parser.error("--user-id must be 'U' followed by 32 lowercase hex characters")
     try:
-        session = ChatSession(args.webhook, secret, args.user_id, args.standin, wait_s=args.wait_seconds)
+        session = ChatSession(args.webhook, secret, args.user_id, args.standin, wait_s=args.wait_seconds,
+                              staff_group_id=args.staff_group)
     except OSError as exc:
         print(f"chat: cannot reach the LINE stand-in at {args.standin}: {exc}", file=sys.stderr)
         return 2

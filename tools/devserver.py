@@ -18,6 +18,7 @@ exit every child is sent SIGTERM, then SIGKILL after 5 s.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -44,6 +45,8 @@ DEV_SECRETS = {
     "LOCAL_INTERNAL_TOKEN": "local-dev-internal-token",
     "LOCAL_TENANT_ID": "local-dev",
     "LOCAL_TIMEZONE": "Asia/Taipei",
+    # A simulated LINE staff group (DESIGN §10): staff cards are pushed to it; /staff acts in it.
+    "LOCAL_STAFF_GROUP_ID": "C" + hashlib.sha256(b"local-dev-staff-group").hexdigest()[:32],
 }
 START_TIMEOUT_SECONDS = 20.0
 STOP_GRACE_SECONDS = 5.0
@@ -307,7 +310,8 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             return _serve_only(config, children)
         session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
                                    config.env["LINE_CHANNEL_SECRET"],
-                                   standin_url=f"http://127.0.0.1:{config.ports['line-standin']}")
+                                   standin_url=f"http://127.0.0.1:{config.ports['line-standin']}",
+                                   staff_group_id=config.env.get("LOCAL_STAFF_GROUP_ID"))
         return chat.run_headless(session) if mode == "headless" else chat.run_interactive(session)
     except StartupError as exc:
         print(f"devserver: {exc}", file=sys.stderr)
