@@ -6,31 +6,31 @@ Postback data: ``staff:v1.<op>.<operation_id>.<revision>.<sig>``:
 * ``operation_id``: the request's document id (64 lowercase hex; it names no one);
 * ``revision``: the request's ``staff_revision`` when the card was made: a card is bound to the
   state it shows, and a tap on an older card changes nothing (DESIGN §10);
-* ``sig``: base64url HMAC-SHA256 over the rest, with a key derived from ``LOCAL_SIGNING_KEY`` for
-  the tenant and the staff group, so a card only verifies in the group it was made for.
+* ``sig``: the MAC over the rest made by ``shared.signing`` (purpose ``local-staff-card``, key
+  derived from ``LOCAL_SIGNING_KEY`` for the tenant and the staff group; the previous key version is
+  still accepted), so a card only verifies for the group it was made for.
 
 About 125 characters, checked against LINE's 300 before sending. A card shows the request id, the
 resident's text and when it was made (Asia/Taipei) — never the resident's LINE user id.
 
 Source: DESIGN §10, §11 (labels ≤ 20, altText ≤ 400, postback data ≤ 300); LINE Messaging API,
-Flex Message and postback action reference; Python ``hmac`` (``compare_digest``).
+Flex Message and postback action reference.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 from dataclasses import dataclass
 from typing import Any
 
 from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
 
+from shared import signing
 from shared.clock import from_iso
 from shared.config import Settings
 from shared.replies.area_picker import checked_postback
 from shared.staff import records
 
 POSTBACK_PREFIX = "staff"
+PURPOSE = "local-staff-card"
 VERSION = "v1"
 TAKE, DECLINE, DONE, BACK = "take", "decline", "done", "back"
 LABELS = {TAKE: "我來處理", DECLINE: "無法處理", DONE: "已完成", BACK: "轉回待處理"}
@@ -61,18 +61,19 @@ class StaffReference:
     revision: int
 
 
-# ---- signing ------------------------------------------------------------------------------------
-# The only two functions that know the MAC; they move to the project's one signing module
-# (shared/signing.py, issue 8) when it lands, with the same inputs.
+# ---- signing (shared.signing: one purpose, bound to the tenant and the staff group) -------------
 
-def _key(settings: Settings) -> bytes:
-    message = "\x00".join(("LOCAL staff card", VERSION, settings.tenant_id, settings.staff_group_id or ""))
-    return hmac.new((settings.signing_key or "").encode("utf-8"), message.encode("utf-8"), hashlib.sha256).digest()
+def _keys(settings: Settings) -> signing.SigningKeys:
+    if not settings.staff_group_id:
+        raise CardRefused("not_configured")
+    try:
+        return signing.SigningKeys.from_settings(settings)
+    except signing.SigningNotConfigured as exc:
+        raise CardRefused("not_configured") from exc
 
 
-def _mac(settings: Settings, body: str) -> str:
-    digest = hmac.new(_key(settings), body.encode("ascii"), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+def _binding(settings: Settings) -> tuple[str, str]:
+    return (settings.tenant_id, settings.staff_group_id or "")
 
 
 def postback_data(settings: Settings, op: str, operation_doc_id: str, revision: int) -> str:
@@ -80,14 +81,13 @@ def postback_data(settings: Settings, op: str, operation_doc_id: str, revision: 
 
     Raises:
         CardRefused: no signing key or no staff group configured.
-        ValueError: unknown op, malformed id or negative revision.
+        ValueError: unknown op, malformed id or negative revision; over 300 characters.
     """
-    if not settings.signing_key or not settings.staff_group_id:
-        raise CardRefused("not_configured")
+    keys = _keys(settings)
     if op not in LABELS or not _is_hex64(operation_doc_id) or revision < 0:
         raise ValueError("bad staff card reference")
     body = ".".join((VERSION, op, operation_doc_id, str(int(revision))))
-    return f"{POSTBACK_PREFIX}:{body}.{_mac(settings, body)}"
+    return signing.postback_data(POSTBACK_PREFIX, signing.sign(keys, PURPOSE, _binding(settings), body))
 
 
 def verify(settings: Settings, data: str) -> StaffReference:
@@ -97,17 +97,15 @@ def verify(settings: Settings, data: str) -> StaffReference:
         CardRefused: ``not_configured``, ``malformed`` or ``bad_signature`` (tampered, or made for
             another group or tenant).
     """
-    if not settings.signing_key or not settings.staff_group_id:
-        raise CardRefused("not_configured")
-    if not data.isascii():
-        raise CardRefused("malformed")
-    parts = data.split(".")
-    if (len(parts) != 5 or parts[0] != VERSION or parts[1] not in LABELS or not _is_hex64(parts[2])
+    keys = _keys(settings)
+    try:
+        body = signing.verify(keys, PURPOSE, _binding(settings), data).body
+    except signing.SignatureRefused as exc:
+        raise CardRefused(exc.reason) from exc
+    parts = body.split(".")
+    if (len(parts) != 4 or parts[0] != VERSION or parts[1] not in LABELS or not _is_hex64(parts[2])
             or not parts[3].isdigit() or len(parts[3]) > 9):
         raise CardRefused("malformed")
-    expected = _mac(settings, ".".join(parts[:4]))
-    if not hmac.compare_digest(expected.encode("ascii"), parts[4].encode("ascii")):
-        raise CardRefused("bad_signature")
     return StaffReference(parts[1], parts[2], int(parts[3]))
 
 

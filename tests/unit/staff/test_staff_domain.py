@@ -134,3 +134,22 @@ def test_staff_transitions_stale_card_changes_nothing(settings, store, clock):
     assert mine.status == transitions.ALREADY_APPLIED
     assert store.get(handoff_records.REQUESTS, doc_id) == before
     assert store.query(records.NOTICES, where={"purpose": records.DECLINED}) == []
+
+
+@pytest.mark.parametrize("index, value", [(0, "v2"), (1, "done"), (2, "cd" * 32), (3, "4")])
+def test_staff_card_each_field_tampered_is_refused(settings, index, value):
+    rest = cards.postback_data(settings, cards.TAKE, "ab" * 32, 3).split(":", 1)[1]
+    parts = rest.split(".")
+    parts[index] = value
+    with pytest.raises(cards.CardRefused):
+        cards.verify(settings, ".".join(parts))
+
+
+def test_staff_card_signed_before_key_rotation_still_verifies(settings):
+    rest = cards.postback_data(settings, cards.TAKE, "ab" * 32, 0).split(":", 1)[1]
+    rotated = dataclasses.replace(settings, signing_key="a-new-signing-key", signing_key_version=2,
+                                  signing_key_previous=settings.signing_key)
+    assert cards.verify(rotated, rest).op == cards.TAKE
+    dropped = dataclasses.replace(rotated, signing_key_previous=None)
+    with pytest.raises(cards.CardRefused):
+        cards.verify(dropped, rest)
