@@ -23,6 +23,7 @@ INGEST_REQUIRED = ("LOCAL_STORE_URL", "TDX_CLIENT_ID", "TDX_CLIENT_SECRET")
 #: basic API root (https://tdx.transportdata.tw, "API 使用說明").
 TDX_TOKEN_URL_DEFAULT = "https://tdx.transportdata.tw/auth/realms/TDXConnect/protocol/openid-connect/token"
 TDX_API_BASE_DEFAULT = "https://tdx.transportdata.tw/api/basic"
+AGENT_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
 
 #: Fault-injection names (tests and the demo only; refused unless the store is the embedded SQLite).
 FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})
@@ -98,6 +99,14 @@ class Settings:
     staff_remind_after_seconds: float = 1800.0
     #: How often the staff sweep (reminders, follow-ups, undelivered notices) runs (seconds).
     staff_sweep_seconds: float = 60.0
+    # Queued webhook events (DESIGN §3, §8, §11): the queue and functions/agent.
+    agent_function_url: str | None = None
+    agent_queue_name: str = "queued-events"
+    agent_tasks_queue_path: str | None = None
+    #: A queued event is answered by reply only while its reply token is this young (LINE: about a minute).
+    reply_token_fresh_seconds: float = 50.0
+    #: How long the queued-event worker may spend on one event's handler (seconds).
+    agent_budget_seconds: float = 20.0
 
     @property
     def tz(self) -> ZoneInfo:
@@ -218,6 +227,11 @@ class Settings:
             staff_user_ids=staff_user_ids,
             staff_remind_after_seconds=seconds("LOCAL_STAFF_REMIND_AFTER_SECONDS", 1800.0),
             staff_sweep_seconds=seconds("LOCAL_STAFF_SWEEP_SECONDS", 60.0),
+            agent_function_url=get("AGENT_FUNCTION_URL"),
+            agent_queue_name=get("LOCAL_AGENT_QUEUE_NAME") or "queued-events",
+            agent_tasks_queue_path=get("LOCAL_AGENT_TASKS_QUEUE_PATH"),
+            reply_token_fresh_seconds=seconds("LOCAL_REPLY_TOKEN_FRESH_SECONDS", 50.0),
+            agent_budget_seconds=seconds("LOCAL_AGENT_BUDGET_SECONDS", 20.0),
         )
         if problems:
             raise ConfigError(problems)

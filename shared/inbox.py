@@ -8,17 +8,31 @@ and the next delivery takes over (at least once in, exactly once in effect: DESI
 
 Before a reply is sent the attempt records ``reply_attempted``: a takeover never replies
 again, because a reply whose outcome is unknown is never blindly retried (DESIGN §3).
+
+An event the webhook cannot finish inside LINE's 2-second budget (the budget ran out, the store
+was busy, LINE answered the reply with 429 or no connection was made) is handed to the queue
+(DESIGN §11: an event is done only when its reply was sent, its reply's outcome is recorded, or
+its work is durably queued): its document becomes ``queued``, holding the raw event (and, when
+the answer was already rendered, that answer) and an outbox notice (``shared.outbox``,
+``notice_kind`` "event_answer") that the queued-event worker claims, delivers or settles. A
+redelivery of a queued event is acknowledged and repeats nothing: the queue answers it once.
 """
 from __future__ import annotations
 
 import enum
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from shared import outbox
 from shared.clock import from_iso, require_aware, to_iso
 from shared.store import DocumentStore, Transaction
 
 COLLECTION = "webhook_inbox"
+PROCESSING, DONE, QUEUED = "processing", "done", "queued"
+#: The outbox owner of a queued event's answer: the queued-event worker.
+QUEUE_OWNER = "queue"
+ANSWER_KIND = "event_answer"
 
 
 class Claim(enum.Enum):
@@ -27,6 +41,7 @@ class Claim(enum.Enum):
     CLAIMED = "claimed"          # process it now
     DONE = "done"                # finished before: answer 200, repeat nothing
     IN_PROGRESS = "in_progress"  # another attempt holds the lease: answer 503
+    QUEUED = "queued"            # handed to the queue before: answer 200, repeat nothing
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,19 @@ class ClaimResult:
 
 def _doc_id(tenant_id: str, webhook_event_id: str) -> str:
     return f"{tenant_id}:{webhook_event_id}"
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """One event's inbox document, as an outbox reference (``shared.outbox.OutboxRef``)."""
+
+    tenant_id: str
+    webhook_event_id: str
+
+    @property
+    def doc_id(self) -> str:
+        """``<tenant>:<webhookEventId>``."""
+        return _doc_id(self.tenant_id, self.webhook_event_id)
 
 
 def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
@@ -67,8 +95,10 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
                                            "state": "processing", "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now)})
             return ClaimResult(Claim.CLAIMED, 1)
-        if doc["state"] == "done":
+        if doc["state"] == DONE:
             return ClaimResult(Claim.DONE, doc["attempt"])
+        if doc["state"] == QUEUED:
+            return ClaimResult(Claim.QUEUED, doc["attempt"])
         if from_iso(doc["lease_until"]) > now:
             return ClaimResult(Claim.IN_PROGRESS, doc["attempt"])
         attempt = doc["attempt"] + 1
@@ -84,8 +114,8 @@ def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(COLLECTION, doc_id)
-        if doc is None or doc["attempt"] != attempt or doc["state"] == "done":
-            return False  # a later attempt owns it now
+        if doc is None or doc["attempt"] != attempt or doc["state"] != PROCESSING:
+            return False  # a later attempt owns it now, or it is finished or queued
         tx.set(COLLECTION, doc_id, {**doc, **changes})
         return True
 
@@ -118,25 +148,150 @@ def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attem
                    {"state": "done", "outcome": outcome, "done_at": to_iso(now)})
 
 
+def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
+                event: dict, reason: str, now: datetime, answer: list[dict] | None = None,
+                reply_attempted: bool = False) -> bool:
+    """Hand this attempt's event to the queue: the document becomes ``queued`` (one transaction).
+
+    Args:
+        event: the raw webhook event (JSON object) the worker handles again if no ``answer`` is given.
+        reason: why (``budget``, ``store_busy``, ``reply_not_delivered``, ``reply_never_started``,
+            ``reply_unrecorded``); kept as ``queued_reason``.
+        answer: the answer already rendered (message dicts), for the worker to send as it is.
+        reply_attempted: the reply token was used, or LINE asked to be called later (429): the worker
+            must push rather than reply.
+    Returns:
+        False when a later attempt owns the event (nothing written).
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: not queued as far as the caller knows.
+    """
+    require_aware(now)
+    fields = {"state": QUEUED, "event": event, "queued_reason": reason, "queued_at": to_iso(now),
+              "answer": answer, "reply_attempted": reply_attempted,
+              **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
+                                     retry_key=answer_retry_key(tenant_id, webhook_event_id))}
+    return _update(store, tenant_id, webhook_event_id, attempt, fields)
+
+
+def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str, dict]], *, now: datetime,
+                    reason: str, lease_seconds: float) -> dict[str, str]:
+    """Claim several events and queue them at once, in one store transaction (one commit).
+
+    For each ``(webhook_event_id, raw_event)``: a new event, or one whose earlier attempt lost its
+    lease before starting a reply, becomes ``queued``; a finished or queued one is a duplicate; one
+    whose lease is live stays with its holder; one whose earlier attempt started a reply and died
+    is finished as ``reply_unknown`` (never replied twice).
+
+    Returns:
+        webhook_event_id → "queued", "duplicate", "done" or "retry".
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: nothing is known to be queued.
+    """
+    require_aware(now)
+    stamp = to_iso(now)
+
+    def txn(tx: Transaction) -> dict[str, str]:
+        docs = {event_id: tx.get(COLLECTION, _doc_id(tenant_id, event_id)) for event_id, _ in items}
+        results: dict[str, str] = {}
+        for event_id, raw in items:
+            if event_id in results:
+                continue  # the same event twice in one body
+            doc = docs[event_id]
+            queued = {"tenant_id": tenant_id, "webhook_event_id": event_id, "state": QUEUED, "event": raw,
+                      "queued_reason": reason, "queued_at": stamp, "answer": None, "reply_attempted": False,
+                      "received_at": stamp, "lease_until": stamp,
+                      **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
+                                             retry_key=answer_retry_key(tenant_id, event_id))}
+            if doc is None:
+                tx.create(COLLECTION, _doc_id(tenant_id, event_id), {**queued, "attempt": 1})
+                results[event_id] = "queued"
+            elif doc["state"] in (DONE, QUEUED):
+                results[event_id] = "duplicate"
+            elif from_iso(doc["lease_until"]) > now:
+                results[event_id] = "retry"
+            elif doc.get("reply_attempted"):
+                tx.set(COLLECTION, _doc_id(tenant_id, event_id),
+                       {**doc, "attempt": doc["attempt"] + 1, "state": DONE, "outcome": "reply_unknown",
+                        "done_at": stamp})
+                results[event_id] = "done"
+            else:
+                tx.set(COLLECTION, _doc_id(tenant_id, event_id),
+                       {**doc, **queued, "received_at": doc.get("received_at", stamp), "attempt": doc["attempt"] + 1})
+                results[event_id] = "queued"
+        return results
+
+    return store.run_transaction(txn)
+
+
+def answer_retry_key(tenant_id: str, webhook_event_id: str) -> str:
+    """The ``X-Line-Retry-Key`` of a queued event's answer pushed by the worker (uuid5, deterministic)."""
+    return str(uuid.uuid5(_RETRY_NAMESPACE, f"{tenant_id}/{webhook_event_id}/event_answer"))
+
+
+_RETRY_NAMESPACE = uuid.UUID("0b6e1f5c-2d8a-5e4b-9c3f-7a1d2e3f4a5b")
+
+
+def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], via: str, owner: str,
+                  now: datetime) -> bool:
+    """Record, before sending, what the worker is about to send and how (``reply`` or ``push``).
+
+    Later attempts send the same ``answer`` with the same retry key, and a reply once attempted is
+    never attempted again. Returns False when ``owner`` no longer holds the notice.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: then nothing may be sent.
+    """
+    require_aware(now)
+
+    def txn(tx: Transaction) -> bool:
+        doc = tx.get(COLLECTION, ref.doc_id)
+        if doc is None or doc.get("notice_state") != outbox.PENDING or doc.get("notice_owner") != owner:
+            return False
+        changes = {"answer": answer, "answer_via": via, "answer_recorded_at": to_iso(now)}
+        if via == "reply":
+            changes["reply_attempted"] = True
+            changes["reply_attempted_at"] = to_iso(now)
+        tx.set(COLLECTION, ref.doc_id, {**doc, **changes})
+        return True
+
+    return store.run_transaction(txn)
+
+
+def queued_events(store: DocumentStore, tenant_id: str) -> list[dict]:
+    """Queued events of the tenant whose answer is still pending (for the start-up re-queue).
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    return store.query(COLLECTION, where={"tenant_id": tenant_id, "state": QUEUED,
+                                          "notice_state": outbox.PENDING})
+
+
 #: ``reply_state`` answers.
 NOT_ATTEMPTED, REPLIED, REPLY_FAILED, REPLY_UNKNOWN = "not_attempted", "replied", "failed", "unknown"
+#: The event is queued and its answer not yet settled: the queued-event worker will tell the user.
+REPLY_QUEUED = "queued"
 _DONE_REPLY_STATES = {"replied": REPLIED, "reply_failed": REPLY_FAILED, "reply_unknown": REPLY_UNKNOWN}
+_QUEUED_REPLY_STATES = {outbox.DELIVERED: REPLIED, outbox.REPLY_UNKNOWN: REPLY_UNKNOWN,
+                        outbox.FAILED: REPLY_FAILED}
 
 
 def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> str:
-    """Whether the reply to one event reached LINE, as far as the inbox knows (one read).
+    """Whether the answer to one event reached LINE, as far as the inbox knows (one read).
 
     Returns:
-        ``replied`` (LINE accepted it); ``failed`` (LINE refused it: definitely not delivered);
-        ``unknown`` (sent without an answer, or started by an attempt that never finished: it may
-        have been delivered, so it must not be repeated blindly, DESIGN §3); ``not_attempted`` (no
-        reply was started: no inbox document, or finished without a reply).
+        ``replied`` (LINE accepted it: the reply, or the queued answer's reply or push); ``failed``
+        (LINE refused it: definitely not delivered); ``unknown`` (sent without an answer, or started
+        by an attempt that never finished: it may have been delivered, so it must not be repeated
+        blindly, DESIGN §3); ``queued`` (the queued-event worker has yet to settle it: wait);
+        ``not_attempted`` (no reply was started: no inbox document, or finished without a reply).
     Raises:
         StoreUnavailable: the inbox could not be read.
     """
     doc = store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id))
     if doc is None:
         return NOT_ATTEMPTED
-    if doc.get("state") == "done":
+    if doc.get("state") == DONE:
         return _DONE_REPLY_STATES.get(doc.get("outcome"), NOT_ATTEMPTED)
+    if doc.get("state") == QUEUED:
+        return _QUEUED_REPLY_STATES.get(doc.get("notice_state"), REPLY_QUEUED)
     return REPLY_UNKNOWN if doc.get("reply_attempted") else NOT_ATTEMPTED

@@ -87,6 +87,45 @@ def task_queue(settings: Settings):
     return None
 
 
+def agent_queue(settings: Settings):
+    """The task queue of queued webhook events (target functions/agent), or None when none is configured.
+
+    * ``LOCAL_AGENT_TASKS_QUEUE_PATH`` set → Cloud Tasks (HTTP tasks to ``AGENT_FUNCTION_URL`` with an
+      OIDC token for ``LOCAL_TASKS_SERVICE_ACCOUNT``);
+    * else a SQLite store and ``AGENT_FUNCTION_URL`` set → the embedded queue ``LOCAL_AGENT_QUEUE_NAME``
+      in the store's file, with the same retry policy as the reconcile queue;
+    * else None: the webhook then answers 503 for what it cannot finish in time (LINE's redelivery,
+      when the operator enabled it, is the only net).
+    """
+    if settings.agent_tasks_queue_path:
+        from shared.queue.cloudtasks import CloudTasksQueue
+
+        return CloudTasksQueue(settings.agent_tasks_queue_path, target_url=settings.agent_function_url or "",
+                               service_account_email=settings.tasks_service_account or "")
+    url = settings.store_url or ""
+    if url.startswith("sqlite:") and settings.agent_function_url:
+        from shared.queue.embedded import EmbeddedQueue
+        from shared.store.sqlite import path_from_url
+
+        return EmbeddedQueue(path_from_url(url), queue_name=settings.agent_queue_name,
+                             target_url=settings.agent_function_url, auth_token=settings.internal_token,
+                             min_backoff_seconds=settings.queue_min_backoff_seconds,
+                             max_backoff_seconds=settings.queue_max_backoff_seconds,
+                             max_attempts=settings.queue_max_attempts,
+                             lock_timeout_seconds=settings.store_deadline_seconds)
+    return None
+
+
+def queued_event_worker(settings: Settings, handler=None):
+    """The queued-event worker (functions/agent's core) wired to the store, LINE, the reconcile queue
+    and functions/memory. ``handler``: the ``shared.queued_event.worker.EventHandler`` seam (None: the
+    webhook's dispatch table)."""
+    from shared.queued_event.worker import QueuedEventWorker
+
+    return QueuedEventWorker(settings, open_store(settings), line_gateway(settings), handler=handler,
+                             queue=task_queue(settings), memory=memory_client(settings))
+
+
 def memory_client(settings: Settings):
     """The client of functions/memory at ``MEMORY_FUNCTION_URL``, or None when it is not set
     (memory flows then say the feature is off and write nothing).
@@ -107,4 +146,5 @@ def webhook_service(settings: Settings):
     from shared.webhook.service import WebhookService
 
     return WebhookService(settings, open_store(settings), line_gateway(settings),
-                          queue=task_queue(settings), memory=memory_client(settings))
+                          queue=task_queue(settings), memory=memory_client(settings),
+                          event_queue=agent_queue(settings))

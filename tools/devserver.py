@@ -35,9 +35,10 @@ from tools import chat
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_DIR_NAME = ".run"
-FUNCTIONS = ("webhook", "reconcile", "memory")
+FUNCTIONS = ("webhook", "reconcile", "memory", "agent")
 PORT_VARIABLES = {"webhook": ("LOCAL_WEBHOOK_PORT", 8080), "reconcile": ("LOCAL_RECONCILE_PORT", 8081),
-                  "memory": ("LOCAL_MEMORY_PORT", 8082), "line-standin": ("LOCAL_STANDIN_PORT", 8090)}
+                  "memory": ("LOCAL_MEMORY_PORT", 8082), "agent": ("LOCAL_AGENT_PORT", 8083),
+                  "line-standin": ("LOCAL_STANDIN_PORT", 8090)}
 DEV_SECRETS = {
     "LINE_CHANNEL_SECRET": "local-dev-channel-secret",
     "LINE_CHANNEL_ACCESS_TOKEN": "local-dev-access-token",
@@ -115,6 +116,7 @@ def build_env(environ: Mapping[str, str], repo: Path = REPO) -> DevConfig:
         ports[name] = int(raw)
     env.setdefault("RECONCILE_FUNCTION_URL", f"http://127.0.0.1:{ports['reconcile']}/")
     env.setdefault("MEMORY_FUNCTION_URL", f"http://127.0.0.1:{ports['memory']}/")
+    env.setdefault("AGENT_FUNCTION_URL", f"http://127.0.0.1:{ports['agent']}/")
     start_standin = not env.get("LINE_API_BASE_URL")
     if start_standin:
         env["LINE_API_BASE_URL"] = f"http://127.0.0.1:{ports['line-standin']}"

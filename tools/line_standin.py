@@ -37,6 +37,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import sys
 import threading
 import time
@@ -146,6 +147,9 @@ class LineStandin:
         self._accepted_retry_keys: dict[str, tuple[str, list[dict]]] = {}
         self._faults: dict[str, _Fault] = {}
         self._delays: dict[str, list[float]] = {}
+        self._latency: dict[str, float] = {}
+        self._last_port: int | None = None
+        self._open_sockets: set = set()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -164,6 +168,7 @@ class LineStandin:
             self._record_path.parent.mkdir(parents=True, exist_ok=True)
         self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
         self._server.daemon_threads = True
+        self._server.handle_error = _quiet_handle_error(self._server.handle_error)
         self._thread = threading.Thread(target=self._server.serve_forever, name="line-standin",
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -174,6 +179,7 @@ class LineStandin:
         server, self._server = self._server, None
         if server is None:
             return
+        self._last_port = server.server_address[1]
         server.shutdown()
         server.server_close()
         if self._thread is not None:
@@ -246,6 +252,33 @@ class LineStandin:
         """Make the next ``times`` calls to ``path`` wait ``seconds`` before answering."""
         with self._lock:
             self._delays.setdefault(path, []).extend([seconds] * times)
+
+    def set_latency(self, path: str, seconds: float) -> None:
+        """Make every later call to ``path`` wait ``seconds`` before answering (0 ends it); after ``delay_next``."""
+        with self._lock:
+            self._latency[path] = max(0.0, float(seconds))
+
+    def refuse_connections(self) -> None:
+        """Close the listening socket (keeping the port) and every open connection: a client's next
+        call finds no server, so its connection is refused and nothing is sent."""
+        self.stop()
+        with self._lock:
+            open_sockets, self._open_sockets = list(self._open_sockets), set()
+        for sock in open_sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def accept_connections(self) -> None:
+        """Listen again on the same port after ``refuse_connections``.
+
+        Raises:
+            OSError: the port was taken meanwhile.
+        """
+        if self._server is None:
+            self._port = self._last_port or self._port
+            self.start()
 
     # -- request handling (called from server threads) -------------------------------
     def handle(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> Answer:
@@ -376,7 +409,7 @@ class LineStandin:
     def _take_delay(self, path: str) -> float:
         with self._lock:
             pending = self._delays.get(path)
-            return pending.pop(0) if pending else 0.0
+            return pending.pop(0) if pending else self._latency.get(path, 0.0)
 
     def _record(self, method: str, path: str, headers: dict[str, str], body: Any, answer: Answer) -> None:
         authorization = headers.get("authorization")
@@ -398,6 +431,17 @@ class LineStandin:
             self._changed.notify_all()
 
 
+def _quiet_handle_error(handle_error: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """The server's error hook, silent when a client went away first (it timed out, or was refused)."""
+
+    def quiet(request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        handle_error(request, client_address)
+
+    return quiet
+
+
 def _parse_json(raw_body: bytes) -> tuple[Any, bool]:
     """Return (parsed body or None, whether the body was present but not valid JSON)."""
     if not raw_body:
@@ -413,6 +457,19 @@ def _make_handler(standin: LineStandin) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         server_version = "LineStandin/1"
         disable_nagle_algorithm = True  # headers and body are two writes; avoid a 40 ms stall
+
+        def setup(self) -> None:
+            super().setup()
+            with standin._lock:
+                standin._open_sockets.add(self.connection)
+
+        def finish(self) -> None:
+            with standin._lock:
+                standin._open_sockets.discard(self.connection)
+            try:
+                super().finish()
+            except OSError:
+                pass
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

@@ -14,6 +14,7 @@ import functions_framework
 from shared import wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import worker
+from shared.queued_event.task import requeue_queued
 from shared.staff import service as staff_service
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
@@ -31,6 +32,10 @@ def _start_background() -> None:
     service = _service()
     worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
     staff_service.start_background(SETTINGS, service.store, service.queue)  # staff notices, sweep slot
+    worker.start_queue_work(SETTINGS, service.store, service.event_queue, requeue=False)
+    if service.event_queue is not None:
+        worker.start_thread("queued-event-requeue", lambda: requeue_queued(service.store, SETTINGS.tenant_id,
+                                                                           service.event_queue))
 
 
 _BACKGROUND = worker.BackgroundStart(_start_background)

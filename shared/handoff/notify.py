@@ -34,167 +34,29 @@ Claims are plain reads-then-writes inside a store transaction, so they are Fires
 """
 from __future__ import annotations
 
-import enum
-from datetime import datetime, timedelta
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
-from shared.clock import from_iso, require_aware, to_iso
 from shared.handoff.records import Operation
 from shared.line import LineGateway, PushResult
-from shared.store import DocumentStore, Transaction
+from shared.outbox import (  # noqa: F401  (the outbox rules, shared with queued webhook answers)
+    DELIVERED,
+    PENDING,
+    PUSH_OWNER,
+    REPLY_UNKNOWN,
+    Claim,
+    OutboxRef,
+    claim_notice,
+    mark_delivered,
+    notice_fields,
+    release_claim,
+    reply_owner,
+    settle_reply_unknown,
+    try_claim,
+)
 
-PENDING, DELIVERED, REPLY_UNKNOWN = "pending", "delivered", "reply_unknown"
-PUSH_OWNER = "push"
-
-
-class NoticeAddress(Protocol):
-    """Where one outbox entry lives: its document id in the collection given with it.
-
-    A handoff ``Operation`` is one (its draft, request and notices share one id); the staff
-    notices of ``shared.staff`` are others (one request, several notices: DESIGN §10).
-    """
-
-    @property
-    def doc_id(self) -> str:
-        """The outbox document's id."""
-
-
-def reply_owner(webhook_event_id: str | None) -> str:
-    """The owner name of the reply to one webhook event."""
-    return f"reply:{webhook_event_id or 'unknown'}"
-
-
-class Claim(enum.Enum):
-    """Whether the caller may tell the user now."""
-
-    CLAIMED = "claimed"        # yes: send, then ``mark_delivered`` with the same owner
-    DELIVERED = "delivered"    # the user has been told already: say nothing more
-    HELD = "held"              # another owner holds a live lease: say nothing now
-    NO_NOTICE = "no_notice"    # the document has no notice (or does not exist)
-
-
-def notice_fields(kind: str, owner: str, *, now: datetime, lease_seconds: float,
-                  retry_key: str) -> dict[str, Any]:
-    """The notice fields of a new outbox entry, already claimed by ``owner``."""
-    return {"notice_kind": kind, "notice_state": PENDING, "notice_owner": owner,
-            "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
-            "notice_retry_key": retry_key, "notice_delivered_at": None, "notice_delivered_by": None}
-
-
-def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: float,
-              void_owner: str | None = None) -> tuple[Claim, dict | None]:
-    """Decide a claim on one document (pure; call it inside a transaction).
-
-    Args:
-        doc: the outbox document as read, or None.
-        owner: who wants to tell the user (``reply:<id>`` or ``push``).
-        lease_seconds: how long the claim holds, in seconds.
-        void_owner: an owner known not to have told the user (the webhook event that answered
-            "checking"): its lease is ignored.
-    Returns:
-        (Claim, the document to write or None). The same owner may always take its own claim
-        back: a redelivered event is the same reply, and pushes share one retry key.
-    """
-    require_aware(now)
-    if not doc or not doc.get("notice_state"):
-        return Claim.NO_NOTICE, None
-    if doc["notice_state"] in (DELIVERED, REPLY_UNKNOWN):
-        return Claim.DELIVERED, None  # told, or perhaps told: say nothing more
-    holder = doc.get("notice_owner")
-    until = doc.get("notice_claim_until")
-    live = bool(holder and until and from_iso(until) > now)
-    if live and holder not in (owner, void_owner):
-        return Claim.HELD, None
-    taken_from = holder if holder and holder != owner else doc.get("notice_taken_from")
-    return Claim.CLAIMED, {**doc, "notice_owner": owner, "notice_taken_from": taken_from,
-                           "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
-                           "updated_at": to_iso(now)}
-
-
-def claim_notice(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
-                 now: datetime, lease_seconds: float, void_owner: str | None = None) -> Claim:
-    """``try_claim`` in its own transaction.
-
-    Raises:
-        StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
-    """
-    doc_id = operation.doc_id
-
-    def txn(tx: Transaction) -> Claim:
-        decision, updated = try_claim(tx.get(collection, doc_id), owner, now=now,
-                                      lease_seconds=lease_seconds, void_owner=void_owner)
-        if updated is not None:
-            tx.set(collection, doc_id, updated)
-        return decision
-
-    return store.run_transaction(txn)
-
-
-def mark_delivered(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
-                   now: datetime) -> bool:
-    """Record that ``owner`` told the user. Idempotent.
-
-    Returns:
-        True when this call wrote "delivered"; False when it already was, or there is no notice.
-    Raises:
-        StoreUnavailable / StoreTimeout / TransactionConflict: retryable; the notice stays pending
-            (a later push repeats it with the same retry key).
-    """
-    doc_id = operation.doc_id
-
-    def txn(tx: Transaction) -> bool:
-        doc = tx.get(collection, doc_id)
-        if not doc or not doc.get("notice_state") or doc["notice_state"] == DELIVERED:
-            return False
-        tx.set(collection, doc_id, {**doc, "notice_state": DELIVERED, "notice_delivered_at": to_iso(now),
-                                    "notice_delivered_by": owner, "notice_claim_until": None,
-                                    "updated_at": to_iso(now)})
-        return True
-
-    return store.run_transaction(txn)
-
-
-def release_claim(store: DocumentStore, collection: str, operation: NoticeAddress, owner: str, *,
-                  now: datetime) -> bool:
-    """End ``owner``'s lease now (its reply was refused by LINE: the user was not told).
-
-    Returns:
-        True when the lease was ended; False when the notice is not pending or held by another.
-    Raises:
-        StoreUnavailable / StoreTimeout / TransactionConflict: the lease then ends on its own.
-    """
-    doc_id = operation.doc_id
-
-    def txn(tx: Transaction) -> bool:
-        doc = tx.get(collection, doc_id)
-        if not doc or doc.get("notice_state") != PENDING or doc.get("notice_owner") != owner:
-            return False
-        tx.set(collection, doc_id, {**doc, "notice_claim_until": to_iso(now), "updated_at": to_iso(now)})
-        return True
-
-    return store.run_transaction(txn)
-
-
-def settle_reply_unknown(store: DocumentStore, collection: str, operation: NoticeAddress, *, owner: str,
-                         now: datetime) -> bool:
-    """Record that the notice's reply (by ``owner``) may have reached the user: nobody pushes it.
-
-    Returns:
-        True when this call wrote "reply_unknown"; False when the notice is no longer pending.
-    Raises:
-        StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
-    """
-    doc_id = operation.doc_id
-
-    def txn(tx: Transaction) -> bool:
-        doc = tx.get(collection, doc_id)
-        if not doc or doc.get("notice_state") != PENDING:
-            return False
-        tx.set(collection, doc_id, {**doc, "notice_state": REPLY_UNKNOWN, "notice_claim_until": None,
-                                    "notice_unknown_reply": owner, "updated_at": to_iso(now)})
-        return True
-
-    return store.run_transaction(txn)
+#: Where one outbox entry lives (a handoff ``Operation``, a staff notice, a queued event): the name
+#: ``shared.staff`` uses for ``shared.outbox.OutboxRef``.
+NoticeAddress = OutboxRef
 
 
 def push_notice(line: LineGateway, operation: Operation, messages: Sequence[Any], *, purpose: str,
@@ -204,8 +66,8 @@ def push_notice(line: LineGateway, operation: Operation, messages: Sequence[Any]
     Returns:
         PushResult; ``duplicate`` True when LINE had already accepted that key (409): delivered.
     Raises:
-        LineApiError: rejected (retryable for 429/5xx); LineOutcomeUnknown: no answer. Retrying with
-            the same key is safe.
+        LineSendError: its ``delivery`` is the LINE outcome table's row; retrying with the same key is
+            safe (LINE answers a repeat with 409, which counts as delivered).
     """
     return line.push(operation.actor.user_id, list(messages), retry_key=operation.retry_key(purpose),
                      timeout_seconds=timeout_seconds)

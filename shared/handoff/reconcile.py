@@ -40,7 +40,7 @@ from shared.handoff.requests import (
     receipt_of,
 )
 from shared.identity import Actor
-from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
+from shared.line import LineGateway, LineSendError
 from shared.logs import hash_user, log
 from shared.queue import QueueError, TaskQueue, task_name_for
 from shared.staff import records as staff_records
@@ -382,10 +382,11 @@ class ReconcileService:
         try:
             pushed = notify.push_notice(self.line, task.operation, messages, purpose=purpose,
                                         timeout_seconds=self.settings.line_timeout_seconds)
-        except (LineApiError, LineOutcomeUnknown) as exc:
-            retryable = isinstance(exc, LineOutcomeUnknown) or exc.retryable
+        except LineSendError as exc:
+            # Every row but REFUSED may be tried again: the push carries its retry key (DESIGN §11).
+            retryable = exc.retryable
             log("WARNING", "reconcile push failed", error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), retryable=retryable)
+                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=retryable)
             if retryable and not last:
                 return ReconcileResult("push_failed", 503, request_id, detail)
             self._record_followup(task, "push_failed", now, with_notice=False)
@@ -420,6 +421,12 @@ class ReconcileService:
                 return ReconcileResult("store_unavailable", 503, request_id, detail)
             self._record_followup(task, "notice_unverified:inbox_unavailable", now, with_notice=False)
             return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "not_pushed"})
+        if state == inbox.REPLY_QUEUED:
+            # That event went to the queue, whose worker tells the user (by reply or push): wait for it.
+            if not last:
+                return ReconcileResult("notice_held", 503, request_id, detail)
+            log("WARNING", "reconcile left the notice to a queued answer on its last attempt")
+            return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "left_to_queued_answer"})
         try:
             if state == inbox.REPLIED:
                 notify.mark_delivered(self.store, collection, operation, holder, now=self.clock())
@@ -449,8 +456,8 @@ class ReconcileService:
             pushed = notify.push_notice(self.line, task.operation, [wording.followup_message(recorded=recorded)],
                                         purpose="needs_human_followup",
                                         timeout_seconds=self.settings.line_timeout_seconds)
-        except (LineApiError, LineOutcomeUnknown) as exc:
-            log("ERROR", "follow-up push failed", error=exc.__class__.__name__)
+        except LineSendError as exc:
+            log("ERROR", "follow-up push failed", error=exc.__class__.__name__, delivery=exc.delivery.value)
             return ReconcileResult("needs_human_followup", 200, None, {"reason": reason, "notice": "push_failed"})
         if recorded:
             try:

@@ -127,10 +127,15 @@ def start_queue_work(settings: Settings, store: DocumentStore, queue: TaskQueue 
     if callable(start):
         start()
     if requeue:
-        def run() -> None:
-            try:
-                requeue_pending(settings, store, queue, now=utc_now())
-            except StoreError as exc:
-                log("ERROR", "start-up re-queue failed", error=exc.__class__.__name__)
+        start_thread("handoff-requeue", lambda: requeue_pending(settings, store, queue, now=utc_now()))
 
-        threading.Thread(target=run, name="handoff-requeue", daemon=True).start()
+
+def start_thread(name: str, work: Callable[[], object]) -> None:
+    """Run ``work`` once in a daemon thread; a store error is logged, never raised."""
+    def run() -> None:
+        try:
+            work()
+        except StoreError as exc:
+            log("ERROR", f"{name} failed", error=exc.__class__.__name__)
+
+    threading.Thread(target=run, name=name, daemon=True).start()

@@ -1,2 +1,12 @@
-"""LINE Messaging API port (reply, push, loading animation) and its errors."""
-from shared.line.port import LineApiError, LineGateway, LineOutcomeUnknown, PushResult  # noqa: F401
+"""LINE Messaging API port (reply, push, loading animation), its outcome table and its errors."""
+from shared.line.port import (  # noqa: F401
+    Delivery,
+    LineApiError,
+    LineGateway,
+    LineNeverStarted,
+    LineOutcomeUnknown,
+    LineSendError,
+    PushResult,
+    delivery_of,
+    delivery_of_status,
+)

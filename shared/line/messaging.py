@@ -13,9 +13,13 @@ from linebot.v3.messaging import (
     ReplyMessageRequest,
     ShowLoadingAnimationRequest,
 )
-from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, NewConnectionError
 
-from shared.line.port import LineApiError, LineOutcomeUnknown, PushResult
+from shared.line.port import LineApiError, LineNeverStarted, LineOutcomeUnknown, PushResult
+
+#: urllib3 errors meaning no connection was ever made (``NewConnectionError`` is a
+#: ``ConnectTimeoutError`` in urllib3 2): nothing reached LINE.
+_NOT_CONNECTED = (NewConnectionError, ConnectTimeoutError)
 
 
 class SdkLineGateway:
@@ -66,6 +70,14 @@ class SdkLineGateway:
         self._call(lambda api: api.show_loading_animation(request, _request_timeout=timeout_seconds))
 
     def _call(self, fn):
+        """Run one SDK call; translate every failure to its row of the outcome table (``shared.line.port``).
+
+        Raises:
+            LineApiError: LINE answered an error status (REFUSED, NOT_DELIVERED or UNKNOWN by status).
+            LineNeverStarted: no connection was made. urllib3 wraps a refused or timed-out connect
+                in ``MaxRetryError`` (its ``reason`` holds the ``NewConnectionError``), so it is unwrapped.
+            LineOutcomeUnknown: sent without an answer (read timeout, connection lost after sending).
+        """
         try:
             return fn(self._messaging())
         except ApiException as exc:
@@ -73,7 +85,11 @@ class SdkLineGateway:
             headers = exc.headers or {}
             error.accepted_request_id = headers.get("x-line-accepted-request-id")
             raise error from exc
-        except (NewConnectionError, ConnectTimeoutError) as exc:
-            raise LineApiError(503, "connection failed before sending") from exc
+        except MaxRetryError as exc:
+            if isinstance(exc.reason, _NOT_CONNECTED):
+                raise LineNeverStarted(exc.reason.__class__.__name__) from exc
+            raise LineOutcomeUnknown(exc.reason.__class__.__name__) from exc
+        except _NOT_CONNECTED as exc:
+            raise LineNeverStarted(exc.__class__.__name__) from exc
         except HTTPError as exc:
             raise LineOutcomeUnknown(exc.__class__.__name__) from exc

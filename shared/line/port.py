@@ -1,25 +1,119 @@
-"""The LINE gateway port. Messages are line-bot-sdk v3 message models, never dicts.
+"""The LINE gateway port and its one outcome table. Messages are line-bot-sdk v3 models, never dicts.
 
-Source: LINE Messaging API reference (reply tokens are single-use; ``X-Line-Retry-Key``
-makes a push idempotent and a repeat answers 409 with ``x-line-accepted-request-id``).
+Every LINE send (a webhook reply, a queued answer, a handoff notice, a reconcile push) ends in one
+of five outcomes, decided here and nowhere else (DESIGN §11):
+
+| what LINE (or the network) did                 | ``Delivery``      | what the caller does next          |
+|------------------------------------------------|-------------------|------------------------------------|
+| 2xx; a push's 409 (retry key accepted before)  | ``DELIVERED``     | record it delivered                |
+| 4xx other than 429                             | ``REFUSED``       | final (a reply may become a push)  |
+| 429 (rate limit)                               | ``NOT_DELIVERED`` | later, by push with a retry key    |
+| 5xx, a timeout, a connection lost mid-call     | ``UNKNOWN``       | never repeated blindly (¹)         |
+| a connection that was never made               | ``NEVER_STARTED`` | nothing reached LINE: send later   |
+
+(¹) LINE may have processed it. A push may be repeated with the same ``X-Line-Retry-Key`` (LINE
+deduplicates it and answers 409); a reply, which has no retry key, never is.
+
+Sources: LINE Messaging API reference, "Status codes" and "Retry an API request" (a 5xx or a
+timeout may have been processed; retry only with ``X-Line-Retry-Key``; 409 carries
+``x-line-accepted-request-id``); reply tokens are single-use.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 
-class LineApiError(Exception):
-    """LINE answered with an error status; nothing was sent. ``retryable`` for 429 and 5xx."""
+class Delivery(enum.Enum):
+    """What became of one LINE send (see the module's table)."""
+
+    DELIVERED = "delivered"
+    REFUSED = "refused"
+    NOT_DELIVERED = "not_delivered"
+    UNKNOWN = "unknown"
+    NEVER_STARTED = "never_started"
+
+    @property
+    def may_have_reached_user(self) -> bool:
+        """True for DELIVERED and UNKNOWN: sending the same thing again (without a retry key) could say it twice."""
+        return self in (Delivery.DELIVERED, Delivery.UNKNOWN)
+
+    @property
+    def send_later(self) -> bool:
+        """True for NOT_DELIVERED and NEVER_STARTED: definitely not delivered, and worth another try."""
+        return self in (Delivery.NOT_DELIVERED, Delivery.NEVER_STARTED)
+
+
+def delivery_of_status(status: int, *, push_with_retry_key: bool = False) -> Delivery:
+    """The table's row for one HTTP status from the Messaging API.
+
+    Args:
+        status: the HTTP status LINE answered (100-599).
+        push_with_retry_key: the call was a push carrying ``X-Line-Retry-Key``; then 409 means the
+            key was accepted before, i.e. delivered.
+    Returns:
+        Delivery. Anything not 2xx/4xx (1xx, 3xx, 5xx) is UNKNOWN: LINE may have processed it.
+    """
+    if 200 <= status < 300:
+        return Delivery.DELIVERED
+    if status == 409 and push_with_retry_key:
+        return Delivery.DELIVERED
+    if status == 429:
+        return Delivery.NOT_DELIVERED
+    if 400 <= status < 500:
+        return Delivery.REFUSED
+    return Delivery.UNKNOWN
+
+
+class LineSendError(Exception):
+    """Base of every failed LINE send; ``delivery`` is its row of the outcome table.
+
+    ``retryable`` is True when another try may help (429, never started, and an unknown outcome,
+    which only a push with the same retry key may repeat).
+    """
+
+    delivery: Delivery = Delivery.UNKNOWN
+
+    @property
+    def retryable(self) -> bool:
+        return self.delivery is not Delivery.REFUSED
+
+
+class LineApiError(LineSendError):
+    """LINE answered with an error status. ``status`` is that status; ``delivery`` from the table."""
 
     def __init__(self, status: int, message: str = ""):
         self.status = status
-        self.retryable = status == 429 or status >= 500
+        self.delivery = delivery_of_status(status)
+        self.accepted_request_id: str | None = None
         super().__init__(f"LINE API answered {status}: {message}"[:300])
 
 
-class LineOutcomeUnknown(Exception):
-    """The request was sent but no answer came in time: it may or may not have been delivered."""
+class LineOutcomeUnknown(LineSendError):
+    """The request was sent but no answer came in time (or the connection broke): it may or may
+    not have been delivered."""
+
+    delivery = Delivery.UNKNOWN
+
+
+class LineNeverStarted(LineSendError):
+    """No connection to LINE was ever made (refused, DNS, connect timeout): nothing was sent."""
+
+    delivery = Delivery.NEVER_STARTED
+
+
+def delivery_of(exc: BaseException | None) -> Delivery:
+    """The table's row for the outcome of one send: None (no exception) is DELIVERED.
+
+    Raises:
+        TypeError: ``exc`` is not a LineSendError (a programming error, not a LINE outcome).
+    """
+    if exc is None:
+        return Delivery.DELIVERED
+    if isinstance(exc, LineSendError):
+        return exc.delivery
+    raise TypeError(f"not a LINE send outcome: {exc.__class__.__name__}")
 
 
 @dataclass(frozen=True)
@@ -31,14 +125,17 @@ class PushResult:
 
 
 class LineGateway(Protocol):
-    """Outbound LINE calls, each with a timeout in seconds."""
+    """Outbound LINE calls, each with a timeout in seconds. Failures raise a ``LineSendError``
+    whose ``delivery`` is the module table's row."""
 
     def reply(self, reply_token: str, messages: Sequence[Any], *, timeout_seconds: float) -> None:
         """Reply with up to 5 messages.
 
         Raises:
-            LineApiError: rejected (e.g. 400 for a used or expired reply token).
+            LineApiError: REFUSED (e.g. 400 for a used or expired reply token) or NOT_DELIVERED (429);
+                UNKNOWN for 5xx.
             LineOutcomeUnknown: sent, no answer; never retry a reply blindly.
+            LineNeverStarted: no connection was made; the token is unused.
         """
 
     def push(self, to: str, messages: Sequence[Any], *, retry_key: str,
@@ -48,7 +145,8 @@ class LineGateway(Protocol):
         Returns:
             PushResult; a 409 (key already accepted) counts as delivered.
         Raises:
-            LineApiError, LineOutcomeUnknown: as for ``reply``; retrying with the same key is safe.
+            LineApiError, LineOutcomeUnknown, LineNeverStarted: as for ``reply``; retrying with the
+                same key is safe (LINE deduplicates it).
         """
 
     def show_loading(self, chat_id: str, *, seconds: int, timeout_seconds: float) -> None:

@@ -268,6 +268,33 @@ class EmbeddedQueue:
             self._wake.set()
         return EnqueueResult(name=name, created=created)
 
+    def enqueue_many(self, tasks: list[tuple[str, dict[str, Any]]]) -> list[EnqueueResult]:
+        """Insert several tasks (due now) in one transaction; names already known are skipped.
+
+        Args:
+            tasks: ``(name, payload)`` pairs, as for ``enqueue``.
+        Returns:
+            One EnqueueResult per task, in order.
+        Raises:
+            InvalidTask: a bad name or payload; nothing was written.
+            QueueUnavailable: the file was locked past ``lock_timeout_seconds``; nothing was written.
+        """
+        rows = [(validate_task_name(name), encode_payload(payload).decode("utf-8")) for name, payload in tasks]
+        now = self._clock()
+        stamp = to_iso(now)
+
+        def insert(conn: sqlite3.Connection) -> list[bool]:
+            return [conn.execute(
+                "INSERT INTO queue_tasks(name, queue, payload, state, schedule_at, created_at, updated_at)"
+                " VALUES (?,?,?,'pending',?,?,?) ON CONFLICT(name) DO NOTHING",
+                (name, self.queue_name, body, _epoch(now), stamp, stamp)).rowcount == 1 for name, body in rows]
+
+        created = self._write(insert)
+        log("INFO", "queue tasks enqueued", queue=self.queue_name, tasks=len(rows), created=sum(created))
+        if any(created):
+            self._wake.set()
+        return [EnqueueResult(name=name, created=c) for (name, _), c in zip(rows, created)]
+
     # ---- inspection ----------------------------------------------------------------------
 
     def task(self, name: str) -> TaskRecord | None:

@@ -19,13 +19,20 @@ from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.identity import Actor
-from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
+from shared.line import Delivery, LineGateway, LineSendError, delivery_of
 from shared.logs import hash_user, log
+from shared.queued_event.task import QueuedEventTask, enqueue_all
+from shared.queued_event.task import enqueue as enqueue_event
+from shared.queued_event.worker import encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim
 from shared.store import DocumentStore, StoreError
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
+#: An event is handled inline only while at least this much budget is left beyond what queueing the
+#: remaining events needs (seconds): enough for a fixed entry's store calls and a reply. The rest of
+#: the body goes to the queue (DESIGN §11: no resident depends on LINE's redelivery).
+_INLINE_MIN_SECONDS = 0.6
 
 
 @dataclass(frozen=True)
@@ -46,12 +53,15 @@ class WebhookService:
         clock: returns an aware "now"; injected by tests.
         queue: the task queue port (handoff reconcile), or None.
         memory: the client of functions/memory, or None.
+        event_queue: the task queue of queued events (functions/agent), or None: then what cannot be
+            finished in time is answered 503 (LINE redelivers, if the operator enabled it).
     """
 
     def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway,
-                 clock: Clock = utc_now, queue=None, memory=None):
+                 clock: Clock = utc_now, queue=None, memory=None, event_queue=None):
         self.settings = settings
         self.queue = queue
+        self.event_queue = event_queue
         self.memory = memory
         self.store = store
         self.line = line
@@ -90,7 +100,7 @@ class WebhookService:
         if events is None:
             events = [_parse_event(raw) for raw in raw_events]
 
-        outcomes = [self._handle_event(event, raw, deadline) for event, raw in zip(events, raw_events)]
+        outcomes = self._handle_events(events, raw_events, deadline)
         retry = [o for o in outcomes if o == "retry"]
         log("INFO", "webhook handled", events=len(outcomes), retry=len(retry),
             elapsed_ms=round((time.monotonic() - started) * 1000, 1))
@@ -98,7 +108,22 @@ class WebhookService:
             return WebhookResult(503, {"status": "retry", "events": outcomes})
         return WebhookResult(200, {"status": "ok", "events": outcomes})
 
-    def _handle_event(self, event, raw: dict, deadline: float) -> str:
+    def _handle_events(self, events: list, raw_events: list, deadline: float) -> list[str]:
+        """Handle the events inline while the budget allows; hand the rest to the queue in one go.
+
+        Returns:
+            One outcome word per event; "retry" ones make the answer 503.
+        """
+        deferred: list[tuple[int, str, dict, dict]] = []
+        outcomes = [self._handle_event(event, raw, deadline, deferred=deferred, index=i)
+                    for i, (event, raw) in enumerate(zip(events, raw_events))]
+        if deferred:
+            for index, outcome in self._queue_deferred(deferred, deadline).items():
+                outcomes[index] = outcome
+        return outcomes
+
+    def _handle_event(self, event, raw: dict, deadline: float, *, deferred: list | None = None,
+                      index: int = 0) -> str:
         event_id = raw.get("webhookEventId") if isinstance(raw, dict) else None
         user_id = getattr(getattr(event, "source", None), "user_id", None)
         fields = {"event_type": raw.get("type") if isinstance(raw, dict) else None,
@@ -113,19 +138,19 @@ class WebhookService:
         if not needs_claim(event):
             log("INFO", "event ignored", **fields)
             return "ignored"
+        if event_id and deferred is not None and self.event_queue is not None and not self._inline_budget(deadline):
+            deferred.append((index, event_id, raw, fields))  # queued with the rest, in one write
+            return "deferred"
         if time.monotonic() + self.settings.store_deadline_seconds > deadline:
             log("WARNING", "event deferred: webhook budget spent", **fields)
             return "retry"
         now = self.clock()
         claim = None
         if event_id:
-            try:
-                claim = inbox.claim_event(self.store, self.settings.tenant_id, event_id, now=now,
-                                          lease_seconds=self.settings.event_lease_seconds)
-            except StoreError as exc:
-                log("WARNING", "event claim failed", error=exc.__class__.__name__, **fields)
+            claim = self._claim(event_id, now, deadline, fields)
+            if claim is None:
                 return "retry"
-            if claim.claim is inbox.Claim.DONE:
+            if claim.claim in (inbox.Claim.DONE, inbox.Claim.QUEUED):
                 return "duplicate"
             if claim.claim is inbox.Claim.IN_PROGRESS:
                 log("INFO", "event held by another attempt", **fields)
@@ -144,6 +169,9 @@ class WebhookService:
             reply = dispatch_event(ctx, event)
         except StoreError as exc:
             if exc.retryable:
+                if claim is not None and self.event_queue is not None:
+                    log("WARNING", "event failed on the store; queued", error=exc.__class__.__name__, **fields)
+                    return self._queue(event_id, claim, raw, "store_busy", fields)
                 log("WARNING", "event failed, will be redelivered", error=exc.__class__.__name__, **fields)
                 return "retry"
             log("ERROR", "event failed", error=exc.__class__.__name__, **fields)
@@ -152,47 +180,140 @@ class WebhookService:
             log("ERROR", "event failed", error=exc.__class__.__name__, exc_info=True, **fields)
             reply = failure_reply()
 
-        outcome = self._send_reply(event, reply, claim, deadline, fields)
-        if event_id and claim is not None:
-            self._finish(event_id, claim.attempt, outcome, fields)
-        if outcome == "reply_failed" and reply is not None and reply.on_reply_failed is not None:
-            try:
-                reply.on_reply_failed()
-            except Exception as exc:  # the outbox lease still ends on its own
-                log("WARNING", "reply-failed step failed", error=exc.__class__.__name__, **fields)
-        return "done"
+        return self._answer(event, raw, reply, claim, deadline, fields)
 
-    def _send_reply(self, event, reply: Reply | None, claim, deadline: float, fields: dict) -> str:
+    # ---- claim -------------------------------------------------------------------------------
+
+    def _claim(self, event_id: str, now, deadline: float, fields: dict) -> inbox.ClaimResult | None:
+        """Claim the event, trying again while the budget allows (a store lock is often brief).
+
+        Returns None when the store never answered: nothing was recorded, so the answer is 503.
+        """
+        while True:
+            try:
+                return inbox.claim_event(self.store, self.settings.tenant_id, event_id, now=now,
+                                         lease_seconds=self.settings.event_lease_seconds)
+            except StoreError as exc:
+                if not exc.retryable or time.monotonic() + self.settings.store_deadline_seconds > deadline:
+                    log("WARNING", "event claim failed", error=exc.__class__.__name__, **fields)
+                    return None
+
+    def _queue_reserve_seconds(self) -> float:
+        """Budget kept for queueing the events not handled inline: one store write, one queue write."""
+        return self.settings.store_deadline_seconds + _ANSWER_MARGIN_SECONDS
+
+    def _inline_budget(self, deadline: float) -> bool:
+        """Whether enough budget is left to handle an event here and still queue the rest in time."""
+        return deadline - time.monotonic() >= self._queue_reserve_seconds() + _INLINE_MIN_SECONDS
+
+    def _queue_deferred(self, deferred: list[tuple[int, str, dict, dict]], deadline: float) -> dict[int, str]:
+        """Claim and queue every deferred event in one store transaction, then queue their tasks.
+
+        Returns:
+            index → "queued", "duplicate", "done" (an earlier attempt's reply may have landed) or
+            "retry" (held elsewhere, or the store did not answer: 503).
+        """
+        if time.monotonic() + _ANSWER_MARGIN_SECONDS > deadline:
+            return {index: "retry" for index, *_ in deferred}
+        try:
+            results = inbox.claim_and_queue(self.store, self.settings.tenant_id,
+                                            [(event_id, raw) for _, event_id, raw, _ in deferred],
+                                            now=self.clock(), reason="budget",
+                                            lease_seconds=self.settings.event_lease_seconds)
+        except StoreError as exc:
+            log("WARNING", "events not queued: store unavailable", events=len(deferred),
+                error=exc.__class__.__name__)
+            return {index: "retry" for index, *_ in deferred}
+        queued = [event_id for event_id, result in results.items() if result == "queued"]
+        enqueue_all(self.event_queue, [QueuedEventTask(self.settings.tenant_id, e) for e in queued])
+        outcomes = {}
+        for index, event_id, _, fields in deferred:
+            outcomes[index] = results.get(event_id, "retry")
+            log("INFO", "event queued" if outcomes[index] == "queued" else "event not queued",
+                reason="budget", result=outcomes[index], **fields)
+        return outcomes
+
+    # ---- answer ------------------------------------------------------------------------------
+
+    def _answer(self, event, raw: dict, reply: Reply | None, claim, deadline: float, fields: dict) -> str:
+        """Send the reply and finish the event; anything not finished goes to the queue, or 503."""
+        event_id = fields["webhook_event_id"]
         token = getattr(event, "reply_token", None)
         if reply is None or not reply.messages or not token:
-            return "no_reply"
-        try:
-            if claim is not None and not inbox.mark_reply_attempted(
-                    self.store, self.settings.tenant_id, fields["webhook_event_id"], claim.attempt,
-                    now=self.clock()):
-                return "lease_lost"
-        except StoreError as exc:
-            log("WARNING", "reply skipped: could not record the attempt", error=exc.__class__.__name__, **fields)
-            return "reply_skipped"
-        timeout = min(self.settings.line_timeout_seconds,
-                      deadline - time.monotonic() - _ANSWER_MARGIN_SECONDS)
+            if event_id and claim is not None:
+                self._finish(event_id, claim.attempt, "no_reply", fields)
+            return "done"
+        if claim is not None:
+            try:
+                if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
+                                                  now=self.clock()):
+                    return "done"  # a later attempt owns the event now
+            except StoreError as exc:
+                log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
+                    **fields)
+                return self._queue(event_id, claim, raw, "reply_unrecorded", fields, reply=reply)
+        reserve = self._queue_reserve_seconds() if self.event_queue is not None else _ANSWER_MARGIN_SECONDS
+        timeout = min(self.settings.line_timeout_seconds, deadline - time.monotonic() - reserve)
         if timeout <= 0.05:
-            log("WARNING", "reply skipped: webhook budget spent", **fields)
-            return "reply_skipped"
+            log("WARNING", "reply not sent: webhook budget spent", **fields)
+            if claim is not None:
+                return self._queue(event_id, claim, raw, "budget", fields, reply=reply, reply_attempted=True)
+            return "retry"
         try:
             self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
-        except LineOutcomeUnknown:
-            log("WARNING", "reply outcome unknown", **fields)
-            return "reply_unknown"
-        except LineApiError as exc:
-            log("WARNING", "reply rejected", status=exc.status, **fields)
-            return "reply_failed"
-        if reply.after_reply is not None:
-            try:
-                reply.after_reply()
-            except Exception as exc:
-                log("WARNING", "after-reply step failed", error=exc.__class__.__name__, **fields)
-        return "replied"
+            delivery = Delivery.DELIVERED
+        except LineSendError as exc:
+            delivery = delivery_of(exc)
+            log("WARNING", "reply not delivered", status=getattr(exc, "status", None), delivery=delivery.value,
+                **fields)
+        if delivery is Delivery.DELIVERED:
+            self._after(reply.after_reply, "after-reply step", fields)
+            outcome = "replied"
+        elif delivery is Delivery.UNKNOWN:
+            outcome = "reply_unknown"  # LINE may have processed it: never repeated (DESIGN §11)
+        elif delivery.send_later and claim is not None and self.event_queue is not None:
+            # 429 or no connection: definitely not delivered; the queue pushes the same answer later.
+            reason = "reply_not_delivered" if delivery is Delivery.NOT_DELIVERED else "reply_never_started"
+            queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
+            if queued == "queued":
+                return queued
+            outcome = "reply_failed"
+        else:
+            outcome = "reply_failed"  # refused for good (or nowhere to queue): definitely not delivered
+        if event_id and claim is not None:
+            self._finish(event_id, claim.attempt, outcome, fields)
+        if outcome == "reply_failed":
+            self._after(reply.on_reply_failed, "reply-failed step", fields)
+        return "done"
+
+    def _queue(self, event_id: str, claim, raw: dict, reason: str, fields: dict, *, reply: Reply | None = None,
+               reply_attempted: bool = False) -> str:
+        """Hand the event (and its rendered answer, if any) to the queue. "queued", or "retry" (503)."""
+        if self.event_queue is None:
+            return "retry"
+        answer = encode_messages(reply.messages) if reply is not None and reply.messages else None
+        try:
+            if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
+                                     reason=reason, now=self.clock(), answer=answer,
+                                     reply_attempted=reply_attempted):
+                return "done"  # a later attempt owns the event now
+        except StoreError as exc:
+            log("WARNING", "event not queued: store unavailable", reason=reason, error=exc.__class__.__name__,
+                **fields)
+            return "retry"
+        # The store holds it now; a queue that does not confirm is covered by the start-up re-queue.
+        enqueue_event(self.event_queue, QueuedEventTask(self.settings.tenant_id, event_id))
+        log("INFO", "event queued", reason=reason, with_answer=answer is not None, **fields)
+        return "queued"
+
+    @staticmethod
+    def _after(step, what: str, fields: dict) -> None:
+        if step is None:
+            return
+        try:
+            step()
+        except Exception as exc:  # the outbox lease still ends on its own
+            log("WARNING", f"{what} failed", error=exc.__class__.__name__, **fields)
 
     def _finish(self, event_id: str, attempt: int, outcome: str, fields: dict) -> None:
         try:

@@ -1,0 +1,286 @@
+"""The queued-event worker core (functions/agent): handle one queued webhook event → one answer.
+
+The webhook hands an event to the queue when it cannot finish it inside LINE's 2-second budget
+(``shared.inbox.queue_event``). Each task delivery here:
+
+1. reads the event's inbox document; anything not ``queued`` (or already settled) → 200, nothing sent;
+2. claims the answer's outbox notice (``shared.outbox``, owner ``queue``): HELD by a live attempt →
+   503 (the queue comes back later); settled → 200, nothing sent;
+3. gets the answer: the one the webhook (or an earlier attempt) already rendered and recorded, or
+   else runs the **handler** on the event (the seam: ``EventHandler``, by default the webhook's own
+   dispatch table; the model turn plugs in here);
+4. records what it is about to send and how (``inbox.record_answer``), then sends it: by reply while
+   the reply token is fresh and unused, else by push with the event's ``X-Line-Retry-Key``;
+5. settles the notice from the LINE outcome table (``shared.line.port``): delivered → delivered;
+   a reply of unknown outcome → reply_unknown (never repeated); a refused reply → pushed instead;
+   429, never started, or a push of unknown outcome → 503, and the next attempt pushes the same
+   answer with the same retry key (LINE delivers it once); on the last attempt an answer still
+   not delivered is settled ``failed`` (or ``reply_unknown`` when it may have reached the user).
+
+A redelivery of the event to the webhook meanwhile is acknowledged and repeats nothing, so the
+event is answered once. Source: DESIGN §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from linebot.v3.messaging import Message
+from linebot.v3.webhooks import Event
+
+from shared import outbox
+from shared.clock import Clock, utc_now
+from shared.config import Settings
+from shared.identity import Actor
+from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.logs import hash_user, log
+from shared.queued_event.task import QueuedEventTask
+from shared.store import DocumentStore, StoreError
+from shared import inbox
+from shared.context import EventContext, Reply
+
+#: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
+#: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.
+EventHandler = Callable[[EventContext, Any], "Reply | None"]
+
+REPLY, PUSH = "reply", "push"
+#: ``answer_via`` once a reply was definitely not delivered (refused, 429, never started).
+REPLY_NOT_DELIVERED = "reply_not_delivered"
+
+
+def default_handler(ctx: EventContext, event: Any) -> Reply | None:
+    """The webhook's own dispatch table (fixed entries, postbacks, the offline turn)."""
+    from shared.routing import dispatch_event
+
+    return dispatch_event(ctx, event)
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """The answer to one task delivery: ``outcome`` (machine word) and the HTTP status for the queue."""
+
+    outcome: str
+    http_status: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the HTTP answer."""
+        return {"outcome": self.outcome, **self.detail}
+
+
+def encode_messages(messages: list[Any]) -> list[dict]:
+    """line-bot-sdk message models → JSON dicts (as LINE receives them), at most 5."""
+    return [m.to_dict() for m in messages[:5]]
+
+
+def decode_messages(answer: list[dict]) -> list[Any]:
+    """JSON dicts → line-bot-sdk message models. Raises ValueError on a malformed answer."""
+    return [Message.from_dict(item) for item in answer]
+
+
+class QueuedEventWorker:
+    """Answers queued webhook events exactly once. Safe to share across threads.
+
+    Args:
+        settings: tenant, ``queue_max_attempts``, ``event_lease_seconds``, ``line_timeout_seconds``,
+            ``reply_token_fresh_seconds``, ``agent_budget_seconds``.
+        store: the document store (inbox, and whatever the handler touches).
+        line: the LINE gateway.
+        handler: the ``EventHandler`` (default: the webhook's dispatch table).
+        queue: the reconcile task queue, passed to handlers (handoff confirmations), or None.
+        memory: the functions/memory client, passed to handlers, or None.
+        clock: aware "now".
+    """
+
+    def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway, *,
+                 handler: EventHandler | None = None, queue=None, memory=None, clock: Clock = utc_now):
+        self.settings = settings
+        self.store = store
+        self.line = line
+        self.handler = handler or default_handler
+        self.queue = queue
+        self.memory = memory
+        self.clock = clock
+
+    def run(self, task: QueuedEventTask, *, retry_count: int) -> WorkerResult:
+        """Answer one delivery of ``task``.
+
+        Args:
+            retry_count: ``X-CloudTasks-TaskRetryCount`` (0 on the first attempt).
+        Returns:
+            WorkerResult: 200 when the answer is settled (or there is nothing to do), 503 when the
+            queue should try again.
+        """
+        last = retry_count + 1 >= self.settings.queue_max_attempts
+        ref = inbox.EventRef(task.tenant_id, task.webhook_event_id)
+        if task.tenant_id != self.settings.tenant_id:
+            result = WorkerResult("wrong_tenant", 200)
+        else:
+            try:
+                result = self._run(ref, last)
+            except StoreError as exc:
+                log("WARNING", "queued event: store unavailable", error=exc.__class__.__name__)
+                result = WorkerResult("store_unavailable", 503)
+        log("INFO" if result.http_status < 500 else "WARNING", "queued event answered", outcome=result.outcome,
+            status=result.http_status, retry_count=retry_count, last_attempt=last,
+            webhook_event_id=task.webhook_event_id, **result.detail)
+        return result
+
+    # ---- one attempt ---------------------------------------------------------------------------
+
+    def _run(self, ref: inbox.EventRef, last: bool) -> WorkerResult:
+        doc = self.store.get(inbox.COLLECTION, ref.doc_id)
+        if doc is None or doc.get("state") != inbox.QUEUED:
+            return WorkerResult("not_queued", 200)
+        now = self.clock()
+        claim = outbox.claim_notice(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=now,
+                                    lease_seconds=self.settings.event_lease_seconds)
+        if claim is outbox.Claim.DELIVERED:
+            return WorkerResult("already_answered", 200)
+        if claim is outbox.Claim.HELD:
+            return WorkerResult("held", 503)
+        if claim is outbox.Claim.NO_NOTICE:
+            log("ERROR", "queued event has no answer notice")
+            return WorkerResult("no_notice", 200)
+        raw = doc.get("event") or {}
+        user_id = ((raw.get("source") or {}).get("userId")) if isinstance(raw, dict) else None
+        reply, recorded = self._answer(ref, doc, raw, user_id, now, last)
+        if isinstance(reply, WorkerResult):
+            return reply
+        if reply is None or not reply.messages:
+            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=self.clock())
+            return WorkerResult("no_answer", 200)
+        return self._send(ref, doc, raw, user_id, reply, recorded, last)
+
+    def _answer(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, now: datetime,
+                last: bool) -> tuple[Reply | WorkerResult | None, bool]:
+        """The answer to send: the recorded one (True), or the handler's (False)."""
+        if doc.get("answer"):
+            try:
+                return Reply(decode_messages(doc["answer"])), True
+            except (ValueError, TypeError, KeyError, AttributeError):
+                log("ERROR", "queued event's recorded answer is unreadable")
+                outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                     reason="answer_unreadable", now=self.clock())
+                return WorkerResult("answer_unreadable", 200), True
+        try:
+            event = Event.from_dict(raw)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            event = None
+        if event is None:
+            log("ERROR", "queued event unreadable")
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                 reason="event_unreadable", now=self.clock())
+            return WorkerResult("event_unreadable", 200), False
+        actor = Actor(self.settings.tenant_id, user_id) if user_id else None
+        ctx = EventContext(self.settings, self.store, self.line, now, actor, ref.webhook_event_id,
+                           time.monotonic() + self.settings.agent_budget_seconds,
+                           queue=self.queue, memory=self.memory)
+        try:
+            return self.handler(ctx, event), False
+        except StoreError as exc:
+            if exc.retryable and not last:
+                log("WARNING", "queued event failed, will be retried", error=exc.__class__.__name__)
+                return WorkerResult("handler_store_unavailable", 503), False
+            log("ERROR", "queued event failed", error=exc.__class__.__name__)
+        except Exception as exc:  # noqa: BLE001 - the resident still gets an honest answer
+            log("ERROR", "queued event failed", error=exc.__class__.__name__, exc_info=True)
+        from shared.routing import failure_reply
+
+        return failure_reply(), False
+
+    def _reply_allowed(self, doc: dict, raw: dict) -> bool:
+        """A reply token never tried, and young enough (``reply_token_fresh_seconds``)."""
+        token = raw.get("replyToken") if isinstance(raw, dict) else None
+        if not token or doc.get("reply_attempted"):
+            return False
+        timestamp_ms = raw.get("timestamp")
+        if not isinstance(timestamp_ms, (int, float)):
+            return False
+        age_seconds = self.clock().timestamp() - timestamp_ms / 1000.0
+        return age_seconds <= self.settings.reply_token_fresh_seconds
+
+    def _send(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, reply: Reply,
+              recorded: bool, last: bool) -> WorkerResult:
+        answer = encode_messages(reply.messages)
+        messages = reply.messages[:5]
+        fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
+        if doc.get("answer_via") == REPLY:
+            # An earlier attempt started a reply and never learned its outcome: it may have reached
+            # the user, so it is never repeated (DESIGN §3).
+            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                        now=self.clock())
+            return WorkerResult("reply_unknown", 200, fields)
+        if self._reply_allowed(doc, raw):
+            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY, owner=inbox.QUEUE_OWNER,
+                                       now=self.clock()):
+                return WorkerResult("lease_lost", 503)
+            delivery = self._call(lambda: self.line.reply(raw["replyToken"], messages,
+                                                          timeout_seconds=self.settings.line_timeout_seconds))
+            if delivery is Delivery.DELIVERED:
+                return self._delivered(ref, reply, "replied", fields)
+            if delivery is Delivery.UNKNOWN:
+                outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                            now=self.clock())
+                return WorkerResult("reply_unknown", 200, fields)
+            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY_NOT_DELIVERED,
+                                       owner=inbox.QUEUE_OWNER, now=self.clock()):
+                return WorkerResult("lease_lost", 503)
+            if delivery is not Delivery.REFUSED and not last:
+                return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
+            # refused (e.g. the token expired), or the last attempt: definitely not delivered → push now
+        if not user_id:
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                 reason="no_user_to_push", now=self.clock())
+            return WorkerResult("no_user_to_push", 200, fields)
+        if not inbox.record_answer(self.store, ref, answer=answer, via=PUSH, owner=inbox.QUEUE_OWNER,
+                                   now=self.clock()):
+            return WorkerResult("lease_lost", 503)
+        retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
+        delivery = self._call(lambda: self.line.push(user_id, messages, retry_key=retry_key,
+                                                     timeout_seconds=self.settings.line_timeout_seconds))
+        if delivery is Delivery.DELIVERED:
+            return self._delivered(ref, reply, "pushed", fields)
+        if delivery is Delivery.REFUSED:
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                 reason="push_refused", now=self.clock())
+            self._after(reply.on_reply_failed, "answer-refused step")
+            return WorkerResult("push_refused", 200, fields)
+        if not last:
+            return WorkerResult(f"push_{delivery.value}", 503, fields)  # same answer, same retry key
+        if delivery is Delivery.UNKNOWN:
+            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                                        now=self.clock())
+            return WorkerResult("push_unknown", 200, fields)
+        log("ERROR", "queued answer never delivered", delivery=delivery.value, **fields)
+        outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                             reason=f"push_{delivery.value}", now=self.clock())
+        return WorkerResult(f"push_{delivery.value}", 200, fields)
+
+    def _call(self, send: Callable[[], Any]) -> Delivery:
+        try:
+            send()
+        except LineSendError as exc:
+            log("WARNING", "queued answer not delivered", error=exc.__class__.__name__,
+                status=getattr(exc, "status", None), delivery=exc.delivery.value)
+            return delivery_of(exc)
+        return Delivery.DELIVERED
+
+    def _delivered(self, ref: inbox.EventRef, reply: Reply, outcome: str, fields: dict) -> WorkerResult:
+        try:
+            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=self.clock())
+        except StoreError as exc:  # the next delivery sends the same answer with the same key → 409
+            log("WARNING", "queued answer delivered but not recorded", error=exc.__class__.__name__)
+        self._after(reply.after_reply, "after-answer step")
+        return WorkerResult(outcome, 200, fields)
+
+    @staticmethod
+    def _after(step: Callable[[], None] | None, what: str) -> None:
+        if step is None:
+            return
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - the outbox's own lease and relay cover it
+            log("WARNING", f"{what} failed", error=exc.__class__.__name__)

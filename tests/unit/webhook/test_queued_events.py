@@ -1,0 +1,217 @@
+"""Queued events in-process: the webhook hands what it cannot finish in time to the real embedded
+queue (in the store's SQLite file), whose deliveries reach the real queued-event worker; LINE is
+the recording stand-in with its fault hooks (DESIGN §11: done = replied, outcome recorded, or queued)."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.queue.embedded import EmbeddedQueue
+from shared.queued_event.task import QueuedEventTask, requeue_queued
+from shared.queued_event.worker import QueuedEventWorker
+from shared.store.sqlite import path_from_url
+from shared import inbox
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, open_store
+from tests.conftest import all_text, line_body, sign, text_event
+
+REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
+
+
+class Pair:
+    """A webhook service and a queued-event worker sharing one store, queue and LINE stand-in."""
+
+    def __init__(self, env: dict, clock, standin):
+        self.settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
+        self.standin = standin
+        self.store = open_store(self.settings)
+        self.worker = QueuedEventWorker(self.settings, self.store, line_gateway(self.settings), clock=clock)
+        self.queue = EmbeddedQueue(path_from_url(self.settings.store_url), queue_name="queued-events",
+                                   target_url="http://agent.invalid/", auth_token=None,
+                                   min_backoff_seconds=0.0, max_backoff_seconds=0.0,
+                                   max_attempts=self.settings.queue_max_attempts, http=self._deliver)
+        self.webhook = WebhookService(self.settings, self.store, line_gateway(self.settings), clock=clock,
+                                      event_queue=self.queue)
+        self.statuses: list[int] = []
+
+    def _deliver(self, url, body, headers, timeout_seconds) -> int:
+        task = QueuedEventTask.from_payload(json.loads(body))
+        result = self.worker.run(task, retry_count=int(headers["X-CloudTasks-TaskRetryCount"]))
+        self.statuses.append(result.http_status)
+        return result.http_status
+
+    def post(self, *events: dict) -> int:
+        body = line_body(*events)
+        return self.webhook.handle(body.decode(), sign(body)).status
+
+    def drain(self) -> None:
+        while self.queue.dispatch_due(limit=1000):
+            pass
+
+    def told(self, user_id: str) -> list[str]:
+        """Texts the user received: accepted replies to their events and accepted pushes to them."""
+        texts = []
+        for call in self.standin.calls():
+            if call["status"] not in (200,):
+                continue
+            body = call["body"] or {}
+            if call["path"] == PUSH and body.get("to") == user_id:
+                texts.append(all_text(body["messages"]))
+            if call["path"] == REPLY and body.get("replyToken", "").startswith(f"rt-{user_id}"):
+                texts.append(all_text(body["messages"]))
+        return texts
+
+
+def fresh_event(text: str, user_id: str, clock) -> dict:
+    event = text_event(text, user_id=user_id, reply_token=f"rt-{user_id}-{time.monotonic_ns()}")
+    event["timestamp"] = int(clock().timestamp() * 1000)
+    return event
+
+
+def user(n: int) -> str:
+    return f"U{n:032x}"
+
+
+@pytest.fixture
+def pair(base_env, clock, line_standin):
+    env = {**base_env, "LOCAL_QUEUE_MAX_ATTEMPTS": "4"}
+    p = Pair(env, clock, line_standin)
+    yield p
+    p.queue.close()
+
+
+def inbox_doc(pair: Pair, event: dict) -> dict:
+    return pair.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+
+
+def test_queued_budget_spent_rest_of_batch_queued_each_user_told_once(pair, line_standin, clock):
+    line_standin.set_latency(REPLY, 0.1)
+    line_standin.set_latency(PUSH, 0.02)
+    events = [fresh_event("我要預約", user(i), clock) for i in range(30)]
+    assert pair.post(*events) == 200  # nothing left to LINE's redelivery
+    states = [inbox_doc(pair, e)["state"] for e in events]
+    assert "queued" in states and "done" in states
+    pair.drain()
+    for i in range(30):
+        assert len(pair.told(user(i))) == 1, f"user {i} was told {len(pair.told(user(i)))} times"
+
+
+def test_queued_reply_429_is_pushed_later_once(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(1), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    doc = inbox_doc(pair, event)
+    assert doc["state"] == "queued" and doc["queued_reason"] == "reply_not_delivered"
+    assert pair.post(event) == 200  # a redelivery repeats nothing
+    pair.drain()
+    [told] = pair.told(user(1))
+    [push] = [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
+    assert push["headers"]["x-line-retry-key"] == inbox.answer_retry_key("test-tenant", event["webhookEventId"])
+    [refused] = [c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 429]
+    assert push["body"]["messages"] == refused["body"]["messages"]  # the same answer, now pushed
+    assert told == all_text(refused["body"]["messages"])
+    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) == inbox.REPLIED
+
+
+def test_queued_reply_connection_refused_is_pushed_once(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(2), clock)
+    line_standin.refuse_connections()
+    try:
+        assert pair.post(event) == 200
+    finally:
+        line_standin.accept_connections()
+    assert inbox_doc(pair, event)["queued_reason"] == "reply_never_started"
+    pair.drain()
+    assert len(pair.told(user(2))) == 1
+    assert [c["path"] for c in line_standin.calls() if c["status"] == 200] == [PUSH]
+
+
+def test_queued_reply_5xx_after_processing_is_told_once_and_never_repeated(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(3), clock)
+    line_standin.fail_next(REPLY, 500, after_processing=True)
+    assert pair.post(event) == 200
+    doc = inbox_doc(pair, event)
+    assert doc["state"] == "done" and doc["outcome"] == "reply_unknown"
+    pair.drain()
+    assert pair.post(event) == 200
+    assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
+    # LINE processed it: the one reply (answered 500) is all the user saw
+    assert len([c for c in line_standin.calls() if c["path"] == REPLY]) == 1
+
+
+def test_queued_worker_push_5xx_after_processing_repeats_same_key_once(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(4), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    line_standin.fail_next(PUSH, 500, after_processing=True)
+    pair.drain()
+    assert pair.statuses == [503, 200]
+    pushes = [c for c in line_standin.calls() if c["path"] == PUSH]
+    assert [c["status"] for c in pushes] == [500, 409]  # the repeat was deduplicated by LINE
+    assert len({c["headers"]["x-line-retry-key"] for c in pushes}) == 1
+
+
+def test_queued_fresh_token_is_used_by_the_worker(pair, line_standin, clock):
+    line_standin.set_latency(REPLY, 0.1)
+    events = [fresh_event("我要預約", user(100 + i), clock) for i in range(20)]
+    assert pair.post(*events) == 200
+    queued = [e for e in events if inbox_doc(pair, e)["state"] == "queued"]
+    assert queued
+    pair.drain()
+    for e in queued:  # within the token's freshness the worker replies rather than pushes
+        assert len([c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 200
+                    and c["body"]["replyToken"] == e["replyToken"]]) == 1
+    assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
+
+
+def test_queued_stale_token_is_pushed(pair, line_standin, clock):
+    line_standin.set_latency(REPLY, 0.1)
+    events = [fresh_event("我要預約", user(200 + i), clock) for i in range(20)]
+    assert pair.post(*events) == 200
+    clock.at = clock.at.replace(minute=clock.at.minute + 2)  # the tokens are two minutes old now
+    pair.drain()
+    for i in range(20):
+        assert len(pair.told(user(200 + i))) == 1
+    assert [c for c in line_standin.calls() if c["path"] == PUSH]
+
+
+def test_queued_worker_reply_unknown_is_never_repeated(pair, line_standin, clock):
+    line_standin.set_latency(REPLY, 0.1)
+    events = [fresh_event("我要預約", user(300 + i), clock) for i in range(20)]
+    assert pair.post(*events) == 200
+    line_standin.set_latency(REPLY, 0)
+    line_standin.fail_next(REPLY, 502, after_processing=True, times=100)
+    pair.drain()
+    assert set(pair.statuses) == {200}
+    assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
+    queued = [e for e in events if inbox_doc(pair, e)["state"] == "queued"]
+    assert queued and all(inbox_doc(pair, e)["notice_state"] == "reply_unknown" for e in queued)
+
+
+def test_queued_push_429_every_attempt_settles_failed_and_requeue_skips_it(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(5), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    line_standin.fail_next(PUSH, 429, times=4)  # every attempt of the first task is rate-limited
+    pair.drain()
+    assert pair.told(user(5)) == []
+    assert inbox_doc(pair, event)["notice_state"] == "failed"
+    # a failed answer is settled: a re-queue at start-up finds nothing to do
+    assert requeue_queued(pair.store, "test-tenant", pair.queue) == 0
+
+
+def test_queued_requeue_picks_up_an_unconfirmed_enqueue(pair, line_standin, clock):
+    event = fresh_event("我要預約", user(6), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    # the task's row is lost (as if the queue never confirmed it): the store still knows
+    import sqlite3
+
+    with sqlite3.connect(path_from_url(pair.settings.store_url)) as conn:
+        conn.execute("DELETE FROM queue_tasks")
+    assert requeue_queued(pair.store, "test-tenant", pair.queue) == 1
+    pair.drain()
+    assert len(pair.told(user(6))) == 1
