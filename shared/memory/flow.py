@@ -26,10 +26,17 @@ from shared.memory.errors import (
     MemoryUnavailable,
 )
 from shared.memory.phrases import read_memory_request
-from shared.memory.port import INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, STALE_MEMORY_CARD, MemoryResult
+from shared.memory.port import (
+    EXPIRED_MEMORY_CARD,
+    INVALID_MEMORY_CARD,
+    MEMORY_FORGOTTEN,
+    STALE_MEMORY_CARD,
+    MemoryResult,
+)
 from shared.memory.store import read_preference
 from shared.memory.tokens import issue_card, signing_keys, verify_card
 from shared.signing import SigningKeys
+from shared.store import StoreError
 from shared.turn.menu import expired_button_reply
 
 #: Time kept for recording the reply attempt and replying after the memory call (seconds).
@@ -180,4 +187,18 @@ def handle_postback(ctx: EventContext, rest: str) -> Reply:
     result, failure = _submit(ctx, rest, card.operation)
     if failure is not None:
         return failure
+    if result.outcome == EXPIRED_MEMORY_CARD and card.operation == "forget":
+        # An expired 「忘記」 button is not a dead end: say so, and offer a fresh one at once.
+        return _with_fresh_forget_button(ctx, replies.outcome_reply(result))
     return replies.outcome_reply(result)
+
+
+def _with_fresh_forget_button(ctx: EventContext, answer: Reply) -> Reply:
+    """``answer`` followed by the preference view, whose 「忘記這個偏好」 is a new token for the
+    current revision (or, when nothing is remembered any more, the view that says so)."""
+    try:
+        view = view_entry(ctx)
+    except StoreError as exc:  # the text still says how to forget by typing
+        log("WARNING", "fresh forget button not offered", error=exc.__class__.__name__)
+        return answer
+    return Reply([*answer.messages, *view.messages][:5])

@@ -75,7 +75,7 @@ def _stale(result: MemoryResult) -> Reply:
 def _expired(result: MemoryResult) -> Reply:
     if result.operation == "forget":
         return _reply("這個「忘記」按鈕已經超過有效時間，這次沒有做任何變更。"
-                      "想停止使用偏好，請直接輸入「忘記我的飲食偏好」。", "忘記我的飲食偏好")
+                      "以下是你目前的偏好，附上新的按鈕；也可以直接輸入「忘記我的飲食偏好」。", "忘記我的飲食偏好")
     return _reply(f"這張確認卡已經超過有效時間，所以沒有保存任何東西。{_current(result)}\n{_HOW_TO_REMEMBER}")
 
 

@@ -10,10 +10,11 @@ from shared.identity import Actor
 from shared.logs import hash_user, log
 from shared.memory.approve import apply_card
 from shared.memory.errors import InvalidMemoryCard, MemoryOutcomeUnknown, MemoryUnavailable
-from shared.memory.port import INVALID_MEMORY_CARD, MemoryResult
+from shared.memory.port import ALREADY_APPLIED, INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, MemoryResult
 from shared.memory.store import read_preference
 from shared.memory.tokens import signing_keys, verify_card
 from shared.store import DocumentStore, StoreError, StoreTimeout
+from shared.turn.audit import scrub_remembered_diet
 
 
 def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: str, *,
@@ -31,7 +32,9 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
         ``invalid_memory_card`` with the current revision and nothing written.
     Raises:
         MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
-        StoreError: from the store; retryable ones leave nothing written (StoreTimeout: unknown).
+        StoreError: from the store; retryable ones leave nothing written (StoreTimeout: unknown;
+            also when a forget was applied but the turn records could not all be scrubbed: the
+            same token, sent again, is ``already_applied`` and scrubs again).
     """
     keys = signing_keys(settings)
     try:
@@ -39,9 +42,19 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
     except InvalidMemoryCard as exc:
         log("WARNING", "memory card refused", reason=str(exc), user=hash_user(actor.user_id))
         return MemoryResult(INVALID_MEMORY_CARD, read_preference(store, actor).revision, None, None)
-    result = apply_card(store, actor, card, clock())
+    now = clock()
+    result = apply_card(store, actor, card, now)
     log("INFO", "memory card applied", outcome=result.outcome, operation=card.operation,
         revision=result.revision, user=hash_user(actor.user_id))
+    if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):
+        # A forget forgets everywhere: the turn records keep no remembered diet either (DESIGN §6).
+        try:
+            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id),
+                                             now=now)
+        except StoreError as exc:
+            log("WARNING", "forgotten, but turn records not yet scrubbed", error=exc.__class__.__name__)
+            raise StoreTimeout("forgotten; the turn records may still hold the diet: send the token again") from exc
+        log("INFO", "turn records scrubbed of the remembered diet", records=scrubbed, user=hash_user(actor.user_id))
     return result
 
 

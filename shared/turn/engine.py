@@ -284,6 +284,8 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
         if diet.origin == CONSENTED_MEMORY and (after is None or after.revision != snapshot.revision):
             status, reply = "revision_changed", _revision_changed_reply()
             record["result_ids"] = []
+            if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet
+                record["effective_args"] = {**record["effective_args"], "dietary_type": None}
     if reply is None:
         reply = _render(proposal, result, diet, snapshot)
     record.update(status=status, timings_ms={"snapshot": snapshot_ms, "tool": tool_ms,
