@@ -65,9 +65,16 @@ class Settings:
     request_text_max_chars: int = 500
     daily_request_cap: int = 5
     queue_name: str = "handoff-reconcile"
+    # One retry policy for both queues, the same numbers as the production Cloud Tasks queues'
+    # RetryConfig (README "Task queue"): attempts include the first; maxRetryDuration unlimited.
     queue_min_backoff_seconds: float = 1.0
-    queue_max_backoff_seconds: float = 60.0
-    queue_max_attempts: int = 5
+    queue_max_backoff_seconds: float = 300.0
+    queue_max_attempts: int = 10
+    queue_max_doublings: int = 16
+    #: How long the queue waits for its target to answer one attempt (Cloud Tasks HTTP: 15 s–30 min).
+    queue_dispatch_deadline_seconds: float = 30.0
+    #: How often a serving webhook sweeps the store for work no task holds any more (seconds).
+    sweep_interval_seconds: float = 60.0
     #: First reconcile attempt after an unknown create outcome waits this long (seconds).
     reconcile_delay_seconds: float = 1.0
     tasks_queue_path: str | None = None
@@ -107,6 +114,19 @@ class Settings:
     reply_token_fresh_seconds: float = 50.0
     #: How long the queued-event worker may spend on one event's handler (seconds).
     agent_budget_seconds: float = 20.0
+
+    @property
+    def queue_retry_window_seconds(self) -> float:
+        """Seconds from a task's first attempt to its last, by the retry policy (backoffs only).
+
+        After this (plus the dispatch deadlines) a task that never got a 2xx has ended ``failed``; a
+        sweep re-queues what the store still shows unsettled no more often than this.
+        """
+        total = 0.0
+        for retry in range(self.queue_max_attempts - 1):
+            total += min(self.queue_max_backoff_seconds,
+                         self.queue_min_backoff_seconds * 2 ** min(retry, self.queue_max_doublings))
+        return total
 
     @property
     def tz(self) -> ZoneInfo:
@@ -203,8 +223,11 @@ class Settings:
             daily_request_cap=integer("LOCAL_DAILY_REQUEST_CAP", 5),
             queue_name=get("LOCAL_QUEUE_NAME") or "handoff-reconcile",
             queue_min_backoff_seconds=seconds("LOCAL_QUEUE_MIN_BACKOFF_SECONDS", 1.0),
-            queue_max_backoff_seconds=seconds("LOCAL_QUEUE_MAX_BACKOFF_SECONDS", 60.0),
-            queue_max_attempts=integer("LOCAL_QUEUE_MAX_ATTEMPTS", 5),
+            queue_max_backoff_seconds=seconds("LOCAL_QUEUE_MAX_BACKOFF_SECONDS", 300.0),
+            queue_max_attempts=integer("LOCAL_QUEUE_MAX_ATTEMPTS", 10),
+            queue_max_doublings=integer("LOCAL_QUEUE_MAX_DOUBLINGS", 16),
+            queue_dispatch_deadline_seconds=seconds("LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS", 30.0),
+            sweep_interval_seconds=seconds("LOCAL_SWEEP_INTERVAL_SECONDS", 60.0),
             reconcile_delay_seconds=seconds("LOCAL_RECONCILE_DELAY_SECONDS", 1.0),
             tasks_queue_path=get("LOCAL_TASKS_QUEUE_PATH"),
             tasks_service_account=get("LOCAL_TASKS_SERVICE_ACCOUNT"),

@@ -32,6 +32,7 @@ class EventContext:
     deadline_monotonic: float
     queue: Any = None    # shared.queue.TaskQueue (None when no queue is configured)
     memory: Any = None   # client of functions/memory (None when MEMORY_FUNCTION_URL is unset)
+    message_id: str | None = None  # LINE's id of the message a message event carries (unsend names it)
 
 
 @dataclass(frozen=True)

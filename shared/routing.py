@@ -15,10 +15,17 @@ domains never import it, and nothing here imports ADK or genai (cold start is pa
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from linebot.v3.messaging import TextMessage
-from linebot.v3.webhooks import FollowEvent, MessageEvent, PostbackEvent, TextMessageContent
+from linebot.v3.webhooks import (
+    FollowEvent,
+    MessageEvent,
+    PostbackEvent,
+    TextMessageContent,
+    UnsendEvent,
+)
 
 from shared.context import EventContext, Reply
 from shared.handoff import flow as handoff_flow
@@ -108,7 +115,7 @@ def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
     if ctx.actor is None:
         return menu.no_user_reply()
     if isinstance(event.message, TextMessageContent):
-        return route_text(ctx, event.message.text or "")
+        return route_text(replace(ctx, message_id=event.message.id), event.message.text or "")
     return menu.non_text_reply()
 
 
@@ -122,11 +129,18 @@ def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
     return menu.welcome_reply()
 
 
+def _handle_unsend(ctx: EventContext, event: UnsendEvent) -> Reply | None:
+    if ctx.actor is None:
+        return None
+    return handoff_flow.handle_unsend(ctx, event.unsend.message_id)
+
+
 #: Event kind → handler (line-bot-sdk v3 webhook models). Kinds not listed get no reply.
 EVENT_HANDLERS: dict[type, Callable[[EventContext, object], "Reply | None"]] = {
     MessageEvent: _handle_message,
     PostbackEvent: _handle_postback,
     FollowEvent: _handle_follow,
+    UnsendEvent: _handle_unsend,  # no reply (LINE gives no reply token); withdraws an open draft
 }
 
 

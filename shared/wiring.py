@@ -72,7 +72,8 @@ def task_queue(settings: Settings):
         from shared.queue.cloudtasks import CloudTasksQueue
 
         return CloudTasksQueue(settings.tasks_queue_path, target_url=settings.reconcile_function_url or "",
-                               service_account_email=settings.tasks_service_account or "")
+                               service_account_email=settings.tasks_service_account or "",
+                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds)
     url = settings.store_url or ""
     if url.startswith("sqlite:") and settings.reconcile_function_url:
         from shared.queue.embedded import EmbeddedQueue
@@ -83,6 +84,8 @@ def task_queue(settings: Settings):
                              min_backoff_seconds=settings.queue_min_backoff_seconds,
                              max_backoff_seconds=settings.queue_max_backoff_seconds,
                              max_attempts=settings.queue_max_attempts,
+                             max_doublings=settings.queue_max_doublings,
+                             dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
                              lock_timeout_seconds=settings.store_deadline_seconds)
     return None
 
@@ -101,7 +104,8 @@ def agent_queue(settings: Settings):
         from shared.queue.cloudtasks import CloudTasksQueue
 
         return CloudTasksQueue(settings.agent_tasks_queue_path, target_url=settings.agent_function_url or "",
-                               service_account_email=settings.tasks_service_account or "")
+                               service_account_email=settings.tasks_service_account or "",
+                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds)
     url = settings.store_url or ""
     if url.startswith("sqlite:") and settings.agent_function_url:
         from shared.queue.embedded import EmbeddedQueue
@@ -112,6 +116,8 @@ def agent_queue(settings: Settings):
                              min_backoff_seconds=settings.queue_min_backoff_seconds,
                              max_backoff_seconds=settings.queue_max_backoff_seconds,
                              max_attempts=settings.queue_max_attempts,
+                             max_doublings=settings.queue_max_doublings,
+                             dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
                              lock_timeout_seconds=settings.store_deadline_seconds)
     return None
 

@@ -31,13 +31,15 @@ class FunctionProcess:
         env: the whole environment of the child.
         log_path: where its stdout and stderr (structured JSON logs) go.
         start_timeout_seconds: how long to wait for the port.
+        port: the port to serve on (a restart on the same URL); a free one when None.
     Raises:
         RuntimeError: the process exited while starting, or did not listen in time.
     """
 
-    def __init__(self, name: str, env: dict[str, str], log_path: Path, *, start_timeout_seconds: float = 30.0):
+    def __init__(self, name: str, env: dict[str, str], log_path: Path, *, start_timeout_seconds: float = 30.0,
+                 port: int | None = None):
         self.name = name
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log_path
         self._log = open(log_path, "wb")

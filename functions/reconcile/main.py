@@ -4,6 +4,8 @@ Body: a reconcile task (``shared.handoff.reconcile.ReconcileTask``). Accepts onl
 (``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, an OIDC ID token in production).
 Answers 2xx when the operation is settled (or refused for good), 401/403 for bad credentials,
 400 for a malformed body, 503 when the outcome is still unknown so the queue retries with backoff.
+A body ``{"kind": "handoff_sweep"}`` (the scheduler, same credentials) re-queues what the store
+shows unsettled (``shared.sweep.sweep``) and answers ``{"outcome": "swept", …}``.
 The last attempt is read from ``X-CloudTasks-TaskRetryCount`` (DESIGN §4).
 """
 import functools
@@ -18,6 +20,11 @@ from shared.handoff.queue_auth import QueueAuthError, verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.logs import log
 from shared.staff.service import StaffTaskService, is_staff_task
+from shared.store import StoreError
+from shared.sweep import sweep
+
+#: Body of the scheduler's sweep call: ``{"kind": "handoff_sweep"}`` (DESIGN §11).
+SWEEP_KIND = "handoff_sweep"
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
 
@@ -55,6 +62,13 @@ def reconcile(request):
         log("WARNING", "reconcile call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
     payload = request.get_json(silent=True)
+    if isinstance(payload, dict) and payload.get("kind") == SWEEP_KIND:
+        # The scheduler's sweep (production; a serving webhook sweeps on the embedded default).
+        try:
+            counts = sweep(SETTINGS, _service().store, wiring.task_queue(SETTINGS), wiring.agent_queue(SETTINGS))
+        except StoreError as exc:
+            return {"error": "store_unavailable", "detail": exc.__class__.__name__}, 503
+        return {"outcome": "swept", **counts}, 200
     try:
         retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
         if is_staff_task(payload):  # staff group notices and the staff sweep (DESIGN §10)

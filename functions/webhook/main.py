@@ -14,8 +14,8 @@ import functions_framework
 from shared import wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import worker
-from shared.queued_event.task import requeue_queued
 from shared.staff import service as staff_service
+from shared.sweep import sweep
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
@@ -33,9 +33,13 @@ def _start_background() -> None:
     worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
     staff_service.start_background(SETTINGS, service.store, service.queue)  # staff notices, sweep slot
     worker.start_queue_work(SETTINGS, service.store, service.event_queue, requeue=False)
+
+    def sweep_once() -> None:
+        sweep(SETTINGS, service.store, service.queue, service.event_queue)
+
     if service.event_queue is not None:
-        worker.start_thread("queued-event-requeue", lambda: requeue_queued(service.store, SETTINGS.tenant_id,
-                                                                           service.event_queue))
+        worker.start_thread("queued-event-requeue", sweep_once)
+    worker.start_sweeps("sweep", SETTINGS.sweep_interval_seconds, sweep_once)
 
 
 _BACKGROUND = worker.BackgroundStart(_start_background)

@@ -20,7 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
+from linebot.v3.messaging import (
+    FlexBox,
+    FlexBubble,
+    FlexButton,
+    FlexMessage,
+    FlexSeparator,
+    FlexText,
+)
 
 from shared import signing
 from shared.config import Settings

@@ -27,6 +27,8 @@ from shared.store import DocumentStore, Transaction
 DRAFT_PREFIXES = ("新需求：", "新需求:")
 
 OPEN, CONFIRMED, CANCELLED, SUPERSEDED = "open", "confirmed", "cancelled", "superseded"
+#: The user unsent (收回) the message the draft was made from: cancelled, and its text deleted.
+WITHDRAWN = "withdrawn"
 
 
 #: ``新需求`` at the start, optionally in brackets (【新需求】, [新需求], 「新需求」), then any colon
@@ -82,7 +84,7 @@ def _requests_today(actor_doc: dict | None, day: str) -> int:
 
 
 def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime,
-                 settings: Settings) -> DraftResult:
+                 settings: Settings, source_message_id: str | None = None) -> DraftResult:
     """Store a new draft for ``actor`` and make it the current one, in one transaction.
 
     Args:
@@ -90,6 +92,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
         text: the request text, already without the ``新需求：`` prefix.
         now: aware current time.
         settings: ``draft_ttl_seconds``, ``request_text_max_chars``, ``daily_request_cap``, ``tz``.
+        source_message_id: LINE's id of the message the text came from (an unsend names it).
     Returns:
         DraftResult; refusals write nothing.
     Raises:
@@ -123,12 +126,103 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
             "idempotency_key": operation.idempotency_key, "text": text, "content_hash": draft.content_hash,
             "status": OPEN, "created_at": to_iso(now), "expires_at": to_iso(draft.expires_at),
             "request_id": None, "confirmed_at": None, "closed_at": None,
+            "source_message_id": source_message_id,
         })
         base = actor_doc or {"tenant_id": actor.tenant_id, "user_id": actor.user_id,
                              "requests_day": day, "requests_on_day": 0}
         tx.set(records.ACTORS, actor_id, {**base, "current_draft_key": operation.idempotency_key,
                                           "updated_at": to_iso(now)})
         return DraftResult("draft_created", draft=draft)
+
+    return store.run_transaction(txn)
+
+
+#: ``confirm_state`` of a draft whose 「確認送出」 was tapped in time: the confirmation is durable before
+#: anything else, so a sweep can settle it however long reconcile is down (DESIGN §4, §11).
+CONFIRMING = "confirming"
+
+
+def mark_confirming(store: DocumentStore, operation: Operation, content_hash: str, *, now: datetime,
+                    event_id: str | None) -> bool:
+    """Record, before the create, that the user confirmed this draft at ``now`` (the first tap wins).
+
+    The draft keeps ``confirm_state`` "confirming", ``confirm_requested_at`` (the tap's time, which
+    decides expiry from now on) and ``confirm_event`` (the webhook event told "checking" if the
+    create's outcome is unknown). Nothing is written for a draft that is missing, someone else's,
+    of other content, no longer open, or already expired at the tap: the create refuses those.
+
+    Returns:
+        True when the draft now carries (or already carried) the confirmation.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: the confirmation may not be recorded.
+    """
+    require_aware(now)
+
+    def txn(tx: Transaction) -> bool:
+        doc = tx.get(records.DRAFTS, operation.doc_id)
+        if (doc is None or doc.get("user_id") != operation.actor.user_id
+                or doc.get("tenant_id") != operation.actor.tenant_id or doc.get("content_hash") != content_hash
+                or doc.get("status") != OPEN):
+            return False
+        if doc.get("confirm_requested_at"):
+            return True
+        if now >= from_iso(doc["expires_at"]):
+            return False
+        tx.set(records.DRAFTS, operation.doc_id, {**doc, "confirm_state": CONFIRMING,
+                                                  "confirm_requested_at": to_iso(now), "confirm_event": event_id})
+        return True
+
+    return store.run_transaction(txn)
+
+
+def confirmation_time(draft: dict, now: datetime) -> datetime:
+    """When the user confirmed: the recorded tap (``confirm_requested_at``), else ``now``.
+
+    Expiry is judged by this time, not by the clock of whoever creates the request later (a
+    reconcile after an outage): the consent was given when the user tapped.
+    """
+    recorded = draft.get("confirm_requested_at")
+    return min(from_iso(recorded), now) if recorded else now
+
+
+def confirming_drafts(store: DocumentStore, tenant_id: str) -> list[dict]:
+    """Open drafts of the tenant whose confirmation is recorded (candidates for the sweep).
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    return store.query(records.DRAFTS, where={"tenant_id": tenant_id, "status": OPEN, "confirm_state": CONFIRMING})
+
+
+def withdraw_draft(store: DocumentStore, actor: Actor, message_id: str, *, now: datetime) -> bool:
+    """The user unsent a message: cancel the open draft made from it and delete its text.
+
+    Only the actor's current draft can still be confirmed (a newer one supersedes older cards), so
+    only it is looked at. The draft keeps its key, content hash and times (a card tapped later is
+    told the message was withdrawn); its ``text`` becomes None. A draft already confirmed is a
+    request for a person and stays as it is.
+
+    Returns:
+        True when a draft was withdrawn now.
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
+    Source: LINE Messaging API, unsend event ("delete the message content you have stored").
+    """
+    require_aware(now)
+    actor_id = records.actor_doc_id(actor)
+
+    def txn(tx: Transaction) -> bool:
+        actor_doc = tx.get(records.ACTORS, actor_id)
+        key = (actor_doc or {}).get("current_draft_key")
+        if not key:
+            return False
+        doc_id = Operation(actor, key).doc_id
+        doc = tx.get(records.DRAFTS, doc_id)
+        if doc is None or doc.get("source_message_id") != message_id or doc.get("status") != OPEN:
+            return False
+        tx.set(records.DRAFTS, doc_id, {**doc, "status": WITHDRAWN, "text": None, "closed_at": to_iso(now),
+                                        "confirm_state": None})
+        return True
 
     return store.run_transaction(txn)
 
@@ -162,6 +256,8 @@ def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, 
             return CancelResult("already_cancelled")
         if status == SUPERSEDED:
             return CancelResult("superseded")
+        if status == WITHDRAWN:
+            return CancelResult("withdrawn")
         if now >= from_iso(doc["expires_at"]):
             return CancelResult("expired")
         tx.set(records.DRAFTS, operation.doc_id, {**doc, "status": CANCELLED, "closed_at": to_iso(now)})

@@ -12,11 +12,17 @@ reconcile task named from a hash of the key is queued. Nothing here imports the 
 """
 from __future__ import annotations
 
+from shared.clock import to_iso
 from shared.context import EventContext, Reply
 from shared.handoff import cards, drafts, faults, notify, records, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
-from shared.handoff.requests import ALREADY_CREATED, REQUEST_CREATED, CreateResult, create_request
+from shared.handoff.requests import (
+    ALREADY_CREATED,
+    REQUEST_CREATED,
+    CreateResult,
+    create_request,
+)
 from shared.logs import hash_user, log
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
@@ -32,7 +38,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
         return Reply([wording.card_refused_message("no_signing_key")])
     try:
-        result = drafts.create_draft(ctx.store, ctx.actor, request_text, now=ctx.now, settings=ctx.settings)
+        result = drafts.create_draft(ctx.store, ctx.actor, request_text, now=ctx.now, settings=ctx.settings,
+                                     source_message_id=ctx.message_id)
     except StoreError as exc:
         log("WARNING", "handoff draft not stored", error=exc.__class__.__name__, user=hash_user(ctx.actor.user_id))
         return Reply([wording.store_busy_message()])
@@ -41,6 +48,20 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return Reply([wording.draft_refused_message(result.status, length=result.length, limit=result.limit)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
     return Reply([cards.confirmation_card(ctx.settings, result.draft)])
+
+
+def handle_unsend(ctx: EventContext, message_id: str | None) -> None:
+    """An ``unsend`` event: the open draft made from that message is cancelled and its text deleted.
+
+    Returns None: LINE gives an unsend event no reply token, and nothing is said.
+    Raises:
+        StoreError: retryable ones make the event go to the queue (or LINE redeliver it).
+    """
+    if not message_id:
+        return None
+    if drafts.withdraw_draft(ctx.store, ctx.actor, message_id, now=ctx.now):
+        log("INFO", "handoff draft withdrawn: its message was unsent", user=hash_user(ctx.actor.user_id))
+    return None
 
 
 def start_entry(ctx: EventContext) -> Reply:
@@ -82,6 +103,16 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
     operation = reference.operation
     owner = notify.reply_owner(ctx.webhook_event_id)
     lease = ctx.settings.event_lease_seconds
+    # The confirmation is durable before anything else: if the create's outcome is then unknown,
+    # the sweep finds this draft however long reconcile is down, and expiry is judged at this tap.
+    # A store that cannot take even this write is met by the create as before (an unknown outcome,
+    # whose reconcile task carries the tap's time).
+    try:
+        drafts.mark_confirming(ctx.store, operation, reference.content_hash, now=ctx.now,
+                               event_id=ctx.webhook_event_id)
+    except StoreError as exc:
+        log("WARNING", "handoff confirmation not recorded before the create", error=exc.__class__.__name__,
+            user=hash_user(ctx.actor.user_id))
     try:
         result = faults.webhook_create(ctx.settings, lambda: create_request(
             ctx.store, operation, reference.content_hash, now=ctx.now, tz=ctx.settings.tz, source="webhook",
@@ -123,7 +154,8 @@ def _tell_receipt(ctx: EventContext, result: CreateResult, owner: str, variant: 
 
 def _pending(ctx: EventContext, reference: cards.Reference, exc: StoreError) -> Reply:
     state = pending_verification()
-    task = ReconcileTask(reference.operation, reference.content_hash, UNKNOWN_OUTCOME, ctx.webhook_event_id)
+    task = ReconcileTask(reference.operation, reference.content_hash, UNKNOWN_OUTCOME, ctx.webhook_event_id,
+                         tapped_at=to_iso(ctx.now))
     queued = enqueue(ctx.queue, task, delay_seconds=ctx.settings.reconcile_delay_seconds)
     log("WARNING", "handoff confirmation answered", reply_state=state["reply_state"],
         claim_completed=state["claim_completed"], next_step=state["next_step"],

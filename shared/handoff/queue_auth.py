@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.caller_auth import CallerAuthError, Forbidden, Unauthenticated, VerifierUnavailable, verify_caller
+from shared.caller_auth import (
+    CallerAuthError,
+    Forbidden,
+    Unauthenticated,
+    VerifierUnavailable,
+    verify_caller,
+)
 from shared.config import Settings
 
 #: The errors callers catch, under the names this module has always used.

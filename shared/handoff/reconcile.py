@@ -94,6 +94,8 @@ class ReconcileTask:
     reason: str
     reply_event_id: str | None = None
     tag: str | None = None
+    #: When the user tapped 「確認送出」 (ISO UTC), for an unknown outcome: expiry is judged at it.
+    tapped_at: str | None = None
 
     @property
     def task_name(self) -> str:
@@ -112,7 +114,7 @@ class ReconcileTask:
         return {"v": 1, "kind": TASK_KIND, "tenant_id": self.operation.actor.tenant_id,
                 "user_id": self.operation.actor.user_id, "idempotency_key": self.operation.idempotency_key,
                 "content_hash": self.content_hash, "reason": self.reason, "reply_event_id": self.reply_event_id,
-                "tag": self.tag}
+                "tag": self.tag, "tapped_at": self.tapped_at}
 
     @classmethod
     def from_payload(cls, payload: object) -> "ReconcileTask":
@@ -136,7 +138,13 @@ class ReconcileTask:
             raise InvalidReconcileTask("unknown reason or bad reply_event_id")
         if not (tag is None or isinstance(tag, str)):
             raise InvalidReconcileTask("bad tag")
-        return cls(Operation(Actor(tenant, user), key), digest, reason, event, tag)
+        tapped_at = payload.get("tapped_at")
+        if tapped_at is not None:
+            try:
+                from_iso(tapped_at)
+            except (TypeError, ValueError) as exc:
+                raise InvalidReconcileTask("tapped_at must be an ISO time with an offset") from exc
+        return cls(Operation(Actor(tenant, user), key), digest, reason, event, tag, tapped_at)
 
 
 def enqueue(queue: TaskQueue | None, task: ReconcileTask, *, delay_seconds: float = 0.0) -> bool:
@@ -267,7 +275,8 @@ class ReconcileService:
             created = create_request(self.store, task.operation, task.content_hash, now=now, tz=self.settings.tz,
                                      source="reconcile", notice_owner=notify.PUSH_OWNER,
                                      lease_seconds=self._lease_seconds, void_owner=void,
-                                     staff_group_id=self.settings.staff_group_id)
+                                     staff_group_id=self.settings.staff_group_id,
+                                     confirmed_at=from_iso(task.tapped_at) if task.tapped_at else None)
         except StoreError as exc:
             log("WARNING", "reconcile create outcome unknown", error=exc.__class__.__name__)
             return self._unsettled(task, "create_unknown", last, now)

@@ -15,7 +15,7 @@ id, then either writes nothing (every outcome but the first) or writes, together
 | request_created | first create | the request and its notice |
 | already_created | same key, same content hash | none (at most a notice claim); same receipt |
 | idempotency_conflict | same key, different content hash | none |
-| expired / superseded / unconfirmed_operation / wrong_actor | consent no longer valid | none |
+| expired / superseded / unconfirmed_operation / withdrawn / wrong_actor | consent no longer valid | none |
 
 Source: DESIGN §4; seed 000 §5 (composite key, content hash compared); seed 001 (same key on retry).
 """
@@ -38,7 +38,8 @@ EXPIRED = "expired"
 SUPERSEDED = "superseded"
 UNCONFIRMED_OPERATION = "unconfirmed_operation"
 WRONG_ACTOR = "wrong_actor"
-CONSENT_REFUSALS = (EXPIRED, SUPERSEDED, UNCONFIRMED_OPERATION)
+WITHDRAWN = "withdrawn"
+CONSENT_REFUSALS = (EXPIRED, SUPERSEDED, UNCONFIRMED_OPERATION, WITHDRAWN)
 
 AWAITING_ACCEPTANCE = "awaiting_acceptance"
 
@@ -93,13 +94,15 @@ def _owned_by(doc: dict, operation: Operation) -> bool:
 def create_request(store: DocumentStore, operation: Operation, content_hash: str, *, now: datetime,
                    tz: ZoneInfo, source: str, notice_owner: str, lease_seconds: float,
                    void_owner: str | None = None, event_id: str | None = None,
-                   staff_group_id: str | None = None) -> CreateResult:
+                   staff_group_id: str | None = None,
+                   confirmed_at: datetime | None = None) -> CreateResult:
     """Create the request for one confirmed operation, exactly once.
 
     Args:
         operation: actor (tenant_id, user_id) and idempotency key (32 lowercase hex).
         content_hash: SHA-256 hex of the content the user confirmed (from the signed card).
-        now: aware current time; also decides expiry and the request id's Asia/Taipei date.
+        now: aware current time; the request id's Asia/Taipei date. Expiry is judged at the draft's
+            recorded confirmation (``drafts.confirmation_time``), else at ``now``.
         tz: the wall-clock zone of request ids and the daily count (Asia/Taipei).
         source: "webhook" or "reconcile" (stored as ``created_by``).
         notice_owner: who tells the user if a request is created now (``reply:<event>`` or ``push``);
@@ -109,6 +112,8 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
         event_id: the confirming webhook event id (stored as ``created_by_event``).
         staff_group_id: ``LOCAL_STAFF_GROUP_ID``; when set, a created request also writes its staff
             group notice (``staff_notices``, DESIGN §10) in this same transaction.
+        confirmed_at: when the user tapped, if known otherwise (a reconcile task's ``tapped_at``);
+            the earliest of it, the draft's recorded confirmation and ``now`` decides expiry.
     Returns:
         CreateResult (see the module table).
     Raises:
@@ -144,13 +149,18 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
             return CreateResult(WRONG_ACTOR)
         if draft.get("content_hash") != content_hash:
             return CreateResult(IDEMPOTENCY_CONFLICT)
+        if draft.get("status") == drafts.WITHDRAWN:
+            return CreateResult(WITHDRAWN)  # the message was unsent: never a request
         if draft.get("status") != drafts.OPEN and draft.get("status") != drafts.SUPERSEDED:
             return CreateResult(UNCONFIRMED_OPERATION)
         if (draft.get("status") == drafts.SUPERSEDED
                 or (actor_doc or {}).get("current_draft_key") != operation.idempotency_key):
             return CreateResult(SUPERSEDED)
-        if now >= from_iso(draft["expires_at"]):
-            return CreateResult(EXPIRED)
+        tapped = drafts.confirmation_time(draft, now)
+        if confirmed_at is not None:
+            tapped = min(tapped, require_aware(confirmed_at, "confirmed_at"))
+        if tapped >= from_iso(draft["expires_at"]):
+            return CreateResult(EXPIRED)  # judged at the tap, not at this (possibly later) create
 
         created_at = to_iso(now)
         request_doc = {

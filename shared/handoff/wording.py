@@ -85,6 +85,7 @@ _NOT_CREATED_REASONS = {
     "expired": "確認卡片已超過有效時間",
     "superseded": "你後來又建立了新的服務詢問",
     "unconfirmed_operation": "這筆詢問已取消或找不到",
+    "withdrawn": "你已經收回那則訊息",
 }
 
 
@@ -96,6 +97,8 @@ def not_created_message(reason: str) -> TextMessage:
     """
     if reason == "cancelled_by_user":
         return TextMessage(text="查證結果：你已取消這筆服務詢問，沒有送出。")
+    if reason == "withdrawn":
+        return TextMessage(text="查證結果：你已經收回那則訊息，這筆服務詢問沒有送出，內容也已刪除。")
     why = _NOT_CREATED_REASONS.get(reason, "確認已經失效")
     return TextMessage(text=(
         f"查證結果：你剛才的服務詢問「沒有登記」（{why}）。"
@@ -110,6 +113,8 @@ def refusal_message(status: str) -> TextMessage:
         "unconfirmed_operation": f"這筆詢問已經取消或找不到，所以沒有送出。需要的話，請重新輸入「{HOW_TO_ASK}」。",
         "idempotency_conflict": f"這張卡片的內容和登記資料對不上，所以沒有送出。請重新輸入「{HOW_TO_ASK}」。",
         "wrong_actor": "這張確認卡片不是你的，所以沒有送出。",
+        "withdrawn": (f"這則訊息已經收回，所以這筆服務詢問沒有送出，內容也已刪除。"
+                      f"需要的話，請重新輸入「{HOW_TO_ASK}」。"),
     }
     return TextMessage(text=texts.get(status, f"這張確認卡片已經失效，沒有送出。請重新輸入「{HOW_TO_ASK}」。"))
 
@@ -148,6 +153,7 @@ def cancel_message(status: str, request_id: str | None = None) -> TextMessage:
                               f"需要補充或更改的話，請再傳一則「{HOW_TO_ASK}」說明。"),
         "superseded": "這張卡片已經被你後來的新詢問取代，舊的這筆沒有送出。",
         "expired": "這張卡片已經過期，這筆需求沒有送出。",
+        "withdrawn": "這則訊息已經收回，這筆需求沒有送出，內容也已刪除。",
     }
     return TextMessage(text=texts.get(status, "找不到這筆需求，沒有送出任何資料。"))
 

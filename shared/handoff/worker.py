@@ -7,9 +7,14 @@ in the master must not be shared, so nothing here runs at import: ``BackgroundSt
 import with ``os.register_at_fork(after_in_child=…)`` and also called on every request; it runs
 once per process id (a respawned worker — e.g. after SIGKILL — runs it again).
 
-Start-up re-queue (DESIGN §1, §4: the store is the source of truth): operations whose notice was
-never delivered, and operations still pending verification, are queued again under their
-deterministic task names; a name the queue has seen is not queued twice.
+Start-up re-queue and the sweep (DESIGN §1, §4, §11: the store is the source of truth):
+operations whose notice was never delivered, operations still pending verification, and drafts
+whose confirmation is recorded but unsettled (no request, no "not created", no follow-up) are
+queued again under deterministic task names; a name the queue has seen is not queued twice. The
+names carry the sweep's round (wall-clock time divided by the queue's retry window), so work
+whose earlier task ended ``failed`` — its target was down longer than the retry window — is
+queued again once per window, however long the outage lasts. A serving webhook sweeps every
+``sweep_interval_seconds``; in production a scheduler calls functions/reconcile's sweep.
 """
 from __future__ import annotations
 
@@ -18,10 +23,16 @@ import threading
 from datetime import datetime
 from typing import Callable
 
-from shared.clock import utc_now
+from shared.clock import from_iso, utc_now
 from shared.config import Settings
-from shared.handoff import notify, records
-from shared.handoff.reconcile import REQUEUE, UNKNOWN_OUTCOME, ReconcileTask, enqueue, requeue_delay_seconds
+from shared.handoff import drafts, notify, records
+from shared.handoff.reconcile import (
+    REQUEUE,
+    UNKNOWN_OUTCOME,
+    ReconcileTask,
+    enqueue,
+    requeue_delay_seconds,
+)
 from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.logs import log
@@ -43,18 +54,56 @@ def pending_operations(store: DocumentStore, tenant_id: str) -> list[dict]:
     return list(seen.values())
 
 
-def requeue_task(operation: Operation, doc: dict) -> ReconcileTask:
+def sweep_round(settings: Settings, now: datetime) -> str:
+    """The sweep's round: one per queue retry window (the same in every process)."""
+    window = max(1.0, settings.queue_retry_window_seconds + settings.reconcile_delay_seconds)
+    return str(int(now.timestamp() // window))
+
+
+def unsettled_confirmations(settings: Settings, store: DocumentStore, now: datetime) -> list[ReconcileTask]:
+    """Reconcile tasks for drafts whose 「確認送出」 is recorded but whose outcome is still unknown.
+
+    A draft counts once its confirmation is older than one retry window (the webhook's own task
+    had its chance) and nothing settled it: no request (the draft would be ``confirmed``), no
+    "not created" operation, no ``needs_human_followup``. The task carries the tap's time, so
+    expiry is judged by it.
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    window = settings.queue_retry_window_seconds + settings.reconcile_delay_seconds
+    round_tag = sweep_round(settings, now)
+    tasks = []
+    for draft in drafts.confirming_drafts(store, settings.tenant_id):
+        try:
+            operation = Operation(Actor(draft["tenant_id"], draft["user_id"]), draft["idempotency_key"])
+            tapped = from_iso(draft["confirm_requested_at"])
+        except (KeyError, TypeError, ValueError):
+            log("ERROR", "confirming draft is malformed; skipped")
+            continue
+        if (now - tapped).total_seconds() < window:
+            continue
+        op_doc = store.get(records.OPERATIONS, operation.doc_id) or {}
+        if op_doc.get("state") in ("created", "not_created") or store.get(records.FOLLOWUPS, operation.doc_id):
+            continue
+        tasks.append(ReconcileTask(operation, draft["content_hash"], UNKNOWN_OUTCOME, draft.get("confirm_event"),
+                                   tag=f"sweep|{round_tag}", tapped_at=draft["confirm_requested_at"]))
+    return tasks
+
+
+def requeue_task(operation: Operation, doc: dict, round_tag: str = "") -> ReconcileTask:
     """The re-queue task for one pending operation document.
 
     Its name is tagged with the state and notice claim it is queued for, so a restart re-queues
-    work whose earlier task already ended, while two workers reading the same state dedupe. An
+    work whose earlier task already ended, while two workers reading the same state dedupe;
+    ``round_tag`` (``sweep_round``) lets a later sweep queue it again once per retry window. An
     operation still pending verification keeps the event that was told "checking", so the push
     that follows carries that event's retry key (LINE delivers it once).
 
     Raises:
         KeyError / TypeError: a malformed document.
     """
-    tag = "|".join(str(doc.get(name)) for name in ("state", "notice_owner", "notice_claim_until"))
+    tag = "|".join([*(str(doc.get(name)) for name in ("state", "notice_owner", "notice_claim_until")), round_tag])
     if doc.get("state") == "pending_verification":
         return ReconcileTask(operation, doc["content_hash"], UNKNOWN_OUTCOME, doc.get("checked_event"), tag=tag)
     return ReconcileTask(operation, doc["content_hash"], REQUEUE, tag=tag)
@@ -71,17 +120,22 @@ def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue |
         StoreUnavailable: the store could not be read.
     """
     count = 0
+    round_tag = sweep_round(settings, now)
     for doc in pending_operations(store, settings.tenant_id):
         try:
             operation = Operation(Actor(doc["tenant_id"], doc["user_id"]), doc["idempotency_key"])
-            task = requeue_task(operation, doc)
+            task = requeue_task(operation, doc, round_tag)
         except (KeyError, TypeError):
             log("ERROR", "pending operation is malformed; skipped")
             continue
         if enqueue(queue, task, delay_seconds=requeue_delay_seconds(doc, now)):
             count += 1
-    log("INFO", "start-up re-queue done", operations=count)
-    return count
+    confirmations = 0
+    for task in unsettled_confirmations(settings, store, now):
+        if enqueue(queue, task):
+            confirmations += 1
+    log("INFO", "re-queue done", operations=count, confirmations=confirmations)
+    return count + confirmations
 
 
 class BackgroundStart:
@@ -128,6 +182,21 @@ def start_queue_work(settings: Settings, store: DocumentStore, queue: TaskQueue 
         start()
     if requeue:
         start_thread("handoff-requeue", lambda: requeue_pending(settings, store, queue, now=utc_now()))
+
+
+def start_sweeps(name: str, interval_seconds: float, work: Callable[[], object]) -> None:
+    """Run ``work`` every ``interval_seconds`` in a daemon thread, for the life of the process."""
+    def loop() -> None:
+        stop = threading.Event()
+        while not stop.wait(interval_seconds):
+            try:
+                work()
+            except StoreError as exc:
+                log("WARNING", f"{name} pass failed", error=exc.__class__.__name__)
+            except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
+                log("ERROR", f"{name} pass crashed", exc_info=True)
+
+    threading.Thread(target=loop, name=name, daemon=True).start()
 
 
 def start_thread(name: str, work: Callable[[], object]) -> None:

@@ -102,13 +102,14 @@ def enqueue_all(queue: TaskQueue | None, tasks: list[QueuedEventTask]) -> int:
     return sum(1 for task in tasks if enqueue(queue, task))
 
 
-def requeue_queued(store, tenant_id: str, queue: TaskQueue | None) -> int:
+def requeue_queued(store, tenant_id: str, queue: TaskQueue | None, round_tag: str = "") -> int:
     """Queue again every event of the tenant still ``queued`` with its answer pending (start-up).
 
     The store is the source of truth (DESIGN §1): an event whose task failed for good, or whose
     enqueue never confirmed, is found here. The task is tagged with the notice's current claim, so
     a finished task's reserved name does not swallow it, while two processes starting together
-    queue it once.
+    queue it once; ``round_tag`` (the sweep's round) lets a later sweep queue it again when even
+    that task ended without reaching the worker.
 
     Returns:
         How many events were handed to the queue (a known name counts).
@@ -122,7 +123,7 @@ def requeue_queued(store, tenant_id: str, queue: TaskQueue | None) -> int:
         event_id = doc.get("webhook_event_id")
         if not isinstance(event_id, str) or not event_id:
             continue
-        tag = f"requeue|{doc.get('notice_claim_until')}|{doc.get('answer_via')}"
+        tag = f"requeue|{doc.get('notice_claim_until')}|{doc.get('answer_via')}|{round_tag}"
         if enqueue(queue, QueuedEventTask(tenant_id, event_id, tag=tag)):
             count += 1
     log("INFO", "queued events re-queued", events=count)

@@ -30,16 +30,15 @@ from typing import Any, Callable
 from linebot.v3.messaging import Message
 from linebot.v3.webhooks import Event
 
-from shared import outbox
+from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
+from shared.context import EventContext, Reply
 from shared.identity import Actor
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
-from shared import inbox
-from shared.context import EventContext, Reply
 
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
 #: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.

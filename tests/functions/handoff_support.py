@@ -21,7 +21,8 @@ REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 
 #: Short queue timings so fault cases finish in seconds (min 0.2 s, max 1 s, 3 attempts).
 FAST_QUEUE = {"LOCAL_QUEUE_MIN_BACKOFF_SECONDS": "0.2", "LOCAL_QUEUE_MAX_BACKOFF_SECONDS": "1",
-              "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "LOCAL_RECONCILE_DELAY_SECONDS": "0.5"}
+              "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "LOCAL_RECONCILE_DELAY_SECONDS": "0.5",
+              "LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS": "10"}
 
 
 def env_with(base_env: dict, **extra: str) -> dict[str, str]:
