@@ -71,7 +71,7 @@ class EventRef:
 
 
 def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
-                now: datetime, lease_seconds: float) -> ClaimResult:
+                now: datetime, lease_seconds: float, event: dict | None = None) -> ClaimResult:
     """Claim one webhook event id for this attempt, in one store transaction.
 
     Args:
@@ -79,6 +79,8 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         webhook_event_id: LINE's ``webhookEventId`` (26-char ULID).
         now: aware current time.
         lease_seconds: how long this attempt owns the event before a redelivery may take over.
+        event: the raw event, kept so that the sweep can queue it if this attempt dies before
+            answering and LINE does not redeliver (``take_over_abandoned``).
     Returns:
         ClaimResult with CLAIMED, DONE or IN_PROGRESS.
     Raises:
@@ -92,6 +94,7 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         doc = tx.get(COLLECTION, doc_id)
         if doc is None:
             tx.create(COLLECTION, doc_id, {"tenant_id": tenant_id, "webhook_event_id": webhook_event_id,
+                                           "event": event,
                                            "state": "processing", "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now)})
             return ClaimResult(Claim.CLAIMED, 1)
@@ -219,6 +222,50 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
                        {**doc, **queued, "received_at": doc.get("received_at", stamp), "attempt": doc["attempt"] + 1})
                 results[event_id] = "queued"
         return results
+
+    return store.run_transaction(txn)
+
+
+def abandoned_events(store: DocumentStore, tenant_id: str, now: datetime) -> list[str]:
+    """Event ids still ``processing`` whose lease has ended: their attempt died or could not record
+    its end, and no redelivery took them over.
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    require_aware(now)
+    return [doc["webhook_event_id"] for doc in store.query(COLLECTION, where={"tenant_id": tenant_id,
+                                                                             "state": PROCESSING})
+            if doc.get("webhook_event_id") and from_iso(doc["lease_until"]) <= now]
+
+
+def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> str | None:
+    """Finish one abandoned event (the sweep): no resident depends on LINE's redelivery.
+
+    Returns:
+        "queued" (no reply was started and the raw event is kept: the queue answers it; queue its
+        task), "done" (a reply was started: its outcome is unknown, so it is never repeated; or
+        nothing is left to answer it with), or None (it is no longer abandoned).
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: retryable; the next sweep tries again.
+    """
+    require_aware(now)
+    doc_id = _doc_id(tenant_id, webhook_event_id)
+    stamp = to_iso(now)
+
+    def txn(tx: Transaction) -> str | None:
+        doc = tx.get(COLLECTION, doc_id)
+        if doc is None or doc.get("state") != PROCESSING or from_iso(doc["lease_until"]) > now:
+            return None
+        if doc.get("reply_attempted") or not isinstance(doc.get("event"), dict):
+            outcome = "reply_unknown" if doc.get("reply_attempted") else "abandoned"
+            tx.set(COLLECTION, doc_id, {**doc, "state": DONE, "outcome": outcome, "done_at": stamp})
+            return "done"
+        tx.set(COLLECTION, doc_id, {**doc, "attempt": doc["attempt"] + 1, "state": QUEUED,
+                                    "queued_reason": "abandoned", "queued_at": stamp, "answer": None,
+                                    **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
+                                                           retry_key=answer_retry_key(tenant_id, webhook_event_id))})
+        return "queued"
 
     return store.run_transaction(txn)
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from shared import inbox
 from shared.clock import utc_now
 from shared.config import Settings
 from shared.handoff.worker import requeue_pending, sweep_round
+from shared.logs import log
 from shared.queue import TaskQueue
-from shared.queued_event.task import requeue_queued
-from shared.store import DocumentStore
+from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
+from shared.store import DocumentStore, StoreError
 
 
 def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, event_queue: TaskQueue | None, *,
@@ -27,12 +29,40 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
         event_queue: the queued-event queue (None: queued events are not swept).
         now: aware "now" (the clock when None).
     Returns:
-        ``{"handoff": n, "queued_events": m}``: how many were handed to their queue (known names count).
+        ``{"handoff": n, "abandoned_events": a, "queued_events": m}``: how many were handed to their queue (known names count).
     Raises:
         StoreUnavailable: the store could not be read.
     """
     now = now or utc_now()
     handoff = requeue_pending(settings, store, queue, now=now) if queue is not None else 0
+    abandoned = finish_abandoned(settings, store, event_queue, now=now)
     events = requeue_queued(store, settings.tenant_id, event_queue, sweep_round(settings, now)) \
         if event_queue is not None else 0
-    return {"handoff": handoff, "queued_events": events}
+    return {"handoff": handoff, "abandoned_events": abandoned, "queued_events": events}
+
+
+def finish_abandoned(settings: Settings, store: DocumentStore, event_queue: TaskQueue | None, *,
+                     now: datetime) -> int:
+    """Events left ``processing`` past their lease: queue those never answered, finish the rest.
+
+    Without an event queue nothing is taken over (LINE's redelivery, if enabled, still may).
+    Returns:
+        How many were taken over.
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    if event_queue is None:
+        return 0
+    count = 0
+    for event_id in inbox.abandoned_events(store, settings.tenant_id, now):
+        try:
+            result = inbox.take_over_abandoned(store, settings.tenant_id, event_id, now=now)
+        except StoreError as exc:
+            log("WARNING", "abandoned event not taken over", error=exc.__class__.__name__)
+            continue
+        if result == "queued":
+            enqueue(event_queue, QueuedEventTask(settings.tenant_id, event_id))
+        if result is not None:
+            log("WARNING", "abandoned event taken over", result=result, webhook_event_id=event_id)
+            count += 1
+    return count

@@ -29,6 +29,8 @@ from shared.store import DocumentStore, StoreError
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
+#: The shortest timeout a recorded reply is sent with (seconds); LINE usually answers in far less.
+_MIN_REPLY_SECONDS = 0.3
 #: An event is handled inline only while at least this much budget is left beyond what queueing the
 #: remaining events needs (seconds): enough for a fixed entry's store calls and a reply. The rest of
 #: the body goes to the queue (DESIGN §11: no resident depends on LINE's redelivery).
@@ -147,7 +149,7 @@ class WebhookService:
         now = self.clock()
         claim = None
         if event_id:
-            claim = self._claim(event_id, now, deadline, fields)
+            claim = self._claim(event_id, now, deadline, fields, raw)
             if claim is None:
                 return "retry"
             if claim.claim in (inbox.Claim.DONE, inbox.Claim.QUEUED):
@@ -184,7 +186,7 @@ class WebhookService:
 
     # ---- claim -------------------------------------------------------------------------------
 
-    def _claim(self, event_id: str, now, deadline: float, fields: dict) -> inbox.ClaimResult | None:
+    def _claim(self, event_id: str, now, deadline: float, fields: dict, raw: dict) -> inbox.ClaimResult | None:
         """Claim the event, trying again while the budget allows (a store lock is often brief).
 
         Returns None when the store never answered: nothing was recorded, so the answer is 503.
@@ -192,7 +194,7 @@ class WebhookService:
         while True:
             try:
                 return inbox.claim_event(self.store, self.settings.tenant_id, event_id, now=now,
-                                         lease_seconds=self.settings.event_lease_seconds)
+                                         lease_seconds=self.settings.event_lease_seconds, event=raw)
             except StoreError as exc:
                 if not exc.retryable or time.monotonic() + self.settings.store_deadline_seconds > deadline:
                     log("WARNING", "event claim failed", error=exc.__class__.__name__, **fields)
@@ -243,6 +245,12 @@ class WebhookService:
             if event_id and claim is not None:
                 self._finish(event_id, claim.attempt, "no_reply", fields)
             return "done"
+        if claim is not None and self.event_queue is not None and deadline - time.monotonic() < (
+                self.settings.store_deadline_seconds + _MIN_REPLY_SECONDS + _ANSWER_MARGIN_SECONDS):
+            # Not enough budget left to record the attempt and reply: the token is still unused, so
+            # the worker may reply with it while it is fresh.
+            log("INFO", "reply left to the queue: webhook budget short", **fields)
+            return self._queue(event_id, claim, raw, "budget", fields, reply=reply)
         if claim is not None:
             try:
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
@@ -252,13 +260,12 @@ class WebhookService:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
                     **fields)
                 return self._queue(event_id, claim, raw, "reply_unrecorded", fields, reply=reply)
+        # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
+        # unsent reply for one of unknown outcome and never send it): at worst a little past the
+        # budget, which LINE then counts as a slow answer, not a lost one.
         reserve = self._queue_reserve_seconds() if self.event_queue is not None else _ANSWER_MARGIN_SECONDS
-        timeout = min(self.settings.line_timeout_seconds, deadline - time.monotonic() - reserve)
-        if timeout <= 0.05:
-            log("WARNING", "reply not sent: webhook budget spent", **fields)
-            if claim is not None:
-                return self._queue(event_id, claim, raw, "budget", fields, reply=reply, reply_attempted=True)
-            return "retry"
+        timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
+                                              deadline - time.monotonic() - reserve))
         try:
             self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
             delivery = Delivery.DELIVERED

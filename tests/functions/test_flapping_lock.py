@@ -1,0 +1,154 @@
+"""A flapping store lock under concurrent senders (DESIGN §11), through the functions as processes:
+a second process holds the SQLite write lock 0.6 s, frees it 0.05 s, over and over, while senders
+post events to the webhook and redeliver every non-200 answer (as LINE does when the operator
+enabled redelivery). Bounded: 6 s of flapping, 6 senders; the claims hold for any duration.
+
+Claims: every event ends answered exactly once (a reply to its token or a push with its retry
+key), or queued with a recorded reason and answered by the worker; no inbox entry stays
+``processing``; every confirmation ends as a request row or a ``needs_human_followup``.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import requests
+
+from shared import inbox
+from shared.store.sqlite import path_from_url
+from tests.conftest import all_text, line_body, postback_event, text_event
+from tests.functions.handoff_support import PUSH, REPLY, env_with, post, store_docs, wait_for
+from tests.functions.test_delivery_processes import queues_settled, start_all
+
+pytestmark = pytest.mark.slow
+
+FLAP_SECONDS, SENDERS = 6.0, 6
+LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+end = time.monotonic() + float(sys.argv[2])
+print("ready", flush=True)
+while time.monotonic() < end:
+    conn.execute("BEGIN IMMEDIATE")
+    time.sleep(0.6)
+    conn.execute("ROLLBACK")
+    time.sleep(0.05)
+"""
+
+
+def deliver(url: str, event: dict, deadline: float) -> int:
+    """Post until 200, redelivering the same event (``isRedelivery``) on any other answer."""
+    attempts = 0
+    while time.monotonic() < deadline:
+        attempts += 1
+        try:
+            if post(url, line_body(event), timeout=10).status_code == 200:
+                return attempts
+        except requests.RequestException:
+            pass
+        event = {**event, "deliveryContext": {"isRedelivery": True}}
+        time.sleep(0.2)
+    raise AssertionError("an event was never accepted")
+
+
+def answers_for(standin, event: dict) -> list[dict]:
+    """Accepted replies to the event's token and accepted pushes carrying its answer's retry key."""
+    key = inbox.answer_retry_key("test-tenant", event["webhookEventId"])
+    return [c for c in standin.calls() if c["status"] == 200 and (
+        (c["path"] == REPLY and c["body"].get("replyToken") == event["replyToken"])
+        or (c["path"] == PUSH and c["headers"].get("x-line-retry-key") == key))]
+
+
+def card_confirm_data(messages: list[dict]) -> str | None:
+    for message in messages:
+        footer = (message.get("contents") or {}).get("footer") or {}
+        for button in footer.get("contents", []):
+            if button.get("action", {}).get("label") == "確認送出":
+                return button["action"]["data"]
+    return None
+
+
+def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_env, line_standin):
+    store_url = base_env["LOCAL_STORE_URL"]
+    webhook, _, _ = start_all(start_function, base_env, LOCAL_EVENT_LEASE_SECONDS="2",
+                              LOCAL_SWEEP_INTERVAL_SECONDS="1")
+    post(webhook.url, line_body(text_event("我要預約")))  # the store file and tables exist
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, path_from_url(store_url), str(FLAP_SECONDS)],
+                              stdout=subprocess.PIPE, text=True)
+    assert locker.stdout.readline().strip() == "ready"
+    sent: list[dict] = []
+    confirms: list[dict] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+    stop_at = time.monotonic() + FLAP_SECONDS
+
+    def sender(n: int) -> None:
+        user = f"U{0xF1A9000 + n:032x}"
+        try:
+            i = 0
+            while time.monotonic() < stop_at:
+                i += 1
+                if i % 3:
+                    event = text_event("我要預約", user_id=user)
+                    deliver(webhook.url, event, time.monotonic() + 60)
+                    with lock:
+                        sent.append(event)
+                    continue
+                draft = text_event(f"新需求：第{n}-{i}次詢問", user_id=user)
+                deliver(webhook.url, draft, time.monotonic() + 60)
+                with lock:
+                    sent.append(draft)
+                found = wait_for(lambda: answers_for(line_standin, draft), 30, "the card")
+                data = card_confirm_data(found[0]["body"]["messages"])
+                if data is None:  # the store was too busy for a draft: the answer says so
+                    continue
+                confirm = postback_event(data, user_id=user)
+                deliver(webhook.url, confirm, time.monotonic() + 60)
+                with lock:
+                    sent.append(confirm)
+                    confirms.append(confirm)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(SENDERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    locker.wait(30)
+    assert not errors, errors[0]
+    assert len(sent) >= SENDERS and confirms
+
+    try:
+        wait_for(lambda: all(answers_for(line_standin, e) for e in sent), 90, "every event's answer")
+    except AssertionError:
+        docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
+        missing = [docs.get(e["webhookEventId"]) for e in sent if not answers_for(line_standin, e)]
+        raise AssertionError(f"{len(missing)} of {len(sent)} unanswered: "
+                             + repr([{k: v for k, v in (d or {}).items() if k != "event"} for d in missing][:3]))
+    wait_for(lambda: queues_settled(store_url), 90, "both queues to settle")
+    for event in sent:
+        answers = answers_for(line_standin, event)
+        assert len(answers) == 1, (event["webhookEventId"], [all_text(a["body"]["messages"]) for a in answers])
+    docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
+    for event in sent:
+        doc = docs[event["webhookEventId"]]
+        assert doc["state"] in ("done", "queued"), doc["state"]
+        if doc["state"] == "queued":
+            assert doc["queued_reason"] and doc["notice_state"] == "delivered"
+    assert not [d for d in docs.values() if d["state"] == "processing"]
+    # every confirmation ends as a request row or a follow-up, never both, never two rows
+    requests_ = store_docs(store_url, "handoff_requests")
+    followups = store_docs(store_url, "handoff_followups")
+    confirmed_drafts = [d for d in store_docs(store_url, "handoff_drafts") if d.get("confirm_requested_at")]
+    keys = [r["idempotency_key"] for r in requests_]
+    assert len(keys) == len(set(keys))
+    not_created = [o["idempotency_key"] for o in store_docs(store_url, "handoff_operations")
+                   if o.get("state") == "not_created"]
+    settled = set(keys) | {f["idempotency_key"] for f in followups} | set(not_created)
+    unsettled = [d for d in confirmed_drafts if d["idempotency_key"] not in settled
+                 and d["status"] not in ("superseded", "withdrawn", "cancelled")]
+    assert unsettled == []
