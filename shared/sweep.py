@@ -29,7 +29,8 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
         event_queue: the queued-event queue (None: queued events are not swept).
         now: aware "now" (the clock when None).
     Returns:
-        ``{"handoff": n, "abandoned_events": a, "queued_events": m}``: how many were handed to their queue (known names count).
+        ``{"handoff": n, "abandoned_events": a, "queued_events": m}``: how many were handed to
+        their queue (known names count).
     Raises:
         StoreUnavailable: the store could not be read.
     """

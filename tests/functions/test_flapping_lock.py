@@ -20,7 +20,7 @@ import requests
 from shared import inbox
 from shared.store.sqlite import path_from_url
 from tests.conftest import all_text, line_body, postback_event, text_event
-from tests.functions.handoff_support import PUSH, REPLY, env_with, post, store_docs, wait_for
+from tests.functions.handoff_support import PUSH, REPLY, post, store_docs, wait_for
 from tests.functions.test_delivery_processes import queues_settled, start_all
 
 pytestmark = pytest.mark.slow
