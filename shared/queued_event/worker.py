@@ -22,6 +22,7 @@ event is answered once. Source: DESIGN §3, §8, §11; Cloud Tasks docs (non-2xx
 """
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -134,7 +135,10 @@ class QueuedEventWorker:
         if doc is None or doc.get("state") != inbox.QUEUED:
             return WorkerResult("not_queued", 200)
         now = self.clock()
-        claim = outbox.claim_notice(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=now,
+        # One owner per attempt: a second delivery of the task (or a sweep's copy) running at the
+        # same time finds the claim HELD and comes back later, so an answer is sent once.
+        owner = f"{inbox.QUEUE_OWNER}:{secrets.token_hex(6)}"
+        claim = outbox.claim_notice(self.store, inbox.COLLECTION, ref, owner, now=now,
                                     lease_seconds=self.settings.event_lease_seconds)
         if claim is outbox.Claim.DELIVERED:
             return WorkerResult("already_answered", 200)
@@ -145,23 +149,34 @@ class QueuedEventWorker:
             return WorkerResult("no_notice", 200)
         raw = doc.get("event") or {}
         user_id = ((raw.get("source") or {}).get("userId")) if isinstance(raw, dict) else None
-        reply, recorded = self._answer(ref, doc, raw, user_id, now, last)
+        result = self._claimed(ref, doc, raw, user_id, now, last, owner)
+        if result.http_status >= 500:
+            # This attempt is over and nothing of it is in flight: the next one may claim at once.
+            try:
+                outbox.release_claim(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
+            except StoreError as exc:  # the lease then ends on its own
+                log("WARNING", "queued answer claim not released", error=exc.__class__.__name__)
+        return result
+
+    def _claimed(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, now: datetime, last: bool,
+                 owner: str) -> WorkerResult:
+        reply, _ = self._answer(ref, doc, raw, user_id, now, last, owner)
         if isinstance(reply, WorkerResult):
             return reply
         if reply is None or not reply.messages:
-            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=self.clock())
+            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
             return WorkerResult("no_answer", 200)
-        return self._send(ref, doc, raw, user_id, reply, recorded, last)
+        return self._send(ref, doc, raw, user_id, reply, last, owner)
 
     def _answer(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, now: datetime,
-                last: bool) -> tuple[Reply | WorkerResult | None, bool]:
+                last: bool, owner: str) -> tuple[Reply | WorkerResult | None, bool]:
         """The answer to send: the recorded one (True), or the handler's (False)."""
         if doc.get("answer"):
             try:
                 return Reply(decode_messages(doc["answer"])), True
             except (ValueError, TypeError, KeyError, AttributeError):
                 log("ERROR", "queued event's recorded answer is unreadable")
-                outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                      reason="answer_unreadable", now=self.clock())
                 return WorkerResult("answer_unreadable", 200), True
         try:
@@ -170,7 +185,7 @@ class QueuedEventWorker:
             event = None
         if event is None:
             log("ERROR", "queued event unreadable")
-            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="event_unreadable", now=self.clock())
             return WorkerResult("event_unreadable", 200), False
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
@@ -202,59 +217,59 @@ class QueuedEventWorker:
         return age_seconds <= self.settings.reply_token_fresh_seconds
 
     def _send(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, reply: Reply,
-              recorded: bool, last: bool) -> WorkerResult:
+              last: bool, owner: str) -> WorkerResult:
         answer = encode_messages(reply.messages)
         messages = reply.messages[:5]
         fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
         if doc.get("answer_via") == REPLY:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
             # the user, so it is never repeated (DESIGN §3).
-            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                         now=self.clock())
             return WorkerResult("reply_unknown", 200, fields)
         if self._reply_allowed(doc, raw):
-            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY, owner=inbox.QUEUE_OWNER,
+            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY, owner=owner,
                                        now=self.clock()):
                 return WorkerResult("lease_lost", 503)
             delivery = self._call(lambda: self.line.reply(raw["replyToken"], messages,
                                                           timeout_seconds=self.settings.line_timeout_seconds))
             if delivery is Delivery.DELIVERED:
-                return self._delivered(ref, reply, "replied", fields)
+                return self._delivered(ref, reply, "replied", fields, owner)
             if delivery is Delivery.UNKNOWN:
-                outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+                outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                             now=self.clock())
                 return WorkerResult("reply_unknown", 200, fields)
             if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY_NOT_DELIVERED,
-                                       owner=inbox.QUEUE_OWNER, now=self.clock()):
+                                       owner=owner, now=self.clock()):
                 return WorkerResult("lease_lost", 503)
             if delivery is not Delivery.REFUSED and not last:
                 return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
             # refused (e.g. the token expired), or the last attempt: definitely not delivered → push now
         if not user_id:
-            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="no_user_to_push", now=self.clock())
             return WorkerResult("no_user_to_push", 200, fields)
-        if not inbox.record_answer(self.store, ref, answer=answer, via=PUSH, owner=inbox.QUEUE_OWNER,
+        if not inbox.record_answer(self.store, ref, answer=answer, via=PUSH, owner=owner,
                                    now=self.clock()):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
         delivery = self._call(lambda: self.line.push(user_id, messages, retry_key=retry_key,
                                                      timeout_seconds=self.settings.line_timeout_seconds))
         if delivery is Delivery.DELIVERED:
-            return self._delivered(ref, reply, "pushed", fields)
+            return self._delivered(ref, reply, "pushed", fields, owner)
         if delivery is Delivery.REFUSED:
-            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="push_refused", now=self.clock())
             self._after(reply.on_reply_failed, "answer-refused step")
             return WorkerResult("push_refused", 200, fields)
         if not last:
             return WorkerResult(f"push_{delivery.value}", 503, fields)  # same answer, same retry key
         if delivery is Delivery.UNKNOWN:
-            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                         now=self.clock())
             return WorkerResult("push_unknown", 200, fields)
         log("ERROR", "queued answer never delivered", delivery=delivery.value, **fields)
-        outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=inbox.QUEUE_OWNER,
+        outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                              reason=f"push_{delivery.value}", now=self.clock())
         return WorkerResult(f"push_{delivery.value}", 200, fields)
 
@@ -267,9 +282,9 @@ class QueuedEventWorker:
             return delivery_of(exc)
         return Delivery.DELIVERED
 
-    def _delivered(self, ref: inbox.EventRef, reply: Reply, outcome: str, fields: dict) -> WorkerResult:
+    def _delivered(self, ref: inbox.EventRef, reply: Reply, outcome: str, fields: dict, owner: str) -> WorkerResult:
         try:
-            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, inbox.QUEUE_OWNER, now=self.clock())
+            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
         except StoreError as exc:  # the next delivery sends the same answer with the same key → 409
             log("WARNING", "queued answer delivered but not recorded", error=exc.__class__.__name__)
         self._after(reply.after_reply, "after-answer step")

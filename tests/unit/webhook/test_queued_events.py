@@ -215,3 +215,29 @@ def test_queued_requeue_picks_up_an_unconfirmed_enqueue(pair, line_standin, cloc
     assert requeue_queued(pair.store, "test-tenant", pair.queue) == 1
     pair.drain()
     assert len(pair.told(user(6))) == 1
+
+
+def test_queued_two_deliveries_at_once_answer_once(pair, line_standin, clock):
+    import threading
+
+    event = fresh_event("我要預約", user(7), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    line_standin.set_latency(PUSH, 0.3)  # the first push is in flight while the second delivery runs
+    task = QueuedEventTask("test-tenant", event["webhookEventId"])
+    copy = QueuedEventTask("test-tenant", event["webhookEventId"], tag="requeue|x")
+    barrier = threading.Barrier(2)
+    results = []
+
+    def run(t):
+        barrier.wait()
+        results.append(pair.worker.run(t, retry_count=0))
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in (task, copy)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.http_status for r in results) in ([200, 200], [200, 503])
+    assert len(pair.told(user(7))) == 1
+    assert len([c for c in line_standin.calls() if c["path"] == PUSH]) == 1
