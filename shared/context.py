@@ -48,3 +48,6 @@ class Reply:
     messages: list[Any] = field(default_factory=list)
     after_reply: Callable[[], None] | None = None
     on_reply_failed: Callable[[], None] | None = None
+    #: Send nothing now: hand the event to the queued-event worker (functions/agent), whose handler
+    #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
+    defer: bool = False

@@ -163,6 +163,11 @@ class QueuedEventWorker:
         reply, _ = self._answer(ref, doc, raw, user_id, now, last, owner)
         if isinstance(reply, WorkerResult):
             return reply
+        if reply is not None and reply.defer:  # deferring again would never answer
+            log("ERROR", "queued event's handler deferred it again")
+            from shared.routing import failure_reply
+
+            reply = failure_reply()
         if reply is None or not reply.messages:
             outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
             return WorkerResult("no_answer", 200)

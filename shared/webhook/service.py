@@ -57,10 +57,13 @@ class WebhookService:
         memory: the client of functions/memory, or None.
         event_queue: the task queue of queued events (functions/agent), or None: then what cannot be
             finished in time is answered 503 (LINE redelivers, if the operator enabled it).
+        dispatch: ``(EventContext, Event) -> Reply | None``; the routing table by default. A Reply
+            with ``defer=True`` hands the event to the queued-event worker.
     """
 
     def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway,
-                 clock: Clock = utc_now, queue=None, memory=None, event_queue=None):
+                 clock: Clock = utc_now, queue=None, memory=None, event_queue=None, dispatch=dispatch_event):
+        self.dispatch = dispatch
         self.settings = settings
         self.queue = queue
         self.event_queue = event_queue
@@ -168,7 +171,7 @@ class WebhookService:
         ctx = EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
                            queue=self.queue, memory=self.memory)
         try:
-            reply = dispatch_event(ctx, event)
+            reply = self.dispatch(ctx, event)
         except StoreError as exc:
             if exc.retryable:
                 if claim is not None and self.event_queue is not None:
@@ -241,6 +244,8 @@ class WebhookService:
         """Send the reply and finish the event; anything not finished goes to the queue, or 503."""
         event_id = fields["webhook_event_id"]
         token = getattr(event, "reply_token", None)
+        if reply is not None and reply.defer and claim is not None and self.event_queue is not None:
+            return self._queue(event_id, claim, raw, "deferred", fields)  # the worker's handler answers it
         if reply is None or not reply.messages or not token:
             if event_id and claim is not None:
                 self._finish(event_id, claim.attempt, "no_reply", fields)

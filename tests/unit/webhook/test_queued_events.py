@@ -8,12 +8,12 @@ import time
 
 import pytest
 
+from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.queue.embedded import EmbeddedQueue
 from shared.queued_event.task import QueuedEventTask, requeue_queued
 from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
-from shared import inbox
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import all_text, line_body, sign, text_event
@@ -241,3 +241,34 @@ def test_queued_two_deliveries_at_once_answer_once(pair, line_standin, clock):
     assert sorted(r.http_status for r in results) in ([200, 200], [200, 503])
     assert len(pair.told(user(7))) == 1
     assert len([c for c in line_standin.calls() if c["path"] == PUSH]) == 1
+
+
+def test_queued_deferred_reply_is_answered_by_the_worker_handler(base_env, clock, line_standin):
+    from linebot.v3.messaging import TextMessage
+
+    from shared.context import Reply as ReplyModel
+    from shared.routing import dispatch_event
+
+    seen = []
+
+    def model_turn(ctx, event):  # stands in for the model turn plugged into the worker
+        seen.append((ctx.actor.user_id, event.message.text))
+        return ReplyModel([TextMessage(text="來自工作者的回答")])
+
+    def deferring(ctx, event):  # the webhook's routing, deferring free text to the worker
+        text = getattr(getattr(event, "message", None), "text", None)
+        return ReplyModel(defer=True) if text == "隨便問問" else dispatch_event(ctx, event)
+
+    p = Pair({**base_env, "LOCAL_QUEUE_MAX_ATTEMPTS": "4"}, clock, line_standin)
+    p.worker.handler = model_turn
+    p.webhook.dispatch = deferring
+    try:
+        event = fresh_event("隨便問問", user(8), clock)
+        assert p.post(event) == 200
+        assert inbox_doc(p, event)["queued_reason"] == "deferred"
+        assert line_standin.calls() == []  # nothing sent by the webhook
+        p.drain()
+        assert seen == [(user(8), "隨便問問")]
+        assert p.told(user(8)) == ["來自工作者的回答"]
+    finally:
+        p.queue.close()
