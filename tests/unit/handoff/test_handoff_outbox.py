@@ -66,7 +66,8 @@ def test_outbox_requeue_queues_undelivered_notices_once_after_the_reply_lease(st
     now = NOW + timedelta(seconds=10)
     assert worker.requeue_pending(settings, store, queue, now=now) == 1
     op_doc = store.get(records.OPERATIONS, undelivered.operation.doc_id)
-    task = queue.task(worker.requeue_task(undelivered.operation, op_doc, worker.sweep_round(settings, now)).task_name)
+    round_tag = worker.sweep_round(settings, now)
+    task = queue.task(worker.requeue_task(undelivered.operation, op_doc, round_tag).task_name)
     assert task.payload["reason"] == "requeue" and task.payload["idempotency_key"] == undelivered.operation.idempotency_key
     worker.requeue_pending(settings, store, queue, now=now)  # a second worker start: same name, no new task
     assert sum(queue.counts().values()) == 1
