@@ -37,7 +37,7 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     now = now or utc_now()
     handoff = requeue_pending(settings, store, queue, now=now) if queue is not None else 0
     abandoned = finish_abandoned(settings, store, event_queue, now=now)
-    events = requeue_queued(store, settings.tenant_id, event_queue, sweep_round(settings, now)) \
+    events = requeue_queued(store, settings.tenant_id, event_queue, sweep_round(settings, now), now=now) \
         if event_queue is not None else 0
     return {"handoff": handoff, "abandoned_events": abandoned, "queued_events": events}
 

@@ -12,8 +12,10 @@ target tasks" (task names, deduplication).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from shared.clock import from_iso, utc_now
 from shared.logs import log
 from shared.queue import QueueError, TaskQueue, task_name_for
 
@@ -102,7 +104,8 @@ def enqueue_all(queue: TaskQueue | None, tasks: list[QueuedEventTask]) -> int:
     return sum(1 for task in tasks if enqueue(queue, task))
 
 
-def requeue_queued(store, tenant_id: str, queue: TaskQueue | None, round_tag: str = "") -> int:
+def requeue_queued(store, tenant_id: str, queue: TaskQueue | None, round_tag: str = "", *,
+                   now: datetime | None = None) -> int:
     """Queue again every event of the tenant still ``queued`` with its answer pending (start-up).
 
     The store is the source of truth (DESIGN §1): an event whose task failed for good, or whose
@@ -119,8 +122,12 @@ def requeue_queued(store, tenant_id: str, queue: TaskQueue | None, round_tag: st
     from shared import inbox
 
     count = 0
+    now = now or utc_now()
     for doc in inbox.queued_events(store, tenant_id):
         event_id = doc.get("webhook_event_id")
+        until = doc.get("notice_claim_until")
+        if until and from_iso(until) > now:
+            continue  # a worker attempt holds it right now
         if not isinstance(event_id, str) or not event_id:
             continue
         tag = f"requeue|{doc.get('notice_claim_until')}|{doc.get('answer_via')}|{round_tag}"
