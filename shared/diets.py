@@ -50,6 +50,7 @@ UNRECORDED_DIETS: tuple[tuple[str, str | None], ...] = (
     ("鍋邊素", None),           # same as 方便素
     ("肉邊素", None),
     ("蛋素", "vegetarian"),     # eggs but no dairy: not recorded; vegetarian is the nearest
+    ("可以吃蛋", "vegetarian"),  # same: eggs are fine, dairy not said
     ("早齋", "vegetarian"),     # vegetarian in the morning only
     ("初一十五", "vegetarian"),  # vegetarian on the 1st and 15th of the lunar month
 )

@@ -49,9 +49,13 @@ def _day(value: date) -> str:
 
 
 def _date_words(query_date: str | None) -> str:
-    """The searched dates in words; an exclusive end is shown as the last included day."""
+    """The searched dates in words; an exclusive end is shown as the last included day.
+
+    Without a date the search lists events that have not ended (shared.events.search), so the
+    words say 今天起, not 所有日期 (issue 9: a search never claims dates it did not cover).
+    """
     if query_date is None:
-        return "所有日期"
+        return "今天起所有日期"
     start, end = parse_date_range(query_date)
     last = end - timedelta(days=1)
     return _day(start) if last == start else f"{_day(start)}～{_day(last)}"

@@ -55,6 +55,7 @@ EVENT_TOPICS: tuple[tuple[str, str], ...] = (
     ("散步", "散步"), ("老街", "老街"), ("健康操", "健康操"), ("手作", "手作"), ("diy", "手作"),
     ("春聯", "春聯"), ("書法", "書法"), ("繪本", "繪本"), ("共讀", "共讀"), ("說故事", "繪本"),
     ("茉莉", "茉莉"), ("賞花", "花卉"), ("花田", "花田"), ("小農", "小農"), ("文化", "文化"),
+    ("室內", "室內"), ("戶外", "戶外"),
 )
 #: Diet words are also event topics inside an events question (有蔬食的市集嗎).
 _EVENT_DIET_TOPICS: tuple[tuple[str, str], ...] = (("蔬食", "蔬食"), ("素食", "蔬食"), ("吃素", "蔬食"))
@@ -71,12 +72,16 @@ LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shuttle", ("接駁",)),
     ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線")),
 )
+#: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
+_TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
+
 #: Limits that may sit beside a search: the search runs and the reply says the limit too.
 SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("no_booking", ("訂位", "預約", "預訂", "訂餐", "訂桌", "幫我訂", "訂兩", "訂一", "外送")),
     ("no_hours", ("幾點開", "幾點關", "開到幾點", "營業", "有開", "開著", "開門", "公休", "休息嗎", "現在開",
                   "還開", "幾點打烊", "打烊")),
-    ("no_price", ("多少錢", "價格", "價錢", "費用", "收費", "免費", "要錢", "幾塊", "貴不貴", "便宜", "菜單")),
+    ("no_price", ("多少錢", "價格", "價錢", "費用", "收費", "免費", "要錢", "幾塊", "貴不貴", "便宜", "菜單", "門票",
+                  "票價", "入場費", "報名費")),
     ("no_registration", ("報名",)),
 )
 
@@ -99,8 +104,8 @@ _MORE_THANKS = ("很有幫助", "幫大忙", "太好了", "好棒", "太棒了",
 #: Places outside Changhua County: LOCAL has no data there (台中有素食嗎).
 _ELSEWHERE = ("臺北", "台北", "新北", "桃園", "新竹", "苗栗", "臺中", "台中", "南投", "雲林", "嘉義", "臺南", "台南",
               "高雄", "屏東", "宜蘭", "花蓮", "臺東", "台東", "基隆", "澎湖", "金門", "馬祖")
-_PRIVACY = re.compile(r"忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|"
-                      r"你(?:們)?(?:記得|知道|存了|保存|記錄)(?:我|了)")
+_PRIVACY = re.compile(r"忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|聊天紀錄|對話紀錄|"
+                      r"我說的話|你(?:們)?(?:會)?(?:記得|知道|存了|保存|記錄|紀錄)(?:我|了)")
 
 
 @dataclass(frozen=True)
@@ -242,9 +247,16 @@ def route(text: str) -> Proposal:
     if _PRIVACY.search(t):
         return Proposal("privacy_info")
     hard = _limits(t, LIMITS)
+    if "transport" not in hard and _TRAVEL.search(t):
+        hard.append("transport")
+    if hard == ["weather"] and _topics(t, with_diet=False):
+        hard = []  # 下雨天有室內活動嗎: an events question; the weather is said beside it
+        weather_note: tuple[str, ...] = ("weather",)
+    else:
+        weather_note = ()
     if hard:
         return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
-    side = tuple(_limits(t, SIDE_LIMITS))
+    side = tuple(_limits(t, SIDE_LIMITS)) + weather_note
     if any(word in t for word in _ELSEWHERE) and not townships_in(t):
         return Proposal("show_limits", {"kinds": ["elsewhere"]})
     named = places_named_in(t)
@@ -287,6 +299,8 @@ def route(text: str) -> Proposal:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True})
     if _HANDOFF_INFO.search(t):
         return Proposal("handoff_info")
+    if _CANCEL.search(t):
+        return Proposal("handoff_cancel_help")  # 要怎麼取消 (nothing else to cancel offline)
     if any(_has_word(t, word) for word in _THANKS + _MORE_THANKS):
         return Proposal("thanks")
     if any(_has_word(t, word) for word in _GREETINGS):
