@@ -6,6 +6,7 @@ strict dietary types need evidence, places stay searchable after the campaign en
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -111,6 +112,9 @@ def place_aliases(name: str) -> tuple[str, ...]:
     return tuple(sorted(spellings, key=len, reverse=True))
 
 
+_latin_head = re.compile(r"^[A-Za-z][A-Za-z'’.&\s]*")
+
+
 def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[dict[str, str]]:
     """The catalog shops a message names, by name or alias, case-insensitively; read-only.
 
@@ -131,6 +135,12 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
         positions = [folded.find(spelling) for spelling in place_aliases(place.name) if spelling in folded]
         if positions:
             found.append((min(positions), {"id": place.id, "name": place.name, "area": place.area}))
+    if not found:  # 約翰手作蔬食: the Chinese rest of a Latin-headed name, when only one shop has it
+        tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
+        for place in catalog.places:
+            tail = tails.get(place.id, "")
+            if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
+                found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
     return [view for _, view in sorted(found, key=lambda pair: pair[0])]
 
 

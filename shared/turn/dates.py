@@ -10,7 +10,7 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
 2026-12-01 is 2026-11-22, shown as past, and 1/9 is 2027-01-09):
 - written dates: 2026-12-05, 2026/12/5, 2026年12月5日, 民國115年12月5日, 115/12/5, 12/5, 12-5,
   12月5日, 12月5號, 十二月五號 (Chinese numerals read by ``cn2an``), 5號 (the nearest 5th);
-  two of them joined by 到 / ~ / 至 are a range (12/5到12/7);
+  two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1), 過年 / 春節 / 農曆新年 (Lunar New Year, from the
   ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every Taiwan
@@ -51,7 +51,7 @@ _YMD = re.compile(r"(?<![\d/.\-])(\d{4}|1\d{2})\s*(?:年|/|-|\.)\s*(\d{1,2})\s*(
 _MD = re.compile(
     r"(?<![\d/:.])(\d{1,2})\s*(?:月\s*(\d{1,2})(?:\s*[日號号]|(?![\d個个場场人位次天點点時时分歲岁塊元碗份]))"
     r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-]))")
-_RANGE_JOIN = re.compile(r"^\s*(?:到|至|~|～|-|－|—)\s*$")
+_RANGE_JOIN = re.compile(r"^\s*(?:到|至|~|～|-|－|—|、|,|，|和|跟|及|與|还有|還有)\s*$")
 _DAY_ONLY = re.compile(r"(?<![\d月/\-])(\d{1,2})\s*[號号](?!碗|份|人)")
 _MONTH_ONLY = re.compile(r"(?<![\d個个])(\d{1,2})\s*月(?!\s*\d)(?!份[的]?\d)")
 
@@ -86,6 +86,8 @@ _DAY_WORDS: tuple[tuple[str, str], ...] = (
     ("下一?[個个]?\\s*月", "next_month"), ("上一?[個个]?\\s*月", "last_month"),
     ("(?:這|这|本)一?[個个]?\\s*月", "this_month"),
 )
+#: Day words that name one day each; two of them in one message are read as the days between.
+_SINGLE_DAYS = ("today", "tomorrow", "day_after_tomorrow", "yesterday", "day_before_yesterday")
 #: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
 _DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}|大前天|大後天")
 
@@ -197,7 +199,7 @@ def read_date(text: str) -> str | None:
         text: the message in its reading form (shared.turn.text.reading_form), never logged.
     Returns:
         A keyword of DATE_KEYWORDS; ``YYYY-MM-DD``; ``md:MM-DD``; ``mdrange:MM-DD/MM-DD``;
-        ``day:DD``; ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
+        ``day:DD``; ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
         ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``unreadable`` when the text
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
     """
@@ -212,9 +214,12 @@ def read_date(text: str) -> str | None:
     value = _week(text)
     if value is not None:
         return value
-    for pattern, keyword in _DAY_WORDS:
-        if re.search(pattern, text):
-            return keyword
+    days = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
+    days = [keyword for _, keyword in sorted(days)]
+    if len(set(days)) >= 2 and all(day in _SINGLE_DAYS for day in days):
+        return f"days:{days[0]}/{days[-1]}"  # 明天跟後天: both days, and any between
+    if days:
+        return days[0]
     return UNREADABLE if _DATE_CUE.search(text) else None
 
 
@@ -314,6 +319,12 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         except ValueError as exc:
             raise UnreadableDate(f"no such day: {value!r}") from exc
     kind, _, rest = value.partition(":")
+    if kind == "days":
+        first, _, last = rest.partition("/")
+        spans = [keywords[first](), keywords[last]()] if first in keywords and last in keywords else []
+        if not spans:
+            raise UnreadableDate(f"not a date: {value!r}")
+        return min(start for start, _ in spans), max(end for _, end in spans)
     try:
         if kind == "md":
             month, day = (int(part) for part in rest.split("-"))

@@ -70,7 +70,8 @@ LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "站牌", "搭車", "坐車", "計程車", "叫車", "uber", "交通", "怎麼去", "怎麼到", "怎麼走", "路線")),
     ("parking", ("停車", "車位")),
     ("shuttle", ("接駁",)),
-    ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線")),
+    ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線", "會冷",
+                 "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼")),
 )
 #: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
 _TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
@@ -86,7 +87,9 @@ SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
-              "有人嗎", "嘿")
+              "有人嗎", "嘿", "早")
+#: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
+_NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
            "辛苦了", "讚")
 _FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
@@ -238,7 +241,7 @@ def route(text: str) -> Proposal:
         return Proposal("thanks")
     if _only_small_talk(t, _GREETINGS + _THANKS):
         return Proposal("greeting")
-    if _ack_only(t):
+    if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
         return Proposal("ack")
     if _ABOUT.search(t):
         return Proposal("greeting")
