@@ -15,7 +15,7 @@ from typing import Any
 from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem
 
 from shared.diets import diet_label
-from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 
 SAVABLE = ("vegetarian", "vegan", "ovo_lacto", "lacto")
 #: Postback data of 全部鄉鎮: an events search with no township.
@@ -71,7 +71,41 @@ def events_next_steps(result: dict[str, Any], *, asked: tuple[str, ...] = ()) ->
     items: list[QuickReplyItem] = []
     if area is not None:
         items.append(QuickReplyItem(action=all_townships_action()))
-    items += [QuickReplyItem(action=area_postback("events", township)) for township in _other_areas(result, area, asked)]
+    when = result["query"].get("date")
+    for township in _other_areas(result, area, asked):
+        if township in asked and when:  # 花壇跟員林週末: 員林 on the same dates
+            items.append(QuickReplyItem(action=checked_postback(
+                township, f"events:area={township}&date={when}", f"查{township}同一段日期的活動")))
+        else:
+            items.append(QuickReplyItem(action=area_postback("events", township)))
     items.append(QuickReplyItem(action=MessageAction(label="查蔬食", text="查蔬食")))
     items.append(QuickReplyItem(action=MessageAction(label="選單", text="選單")))
     return QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS])
+
+
+def asked_first(quick_reply: QuickReply | None, result: dict[str, Any], asked: tuple[str, ...], *,
+                kind: str, diet: str | None = None) -> QuickReply | None:
+    """Put the townships the message named but the search did not cover first (no_match replies).
+
+    Args:
+        quick_reply: the reply's own quick replies, or None.
+        result: the search result (its query's date is kept for events).
+        asked: townships named but not searched.
+        kind: ``events`` or ``places``.
+        diet: places: a diet said this turn, kept on the buttons.
+    Returns:
+        The quick replies with the asked townships first (others deduplicated), ≤ 13 items.
+    """
+    if not asked:
+        return quick_reply
+    when = result["query"].get("date") if kind == "events" else None
+    first = []
+    for township in asked:
+        if when:
+            action = checked_postback(township, f"events:area={township}&date={when}", f"查{township}同一段日期的活動")
+        else:
+            action = area_postback(kind, township, diet=diet)  # type: ignore[arg-type]
+        first.append(QuickReplyItem(action=action))
+    rest = [item for item in (quick_reply.items if quick_reply else [])
+            if getattr(item.action, "label", None) not in asked]
+    return QuickReply(items=(first + rest)[:QUICK_REPLY_MAX_ITEMS])

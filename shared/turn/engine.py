@@ -31,7 +31,7 @@ from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies.area_picker import checked_postback
 from shared.replies.events import render_events
-from shared.replies.next_steps import events_next_steps, places_next_steps
+from shared.replies.next_steps import asked_first, events_next_steps, places_next_steps
 from shared.replies.places import render_places
 from shared.store import StoreError
 from shared.turn.audit import record_turn
@@ -342,6 +342,10 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
                     else render_places(result, stated_diet=stated, vague=vague))
     asked = tuple(area for note in proposal.notes if note.startswith("other_areas:")
                   for area in note.partition(":")[2].split(",") if area)
+    if status == "no_match" and asked and messages and isinstance(messages[-1], TextMessage):
+        last = messages[-1]
+        messages[-1] = TextMessage(text=last.text, quick_reply=asked_first(
+            last.quick_reply, result, asked, kind="events" if is_events else "places", diet=stated))
     if status == "ok":
         if is_events:
             _attach(messages, events_next_steps(result, asked=asked))

@@ -97,3 +97,11 @@ def test_eval_case_through_the_webhook_replies_as_expected(case, pinned_service,
         assert audit is not None and audit["status"] in expect["statuses"], audit
     if "result_ids" in expect:
         assert sorted(audit["result_ids"]) == sorted(expect["result_ids"]), audit["result_ids"]
+
+
+def test_eval_other_township_button_keeps_the_asked_dates(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("花壇跟員林週末有活動嗎"))
+    buttons = postbacks(messages)
+    assert buttons["員林市"] == "events:area=員林市&date=2026-12-05/2026-12-07"
+    again = _send(pinned_service, line_standin, postback_event(buttons["員林市"]))
+    assert "員林市，2026/12/5（六）～2026/12/6（日）" in all_text(again)
