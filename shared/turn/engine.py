@@ -34,10 +34,15 @@ from shared.replies.events import render_events
 from shared.replies.next_steps import asked_first, events_next_steps, places_next_steps
 from shared.replies.places import render_places
 from shared.store import StoreError
-from shared.turn.audit import record_turn
-from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn import menu
+from shared.turn.audit import record_turn
 from shared.turn.dates import UnreadableDate, resolve_date_value
+from shared.turn.diet_origin import (
+    CONSENTED_MEMORY,
+    THIS_TURN,
+    EffectiveDiet,
+    resolve_diet,
+)
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, route
 
