@@ -21,6 +21,9 @@ from shared.memory.port import (
     MemoryResult,
 )
 
+#: 「蔬食、全素、蛋奶素或奶素」, from the one label table (shared.diets).
+_SAVABLE_WORDS = "、".join(diet_label(d) for d in SAVABLE_DIETS[:-1]) + f"或{diet_label(SAVABLE_DIETS[-1])}"
+
 _HOW_TO_REMEMBER = "想記住的話，請再說一次，例如「以後都找蔬食，幫我記住」，我會給你一張新的確認卡。"
 
 
@@ -141,14 +144,14 @@ def ask_which_diet_reply() -> Reply:
     """A remember request that names no diet: say what can be remembered."""
     labels = [f"以後都找{diet_label(d)}，幫我記住" for d in SAVABLE_DIETS]
     return Reply([TextMessage(
-        text="我只能記住一項找店家用的飲食條件：蔬食、全素、蛋奶素或奶素。想記住哪一種呢？",
+        text=f"我只能記住一項找店家用的飲食條件：{_SAVABLE_WORDS}。想記住哪一種呢？",
         quick_reply=QuickReply(items=[QuickReplyItem(action=MessageAction(label=f"記住：{diet_label(d)}", text=t))
                                       for d, t in zip(SAVABLE_DIETS, labels)]))])
 
 
 def any_not_stored_reply() -> Reply:
     """不限 (or a negated diet, 我不吃素) asked to be remembered: nothing to store, no card."""
-    return _reply("我只會記住一項用來篩選店家的飲食條件：蔬食、全素、蛋奶素或奶素。\n"
+    return _reply(f"我只會記住一項用來篩選店家的飲食條件：{_SAVABLE_WORDS}。\n"
                   "不限素別（例如不吃素）不用記住：沒有記住偏好時，查店家本來就不限素別，這次也沒有保存任何東西。\n"
                   "如果想停止使用已記住的偏好，請說「忘記我的飲食偏好」。", "我的偏好")
 
