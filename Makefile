@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test bench demo user-data ingest-events events-status requests clean
+.PHONY: venv run test bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
 
 venv: $(STAMP)
 
@@ -20,7 +20,9 @@ venv: $(STAMP)
 $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	@echo "setting up $(VENV) from requirements.lock" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
-	@$(VENV)/bin/pip install --quiet --no-input -r requirements.lock -r requirements-dev.lock >&2
+	@# Two installs: the runtime lock is hashed (pip's hash-checking mode), the dev lock is not.
+	@$(VENV)/bin/pip install --quiet --no-input -r requirements.lock >&2
+	@$(VENV)/bin/pip install --quiet --no-input -r requirements-dev.lock >&2
 	@$(VENV)/bin/pip install --quiet --no-input --no-deps -e . >&2
 	@# site-packages holds a few py2-only files (aenum/_py2.py) that never import; skip them.
 	@$(PY) -m compileall -q -j 0 -x '/_py2\.py$$' $(VENV)/lib shared functions tools >/dev/null
@@ -61,5 +63,54 @@ events-status: $(STAMP)
 requests: $(STAMP)
 	@$(PY) -m tools.open_requests
 
+# One deployable directory per function: dist/<function>/ with main.py, the shared/ modules and
+# data/ files it reaches, and a hashed requirements.txt of its own dependencies (tools/bundle.py).
+bundle: $(STAMP)
+	@$(PY) -m tools.bundle --out dist
+
+# The local wheel cache the bundle test installs from with no index: every file the runtime lock
+# names for this platform, downloaded once per lock (its SHA-256 is the stamp) and reused.
+WHEELHOUSE := .run/wheelhouse
+wheelhouse: $(WHEELHOUSE)/.lock-sha256
+
+$(WHEELHOUSE)/.lock-sha256: requirements.lock | $(STAMP)
+	@echo "filling $(WHEELHOUSE) from requirements.lock" >&2
+	@mkdir -p $(WHEELHOUSE)
+	@$(VENV)/bin/pip download --quiet --no-input --no-deps --only-binary=:all: --require-hashes \
+		-r requirements.lock -d $(WHEELHOUSE) >&2
+	@sha256sum requirements.lock | cut -d' ' -f1 | tr -d '\n' > $@
+
+# Re-pin after editing requirements*.in (PyPI). The runtime lock carries hashes: bundles copy them.
+PIP_COMPILE ?= pip-compile
+lock:
+	$(PIP_COMPILE) --generate-hashes --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements.lock requirements.in
+	$(PIP_COMPILE) --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-dev.lock requirements-dev.in
+	$(PIP_COMPILE) --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-checkov.lock requirements-checkov.in
+	$(PIP_COMPILE) --generate-hashes --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-tasks-emulator.lock requirements-tasks-emulator.in
+
+# checkov (static checks of infra/) in its own tool venv from its own lock: its dependencies
+# never enter the runtime or the dev lock. tests/deploy/test_infra.py builds it on first use.
+CHECKOV_VENV := .venv-checkov
+checkov-venv: $(CHECKOV_VENV)/.installed
+
+$(CHECKOV_VENV)/.installed: requirements-checkov.lock
+	@echo "setting up $(CHECKOV_VENV) from requirements-checkov.lock" >&2
+	@$(PYTHON) -m venv $(CHECKOV_VENV) >&2
+	@$(CHECKOV_VENV)/bin/pip install --quiet --no-input -r requirements-checkov.lock >&2
+	@touch $@
+
+# The Cloud Tasks emulator (gcloud-tasks-emulator from PyPI) for the tests, in its own tool venv:
+# it pins protobuf<5, which the runtime lock does not allow (tests/contract/tasks_emulator.py).
+TASKS_EMULATOR_VENV := .venv-tasks-emulator
+tasks-emulator-venv: $(TASKS_EMULATOR_VENV)/.installed
+
+$(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock
+	@echo "setting up $(TASKS_EMULATOR_VENV) from requirements-tasks-emulator.lock" >&2
+	@$(PYTHON) -m venv $(TASKS_EMULATOR_VENV) >&2
+	@# --no-deps: the lock is the whole closure; pip would otherwise re-resolve the google-api-core[grpc]
+	@# extra against the emulator's protobuf<5 pin and refuse it in hash-checking mode.
+	@$(TASKS_EMULATOR_VENV)/bin/pip install --quiet --no-input --no-deps -r requirements-tasks-emulator.lock >&2
+	@touch $@
+
 clean:
-	rm -rf $(VENV) .run
+	rm -rf $(VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run

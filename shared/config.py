@@ -79,6 +79,8 @@ class Settings:
     reconcile_delay_seconds: float = 1.0
     tasks_queue_path: str | None = None
     tasks_service_account: str | None = None
+    #: ``HOST:PORT`` of a Cloud Tasks emulator (tests, local runs); unset in production.
+    tasks_emulator_host: str | None = None
     faults: frozenset[str] = frozenset()
     # Consented memory (DESIGN §6).
     memory_card_ttl_seconds: float = 300.0
@@ -231,6 +233,7 @@ class Settings:
             reconcile_delay_seconds=seconds("LOCAL_RECONCILE_DELAY_SECONDS", 1.0),
             tasks_queue_path=get("LOCAL_TASKS_QUEUE_PATH"),
             tasks_service_account=get("LOCAL_TASKS_SERVICE_ACCOUNT"),
+            tasks_emulator_host=get("LOCAL_TASKS_EMULATOR_HOST"),
             faults=faults,
             memory_card_ttl_seconds=seconds("LOCAL_MEMORY_CARD_TTL_SECONDS", 300.0),
             signing_key_version=integer("LOCAL_SIGNING_KEY_VERSION", 1),

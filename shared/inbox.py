@@ -26,13 +26,16 @@ from datetime import datetime, timedelta
 
 from shared import outbox
 from shared.clock import from_iso, require_aware, to_iso
-from shared.store import DocumentStore, Transaction
+from shared.store import DocumentStore, Transaction, expire_at
 
 COLLECTION = "webhook_inbox"
 PROCESSING, DONE, QUEUED = "processing", "done", "queued"
 #: The outbox owner of a queued event's answer: the queued-event worker.
 QUEUE_OWNER = "queue"
 ANSWER_KIND = "event_answer"
+#: How long an event id is remembered (``expire_at``, Firestore TTL: infra/firestore.tf). Far
+#: longer than LINE keeps redelivering a failed webhook, so a late redelivery is still a duplicate.
+RETENTION = timedelta(days=7)
 
 
 class Claim(enum.Enum):
@@ -96,7 +99,8 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
             tx.create(COLLECTION, doc_id, {"tenant_id": tenant_id, "webhook_event_id": webhook_event_id,
                                            "event": event,
                                            "state": "processing", "attempt": 1,
-                                           "lease_until": lease_until, "received_at": to_iso(now)})
+                                           "lease_until": lease_until, "received_at": to_iso(now),
+                                           "expire_at": expire_at(now + RETENTION)})
             return ClaimResult(Claim.CLAIMED, 1)
         if doc["state"] == DONE:
             return ClaimResult(Claim.DONE, doc["attempt"])

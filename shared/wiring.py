@@ -73,7 +73,8 @@ def task_queue(settings: Settings):
 
         return CloudTasksQueue(settings.tasks_queue_path, target_url=settings.reconcile_function_url or "",
                                service_account_email=settings.tasks_service_account or "",
-                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds)
+                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
+                               emulator_host=settings.tasks_emulator_host)
     url = settings.store_url or ""
     if url.startswith("sqlite:") and settings.reconcile_function_url:
         from shared.queue.embedded import EmbeddedQueue

@@ -168,3 +168,24 @@ def replies_to(standin, reply_token: str) -> list[dict]:
     """Recorded reply calls for one reply token that LINE accepted (status 200)."""
     return [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
             and (c.get("body") or {}).get("replyToken") == reply_token and c["status"] == 200]
+
+
+@pytest.fixture(scope="session")
+def firestore_emulator_host():
+    """``127.0.0.1:PORT`` of Google's Firestore emulator for this session (``FIRESTORE_EMULATOR_HOST``
+    if set, else one started here), or skip when the machine image has none."""
+    from tests.contract import firestore_emulator
+
+    host = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if host:
+        firestore_emulator.wait_until_answers(host, timeout_seconds=10)
+        yield host
+        return
+    gcloud = firestore_emulator.find_gcloud()
+    if gcloud is None:
+        pytest.skip(firestore_emulator.NOT_INSTALLED)
+    emulator = firestore_emulator.Emulator(gcloud)
+    try:
+        yield emulator.start()
+    finally:
+        emulator.stop()

@@ -32,21 +32,26 @@ class FunctionProcess:
         log_path: where its stdout and stderr (structured JSON logs) go.
         start_timeout_seconds: how long to wait for the port.
         port: the port to serve on (a restart on the same URL); a free one when None.
+        python: the interpreter (default: this one); a bundle test passes its own venv's.
+        source: the entry file (default ``functions/<name>/main.py`` of this checkout).
+        cwd: the child's working directory (default: the repository).
     Raises:
         RuntimeError: the process exited while starting, or did not listen in time.
     """
 
     def __init__(self, name: str, env: dict[str, str], log_path: Path, *, start_timeout_seconds: float = 30.0,
-                 port: int | None = None):
+                 port: int | None = None, python: str | None = None, source: Path | None = None,
+                 cwd: Path | None = None):
         self.name = name
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "functions_framework", "--source", f"functions/{name}/main.py",
+            [python or sys.executable, "-m", "functions_framework", "--source",
+             str(source or f"functions/{name}/main.py"),
              "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + start_timeout_seconds
         while True:
             if self.process.poll() is not None:

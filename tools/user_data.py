@@ -26,8 +26,10 @@ import json
 import os
 import re
 import sys
+from datetime import datetime
 from typing import Any, Mapping, TextIO
 
+from shared.clock import to_iso
 from shared.config import ConfigError, Settings
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, StoreError
@@ -46,7 +48,9 @@ STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "crea
 
 
 def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    return {name: doc[name] for name in fields if name in doc}
+    # Instants (``expire_at``, a Timestamp in the store) are shown as ISO-8601 UTC text.
+    return {name: to_iso(doc[name]) if isinstance(doc[name], datetime) else doc[name]
+            for name in fields if name in doc}
 
 
 def _owned(doc: Mapping[str, Any], tenant_id: str, user_id: str) -> bool:

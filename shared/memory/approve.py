@@ -36,7 +36,7 @@ from shared.memory.port import (
 from shared.memory.store import MEMORY_CARDS, PREFERENCES, card_id, preference_id
 from shared.memory.tokens import CardPayload
 from shared.signing import is_expired
-from shared.store import DocumentStore
+from shared.store import DocumentStore, expire_at
 
 #: How long a cancelled-card record is kept after the card's own expiry (Firestore TTL field).
 DECLINED_CARD_RETENTION = timedelta(days=1)
@@ -73,7 +73,7 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
         expires = datetime.fromtimestamp(card.expires_epoch_seconds, timezone.utc)
         record = {"tenant_id": actor.tenant_id, "user_id": actor.user_id, "nonce": card.nonce,
                   "status": "declined", "declined_at": to_iso(now),
-                  "expire_at": to_iso(max(expires, now) + DECLINED_CARD_RETENTION)}
+                  "expire_at": expire_at(max(expires, now) + DECLINED_CARD_RETENTION)}
         return result(MEMORY_DECLINED), [(MEMORY_CARDS, card_id(actor, card.nonce), record)]
     if is_expired(card.expires_epoch_seconds, now):
         return result(EXPIRED_MEMORY_CARD), []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from shared.clock import Clock, utc_now
 from shared.logs import log
@@ -37,23 +38,28 @@ class CloudTasksQueue:
         queue_path: ``projects/<project>/locations/<location>/queues/<queue>`` (``LOCAL_TASKS_QUEUE_PATH``).
         target_url: the handler, e.g. functions/reconcile's HTTPS URL (``RECONCILE_FUNCTION_URL``).
         service_account_email: identity of the OIDC token (``LOCAL_TASKS_SERVICE_ACCOUNT``).
-        audience: the OIDC token's audience; defaults to ``target_url`` (what Cloud Functions checks).
+        audience: the OIDC token's audience; defaults to ``target_url`` without its query and
+            fragment (the function's URL, which Cloud Run and functions/reconcile check).
         dispatch_deadline_seconds: how long Cloud Tasks waits for the handler (HTTP tasks: 15 s–30 min).
         client: an injected ``tasks_v2.CloudTasksClient``; built lazily from the environment's
             credentials when None.
         rpc_timeout_seconds: deadline of the CreateTask call itself, in seconds.
         clock: aware-UTC clock for ``schedule_time``.
+        emulator_host: ``HOST:PORT`` of a Cloud Tasks emulator (``LOCAL_TASKS_EMULATOR_HOST``,
+            tests and local runs): an insecure loopback channel, no credentials.
     """
 
     def __init__(self, queue_path: str, *, target_url: str, service_account_email: str,
                  audience: str | None = None, dispatch_deadline_seconds: float = 30.0,
-                 client: Any = None, rpc_timeout_seconds: float = 10.0, clock: Clock = utc_now):
+                 client: Any = None, rpc_timeout_seconds: float = 10.0, clock: Clock = utc_now,
+                 emulator_host: str | None = None):
         if not queue_path or queue_path.count("/") != 5 or not queue_path.startswith("projects/"):
             raise ValueError("queue_path must be projects/<p>/locations/<l>/queues/<q>")
         self.queue_path = queue_path
         self.target_url = target_url
         self.service_account_email = service_account_email
-        self.audience = audience or target_url
+        self.audience = audience or urlsplit(target_url)._replace(query="", fragment="").geturl()
+        self.emulator_host = emulator_host
         self.dispatch_deadline_seconds = float(dispatch_deadline_seconds)
         self.rpc_timeout_seconds = float(rpc_timeout_seconds)
         self._clock = clock
@@ -71,7 +77,14 @@ class CloudTasksQueue:
                 if self._client is None:
                     from google.cloud import tasks_v2
 
-                    self._client = tasks_v2.CloudTasksClient()
+                    if self.emulator_host:
+                        import grpc
+                        from google.cloud.tasks_v2.services.cloud_tasks.transports import CloudTasksGrpcTransport
+
+                        channel = grpc.insecure_channel(self.emulator_host)
+                        self._client = tasks_v2.CloudTasksClient(transport=CloudTasksGrpcTransport(channel=channel))
+                    else:
+                        self._client = tasks_v2.CloudTasksClient()
         return self._client
 
     def enqueue(self, name: str, payload: dict[str, Any], *, delay_seconds: float = 0.0) -> EnqueueResult:

@@ -1,5 +1,6 @@
 """The document store port (Firestore's model) and its errors. Adapters live in submodules."""
 from shared.store.port import (  # noqa: F401
+    TTL_FIELD,
     DocumentStore,
     RecordAlreadyExists,
     StoreError,
@@ -7,4 +8,5 @@ from shared.store.port import (  # noqa: F401
     StoreUnavailable,
     Transaction,
     TransactionConflict,
+    expire_at,
 )

@@ -17,7 +17,11 @@ retries included: google-api-core ``TimeToDeadlineTimeout``). Reads and ``set`` 
 idempotent) retry UNAVAILABLE / INTERNAL / RESOURCE_EXHAUSTED with backoff inside that deadline;
 ``create`` and a transaction's Commit are never retried, because a retry after a lost answer
 cannot tell "mine" from "someone else's". The library sends BeginTransaction, Commit and
-Rollback with its 60 s GAPIC defaults, so ``_DeadlineTransaction`` re-sends them with the deadline.
+Rollback with its 60 s GAPIC defaults, so ``_DeadlineTransaction`` re-sends them with the
+deadline. That is a private seam (the public transaction API has no timeout for those three
+RPCs), written for google-cloud-firestore 2.34.1 and pinned to it by
+``test_firestore_store_private_transaction_seam_is_pinned``. ``expire_at`` (``TTL_FIELD``) is
+written as an aware datetime, which the library stores as a Timestamp, the only type TTL reads.
 A transaction therefore takes at most ``max_attempts`` × (its RPCs × ``deadline_seconds``).
 
 Errors (raised ``from`` the Google error):

@@ -7,10 +7,28 @@ have no side effects (no LINE, model or queue calls): DESIGN §4, §6; Firestore
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Callable, Protocol, TypeVar
 
 T = TypeVar("T")
 Doc = dict[str, Any]
+
+#: The one field that holds an instant rather than ISO text: a TTL policy deletes the document
+#: after it (Firestore TTL needs a Timestamp and ignores strings: Firestore docs, "Manage data
+#: retention with TTL policies"; infra/firestore.tf). Every adapter stores an aware datetime
+#: here and reads it back as an aware UTC datetime.
+TTL_FIELD = "expire_at"
+
+
+def expire_at(instant: datetime) -> datetime:
+    """The ``expire_at`` value for a document kept until ``instant`` (aware; returned in UTC).
+
+    Raises:
+        ValueError: ``instant`` is naive.
+    """
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError("expire_at must be timezone-aware")
+    return instant.astimezone(timezone.utc)
 
 
 class StoreError(Exception):

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
 from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately
 from shared.store.port import (
+    TTL_FIELD,
     Doc,
     RecordAlreadyExists,
     StoreUnavailable,
@@ -43,7 +45,22 @@ def path_from_url(url: str) -> str:
 
 
 def _dumps(data: Doc) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """JSON text of a document; an aware datetime (the ``expire_at`` value) becomes ISO-8601 UTC text."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_encode)
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, datetime) and value.utcoffset() is not None:
+        return value.astimezone(timezone.utc).isoformat()
+    raise TypeError(f"cannot store a {type(value).__name__} in a document")
+
+
+def _loads(text: str) -> Doc:
+    """A stored document; ``expire_at`` comes back as an aware UTC datetime, as Firestore returns it."""
+    doc = json.loads(text)
+    if isinstance(doc.get(TTL_FIELD), str):
+        doc[TTL_FIELD] = datetime.fromisoformat(doc[TTL_FIELD]).astimezone(timezone.utc)
+    return doc
 
 
 class _SqliteTransaction:
@@ -60,7 +77,7 @@ class _SqliteTransaction:
         row = self._conn.execute(
             "SELECT data FROM documents WHERE collection=? AND id=?", (collection, doc_id)
         ).fetchone()
-        return json.loads(row[0]) if row else None
+        return _loads(row[0]) if row else None
 
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Buffer a create-if-absent."""
@@ -119,7 +136,7 @@ class SqliteStore:
             ).fetchone()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
-        return json.loads(row[0]) if row else None
+        return _loads(row[0]) if row else None
 
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
@@ -150,7 +167,7 @@ class SqliteStore:
             rows = self._conn().execute(" ".join(sql), args).fetchall()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"query failed: {exc.__class__.__name__}") from exc
-        return [json.loads(r[0]) for r in rows]
+        return [_loads(r[0]) for r in rows]
 
     def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5) -> T:
         """Run ``fn(tx)`` under ``BEGIN IMMEDIATE``; re-run it on TransactionConflict.

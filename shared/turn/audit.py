@@ -3,7 +3,7 @@
 Fields: ``tenant_id``, ``user_hash`` (shared.logs.hash_user, never the raw id), ``webhook_event_id``,
 ``source``, ``tool``, ``proposed_args`` (as the router or model proposed them), ``effective_args``
 (what the tool ran with), ``origin`` of the diet, ``revision`` (snapshot at the start) and
-``revision_after``, ``result_ids``, ``status``, ``timings_ms``, ``at`` (UTC ISO) and ``expire_at``
+``revision_after``, ``result_ids``, ``status``, ``timings_ms``, ``at`` (UTC ISO) and ``expire_at`` (a Timestamp)
 (for a Firestore TTL policy). No user text is stored.
 
 A forget scrubs the remembered diet from that account's records (``scrub_remembered_diet``): a
@@ -22,7 +22,7 @@ from typing import Any
 
 from shared.clock import to_iso
 from shared.logs import log
-from shared.store import DocumentStore, StoreError
+from shared.store import DocumentStore, StoreError, expire_at
 
 COLLECTION = "turn_audit"
 #: How long a turn record is kept (Firestore TTL on ``expire_at``).
@@ -49,7 +49,7 @@ def record_turn(store: DocumentStore, record: dict[str, Any], *, tenant_id: str,
     """
     doc_id = audit_id(tenant_id, webhook_event_id)
     doc = {**record, "tenant_id": tenant_id, "webhook_event_id": webhook_event_id, "audit_id": doc_id,
-           "at": to_iso(now), "expire_at": to_iso(now + RETENTION)}
+           "at": to_iso(now), "expire_at": expire_at(now + RETENTION)}
     try:
         store.set(COLLECTION, doc_id, doc)
     except StoreError as exc:

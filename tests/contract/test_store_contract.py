@@ -19,7 +19,6 @@ import uuid
 import pytest
 
 from shared.store import RecordAlreadyExists, StoreUnavailable, TransactionConflict
-from tests.contract import firestore_emulator
 
 
 def _sqlite(request, tmp_path):
@@ -49,24 +48,6 @@ NOT_SHOWN = {
         "lock timeout and aborts most (firebase-tools#6758, #8300: not meant for parallel use), so "
         "16 racing increments cannot finish in 5 attempts there",
 }
-
-
-@pytest.fixture(scope="session")
-def firestore_emulator_host():
-    """``127.0.0.1:PORT`` of a Firestore emulator for this session, or skip when none is installed."""
-    host = os.environ.get("FIRESTORE_EMULATOR_HOST")
-    if host:
-        firestore_emulator.wait_until_answers(host, timeout_seconds=10)
-        yield host
-        return
-    gcloud = firestore_emulator.find_gcloud()
-    if gcloud is None:
-        pytest.skip(firestore_emulator.NOT_INSTALLED)
-    emulator = firestore_emulator.Emulator(gcloud)
-    try:
-        yield emulator.start()
-    finally:
-        emulator.stop()
 
 
 @pytest.fixture(params=sorted(ADAPTERS))
@@ -298,3 +279,55 @@ def test_firestore_store_wiring_opens_url_without_connecting():
     assert default.database == "(default)"
     with pytest.raises(ValueError):
         open_store(Settings.from_env({"LOCAL_STORE_URL": "firestore:///sandbox"}))
+
+
+def test_store_expire_at_roundtrips_as_an_aware_instant(make_store):
+    from datetime import datetime, timedelta, timezone
+
+    from shared.store import TTL_FIELD, expire_at
+
+    store = make_store()
+    taipei = timezone(timedelta(hours=8))
+    until = expire_at(datetime(2026, 12, 1, 9, 30, 15, 250000, tzinfo=taipei))
+    store.set("kept", "a", {"v": 1, TTL_FIELD: until})
+    got = store.get("kept", "a")[TTL_FIELD]
+    assert isinstance(got, datetime) and got.utcoffset() == timedelta(0) and got == until
+    # A read-modify-write inside a transaction keeps it an instant (the webhook inbox does this).
+    store.run_transaction(lambda tx: tx.set("kept", "a", {**tx.get("kept", "a"), "v": 2}))
+    again = store.get("kept", "a")
+    assert again["v"] == 2 and isinstance(again[TTL_FIELD], datetime) and again[TTL_FIELD] == until
+    assert [doc[TTL_FIELD] for doc in store.query("kept", {"v": 2})] == [until]
+    with pytest.raises(ValueError):
+        expire_at(datetime(2026, 12, 1, 9, 30))  # naive: LOCAL never guesses a zone
+
+
+def test_firestore_store_expire_at_is_a_timestamp_for_ttl(firestore_store):
+    # Firestore TTL deletes only on a Timestamp value; a string would be ignored for ever.
+    from datetime import datetime, timezone
+
+    from shared.store import expire_at
+
+    firestore_store.set("kept", "a", {"expire_at": expire_at(datetime(2027, 1, 1, tzinfo=timezone.utc))})
+    value = firestore_store._db().collection("kept").document("a").get().get("expire_at")
+    assert type(value).__name__ == "DatetimeWithNanoseconds"  # the library's Timestamp type
+
+
+def test_firestore_store_private_transaction_seam_is_pinned():
+    """shared/store/firestore.py re-sends BeginTransaction, Commit and Rollback with the store's
+    deadline by overriding the library's private ``Transaction._begin/_commit/_rollback`` (the
+    public API has no timeout for them). Those bodies follow google-cloud-firestore 2.34.1; an
+    upgrade must re-read them, so this test names the version and the shape it relies on."""
+    import inspect
+
+    from google.cloud import firestore
+    from google.cloud.firestore_v1 import transaction as library
+
+    from tests.conftest import REPO
+
+    assert firestore.__version__ == "2.34.1"
+    assert "google-cloud-firestore==2.34.1" in (REPO / "requirements.lock").read_text()
+    for name in ("_begin", "_commit", "_rollback", "_clean_up", "_options_protobuf", "in_progress"):
+        assert hasattr(library.Transaction, name), name
+    driver = inspect.getsource(library._Transactional)
+    assert "transaction._begin(retry_id=self.retry_id)" in driver
+    assert "transaction._commit()" in driver and "transaction._rollback()" in driver

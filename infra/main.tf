@@ -1,0 +1,79 @@
+# LOCAL on Google Cloud: the resources every function needs. The functions themselves are deployed
+# by Cloud Build (cloudbuild.yaml); this file declares who they run as and what they may touch.
+# The table of roles in infra/README.md is the contract (tests/deploy/test_infra.py checks both).
+
+locals {
+  # One entry per function: its service account, its Secret Manager secrets (env name -> secret id
+  # comes from local.secrets), whether it creates Cloud Tasks (handoff reconcile tasks and the
+  # re-queue sweep), and who may invoke it (public = anyone on the internet, LINE included).
+  functions = {
+    webhook = {
+      public   = true
+      secrets  = ["LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_SIGNING_KEY"]
+      enqueues = true
+      invokers = []
+    }
+    reconcile = {
+      public   = false
+      secrets  = ["LINE_CHANNEL_ACCESS_TOKEN"]
+      enqueues = true
+      invokers = ["tasks"]
+    }
+    memory = {
+      public   = false
+      secrets  = ["LOCAL_SIGNING_KEY"]
+      enqueues = false
+      invokers = ["webhook"]
+    }
+    agent = {
+      public   = false
+      secrets  = ["LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_SIGNING_KEY", "GEMINI_API_KEY"]
+      enqueues = false
+      invokers = ["tasks"]
+    }
+  }
+
+  # Environment variable -> Secret Manager secret id (a container: values are added by hand).
+  secrets = {
+    LINE_CHANNEL_SECRET       = "line-channel-secret"
+    LINE_CHANNEL_ACCESS_TOKEN = "line-channel-access-token"
+    LOCAL_SIGNING_KEY         = "local-signing-key"
+    GEMINI_API_KEY            = "gemini-api-key"
+  }
+
+  # Every (function, secret) pair that gets secretAccessor on that one secret.
+  secret_grants = merge([
+    for fn, cfg in local.functions : {
+      for env in cfg.secrets : "${fn}/${env}" => { function = fn, secret_id = local.secrets[env] }
+    }
+  ]...)
+
+  # Every (private function, caller) pair that gets run.invoker on that function's service.
+  invoker_grants = merge([
+    for fn, cfg in local.functions : {
+      for caller in cfg.invokers : "${fn}/${caller}" => { function = fn, caller = caller }
+    }
+  ]...)
+
+  enqueuers = [for fn, cfg in local.functions : fn if cfg.enqueues]
+
+  function_urls = { for fn, _ in local.functions : fn => "https://${var.region}-${var.project_id}.cloudfunctions.net/${fn}" }
+  queue_path    = "projects/${var.project_id}/locations/${var.region}/queues/${var.queue_name}"
+}
+
+resource "google_project_service" "apis" {
+  for_each = toset([
+    "artifactregistry.googleapis.com",
+    "cloudbuild.googleapis.com",
+    "cloudfunctions.googleapis.com",
+    "cloudscheduler.googleapis.com",
+    "cloudtasks.googleapis.com",
+    "firestore.googleapis.com",
+    "iam.googleapis.com",
+    "logging.googleapis.com",
+    "run.googleapis.com",
+    "secretmanager.googleapis.com",
+  ])
+  service            = each.value
+  disable_on_destroy = false
+}

@@ -1,0 +1,16 @@
+# Terraform and the Google provider. Nothing here holds a secret value or a credential:
+# `terraform apply` runs with the operator's application default credentials.
+terraform {
+  required_version = ">= 1.5.0"
+  required_providers {
+    google = {
+      source  = "hashicorp/google"
+      version = "~> 6.0"
+    }
+  }
+}
+
+provider "google" {
+  project = var.project_id
+  region  = var.region
+}

@@ -1,0 +1,193 @@
+"""``make bundle``: each dist/<function>/ holds only what that function reaches, installs from a
+local wheel cache with no index into a fresh venv, and answers over functions-framework."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import REPO, TEST_SECRET, TEST_TOKEN, case_bytes, sign
+from tools import bundle
+from tools.function_process import FunctionProcess
+
+WHEELHOUSE = REPO / ".run" / "wheelhouse"
+BUNDLE_VENVS = REPO / ".run" / "bundle-venvs"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    run = subprocess.run([sys.executable, "-m", "tools.bundle", "--out", str(out)], cwd=REPO,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+def _requirement_names(path: Path) -> set[str]:
+    return {re.sub(r"[-_.]+", "-", m.lower()) for m in
+            re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", path.read_text(), re.M)}
+
+
+def test_bundle_writes_one_directory_per_function(dist):
+    assert sorted(p.name for p in dist.iterdir()) == bundle.all_functions()
+    for fn in bundle.all_functions():
+        assert (dist / fn / "main.py").read_bytes() == (REPO / "functions" / fn / "main.py").read_bytes()
+        assert (dist / fn / "requirements.txt").is_file()
+        assert not list((dist / fn).rglob("test*")), fn
+
+
+def test_bundle_memory_needs_neither_line_sdk_nor_cloud_tasks_nor_adk(dist):
+    names = _requirement_names(dist / "memory" / "requirements.txt")
+    assert {"functions-framework", "google-cloud-firestore"} <= names
+    assert not names & {"line-bot-sdk", "google-cloud-tasks", "google-adk", "google-genai", "pytest"}
+    assert not (dist / "memory" / "shared" / "line" / "messaging.py").exists()
+    assert not (dist / "memory" / "shared" / "queue" / "cloudtasks.py").exists()
+    assert not (dist / "memory" / "data").exists()  # memory reads no snapshot
+
+
+def test_bundle_only_the_agent_needs_adk(dist):
+    for fn in bundle.all_functions():
+        names = _requirement_names(dist / fn / "requirements.txt")
+        assert ("google-adk" in names) == (fn == "agent"), fn
+        assert not names & {"pytest", "hypothesis", "ruff", "mypy", "python-hcl2", "checkov"}, fn
+
+
+def test_bundle_webhook_carries_its_snapshots_and_clients(dist):
+    names = _requirement_names(dist / "webhook" / "requirements.txt")
+    assert {"line-bot-sdk", "google-cloud-tasks", "google-cloud-firestore"} <= names
+    for snapshot in ("townships.json", "places-catalog.json", "events-demo.json"):
+        assert (dist / "webhook" / "data" / snapshot).read_bytes() == (REPO / "data" / snapshot).read_bytes()
+
+
+def test_bundle_requirements_are_pinned_and_hashed_from_the_lock(dist):
+    lock = bundle.lock_entries(REPO / "requirements.lock")
+    for fn in bundle.all_functions():
+        body = (dist / fn / "requirements.txt").read_text()
+        entries = [e for e in re.split(r"\n(?=[A-Za-z0-9])", body) if not e.startswith("#")]
+        assert entries
+        for entry in entries:
+            name = re.sub(r"[-_.]+", "-", entry.split("==")[0].lower())
+            assert entry.strip() == lock[name], (fn, name)
+            assert "--hash=sha256:" in entry, (fn, name)
+
+
+def test_bundle_plan_follows_only_reached_lazy_imports(tmp_path):
+    # A module whose two functions import two different packages lazily; the entry calls one.
+    (tmp_path / "functions" / "f").mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "shared" / "__init__.py").write_text("")
+    (tmp_path / "shared" / "pick.py").write_text(
+        "def used():\n    import requests\n    return requests\n\n"
+        "def unused():\n    import linebot\n    return linebot\n")
+    (tmp_path / "functions" / "f" / "main.py").write_text(
+        "from shared import pick\n\ndef f(request):\n    return pick.used()\n")
+    planned = bundle.plan("f", root=tmp_path)
+    assert "requests" in planned.distributions and "line-bot-sdk" not in planned.distributions
+    assert planned.modules == ("shared", "shared.pick")
+
+
+# --- install and run ---------------------------------------------------------------------------
+
+def _wheelhouse() -> Path:
+    """The local wheel cache, filled once from the runtime lock (make wheelhouse) and reused."""
+    stamp = WHEELHOUSE / ".lock-sha256"
+    want = hashlib.sha256((REPO / "requirements.lock").read_bytes()).hexdigest()
+    if not (stamp.is_file() and stamp.read_text() == want):
+        built = subprocess.run(["make", "wheelhouse"], cwd=REPO, capture_output=True, text=True)
+        if built.returncode != 0:
+            pytest.fail(f"make wheelhouse failed:\n{built.stderr[-3000:]}")
+    return WHEELHOUSE
+
+
+def _bundle_venv(fn: str, requirements: Path) -> Path:
+    """A venv with exactly the bundle's requirements, installed with no index from the wheel cache.
+    Reused while the requirements are the same (a fresh clone builds it fresh)."""
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
+    venv = BUNDLE_VENVS / f"{fn}-{digest}"
+    if not (venv / ".installed").is_file():
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+        env["PIP_CONFIG_FILE"] = os.devnull  # no configured index, find-links or constraints
+        install = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "--quiet", "--no-input", "--no-index",
+             "--find-links", str(_wheelhouse()), "--require-hashes", "-r", str(requirements)],
+            capture_output=True, text=True, env=env)
+        assert install.returncode == 0, install.stderr[-3000:]
+        (venv / ".installed").write_text(digest)
+    frozen = subprocess.run([str(venv / "bin" / "pip"), "freeze", "--all"], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull}).stdout
+    installed = {re.sub(r"[-_.]+", "-", line.split("==")[0].lower()) for line in frozen.splitlines() if "==" in line}
+    assert installed - {"pip", "setuptools", "wheel"} == _requirement_names(requirements), fn
+    return venv
+
+
+def _start(fn: str, dist: Path, env: dict[str, str], tmp_path: Path) -> FunctionProcess:
+    venv = _bundle_venv(fn, dist / fn / "requirements.txt")
+    child = {k: v for k, v in os.environ.items()
+             if not k.startswith(("LINE_", "LOCAL_", "PYTHON", "RECONCILE_", "MEMORY_"))}
+    child.update(env)
+    return FunctionProcess(fn, child, tmp_path / f"{fn}.log", python=str(venv / "bin" / "python"),
+                           source=dist / fn / "main.py", cwd=dist / fn, start_timeout_seconds=120)
+
+
+@pytest.mark.slow
+def test_bundle_webhook_installs_offline_and_answers_a_signed_entry(dist, tmp_path, line_standin):
+    body = case_bytes("text-menu.json")
+    proc = _start("webhook", dist, {
+        "LINE_CHANNEL_SECRET": TEST_SECRET, "LINE_CHANNEL_ACCESS_TOKEN": TEST_TOKEN,
+        "LINE_API_BASE_URL": line_standin.url, "LOCAL_STORE_URL": f"sqlite:///{tmp_path / 'w.sqlite3'}",
+        "LOCAL_TENANT_ID": "bundle-test", "LOCAL_SIGNING_KEY": "bundle-signing-key"}, tmp_path)
+    try:
+        answer = requests.post(proc.url, data=body, timeout=30, headers={
+            "Content-Type": "application/json", "X-Line-Signature": sign(body)})
+        assert answer.status_code == 200, proc.log_path.read_text()[-2000:]
+        token = json.loads(body)["events"][0]["replyToken"]
+        assert line_standin.wait_for(lambda c: c["path"] == "/v2/bot/message/reply"
+                                     and c["body"].get("replyToken") == token, timeout_s=10)
+        bad = requests.post(proc.url, data=body, timeout=30, headers={"X-Line-Signature": sign(body, "other")})
+        assert bad.status_code == 400
+    finally:
+        proc.stop()
+
+
+@pytest.mark.slow
+def test_bundle_memory_installs_offline_and_answers_an_authenticated_body(dist, tmp_path):
+    proc = _start("memory", dist, {"LOCAL_STORE_URL": f"sqlite:///{tmp_path / 'm.sqlite3'}",
+                                   "LOCAL_TENANT_ID": "bundle-test", "LOCAL_SIGNING_KEY": "bundle-signing-key",
+                                   "LOCAL_INTERNAL_TOKEN": "bundle-internal-token"}, tmp_path)
+    try:
+        body = {"tenant_id": "bundle-test", "user_id": "U" + "0" * 32, "token": "not-a-card"}
+        assert requests.post(proc.url, json=body, timeout=30).status_code == 401
+        answer = requests.post(proc.url, json=body, timeout=30,
+                               headers={"Authorization": "Bearer bundle-internal-token"})
+        assert answer.status_code == 200, proc.log_path.read_text()[-2000:]
+        assert answer.json()["outcome"] == "invalid_memory_card"
+    finally:
+        proc.stop()
+
+
+@pytest.mark.slow
+def test_bundle_reconcile_installs_offline_and_answers_an_authenticated_body(dist, tmp_path):
+    proc = _start("reconcile", dist, {
+        "LINE_CHANNEL_ACCESS_TOKEN": TEST_TOKEN, "LINE_API_BASE_URL": "http://127.0.0.1:9",
+        "LOCAL_STORE_URL": f"sqlite:///{tmp_path / 'r.sqlite3'}", "LOCAL_TENANT_ID": "bundle-test",
+        "LOCAL_INTERNAL_TOKEN": "bundle-internal-token", "RECONCILE_FUNCTION_URL": "http://127.0.0.1:9/"}, tmp_path)
+    try:
+        sweep = {"sweep": "requeue"}
+        assert requests.post(proc.url, json=sweep, timeout=30).status_code == 401
+        answer = requests.post(proc.url, json=sweep, timeout=30,
+                               headers={"Authorization": "Bearer bundle-internal-token"})
+        assert answer.status_code == 200, proc.log_path.read_text()[-2000:]
+        assert answer.json() == {"requeued": 0}
+    finally:
+        proc.stop()
