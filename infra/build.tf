@@ -95,6 +95,8 @@ resource "google_cloudbuild_trigger" "deploy" {
     _SECRET_VERSION_LINE_TOKEN  = var.secret_versions["line-channel-access-token"]
     _SECRET_VERSION_SIGNING_KEY = var.secret_versions["local-signing-key"]
     _SECRET_VERSION_GEMINI_KEY  = var.secret_versions["gemini-api-key"]
+    _SECRET_VERSION_TDX_ID      = var.secret_versions["tdx-client-id"]
+    _SECRET_VERSION_TDX_SECRET  = var.secret_versions["tdx-client-secret"]
   }
 
   depends_on = [google_project_service.apis]

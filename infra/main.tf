@@ -25,6 +25,12 @@ locals {
       enqueues = false
       invokers = ["webhook"]
     }
+    ingest = {
+      public   = false
+      secrets  = ["TDX_CLIENT_ID", "TDX_CLIENT_SECRET"]
+      enqueues = false
+      invokers = ["tasks"]
+    }
     agent = {
       public   = false
       secrets  = ["LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_SIGNING_KEY", "GEMINI_API_KEY"]
@@ -39,6 +45,8 @@ locals {
     LINE_CHANNEL_ACCESS_TOKEN = "line-channel-access-token"
     LOCAL_SIGNING_KEY         = "local-signing-key"
     GEMINI_API_KEY            = "gemini-api-key"
+    TDX_CLIENT_ID             = "tdx-client-id"
+    TDX_CLIENT_SECRET         = "tdx-client-secret"
   }
 
   # Every (function, secret) pair that gets secretAccessor on that one secret.

@@ -56,3 +56,32 @@ resource "google_cloud_scheduler_job" "sweep" {
 
   depends_on = [google_project_service.apis]
 }
+
+# Cloud Scheduler: the daily events ingestion (functions/ingest), same OIDC identity; ingest checks
+# it (LOCAL_INGEST_CALLER_EMAIL = the tasks invoker, INGEST_FUNCTION_URL = the audience).
+resource "google_cloud_scheduler_job" "ingest" {
+  name             = "events-ingest"
+  region           = var.region
+  description      = "Fetch Changhua County's activities from TDX into a new events snapshot."
+  schedule         = var.ingest_schedule
+  time_zone        = "Asia/Taipei"
+  attempt_deadline = "300s"
+
+  retry_config {
+    retry_count = 2
+  }
+
+  http_target {
+    http_method = "POST"
+    uri         = local.function_urls["ingest"]
+    headers     = { "Content-Type" = "application/json" }
+    body        = base64encode(jsonencode({}))
+
+    oidc_token {
+      service_account_email = google_service_account.tasks.email
+      audience              = local.function_urls["ingest"]
+    }
+  }
+
+  depends_on = [google_project_service.apis]
+}

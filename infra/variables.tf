@@ -72,6 +72,12 @@ variable "sweep_schedule" {
   default     = "*/5 * * * *"
 }
 
+variable "ingest_schedule" {
+  description = "Cron (Asia/Taipei) of the events ingestion from TDX (functions/ingest)."
+  type        = string
+  default     = "30 5 * * *"
+}
+
 variable "functions_deployed" {
   description = "False on the first apply (the functions do not exist yet); true after the first Cloud Build deploy, to grant run.invoker on the private functions' services."
   type        = bool
@@ -104,5 +110,7 @@ variable "secret_versions" {
     line-channel-access-token = "1"
     local-signing-key         = "1"
     gemini-api-key            = "1"
+    tdx-client-id             = "1"
+    tdx-client-secret         = "1"
   }
 }

@@ -53,6 +53,7 @@ IMPORT_TO_DIST = {
     "google.api_core": "google-api-core",
     "google.protobuf": "protobuf",
     "grpc": "grpcio",
+    "cryptography": "cryptography",
     "google.auth": "google-auth",
     "google.oauth2": "google-auth",
     "google.adk": "google-adk",

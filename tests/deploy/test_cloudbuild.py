@@ -52,7 +52,7 @@ def test_cloudbuild_step_order_test_bundle_private_then_public_then_smoke():
     assert order[:2] == ["test", "bundle"]
     assert "waitFor" not in steps["test"] or steps["test"]["waitFor"] == ["-"]
     assert steps["bundle"]["waitFor"] == ["test"]
-    for first in ("deploy-memory", "deploy-reconcile"):
+    for first in ("deploy-memory", "deploy-reconcile", "deploy-ingest"):
         assert steps[first]["waitFor"] == ["bundle"], first  # these two run in parallel
     for later in ("deploy-webhook", "deploy-agent"):
         assert set(steps[later]["waitFor"]) == {"deploy-memory", "deploy-reconcile"}, later
@@ -94,7 +94,7 @@ def test_cloudbuild_env_names_known_to_config_and_secrets_not_inline():
 
 def test_cloudbuild_flags_public_webhook_private_others():
     flags = _deploy_flags()
-    assert set(flags) >= {"webhook", "reconcile", "memory"}
+    assert set(flags) == set(locals_()["functions"]), "every function in infra/ has a deploy step"
     for fn, f in flags.items():
         assert "--gen2" in f and f["--runtime"] == "python311" and f["--region"] == "${_REGION}", fn
         assert f["--source"] == f"dist/{fn}" and f["--entry-point"] == fn, fn
@@ -105,6 +105,7 @@ def test_cloudbuild_flags_public_webhook_private_others():
         assert ("--no-allow-unauthenticated" in f) == (not public), fn
     assert flags["webhook"]["--min-instances"] == "1"
     assert flags["reconcile"]["--ingress-settings"] == "internal-only"
+    assert flags["ingest"]["--ingress-settings"] == "internal-only"
 
 
 def test_cloudbuild_reconcile_gets_the_queues_max_attempts():
