@@ -557,6 +557,9 @@ class ChatSession:
             self._reply_tokens.add(token)
         body = build_body([event], self.destination)
         status, error, elapsed = post_webhook(self.webhook_url, body, sign(body, self.secret))
+        if status == 503:  # not taken yet (e.g. a cold store connection): LINE redelivers it once here
+            body = build_body([{**event, "deliveryContext": {"isRedelivery": True}}], self.destination)
+            status, error, elapsed = post_webhook(self.webhook_url, body, sign(body, self.secret))
         exchange = Exchange(status, error, elapsed, pending)
         if not self.standin_url:
             return exchange

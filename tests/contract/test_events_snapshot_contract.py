@@ -12,7 +12,7 @@ from shared.clock import TAIPEI
 from shared.events import snapshots
 from shared.events.file_source import FileActivitySource
 from shared.events.ingest import ingest_events
-from tests.contract.test_store_contract import ADAPTERS, firestore_emulator_host  # noqa: F401 (fixture)
+from tests.contract.test_store_contract import ADAPTERS  # firestore_emulator_host: tests/conftest.py
 
 MIXED = Path(__file__).resolve().parents[1] / "fixtures" / "tdx" / "mixed-validity.json"
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=TAIPEI)

@@ -1,0 +1,38 @@
+"""``make run`` on Firestore: LOCAL_STORE_URL=firestore://… with FIRESTORE_EMULATOR_HOST (Google's
+emulator; skipped where the machine image has none), headless, answering like on SQLite."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+
+import pytest
+
+from tests.conftest import REPO
+from tools.function_process import free_port
+
+
+@pytest.mark.slow
+def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emulator_host, monkeypatch):
+    project = f"demo-local-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "FIRESTORE_"))}
+    env.update({"LOCAL_STORE_URL": f"firestore://{project}", "FIRESTORE_EMULATOR_HOST": firestore_emulator_host,
+                "LOCAL_HEADLESS": "1", "LOCAL_WEBHOOK_PORT": str(free_port()),
+                "LOCAL_RECONCILE_PORT": str(free_port()), "LOCAL_MEMORY_PORT": str(free_port()),
+                "LOCAL_STANDIN_PORT": str(free_port())})
+    lines = [{"text": "選單"}, {"text": "花壇有素食店嗎？"}]
+    run = subprocess.run(["make", "-s", "-o", ".venv/.installed", "run"], cwd=REPO, env=env, timeout=300,
+                         input="".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    answers = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert [a["status"] for a in answers] == [200, 200], run.stderr[-3000:]
+    assert all(a["replies"] for a in answers)
+    assert "花壇" in json.dumps(answers[1]["replies"], ensure_ascii=False)
+    # The events went through Firestore: the inbox holds both, each with its TTL instant.
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", firestore_emulator_host)
+    from shared.store.firestore import FirestoreStore
+
+    inbox = FirestoreStore(project, deadline_seconds=5.0).query("webhook_inbox")
+    assert len(inbox) == 2 and all(doc["state"] == "done" and doc["expire_at"] for doc in inbox)
