@@ -87,6 +87,7 @@ resource "google_cloudbuild_trigger" "deploy" {
   substitutions = {
     _REGION                     = var.region
     _TENANT                     = var.tenant_id
+    _STAFF_GROUP_ID             = var.staff_group_id
     _QUEUE_NAME                 = var.queue_name
     _QUEUE_MAX_ATTEMPTS         = tostring(var.queue_max_attempts)
     _QUEUE_MIN_BACKOFF_SECONDS  = tostring(var.queue_min_backoff_seconds)

@@ -24,6 +24,12 @@ variable "tenant_id" {
   default     = "changhua"
 }
 
+variable "staff_group_id" {
+  description = "LOCAL_STAFF_GROUP_ID: the LINE group of staff (C + 32 hex) told about new handoff requests; empty = nobody is told (cloudbuild.yaml's _STAFF_GROUP_ID)."
+  type        = string
+  default     = ""
+}
+
 variable "queue_name" {
   description = "Cloud Tasks queue for handoff reconcile tasks (LOCAL_QUEUE_NAME; shared/config.py default)."
   type        = string
