@@ -92,6 +92,9 @@ resource "google_cloudbuild_trigger" "deploy" {
     _QUEUE_MAX_ATTEMPTS         = tostring(var.queue_max_attempts)
     _QUEUE_MIN_BACKOFF_SECONDS  = tostring(var.queue_min_backoff_seconds)
     _QUEUE_MAX_BACKOFF_SECONDS  = tostring(var.queue_max_backoff_seconds)
+    _QUEUE_MAX_DOUBLINGS        = tostring(var.queue_max_doublings)
+    _QUEUE_DISPATCH_DEADLINE    = tostring(var.queue_dispatch_deadline_seconds)
+    _AGENT_QUEUE_NAME           = var.agent_queue_name
     _SECRET_VERSION_LINE_SECRET = var.secret_versions["line-channel-secret"]
     _SECRET_VERSION_LINE_TOKEN  = var.secret_versions["line-channel-access-token"]
     _SECRET_VERSION_SIGNING_KEY = var.secret_versions["local-signing-key"]

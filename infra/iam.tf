@@ -21,13 +21,13 @@ resource "google_project_iam_member" "function_datastore" {
   member   = "serviceAccount:${google_service_account.function[each.key].email}"
 }
 
-# Functions that create tasks may enqueue on this queue only…
+# Functions that create tasks may enqueue on LOCAL's two queues only…
 resource "google_cloud_tasks_queue_iam_member" "enqueuer" {
-  for_each = toset(local.enqueuers)
-  name     = google_cloud_tasks_queue.reconcile.name
-  location = google_cloud_tasks_queue.reconcile.location
+  for_each = local.enqueuer_grants
+  name     = google_cloud_tasks_queue.queue[each.value.queue].name
+  location = google_cloud_tasks_queue.queue[each.value.queue].location
   role     = "roles/cloudtasks.enqueuer"
-  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+  member   = "serviceAccount:${google_service_account.function[each.value.function].email}"
 }
 
 # …and act as the tasks invoker, whose OIDC token each task carries (iam.serviceAccounts.actAs).

@@ -23,7 +23,7 @@ locals {
       public   = false
       secrets  = ["LOCAL_SIGNING_KEY"]
       enqueues = false
-      invokers = ["webhook"]
+      invokers = ["webhook", "agent"]
     }
     ingest = {
       public   = false
@@ -34,7 +34,7 @@ locals {
     agent = {
       public   = false
       secrets  = ["LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_SIGNING_KEY", "GEMINI_API_KEY"]
-      enqueues = false
+      enqueues = true
       invokers = ["tasks"]
     }
   }
@@ -65,8 +65,19 @@ locals {
 
   enqueuers = [for fn, cfg in local.functions : fn if cfg.enqueues]
 
+  # The two queues (same retry policy): handoff reconcile tasks and queued webhook events.
+  queues = {
+    reconcile = var.queue_name
+    events    = var.agent_queue_name
+  }
+  # Every (enqueuing function, queue) pair that gets cloudtasks.enqueuer on that queue.
+  enqueuer_grants = merge([
+    for fn in local.enqueuers : { for q, _ in local.queues : "${fn}/${q}" => { function = fn, queue = q } }
+  ]...)
+
   function_urls = { for fn, _ in local.functions : fn => "https://${var.region}-${var.project_id}.cloudfunctions.net/${fn}" }
-  queue_path    = "projects/${var.project_id}/locations/${var.region}/queues/${var.queue_name}"
+  queue_path       = "projects/${var.project_id}/locations/${var.region}/queues/${var.queue_name}"
+  agent_queue_path = "projects/${var.project_id}/locations/${var.region}/queues/${var.agent_queue_name}"
 }
 
 resource "google_project_service" "apis" {

@@ -13,6 +13,11 @@ output "queue_path" {
   value       = local.queue_path
 }
 
+output "agent_queue_path" {
+  description = "LOCAL_AGENT_TASKS_QUEUE_PATH: projects/P/locations/L/queues/Q of the queued-events queue."
+  value       = local.agent_queue_path
+}
+
 output "service_accounts" {
   description = "Email of each function's service account (gcloud functions deploy --service-account)."
   value       = { for fn, sa in google_service_account.function : fn => sa.email }

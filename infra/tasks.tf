@@ -1,10 +1,12 @@
-# Cloud Tasks: the handoff reconcile queue. Its retry policy equals shared/config.py's queue
-# settings, which the embedded queue uses and reconcile reads (LOCAL_QUEUE_MAX_ATTEMPTS decides
-# when an attempt is the last). The dispatch deadline is per task: shared/queue/cloudtasks.py
-# sets it (30 s), below reconcile's --timeout in cloudbuild.yaml.
+# Cloud Tasks: the handoff reconcile queue and the queued-events queue (target functions/agent).
+# Their retry policy equals shared/config.py's queue settings, which the embedded queue uses and
+# reconcile reads (LOCAL_QUEUE_MAX_ATTEMPTS decides when an attempt is the last). The dispatch
+# deadline is per task: shared/queue/cloudtasks.py sets it (LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS),
+# below every target's --timeout in cloudbuild.yaml.
 
-resource "google_cloud_tasks_queue" "reconcile" {
-  name     = var.queue_name
+resource "google_cloud_tasks_queue" "queue" {
+  for_each = local.queues
+  name     = each.value
   location = var.region
 
   retry_config {
@@ -29,11 +31,11 @@ resource "google_cloud_tasks_queue" "reconcile" {
 
 # Cloud Scheduler: the re-queue sweep. Serverless instances get no CPU after answering and cold
 # starts are not a schedule, so the start-up re-queue (shared/handoff/worker.py) also runs here:
-# POST {"sweep": "requeue"} to reconcile with an OIDC token of the tasks invoker.
+# POST {"kind": "handoff_sweep"} to reconcile with an OIDC token of the tasks invoker.
 resource "google_cloud_scheduler_job" "sweep" {
   name             = "handoff-requeue-sweep"
   region           = var.region
-  description      = "Re-queue handoff operations whose notice is undelivered or whose outcome is unknown."
+  description      = "Re-queue what the store shows unsettled: confirmations, undelivered notices, unanswered queued events."
   schedule         = var.sweep_schedule
   time_zone        = "Asia/Taipei"
   attempt_deadline = "60s"
@@ -46,7 +48,7 @@ resource "google_cloud_scheduler_job" "sweep" {
     http_method = "POST"
     uri         = local.function_urls["reconcile"]
     headers     = { "Content-Type" = "application/json" }
-    body        = base64encode(jsonencode({ sweep = "requeue" }))
+    body        = base64encode(jsonencode({ kind = "handoff_sweep" }))
 
     oidc_token {
       service_account_email = google_service_account.tasks.email

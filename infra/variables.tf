@@ -45,19 +45,31 @@ variable "queue_min_backoff_seconds" {
 variable "queue_max_backoff_seconds" {
   description = "Longest delay between retries, in seconds (LOCAL_QUEUE_MAX_BACKOFF_SECONDS)."
   type        = number
-  default     = 60
+  default     = 300
 }
 
 variable "queue_max_attempts" {
   description = "Attempts per task, the first included (LOCAL_QUEUE_MAX_ATTEMPTS; passed to reconcile by cloudbuild.yaml's _QUEUE_MAX_ATTEMPTS so the two agree)."
   type        = number
-  default     = 5
+  default     = 10
 }
 
 variable "queue_max_doublings" {
-  description = "Doublings of the retry delay before it grows linearly; 16 keeps it min x 2^retries capped at max, as the embedded queue does."
+  description = "Doublings of the retry delay before it grows linearly (LOCAL_QUEUE_MAX_DOUBLINGS); 16 keeps it min x 2^retries capped at max, as the embedded queue does."
   type        = number
   default     = 16
+}
+
+variable "agent_queue_name" {
+  description = "Cloud Tasks queue of queued webhook events, target functions/agent (LOCAL_AGENT_QUEUE_NAME; shared/config.py default). Same retry policy as the reconcile queue."
+  type        = string
+  default     = "queued-events"
+}
+
+variable "queue_dispatch_deadline_seconds" {
+  description = "How long Cloud Tasks waits for a target, in seconds (LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS): set on each task by shared/queue/cloudtasks.py, below every target's timeout."
+  type        = number
+  default     = 30
 }
 
 variable "queue_max_dispatches_per_second" {
@@ -73,9 +85,9 @@ variable "queue_max_concurrent_dispatches" {
 }
 
 variable "sweep_schedule" {
-  description = "Cron (Asia/Taipei) of the re-queue sweep: reconcile re-queues every operation whose notice is undelivered or whose outcome is still unknown."
+  description = "Cron (Asia/Taipei) of the sweep (shared/sweep.py): reconcile re-queues what the store shows unsettled. Every minute = LOCAL_SWEEP_INTERVAL_SECONDS' default."
   type        = string
-  default     = "*/5 * * * *"
+  default     = "* * * * *"
 }
 
 variable "ingest_schedule" {

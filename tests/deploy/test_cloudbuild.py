@@ -75,6 +75,12 @@ def test_cloudbuild_urls_read_back_and_never_empty():
     # Each private function knows its own URL: the audience its callers' OIDC tokens carry.
     assert _env_pairs(flags["memory"]["--set-env-vars"])["MEMORY_FUNCTION_URL"] == "$$url"
     assert _env_pairs(flags["reconcile"]["--set-env-vars"])["RECONCILE_FUNCTION_URL"] == "$$url"
+    assert _env_pairs(flags["agent"]["--set-env-vars"])["AGENT_FUNCTION_URL"] == "$$url"
+    # The webhook and reconcile (its sweep) queue events for the agent at its deterministic URL,
+    # which the agent's step checks against the URL read back.
+    agent_url = "https://${_REGION}-${PROJECT_ID}.cloudfunctions.net/agent"
+    assert webhook_env["AGENT_FUNCTION_URL"] == agent_url
+    assert _env_pairs(flags["reconcile"]["--set-env-vars"])["AGENT_FUNCTION_URL"] == agent_url
 
 
 def test_cloudbuild_env_names_known_to_config_and_secrets_not_inline():
@@ -109,19 +115,21 @@ def test_cloudbuild_flags_public_webhook_private_others():
 
 
 def test_cloudbuild_reconcile_gets_the_queues_max_attempts():
-    env = _env_pairs(_deploy_flags()["reconcile"]["--set-env-vars"])
-    assert env["LOCAL_QUEUE_MAX_ATTEMPTS"] == "${_QUEUE_MAX_ATTEMPTS}"
+    for fn in ("reconcile", "agent"):
+        env = _env_pairs(_deploy_flags()[fn]["--set-env-vars"])
+        assert env["LOCAL_QUEUE_MAX_ATTEMPTS"] == "${_QUEUE_MAX_ATTEMPTS}", fn
     default = cloudbuild()["substitutions"]["_QUEUE_MAX_ATTEMPTS"]
     assert int(default) == variables()["queue_max_attempts"]["default"] == Settings.from_env({}).queue_max_attempts
 
 
-def test_cloudbuild_task_dispatch_deadline_fits_reconcile_timeout():
-    from shared.queue.cloudtasks import CloudTasksQueue
-
-    deadline = CloudTasksQueue("projects/p/locations/l/queues/q", target_url="https://x/",
-                               service_account_email="a@b").dispatch_deadline_seconds
-    timeout = int(_deploy_flags()["reconcile"]["--timeout"].rstrip("s"))
-    assert 15 <= deadline < timeout  # Cloud Tasks HTTP tasks: 15 s to 30 min
+def test_cloudbuild_task_dispatch_deadline_fits_every_task_target_timeout():
+    deadline = Settings.from_env({}).queue_dispatch_deadline_seconds
+    assert 15 <= deadline <= 1800  # Cloud Tasks HTTP tasks: 15 s to 30 min
+    assert cloudbuild()["substitutions"]["_QUEUE_DISPATCH_DEADLINE"] == str(int(deadline))
+    for fn in ("reconcile", "agent"):  # the queues' targets
+        flags = _deploy_flags()[fn]
+        assert deadline < int(flags["--timeout"].rstrip("s")), fn
+        assert _env_pairs(flags["--set-env-vars"])["LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS"] == "${_QUEUE_DISPATCH_DEADLINE}"
 
 
 def test_cloudbuild_smoke_posts_a_signed_empty_verify_body():

@@ -43,6 +43,9 @@ def test_infra_queue_defaults_equal_config_and_cloudbuild():
         "queue_max_attempts": (settings.queue_max_attempts, "_QUEUE_MAX_ATTEMPTS"),
         "queue_min_backoff_seconds": (settings.queue_min_backoff_seconds, "_QUEUE_MIN_BACKOFF_SECONDS"),
         "queue_max_backoff_seconds": (settings.queue_max_backoff_seconds, "_QUEUE_MAX_BACKOFF_SECONDS"),
+        "queue_max_doublings": (settings.queue_max_doublings, "_QUEUE_MAX_DOUBLINGS"),
+        "queue_dispatch_deadline_seconds": (settings.queue_dispatch_deadline_seconds, "_QUEUE_DISPATCH_DEADLINE"),
+        "agent_queue_name": (settings.agent_queue_name, "_AGENT_QUEUE_NAME"),
     }
     for var, (config_value, substitution) in expected.items():
         assert _default(var) == config_value, var
@@ -54,10 +57,12 @@ def test_infra_queue_defaults_equal_config_and_cloudbuild():
 
 
 def test_infra_queue_retry_config_reads_the_variables():
-    queue = resources("google_cloud_tasks_queue")["reconcile"]
+    queue = resources("google_cloud_tasks_queue")["queue"]
+    assert queue["for_each"] == "local.queues" and queue["name"] == "each.value"
+    assert locals_()["queues"] == {"reconcile": "var.queue_name", "events": "var.agent_queue_name"}
     retry = queue["retry_config"][0] if isinstance(queue["retry_config"], list) else queue["retry_config"]
-    assert queue["name"] == "var.queue_name"
     assert retry["max_attempts"] == "var.queue_max_attempts"
+    assert retry["max_doublings"] == "var.queue_max_doublings"
     assert retry["min_backoff"] == "${var.queue_min_backoff_seconds}s"
     assert retry["max_backoff"] == "${var.queue_max_backoff_seconds}s"
     # min x 2^retries capped at max (the embedded queue's rule) needs enough doublings to reach max.
@@ -75,6 +80,9 @@ def test_infra_queue_path_output_matches_cloudbuild_queue_path():
     assert outputs()["queue_path"]["value"] == "local.queue_path"
     steps = "\n".join(str(s.get("args")) for s in cloudbuild()["steps"])
     assert "LOCAL_TASKS_QUEUE_PATH=projects/${PROJECT_ID}/locations/${_REGION}/queues/${_QUEUE_NAME}" in steps
+    assert locals_()["agent_queue_path"].endswith("/queues/${var.agent_queue_name}")
+    assert ("LOCAL_AGENT_TASKS_QUEUE_PATH=projects/${PROJECT_ID}/locations/${_REGION}/queues/${_AGENT_QUEUE_NAME}"
+            in steps)
 
 
 # --- functions, secrets, outputs ---------------------------------------------------------------
@@ -135,6 +143,9 @@ def _each_items(for_each: str | None) -> list[tuple[str, object]]:
         return list(fns.items())
     if for_each == "toset(local.enqueuers)":
         return [(fn, fn) for fn, cfg in fns.items() if cfg["enqueues"]]
+    if for_each == "local.enqueuer_grants":
+        return [(f"{fn}/{q}", {"function": fn, "queue": q}) for fn, cfg in fns.items() if cfg["enqueues"]
+                for q in locals_()["queues"]]
     if for_each == "local.secret_grants":
         return [(f"{fn}/{env}", {"function": fn, "secret_id": _secret_env_to_id()[env]})
                 for fn, cfg in fns.items() for env in cfg["secrets"]]
@@ -320,3 +331,15 @@ def _deploy_flags() -> dict[str, dict[str, str]]:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+def test_infra_scheduler_sweep_posts_reconciles_sweep_body_with_the_invoker_token():
+    job = resources("google_cloud_scheduler_job")["sweep"]
+    target = job["http_target"][0] if isinstance(job["http_target"], list) else job["http_target"]
+    source = (REPO / "functions" / "reconcile" / "main.py").read_text()
+    kind = re.search(r'SWEEP_KIND = "([a-z_]+)"', source).group(1)
+    assert f'kind = "{kind}"' in target["body"]
+    assert target["uri"] == 'local.function_urls["reconcile"]'
+    token = target["oidc_token"][0] if isinstance(target["oidc_token"], list) else target["oidc_token"]
+    assert token["audience"] == target["uri"]
+    assert token["service_account_email"] == "google_service_account.tasks.email"
