@@ -1,7 +1,7 @@
 """A flapping store lock under concurrent senders (DESIGN §11), through the functions as processes:
 a second process holds the SQLite write lock 0.6 s, frees it 0.05 s, over and over, while senders
 post events to the webhook and redeliver every non-200 answer (as LINE does when the operator
-enabled redelivery). Bounded: 6 s of flapping, 6 senders; the claims hold for any duration.
+enabled redelivery). The issue's run: 12 s of flapping, 12 senders (about half a minute).
 
 Claims: every event ends answered exactly once (a reply to its token or a push with its retry
 key), or queued with a recorded reason and answered by the worker; no inbox entry stays
@@ -27,7 +27,7 @@ from tests.functions.test_delivery_processes import queues_settled, start_all
 
 pytestmark = pytest.mark.slow
 
-FLAP_SECONDS, SENDERS = 6.0, 6
+FLAP_SECONDS, SENDERS = 12.0, 12
 LOCKER = """
 import sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
@@ -116,7 +116,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
                 deliver(webhook.url, draft, time.monotonic() + 60)
                 with lock:
                     sent.append(draft)
-                found = wait_for(lambda: answers_for(line_standin, draft), 30, "the card")
+                found = wait_for(lambda: answers_for(line_standin, draft), 90, "the card")
                 data = card_confirm_data(found[0]["body"]["messages"])
                 if data is None:  # the store was too busy for a draft: the answer says so
                     continue
@@ -138,7 +138,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     assert len(sent) >= SENDERS and confirms
 
     try:
-        wait_for(lambda: all(answers_for(line_standin, e, receipt_keys(store_url)) for e in sent), 90,
+        wait_for(lambda: all(answers_for(line_standin, e, receipt_keys(store_url)) for e in sent), 180,
                  "every event's answer")
     except AssertionError:
         docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
@@ -156,7 +156,9 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
         doc = docs[event["webhookEventId"]]
         assert doc["state"] in ("done", "queued"), doc["state"]
         if doc["state"] == "queued":
-            assert doc["queued_reason"] and doc["notice_state"] == "delivered"
+            assert doc["queued_reason"] and doc["notice_state"] in ("delivered", "reply_unknown", "failed")
+            if doc["notice_state"] == "failed":  # said nothing: its confirmation's receipt was told instead
+                assert doc["notice_failed_reason"] == "no_answer" and event["webhookEventId"] in receipts
     assert not [d for d in docs.values() if d["state"] == "processing"]
     # every confirmation ends as a request row or a follow-up, never both, never two rows
     requests_ = store_docs(store_url, "handoff_requests")

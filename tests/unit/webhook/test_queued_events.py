@@ -272,3 +272,32 @@ def test_queued_deferred_reply_is_answered_by_the_worker_handler(base_env, clock
         assert p.told(user(8)) == ["來自工作者的回答"]
     finally:
         p.queue.close()
+
+
+def test_inbox_claim_retried_by_the_same_attempt_is_its_own_claim(pair, clock):
+    first = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="a1")
+    again = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="a1")  # its first answer was lost: try again
+    other = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="b2")  # a redelivery meanwhile
+    assert (first.claim, again.claim, other.claim) == (inbox.Claim.CLAIMED, inbox.Claim.CLAIMED,
+                                                        inbox.Claim.IN_PROGRESS)
+    assert first.attempt == again.attempt == 1
+
+
+def test_queued_event_with_nothing_to_say_reads_as_not_told(pair, line_standin, clock):
+    from shared.context import Reply as ReplyModel
+
+    event = fresh_event("我要預約", user(9), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    # the recorded answer is dropped, as when the handler (e.g. a confirmation whose receipt another
+    # party owns) has nothing to say: the worker sends nothing
+    doc = inbox_doc(pair, event)
+    pair.store.set(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}", {**doc, "answer": None})
+    pair.worker.handler = lambda ctx, ev: ReplyModel([])
+    pair.drain()
+    assert pair.told(user(9)) == []
+    # a receipt relay asking the inbox learns that this event told nothing, so it pushes
+    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) == inbox.REPLY_FAILED
