@@ -246,3 +246,28 @@ def test_events_tool_live_without_credentials_is_a_configuration_error(store):
     out = io.StringIO()
     assert events_tool.main(["ingest"], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"}, out=out) == 2
     assert json.loads(out.getvalue())["error"] == "configuration"
+
+
+def test_search_real_snapshot_every_status_names_source_never_demo(store):
+    first = ingest_events(store, FileActivitySource(MIXED), now=NOW).snapshot_version
+    ingest_events(store, FileActivitySource(GOOD), now=NOW + timedelta(minutes=1))
+    results = {
+        "ok": _search(store, None),
+        "needs_area": _search(store, None, "附近"),
+        "no_match": _search(store, "2026-12-25", "鹿港鎮"),
+        "unavailable": _search(store, None, expected_version=first),
+    }
+    for status, result in results.items():
+        assert result["status"] == status and result["demo"] is False
+        text = _text(render_events(result))
+        assert "示範" not in text, status
+
+
+def test_search_store_unreadable_reply_claims_no_demo():
+    class Down:
+        def get(self, collection, doc_id):
+            raise StoreUnavailable("down")
+
+    result = search_local_events(None, None, None, now=NOW, snapshot_loader=lambda: snapshots.load_current_snapshot(Down()))
+    text = _text(render_events(result))
+    assert "版本正在核對" in text and "示範" not in text
