@@ -280,6 +280,7 @@ def _source_view(snapshot: EventSnapshot, now: datetime, stale_after_seconds: fl
         "updated_at": None if snapshot.source_updated_at is None else snapshot.source_updated_at.isoformat(),
         "checked_at": None if checked is None else checked.isoformat(),
         "stale": checked is not None and (now - checked).total_seconds() > stale_after_seconds,
+        "stale_after_seconds": stale_after_seconds,
     }
 
 
@@ -323,8 +324,9 @@ def search_local_events(
          events: [{id, title, area, date, start_time ("HH:MM" or None), meeting_point (or None),
              last_day ("YYYY-MM-DD", inclusive), tags, source {kind, updated_at}, organizer, url,
              is_past (last day before today), missing_fields}],
-         total, demo (True for demo data, and when unavailable), snapshot_version, recorded_on,
-         source ({name, updated_at, checked_at, stale}; None for demo data and unavailable),
+         total, demo (True for demo data; None when no snapshot could be read), snapshot_version, recorded_on,
+         source ({name, updated_at, checked_at, stale, stale_after_seconds}; None for demo data and
+             when no snapshot could be read),
          today ("YYYY-MM-DD", Asia/Taipei),
          area_choices: townships that have events (with ok, needs_area and no_match: next steps)}.
     Raises:
@@ -356,9 +358,9 @@ def search_local_events(
     try:
         snapshot = (snapshot_loader or load_event_snapshot)() if snapshot is None else snapshot
     except EventSnapshotError:
-        return result
+        return {**result, "demo": None}  # nothing read: whether the data is demo is unknown
     if expected_version is not None and expected_version != snapshot.snapshot_version:
-        return result
+        return {**result, "demo": snapshot.demo}
     result.update(demo=snapshot.demo, snapshot_version=snapshot.snapshot_version,
                   recorded_on=snapshot.recorded_on.isoformat(),
                   source=None if snapshot.demo else _source_view(snapshot, now, stale_after_seconds))

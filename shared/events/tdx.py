@@ -12,9 +12,11 @@
 
 Secrets never reach a log or an error message. Only ``shared.wiring`` imports this module.
 
-Source: TDX "API 使用說明" (https://tdx.transportdata.tw: token URL
-``/auth/realms/TDXConnect/protocol/openid-connect/token``, Tourism V2 ``/v2/Tourism/Activity/{City}``,
-If-Modified-Since); RFC 6749 §4.4 (client credentials); urllib3 ``Retry``; issue 15.
+Source: TDX 新手指引 "API授權驗證與使用方式" (https://motc-ptx.gitbook.io/tdx-xin-shou-zhi-yin) and
+tdxmotc/SampleCode: token URL ``/auth/realms/TDXConnect/protocol/openid-connect/token``, ``expires_in``
+86400 s by default, "do not fetch a token per call" (the token endpoint is rate-limited per IP);
+Tourism V2 ``/v2/Tourism/Activity/{City}``; If-Modified-Since where the API supports it (304);
+RFC 6749 §4.4 (client credentials); urllib3 ``Retry``; issue 15.
 """
 from __future__ import annotations
 

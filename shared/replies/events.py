@@ -67,6 +67,15 @@ def _moment(value: str) -> str:
     return f"{local.year}/{local.month}/{local.day} {local:%H:%M}"
 
 
+def _span(seconds: float | None) -> str:
+    """172800 → 「2 天」; 7200 → 「2 小時」; unknown → 「一段時間」."""
+    if not seconds:
+        return "一段時間"
+    if seconds >= 86400:
+        return f" {seconds / 86400:g} 天"
+    return f" {seconds / 3600:g} 小時"
+
+
 def _source_note(source: dict[str, Any] | None) -> str:
     """「資料來源：…；資料更新 …」 and, when stale, that the data may be out of date."""
     if not source:
@@ -75,7 +84,8 @@ def _source_note(source: dict[str, Any] | None) -> str:
                                             if source.get("updated_at") else "，來源未提供更新時間") + "。"]
     if source.get("stale"):
         checked = f"（上次確認是 {_moment(source['checked_at'])}）" if source.get("checked_at") else ""
-        lines.append(f"這份活動資料已經超過兩天沒有更新{checked}，內容可能已經過時，請以主辦單位公告為準。")
+        lines.append(f"這份活動資料已經超過{_span(source.get('stale_after_seconds'))}沒有更新{checked}，"
+                     "內容可能已經過時，請以主辦單位公告為準。")
     return "\n".join(lines)
 
 

@@ -246,3 +246,67 @@ def test_events_tool_live_without_credentials_is_a_configuration_error(store):
     out = io.StringIO()
     assert events_tool.main(["ingest"], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"}, out=out) == 2
     assert json.loads(out.getvalue())["error"] == "configuration"
+
+
+def test_search_real_snapshot_every_status_names_source_never_demo(store):
+    first = ingest_events(store, FileActivitySource(MIXED), now=NOW).snapshot_version
+    ingest_events(store, FileActivitySource(GOOD), now=NOW + timedelta(minutes=1))
+    results = {
+        "ok": _search(store, None),
+        "needs_area": _search(store, None, "附近"),
+        "no_match": _search(store, "2026-12-25", "鹿港鎮"),
+        "unavailable": _search(store, None, expected_version=first),
+    }
+    for status, result in results.items():
+        assert result["status"] == status and result["demo"] is False
+        text = _text(render_events(result))
+        assert "示範" not in text, status
+
+
+def test_search_store_unreadable_reply_claims_no_demo():
+    class Down:
+        def get(self, collection, doc_id):
+            raise StoreUnavailable("down")
+
+    result = search_local_events(None, None, None, now=NOW, snapshot_loader=lambda: snapshots.load_current_snapshot(Down()))
+    text = _text(render_events(result))
+    assert "版本正在核對" in text and "示範" not in text
+
+
+def test_ingest_store_failure_at_commit_writes_nothing_and_keeps_snapshot(tmp_path):
+    path = str(tmp_path / "events.sqlite3")
+    good = ingest_events(SqliteStore(path, deadline_seconds=2.0), FileActivitySource(MIXED), now=NOW)
+
+    def fail(attempt: int) -> None:
+        raise StoreUnavailable("lost the file mid-commit")
+
+    failing = SqliteStore(path, deadline_seconds=2.0, before_commit=fail)
+    with pytest.raises(StoreUnavailable):
+        ingest_events(failing, FileActivitySource(GOOD), now=NOW + timedelta(hours=1))
+    store = SqliteStore(path, deadline_seconds=2.0)
+    assert snapshots.read_state(store)["snapshot_version"] == good.snapshot_version
+    assert {doc["snapshot_version"] for doc in store.query(snapshots.SNAPSHOTS)} == {good.snapshot_version}
+    assert {doc["snapshot_version"] for doc in store.query(snapshots.PARTS)} == {good.snapshot_version}
+
+
+def test_ingest_two_runs_racing_leave_one_whole_snapshot(tmp_path):
+    import threading
+
+    path = str(tmp_path / "events.sqlite3")
+    results = {}
+
+    def run(name: str, source_path: Path, minute: int) -> None:
+        store = SqliteStore(path, deadline_seconds=5.0)
+        results[name] = ingest_events(store, FileActivitySource(source_path), now=NOW + timedelta(minutes=minute))
+
+    threads = [threading.Thread(target=run, args=("mixed", MIXED, 0)),
+               threading.Thread(target=run, args=("good", GOOD, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {result.outcome for result in results.values()} == {"snapshot_written"}
+    store = SqliteStore(path, deadline_seconds=2.0)
+    current = snapshots.load_current_snapshot(store)
+    assert current.snapshot_version in {result.snapshot_version for result in results.values()}
+    assert len(current.events) == 3
