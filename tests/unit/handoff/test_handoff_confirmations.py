@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -139,3 +140,21 @@ def _tasks(queue: EmbeddedQueue):
     with sqlite3.connect(queue.path) as conn:
         names = [row[0] for row in conn.execute("SELECT name FROM queue_tasks")]
     return [queue.task(name) for name in names]
+
+
+def test_confirmation_being_checked_then_unsent_settles_not_created_and_says_withdrawn(settings, store, actor, queue,
+                                                                                     line_standin):
+    card = flow.match_text(replace(ctx(settings, store, actor, queue, NOW), message_id="M-1"), TEXT)
+    data = {b["action"]["label"]: b["action"]["data"]
+            for b in card.messages[0].to_dict()["contents"]["footer"]["contents"]}["確認送出"]
+    flow.handle_postback(ctx(settings, store, actor, queue, NOW + timedelta(seconds=1)), data.split(":", 1)[1])
+    flow.handle_unsend(ctx(settings, store, actor, queue, NOW + timedelta(seconds=2)), "M-1")
+    [draft] = store.query(records.DRAFTS)
+    assert draft["status"] == drafts.WITHDRAWN and draft["text"] is None
+    assert worker.unsettled_confirmations(settings, store, NOW + timedelta(hours=1)) == []  # nothing to chase
+    operation = records.Operation(actor, draft["idempotency_key"])
+    task = ReconcileTask(operation, draft["content_hash"], "unknown_outcome", "EV1")
+    result = reconcile_service(settings, FixedClock(NOW + timedelta(seconds=3))).run(task, retry_count=0)
+    assert result.outcome == "not_created" and store.query(records.REQUESTS) == []
+    [push] = [c for c in line_standin.calls() if c["path"] == "/v2/bot/message/push" and c["status"] == 200]
+    assert "收回" in json.dumps(push["body"], ensure_ascii=False)
