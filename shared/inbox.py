@@ -74,7 +74,8 @@ class EventRef:
 
 
 def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
-                now: datetime, lease_seconds: float, event: dict | None = None) -> ClaimResult:
+                now: datetime, lease_seconds: float, event: dict | None = None,
+                claimant: str | None = None) -> ClaimResult:
     """Claim one webhook event id for this attempt, in one store transaction.
 
     Args:
@@ -84,6 +85,9 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         lease_seconds: how long this attempt owns the event before a redelivery may take over.
         event: the raw event, kept so that the sweep can queue it if this attempt dies before
             answering and LINE does not redeliver (``take_over_abandoned``).
+        claimant: an id of this attempt (random per delivery): when an earlier try of this same call
+            committed but its answer was lost (a locked or slow store), trying again finds the
+            claim its own rather than another attempt's live lease.
     Returns:
         ClaimResult with CLAIMED, DONE or IN_PROGRESS.
     Raises:
@@ -97,7 +101,7 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         doc = tx.get(COLLECTION, doc_id)
         if doc is None:
             tx.create(COLLECTION, doc_id, {"tenant_id": tenant_id, "webhook_event_id": webhook_event_id,
-                                           "event": event,
+                                           "event": event, "claimant": claimant,
                                            "state": "processing", "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now),
                                            "expire_at": expire_at(now + RETENTION)})
@@ -106,10 +110,12 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
             return ClaimResult(Claim.DONE, doc["attempt"])
         if doc["state"] == QUEUED:
             return ClaimResult(Claim.QUEUED, doc["attempt"])
+        if claimant is not None and doc.get("claimant") == claimant and doc["state"] == PROCESSING:
+            return ClaimResult(Claim.CLAIMED, doc["attempt"], bool(doc.get("reply_attempted")))
         if from_iso(doc["lease_until"]) > now:
             return ClaimResult(Claim.IN_PROGRESS, doc["attempt"])
         attempt = doc["attempt"] + 1
-        tx.set(COLLECTION, doc_id, {**doc, "attempt": attempt, "lease_until": lease_until})
+        tx.set(COLLECTION, doc_id, {**doc, "attempt": attempt, "lease_until": lease_until, "claimant": claimant})
         return ClaimResult(Claim.CLAIMED, attempt, bool(doc.get("reply_attempted")))
 
     return store.run_transaction(txn)

@@ -7,6 +7,7 @@ a failing event does not stop the others.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from dataclasses import dataclass
 
@@ -194,10 +195,12 @@ class WebhookService:
 
         Returns None when the store never answered: nothing was recorded, so the answer is 503.
         """
+        claimant = secrets.token_hex(8)  # this delivery's attempt, across its own tries
         while True:
             try:
                 return inbox.claim_event(self.store, self.settings.tenant_id, event_id, now=now,
-                                         lease_seconds=self.settings.event_lease_seconds, event=raw)
+                                         lease_seconds=self.settings.event_lease_seconds, event=raw,
+                                         claimant=claimant)
             except StoreError as exc:
                 if not exc.retryable or time.monotonic() + self.settings.store_deadline_seconds > deadline:
                     log("WARNING", "event claim failed", error=exc.__class__.__name__, **fields)

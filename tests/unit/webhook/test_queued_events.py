@@ -272,3 +272,15 @@ def test_queued_deferred_reply_is_answered_by_the_worker_handler(base_env, clock
         assert p.told(user(8)) == ["來自工作者的回答"]
     finally:
         p.queue.close()
+
+
+def test_inbox_claim_retried_by_the_same_attempt_is_its_own_claim(pair, clock):
+    first = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="a1")
+    again = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="a1")  # its first answer was lost: try again
+    other = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
+                              lease_seconds=30, claimant="b2")  # a redelivery meanwhile
+    assert (first.claim, again.claim, other.claim) == (inbox.Claim.CLAIMED, inbox.Claim.CLAIMED,
+                                                        inbox.Claim.IN_PROGRESS)
+    assert first.attempt == again.attempt == 1
