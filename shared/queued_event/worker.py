@@ -169,7 +169,9 @@ class QueuedEventWorker:
 
             reply = failure_reply()
         if reply is None or not reply.messages:
-            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
+            # Nothing to say (e.g. a confirmation whose receipt another party tells): settled as
+            # "nothing sent", so whoever asks the inbox (a receipt relay) knows this event told nothing.
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner, reason="no_answer", now=self.clock())
             return WorkerResult("no_answer", 200)
         return self._send(ref, doc, raw, user_id, reply, last, owner)
 

@@ -284,3 +284,20 @@ def test_inbox_claim_retried_by_the_same_attempt_is_its_own_claim(pair, clock):
     assert (first.claim, again.claim, other.claim) == (inbox.Claim.CLAIMED, inbox.Claim.CLAIMED,
                                                         inbox.Claim.IN_PROGRESS)
     assert first.attempt == again.attempt == 1
+
+
+def test_queued_event_with_nothing_to_say_reads_as_not_told(pair, line_standin, clock):
+    from shared.context import Reply as ReplyModel
+
+    event = fresh_event("我要預約", user(9), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    # the recorded answer is dropped, as when the handler (e.g. a confirmation whose receipt another
+    # party owns) has nothing to say: the worker sends nothing
+    doc = inbox_doc(pair, event)
+    pair.store.set(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}", {**doc, "answer": None})
+    pair.worker.handler = lambda ctx, ev: ReplyModel([])
+    pair.drain()
+    assert pair.told(user(9)) == []
+    # a receipt relay asking the inbox learns that this event told nothing, so it pushes
+    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) == inbox.REPLY_FAILED
