@@ -116,7 +116,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
                 deliver(webhook.url, draft, time.monotonic() + 60)
                 with lock:
                     sent.append(draft)
-                found = wait_for(lambda: answers_for(line_standin, draft), 30, "the card")
+                found = wait_for(lambda: answers_for(line_standin, draft), 90, "the card")
                 data = card_confirm_data(found[0]["body"]["messages"])
                 if data is None:  # the store was too busy for a draft: the answer says so
                     continue
@@ -138,7 +138,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     assert len(sent) >= SENDERS and confirms
 
     try:
-        wait_for(lambda: all(answers_for(line_standin, e, receipt_keys(store_url)) for e in sent), 90,
+        wait_for(lambda: all(answers_for(line_standin, e, receipt_keys(store_url)) for e in sent), 180,
                  "every event's answer")
     except AssertionError:
         docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
