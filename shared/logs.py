@@ -14,7 +14,7 @@ import logging
 import secrets
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _LOGGER = logging.getLogger("local")
 
@@ -26,7 +26,7 @@ class JsonFormatter(logging.Formatter):
         entry = {
             "severity": record.levelname,
             "message": record.getMessage(),
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "logger": record.name,
         }
         entry.update(getattr(record, "fields", {}))
