@@ -62,6 +62,15 @@ def postback_event(data: str, *, user_id: str = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c
             "replyToken": f"rt-pb-{n}-{time.monotonic_ns()}", "postback": {"data": data}}
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _keyed_user_hash():
+    """In-process code hashes user ids with the key the test functions derive from the test
+    ``LOCAL_SIGNING_KEY``, so hashes computed here match those a function process stored."""
+    from shared import logs
+
+    logs.configure_user_hash("test-signing-key")
+
+
 @pytest.fixture
 def signed_webhook():
     """Sign exact bytes once: returns ``(body_bytes, headers)``."""
