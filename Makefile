@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
+.PHONY: venv run test lint bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
 
 venv: $(STAMP)
 
@@ -34,6 +34,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m compileall -q shared functions tools >/dev/null
 	$(PY) -m pytest
+
+# ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) -m tools.bench

@@ -117,7 +117,8 @@ def describe_action(first_result: str, answers: list[dict]) -> str:
         return (f"保留待查證：查回受阻，依退避重試共 {len(outcomes)} 次（{retries} 次 503）後停止自動流程，"
                 "標記 needs_human_followup，未建第二筆 stay pending_verification → needs_human_followup")
     if "created" in outcomes:
-        return "用原鍵查回：查無紀錄 → 以同鍵重送一次並建立，推播回條 reconcile: not_found → one create with the same key"
+        return ("用原鍵查回：查無紀錄 → 以同鍵重送一次並建立，推播回條 "
+                "reconcile: not_found → one create with the same key")
     if "found" in outcomes:
         return "用原鍵查回：找到原紀錄 → 推播原本的回條 reconcile: found → original receipt pushed"
     return "未完成：" + " → ".join(str(o) for o in outcomes)

@@ -4,14 +4,13 @@ Used by ``make demo`` and the tests whose claims are about processes.
 """
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-from shared.logs import read_entries
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,3 +78,22 @@ class FunctionProcess:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+def read_entries(path, message: str) -> list[dict]:
+    """The structured entries with this ``message`` in a log file written by ``log`` (tests, demo).
+
+    Non-JSON lines (e.g. the server's own start-up lines) are skipped.
+    """
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("message") == message:
+                found.append(entry)
+    return found
