@@ -128,6 +128,28 @@ def webhook_service(base_env, clock):
     return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
 
 
+#: Variable prefixes a function reads; a function loaded in-process sees only the test's own values.
+_FUNCTION_ENV_PREFIXES = ("LINE_", "LOCAL_", "MEMORY_", "RECONCILE_", "GEMINI_", "TDX_")
+
+
+@pytest.fixture
+def function_app(monkeypatch):
+    """Load ``functions/<name>/main.py`` in this process and return a Flask test client
+    (functions-framework's ``create_app(...).test_client()``), with ``env`` as the function's
+    environment (restored after the test). For HTTP-contract tests that make no claim about
+    processes; kills, forks and workers use ``start_function``."""
+    from functions_framework import create_app
+
+    def load(name: str, env: dict[str, str]):
+        for variable in [n for n in os.environ if n.startswith(_FUNCTION_ENV_PREFIXES)]:
+            monkeypatch.delenv(variable)
+        for variable, value in env.items():
+            monkeypatch.setenv(variable, value)
+        return create_app(name, str(REPO / "functions" / name / "main.py")).test_client()
+
+    return load
+
+
 @pytest.fixture
 def start_function(tmp_path):
     """Start functions by name with an environment; all are stopped after the test."""
