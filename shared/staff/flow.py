@@ -17,10 +17,10 @@ from __future__ import annotations
 from linebot.v3.webhooks import PostbackEvent
 
 from shared.config import Settings
+from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
 from shared.staff import access, cards, records, relay, transitions, wording
 from shared.store import StoreError
-from shared.context import EventContext, Reply
 
 
 def owns(settings: Settings, event: object) -> bool:

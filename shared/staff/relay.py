@@ -221,7 +221,7 @@ class StaffRelay:
         purpose = doc.get("purpose")
         operation_doc = doc.get("operation_doc") or ""
         if doc.get("audience") == records.RESIDENT:
-            return doc.get("user_id"), [wording.resident_message(purpose, doc.get("request_id"))]
+            return doc.get("user_id"), [wording.resident_message(str(purpose), doc.get("request_id"))]
         group = self.settings.staff_group_id
         if purpose == records.FOLLOWUP:
             followup = self.store.get(handoff_records.FOLLOWUPS, operation_doc)
