@@ -49,7 +49,7 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
     if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):
         # A forget forgets everywhere: the turn records keep no remembered diet either (DESIGN §6).
         try:
-            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id),
+            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id) or "",
                                              now=now)
         except StoreError as exc:
             log("WARNING", "forgotten, but turn records not yet scrubbed", error=exc.__class__.__name__)
