@@ -5,6 +5,7 @@ Used by ``make demo`` and the tests whose claims are about processes.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -50,7 +51,8 @@ class FunctionProcess:
             [python or sys.executable, "-m", "functions_framework", "--source",
              str(source or f"functions/{name}/main.py"),
              "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)  # its own process group: stop() ends the master and its workers
         deadline = time.monotonic() + start_timeout_seconds
         while True:
             if self.process.poll() is not None:
@@ -68,15 +70,21 @@ class FunctionProcess:
         """Structured log lines with this ``message``."""
         return read_entries(self.log_path, message)
 
-    def stop(self) -> None:
-        """SIGINT (gunicorn's quick shutdown), then SIGKILL after 5 s."""
+    def stop(self, grace_seconds: float = 1.0) -> None:
+        """SIGINT (gunicorn's quick shutdown); after ``grace_seconds``, SIGKILL to the whole process
+        group (a worker still inside a request, e.g. waiting on a slow stand-in, would otherwise
+        hold the shutdown for gunicorn's 30 s graceful timeout). Idempotent."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                self.process.wait(timeout=5)
+                self.process.wait(timeout=grace_seconds)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # the group outlives a master that exited
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
         self._log.close()
 
 
