@@ -214,8 +214,8 @@ def read_date(text: str) -> str | None:
     value = _week(text)
     if value is not None:
         return value
-    days = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
-    days = [keyword for _, keyword in sorted(days)]
+    found_at = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
+    days = [keyword for _, keyword in sorted(found_at)]
     if len(set(days)) >= 2 and all(day in _SINGLE_DAYS for day in days):
         return f"days:{days[0]}/{days[-1]}"  # 明天跟後天: both days, and any between
     if days:
