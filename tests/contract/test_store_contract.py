@@ -10,7 +10,6 @@ A scenario an adapter cannot show here skips and says why (``NOT_SHOWN``).
 from __future__ import annotations
 
 import multiprocessing
-import os
 import socket
 import threading
 import uuid
