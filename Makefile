@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
+.PHONY: venv run test lint bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
 
 venv: $(STAMP)
 
@@ -31,9 +31,17 @@ $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 run: $(STAMP)
 	@$(PY) -m tools.devserver
 
+# Two pytest-xdist workers, each taking whole files (a file's fixtures and processes stay together);
+# TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m compileall -q shared functions tools >/dev/null
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) -m tools.bench

@@ -1,7 +1,8 @@
 """Settings for every LOCAL function: the only reader of ``os.environ``.
 
-Names follow DESIGN §9. ``Settings.from_env`` is called once per cold start (lazily, in
-the worker) and raises ``ConfigError`` listing every problem at once.
+Names follow DESIGN §9. Each ``functions/<name>/main.py`` calls ``Settings.from_env`` once, at
+import (so once per cold start, before gunicorn forks), and it raises ``ConfigError`` listing every
+problem at once: a function with missing variables refuses to start.
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ import enum
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from shared import outbox
 from shared.clock import from_iso, require_aware, to_iso
@@ -303,7 +304,7 @@ def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], vi
         doc = tx.get(COLLECTION, ref.doc_id)
         if doc is None or doc.get("notice_state") != outbox.PENDING or doc.get("notice_owner") != owner:
             return False
-        changes = {"answer": answer, "answer_via": via, "answer_recorded_at": to_iso(now)}
+        changes: dict[str, Any] = {"answer": answer, "answer_via": via, "answer_recorded_at": to_iso(now)}
         if via == "reply":
             changes["reply_attempted"] = True
             changes["reply_attempted_at"] = to_iso(now)

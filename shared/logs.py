@@ -15,6 +15,7 @@ import secrets
 import sys
 import threading
 from datetime import UTC, datetime
+from typing import Any
 
 _LOGGER = logging.getLogger("local")
 
@@ -95,27 +96,9 @@ def hash_user(user_id: str | None) -> str | None:
     return hmac.new(_user_hash_key, message, hashlib.sha256).hexdigest()[:16]
 
 
-def log(severity: str, message: str, *, exc_info: bool = False, **fields: object) -> None:
-    """Emit one structured entry. ``severity`` is a Cloud Logging level (INFO, WARNING, ERROR)."""
+def log(severity: str, message: str, *, exc_info: Any = False, **fields: Any) -> None:
+    """Emit one structured entry. ``severity`` is a Cloud Logging level (INFO, WARNING, ERROR);
+    ``exc_info`` is what ``logging`` takes (True inside an ``except`` block, or an exception)."""
     configure()
     _LOGGER.log(logging.getLevelName(severity.upper()), message, extra={"fields": fields},
                 exc_info=exc_info)
-
-
-def read_entries(path, message: str) -> list[dict]:
-    """The structured entries with this ``message`` in a log file written by ``log`` (tests, demo).
-
-    Non-JSON lines (e.g. the server's own start-up lines) are skipped.
-    """
-    found = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.startswith("{"):
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if entry.get("message") == message:
-                found.append(entry)
-    return found

@@ -171,7 +171,8 @@ def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
 def _handle_unsend(ctx: EventContext, event: UnsendEvent) -> Reply | None:
     if ctx.actor is None:
         return None
-    return handoff_flow.handle_unsend(ctx, event.unsend.message_id)
+    handoff_flow.handle_unsend(ctx, event.unsend.message_id)
+    return None
 
 
 #: Event kind → handler (line-bot-sdk v3 webhook models). Kinds not listed get no reply.

@@ -2,17 +2,13 @@
 real functions-framework processes on loopback. No test reaches the network."""
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import os
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from tools import line_events
 from tools.function_process import FunctionProcess
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,9 +18,15 @@ TEST_SECRET = "local-test-channel-secret-0001"
 TEST_TOKEN = "local-test-access-token"
 
 
+#: The test account's user (the acceptance cases' user), the bot's id, and every event's time.
+TEST_USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+TEST_DESTINATION = "U0c6f1a2b3c4d5e6f708192a3b4c5d6e7"
+TEST_TIMESTAMP_MS = 1790577600000
+
+
 def sign(body: bytes, secret: str = TEST_SECRET) -> str:
-    """X-Line-Signature for exact bytes: base64(HMAC-SHA256(secret, body))."""
-    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+    """X-Line-Signature for exact bytes, with the test channel secret by default."""
+    return line_events.sign(body, secret)
 
 
 def case_bytes(name: str) -> bytes:
@@ -33,33 +35,20 @@ def case_bytes(name: str) -> bytes:
 
 
 def line_body(*events: dict) -> bytes:
-    """A webhook body as LINE sends it: compact JSON, UTF-8, non-ASCII unescaped."""
-    return json.dumps({"destination": "U0c6f1a2b3c4d5e6f708192a3b4c5d6e7", "events": list(events)},
-                      ensure_ascii=False, separators=(",", ":")).encode()
+    """A webhook body as LINE sends it (``tools.line_events.webhook_body``) to the test bot."""
+    return line_events.webhook_body(list(events), TEST_DESTINATION)
 
 
-_SEQ = iter(range(10**6))
+def text_event(text: str, *, user_id: str = TEST_USER, event_id: str | None = None,
+               reply_token: str | None = None) -> dict:
+    """A one-to-one text message event with fresh ids (``tools.line_events.text_event``)."""
+    return line_events.text_event(text, user_id=user_id, event_id=event_id, reply_token=reply_token,
+                                  timestamp_ms=TEST_TIMESTAMP_MS)
 
 
-def text_event(text: str, *, user_id: str = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d",
-               event_id: str | None = None, reply_token: str | None = None) -> dict:
-    """A one-to-one text message event with fresh ids."""
-    n = next(_SEQ)
-    return {"type": "message", "mode": "active", "timestamp": 1790577600000,
-            "source": {"type": "user", "userId": user_id},
-            "webhookEventId": event_id or f"01TEST{n:020d}", "deliveryContext": {"isRedelivery": False},
-            "replyToken": reply_token or f"rt-test-{n}-{time.monotonic_ns()}",
-            "message": {"type": "text", "id": str(500000000000000000 + n), "quoteToken": f"qt-{n}", "text": text}}
-
-
-def postback_event(data: str, *, user_id: str = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d",
-                   event_id: str | None = None) -> dict:
-    """A postback event with fresh ids."""
-    n = next(_SEQ)
-    return {"type": "postback", "mode": "active", "timestamp": 1790577600000,
-            "source": {"type": "user", "userId": user_id},
-            "webhookEventId": event_id or f"01TPB{n:021d}", "deliveryContext": {"isRedelivery": False},
-            "replyToken": f"rt-pb-{n}-{time.monotonic_ns()}", "postback": {"data": data}}
+def postback_event(data: str, *, user_id: str = TEST_USER, event_id: str | None = None) -> dict:
+    """A postback event with fresh ids (``tools.line_events.postback_event``)."""
+    return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -135,6 +124,28 @@ def webhook_service(base_env, clock):
 
     settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
     return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
+
+
+#: Variable prefixes a function reads; a function loaded in-process sees only the test's own values.
+_FUNCTION_ENV_PREFIXES = ("LINE_", "LOCAL_", "MEMORY_", "RECONCILE_", "GEMINI_", "TDX_")
+
+
+@pytest.fixture
+def function_app(monkeypatch):
+    """Load ``functions/<name>/main.py`` in this process and return a Flask test client
+    (functions-framework's ``create_app(...).test_client()``), with ``env`` as the function's
+    environment (restored after the test). For HTTP-contract tests that make no claim about
+    processes; kills, forks and workers use ``start_function``."""
+    from functions_framework import create_app
+
+    def load(name: str, env: dict[str, str]):
+        for variable in [n for n in os.environ if n.startswith(_FUNCTION_ENV_PREFIXES)]:
+            monkeypatch.delenv(variable)
+        for variable, value in env.items():
+            monkeypatch.setenv(variable, value)
+        return create_app(name, str(REPO / "functions" / name / "main.py")).test_client()
+
+    return load
 
 
 @pytest.fixture

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tools import line_events
+
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "bench-channel-secret"
 
@@ -50,10 +52,8 @@ def _fresh(body: str, env: dict[str, str], runs: int = 5) -> tuple[float, float]
 
 
 def _body(text: str, n: int) -> bytes:
-    event = {"type": "message", "mode": "active", "timestamp": 1, "source": {"type": "user", "userId": "U" + "0" * 32},
-             "webhookEventId": f"01BENCH{n:019d}", "deliveryContext": {"isRedelivery": False},
-             "replyToken": f"rt-bench-{n}", "message": {"type": "text", "id": str(n), "quoteToken": "q", "text": text}}
-    return json.dumps({"destination": "U0", "events": [event]}, ensure_ascii=False, separators=(",", ":")).encode()
+    event = line_events.text_event(text, user_id="U" + "0" * 32, event_id=f"01BENCH{n:019d}")
+    return line_events.webhook_body([event], "U" + "0" * 32)
 
 
 def main(argv: list[str] | None = None) -> int:

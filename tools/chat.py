@@ -30,9 +30,7 @@ JSON line per input on stdout::
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
-import hmac
 import json
 import os
 import re
@@ -46,6 +44,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
+
+from tools import line_events
 
 REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
@@ -65,124 +65,21 @@ POLL_INTERVAL_SECONDS = 0.1
 HTTP_TIMEOUT_SECONDS = 10.0
 WEBHOOK_BUDGET_SECONDS = 2.0  # LINE counts a slower answer as request_timeout
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-# --------------------------------------------------------------------------- ids
-def new_webhook_event_id(now_ms: int | None = None) -> str:
-    """Return a ULID-like id (26 Crockford base32 chars), as LINE's ``webhookEventId``.
-
-    Args:
-        now_ms: Unix time in milliseconds for the 48-bit time prefix; now by default.
-    """
-    value = ((int(time.time() * 1000) if now_ms is None else now_ms) & (2**48 - 1)) << 80
-    value |= secrets.randbits(80)
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
-
-
-def new_reply_token() -> str:
-    """Return a fresh reply token (32 lowercase hex chars)."""
-    return secrets.token_hex(16)
-
-
-def new_message_id() -> str:
-    """Return a LINE-like message id (18 digits)."""
-    return str(secrets.randbelow(9 * 10**17) + 10**17)
-
-
-def new_quote_token() -> str:
-    """Return an opaque quote token."""
-    return secrets.token_urlsafe(48)
-
-
-# ------------------------------------------------------------------ event bodies
-def _event_base(kind: str, user_id: str, timestamp_ms: int | None, reply: bool = True) -> dict:
-    event: dict[str, Any] = {
-        "type": kind,
-        "mode": "active",
-        "timestamp": int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
-        "source": {"type": "user", "userId": user_id},
-        "webhookEventId": new_webhook_event_id(timestamp_ms),
-        "deliveryContext": {"isRedelivery": False},
-    }
-    if reply:
-        event["replyToken"] = new_reply_token()
-    return event
-
-
-def build_text_event(text: str, user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
-    """Build a text message event as LINE sends it.
-
-    Args:
-        text: what the user typed (any Unicode, emoji included).
-        user_id: the sender, "U" + 32 hex.
-        timestamp_ms: event time, Unix milliseconds; now by default.
-    Returns:
-        The event dict, with fresh ``webhookEventId``, ``replyToken``, message id and quote token.
-    """
-    event = _event_base("message", user_id, timestamp_ms)
-    event["message"] = {"type": "text", "id": new_message_id(), "quoteToken": new_quote_token(), "text": text}
-    return event
-
-
-def build_postback_event(data: str, user_id: str = DEFAULT_USER_ID, *, params: dict | None = None,
-                         timestamp_ms: int | None = None) -> dict:
-    """Build a postback event (a tapped postback button or quick reply).
-
-    Args:
-        data: the action's ``data`` string, unchanged.
-        user_id: the sender, "U" + 32 hex.
-        params: date/time picker result, e.g. ``{"date": "2025-01-31"}``; omitted when None.
-        timestamp_ms: event time, Unix milliseconds; now by default.
-    """
-    event = _event_base("postback", user_id, timestamp_ms)
-    event["postback"] = {"data": data} if params is None else {"data": data, "params": params}
-    return event
-
-
-def build_follow_event(user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
-    """Build a follow event (the user added the account as a friend)."""
-    event = _event_base("follow", user_id, timestamp_ms)
-    event["follow"] = {"isUnblocked": False}
-    return event
-
-
-def build_unfollow_event(user_id: str = DEFAULT_USER_ID, *, timestamp_ms: int | None = None) -> dict:
-    """Build an unfollow event (blocked); it has no reply token."""
-    return _event_base("unfollow", user_id, timestamp_ms, reply=False)
-
-
-def build_sticker_event(user_id: str = DEFAULT_USER_ID, *, package_id: str = "11537",
-                        sticker_id: str = "52002734", timestamp_ms: int | None = None) -> dict:
-    """Build a sticker message event."""
-    event = _event_base("message", user_id, timestamp_ms)
-    event["message"] = {"type": "sticker", "id": new_message_id(), "quoteToken": new_quote_token(),
-                        "packageId": package_id, "stickerId": sticker_id,
-                        "stickerResourceType": "STATIC", "keywords": ["OK"]}
-    return event
-
-
 def complete_event(event: dict, user_id: str = DEFAULT_USER_ID) -> dict:
     """Fill the common fields a script left out of a raw event (a copy; given fields win).
 
     Adds ``mode``, ``timestamp``, ``source`` (this user), ``webhookEventId``,
-    ``deliveryContext`` and, except for unfollow/leave events, ``replyToken``.
+    ``deliveryContext`` and, except for unfollow/leave/unsend events, ``replyToken``.
     """
     kind = str(event.get("type", "message"))
-    base = _event_base(kind, user_id, None, reply=kind not in {"unfollow", "leave", "unsend"})
+    now_ms = int(time.time() * 1000)
+    base: dict[str, Any] = {"type": kind, "mode": "active", "timestamp": now_ms,
+                            "source": {"type": "user", "userId": user_id},
+                            "webhookEventId": line_events.new_webhook_event_id(now_ms),
+                            "deliveryContext": {"isRedelivery": False}}
+    if kind not in {"unfollow", "leave", "unsend"}:
+        base["replyToken"] = line_events.new_reply_token()
     return {**base, **event}
-
-
-def build_body(events: list[dict], destination: str = DEFAULT_DESTINATION) -> bytes:
-    """Serialise a webhook body exactly as LINE does: compact JSON, non-ASCII kept, UTF-8."""
-    payload = {"destination": destination, "events": events}
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def sign(body_bytes: bytes, secret: str) -> str:
-    """Return the ``X-Line-Signature`` for these exact bytes: base64(HMAC-SHA256(secret, body))."""
-    digest = hmac.new(secret.encode("utf-8"), body_bytes, hashlib.sha256).digest()
-    return base64.b64encode(digest).decode("ascii")
 
 
 # --------------------------------------------------------------------- rendering
@@ -555,11 +452,11 @@ class ChatSession:
         token = event.get("replyToken")
         if token:
             self._reply_tokens.add(token)
-        body = build_body([event], self.destination)
-        status, error, elapsed = post_webhook(self.webhook_url, body, sign(body, self.secret))
+        body = line_events.webhook_body([event], self.destination)
+        status, error, elapsed = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
         if status == 503:  # not taken yet (e.g. a cold store connection): LINE redelivers it once here
-            body = build_body([{**event, "deliveryContext": {"isRedelivery": True}}], self.destination)
-            status, error, elapsed = post_webhook(self.webhook_url, body, sign(body, self.secret))
+            body = line_events.webhook_body([{**event, "deliveryContext": {"isRedelivery": True}}], self.destination)
+            status, error, elapsed = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
         exchange = Exchange(status, error, elapsed, pending)
         if not self.standin_url:
             return exchange
@@ -613,15 +510,15 @@ class ChatSession:
         action = choice.action
         kind = choice.kind
         if kind == "postback":
-            return build_postback_event(str(action.get("data", "")), self.user_id)
+            return line_events.postback_event(str(action.get("data", "")), user_id=self.user_id)
         if kind == "message":
-            return build_text_event(str(action.get("text", choice.label)), self.user_id)
+            return line_events.text_event(str(action.get("text", choice.label)), user_id=self.user_id)
         if kind == "datetimepicker":
             now = datetime.now().astimezone()
             mode = action.get("mode", "datetime")
             value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
                      "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
-            return build_postback_event(str(action.get("data", "")), self.user_id, params={mode: value})
+            return line_events.postback_event(str(action.get("data", "")), user_id=self.user_id, params={mode: value})
         return None
 
 
@@ -670,11 +567,11 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
     """Turn a slash command or a typed line into an event; None when handled locally."""
     command, _, argument = line.partition(" ")
     if command == "/follow":
-        return build_follow_event(session.user_id)
+        return line_events.follow_event(user_id=session.user_id)
     if command == "/unfollow":
-        return build_unfollow_event(session.user_id)
+        return line_events.unfollow_event(user_id=session.user_id)
     if command == "/sticker":
-        return build_sticker_event(session.user_id)
+        return line_events.sticker_event(user_id=session.user_id)
     if command == "/user":
         user_id = argument.strip()
         if user_id == "new":
@@ -710,7 +607,7 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
     if line.startswith("/"):
         _say(f"（不認得的指令 {command}；輸入 /help 看說明）", stream)
         return None
-    return build_text_event(line, session.user_id)
+    return line_events.text_event(line, user_id=session.user_id)
 
 
 def run_interactive(session: ChatSession, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -786,9 +683,9 @@ def headless_step(session: ChatSession, request: dict) -> dict:
     wait_s = request.get("wait_seconds")
     event: dict | None = None
     if "text" in request:
-        event = build_text_event(str(request["text"]), session.user_id)
+        event = line_events.text_event(str(request["text"]), user_id=session.user_id)
     elif "postback" in request:
-        event = build_postback_event(str(request["postback"]), session.user_id)
+        event = line_events.postback_event(str(request["postback"]), user_id=session.user_id)
     elif "event" in request and isinstance(request["event"], dict):
         event = complete_event(request["event"], session.user_id)
     elif "user" in request:

@@ -38,7 +38,8 @@ from typing import Any, Callable
 
 import requests
 
-from tools.chat import build_body, build_postback_event, build_text_event, sign
+from tools import line_events
+from tools.chat import DEFAULT_DESTINATION
 from tools.function_process import FunctionProcess
 from tools.line_standin import LineStandin
 
@@ -117,7 +118,8 @@ def describe_action(first_result: str, answers: list[dict]) -> str:
         return (f"保留待查證：查回受阻，依退避重試共 {len(outcomes)} 次（{retries} 次 503）後停止自動流程，"
                 "標記 needs_human_followup，未建第二筆 stay pending_verification → needs_human_followup")
     if "created" in outcomes:
-        return "用原鍵查回：查無紀錄 → 以同鍵重送一次並建立，推播回條 reconcile: not_found → one create with the same key"
+        return ("用原鍵查回：查無紀錄 → 以同鍵重送一次並建立，推播回條 "
+                "reconcile: not_found → one create with the same key")
     if "found" in outcomes:
         return "用原鍵查回：找到原紀錄 → 推播原本的回條 reconcile: found → original receipt pushed"
     return "未完成：" + " → ".join(str(o) for o in outcomes)
@@ -150,9 +152,9 @@ class _CaseRun:
         return env
 
     def post(self, url: str, event: dict) -> int:
-        body = build_body([event])
+        body = line_events.webhook_body([event], DEFAULT_DESTINATION)
         response = requests.post(url, data=body, timeout=10, headers={
-            "Content-Type": "application/json", "X-Line-Signature": sign(body, self.secret)})
+            "Content-Type": "application/json", "X-Line-Signature": line_events.sign(body, self.secret)})
         return response.status_code
 
     def snap(self, label: str) -> dict:
@@ -182,7 +184,7 @@ class _CaseRun:
             standin.stop()
 
     def _replay(self, standin: LineStandin, webhook: FunctionProcess, reconcile: FunctionProcess) -> dict:
-        text_event = build_text_event(REQUEST_TEXT, USER_ID)
+        text_event = line_events.text_event(REQUEST_TEXT, user_id=USER_ID)
         if self.post(webhook.url, text_event) != 200:
             raise RuntimeError("the webhook did not accept the request text")
         [card_call] = [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
@@ -192,7 +194,7 @@ class _CaseRun:
         drafts = self.snap("card")["documents"].get("handoff_drafts", [])
         key = drafts[0]["idempotency_key"]
 
-        tap = build_postback_event(confirm, USER_ID)
+        tap = line_events.postback_event(confirm, user_id=USER_ID)
         if self.post(webhook.url, tap) != 200:
             raise RuntimeError("the webhook did not accept the confirmation")
         at_timeout = self.snap("first-answer")

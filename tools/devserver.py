@@ -251,8 +251,9 @@ def _banner(config: DevConfig, children: list[Child], mode: str, stream: IO[str]
     else:
         rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (external: replies cannot be shown here)"))
     rows.append(("store", str(config.store_path or env["LOCAL_STORE_URL"])))
-    rows.append(("model", "Gemini (GEMINI_API_KEY set)" if env.get("GEMINI_API_KEY")
-                 else "offline router (no GEMINI_API_KEY)"))
+    # No model turn is wired into the webhook yet: free text always goes through the offline router.
+    rows.append(("model", "offline router" + (" (GEMINI_API_KEY is set but not used yet)" if env.get("GEMINI_API_KEY")
+                                              else "")))
     rows.append(("logs", str(config.run_dir / "<name>.log")))
     rows.append(("quit", {"interactive": "/quit, Ctrl-D or Ctrl-C", "headless": "end of input (EOF) or Ctrl-C",
                           "serve-only": "Ctrl-C or SIGTERM"}[mode]))

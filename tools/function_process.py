@@ -4,14 +4,14 @@ Used by ``make demo`` and the tests whose claims are about processes.
 """
 from __future__ import annotations
 
+import json
+import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-from shared.logs import read_entries
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,8 @@ class FunctionProcess:
             [python or sys.executable, "-m", "functions_framework", "--source",
              str(source or f"functions/{name}/main.py"),
              "--target", name, "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)  # its own process group: stop() ends the master and its workers
         deadline = time.monotonic() + start_timeout_seconds
         while True:
             if self.process.poll() is not None:
@@ -69,13 +70,38 @@ class FunctionProcess:
         """Structured log lines with this ``message``."""
         return read_entries(self.log_path, message)
 
-    def stop(self) -> None:
-        """SIGINT (gunicorn's quick shutdown), then SIGKILL after 5 s."""
+    def stop(self, grace_seconds: float = 1.0) -> None:
+        """SIGINT (gunicorn's quick shutdown); after ``grace_seconds``, SIGKILL to the whole process
+        group (a worker still inside a request, e.g. waiting on a slow stand-in, would otherwise
+        hold the shutdown for gunicorn's 30 s graceful timeout). Idempotent."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                self.process.wait(timeout=5)
+                self.process.wait(timeout=grace_seconds)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # the group outlives a master that exited
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
         self._log.close()
+
+
+def read_entries(path, message: str) -> list[dict]:
+    """The structured entries with this ``message`` in a log file written by ``log`` (tests, demo).
+
+    Non-JSON lines (e.g. the server's own start-up lines) are skipped.
+    """
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("message") == message:
+                found.append(entry)
+    return found

@@ -129,6 +129,16 @@ def _check_messages(body: dict) -> Answer | None:
     return None
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hung up before its answer (a caller's timeout: part of the scenario) is not
+    an error of the stand-in: no traceback for it; anything else is reported as usual."""
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class LineStandin:
     """A recording LINE Messaging API stand-in on loopback.
 
@@ -176,7 +186,7 @@ class LineStandin:
             return self
         if self._record_path is not None:
             self._record_path.parent.mkdir(parents=True, exist_ok=True)
-        self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        self._server = _QuietServer((self._host, self._port), _make_handler(self))
         self._server.daemon_threads = True
         self._server.handle_error = _quiet_handle_error(self._server.handle_error)
         self._thread = threading.Thread(target=self._server.serve_forever, name="line-standin",

@@ -12,10 +12,11 @@ import functools
 import functions_framework
 
 from shared import logs, wiring
+from shared.caller_auth import CallerAuthError
 from shared.config import MEMORY_REQUIRED, Settings
 from shared.identity import Actor
 from shared.logs import log
-from shared.memory.auth import CallerAuthError, verify_caller
+from shared.memory.auth import verify_caller
 from shared.memory.service import submit_card
 from shared.store import StoreError, StoreTimeout
 

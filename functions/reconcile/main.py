@@ -14,9 +14,10 @@ import os
 import functions_framework
 
 from shared import logs, wiring
+from shared.caller_auth import CallerAuthError
 from shared.config import RECONCILE_REQUIRED, Settings
 from shared.handoff import worker
-from shared.handoff.queue_auth import QueueAuthError, verify_queue_caller
+from shared.handoff.queue_auth import verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.logs import log
 from shared.staff.service import StaffTaskService, is_staff_task
@@ -59,7 +60,7 @@ def reconcile(request):
         return {"error": "POST only"}, 405
     try:
         verify_queue_caller(SETTINGS, request.headers.get("Authorization"))
-    except QueueAuthError as exc:
+    except CallerAuthError as exc:
         log("WARNING", "reconcile call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
     payload = request.get_json(silent=True)

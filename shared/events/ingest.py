@@ -19,7 +19,14 @@ from datetime import datetime
 from typing import Any
 
 from shared.events.activities import map_records
-from shared.events.snapshots import NewSnapshot, event_to_doc, prune_snapshots, read_state, record_attempt, write_snapshot
+from shared.events.snapshots import (
+    NewSnapshot,
+    event_to_doc,
+    prune_snapshots,
+    read_state,
+    record_attempt,
+    write_snapshot,
+)
 from shared.events.source import ActivitySource, SourceError
 from shared.logs import log
 from shared.store import DocumentStore, StoreError

@@ -46,6 +46,10 @@ class InvalidDateRange(ValueError):
     """date is not "YYYY-MM-DD" or "YYYY-MM-DD/YYYY-MM-DD" with the end after the start."""
 
 
+#: The calendar-day type, named apart because ``Event.date`` shadows ``date`` inside the class.
+CalendarDay = date
+
+
 @dataclass(frozen=True)
 class Event:
     """One event of a snapshot.
@@ -73,17 +77,17 @@ class Event:
     meeting_point: str | None
     tags: tuple[str, ...]
     source_kind: str
-    end_date: date | None = None
+    end_date: CalendarDay | None = None
     source_updated_at: str | None = None
     organizer: str | None = None
     url: str | None = None
 
     @property
-    def last_day(self) -> date:
+    def last_day(self) -> CalendarDay:
         """The event's last Asia/Taipei calendar day (inclusive)."""
         return self.date if self.end_date is None else self.end_date - timedelta(days=1)
 
-    def runs_during(self, start: date, end_exclusive: date) -> bool:
+    def runs_during(self, start: CalendarDay, end_exclusive: CalendarDay) -> bool:
         """True when any day of the event falls in ``[start, end_exclusive)``: a multi-day event
         matches every day it runs."""
         return self.date < end_exclusive and self.last_day >= start

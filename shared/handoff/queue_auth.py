@@ -15,18 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.caller_auth import (
-    CallerAuthError,
-    Forbidden,
-    Unauthenticated,
-    VerifierUnavailable,
-    verify_caller,
-)
+from shared.caller_auth import verify_caller
 from shared.config import Settings
-
-#: The errors callers catch, under the names this module has always used.
-QueueAuthError = CallerAuthError
-__all__ = ["QueueAuthError", "Forbidden", "Unauthenticated", "VerifierUnavailable", "verify_queue_caller"]
 
 
 def verify_queue_caller(settings: Settings, authorization: str | None, *, request: Any = None) -> None:
@@ -38,7 +28,8 @@ def verify_queue_caller(settings: Settings, authorization: str | None, *, reques
         authorization: the ``Authorization`` header, or None.
         request: a ``google.auth.transport.Request`` (tests inject one).
     Raises:
-        Unauthenticated, Forbidden, VerifierUnavailable: see ``shared.caller_auth.verify_caller``.
+        Unauthenticated, Forbidden, VerifierUnavailable (``shared.caller_auth.CallerAuthError``,
+            with ``status``): see ``shared.caller_auth.verify_caller``.
     """
     verify_caller(authorization, internal_token=settings.internal_token,
                   audience=settings.reconcile_function_url, expected_email=settings.tasks_service_account,

@@ -20,6 +20,7 @@ not told that a card was cancelled which had in fact been approved.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from shared.clock import require_aware, to_iso
 from shared.identity import Actor
@@ -79,7 +80,7 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
         return result(EXPIRED_MEMORY_CARD), []
     if cancelled:
         return result(DECLINED_MEMORY_CARD), []
-    new = {"tenant_id": actor.tenant_id, "user_id": actor.user_id, "revision": revision + 1,
+    new: dict[str, Any] = {"tenant_id": actor.tenant_id, "user_id": actor.user_id, "revision": revision + 1,
            "last_nonce": card.nonce, "updated_at": to_iso(now)}
     if op == "save":
         new.update(dietary_type=card.dietary_type, consented_at=to_iso(now))

@@ -14,12 +14,8 @@ import threading
 import time
 
 from shared.caller_auth import BEARER as _BEARER
-from shared.caller_auth import CallerAuthError, Forbidden, Unauthenticated
 from shared.caller_auth import verify_caller as _verify_caller
 from shared.config import Settings
-
-__all__ = ["CallerAuthError", "Forbidden", "Unauthenticated", "verify_caller", "caller_credentials",
-           "InternalTokenCredentials", "GoogleIdTokenCredentials"]
 
 #: Google ID tokens live one hour; refresh well before that (seconds).
 _ID_TOKEN_REUSE_SECONDS = 45 * 60

@@ -1,8 +1,8 @@
 """Port of functions/memory as seen from the webhook: submit one signed card token.
 
-Adapters: ``shared.memory.client.HttpMemoryClient`` (HTTP to MEMORY_FUNCTION_URL, the
-production and embedded path) and ``shared.memory.service.DirectMemoryClient`` (the same use
-case in-process, for tests that inject a clock). Source: DESIGN §1, §6.
+Adapter: ``shared.memory.client.HttpMemoryClient`` (HTTP to MEMORY_FUNCTION_URL, the production
+and embedded path); tests also use ``tests.memory_support.DirectMemoryClient`` (the same use case
+in-process, with an injected clock). Source: DESIGN §1, §6.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from shared.config import Settings
 from shared.identity import Actor
 from shared.logs import hash_user, log
 from shared.memory.approve import apply_card
-from shared.memory.errors import InvalidMemoryCard, MemoryOutcomeUnknown, MemoryUnavailable
+from shared.memory.errors import InvalidMemoryCard
 from shared.memory.port import ALREADY_APPLIED, INVALID_MEMORY_CARD, MEMORY_FORGOTTEN, MemoryResult
 from shared.memory.store import read_preference
 from shared.memory.tokens import signing_keys, verify_card
@@ -49,44 +49,10 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
     if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):
         # A forget forgets everywhere: the turn records keep no remembered diet either (DESIGN §6).
         try:
-            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id),
+            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id) or "",
                                              now=now)
         except StoreError as exc:
             log("WARNING", "forgotten, but turn records not yet scrubbed", error=exc.__class__.__name__)
             raise StoreTimeout("forgotten; the turn records may still hold the diet: send the token again") from exc
         log("INFO", "turn records scrubbed of the remembered diet", records=scrubbed, user=hash_user(actor.user_id))
     return result
-
-
-class DirectMemoryClient:
-    """The memory use case called in-process (a MemoryClient adapter).
-
-    For tests that must inject a clock into the approve step (e.g. a card past 5 minutes) and for
-    tools; the deployed webhook always reaches functions/memory over HTTP (shared.wiring).
-
-    Args:
-        settings: as for ``submit_card``.
-        store: the store functions/memory would use.
-        clock: aware "now".
-    """
-
-    def __init__(self, settings: Settings, store: DocumentStore, clock: Clock = utc_now):
-        self.settings = settings
-        self.store = store
-        self.clock = clock
-
-    def submit(self, actor: Actor, token: str, *, timeout_seconds: float) -> MemoryResult:
-        """See MemoryClient.submit. Store errors map as functions/memory's 503 does over HTTP.
-
-        Raises:
-            MemoryOutcomeUnknown: StoreTimeout (a write was sent; the outcome is unknown).
-            MemoryUnavailable: another retryable store error; nothing written.
-        """
-        try:
-            return submit_card(self.settings, self.store, actor, token, clock=self.clock)
-        except StoreTimeout as exc:
-            raise MemoryOutcomeUnknown("store timeout") from exc
-        except StoreError as exc:
-            if exc.retryable:
-                raise MemoryUnavailable(exc.__class__.__name__) from exc
-            raise

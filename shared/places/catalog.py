@@ -112,7 +112,7 @@ class Campaign:
             return "active_by_announcement"
         return "ended"
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, str | bool]:
         """JSON-ready view; times in Asia/Taipei ISO 8601 with +08:00, end exclusive."""
         return {
             "name": self.name,

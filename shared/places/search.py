@@ -26,7 +26,8 @@ DIETARY_TYPES: tuple[str, ...] = (*EVIDENCE_TYPES, "any")
 
 #: Keywords that only restate "a place to eat" or a diet; they narrow nothing, so they are dropped.
 #: A diet word is never turned into a dietary filter here: diet comes from dietary_type only.
-GENERIC_KEYWORDS = frozenset({"店", "店家", "吃", "吃的", "餐廳", "推薦", "美食", "蔬食", "素食", "吃素", "素", "蔬食店", "素食店"})
+GENERIC_KEYWORDS = frozenset({"店", "店家", "吃", "吃的", "餐廳", "推薦", "美食", "蔬食", "素食", "吃素", "素",
+                              "蔬食店", "素食店"})
 
 
 class UnknownDietaryType(ValueError):
@@ -215,7 +216,7 @@ def search_local_places(
     diet = normalize_dietary_type(dietary_type)
     effective_keyword = _effective_keyword(keyword)
     needs_area = area is None or not area.strip() or is_vague_area(area)
-    township = None if needs_area else normalize_area(area)
+    township = None if area is None or needs_area else normalize_area(area)
     result: dict[str, Any] = {
         "status": "unavailable",
         "query": {"area": township, "dietary_type": diet, "keyword": effective_keyword},

@@ -22,10 +22,11 @@ than 5xx; ``X-CloudTasks-TaskETA`` = this attempt's schedule time, epoch seconds
 ``X-CloudTasks-TaskPreviousResponse`` = the last status, when there was one. Every task of a queue
 goes to the queue's ``target_url`` (queue-level routing; the URL is not stored with the task).
 
-Threads: ``start()`` runs one daemon dispatcher per process. gunicorn (functions-framework)
-imports ``main.py`` in its master and then forks the worker, so call ``start()`` in the worker:
-``os.register_at_fork(after_in_child=queue.start)`` at import plus ``queue.start()`` on the first
-request (it is idempotent and notices a fork). Never at import time in a process that serves.
+Threads: ``start()`` runs one daemon dispatcher per process (idempotent; it notices a fork).
+gunicorn (functions-framework) imports ``main.py`` in its master and then forks the worker, so a
+serving function starts it in the worker through ``shared.handoff.worker.BackgroundStart``:
+``os.register_at_fork(after_in_child=background.after_fork)`` at import plus
+``background.ensure_started()`` on the first request. Never at import time in a process that serves.
 
 Source: DESIGN §1 (embedded default), §4, §9; Cloud Tasks docs, "Create HTTP target tasks"
 (X-CloudTasks-* headers) and the RetryConfig reference; sqlite.org/lang_transaction.html.

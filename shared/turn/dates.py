@@ -214,8 +214,8 @@ def read_date(text: str) -> str | None:
     value = _week(text)
     if value is not None:
         return value
-    days = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
-    days = [keyword for _, keyword in sorted(days)]
+    found_at = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
+    days = [keyword for _, keyword in sorted(found_at)]
     if len(set(days)) >= 2 and all(day in _SINGLE_DAYS for day in days):
         return f"days:{days[0]}/{days[-1]}"  # 明天跟後天: both days, and any between
     if days:
@@ -259,10 +259,7 @@ def _tw_calendar(year: int) -> tuple[tuple[date, str], ...]:
 
 def _holiday_spans(name: str, today: date) -> list[tuple[date, date]]:
     """Each occurrence of a named holiday as a span of consecutive days (make-up days included)."""
-    if name == "lunar_new_year":
-        wanted = ("農曆除夕", "春節")
-    else:
-        wanted = (name,)
+    wanted: tuple[str, ...] = ("農曆除夕", "春節") if name == "lunar_new_year" else (name,)
     days = [day for day, title in _tw_calendar(today.year) if any(word in title for word in wanted)
             and (name == "lunar_new_year" or "補假" not in title)]
     spans: list[tuple[date, date]] = []

@@ -10,10 +10,10 @@ from typing import Callable
 
 import requests
 
-from shared.logs import read_entries
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO, all_text, line_body, sign, text_event
 from tools.demo import wait_until
+from tools.function_process import read_entries
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")

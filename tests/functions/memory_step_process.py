@@ -9,14 +9,9 @@ one JSON line ``{"step", "replies": [text…]}``. It shares nothing with other s
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import os
 import sys
-import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -27,25 +22,20 @@ from shared import logs  # noqa: E402
 from shared.config import WEBHOOK_REQUIRED, Settings  # noqa: E402
 from shared.wiring import webhook_service  # noqa: E402
 from tests.memory_support import postbacks  # noqa: E402
+from tools import line_events  # noqa: E402
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 
 
 def _event(kind: str, value: str) -> dict:
-    base = {"type": kind, "mode": "active", "timestamp": int(time.time() * 1000),
-            "source": {"type": "user", "userId": USER}, "webhookEventId": "01STEP" + uuid.uuid4().hex[:20].upper(),
-            "deliveryContext": {"isRedelivery": False}, "replyToken": "rt-step-" + uuid.uuid4().hex}
     if kind == "message":
-        base["message"] = {"type": "text", "id": str(time.time_ns()), "quoteToken": "qt", "text": value}
-    else:
-        base["postback"] = {"data": value}
-    return base
+        return line_events.text_event(value, user_id=USER)
+    return line_events.postback_event(value, user_id=USER)
 
 
 def send(service, settings: Settings, event: dict) -> list[dict]:
-    raw = json.dumps({"destination": "U0", "events": [event]}, ensure_ascii=False, separators=(",", ":")).encode()
-    signature = base64.b64encode(hmac.new(settings.line_channel_secret.encode(), raw, hashlib.sha256).digest())
-    result = service.handle(raw.decode(), signature.decode())
+    raw = line_events.webhook_body([event], "U" + "0" * 32)
+    result = service.handle(raw.decode(), line_events.sign(raw, settings.line_channel_secret or ""))
     assert result.status == 200, result
     calls = requests.get(settings.line_api_base_url + "/__calls", timeout=5).json()
     [reply] = [c for c in calls if c["path"] == "/v2/bot/message/reply"

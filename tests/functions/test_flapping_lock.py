@@ -116,7 +116,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
                 deliver(webhook.url, draft, time.monotonic() + 60)
                 with lock:
                     sent.append(draft)
-                found = wait_for(lambda: answers_for(line_standin, draft), 90, "the card")
+                found = wait_for(lambda draft=draft: answers_for(line_standin, draft), 90, "the card")
                 data = card_confirm_data(found[0]["body"]["messages"])
                 if data is None:  # the store was too busy for a draft: the answer says so
                     continue
@@ -140,12 +140,13 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     try:
         wait_for(lambda: all(answers_for(line_standin, e, receipt_keys(store_url)) for e in sent), 180,
                  "every event's answer")
-    except AssertionError:
+    except AssertionError as timed_out:
         docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
         receipts = receipt_keys(store_url)
         missing = [docs.get(e["webhookEventId"]) for e in sent if not answers_for(line_standin, e, receipts)]
         raise AssertionError(f"{len(missing)} of {len(sent)} unanswered: "
-                             + repr([{k: v for k, v in (d or {}).items() if k != "event"} for d in missing][:3]))
+                             + repr([{k: v for k, v in (d or {}).items() if k != "event"} for d in missing][:3])
+                             ) from timed_out
     wait_for(lambda: queues_settled(store_url), 90, "both queues to settle")
     receipts = receipt_keys(store_url)
     for event in sent:

@@ -112,7 +112,9 @@ def test_handoff_faults_lookup_unavailable_retries_with_backoff_then_followup(st
     queue = EmbeddedQueue(path_from_url(base_env["LOCAL_STORE_URL"]), queue_name="handoff-reconcile",
                           target_url=reconcile.url, auth_token=None)
     check = ReconcileTask(operation, data.split(".")[3], "unknown_outcome", event["webhookEventId"])
-    task = queue.task(check.task_name)
+    # The queue records the last answer just after the reconcile function sends it.
+    task = wait_for(lambda: (lambda t: t if t.state != "running" else None)(queue.task(check.task_name)),
+                    10, "the queue to record the last answer")
     assert (task.state, task.attempts) == ("succeeded", 3)
 
 
@@ -124,10 +126,11 @@ def test_handoff_faults_sigkill_after_commit_user_told_once(start_function, base
     data = new_card(webhook.url, line_standin)["確認送出"]
     event = postback_event(data, user_id=USER)
     body = line_body(event)
-    with pytest.raises(requests.RequestException):  # the worker dies between the commit and the reply
-        response = post(webhook.url, body)
-        assert response.status_code >= 500
-        raise requests.ConnectionError(f"answered {response.status_code}")
+    try:  # the worker dies between the commit and the reply: no answer, or gunicorn's 5xx
+        answered: int | None = post(webhook.url, body).status_code
+    except requests.RequestException:
+        answered = None
+    assert answered is None or answered >= 500, f"a killed worker answered {answered}"
     assert request_rows(store_url) == 1
     assert reply_text(line_standin, event["replyToken"]) == ""  # nobody was told yet
     operation = card_operation(base_env, data)

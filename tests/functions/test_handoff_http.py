@@ -6,7 +6,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import requests
 
 from tests.conftest import case_bytes, line_body, postback_event
 from tests.functions.handoff_support import (
@@ -95,14 +94,14 @@ def test_handoff_http_card_confirm_repeat_concurrent_superseded(functions, line_
     assert request_rows(store_url) == 3
 
 
-def test_handoff_http_reconcile_accepts_only_the_queue(start_function, base_env):
-    reconcile = start_function("reconcile", env_with(base_env))
+def test_handoff_http_reconcile_accepts_only_the_queue(function_app, base_env):
+    reconcile = function_app("reconcile", env_with(base_env))
     token = base_env["LOCAL_INTERNAL_TOKEN"]
 
     def call(authorization: str | None, body: object = None, method: str = "POST") -> int:
         headers = {"Authorization": authorization} if authorization else {}
-        return requests.request(method, reconcile.url, json=body if body is not None else {"v": 1},
-                                headers=headers, timeout=5).status_code
+        return reconcile.open("/", method=method, json=body if body is not None else {"v": 1},
+                              headers=headers).status_code
 
     assert call(None) == 401
     assert call("Basic eDp5") == 401

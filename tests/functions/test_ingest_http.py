@@ -1,6 +1,7 @@
-"""functions/ingest and the events acceptance over real HTTP: functions-framework processes on
-loopback, the local TDX stand-in, signed LINE bodies and the recording LINE stand-in (issue 15).
-No test reaches the network."""
+"""functions/ingest and the events acceptance through functions-framework's
+``create_app(...).test_client()`` (no claim here is about processes), the local TDX stand-in and the
+recording LINE stand-in over real loopback HTTP, and signed LINE bodies (issue 15). No test reaches
+the network."""
 from __future__ import annotations
 
 import io
@@ -11,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.conftest import REPO, all_text, line_body, replies_to, sign, text_event
 from tools import events as events_tool
@@ -30,11 +30,11 @@ def tdx():
 
 
 @pytest.fixture
-def ingest(start_function, base_env, tdx):
+def ingest(function_app, base_env, tdx):
     env = {**base_env, "TDX_CLIENT_ID": CLIENT_ID, "TDX_CLIENT_SECRET": CLIENT_SECRET,
            "TDX_API_BASE_URL": tdx.api_base_url, "TDX_TOKEN_URL": tdx.token_url,
            "LOCAL_TDX_MAX_RETRIES": "2", "LOCAL_TDX_BACKOFF_SECONDS": "0.01", "LOCAL_TDX_TIMEOUT_SECONDS": "5"}
-    return start_function("ingest", env)
+    return function_app("ingest", env)
 
 
 def _status(base_env) -> dict:
@@ -43,14 +43,14 @@ def _status(base_env) -> dict:
     return json.loads(out.getvalue())
 
 
-def _run(ingest) -> requests.Response:
-    return requests.post(ingest.url, headers=INTERNAL, timeout=30)
+def _run(ingest):
+    return ingest.post("/", headers=INTERNAL)
 
 
 def test_ingest_http_fetches_from_standin_and_writes_snapshot(ingest, tdx, base_env):
     response = _run(ingest)
-    assert response.status_code == 200, response.text
-    body = response.json()
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.json
     assert body["outcome"] == "snapshot_written" and body["counts"]["kept"] == len(GOOD)
     status = _status(base_env)
     assert status["snapshot_version"] == body["snapshot_version"] and status["answers_from"] == "real"
@@ -58,12 +58,12 @@ def test_ingest_http_fetches_from_standin_and_writes_snapshot(ingest, tdx, base_
 
 
 def test_ingest_http_500_keeps_previous_snapshot_and_records_reason(ingest, tdx, base_env):
-    first = _run(ingest).json()
+    first = _run(ingest).json
     tdx.set_records(MIXED)
     tdx.fail_next("activity", 500, times=3)  # the first try and both retries
     response = _run(ingest)
     assert response.status_code == 502
-    assert response.json() == {"outcome": "fetch_failed", "snapshot_version": first["snapshot_version"],
+    assert response.json == {"outcome": "fetch_failed", "snapshot_version": first["snapshot_version"],
                                "counts": None, "reason": "http_500"}
     assert [c["status"] for c in tdx.calls("activity")] == [200, 500, 500, 500]
     status = _status(base_env)
@@ -77,28 +77,28 @@ def test_ingest_http_token_expiry_mid_run_refreshed_once(ingest, tdx):
     tdx.expire_tokens()
     tdx.set_records(MIXED)
     response = _run(ingest)
-    assert response.status_code == 200 and response.json()["outcome"] == "snapshot_written"
+    assert response.status_code == 200 and response.json["outcome"] == "snapshot_written"
     assert [c["status"] for c in tdx.calls("token")] == [200, 200]
     assert [c["status"] for c in tdx.calls("activity")] == [200, 401, 200]
 
 
 def test_ingest_http_unchanged_data_sends_if_modified_since(ingest, tdx):
-    first = _run(ingest).json()
+    first = _run(ingest).json
     again = _run(ingest)
     assert again.status_code == 200
-    assert again.json()["outcome"] == "not_modified" and again.json()["snapshot_version"] == first["snapshot_version"]
+    assert again.json["outcome"] == "not_modified" and again.json["snapshot_version"] == first["snapshot_version"]
     assert [c["if_modified_since"] for c in tdx.calls("activity")] == [False, True]
 
 
 @pytest.mark.parametrize(("headers", "status"), [({}, 401), ({"Authorization": "Bearer wrong"}, 403)])
 def test_ingest_http_refuses_other_callers(ingest, tdx, headers, status):
-    response = requests.post(ingest.url, headers=headers, timeout=10)
+    response = ingest.post("/", headers=headers)
     assert response.status_code == status
     assert tdx.calls() == []
 
 
 def test_ingest_http_get_not_allowed(ingest):
-    assert requests.get(ingest.url, headers=INTERNAL, timeout=10).status_code == 405
+    assert ingest.get("/", headers=INTERNAL).status_code == 405
 
 
 def test_ingest_missing_tdx_credentials_is_a_clear_startup_error(base_env):
@@ -113,21 +113,20 @@ def test_ingest_missing_tdx_credentials_is_a_clear_startup_error(base_env):
 def _ask(webhook, standin, text: str) -> str:
     event = text_event(text)
     body = line_body(event)
-    response = requests.post(webhook.url, data=body, timeout=10,
-                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
+    response = webhook.post("/", data=body, headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
     assert response.status_code == 200
     [reply] = replies_to(standin, event["replyToken"])
     return all_text(reply["body"]["messages"])
 
 
-def test_events_acceptance_make_ingest_file_then_webhook_answers_from_it(start_function, base_env, line_standin):
+def test_events_acceptance_make_ingest_file_then_webhook_answers_from_it(function_app, base_env, line_standin):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "TDX_", "MAKE"))}
     env["LOCAL_STORE_URL"] = base_env["LOCAL_STORE_URL"]
     made = subprocess.run(["make", "-s", "ingest-events", "FILE=tests/fixtures/tdx/changhua-activities.json"],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
     assert made.returncode == 0, made.stderr[-2000:]
     assert json.loads(made.stdout.strip().splitlines()[-1])["outcome"] == "snapshot_written"
-    webhook = start_function("webhook", base_env)
+    webhook = function_app("webhook", base_env)
     text = _ask(webhook, line_standin, "彰化市有什麼活動？")
     assert "彰化藝術館常設展：八卦山下的城市記憶" in text
     assert "資料來源：交通部觀光署觀光資訊資料庫（TDX 觀光活動）" in text
@@ -135,7 +134,7 @@ def test_events_acceptance_make_ingest_file_then_webhook_answers_from_it(start_f
     assert "示範" not in text
 
 
-def test_events_acceptance_without_real_snapshot_webhook_says_demo(start_function, base_env, line_standin):
-    webhook = start_function("webhook", base_env)
+def test_events_acceptance_without_real_snapshot_webhook_says_demo(function_app, base_env, line_standin):
+    webhook = function_app("webhook", base_env)
     text = _ask(webhook, line_standin, "彰化市有什麼活動？")
     assert "示範" in text and "資料來源：交通部" not in text

@@ -87,7 +87,7 @@ def test_reconcile_outage_ten_unknown_confirmations_each_settle_once(start_funct
     followups = {f["user_id"]: f for f in store_docs(store_url, "handoff_followups")}
     assert set(requests) | set(followups) == set(USERS) and not set(requests) & set(followups)
     drafts = {d["user_id"]: d for d in store_docs(store_url, "handoff_drafts")}
-    for user, event in confirmations:
+    for user, _event in confirmations:
         pushed = [c for c in accepted(line_standin, PUSH) if c["body"]["to"] == user]
         assert len(pushed) == 1, f"{user} was told {len(pushed)} times"
         if user in requests:  # the consent was given in time: created, though the TTL has long passed

@@ -138,9 +138,11 @@ def test_staff_http_webhook_killed_after_commit_one_card(staff_functions, line_s
     webhook, _ = staff_functions(LOCAL_FAULTS="KILL_AFTER_COMMIT", LOCAL_EVENT_LEASE_SECONDS="1.5")
     data = new_card(webhook.url, line_standin)["確認送出"]
     event = postback_event(data, user_id=USER)
-    with pytest.raises(requests.RequestException):  # the worker dies between the commit and anything else
-        response = post(webhook.url, line_body(event))
-        raise requests.ConnectionError(f"answered {response.status_code}")
+    try:  # the worker dies between the commit and anything else: no answer, or gunicorn's 5xx
+        answered: int | None = post(webhook.url, line_body(event)).status_code
+    except requests.RequestException:
+        answered = None
+    assert answered is None or answered >= 500, f"a killed worker answered {answered}"
     [request] = store_docs(base_env["LOCAL_STORE_URL"], "handoff_requests")
 
     # gunicorn respawns the worker; its start-up re-queue finds the pending staff notice.

@@ -1,5 +1,7 @@
-"""The webhook over real HTTP: a functions-framework process on loopback, signed acceptance
-bodies from tests/fixtures/line/, and the recording LINE stand-in (issue 2 acceptance)."""
+"""The webhook's HTTP contract: functions/webhook/main.py through functions-framework's
+``create_app(...).test_client()``, signed acceptance bodies from tests/fixtures/line/, and the
+recording LINE stand-in over real loopback HTTP (issue 2 acceptance). Claims about the served
+process (concurrent deliveries to one worker, a body cap before reading) use a real process."""
 from __future__ import annotations
 
 import json
@@ -12,17 +14,32 @@ from tests.conftest import all_text, case_bytes, line_body, replies_to, sign, te
 
 
 @pytest.fixture
-def webhook(start_function, base_env):
+def webhook(function_app, base_env):
+    return function_app("webhook", base_env)
+
+
+@pytest.fixture
+def webhook_process(start_function, base_env):
     return start_function("webhook", base_env)
 
 
-def post(url: str, body: bytes, signature: str | None = "sign") -> requests.Response:
+def _headers(body: bytes, signature: str | None) -> dict[str, str]:
     headers = {"Content-Type": "application/json"}
     if signature == "sign":
         headers["X-Line-Signature"] = sign(body)
     elif signature is not None:
         headers["X-Line-Signature"] = signature
-    return requests.post(url, data=body, headers=headers, timeout=5)
+    return headers
+
+
+def post(client, body: bytes, signature: str | None = "sign") -> int:
+    """POST exact bytes to the in-process webhook; the status code."""
+    return client.post("/", data=body, headers=_headers(body, signature)).status_code
+
+
+def post_http(url: str, body: bytes, signature: str | None = "sign") -> int:
+    """POST exact bytes to a served webhook process; the status code."""
+    return requests.post(url, data=body, headers=_headers(body, signature), timeout=5).status_code
 
 
 def reply_token_of(name: str, index: int = 0) -> str:
@@ -30,8 +47,8 @@ def reply_token_of(name: str, index: int = 0) -> str:
 
 
 def test_webhook_http_huatan_places_one_sourced_reply(webhook, line_standin):
-    response = post(webhook.url, case_bytes("text-places-huatan.json"))
-    assert response.status_code == 200
+    status = post(webhook, case_bytes("text-places-huatan.json"))
+    assert status == 200
     replies = replies_to(line_standin, reply_token_of("text-places-huatan.json"))
     assert len(replies) == 1
     text = all_text(replies[0]["body"]["messages"])
@@ -43,8 +60,8 @@ def test_webhook_http_huatan_places_one_sourced_reply(webhook, line_standin):
 
 
 def test_webhook_http_redelivery_gets_no_second_reply(webhook, line_standin):
-    assert post(webhook.url, case_bytes("text-places-huatan.json")).status_code == 200
-    assert post(webhook.url, case_bytes("redelivery.json")).status_code == 200
+    assert post(webhook, case_bytes("text-places-huatan.json")) == 200
+    assert post(webhook, case_bytes("redelivery.json")) == 200
     token = reply_token_of("text-places-huatan.json")
     assert token == reply_token_of("redelivery.json")
     replies = [c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]
@@ -52,19 +69,19 @@ def test_webhook_http_redelivery_gets_no_second_reply(webhook, line_standin):
 
 
 def test_webhook_http_verify_empty_is_200_without_reply(webhook, line_standin):
-    response = post(webhook.url, case_bytes("verify-empty.json"))
-    assert response.status_code == 200
+    status = post(webhook, case_bytes("verify-empty.json"))
+    assert status == 200
     assert line_standin.calls() == []
 
 
 def test_webhook_http_batch_two_users_replies_to_each_token(webhook, line_standin):
-    assert post(webhook.url, case_bytes("batch-two-users.json")).status_code == 200
+    assert post(webhook, case_bytes("batch-two-users.json")) == 200
     for index in (0, 1):
         assert len(replies_to(line_standin, reply_token_of("batch-two-users.json", index))) == 1
 
 
 def test_webhook_http_nearby_asks_for_township_with_choices(webhook, line_standin):
-    assert post(webhook.url, case_bytes("text-places-nearby.json")).status_code == 200
+    assert post(webhook, case_bytes("text-places-nearby.json")) == 200
     [reply] = replies_to(line_standin, reply_token_of("text-places-nearby.json"))
     quick = [m.get("quickReply") for m in reply["body"]["messages"] if m.get("quickReply")]
     assert quick, "the question must offer township choices"
@@ -74,43 +91,43 @@ def test_webhook_http_nearby_asks_for_township_with_choices(webhook, line_standi
 
 
 def test_webhook_http_menu_offers_three_quick_replies(webhook, line_standin):
-    assert post(webhook.url, case_bytes("text-menu.json")).status_code == 200
+    assert post(webhook, case_bytes("text-menu.json")) == 200
     [reply] = replies_to(line_standin, reply_token_of("text-menu.json"))
     items = reply["body"]["messages"][-1]["quickReply"]["items"]
     assert [item["action"]["label"] for item in items] == ["查活動", "查蔬食", "留下服務詢問"]
 
 
 def test_webhook_http_events_reply_is_marked_demo(webhook, line_standin):
-    assert post(webhook.url, case_bytes("text-events.json")).status_code == 200
+    assert post(webhook, case_bytes("text-events.json")) == 200
     [reply] = replies_to(line_standin, reply_token_of("text-events.json"))
     assert "示範" in all_text(reply["body"]["messages"])
 
 
 @pytest.mark.parametrize("signature", [None, "", "bm90LXRoZS1zaWduYXR1cmU=", "!!!"])
 def test_webhook_http_bad_or_missing_signature_is_4xx_without_reply(webhook, line_standin, signature):
-    response = post(webhook.url, case_bytes("text-menu.json"), signature=signature)
-    assert 400 <= response.status_code < 500
+    status = post(webhook, case_bytes("text-menu.json"), signature=signature)
+    assert 400 <= status < 500
     assert line_standin.calls() == []
 
 
 def test_webhook_http_body_signed_with_other_secret_is_rejected(webhook, line_standin):
     body = case_bytes("text-menu.json")
-    response = post(webhook.url, body, signature=sign(body, "another-channel-secret"))
-    assert response.status_code == 400
+    status = post(webhook, body, signature=sign(body, "another-channel-secret"))
+    assert status == 400
     assert line_standin.calls() == []
 
 
 def test_webhook_http_malformed_json_with_valid_signature_is_400(webhook, line_standin):
     body = b'{"destination":"U0","events":[{"type":"message",'
-    assert post(webhook.url, body).status_code == 400
+    assert post(webhook, body) == 400
     assert line_standin.calls() == []
 
 
-def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook, line_standin):
+def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook_process, line_standin):
     body = line_body(text_event("花壇有素食店嗎？", event_id="01CONCURRENT0000000000000A",
                                 reply_token="rt-concurrent-1"))
     with ThreadPoolExecutor(max_workers=8) as pool:
-        statuses = list(pool.map(lambda _: post(webhook.url, body).status_code, range(8)))
+        statuses = list(pool.map(lambda _: post_http(webhook_process.url, body), range(8)))
     assert set(statuses) <= {200, 503}
     assert 200 in statuses
     assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]) == 1
@@ -118,14 +135,14 @@ def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook, line_standi
 
 def test_webhook_http_non_text_follow_unfollow_handled(webhook, line_standin):
     for name in ("sticker.json", "follow.json"):
-        assert post(webhook.url, case_bytes(name)).status_code == 200
+        assert post(webhook, case_bytes(name)) == 200
         assert len(replies_to(line_standin, reply_token_of(name))) == 1
     before = len(line_standin.calls())
-    assert post(webhook.url, case_bytes("unfollow.json")).status_code == 200
+    assert post(webhook, case_bytes("unfollow.json")) == 200
     assert len(line_standin.calls()) == before
 
 
-def test_webhook_http_oversized_body_is_413_without_reply(webhook, line_standin):
+def test_webhook_http_oversized_body_is_413_without_reply(webhook_process, line_standin):
     body = line_body(text_event("花" * 600_000))  # about 1.8 MB of UTF-8
-    assert post(webhook.url, body).status_code == 413
+    assert post_http(webhook_process.url, body) == 413
     assert line_standin.calls() == []

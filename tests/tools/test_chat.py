@@ -23,7 +23,7 @@ from linebot.v3.messaging import (
 from linebot.v3.webhook import SignatureValidator
 from linebot.v3.webhooks import FollowEvent, MessageEvent, PostbackEvent, StickerMessageContent
 
-from tools import chat
+from tools import chat, line_events
 from tools.line_standin import LineStandin
 
 SECRET = "chat-test-channel-secret"
@@ -32,27 +32,27 @@ USER = "U" + "fedcba9876543210" * 2
 
 
 def _signed(events: list[dict]) -> tuple[str, str]:
-    body = chat.build_body(events)
-    return body.decode("utf-8"), chat.sign(body, SECRET)
+    body = line_events.webhook_body(events, chat.DEFAULT_DESTINATION)
+    return body.decode("utf-8"), line_events.sign(body, SECRET)
 
 
 @pytest.mark.parametrize("text", ["你好", "早安😀", "全家👨‍👩‍👧出遊", "e\u0301 ﹏ 𠀋"])
 def test_sign_text_event_body_validates_with_sdk_validator(text):
-    body_text, signature = _signed([chat.build_text_event(text, USER)])
+    body_text, signature = _signed([line_events.text_event(text, user_id=USER)])
 
     assert SignatureValidator(SECRET).validate(body_text, signature)
     assert not SignatureValidator("another-secret").validate(body_text, signature)
 
 
 def test_build_body_non_ascii_kept_raw_and_compact():
-    body = chat.build_body([chat.build_text_event("素食😀", USER)])
+    body = line_events.webhook_body([line_events.text_event("素食😀", user_id=USER)], chat.DEFAULT_DESTINATION)
 
     assert "素食😀".encode("utf-8") in body
     assert b"\\u" not in body and b'": ' not in body and b", " not in body
 
 
 def test_build_text_event_body_parses_with_webhook_parser_as_message_event():
-    body_text, signature = _signed([chat.build_text_event("全家👨‍👩‍👧", USER)])
+    body_text, signature = _signed([line_events.text_event("全家👨‍👩‍👧", user_id=USER)])
 
     [event] = WebhookParser(SECRET).parse(body_text, signature)
 
@@ -66,7 +66,7 @@ def test_build_text_event_body_parses_with_webhook_parser_as_message_event():
 
 def test_build_postback_event_body_parses_with_data_unchanged():
     data = "handoff:confirm:abc.def~1"
-    body_text, signature = _signed([chat.build_postback_event(data, USER)])
+    body_text, signature = _signed([line_events.postback_event(data, user_id=USER)])
 
     [event] = WebhookParser(SECRET).parse(body_text, signature)
 
@@ -75,7 +75,7 @@ def test_build_postback_event_body_parses_with_data_unchanged():
 
 
 def test_build_follow_and_sticker_events_parse_as_their_kinds():
-    body_text, signature = _signed([chat.build_follow_event(USER), chat.build_sticker_event(USER)])
+    body_text, signature = _signed([line_events.follow_event(user_id=USER), line_events.sticker_event(user_id=USER)])
 
     follow, sticker = WebhookParser(SECRET).parse(body_text, signature)
 
@@ -84,15 +84,15 @@ def test_build_follow_and_sticker_events_parse_as_their_kinds():
 
 
 def test_build_body_tampered_byte_fails_parser_signature():
-    body_text, signature = _signed([chat.build_text_event("你好", USER)])
+    body_text, signature = _signed([line_events.text_event("你好", user_id=USER)])
 
     with pytest.raises(InvalidSignatureError):
         WebhookParser(SECRET).parse(body_text.replace("你好", "您好"), signature)
 
 
 def test_new_webhook_event_id_fresh_ids_are_distinct_and_time_ordered():
-    earlier = chat.new_webhook_event_id(now_ms=1_700_000_000_000)
-    later = chat.new_webhook_event_id(now_ms=1_700_000_000_001)
+    earlier = line_events.new_webhook_event_id(now_ms=1_700_000_000_000)
+    later = line_events.new_webhook_event_id(now_ms=1_700_000_000_001)
 
     assert len(earlier) == 26 and earlier != later
     assert earlier[:10] < later[:10]

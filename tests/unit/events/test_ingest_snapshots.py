@@ -71,7 +71,8 @@ def test_ingest_file_writes_versioned_snapshot_with_counts(store):
     assert result.outcome == "snapshot_written" and result.ok
     assert result.counts == {"received": 5, "kept": 3, "skipped": {"bad_start_time": 1, "out_of_county": 1}}
     state = snapshots.read_state(store)
-    assert state["snapshot_version"] == result.snapshot_version and state["last_attempt"]["outcome"] == "snapshot_written"
+    assert state["snapshot_version"] == result.snapshot_version
+    assert state["last_attempt"]["outcome"] == "snapshot_written"
     snapshot = snapshots.load_current_snapshot(store)
     assert not snapshot.demo and len(snapshot.events) == 3
     assert all(event.source_kind == "tdx" and event.source_updated_at for event in snapshot.events)

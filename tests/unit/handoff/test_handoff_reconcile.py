@@ -5,8 +5,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from shared import inbox
 from shared.handoff import drafts, notify, records, status
-from shared.handoff.reconcile import InvalidReconcileTask, ReconcileService, ReconcileTask
+from shared.handoff.reconcile import (
+    RELAY,
+    REQUEUE,
+    UNKNOWN_OUTCOME,
+    InvalidReconcileTask,
+    ReconcileService,
+    ReconcileTask,
+)
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.store import StoreTimeout
@@ -208,3 +216,60 @@ def test_reconcile_task_payload_round_trip_and_bad_bodies(store, actor, settings
                 {**task.payload(), "content_hash": "abc"}, {**task.payload(), "reason": "because"}):
         with pytest.raises(InvalidReconcileTask):
             ReconcileTask.from_payload(bad)
+
+
+def inbox_event(store, settings, event, *, attempted: bool, outcome: str | None):
+    """An inbox document for ``event`` as the webhook leaves it (``outcome`` None: not finished)."""
+    claim = inbox.claim_event(store, settings.tenant_id, event, now=NOW, lease_seconds=settings.event_lease_seconds)
+    if attempted:
+        inbox.mark_reply_attempted(store, settings.tenant_id, event, claim.attempt, now=NOW)
+    if outcome is not None:
+        inbox.mark_done(store, settings.tenant_id, event, claim.attempt, now=NOW, outcome=outcome)
+
+
+def test_reconcile_task_names_differ_by_purpose_and_event_but_are_deterministic(store, actor, settings):
+    draft = draft_for(store, actor, settings)
+    op, digest = draft.operation, draft.content_hash
+    names = {ReconcileTask(op, digest, UNKNOWN_OUTCOME, "E1").task_name,
+             ReconcileTask(op, digest, UNKNOWN_OUTCOME, "E2").task_name,
+             ReconcileTask(op, digest, RELAY, tag="E1").task_name,
+             ReconcileTask(op, digest, RELAY, tag="E2").task_name,
+             ReconcileTask(op, digest, REQUEUE, tag="created|reply:E1|t1").task_name,
+             ReconcileTask(op, digest, REQUEUE, tag="created|push|t2").task_name}
+    assert len(names) == 6
+    assert all(name.startswith("reconcile-") and op.idempotency_key not in name for name in names)
+    again = ReconcileTask(op, digest, RELAY, tag="E1")
+    assert again.task_name == ReconcileTask.from_payload(again.payload()).task_name
+
+
+@pytest.mark.parametrize("attempted,outcome,pushed,notice_state", [
+    (True, "reply_unknown", False, "reply_unknown"),
+    (True, None, False, "reply_unknown"),          # died after starting the reply
+    (True, "replied", False, "delivered"),         # told; only "delivered" was not written
+    (True, "reply_failed", True, "delivered"),     # LINE refused: definitely not told
+    (False, None, True, "delivered"),              # killed after the commit, before the reply
+])
+def test_reconcile_relay_reads_the_owner_reply_before_pushing(store, actor, settings, line_standin, attempted,
+                                                              outcome, pushed, notice_state):
+    draft = draft_for(store, actor, settings)
+    webhook_create(store, settings, draft, "E1")
+    inbox_event(store, settings, "E1", attempted=attempted, outcome=outcome)
+    later = FixedClock(NOW + timedelta(seconds=settings.event_lease_seconds + 1))
+    result = service(settings, later).run(
+        ReconcileTask(draft.operation, draft.content_hash, RELAY, tag="E1"), retry_count=0)
+    assert result.http_status == 200
+    assert len(accepted_pushes(line_standin)) == (1 if pushed else 0)
+    assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == notice_state
+
+
+def test_reconcile_not_found_after_user_cancel_says_it_was_cancelled(store, actor, settings, line_standin):
+    draft = draft_for(store, actor, settings)
+    drafts.cancel_draft(store, draft.operation, draft.content_hash, now=NOW)
+    result = service(settings, FixedClock(NOW + timedelta(seconds=2))).run(
+        ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "E1"), retry_count=0)
+    assert (result.outcome, result.http_status) == ("not_created", 200)
+    assert result.detail["reason"] == "cancelled_by_user"
+    [push] = accepted_pushes(line_standin)
+    text = all_text(push["body"]["messages"])
+    assert "取消" in text and "沒有登記" not in text and "重新輸入" not in text
+    assert store.query(records.REQUESTS) == []

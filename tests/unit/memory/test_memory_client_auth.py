@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from shared.caller_auth import Forbidden, Unauthenticated
 from shared.config import Settings
 from shared.identity import Actor
-from shared.memory.auth import Forbidden, InternalTokenCredentials, Unauthenticated, caller_credentials, verify_caller
+from shared.memory.auth import InternalTokenCredentials, caller_credentials, verify_caller
 from shared.memory.client import HttpMemoryClient
 from shared.memory.errors import MemoryCallRejected, MemoryOutcomeUnknown, MemoryUnavailable
 from tests.memory_support import ScriptedMemoryFunction

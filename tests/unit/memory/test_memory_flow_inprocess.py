@@ -10,7 +10,6 @@ import pytest
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.memory.auth import InternalTokenCredentials
 from shared.memory.client import HttpMemoryClient
-from shared.memory.service import DirectMemoryClient
 from shared.store import TransactionConflict
 from shared.store.sqlite import SqliteStore
 from shared.webhook.service import WebhookService
@@ -19,6 +18,7 @@ from tests.conftest import all_text, line_body, postback_event, replies_to, sign
 from tests.memory_support import (
     USER_A,
     USER_B,
+    DirectMemoryClient,
     ScriptedMemoryFunction,
     place_audits,
     postbacks,

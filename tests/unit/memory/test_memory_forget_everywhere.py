@@ -9,12 +9,11 @@ from datetime import timedelta
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.memory.service import DirectMemoryClient
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
 from tests.functions.handoff_support import user_data
-from tests.memory_support import USER_A, place_audits, postbacks, preference_of
+from tests.memory_support import USER_A, DirectMemoryClient, place_audits, postbacks, preference_of
 
 DIET_WORDS = ("vegetarian", "vegan", "ovo_lacto", "lacto", "蔬食", "全素", "蛋奶素", "奶素")
 

@@ -27,7 +27,8 @@ def test_match_area_alias_without_suffix_maps_to_full_name(text, township):
     assert match_area(text) == AreaMatch("township", township)
 
 
-@pytest.mark.parametrize(("text", "township"), [("員林市", "員林市"), ("溪湖鎮的店", "溪湖鎮"), ("彰化縣花壇鄉", "花壇鄉")])
+@pytest.mark.parametrize(("text", "township"), [("員林市", "員林市"), ("溪湖鎮的店", "溪湖鎮"),
+                                                ("彰化縣花壇鄉", "花壇鄉")])
 def test_match_area_full_name_matches_longest_spelling(text, township):
     assert match_area(text) == AreaMatch("township", township)
 

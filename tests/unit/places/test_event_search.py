@@ -113,7 +113,8 @@ def test_search_events_single_date_is_that_day():
     assert _ids(result) == ["demo-ev-004"] and result["query"]["date"] == "2026-12-06"
 
 
-@pytest.mark.parametrize("value", ["2026-12-06/2026-12-05", "2026-12-05/2026-12-05", "下週", "2026-13-01", "2026-12-05/"])
+@pytest.mark.parametrize("value", ["2026-12-06/2026-12-05", "2026-12-05/2026-12-05", "下週", "2026-13-01",
+                                   "2026-12-05/"])
 def test_parse_date_range_bad_value_raises(value):
     with pytest.raises(InvalidDateRange):
         parse_date_range(value)

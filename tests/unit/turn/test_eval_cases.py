@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.memory.service import DirectMemoryClient
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.router import route
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
-from tests.memory_support import postbacks
+from tests.memory_support import DirectMemoryClient, postbacks
 
 CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
 CASES = json.loads(CASES_PATH.read_text(encoding="utf-8"))
