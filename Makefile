@@ -12,7 +12,7 @@ LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test lint bench demo user-data ingest-events events-status requests clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
+.PHONY: venv run test lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
 
 venv: $(STAMP)
 
@@ -119,6 +119,11 @@ $(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock
 	@# extra against the emulator's protobuf<5 pin and refuse it in hash-checking mode.
 	@$(TASKS_EMULATOR_VENV)/bin/pip install --quiet --no-input --no-deps -r requirements-tasks-emulator.lock >&2
 	@touch $@
+
+# The case file tests/eval/cases.json: the offline router by default; the model through the Gemini
+# stand-in with EVAL_ARGS="--model scripted"; the real model only with a key and "--model live --approve-live".
+eval: $(STAMP)
+	@$(PY) -m tools.eval $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run

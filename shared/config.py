@@ -30,6 +30,11 @@ AGENT_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING
 FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})
 
 
+#: ``LOCAL_MODEL`` values: unset/auto (a key or Vertex AI turns the model on), offline, standin.
+MODEL_MODES = ("auto", "offline", "standin")
+THINKING_LEVELS = ("minimal", "low", "medium", "high")
+
+
 class ConfigError(RuntimeError):
     """The environment is missing or has bad values; the message lists every problem."""
 
@@ -57,6 +62,20 @@ class Settings:
     reconcile_function_url: str | None = None
     memory_function_url: str | None = None
     gemini_api_key: str | None = None
+    # The model (DESIGN §8; issue 10). ``model_backend``: "offline" (the router reads free text),
+    # "gemini" (Gemini API key), "vertex" (Vertex AI, application default credentials) or
+    # "standin" (tools/gemini_standin at ``gemini_base_url``; never Gemini).
+    model_backend: str = "offline"
+    genai_use_vertexai: bool = False
+    google_cloud_project: str | None = None
+    google_cloud_location: str | None = None
+    #: google-genai's own ``GOOGLE_GEMINI_BASE_URL`` (the client's Gemini API endpoint).
+    gemini_base_url: str | None = None
+    model_id: str = "gemini-2.5-flash"
+    #: One model turn (all of its calls) must finish within this (seconds), else ``model_timeout``.
+    model_timeout_seconds: float = 12.0
+    #: ``minimal`` / ``low`` / ``medium`` / ``high`` (Gemini 3 ``thinking_level``), or None: the model's default.
+    model_thinking_level: str | None = None
     webhook_budget_seconds: float = 1.8
     store_deadline_seconds: float = 0.5
     line_timeout_seconds: float = 1.0
@@ -226,6 +245,7 @@ class Settings:
             reconcile_function_url=get("RECONCILE_FUNCTION_URL"),
             memory_function_url=get("MEMORY_FUNCTION_URL"),
             gemini_api_key=get("GEMINI_API_KEY"),
+            **_model_settings(get, seconds, problems),
             store_deadline_seconds=seconds("LOCAL_STORE_DEADLINE_SECONDS", 0.5),
             line_timeout_seconds=seconds("LOCAL_LINE_TIMEOUT_SECONDS", 1.0),
             event_lease_seconds=seconds("LOCAL_EVENT_LEASE_SECONDS", 30.0),
@@ -274,3 +294,45 @@ class Settings:
         if problems:
             raise ConfigError(problems)
         return settings
+
+
+def _model_settings(get, seconds, problems: list[str]) -> dict:
+    """The model's fields of Settings (DESIGN §8; issue 10), appending any problem to ``problems``.
+
+    ``LOCAL_MODEL=offline`` forces the offline router; ``standin`` needs ``GOOGLE_GEMINI_BASE_URL``
+    (the stand-in's URL); unset or ``auto`` uses Gemini when ``GEMINI_API_KEY`` is set, Vertex AI when
+    ``GOOGLE_GENAI_USE_VERTEXAI`` is true (``GOOGLE_CLOUD_PROJECT`` required), else the router.
+    Source: google-genai client (GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_CLOUD_PROJECT,
+    GOOGLE_CLOUD_LOCATION, GOOGLE_GEMINI_BASE_URL).
+    """
+    mode = (get("LOCAL_MODEL") or "auto").lower()
+    if mode not in MODEL_MODES:
+        problems.append(f"LOCAL_MODEL must be one of {', '.join(MODEL_MODES)}")
+        mode = "offline"
+    vertex = (get("GOOGLE_GENAI_USE_VERTEXAI") or "").lower() in ("true", "1")
+    project, base_url = get("GOOGLE_CLOUD_PROJECT"), get("GOOGLE_GEMINI_BASE_URL")
+    backend = "offline"
+    if mode == "standin":
+        backend = "standin"
+        if not base_url:
+            problems.append("LOCAL_MODEL=standin needs GOOGLE_GEMINI_BASE_URL (the stand-in's URL)")
+    elif mode == "auto" and vertex:
+        backend = "vertex"
+        if not project:
+            problems.append("GOOGLE_GENAI_USE_VERTEXAI=true needs GOOGLE_CLOUD_PROJECT")
+    elif mode == "auto" and get("GEMINI_API_KEY"):
+        backend = "gemini"
+    level = (get("LOCAL_MODEL_THINKING_LEVEL") or "").lower() or None
+    if level is not None and level not in THINKING_LEVELS:
+        problems.append(f"LOCAL_MODEL_THINKING_LEVEL must be one of {', '.join(THINKING_LEVELS)}")
+        level = None
+    return {
+        "model_backend": backend,
+        "genai_use_vertexai": vertex,
+        "google_cloud_project": project,
+        "google_cloud_location": get("GOOGLE_CLOUD_LOCATION"),
+        "gemini_base_url": base_url,
+        "model_id": get("LOCAL_MODEL_ID") or "gemini-2.5-flash",
+        "model_timeout_seconds": seconds("LOCAL_MODEL_TIMEOUT_SECONDS", 12.0),
+        "model_thinking_level": level,
+    }

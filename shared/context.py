@@ -33,6 +33,9 @@ class EventContext:
     queue: Any = None    # shared.queue.TaskQueue (None when no queue is configured)
     memory: Any = None   # client of functions/memory (None when MEMORY_FUNCTION_URL is unset)
     message_id: str | None = None  # LINE's id of the message a message event carries (unsend names it)
+    #: Free text that no fixed entry or hook took: ``(ctx, text) -> Reply``. None: the offline
+    #: router (shared.turn.engine.run_text_turn). functions/agent sets the model turn here.
+    text_turn: Callable[["EventContext", str], "Reply"] | None = None
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ def route_text(ctx: EventContext, text: str) -> Reply:
         reply = hook(ctx, text)
         if reply is not None:
             return reply
-    return run_text_turn(ctx, text)
+    return (ctx.text_turn or run_text_turn)(ctx, text)
 
 
 def route_postback(ctx: EventContext, data: str) -> Reply:

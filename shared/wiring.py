@@ -129,8 +129,24 @@ def queued_event_worker(settings: Settings, handler=None):
     webhook's dispatch table)."""
     from shared.queued_event.worker import QueuedEventWorker
 
+    if handler is None and settings.model_backend != "offline":
+        handler = model_handler()
     return QueuedEventWorker(settings, open_store(settings), line_gateway(settings), handler=handler,
                              queue=task_queue(settings), memory=memory_client(settings))
+
+
+def model_handler():
+    """The queued-event handler with the model: the routing table, with free text read by Gemini
+    through ADK (shared.agent; loaded here, in functions/agent only, never in the webhook)."""
+    import dataclasses
+
+    from shared.agent.agent import run_model_text_turn
+    from shared.routing import dispatch_event
+
+    def handle(ctx, event):
+        return dispatch_event(dataclasses.replace(ctx, text_turn=run_model_text_turn), event)
+
+    return handle
 
 
 def memory_client(settings: Settings):

@@ -2,7 +2,9 @@
 
 Starts, from the repository root, each function as its own functions-framework
 process (``functions/<name>/main.py``, target ``<name>``), plus the LINE stand-in
-(``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, waits until
+(``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, and, with
+``LOCAL_MODEL=standin``, the Gemini API stand-in (``tools.gemini_standin``, recording in
+``.run/gemini-calls.jsonl``) unless ``GOOGLE_GEMINI_BASE_URL`` is already set; waits until
 every port accepts connections, then:
 
 * stdin is a terminal (and ``LOCAL_HEADLESS`` is not "1") → the interactive chat;
@@ -38,7 +40,10 @@ RUN_DIR_NAME = ".run"
 FUNCTIONS = ("webhook", "reconcile", "memory", "agent")
 PORT_VARIABLES = {"webhook": ("LOCAL_WEBHOOK_PORT", 8080), "reconcile": ("LOCAL_RECONCILE_PORT", 8081),
                   "memory": ("LOCAL_MEMORY_PORT", 8082), "agent": ("LOCAL_AGENT_PORT", 8083),
-                  "line-standin": ("LOCAL_STANDIN_PORT", 8090)}
+                  "line-standin": ("LOCAL_STANDIN_PORT", 8090),
+                  "gemini-standin": ("LOCAL_GEMINI_STANDIN_PORT", 8091)}
+#: Stand-ins, whose URLs have no trailing slash.
+STANDINS = ("line-standin", "gemini-standin")
 DEV_SECRETS = {
     "LINE_CHANNEL_SECRET": "local-dev-channel-secret",
     "LINE_CHANNEL_ACCESS_TOKEN": "local-dev-access-token",
@@ -71,7 +76,7 @@ class Child:
     def url(self) -> str:
         """Loopback URL with a trailing slash for functions, none for the stand-in."""
         base = f"http://127.0.0.1:{self.port}"
-        return base if self.name == "line-standin" else base + "/"
+        return base if self.name in STANDINS else base + "/"
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ class DevConfig:
     run_dir: Path
     store_path: Path | None
     start_standin: bool
+    #: LOCAL_MODEL=standin without a GOOGLE_GEMINI_BASE_URL of its own: start tools/gemini_standin.
+    start_gemini_standin: bool = False
 
 
 def sqlite_path(store_url: str) -> Path | None:
@@ -122,8 +129,13 @@ def build_env(environ: Mapping[str, str], repo: Path = REPO) -> DevConfig:
         env["LINE_API_BASE_URL"] = f"http://127.0.0.1:{ports['line-standin']}"
     else:
         del ports["line-standin"]
+    start_gemini = env.get("LOCAL_MODEL", "").strip().lower() == "standin" and not env.get("GOOGLE_GEMINI_BASE_URL")
+    if start_gemini:
+        env["GOOGLE_GEMINI_BASE_URL"] = f"http://127.0.0.1:{ports['gemini-standin']}"
+    else:
+        del ports["gemini-standin"]
     env["PYTHONUNBUFFERED"] = "1"
-    return DevConfig(env, ports, run_dir, sqlite_path(env["LOCAL_STORE_URL"]), start_standin)
+    return DevConfig(env, ports, run_dir, sqlite_path(env["LOCAL_STORE_URL"]), start_standin, start_gemini)
 
 
 def venv_python(repo: Path = REPO) -> str:
@@ -153,6 +165,26 @@ def standin_argv(python: str, port: int, record_path: Path) -> list[str]:
     """The command line for the LINE stand-in; the token comes from the environment."""
     return [python, "-m", "tools.line_standin", "--host", "127.0.0.1", "--port", str(port),
             "--record", str(record_path), "--access-token-env", "LINE_CHANNEL_ACCESS_TOKEN"]
+
+
+def gemini_standin_argv(python: str, port: int, record_path: Path) -> list[str]:
+    """The command line for the Gemini API stand-in (LOCAL_MODEL=standin)."""
+    return [python, "-m", "tools.gemini_standin", "--host", "127.0.0.1", "--port", str(port),
+            "--record", str(record_path)]
+
+
+def model_label(env: Mapping[str, str]) -> str:
+    """What reads free text, in words, for the banner (Settings decides the same way)."""
+    mode = env.get("LOCAL_MODEL", "").strip().lower()
+    if mode == "offline":
+        return "offline router (LOCAL_MODEL=offline)"
+    if mode == "standin":
+        return f"Gemini stand-in at {env.get('GOOGLE_GEMINI_BASE_URL')} (LOCAL_MODEL=standin; not Gemini)"
+    if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in ("true", "1"):
+        return "Gemini on Vertex AI (application default credentials)"
+    if env.get("GEMINI_API_KEY"):
+        return "Gemini (GEMINI_API_KEY set)"
+    return "offline router (no GEMINI_API_KEY)"
 
 
 def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], run_dir: Path,
@@ -244,16 +276,14 @@ def _ignore_interrupts() -> None:
 
 def _banner(config: DevConfig, children: list[Child], mode: str, stream: IO[str]) -> None:
     env = config.env
-    rows = [(c.name, c.url) for c in children if c.name != "line-standin"]
+    rows = [(c.name, c.url) for c in children if c.name not in STANDINS]
     if config.start_standin:
         rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (stand-in; calls in "
                                  f"{config.run_dir / 'line-calls.jsonl'})"))
     else:
         rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (external: replies cannot be shown here)"))
     rows.append(("store", str(config.store_path or env["LOCAL_STORE_URL"])))
-    # No model turn is wired into the webhook yet: free text always goes through the offline router.
-    rows.append(("model", "offline router" + (" (GEMINI_API_KEY is set but not used yet)" if env.get("GEMINI_API_KEY")
-                                              else "")))
+    rows.append(("model", model_label(env)))
     rows.append(("logs", str(config.run_dir / "<name>.log")))
     rows.append(("quit", {"interactive": "/quit, Ctrl-D or Ctrl-C", "headless": "end of input (EOF) or Ctrl-C",
                           "serve-only": "Ctrl-C or SIGTERM"}[mode]))
@@ -300,6 +330,10 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             port = config.ports["line-standin"]
             children.append(start_child("line-standin", standin_argv(python, port,
                                         config.run_dir / "line-calls.jsonl"), port, config.env, config.run_dir))
+        if config.start_gemini_standin:
+            port = config.ports["gemini-standin"]
+            children.append(start_child("gemini-standin", gemini_standin_argv(
+                python, port, config.run_dir / "gemini-calls.jsonl"), port, config.env, config.run_dir))
         for name in FUNCTIONS:
             port = config.ports[name]
             children.append(start_child(name, function_argv(python, functions_dir, name, port), port,

@@ -91,29 +91,49 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return replies.reported_speech_reply(request.dietary_type)  # 朋友說他吃素，幫我記住: no card
     if request.kind == "correct" and match_area(text).kind == "township":
         return None  # 「花壇改成蛋奶素呢」 refines a search; the turn engine answers it
-    if request.dietary_type is None:
-        return replies.ask_which_diet_reply()
-    if request.dietary_type == "any":
-        return replies.any_not_stored_reply()
-    if request.kind == "offer" and (ctx.memory is None or not ctx.settings.signing_key):
+    if request.kind == "offer" and request.dietary_type not in (None, "any") and \
+            (ctx.memory is None or not ctx.settings.signing_key):
         return None  # a stated fact with the feature off: the turn engine answers it as a question
+    return offer_card(ctx, request.dietary_type, kind=request.kind)
+
+
+def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "remember") -> Reply:
+    """A consent card to remember ``dietary_type``; writes nothing (DESIGN §6 "Propose").
+
+    Shared by the fixed phrase above and the model's ``propose_dietary_memory`` tool.
+
+    Args:
+        ctx: the verified event; ``ctx.actor`` is set.
+        dietary_type: a savable diet (vegetarian, vegan, ovo_lacto, lacto); ``any`` and None
+            get a kind answer without a card.
+        kind: ``remember``, ``correct`` or ``offer`` (a stated fact: the card comes with a line
+            saying it is only an offer); logged.
+    Returns:
+        The Flex consent card, or a kind answer (不限 is not stored; already remembered; feature off).
+    Raises:
+        StoreUnavailable: reading the current revision failed; retryable.
+    """
+    if dietary_type is None:
+        return replies.ask_which_diet_reply()
+    if dietary_type == "any":
+        return replies.any_not_stored_reply()
     try:
         keys = _keys(ctx)
     except MemoryNotConfigured:
         return replies.not_configured_reply()
     snapshot = read_preference(ctx.store, ctx.actor)
-    if snapshot.dietary_type == request.dietary_type:
-        return replies.same_value_reply(request.dietary_type)
+    if snapshot.dietary_type == dietary_type:
+        return replies.same_value_reply(dietary_type)
     ttl = ctx.settings.memory_card_ttl_seconds
-    save, save_token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=request.dietary_type,
+    save, save_token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=dietary_type,
                                   operation="save", now=ctx.now, ttl_seconds=ttl)
     _, decline_token = issue_card(keys, ctx.actor, revision=snapshot.revision, dietary_type=None,
                                   operation="decline", now=ctx.now, ttl_seconds=ttl, nonce=save.nonce)
-    log("INFO", "memory card offered", kind=request.kind, revision=snapshot.revision,
+    log("INFO", "memory card offered", kind=kind, revision=snapshot.revision,
         user=hash_user(ctx.actor.user_id))
     card = consent_card(save, save_token, decline_token, current=snapshot.dietary_type, tz=ctx.settings.tz)
-    if request.kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
-        return Reply([replies.offer_message(request.dietary_type), card])
+    if kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
+        return Reply([replies.offer_message(dietary_type), card])
     return Reply([card])
 
 

@@ -3,8 +3,8 @@
 
 Per turn:
 1. snapshot the consented preference with its revision (place tools only: they take a diet);
-2. route (offline router here; the model in a later issue) → one Proposal. The Proposal never
-   carries the stored value: the model will not see it;
+2. route (the offline router here; the model through shared.agent in functions/agent) → one
+   Proposal. The Proposal never carries the stored value: the model does not see it;
 3. resolve the effective ``dietary_type`` and its origin (shared.turn.diet_origin);
 4. execute the one tool with the effective arguments;
 5. read the revision again: if it moved while the tool ran (a save or forget landed), a result
@@ -27,6 +27,7 @@ from shared.events.search import InvalidDateRange, parse_date_range, search_loca
 from shared.events.snapshots import load_current_snapshot
 from shared.handoff import flow as handoff_flow
 from shared.logs import hash_user, log
+from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies.area_picker import checked_postback
@@ -37,12 +38,8 @@ from shared.store import StoreError
 from shared.turn import menu
 from shared.turn.audit import record_turn
 from shared.turn.dates import UnreadableDate, resolve_date_value
-from shared.turn.diet_origin import (
-    CONSENTED_MEMORY,
-    THIS_TURN,
-    EffectiveDiet,
-    resolve_diet,
-)
+from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
+from shared.turn.limits import model_help_reply
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, route
 
@@ -177,7 +174,7 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
     return None
 
 
-def _snapshot(ctx: EventContext) -> PreferenceSnapshot | None:
+def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:
     """The actor's preference, or None when it cannot be read (the turn then runs without it)."""
     if ctx.actor is None:
         return PreferenceSnapshot()
@@ -248,6 +245,128 @@ def _result_ids(result: dict[str, Any] | None) -> list[str]:
     return [item.get("id") for item in items if isinstance(item, dict)]
 
 
+@dataclass
+class TurnStart:
+    """What a turn read before routing: the preference snapshot and when the turn began.
+
+    Attributes:
+        snapshot: the consented preference with its revision; None when it could not be read
+            (or was not needed: the proposal takes no diet).
+        started_monotonic: ``time.monotonic()`` at the start (for ``timings_ms``).
+        snapshot_ms: how long the snapshot read took, in milliseconds.
+    """
+
+    snapshot: PreferenceSnapshot | None
+    started_monotonic: float
+    snapshot_ms: float
+
+
+def start_turn(ctx: EventContext, *, read_snapshot: bool) -> TurnStart:
+    """Begin a turn: note the time and, when asked, snapshot the preference (DESIGN §7 step 1)."""
+    started = time.monotonic()
+    snapshot = snapshot_preference(ctx) if read_snapshot else None
+    return TurnStart(snapshot, started, round((time.monotonic() - started) * 1000, 1))
+
+
+@dataclass
+class ToolRun:
+    """One executed (or refused) read-only tool call of a turn.
+
+    Attributes:
+        proposal: the proposed call, as the router or the model proposed it.
+        diet: the effective diet (place tools only).
+        result: the tool's result dict; None for the help menu and refused calls.
+        status: the result's ``status``, or ``help``, ``invalid_argument``, ``memory_card``.
+        reply: a reply already chosen while running (a kind answer to a bad argument, a consent
+            card), or None to render ``result`` with the fixed templates.
+        tool_ms: how long the tool ran, in milliseconds.
+    """
+
+    proposal: Proposal
+    diet: EffectiveDiet | None
+    result: dict[str, Any] | None
+    status: str
+    reply: Reply | None
+    tool_ms: float
+
+
+def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot | None,
+             tools: TurnTools = DEFAULT_TOOLS) -> ToolRun:
+    """Resolve the effective diet and run the one read-only tool (DESIGN §7 steps 3–4).
+
+    Never raises for a bad argument: an unknown area, diet or date gets a kind reply
+    (``invalid_argument``). ``propose_dietary_memory`` renders the consent card and writes nothing.
+
+    Args:
+        ctx: the verified event.
+        proposal: the proposed call (router, fixed entry, postback or model).
+        snapshot: the preference read at the start of the turn (or None).
+        tools: the read-only tool functions.
+    """
+    started = time.monotonic()
+    diet = None
+    reply = None
+    result = None
+    try:
+        if proposal.tool == "propose_dietary_memory":
+            reply, status = offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"
+        else:
+            diet = resolve_diet(proposal.args.get("dietary_type"), snapshot) if takes_diet(proposal) else None
+            result = execute(ctx, proposal, diet, tools)
+            status = "help" if result is None else result.get("status")
+    except (UnknownArea, UnknownDietaryType, InvalidDateRange) as exc:
+        result, reply, status = None, _invalid_argument_reply(exc, proposal), "invalid_argument"
+    return ToolRun(proposal, diet, result, status, reply, round((time.monotonic() - started) * 1000, 1))
+
+
+def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
+                audit_extra: dict[str, Any] | None = None) -> Reply:
+    """Check the revision again, render with the fixed templates, write the audit record (steps 5–6).
+
+    Args:
+        ctx: the verified event.
+        start: from start_turn.
+        run: from run_tool.
+        audit_extra: more fields for the audit record (the model path adds ``model``).
+    Returns:
+        The reply to send.
+    """
+    proposal, snapshot, diet, result = run.proposal, start.snapshot, run.diet, run.result
+    personal = takes_diet(proposal)
+    status, reply = run.status, run.reply
+    record: dict[str, Any] = {
+        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "tool": proposal.tool, "proposed_args": dict(proposal.args), "effective_args": None,
+        "origin": diet.origin if diet is not None else None,
+        "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
+    }
+    if result is not None:
+        record.update(effective_args=result.get("query"), result_ids=_result_ids(result))
+    if personal and snapshot is not None and result is not None:
+        after = snapshot_preference(ctx)
+        record["revision_after"] = after.revision if after else None
+        if diet is not None and diet.origin == CONSENTED_MEMORY and (after is None or after.revision != snapshot.revision):
+            status, reply = "revision_changed", _revision_changed_reply()
+            record["result_ids"] = []
+            if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet
+                record["effective_args"] = {**record["effective_args"], "dietary_type": None}
+    if reply is None:
+        reply = _render(proposal, result, diet, snapshot)
+    record.update(audit_extra or {})
+    record.update(status=status, timings_ms={"snapshot": start.snapshot_ms, "tool": run.tool_ms,
+                                             "total": round((time.monotonic() - start.started_monotonic) * 1000, 1)})
+    _audit(ctx, record)
+    return reply
+
+
+def _audit(ctx: EventContext, record: dict[str, Any]) -> None:
+    record_turn(ctx.store, record, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id,
+                now=ctx.now)
+    log("INFO", "turn", tool=record.get("tool"), source=record.get("source"), status=record.get("status"),
+        origin=record.get("origin"), revision=record.get("revision"), reason=record.get("reason"),
+        user=record.get("user_hash"))
+
+
 def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DEFAULT_TOOLS) -> Reply:
     """Execute a proposal, apply consented memory where the diet is left open, render, audit.
 
@@ -258,47 +377,35 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
     Returns:
         The reply; bad arguments get a kind answer, not an error.
     """
-    started = time.monotonic()
-    personal = takes_diet(proposal)
-    snapshot = _snapshot(ctx) if personal else None
-    snapshot_ms = round((time.monotonic() - started) * 1000, 1)
+    start = start_turn(ctx, read_snapshot=takes_diet(proposal))
+    return finish_turn(ctx, start, run_tool(ctx, proposal, start.snapshot, tools))
+
+
+def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason: str, reply: Reply,
+                    audit_extra: dict[str, Any] | None = None) -> Reply:
+    """Audit a turn that ran no tool (the model failed or a proposed call was refused) and return ``reply``.
+
+    Args:
+        ctx: the verified event.
+        start: from start_turn.
+        source: ``model``.
+        reason: why no tool ran: ``model_timeout``, ``upstream_unavailable``, ``quota``,
+            ``bad_tool_call``, ``TOOL_SESSION_MISMATCH``, ``TOOL_CONTEXT_REVISION_MISMATCH``.
+        reply: the honest reply chosen by the caller.
+        audit_extra: more fields for the audit record.
+    Source: issue 10 (failure is honest: the audit names the reason); DESIGN §7.
+    """
+    snapshot = start.snapshot
     record: dict[str, Any] = {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
-        "tool": proposal.tool, "proposed_args": dict(proposal.args), "effective_args": None, "origin": None,
+        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": source, "tool": None,
+        "proposed_args": None, "effective_args": None, "origin": None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
+        **(audit_extra or {}),
+        "status": "not_answered", "reason": reason,
+        "timings_ms": {"snapshot": start.snapshot_ms, "tool": 0.0,
+                       "total": round((time.monotonic() - start.started_monotonic) * 1000, 1)},
     }
-    diet = None
-    tool_started = time.monotonic()
-    try:
-        diet = resolve_diet(proposal.args.get("dietary_type"), snapshot) if personal else None
-        result = execute(ctx, proposal, diet, tools)
-    except (UnknownArea, UnknownDietaryType, InvalidDateRange) as exc:
-        result, reply = None, _invalid_argument_reply(exc, proposal)
-        status = "invalid_argument"
-    else:
-        status = "help" if result is None else result.get("status")
-        reply = None
-    tool_ms = round((time.monotonic() - tool_started) * 1000, 1)
-    if diet is not None:
-        record["origin"] = diet.origin
-    if result is not None:
-        record.update(effective_args=result.get("query"), result_ids=_result_ids(result))
-    if personal and snapshot is not None and result is not None:
-        after = _snapshot(ctx)
-        record["revision_after"] = after.revision if after else None
-        if diet.origin == CONSENTED_MEMORY and (after is None or after.revision != snapshot.revision):
-            status, reply = "revision_changed", _revision_changed_reply()
-            record["result_ids"] = []
-            if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet
-                record["effective_args"] = {**record["effective_args"], "dietary_type": None}
-    if reply is None:
-        reply = _render(proposal, result, diet, snapshot)
-    record.update(status=status, timings_ms={"snapshot": snapshot_ms, "tool": tool_ms,
-                                             "total": round((time.monotonic() - started) * 1000, 1)})
-    record_turn(ctx.store, record, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id,
-                now=ctx.now)
-    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status=status, origin=record["origin"],
-        revision=record["revision"], user=record["user_hash"])
+    _audit(ctx, record)
     return reply
 
 
@@ -338,6 +445,8 @@ def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
             snapshot: PreferenceSnapshot | None) -> Reply:
     if result is None:
+        if proposal.source == "model":
+            return model_help_reply(proposal.args.get("reason"))
         return help_reply()
     is_events = proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None

@@ -165,7 +165,7 @@ class WebhookService:
 
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         ctx = EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
-                           queue=self.queue, memory=self.memory)
+                           queue=self.queue, memory=self.memory, text_turn=self._text_turn(claim))
         try:
             reply = self.dispatch(ctx, event)
         except StoreError as exc:
@@ -182,6 +182,33 @@ class WebhookService:
             reply = failure_reply()
 
         return self._answer(event, raw, reply, claim, deadline, fields)
+
+    # ---- the model turn (DESIGN §3, §8) ----------------------------------------------------------
+
+    def _text_turn(self, claim):
+        """Free text's turn: queued for the model when one is configured and the event can be queued
+        (it has an id and a queue exists); else None, the offline router, answered here."""
+        if self.settings.model_backend == "offline" or claim is None or self.event_queue is None:
+            return None
+        return defer_to_model
+
+    def _show_loading(self, event, deadline: float, fields: dict) -> None:
+        """Best effort: LINE's loading animation while the model works (one-to-one chats only).
+
+        Source: Messaging API, "Display a loading animation" (POST /v2/bot/chat/loading/start:
+        chatId is a user id; 5–60 seconds in steps of 5; it ends when a message arrives).
+        """
+        source = getattr(event, "source", None)
+        if getattr(source, "type", None) != "user" or not getattr(source, "user_id", None):
+            return
+        timeout = min(self.settings.line_timeout_seconds, deadline - time.monotonic() - _ANSWER_MARGIN_SECONDS)
+        if timeout <= 0.05:
+            return
+        seconds = min(60, max(5, 5 * -(-int(self.settings.model_timeout_seconds + 5) // 5)))
+        try:
+            self.line.show_loading(source.user_id, seconds=seconds, timeout_seconds=timeout)
+        except Exception as exc:  # noqa: BLE001 - an animation must never cost the answer
+            log("INFO", "loading animation not shown", error=exc.__class__.__name__, **fields)
 
     # ---- claim -------------------------------------------------------------------------------
 
@@ -243,7 +270,10 @@ class WebhookService:
         event_id = fields["webhook_event_id"]
         token = getattr(event, "reply_token", None)
         if reply is not None and reply.defer and claim is not None and self.event_queue is not None:
-            return self._queue(event_id, claim, raw, "deferred", fields)  # the worker's handler answers it
+            outcome = self._queue(event_id, claim, raw, "deferred", fields)  # the worker's handler answers it
+            if outcome == "queued":
+                self._show_loading(event, deadline, fields)
+            return outcome
         if reply is None or not reply.messages or not token:
             if event_id and claim is not None:
                 self._finish(event_id, claim.attempt, "no_reply", fields)
@@ -339,3 +369,11 @@ def _event_type(raw) -> str | None:
     """The raw event's ``type`` when it is a short ASCII word (safe to log), else None."""
     kind = raw.get("type") if isinstance(raw, dict) else None
     return kind if isinstance(kind, str) and kind.isascii() and len(kind) <= 40 else None
+
+
+def defer_to_model(ctx: EventContext, text: str) -> Reply:
+    """The webhook's text turn when a model is configured: hand the event to functions/agent.
+
+    The text is not read here (the worker reads it from the queued event); nothing is sent now.
+    """
+    return Reply(defer=True)

@@ -1,0 +1,254 @@
+"""One model turn: Gemini, through ADK, proposes one read-only tool call; LOCAL decides and renders.
+
+Per turn (DESIGN §7–§8; issue 10):
+
+1. snapshot the preference and its revision (shared.turn.engine.start_turn);
+2. a new in-memory ADK session (user: the hashed LINE user id; state: the revision) and one
+   ``LlmAgent`` whose instruction holds only public context (shared.agent.prompts) and whose tools
+   are bound to this turn (shared.agent.tools); no conversation history is kept;
+3. ``Runner.run_async`` with ``RunConfig.max_llm_calls=1``, under ``LOCAL_MODEL_TIMEOUT_SECONDS``;
+   every tool call sets ``skip_summarization``, so the model is called once;
+4. the one tool that ran → the turn engine's revision check, fixed templates and audit record
+   (shared.turn.engine.finish_turn), exactly as for the offline router; the model's prose is
+   never sent;
+5. anything else is honest: a timeout, 429, 5xx, a malformed function call, an unknown tool or
+   arguments outside the schema → 「這次暫時查不了…」 and the menu, and the audit record names the
+   reason (``model_timeout``, ``quota``, ``upstream_unavailable``, ``bad_tool_call``); a refused
+   context check names its code. A model failure never falls back to guessing.
+
+The google-genai client is configured from Settings only: ``GEMINI_API_KEY``, or Vertex AI with
+application default credentials, or the stand-in at google-genai's own ``GOOGLE_GEMINI_BASE_URL``.
+Only functions/agent imports this module (the webhook never loads google.adk or google.genai).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.agents.run_config import RunConfig
+from google.adk.models.google_llm import Gemini
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from shared.agent.prompts import PublicContext, build_instruction, public_context
+from shared.agent.tools import (
+    BAD_TOOL_CALL,
+    REVISION_STATE_KEY,
+    TOOL_CONTEXT_REVISION_MISMATCH,
+    LocalTools,
+    TurnBinding,
+    check_call,
+)
+from shared.config import Settings
+from shared.logs import hash_user, log
+from shared.turn.engine import (
+    DEFAULT_TOOLS,
+    TurnTools,
+    finish_turn,
+    run_tool,
+    start_turn,
+    unanswered_turn,
+)
+from shared.turn.limits import refused_reply, unavailable_reply
+from shared.turn.router import Proposal
+from shared.context import EventContext, Reply
+
+#: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and
+#: structured (shared.logs), so ADK's own logger only speaks for the unexpected.
+logging.getLogger("google_adk").setLevel(logging.CRITICAL)
+
+APP_NAME = "local"
+AGENT_NAME = "local_reader"
+#: One model call per turn: the tool's result is rendered by LOCAL (skip_summarization).
+MAX_LLM_CALLS = 1
+#: The API key the stand-in is given (google-genai needs one for the Gemini API; it is not a secret).
+STANDIN_API_KEY = "local-standin-key"
+
+MODEL_TIMEOUT, QUOTA, UPSTREAM_UNAVAILABLE = "model_timeout", "quota", "upstream_unavailable"
+
+
+def client_kwargs(settings: Settings) -> dict[str, Any]:
+    """Keyword arguments for ``google.genai.Client``, from Settings only.
+
+    - ``gemini``: ``api_key``; ``vertex``: ``vertexai=True``, ``project``, ``location`` (application
+      default credentials); ``standin``: a placeholder key and ``GOOGLE_GEMINI_BASE_URL``.
+    - every backend: an HTTP timeout of ``model_timeout_seconds`` (google-genai counts milliseconds)
+      and no retries (a failure is told, not hidden behind waiting).
+
+    Raises:
+        ValueError: the model is off (``model_backend == "offline"``).
+    Source: google-genai ``Client`` (api_key / vertexai / project / location / http_options).
+    """
+    http: dict[str, Any] = {"timeout": int(settings.model_timeout_seconds * 1000)}
+    if settings.model_backend == "vertex":
+        return {"vertexai": True, "project": settings.google_cloud_project,
+                "location": settings.google_cloud_location or "global", "http_options": http}
+    if settings.model_backend == "gemini":
+        if settings.gemini_base_url:
+            http["base_url"] = settings.gemini_base_url
+        return {"vertexai": False, "api_key": settings.gemini_api_key, "http_options": http}
+    if settings.model_backend == "standin":
+        http["base_url"] = settings.gemini_base_url
+        return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
+    raise ValueError("the model is off (LOCAL_MODEL=offline, or no key configured)")
+
+
+def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:
+    """The turn's LlmAgent: the configured model, the public instruction, the four bound tools.
+
+    Args:
+        settings: model id, thinking level, backend.
+        context: today's date and the snapshots' public facts.
+        tools: this turn's tools (bound to its TurnBinding).
+    """
+    config = None
+    if settings.model_thinking_level:
+        config = types.GenerateContentConfig(
+            thinking_config=types.ThinkingConfig(thinking_level=settings.model_thinking_level.upper()))
+    return LlmAgent(
+        name=AGENT_NAME,
+        model=Gemini(model=settings.model_id, client_kwargs=client_kwargs(settings)),
+        instruction=build_instruction(context),
+        tools=tools.function_tools(),
+        before_tool_callback=check_call(tools.binding),
+        generate_content_config=config,
+        disallow_transfer_to_parent=True,
+        disallow_transfer_to_peers=True,
+    )
+
+
+@dataclass
+class AdkOutcome:
+    """What one ADK run produced: its events' summary, the error (if any) and the model text seen."""
+
+    error_code: str | None = None
+    exception: BaseException | None = None
+    text_seen: bool = False
+
+
+async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout_seconds: float,
+                    session_user: str | None = None) -> AdkOutcome:
+    """Run the agent once on ``text`` in a new in-memory session; never raises.
+
+    Args:
+        agent: from build_agent.
+        binding: the turn (its session id and revision go into the session).
+        text: the resident's message (never logged or stored).
+        timeout_seconds: the whole run's budget.
+        session_user: the session's user id; default the binding's (tests pass another user).
+    """
+    outcome = AdkOutcome()
+    sessions = InMemorySessionService()
+    user = session_user or binding.session_user
+    try:
+        await sessions.create_session(app_name=APP_NAME, user_id=user, session_id=binding.session_id,
+                                      state={REVISION_STATE_KEY: binding.revision})
+        runner = Runner(app_name=APP_NAME, agent=agent, session_service=sessions)
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+
+        async def consume() -> None:
+            async for event in runner.run_async(user_id=user, session_id=binding.session_id, new_message=message,
+                                                run_config=RunConfig(max_llm_calls=MAX_LLM_CALLS)):
+                if event.error_code and outcome.error_code is None:
+                    outcome.error_code = str(event.error_code)
+                if event.content and any(part.text for part in event.content.parts or [] if not part.thought):
+                    outcome.text_seen = True
+
+        await asyncio.wait_for(consume(), timeout=timeout_seconds)
+    except BaseException as exc:  # noqa: BLE001 (every failure is classified; Cancelled included)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        outcome.exception = exc
+    return outcome
+
+
+def failure_reason(outcome: AdkOutcome) -> str | None:
+    """The audit reason for a run that produced no usable tool call, or None when it did not fail.
+
+    ``model_timeout`` (our budget, an HTTP timeout, 408/504), ``quota`` (429), ``bad_tool_call`` (a
+    malformed function call, the model-call bound hit), ``upstream_unavailable`` (5xx, any other
+    API or transport error, an unreadable answer, a blocked candidate).
+    Source: issue 10 (Build 4); Gemini API troubleshooting (429 RESOURCE_EXHAUSTED, 500, 503, 504).
+    """
+    exc = outcome.exception
+    if exc is not None:
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+            return MODEL_TIMEOUT
+        import httpx
+
+        if isinstance(exc, httpx.TimeoutException):
+            return MODEL_TIMEOUT
+        if isinstance(exc, genai_errors.APIError):
+            if exc.code == 429:
+                return QUOTA
+            if exc.code in (408, 504):
+                return MODEL_TIMEOUT
+            return UPSTREAM_UNAVAILABLE
+        if exc.__class__.__name__ == "LlmCallsLimitExceededError":
+            return BAD_TOOL_CALL
+        return UPSTREAM_UNAVAILABLE
+    if outcome.error_code == "MALFORMED_FUNCTION_CALL":
+        return BAD_TOOL_CALL
+    if outcome.error_code:
+        return UPSTREAM_UNAVAILABLE
+    return None
+
+
+def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFAULT_TOOLS) -> Reply:
+    """One free-text turn read by the model (in functions/agent, never in the webhook).
+
+    Args:
+        ctx: the verified event; ``ctx.actor`` is set; ``ctx.settings.model_backend`` is not offline.
+        text: the resident's message (never logged or stored).
+        tools: the read-only search functions (tests inject wrappers).
+    Returns:
+        The reply rendered by LOCAL from the tool's result, or the honest failure reply.
+    """
+    settings = ctx.settings
+    start = start_turn(ctx, read_snapshot=True)
+    binding = TurnBinding(ctx, start, session_user=hash_user(ctx.actor.user_id) or "anonymous",
+                          session_id=f"turn-{uuid.uuid4().hex}", tools=tools)
+    model_started = time.monotonic()
+    try:
+        agent = build_agent(settings, public_context(ctx.now), LocalTools(binding))
+    except Exception as exc:  # a configuration the client refuses: honest, not a 500
+        log("ERROR", "model turn not started", error=exc.__class__.__name__)
+        return unanswered_turn(ctx, start, source="model", reason=UPSTREAM_UNAVAILABLE, reply=unavailable_reply())
+    outcome = asyncio.run(run_agent(agent, binding, text, timeout_seconds=settings.model_timeout_seconds))
+    model = {"model_id": settings.model_id, "backend": settings.model_backend,
+             "calls": [{"tool": call["tool"], "args": call["args"]} for call in binding.calls],
+             "refusals": binding.refusals, "model_ms": round((time.monotonic() - model_started) * 1000, 1)}
+    reason = failure_reason(outcome)
+    if reason is not None:
+        model["error"] = outcome.exception.__class__.__name__ if outcome.exception else outcome.error_code
+    if binding.run is not None:
+        # The one tool ran: its result is true whatever happened after it (the run's end is not needed).
+        return finish_turn(ctx, start, binding.run, audit_extra={"model": model, "reason": reason})
+    if reason is not None:
+        log("WARNING", "model turn failed", reason=reason, error=model.get("error"))
+        return unanswered_turn(ctx, start, source="model", reason=reason, reply=unavailable_reply(),
+                               audit_extra={"model": model})
+    if binding.refusals:
+        code = binding.refusals[0]["code"]
+        if code == BAD_TOOL_CALL:
+            return unanswered_turn(ctx, start, source="model", reason=BAD_TOOL_CALL, reply=unavailable_reply(),
+                                   audit_extra={"model": model})
+        reply = _revision_changed_reply() if code == TOOL_CONTEXT_REVISION_MISMATCH else refused_reply()
+        return unanswered_turn(ctx, start, source="model", reason=code, reply=reply, audit_extra={"model": model})
+    # No tool call at all (text only): the prose is discarded; the resident gets the help menu.
+    model["text_ignored"] = outcome.text_seen
+    run = run_tool(ctx, Proposal("show_local_help", {"reason": "other"}, source="model"), start.snapshot, tools)
+    return finish_turn(ctx, start, run, audit_extra={"model": model, "reason": "no_tool_call"})
+
+
+def _revision_changed_reply() -> Reply:
+    from linebot.v3.messaging import TextMessage
+
+    return Reply([TextMessage(text="你的飲食偏好剛剛有變更，為了不用舊的條件，這次先不查。請再問一次。")])

@@ -1,0 +1,53 @@
+"""What LOCAL cannot do, and the honest replies of the model path (DESIGN §5, §8; issue 10).
+
+``show_local_help(reason)`` is the model's tool for a question LOCAL has no data or power for
+(booking, parking, transport, opening hours now, medical, weather, anything else). Its reply is
+the router's own (``shared.turn.menu.limits_reply``): the same sentences, the same menu.
+``unavailable_reply`` is the answer when the model failed (timeout, quota, upstream error, a bad
+tool call): 「這次暫時查不了…」 and the menu. A resident always has a next step; nothing is guessed.
+"""
+from __future__ import annotations
+
+from linebot.v3.messaging import TextMessage
+
+from shared.context import Reply
+from shared.turn.menu import limits_reply, menu_reply
+
+#: ``show_local_help`` reason → the router's limit kinds (shared.turn.menu.LIMIT_WORDS); ``other``
+#: has none (「這個我沒有資料可以回答。」).
+HELP_REASONS: dict[str, tuple[str, ...]] = {
+    "booking": ("no_booking",),
+    "parking": ("parking",),
+    "transport": ("transport",),
+    "opening_hours": ("no_hours",),
+    "medical": ("medical",),
+    "weather": ("weather",),
+    "other": (),
+}
+
+
+def _with_menu(text: str) -> Reply:
+    quick_reply = menu_reply().messages[0].quick_reply
+    return Reply([TextMessage(text=text, quick_reply=quick_reply)])
+
+
+def model_help_reply(reason: str | None) -> Reply:
+    """``show_local_help(reason)`` → the router's limits reply for that reason, with the menu.
+
+    Args:
+        reason: a HELP_REASONS key; anything else reads as ``other``.
+    """
+    return limits_reply(HELP_REASONS.get(reason or "other", ()))
+
+
+def unavailable_reply() -> Reply:
+    """The model failed (timeout, 429, 5xx, a bad tool call): a short true message and the menu.
+
+    Source: issue 10 (failure is honest: 「這次暫時查不了…」 and the menu; never a guess).
+    """
+    return _with_menu("這次暫時查不了，請稍後再問一次，或點下面的選項。")
+
+
+def refused_reply() -> Reply:
+    """A proposed call was refused by a context check (another session or user): nothing was run."""
+    return _with_menu("這次暫時查不了，請再問一次，或點下面的選項。")

@@ -1,0 +1,49 @@
+"""Model configuration: one reader of the environment (shared/config.py), google-genai's own
+variables honoured, the router the default without a key (issue 10, Build 3)."""
+from __future__ import annotations
+
+import pytest
+
+from shared.agent.agent import STANDIN_API_KEY, client_kwargs
+from shared.config import ConfigError, Settings
+
+
+@pytest.mark.parametrize("env, backend", [
+    ({}, "offline"),
+    ({"GEMINI_API_KEY": "k"}, "gemini"),
+    ({"GEMINI_API_KEY": "k", "LOCAL_MODEL": "offline"}, "offline"),
+    ({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}, "vertex"),
+    ({"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}, "standin"),
+    ({"LOCAL_MODEL": "standin", "GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}, "standin"),
+])
+def test_model_settings_backend_follows_the_environment(env, backend):
+    assert Settings.from_env(env).model_backend == backend
+
+
+def test_model_settings_defaults_are_documented_values():
+    settings = Settings.from_env({})
+    assert (settings.model_id, settings.model_timeout_seconds, settings.model_thinking_level) == (
+        "gemini-2.5-flash", 12.0, None)
+
+
+def test_model_settings_list_every_problem_at_once():
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({"LOCAL_MODEL": "standin", "LOCAL_MODEL_THINKING_LEVEL": "max",
+                           "LOCAL_MODEL_TIMEOUT_SECONDS": "0"})
+    assert len(refused.value.problems) == 3
+    with pytest.raises(ConfigError, match="GOOGLE_CLOUD_PROJECT"):
+        Settings.from_env({"GOOGLE_GENAI_USE_VERTEXAI": "1"})
+    with pytest.raises(ConfigError, match="LOCAL_MODEL must be"):
+        Settings.from_env({"LOCAL_MODEL": "gpt"})
+
+
+def test_model_settings_client_kwargs_per_backend():
+    gemini = client_kwargs(Settings.from_env({"GEMINI_API_KEY": "k", "LOCAL_MODEL_TIMEOUT_SECONDS": "2.5"}))
+    assert gemini == {"vertexai": False, "api_key": "k", "http_options": {"timeout": 2500}}
+    vertex = client_kwargs(Settings.from_env({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p",
+                                              "GOOGLE_CLOUD_LOCATION": "asia-east1"}))
+    assert (vertex["vertexai"], vertex["project"], vertex["location"]) == (True, "p", "asia-east1")
+    standin = client_kwargs(Settings.from_env({"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}))
+    assert (standin["api_key"], standin["http_options"]["base_url"]) == (STANDIN_API_KEY, "http://127.0.0.1:1")
+    with pytest.raises(ValueError):
+        client_kwargs(Settings.from_env({}))

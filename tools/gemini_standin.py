@@ -1,0 +1,425 @@
+"""A local stand-in for the Gemini API ``generateContent`` endpoint, answering from a script.
+
+The real google-genai client reaches it through google-genai's own ``GOOGLE_GEMINI_BASE_URL``
+(``google.genai._base_url.get_base_url``), so tests and ``make run`` exercise the real client
+and the real ADK ``Runner`` over HTTP, without the network. It speaks the REST shape of
+https://ai.google.dev/api/generate-content (``POST /{version}/models/{model}:generateContent``):
+
+* a function call: ``{"candidates": [{"content": {"role": "model", "parts": [{"functionCall":
+  {"name": ..., "args": {...}}}]}, "finishReason": "STOP", "index": 0}], "usageMetadata": ...}``;
+* text: the same with ``{"text": ...}`` parts;
+* an error: HTTP status with ``{"error": {"code", "message", "status"}}`` (429 RESOURCE_EXHAUSTED,
+  500 INTERNAL, 503 UNAVAILABLE, …), as https://ai.google.dev/gemini-api/docs/troubleshooting lists;
+* a candidate without content and ``finishReason: MALFORMED_FUNCTION_CALL``.
+
+A script is a list of steps, consumed in order (one per ``generateContent`` call). A step is a
+JSON object with one of:
+
+* ``{"function_call": {"name": "search_local_places", "args": {...}}}`` or
+  ``{"function_calls": [{...}, {...}]}`` (several calls in one answer);
+* ``{"text": "..."}``;
+* ``{"error": 429}`` or ``{"error": {"code": 503, "status": "UNAVAILABLE", "message": "..."}}``;
+* ``{"finish_reason": "MALFORMED_FUNCTION_CALL"}`` (no content);
+* ``{"raw_body": "not json"}`` (a 200 whose body is not JSON);
+
+plus, on any step, ``"delay_seconds": 2.5`` (wait before answering) and ``"when": "花壇"`` (the
+step is used only for a request whose last user text contains that substring; steps with
+``when`` are looked up first, the others are consumed first-in first-out).
+
+With no step left, the stand-in answers as a rule-based "model": it reads the last user text
+with LOCAL's offline router (``shared.turn.router.route``) and answers with the matching function
+call, or a ``show_local_help`` call. That is what ``make run`` uses with ``LOCAL_MODEL=standin``,
+so a person can watch a model turn end to end without a key; it is not Gemini.
+
+Stand-in-only endpoints (not Gemini, not recorded): ``POST /__script`` (``{"steps": [...]}``,
+replaces the queue), ``GET /__requests?since=SEQ`` (recorded requests with ``seq > SEQ``),
+``GET /__health``. Every ``generateContent`` call is recorded (in memory, and appended as one JSON
+line to ``record_path`` when given) as ``{"seq", "at", "path", "model", "body", "status", "step"}``;
+the API key header is never recorded.
+
+Run on its own: ``python -m tools.gemini_standin --port 8091 [--script steps.json] [--record
+calls.jsonl]`` (prints ``{"url": ...}`` as one JSON line on stdout once it is listening).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+#: ``/v1beta/models/gemini-2.5-flash:generateContent`` (any API version).
+_GENERATE = re.compile(r"^/(?P<version>v[0-9][a-z0-9.]*)/models/(?P<model>[^/:]+):generateContent$")
+SCRIPT_PATH = "/__script"
+REQUESTS_PATH = "/__requests"
+HEALTH_PATH = "/__health"
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+#: google.rpc status names for the HTTP codes a script may ask for.
+_STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+@dataclass
+class Answer:
+    """One HTTP answer: status, body (JSON-able, or raw text) and whether it is raw."""
+
+    status: int
+    body: Any
+    raw: bool = False
+
+
+@dataclass
+class Step:
+    """One scripted answer (see the module docstring for the keys)."""
+
+    spec: dict[str, Any]
+    when: str | None = None
+    delay_seconds: float = 0.0
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> "Step":
+        """Validate one step.
+
+        Raises:
+            ValueError: not an object, or none (or more than one) of the answer keys.
+        """
+        if not isinstance(spec, dict):
+            raise ValueError("a step must be a JSON object")
+        kinds = [key for key in ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body")
+                 if key in spec]
+        if len(kinds) != 1:
+            raise ValueError(f"a step needs exactly one answer key, got {kinds or 'none'}")
+        delay = spec.get("delay_seconds", 0)
+        if not isinstance(delay, (int, float)) or delay < 0:
+            raise ValueError("delay_seconds must be a non-negative number")
+        when = spec.get("when")
+        return cls(dict(spec), when if isinstance(when, str) else None, float(delay))
+
+
+def _usage() -> dict[str, int]:
+    return {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+
+
+def _content_answer(parts: list[dict], model: str, finish_reason: str = "STOP") -> Answer:
+    candidate: dict[str, Any] = {"finishReason": finish_reason, "index": 0}
+    if parts:
+        candidate["content"] = {"role": "model", "parts": parts}
+    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(), "modelVersion": model})
+
+
+def _error_answer(spec: Any) -> Answer:
+    if isinstance(spec, int):
+        spec = {"code": spec}
+    code = int(spec.get("code", 500))
+    status = spec.get("status") or _STATUS_NAMES.get(code, "UNKNOWN")
+    message = spec.get("message") or f"stand-in error {code} ({status})"
+    return Answer(code, {"error": {"code": code, "message": message, "status": status}})
+
+
+def answer_step(step: Step, model: str) -> Answer:
+    """The HTTP answer a step describes."""
+    spec = step.spec
+    if "function_call" in spec or "function_calls" in spec:
+        calls = spec.get("function_calls") or [spec["function_call"]]
+        return _content_answer([{"functionCall": {"name": c.get("name"), "args": c.get("args", {})}}
+                                for c in calls], model)
+    if "text" in spec:
+        return _content_answer([{"text": str(spec["text"])}], model)
+    if "error" in spec:
+        return _error_answer(spec["error"])
+    if "finish_reason" in spec:
+        return _content_answer([], model, str(spec["finish_reason"]))
+    return Answer(200, str(spec["raw_body"]), raw=True)
+
+
+def last_user_text(body: Any) -> str:
+    """The text of the last ``user`` content of a generateContent request body ("" if none)."""
+    contents = body.get("contents") if isinstance(body, dict) else None
+    for content in reversed(contents or []):
+        if isinstance(content, dict) and content.get("role", "user") == "user":
+            texts = [part.get("text") for part in content.get("parts") or [] if isinstance(part, dict)]
+            texts = [text for text in texts if isinstance(text, str)]
+            if texts:
+                return "\n".join(texts)
+    return ""
+
+
+def router_step(text: str, now: datetime | None = None) -> Step:
+    """A function call chosen by LOCAL's offline router for ``text`` (the no-script "model").
+
+    Maps the router's Proposal onto the agent's tool schema (shared.agent.tools): places →
+    ``search_local_places(area, dietary_type)``; a shop's name → ``search_local_places(area,
+    keyword)``; a limit → ``show_local_help(reason)``; events → ``search_local_events(area, date_from,
+    date_to, keyword)`` with the date keyword resolved on ``now`` (Asia/Taipei); a vague area →
+    the same search with ``area="附近"``; anything else → ``show_local_help(reason="other")``.
+    """
+    from shared.turn.engine import resolve_date
+    from shared.turn.router import route
+
+    proposal = route(text)
+    args = proposal.args
+    if proposal.tool == "find_place":  # a shop by name
+        call_args = {key: value for key, value in (("area", args.get("area")), ("keyword", args.get("name"))) if value}
+        return Step({"function_call": {"name": "search_local_places", "args": call_args}})
+    if proposal.tool == "show_limits":
+        kinds = args.get("kinds") or []
+        reason = next((_LIMIT_REASONS[kind] for kind in kinds if kind in _LIMIT_REASONS), "other")
+        return Step({"function_call": {"name": "show_local_help", "args": {"reason": reason}}})
+    if proposal.tool == "search_local_places" or (proposal.tool == "needs_area" and args.get("kind") != "events"):
+        call: dict[str, Any] = {"name": "search_local_places",
+                                "args": {"area": args.get("area") or "附近"}}
+        if args.get("dietary_type"):
+            call["args"]["dietary_type"] = args["dietary_type"]
+        return Step({"function_call": call})
+    if proposal.tool in ("search_local_events", "needs_area"):
+        call = {"name": "search_local_events", "args": {"area": args.get("area") or ("附近" if proposal.tool == "needs_area" else None)}}
+        call["args"] = {key: value for key, value in call["args"].items() if value}
+        try:
+            span = resolve_date(args.get("date"), SimpleNamespace(now=now or datetime.now(timezone.utc)))
+        except ValueError:
+            span = None
+        if span and "/" in span:
+            start, end = span.split("/", 1)
+            call["args"].update(date_from=start, date_to=end)
+        return Step({"function_call": call})
+    return Step({"function_call": {"name": "show_local_help", "args": {"reason": "other"}}})
+
+
+#: The router's limit kinds (shared.turn.menu.LIMIT_WORDS) → show_local_help's reason.
+_LIMIT_REASONS = {"no_booking": "booking", "parking": "parking", "shuttle": "parking", "transport": "transport",
+                  "no_hours": "opening_hours", "medical": "medical", "emergency": "medical", "weather": "weather"}
+
+
+class GeminiStandin:
+    """A scripted, recording Gemini API stand-in on loopback.
+
+    Args:
+        host: interface to bind; loopback by default.
+        port: TCP port; 0 picks a free one (read it back from ``url``).
+        record_path: JSON-lines file to append every recorded call to; None keeps them in memory.
+        clock: "now" for the router fallback's dates (aware).
+        on_request: called with each generateContent body before it is answered (tests use it to
+            change the world while "the model is thinking"); its errors become a 500.
+
+    Use ``with GeminiStandin() as standin:`` or ``start()``/``stop()``; set the client's
+    ``GOOGLE_GEMINI_BASE_URL`` to ``standin.url``.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, record_path: Path | None = None,
+                 clock: Callable[[], datetime] | None = None,
+                 on_request: Callable[[dict], None] | None = None) -> None:
+        self._host = host
+        self.on_request = on_request
+        self._port = port
+        self._record_path = Path(record_path) if record_path is not None else None
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._steps: list[Step] = []
+        self._requests: list[dict] = []
+        self._seq = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> "GeminiStandin":
+        """Bind and serve in a daemon thread.
+
+        Raises:
+            OSError: the port cannot be bound.
+        """
+        if self._server is not None:
+            return self
+        if self._record_path is not None:
+            self._record_path.parent.mkdir(parents=True, exist_ok=True)
+        self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="gemini-standin",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; safe to call twice."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "GeminiStandin":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:8091`` (no trailing slash).
+
+        Raises:
+            RuntimeError: not started.
+        """
+        if self._server is None:
+            raise RuntimeError("GeminiStandin is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # -- script and inspection ---------------------------------------------------------
+    def script(self, steps: list[dict[str, Any]]) -> None:
+        """Replace the queued steps.
+
+        Raises:
+            ValueError: a step is malformed (nothing is replaced).
+        """
+        parsed = [Step.from_dict(step) for step in steps]
+        with self._lock:
+            self._steps = parsed
+
+    def pending_steps(self) -> int:
+        """How many scripted steps are still queued."""
+        with self._lock:
+            return len(self._steps)
+
+    def requests(self, since_seq: int = 0) -> list[dict]:
+        """Copies of the recorded generateContent calls with ``seq > since_seq``, oldest first."""
+        with self._lock:
+            return [json.loads(json.dumps(r)) for r in self._requests if r["seq"] > since_seq]
+
+    # -- request handling (server threads) ----------------------------------------------
+    def handle(self, method: str, raw_path: str, raw_body: bytes) -> Answer:
+        """Answer one request; the HTTP handler's only entry point."""
+        split = urlsplit(raw_path)
+        if split.path.startswith("/__"):
+            return self._control(method, split.path, parse_qs(split.query), raw_body)
+        found = _GENERATE.match(split.path)
+        if method != "POST" or found is None:
+            return _error_answer({"code": 404, "message": f"not served by the stand-in: {method} {split.path}"})
+        try:
+            body = json.loads(raw_body.decode("utf-8")) if raw_body else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return _error_answer({"code": 400, "message": "Invalid JSON payload received."})
+        model = found.group("model")
+        if self.on_request is not None:
+            self.on_request(body)
+        step, scripted = self._take_step(last_user_text(body))
+        if step.delay_seconds:
+            time.sleep(step.delay_seconds)
+        answer = answer_step(step, model)
+        self._record(split.path, model, body, answer, step.spec if scripted else {"router": step.spec})
+        return answer
+
+    def _take_step(self, text: str) -> tuple[Step, bool]:
+        with self._lock:
+            for index, step in enumerate(self._steps):
+                if step.when is not None and step.when in text:
+                    return self._steps.pop(index), True
+            for index, step in enumerate(self._steps):
+                if step.when is None:
+                    return self._steps.pop(index), True
+        return router_step(text, self._clock()), False
+
+    def _control(self, method: str, path: str, query: dict[str, list[str]], raw_body: bytes) -> Answer:
+        if path == HEALTH_PATH and method == "GET":
+            return Answer(200, {"ok": True})
+        if path == REQUESTS_PATH and method == "GET":
+            try:
+                since = int(query.get("since", ["0"])[0])
+            except ValueError:
+                return _error_answer({"code": 400, "message": "since must be an integer"})
+            return Answer(200, self.requests(since))
+        if path == SCRIPT_PATH and method == "POST":
+            try:
+                payload = json.loads(raw_body.decode("utf-8"))
+                self.script(payload["steps"])
+            except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                return _error_answer({"code": 400, "message": f"bad script: {exc}"})
+            return Answer(200, {"queued": self.pending_steps()})
+        return _error_answer({"code": 404, "message": "not found"})
+
+    def _record(self, path: str, model: str, body: Any, answer: Answer, step: dict) -> None:
+        with self._changed:
+            self._seq += 1
+            entry = {"seq": self._seq, "at": datetime.now(timezone.utc).isoformat(), "path": path,
+                     "model": model, "body": body, "status": answer.status, "step": step}
+            self._requests.append(entry)
+            if self._record_path is not None:
+                with self._record_path.open("a", encoding="utf-8") as sink:
+                    sink.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self._changed.notify_all()
+
+
+def _make_handler(standin: GeminiStandin) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "GeminiStandin/1"
+        disable_nagle_algorithm = True
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(_error_answer({"code": 413, "message": "Request too large"}), close=True)
+                return
+            raw_body = self.rfile.read(length) if length else b""
+            try:
+                answer = standin.handle(self.command, self.path, raw_body)
+            except Exception as exc:  # a stand-in bug must show as a 500, not a hung client
+                answer = _error_answer({"code": 500, "message": f"stand-in failure: {exc.__class__.__name__}"})
+            self._send(answer)
+
+        def _send(self, answer: Answer, close: bool = False) -> None:
+            payload = (answer.body if answer.raw else json.dumps(answer.body, ensure_ascii=False)).encode("utf-8")
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            if close:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test): nothing to tell it
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
+            return
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stand-in until SIGINT/SIGTERM; print ``{"url": ...}`` on stdout when ready."""
+    parser = argparse.ArgumentParser(prog="python -m tools.gemini_standin", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8091, help="TCP port; 0 picks a free one")
+    parser.add_argument("--record", type=Path, default=None, help="append every call as JSON lines here")
+    parser.add_argument("--script", type=Path, default=None, help='a JSON file {"steps": [...]} to start with')
+    args = parser.parse_args(argv)
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    with GeminiStandin(args.host, args.port, args.record) as standin:
+        if args.script is not None:
+            standin.script(json.loads(args.script.read_text(encoding="utf-8"))["steps"])
+        print(json.dumps({"url": standin.url, "record": str(args.record) if args.record else None}), flush=True)
+        stopped.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
