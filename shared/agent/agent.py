@@ -179,11 +179,7 @@ def failure_reason(outcome: AdkOutcome) -> str | None:
     """
     exc = outcome.exception
     if exc is not None:
-        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-            return MODEL_TIMEOUT
-        import httpx
-
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or _is_http_timeout(exc):
             return MODEL_TIMEOUT
         if isinstance(exc, genai_errors.APIError):
             if exc.code == 429:
@@ -199,6 +195,12 @@ def failure_reason(outcome: AdkOutcome) -> str | None:
     if outcome.error_code:
         return UPSTREAM_UNAVAILABLE
     return None
+
+
+def _is_http_timeout(exc: BaseException) -> bool:
+    """An httpx timeout (google-genai's transport), recognised by class without importing httpx."""
+    return any(cls.__module__.startswith("httpx") and cls.__name__ == "TimeoutException"
+               for cls in type(exc).__mro__)
 
 
 def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFAULT_TOOLS) -> Reply:
