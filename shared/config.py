@@ -130,6 +130,13 @@ class Settings:
             total += min(self.queue_max_backoff_seconds,
                          self.queue_min_backoff_seconds * 2 ** min(retry, self.queue_max_doublings))
         return total
+    # Hostile input at the public webhook (issue 13).
+    #: Largest webhook body read, however it arrives (bytes); more → 413, never read past.
+    webhook_max_body_bytes: int = 1024 * 1024
+    #: The longest a webhook body may take to arrive (seconds); later → 408, connection closed.
+    webhook_body_timeout_seconds: float = 1.0
+    #: How many slow webhook bodies may be waited for at once, per process.
+    webhook_slow_client_slots: int = 2
 
     @property
     def tz(self) -> ZoneInfo:
@@ -259,6 +266,9 @@ class Settings:
             agent_tasks_queue_path=get("LOCAL_AGENT_TASKS_QUEUE_PATH"),
             reply_token_fresh_seconds=seconds("LOCAL_REPLY_TOKEN_FRESH_SECONDS", 50.0),
             agent_budget_seconds=seconds("LOCAL_AGENT_BUDGET_SECONDS", 20.0),
+            webhook_max_body_bytes=integer("LOCAL_WEBHOOK_MAX_BODY_BYTES", 1024 * 1024),
+            webhook_body_timeout_seconds=seconds("LOCAL_WEBHOOK_BODY_TIMEOUT_SECONDS", 1.0),
+            webhook_slow_client_slots=integer("LOCAL_WEBHOOK_SLOW_CLIENT_SLOTS", 2),
         )
         if problems:
             raise ConfigError(problems)

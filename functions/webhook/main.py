@@ -14,13 +14,15 @@ import functions_framework
 from shared import wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import worker
+from shared.http_body import BodyError, SlowClientGate, read_body
+from shared.logs import log
 from shared.staff import service as staff_service
 from shared.sweep import sweep
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
-#: LINE's webhook bodies are a few KiB; anything far larger is refused before it is read.
-MAX_BODY_BYTES = 1024 * 1024
+#: Slow bodies hold at most this many threads, each for at most the body timeout (issue 13).
+_GATE = SlowClientGate(SETTINGS.webhook_slow_client_slots, SETTINGS.webhook_body_timeout_seconds)
 
 
 @functools.cache
@@ -52,7 +54,10 @@ def webhook(request):
     _BACKGROUND.ensure_started()
     if request.method != "POST":
         return {"error": "POST only"}, 405
-    if (request.content_length or 0) > MAX_BODY_BYTES:
-        return {"error": "body too large"}, 413
-    result = _service().handle(request.get_data(as_text=True), request.headers.get("X-Line-Signature"))
+    try:
+        body = read_body(request, max_bytes=SETTINGS.webhook_max_body_bytes, gate=_GATE)
+    except BodyError as exc:
+        log("WARNING", "webhook rejected", reason=exc.__class__.__name__, status=exc.status)
+        return {"error": str(exc)}, exc.status
+    result = _service().handle(body.decode("utf-8", "replace"), request.headers.get("X-Line-Signature"))
     return result.body, result.status
