@@ -32,8 +32,9 @@ from __future__ import annotations
 import io
 import socket
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
