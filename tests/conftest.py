@@ -51,6 +51,15 @@ def postback_event(data: str, *, user_id: str = TEST_USER, event_id: str | None 
     return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _keyed_user_hash():
+    """In-process code hashes user ids with the key the test functions derive from the test
+    ``LOCAL_SIGNING_KEY``, so hashes computed here match those a function process stored."""
+    from shared import logs
+
+    logs.configure_user_hash("test-signing-key")
+
+
 @pytest.fixture
 def signed_webhook():
     """Sign exact bytes once: returns ``(body_bytes, headers)``."""

@@ -10,7 +10,13 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
      "drafts": [{"idempotency_key", "status", "created_at", "expires_at", "text"}],
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
      "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
-     "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}]}
+     "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}],
+     "log_user_hash": "<16 hex>" | null}
+
+``log_user_hash`` is this user's keyed hash (``shared.logs.hash_user``, keyed from
+``LOCAL_SIGNING_KEY``): the ``user`` field of their log lines and the ``user_hash`` of their turn
+audit. Without ``LOCAL_SIGNING_KEY`` it cannot be computed: it is null, ``turn_audit`` is empty,
+and a log line on stderr says why.
 
 Only fields present in the store are printed (nothing is invented); lists are sorted by
 ``created_at``; only documents whose ``tenant_id`` and ``user_id`` both match are included. A
@@ -31,6 +37,7 @@ from typing import Any, Mapping, TextIO
 
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
+from shared import logs
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, StoreError
 
@@ -136,6 +143,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(f"user-data: {exc}", file=err)
         return 2
 
+    logs.configure_user_hash(settings.signing_key)
+    if not settings.signing_key:
+        log("WARNING", "user data: LOCAL_SIGNING_KEY is not set, so the keyed user hash (log lines, "
+            "turn audit) cannot be computed: log_user_hash is null and turn_audit is empty")
     store_url = settings.store_url or ""
     if _missing_sqlite_file(store_url):
         log("INFO", "user data: store file does not exist yet; nothing is stored", user=hash_user(user_id))
@@ -153,6 +164,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         except StoreError as exc:
             print(f"user-data: cannot read the store: {exc}", file=err)
             return 1
+    result["log_user_hash"] = hash_user(user_id) if settings.signing_key else None
+    if not settings.signing_key:
+        result["turn_audit"] = []
     log("INFO", "user data exported", user=hash_user(user_id), tenant=settings.tenant_id,
         preference=result["preference"] is not None, handoff_requests=len(result["handoff_requests"]),
         drafts=len(result["drafts"]))

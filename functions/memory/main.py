@@ -11,7 +11,7 @@ import functools
 
 import functions_framework
 
-from shared import wiring
+from shared import logs, wiring
 from shared.caller_auth import CallerAuthError
 from shared.config import MEMORY_REQUIRED, Settings
 from shared.identity import Actor
@@ -21,6 +21,7 @@ from shared.memory.service import submit_card
 from shared.store import StoreError, StoreTimeout
 
 SETTINGS = Settings.from_env(required=MEMORY_REQUIRED)
+logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
 
 
 @functools.cache

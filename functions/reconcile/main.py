@@ -13,7 +13,7 @@ import os
 
 import functions_framework
 
-from shared import wiring
+from shared import logs, wiring
 from shared.caller_auth import CallerAuthError
 from shared.config import RECONCILE_REQUIRED, Settings
 from shared.handoff import worker
@@ -28,6 +28,7 @@ from shared.sweep import sweep
 SWEEP_KIND = "handoff_sweep"
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
+logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
 
 
 @functools.cache

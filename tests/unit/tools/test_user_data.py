@@ -99,7 +99,7 @@ def test_user_data_missing_store_file_prints_empty_and_creates_nothing(tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout)
     assert (data["tenant_id"], data["user_id"], data["preference"]) == (TENANT, ALICE, None)
-    assert all(data[key] == [] for key in data if key not in ("tenant_id", "user_id", "preference"))
+    assert all(data[key] == [] for key in data if key not in ("tenant_id", "user_id", "preference", "log_user_hash"))
     assert not db.exists()
 
 
