@@ -11,7 +11,14 @@ from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.webhook import inbox
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import (
+    all_text,
+    line_body,
+    postback_event,
+    replies_to,
+    sign,
+    text_event,
+)
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 
