@@ -35,9 +35,9 @@ import sys
 from datetime import datetime
 from typing import Any, Mapping, TextIO
 
+from shared import logs
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
-from shared import logs
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, StoreError
 
