@@ -5,17 +5,30 @@
 - Production (no internal token): a Google-signed ID token whose audience is the called function's
   URL, verified with google-auth's ``id_token.verify_oauth2_token`` (signature, expiry, issuer,
   audience) and, when an expected caller is configured, its verified ``email``. google-auth is
-  imported only on that path.
+  imported only on that path. A bearer that is not a well-formed JWT (three base64url segments,
+  a JSON header naming RS256 and a key id) is refused with 401 before anything is fetched, and
+  Google's certificates are fetched through one process-wide CacheControl session, which keeps
+  them for as long as Google's ``Cache-Control`` headers allow (google-auth's documented way).
 
 Source: Google Cloud docs, "Authenticating service-to-service" and Cloud Tasks "Create HTTP
-target tasks" (OIDC token, audience); google-auth ``google.oauth2.id_token``; ``hmac.compare_digest``.
+target tasks" (OIDC token, audience); google-auth ``google.oauth2.id_token`` (its module docstring:
+"caching … using CacheControl"), ``google.auth.jwt.decode_header``; RFC 7519 §7.2 (JWT validation);
+``hmac.compare_digest``.
 """
 from __future__ import annotations
 
 import hmac
+import re
+import threading
 from typing import Any
 
 BEARER = "Bearer "
+#: One JWS compact segment: base64url without padding (RFC 7515 §2, §7.1).
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+#: Google ID tokens are about 1 KiB; anything far longer is not one.
+_MAX_JWT_CHARS = 8192
+_CERT_REQUEST: Any = None
+_CERT_REQUEST_LOCK = threading.Lock()
 
 
 class CallerAuthError(Exception):
@@ -53,7 +66,8 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
         expected_email: the caller's service account, checked when given.
         request: a ``google.auth.transport.Request`` to fetch Google's certificates (tests inject one).
     Raises:
-        Unauthenticated: no bearer credentials.
+        Unauthenticated: no bearer credentials, or (production) a bearer that is not a well-formed
+            JWT; refused before any certificate fetch.
         Forbidden: a wrong internal token, an ID token that does not verify, or no audience to verify for.
         VerifierUnavailable: the certificates could not be fetched.
     """
@@ -66,13 +80,13 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
         return
     if not audience:
         raise Forbidden("no ID token audience configured")
+    if not is_well_formed_jwt(presented):
+        raise Unauthenticated("bearer is not a JWT")
     from google.auth import exceptions as google_exceptions
     from google.oauth2 import id_token
 
     if request is None:
-        from google.auth.transport import requests as google_requests
-
-        request = google_requests.Request()
+        request = certificate_request()
     try:
         claims = id_token.verify_oauth2_token(presented, request, audience=audience)
     except google_exceptions.TransportError as exc:
@@ -81,3 +95,47 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
         raise Forbidden("ID token did not verify") from exc
     if expected_email and (claims.get("email") != expected_email or not claims.get("email_verified")):
         raise Forbidden("ID token is not from the expected caller")
+
+
+def is_well_formed_jwt(token: str) -> bool:
+    """True when ``token`` has the shape of a Google ID token: a signed JWT in compact form.
+
+    Three non-empty base64url segments, at most 8,192 characters, and a header that google-auth's
+    ``jwt.decode_header`` reads as JSON with ``alg`` RS256 and a ``kid``. Nothing is verified here
+    and nothing is fetched: this only spares the certificate fetch for what cannot be a token.
+    """
+    if len(token) > _MAX_JWT_CHARS:
+        return False
+    parts = token.split(".")
+    if len(parts) != 3 or not all(_SEGMENT.fullmatch(part) for part in parts):
+        return False
+    from google.auth import jwt
+
+    try:
+        header = jwt.decode_header(token)
+    except (ValueError, TypeError, UnicodeError):
+        return False
+    return isinstance(header, dict) and header.get("alg") == "RS256" and isinstance(header.get("kid"), str)
+
+
+def certificate_request(session: Any = None) -> Any:
+    """The ``google.auth.transport.Request`` that fetches Google's certificates, cache-aware.
+
+    Args:
+        session: a ``requests.Session`` to wrap (tests mount a fake transport adapter on it); None
+            for the process-wide one, built once on first use.
+    Returns:
+        ``google.auth.transport.requests.Request`` over ``cachecontrol.CacheControl(session)``:
+        a certificate response is reused while its ``Cache-Control: max-age`` lasts, then revalidated.
+    """
+    global _CERT_REQUEST
+    import cachecontrol
+    import requests
+    from google.auth.transport import requests as google_requests
+
+    if session is not None:
+        return google_requests.Request(session=cachecontrol.CacheControl(session))
+    with _CERT_REQUEST_LOCK:
+        if _CERT_REQUEST is None:
+            _CERT_REQUEST = google_requests.Request(session=cachecontrol.CacheControl(requests.Session()))
+        return _CERT_REQUEST

@@ -59,6 +59,7 @@ IMPORT_TO_DIST = {
     "google.adk": "google-adk",
     "google.genai": "google-genai",
     "requests": "requests",
+    "cachecontrol": "cachecontrol",
     "urllib3": "urllib3",
     "holidays": "holidays",
     "cn2an": "cn2an",

@@ -77,6 +77,11 @@ def test_auth_internal_token_accepts_only_the_exact_bearer():
         verify_caller(settings, "Bearer wrong")
 
 
+#: JWT-shaped bearers (header {"alg":"RS256","kid":"k"}): a non-JWT never reaches the verifier.
+GOOD_ID_TOKEN = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJzdWIiOiIxIn0.c2ln"
+FORGED_ID_TOKEN = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJzdWIiOiIyIn0.c2ln"
+
+
 def test_auth_production_verifies_google_id_token_for_the_function_audience(monkeypatch):
     from google.oauth2 import id_token
 
@@ -84,16 +89,16 @@ def test_auth_production_verifies_google_id_token_for_the_function_audience(monk
 
     def fake_verify(token, request, audience=None, **kwargs):
         seen.update(token=token, audience=audience)
-        if token != "good-id-token":
+        if token != GOOD_ID_TOKEN:
             raise ValueError("bad signature")
         return {"aud": audience, "email": "webhook@project.iam.gserviceaccount.com"}
 
     monkeypatch.setattr(id_token, "verify_oauth2_token", fake_verify)
     settings = Settings.from_env({"MEMORY_FUNCTION_URL": "https://memory-xyz.a.run.app/"})
-    verify_caller(settings, "Bearer good-id-token")
+    verify_caller(settings, f"Bearer {GOOD_ID_TOKEN}")
     assert seen["audience"] == "https://memory-xyz.a.run.app/"
     with pytest.raises(Forbidden):
-        verify_caller(settings, "Bearer forged")
+        verify_caller(settings, f"Bearer {FORGED_ID_TOKEN}")
 
 
 def test_auth_production_caller_fetches_id_token_for_the_audience_once(monkeypatch):
