@@ -9,7 +9,7 @@ import http.client
 import io
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
@@ -20,7 +20,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from google.auth import crypt, jwt
 
-from shared.caller_auth import Forbidden, Unauthenticated, certificate_request, is_well_formed_jwt, verify_caller
+from shared.caller_auth import (
+    Forbidden,
+    Unauthenticated,
+    certificate_request,
+    is_well_formed_jwt,
+    verify_caller,
+)
 
 AUDIENCE = "https://memory-abc-de.a.run.app/"
 
@@ -29,7 +35,7 @@ AUDIENCE = "https://memory-abc-de.a.run.app/"
 def signing():
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-issuer")])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(1).not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
             .sign(key, hashes.SHA256()))
