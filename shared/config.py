@@ -137,6 +137,9 @@ class Settings:
     webhook_body_timeout_seconds: float = 1.0
     #: How many slow webhook bodies may be waited for at once, per process.
     webhook_slow_client_slots: int = 2
+    #: The official account's basic ID (e.g. "@123abcde"): a group member is offered a button that
+    #: opens the one-to-one chat with it; None → the words only.
+    line_bot_basic_id: str | None = None
 
     @property
     def tz(self) -> ZoneInfo:
@@ -269,6 +272,7 @@ class Settings:
             webhook_max_body_bytes=integer("LOCAL_WEBHOOK_MAX_BODY_BYTES", 1024 * 1024),
             webhook_body_timeout_seconds=seconds("LOCAL_WEBHOOK_BODY_TIMEOUT_SECONDS", 1.0),
             webhook_slow_client_slots=integer("LOCAL_WEBHOOK_SLOW_CLIENT_SLOTS", 2),
+            line_bot_basic_id=get("LINE_BOT_BASIC_ID"),
         )
         if problems:
             raise ConfigError(problems)

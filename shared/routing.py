@@ -10,13 +10,18 @@ Read top to bottom, in the order an event meets them:
 3. A postback: data is ``<prefix>:<rest>``, at most ``POSTBACK_DATA_MAX_CHARS``;
    ``POSTBACK_HANDLERS`` picks the handler by prefix, and ``menu:<name>`` picks from ``MENU_POSTBACKS``.
 
+Before 2 and 3: text that cannot be stored (a lone surrogate) gets a reason the resident can act
+on, and in a group or room what is one-to-one (``ONE_TO_ONE_*``: a handoff request, a dietary
+memory) is declined there with an offer of the one-to-one chat, so no card or text of theirs is
+shown to the group.
+
 This module sits above the domains (turn, handoff, memory) and below the webhook use case: the
 domains never import it, and nothing here imports ADK or genai (cold start is part of the product).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from linebot.v3.messaging import TextMessage
 from linebot.v3.webhooks import (
@@ -29,8 +34,11 @@ from linebot.v3.webhooks import (
 
 from shared.context import EventContext, Reply
 from shared.handoff import flow as handoff_flow
+from shared.handoff.drafts import request_text_of
 from shared.logs import log
 from shared.memory import flow as memory_flow
+from shared.memory.phrases import read_memory_request
+from shared.replies import refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.turn import fixed, menu
@@ -86,6 +94,24 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 }
 
 
+#: One-to-one only (DESIGN §4, §6; issue 13): exact entries, text matchers (a result other than
+#: None means the text is theirs) and postback data prefixes declined in a group or room.
+ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
+ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
+ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")
+#: LINE source types of a shared chat (Messaging API, webhook event source).
+SHARED_CHATS = frozenset({"group", "room"})
+
+
+def is_one_to_one_text(text: str) -> bool:
+    """True when ``text`` asks for something that belongs in a one-to-one chat."""
+    return text.strip() in ONE_TO_ONE_ENTRIES or any(match(text) is not None for match in ONE_TO_ONE_TEXT)
+
+
+def _in_shared_chat(event) -> bool:
+    return getattr(getattr(event, "source", None), "type", None) in SHARED_CHATS
+
+
 def route_text(ctx: EventContext, text: str) -> Reply:
     """A text message from a known user → fixed entry, else a text hook, else the turn engine."""
     entry = FIXED_ENTRIES.get(text.strip())
@@ -115,14 +141,26 @@ def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
     if ctx.actor is None:
         return menu.no_user_reply()
     if isinstance(event.message, TextMessageContent):
-        return route_text(replace(ctx, message_id=event.message.id), event.message.text or "")
+        text = event.message.text or ""
+        if not refusals.is_storable(text):
+            log("WARNING", "text refused", reason="unstorable_characters")
+            return refusals.unstorable_text_reply()
+        if _in_shared_chat(event) and is_one_to_one_text(text):
+            log("INFO", "one-to-one request declined in a shared chat", chat=event.source.type)
+            return refusals.one_to_one_reply(ctx.settings)
+        return route_text(replace(ctx, message_id=event.message.id), text)
     return menu.non_text_reply()
 
 
 def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
     if ctx.actor is None:
         return menu.no_user_reply()
-    return route_postback(ctx, event.postback.data or "")
+    data = event.postback.data or ""
+    if not refusals.is_storable(data):
+        return menu.expired_button_reply()
+    if _in_shared_chat(event) and data.startswith(ONE_TO_ONE_POSTBACKS):
+        return refusals.one_to_one_reply(ctx.settings)
+    return route_postback(ctx, data)
 
 
 def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
@@ -137,7 +175,7 @@ def _handle_unsend(ctx: EventContext, event: UnsendEvent) -> Reply | None:
 
 
 #: Event kind → handler (line-bot-sdk v3 webhook models). Kinds not listed get no reply.
-EVENT_HANDLERS: dict[type, Callable[[EventContext, object], "Reply | None"]] = {
+EVENT_HANDLERS: dict[type, Callable[[EventContext, object], Reply | None]] = {
     MessageEvent: _handle_message,
     PostbackEvent: _handle_postback,
     FollowEvent: _handle_follow,

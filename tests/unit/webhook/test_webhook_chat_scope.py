@@ -1,0 +1,91 @@
+"""One-to-one things stay one-to-one, and text that cannot be stored gets a reason (issue 13,
+items 10 and 4): a real WebhookService on a real SQLite file and the recording LINE stand-in."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, open_store
+from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+
+USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+GROUP = {"type": "group", "groupId": "C0123456789abcdef0123456789abcdef", "userId": USER}
+ROOM = {"type": "room", "roomId": "R0123456789abcdef0123456789abcdef", "userId": USER}
+
+
+def handle(service, body: bytes):
+    return service.handle(body.decode("utf-8"), sign(body))
+
+
+def only_reply(standin, event) -> list[dict]:
+    [reply] = replies_to(standin, event["replyToken"])
+    return reply["body"]["messages"]
+
+
+def stored(service) -> list[dict]:
+    return (service.store.query("handoff_drafts") + service.store.query("handoff_requests")
+            + service.store.query("preferences"))
+
+
+@pytest.mark.parametrize("source", [GROUP, ROOM], ids=["group", "room"])
+@pytest.mark.parametrize("text", ["新需求：想預約週六的輪椅接送，電話0912345678", "長輩吃素，以後優先找蔬食，幫我記住",
+                                  "我的偏好", "留下服務詢問", "查看原本服務單"])
+def test_chat_scope_one_to_one_request_in_shared_chat_is_declined_with_no_card(webhook_service, line_standin,
+                                                                             source, text):
+    event = text_event(text)
+    event["source"] = dict(source)
+    assert handle(webhook_service, line_body(event)).status == 200
+    messages = only_reply(line_standin, event)
+    assert [m["type"] for m in messages] == ["text"]  # no Flex card in the group
+    words = all_text(messages)
+    assert "一對一" in words
+    assert "0912345678" not in json.dumps(messages, ensure_ascii=False)  # the member's text is not repeated
+    assert stored(webhook_service) == []
+
+
+def test_chat_scope_search_in_group_is_still_answered(webhook_service, line_standin):
+    event = text_event("花壇有素食店嗎？")
+    event["source"] = dict(GROUP)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert "花壇" in all_text(only_reply(line_standin, event))
+
+
+def test_chat_scope_same_request_one_to_one_gets_the_card(webhook_service, line_standin):
+    event = text_event("新需求：想預約週六的輪椅接送")
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert [m["type"] for m in only_reply(line_standin, event)] == ["flex"]
+
+
+def test_chat_scope_handoff_postback_in_group_is_declined(webhook_service, line_standin):
+    event = postback_event("handoff:v1.ok." + "a" * 32 + "." + "b" * 64 + ".1790000000.sig")
+    event["source"] = dict(GROUP)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert "一對一" in all_text(only_reply(line_standin, event))
+    assert stored(webhook_service) == []
+
+
+def test_chat_scope_basic_id_offers_a_button_to_the_one_to_one_chat(base_env, clock, line_standin):
+    settings = Settings.from_env({**base_env, "LINE_BOT_BASIC_ID": "@123abcde"}, required=WEBHOOK_REQUIRED)
+    service = WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
+    event = text_event("新需求：想預約")
+    event["source"] = dict(GROUP)
+    assert handle(service, line_body(event)).status == 200
+    [message] = only_reply(line_standin, event)
+    [action] = message["template"]["actions"]
+    assert action["uri"] == "https://line.me/R/oaMessage/%40123abcde/"
+    assert "一對一" in message["altText"]
+
+
+@pytest.mark.parametrize("text", ["新需求：我需要\ud800協助", "\udfff", "幫我記住我吃素\ud83d"])
+def test_chat_scope_unstorable_text_gets_a_reason_to_act_on(webhook_service, line_standin, text):
+    event = text_event(text)
+    body = json.dumps({"destination": "U0c6f1a2b3c4d5e6f708192a3b4c5d6e7", "events": [event]},
+                      separators=(",", ":")).encode("ascii")  # the only way a lone surrogate travels
+    assert handle(webhook_service, body).status == 200
+    words = all_text(only_reply(line_standin, event))
+    assert "字元" in words and "再傳一次" in words
+    assert "稍後再試" not in words
+    assert stored(webhook_service) == []
