@@ -9,7 +9,14 @@ import pytest
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import (
+    all_text,
+    line_body,
+    postback_event,
+    replies_to,
+    sign,
+    text_event,
+)
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 GROUP = {"type": "group", "groupId": "C0123456789abcdef0123456789abcdef", "userId": USER}

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
 from shared import inbox
+from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import (
