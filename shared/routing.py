@@ -35,6 +35,7 @@ from linebot.v3.webhooks import (
 from shared.context import EventContext, Reply
 from shared.handoff import flow as handoff_flow
 from shared.handoff.drafts import request_text_of
+from shared.line import limits
 from shared.logs import log
 from shared.memory import flow as memory_flow
 from shared.memory.phrases import read_memory_request
@@ -126,8 +127,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
 
 def route_postback(ctx: EventContext, data: str) -> Reply:
     """Postback data from a known user → the handler for its prefix; too long or unknown → expired."""
-    if len(data) > POSTBACK_DATA_MAX_CHARS:
-        log("WARNING", "postback rejected", reason="too_long", length=len(data))
+    if limits.units(data) > POSTBACK_DATA_MAX_CHARS:
+        log("WARNING", "postback rejected", reason="too_long", length=limits.units(data))
         return menu.expired_button_reply()
     prefix, _, rest = data.partition(":")
     handler = POSTBACK_HANDLERS.get(prefix)

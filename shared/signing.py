@@ -49,9 +49,11 @@ from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation,
 from shared.clock import require_aware
 from shared.config import Settings
 from shared.identity import Actor
+from shared.line import limits
 
-#: LINE's limit on postback data, in characters (Messaging API reference, postback action).
-POSTBACK_DATA_MAX_CHARS = 300
+#: LINE's limit on postback data (Messaging API reference, postback action), counted in UTF-16
+#: units by ``shared.line.limits``; signed data is ASCII, so units and characters agree here.
+POSTBACK_DATA_MAX_CHARS = limits.POSTBACK_DATA
 
 _MAC_BYTES = 32  # HMAC-SHA256
 _B64URL_RE = re.compile(r"^[A-Za-z0-9_-]*$")

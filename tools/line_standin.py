@@ -10,6 +10,9 @@ shapes, the ``x-line-request-id`` / ``x-line-accepted-request-id`` headers):
 * ``POST /v2/bot/chat/loading/start``: 202 ``{}``.
 * ``GET /v2/bot/profile/{userId}``: 200 with a made-up display name.
 * a missing or wrong bearer token (when one is configured) → 401.
+* a message over one of LINE's length limits, counted in UTF-16 units as LINE counts them
+  (``shared.line.limits``: text 5,000, altText 400, labels 20, displayText 300, postback data
+  300, …) → 400 ``{"message": "The request body has N error(s)", "details": [{message, property}]}``.
 
 Stand-in-only endpoints (not LINE, not recorded): ``GET /__calls?since=SEQ``
 returns the recorded calls with ``seq > SEQ`` so a chat in another process can
@@ -49,6 +52,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from shared.line import limits
 
 REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
@@ -113,9 +118,14 @@ def _check_messages(body: dict) -> Answer | None:
         return _body_error("must be specified", "messages")
     if not 1 <= len(messages) <= MAX_MESSAGES:
         return _body_error(f"size must be between 1 and {MAX_MESSAGES}", "messages")
+    problems = []
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return _body_error("must be specified", f"messages[{index}].type")
+        problems += limits.message_problems(message, f"messages[{index}]")
+    if problems:  # LINE counts every length in UTF-16 units, and refuses the whole request
+        return _error(400, f"The request body has {len(problems)} error(s)",
+                      [{"message": message, "property": prop} for prop, message in problems])
     return None
 
 

@@ -35,13 +35,13 @@ from shared.handoff import records
 from shared.handoff.drafts import Draft
 from shared.handoff.records import Operation
 from shared.identity import Actor
+from shared.line import limits
 from shared.replies.area_picker import checked_postback
 
 POSTBACK_PREFIX = "handoff"
 PURPOSE = "local-handoff-card"
 VERSION = "v1"
 CONFIRM, CANCEL = "ok", "no"
-_ALT_TEXT_EXCERPT_CHARS = 300
 
 
 class CardRefused(Exception):
@@ -144,5 +144,6 @@ def confirmation_card(settings: Settings, draft: Draft) -> FlexMessage:
         FlexButton(action=confirm, style="primary", height="md"),
         FlexButton(action=cancel, style="secondary", height="md"),
     ])
-    excerpt = draft.text if len(draft.text) <= _ALT_TEXT_EXCERPT_CHARS else draft.text[:_ALT_TEXT_EXCERPT_CHARS] + "…"
-    return FlexMessage(alt_text=f"請確認服務詢問：{excerpt}", contents=FlexBubble(body=body, footer=footer))
+    # altText ≤ 400 UTF-16 units as LINE counts them: 200 emoji are 400 units, not 200 characters.
+    alt_text = limits.fit(f"請確認服務詢問：{draft.text}", limits.ALT_TEXT)
+    return FlexMessage(alt_text=alt_text, contents=FlexBubble(body=body, footer=footer))

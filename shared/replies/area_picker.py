@@ -13,12 +13,13 @@ from typing import Literal
 
 from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
 
+from shared.line import limits
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 
 SearchKind = Literal["places", "events"]
 
-QUICK_REPLY_MAX_ITEMS = 13
-ACTION_LABEL_MAX_CHARS = 20
+QUICK_REPLY_MAX_ITEMS = limits.QUICK_REPLY_ITEMS
+ACTION_LABEL_MAX_CHARS = limits.ACTION_LABEL  # LINE counts UTF-16 units (shared/line/limits.py)
 
 _DISPLAY_TEXT = {"places": "查{township}的蔬食店家", "events": "查{township}的活動"}
 
@@ -26,19 +27,18 @@ def checked_postback(label: str, data: str, display_text: str) -> PostbackAction
     """Build a PostbackAction after checking LINE's size limits.
 
     Args:
-        label: button text, ≤ 20 characters.
-        data: postback data, ≤ 300 characters.
-        display_text: what appears in the chat as the user's message when tapped.
+        label: button text, ≤ 20 UTF-16 units.
+        data: postback data, ≤ 300 UTF-16 units.
+        display_text: what appears in the chat as the user's message when tapped, ≤ 300 units.
     Returns:
         The PostbackAction.
     Raises:
-        ValueError: data longer than 300 characters or label longer than 20 characters.
-    Source: LINE Messaging API, postback action limits.
+        LimitExceeded: (a ValueError) data, label or display text longer than LINE allows.
+    Source: LINE Messaging API, postback action limits, counted by ``shared.line.limits``.
     """
-    if len(data) > POSTBACK_DATA_MAX_CHARS:
-        raise ValueError(f"postback data is {len(data)} characters; LINE allows {POSTBACK_DATA_MAX_CHARS}")
-    if len(label) > ACTION_LABEL_MAX_CHARS:
-        raise ValueError(f"action label is {len(label)} characters; LINE allows {ACTION_LABEL_MAX_CHARS}")
+    limits.check(data, limits.POSTBACK_DATA, "postback data")
+    limits.check(label, limits.ACTION_LABEL, "action label")
+    limits.check(display_text, limits.DISPLAY_TEXT, "display text")
     return PostbackAction(label=label, data=data, display_text=display_text)
 
 

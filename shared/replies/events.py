@@ -31,11 +31,12 @@ from linebot.v3.messaging import (
 
 from shared.clock import TAIPEI
 from shared.events.search import parse_date_range
+from shared.line import limits
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
 from shared.replies.next_steps import all_townships_action
 
 CAROUSEL_MAX_BUBBLES = 12
-ALT_TEXT_MAX_CHARS = 400
+ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
 NOT_PROVIDED = "這份快照未提供"
 PAST_LABEL = "（已結束）"
@@ -131,7 +132,7 @@ def _scope_words(query: dict[str, Any]) -> str:
 def _alt_text(result: dict[str, Any], titles: list[str]) -> str:
     prefix = "示範活動" if result["demo"] else "活動"
     text = f"{prefix} {result['total']} 筆：{'、'.join(titles)}（{_scope_words(result['query'])}）"
-    return text if len(text) <= ALT_TEXT_MAX_CHARS else text[: ALT_TEXT_MAX_CHARS - 1] + "…"
+    return limits.fit(text, limits.ALT_TEXT)
 
 
 def _render_ok(result: dict[str, Any]) -> list[Message]:

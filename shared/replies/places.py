@@ -26,10 +26,11 @@ from linebot.v3.messaging import (
 
 from shared.clock import TAIPEI
 from shared.diets import diet_label
+from shared.line import limits
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
 
 CAROUSEL_MAX_BUBBLES = 12
-ALT_TEXT_MAX_CHARS = 400
+ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
 
 SOURCE_KIND_WORDS = {
@@ -143,7 +144,7 @@ def _alt_text(result: dict[str, Any], names: list[str]) -> str:
     query = result["query"]
     scope = query["area"] + ("" if query["dietary_type"] == "any" else f"，{diet_label(query['dietary_type'])}")
     text = f"蔬食店家 {result['total']} 家：{'、'.join(names)}（{scope}）"
-    return text if len(text) <= ALT_TEXT_MAX_CHARS else text[: ALT_TEXT_MAX_CHARS - 1] + "…"
+    return limits.fit(text, limits.ALT_TEXT)
 
 
 def _unknown_words(result: dict[str, Any]) -> str:
