@@ -53,12 +53,12 @@ os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 def webhook(request):
     """Handle one LINE delivery (flask.Request, POST, JSON body) → (JSON body, status)."""
     _BACKGROUND.ensure_started()
-    if request.method != "POST":
-        return {"error": "POST only"}, 405
-    try:
+    try:  # first, whatever the method: functions-framework reads the whole body after any answer
         body = read_body(request, max_bytes=SETTINGS.webhook_max_body_bytes, gate=_GATE)
     except BodyError as exc:
         log("WARNING", "webhook rejected", reason=exc.__class__.__name__, status=exc.status)
         return {"error": str(exc)}, exc.status
+    if request.method != "POST":
+        return {"error": "POST only"}, 405
     result = _service().handle(body.decode("utf-8", "replace"), request.headers.get("X-Line-Signature"))
     return result.body, result.status
