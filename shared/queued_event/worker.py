@@ -29,7 +29,6 @@ from datetime import datetime
 from typing import Any, Callable
 
 from linebot.v3.messaging import Message
-from linebot.v3.webhooks import Event
 
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
@@ -40,6 +39,7 @@ from shared.line import Delivery, LineGateway, LineSendError, delivery_of
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
+from shared.webhook.parse import read_event
 
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
 #: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.
@@ -184,10 +184,7 @@ class QueuedEventWorker:
                 outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                      reason="answer_unreadable", now=self.clock())
                 return WorkerResult("answer_unreadable", 200), True
-        try:
-            event = Event.from_dict(raw)
-        except (ValueError, TypeError, KeyError, AttributeError):
-            event = None
+        event = read_event(raw).event  # as the webhook reads it: newer LINE values from the raw event
         if event is None:
             log("ERROR", "queued event unreadable")
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
