@@ -9,6 +9,9 @@ Everything here happens before any event is claimed, so a refusal writes nothing
   refused as a whole: 400, nothing processed;
 * each event is read on its own, so one unreadable event does not drop the others; an event whose
   ids are not in LINE's formats (``shared.line.ids``) is refused and logged, never stored;
+* a lone surrogate (``"\\ud800"`` in ASCII-escaped JSON) cannot be stored: the raw event kept for
+  the store (the inbox keeps it for the queued-event worker) has each replaced by U+FFFD, while the
+  SDK model keeps the text as sent, so routing can refuse it with a reason the resident can act on;
 * LINE adds values faster than the SDK learns them, and the SDK then cannot build the event at all
   (its ``WebhookParser`` returns an ``UnknownEvent``). For a message event we read the raw event
   LOCAL already holds: a text keeps its turn (the parts the SDK does not know — a mention of type
@@ -59,8 +62,9 @@ class OtherMessageContent(MessageContent):
 class ReadEvent:
     """One event of a delivery, as read.
 
-    ``raw`` is the event exactly as parsed from the body; ``event`` the SDK model (rebuilt from
-    ``raw`` when the SDK could not read it), or None when it is not a readable LINE event;
+    ``raw`` is the event as parsed from the body, made storable (lone surrogates → U+FFFD; the same
+    object when it had none); ``event`` the SDK model read from the event as sent (rebuilt from it
+    when the SDK could not read it), or None when it is not a readable LINE event;
     ``refusal`` names the id that is not in LINE's format (the event must not be processed).
     """
 
@@ -107,12 +111,38 @@ def read_event(raw: Any) -> ReadEvent:
         return ReadEvent(raw, None)
     problem = id_problem(raw)
     if problem is not None:
-        return ReadEvent(raw, None, refusal=problem)
+        return ReadEvent(storable(raw), None, refusal=problem)
     try:
-        return ReadEvent(raw, Event.from_dict(raw))
+        event = Event.from_dict(raw)
     except _SDK_ERRORS:
-        pass
-    return ReadEvent(raw, _message_from_raw(raw))
+        event = _message_from_raw(raw)
+    return ReadEvent(storable(raw), event)
+
+
+def storable(value: Any) -> Any:
+    """``value`` (parsed JSON) with every lone surrogate in its strings replaced by U+FFFD, so it
+    can be written as UTF-8; ``value`` itself when it has none."""
+    if not _has_surrogate(value):
+        return value
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    return [storable(item) for item in value]
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_surrogate(key) or _has_surrogate(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(item) for item in value)
+    return False
 
 
 def _message_from_raw(raw: dict) -> MessageEvent | None:

@@ -76,7 +76,8 @@ def request_rows(store_url: str) -> int:
 def user_data(store_url: str, tenant_id: str, user_id: str = USER) -> dict:
     """``make user-data LINE_USER_ID=…`` against this store (the venv is not rebuilt: ``-o``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
-    env.update({"LOCAL_STORE_URL": store_url, "LOCAL_TENANT_ID": tenant_id})
+    # The test signing key keys the user hash (shared/logs.py), as in the functions under test.
+    env.update({"LOCAL_STORE_URL": store_url, "LOCAL_TENANT_ID": tenant_id, "LOCAL_SIGNING_KEY": "test-signing-key"})
     out = subprocess.run(["make", "-s", "-o", ".venv/.installed", "user-data", f"LINE_USER_ID={user_id}"],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
