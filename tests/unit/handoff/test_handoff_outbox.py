@@ -123,7 +123,7 @@ def test_outbox_failed_reply_releases_the_notice_so_the_check_pushes_now(webhook
     data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
                                              draft.expires_at)
     line_standin.fail_next("/v2/bot/message/reply", 400)
-    body = line_body(postback_event(data, user_id=actor.user_id, event_id="E2"))
+    body = line_body(postback_event(data, user_id=actor.user_id, event_id="01E2" + "0" * 22))
     assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
     op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
     assert op_doc["notice_state"] == "pending"
