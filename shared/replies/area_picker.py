@@ -14,7 +14,6 @@ from typing import Literal
 from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
 
 from shared.line import limits
-from shared.signing import POSTBACK_DATA_MAX_CHARS
 
 SearchKind = Literal["places", "events"]
 
