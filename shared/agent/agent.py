@@ -47,6 +47,7 @@ from shared.agent.tools import (
     check_call,
 )
 from shared.config import Settings
+from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
 from shared.turn.engine import (
     DEFAULT_TOOLS,
@@ -58,7 +59,6 @@ from shared.turn.engine import (
 )
 from shared.turn.limits import refused_reply, unavailable_reply
 from shared.turn.router import Proposal
-from shared.context import EventContext, Reply
 
 #: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and
 #: structured (shared.logs), so ADK's own logger only speaks for the unexpected.
@@ -111,7 +111,8 @@ def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -
     config = None
     if settings.model_thinking_level:
         config = types.GenerateContentConfig(
-            thinking_config=types.ThinkingConfig(thinking_level=settings.model_thinking_level.upper()))
+            thinking_config=types.ThinkingConfig(
+                thinking_level=types.ThinkingLevel(settings.model_thinking_level.upper())))
     return LlmAgent(
         name=AGENT_NAME,
         model=Gemini(model=settings.model_id, client_kwargs=client_kwargs(settings)),
@@ -214,6 +215,8 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
         The reply rendered by LOCAL from the tool's result, or the honest failure reply.
     """
     settings = ctx.settings
+    if ctx.actor is None:
+        raise ValueError("a model turn needs the verified actor")
     start = start_turn(ctx, read_snapshot=True)
     binding = TurnBinding(ctx, start, session_user=hash_user(ctx.actor.user_id) or "anonymous",
                           session_id=f"turn-{uuid.uuid4().hex}", tools=tools)

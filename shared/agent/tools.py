@@ -35,6 +35,7 @@ from typing import Any, Callable, Literal, Optional
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from shared.context import EventContext
 from shared.logs import log
 from shared.turn.engine import (
     DEFAULT_TOOLS,
@@ -46,7 +47,6 @@ from shared.turn.engine import (
 )
 from shared.turn.limits import HELP_REASONS
 from shared.turn.router import Proposal
-from shared.context import EventContext
 
 BUSINESS_TOOLS = ("search_local_places", "search_local_events", "show_local_help", "propose_dietary_memory")
 DIETARY_TYPES = ("vegetarian", "vegan", "ovo_lacto", "lacto", "any")
@@ -149,8 +149,10 @@ class LocalTools:
         return [FunctionTool(self.search_local_places), FunctionTool(self.search_local_events),
                 FunctionTool(self.show_local_help), FunctionTool(self.propose_dietary_memory)]
 
-    def _invoke(self, tool_context: ToolContext, proposal: Proposal) -> dict[str, Any]:
+    def _invoke(self, tool_context: Optional[ToolContext], proposal: Proposal) -> dict[str, Any]:
         binding = self.binding
+        if tool_context is None:  # ADK always passes one; a call without it is not from this turn
+            return binding.refuse(proposal.tool, TOOL_SESSION_MISMATCH)
         try:
             tool_context.actions.skip_summarization = True
             if not binding.take_slot():

@@ -15,6 +15,7 @@ from shared.agent.agent import build_agent, run_agent, run_model_text_turn
 from shared.agent.prompts import public_context
 from shared.agent.tools import LocalTools, TurnBinding, schema_problem
 from shared.config import Settings
+from shared.context import EventContext
 from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.approve import apply_card
@@ -22,7 +23,6 @@ from shared.memory.tokens import SigningKeys, issue_card
 from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.engine import start_turn
-from shared.context import EventContext
 from shared.wiring import memory_client
 from tests.conftest import all_text
 from tools.gemini_standin import GeminiStandin
