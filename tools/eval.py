@@ -173,8 +173,8 @@ class Harness:
 
         from shared.context import EventContext
         from shared.identity import Actor
-        from shared.memory.service import DirectMemoryClient
         from shared.routing import dispatch_event
+        from tools.memory_direct import DirectMemoryClient
 
         self._n += 1
         event_id = f"01EVAL{self._n:020d}"

@@ -1,7 +1,7 @@
 """Port of functions/memory as seen from the webhook: submit one signed card token.
 
 Adapter: ``shared.memory.client.HttpMemoryClient`` (HTTP to MEMORY_FUNCTION_URL, the production
-and embedded path); tests also use ``tests.memory_support.DirectMemoryClient`` (the same use case
+and embedded path); tests also use ``tools.memory_direct.DirectMemoryClient`` (the same use case
 in-process, with an injected clock). Source: DESIGN §1, §6.
 """
 from __future__ import annotations
