@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Mapping, TextIO
+from collections.abc import Mapping
+from typing import TextIO
 
 from shared.clock import utc_now
 from shared.config import ConfigError, Settings

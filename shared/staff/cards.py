@@ -21,7 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linebot.v3.messaging import FlexBox, FlexBubble, FlexButton, FlexMessage, FlexSeparator, FlexText
+from linebot.v3.messaging import (
+    FlexBox,
+    FlexBubble,
+    FlexButton,
+    FlexMessage,
+    FlexSeparator,
+    FlexText,
+)
 
 from shared import signing
 from shared.clock import from_iso

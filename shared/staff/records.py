@@ -69,7 +69,7 @@ def notice_id(operation_doc_id: str, purpose: str) -> str:
 
 def retry_key(tenant_id: str, notice_doc_id: str) -> str:
     """The push's ``X-Line-Retry-Key`` (uuid5): the same from every process, so LINE delivers once."""
-    return str(uuid.uuid5(RETRY_KEY_NAMESPACE, "/".join((tenant_id, "staff-notice", notice_doc_id))))
+    return str(uuid.uuid5(RETRY_KEY_NAMESPACE, f"{tenant_id}/staff-notice/{notice_doc_id}"))
 
 
 def notice_doc(*, tenant_id: str, user_id: str, operation_doc_id: str, purpose: str, now: datetime,
@@ -100,7 +100,7 @@ def staff_hash(signing_key: str | None, tenant_id: str, staff_user_id: str) -> s
     hashed and matched against it.
     """
     key = (signing_key or "local-staff").encode("utf-8")
-    message = "\x00".join(("LOCAL staff member", tenant_id, staff_user_id)).encode("utf-8")
+    message = f"LOCAL staff member\x00{tenant_id}\x00{staff_user_id}".encode()
     return hmac.new(key, message, hashlib.sha256).hexdigest()[:16]
 
 

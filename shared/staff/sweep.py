@@ -137,7 +137,9 @@ def run_sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
             except StoreError as exc:
                 log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
     report.requeued = relay.requeue_pending(settings, store, queue, now=now)
-    log("INFO", "staff sweep done", **report.as_dict())
+    counts = report.as_dict()
+    log("INFO", "staff sweep done", reminders=counts["reminders"], followups=counts["followups"],
+        requeued=counts["requeued"])
     return report
 
 
