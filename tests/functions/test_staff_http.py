@@ -219,6 +219,14 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     assert "名單" in cases["outsider"][1]
     assert request_doc(store_url, request_id) == before
     assert store_docs(store_url, "staff_audit") == []
+
+    # A staff member's text in the staff group is never a resident's turn: no card, no draft.
+    said = text_event("新需求：幫我測試一下", user_id=STAFF_A)
+    said["source"] = {"type": "group", "groupId": GROUP, "userId": STAFF_A}
+    drafts_before = len(store_docs(store_url, "handoff_drafts"))
+    assert post(webhook.url, line_body(said)).status_code == 200
+    assert reply_text(line_standin, said["replyToken"]) == ""
+    assert len(store_docs(store_url, "handoff_drafts")) == drafts_before
     wait_for(lambda: notices_settled(store_url), 20, "the queue to settle")
     assert resident_pushes(line_standin) == []
 
