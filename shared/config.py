@@ -107,8 +107,6 @@ class Settings:
     staff_user_ids: frozenset[str] = frozenset()
     #: A request still awaiting acceptance after this long is announced again, once (seconds).
     staff_remind_after_seconds: float = 1800.0
-    #: How often the staff sweep (reminders, follow-ups, undelivered notices) runs (seconds).
-    staff_sweep_seconds: float = 60.0
     # Queued webhook events (DESIGN §3, §8, §11): the queue and functions/agent.
     agent_function_url: str | None = None
     agent_queue_name: str = "queued-events"
@@ -253,7 +251,6 @@ class Settings:
             staff_group_id=staff_group_id,
             staff_user_ids=staff_user_ids,
             staff_remind_after_seconds=seconds("LOCAL_STAFF_REMIND_AFTER_SECONDS", 1800.0),
-            staff_sweep_seconds=seconds("LOCAL_STAFF_SWEEP_SECONDS", 60.0),
             agent_function_url=get("AGENT_FUNCTION_URL"),
             agent_queue_name=get("LOCAL_AGENT_QUEUE_NAME") or "queued-events",
             agent_tasks_queue_path=get("LOCAL_AGENT_TASKS_QUEUE_PATH"),

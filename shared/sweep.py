@@ -17,29 +17,34 @@ from shared.handoff.worker import requeue_pending, sweep_round
 from shared.logs import log
 from shared.queue import TaskQueue
 from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
+from shared.staff import sweep as staff_sweep
 from shared.store import DocumentStore, StoreError
 
 
 def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, event_queue: TaskQueue | None, *,
           now: datetime | None = None) -> dict[str, int]:
-    """One sweep: re-queue pending handoff operations, unsettled confirmations and queued events.
+    """One sweep: re-queue pending handoff operations, unsettled confirmations and queued events;
+    the staff sweep (reminders, follow-ups, undelivered staff notices: ``shared.staff.sweep``).
 
     Args:
         queue: the reconcile queue (None: handoff work is not swept).
         event_queue: the queued-event queue (None: queued events are not swept).
         now: aware "now" (the clock when None).
     Returns:
-        ``{"handoff": n, "abandoned_events": a, "queued_events": m}``: how many were handed to
-        their queue (known names count).
+        ``{"handoff": n, "abandoned_events": a, "queued_events": m, "staff_reminders": r,
+        "staff_followups": f, "staff_requeued": s}``: how many were handed to their queue (known
+        names count), and the staff group's reminders and follow-up notices recorded (DESIGN §10).
     Raises:
         StoreUnavailable: the store could not be read.
     """
     now = now or utc_now()
     handoff = requeue_pending(settings, store, queue, now=now) if queue is not None else 0
+    staff = staff_sweep.run_sweep(settings, store, queue, now=now).as_dict() if queue is not None else {}
     abandoned = finish_abandoned(settings, store, event_queue, now=now)
     events = requeue_queued(store, settings.tenant_id, event_queue, sweep_round(settings, now), now=now) \
         if event_queue is not None else 0
-    return {"handoff": handoff, "abandoned_events": abandoned, "queued_events": events}
+    return {"handoff": handoff, "abandoned_events": abandoned, "queued_events": events,
+            **{f"staff_{name}": count for name, count in staff.items()}}
 
 
 def finish_abandoned(settings: Settings, store: DocumentStore, event_queue: TaskQueue | None, *,

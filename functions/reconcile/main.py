@@ -72,7 +72,7 @@ def reconcile(request):
         return {"outcome": "swept", **counts}, 200
     try:
         retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
-        if is_staff_task(payload):  # staff group notices and the staff sweep (DESIGN §10)
+        if is_staff_task(payload):  # pushes of the staff group's outbox (DESIGN §10)
             staff_result = _staff().run(payload, retry_count=max(0, retry_count))
             return staff_result.body(), staff_result.http_status
         task = ReconcileTask.from_payload(payload)

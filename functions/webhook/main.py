@@ -31,7 +31,7 @@ def _service():
 def _start_background() -> None:
     service = _service()
     worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
-    staff_service.start_background(SETTINGS, service.store, service.queue)  # staff notices, sweep slot
+    staff_service.start_background(SETTINGS, service.store, service.queue)  # undelivered staff notices
     worker.start_queue_work(SETTINGS, service.store, service.event_queue, requeue=False)
 
     def sweep_once() -> None:

@@ -28,8 +28,7 @@ from shared.staff import cards, records, wording
 from shared.store import DocumentStore, StoreError, Transaction
 
 NOTICE_TASK = "staff_notice"
-SWEEP_TASK = "staff_sweep"
-TASK_KINDS = (NOTICE_TASK, SWEEP_TASK)
+TASK_KINDS = (NOTICE_TASK,)
 #: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
 REFUSED, NOT_NEEDED = "refused", "not_needed"
 
@@ -88,9 +87,11 @@ def announce_created(queue: TaskQueue | None, settings: Settings, operation_doc_
     return enqueue_notice(queue, settings.tenant_id, records.notice_id(operation_doc_id, records.ANNOUNCE))
 
 
-def requeue_tag(doc: dict[str, Any]) -> str:
-    """The re-queue tag of a pending notice: its current claim (so a restart after a task ended re-queues)."""
-    return f"{doc.get('notice_owner')}|{doc.get('notice_claim_until')}"
+def requeue_tag(doc: dict[str, Any], round_tag: str = "") -> str:
+    """The re-queue tag of a pending notice: its current claim and the sweep's round, so work whose
+    earlier task ended (even ``failed``) is queued again once per retry window, and two processes
+    sweeping the same round dedupe."""
+    return f"{doc.get('notice_owner')}|{doc.get('notice_claim_until')}|{round_tag}"
 
 
 def claim_delay_seconds(doc: dict[str, Any], now: datetime) -> float:
@@ -101,8 +102,13 @@ def claim_delay_seconds(doc: dict[str, Any], now: datetime) -> float:
     return max(0.0, (from_iso(until) - now) / timedelta(seconds=1))
 
 
-def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime) -> int:
+def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime,
+                    round_tag: str) -> int:
     """Queue a push for every pending staff notice of this tenant (start-up and sweep).
+
+    Args:
+        round_tag: the sweep's round (``shared.handoff.worker.sweep_round``): one task name per
+            notice, claim and round.
 
     Returns:
         How many notices were handed to the queue.
@@ -113,7 +119,7 @@ def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue |
     for doc in store.query(records.NOTICES, where={"tenant_id": settings.tenant_id,
                                                     "notice_state": notify.PENDING}):
         doc_id = records.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
-        if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc),
+        if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc, round_tag),
                           delay_seconds=claim_delay_seconds(doc, now)):
             count += 1
     return count

@@ -1,7 +1,8 @@
-"""Staff queue tasks, as functions/reconcile runs them: ``staff_notice`` (one push) and ``staff_sweep``.
+"""Staff queue tasks, as functions/reconcile runs them: ``staff_notice`` (one push of the staff outbox).
 
-Also the webhook's start-up hook (``start_background``): re-queue pending staff notices and queue
-the current sweep slot, in a thread, after the fork (never at import).
+Also the webhook's start-up hook (``start_background``): re-queue pending staff notices in a thread,
+after the fork (never at import). Reminders and follow-ups come from the project's sweep
+(``shared.sweep``, which runs ``shared.staff.sweep.run_sweep``).
 
 Answers follow the queue's contract: 200 settled, 400 malformed body, 503 retry. Source: DESIGN §10;
 Cloud Tasks docs (any non-2xx is retried).
@@ -13,10 +14,11 @@ from typing import Any
 
 from shared.clock import Clock, utc_now
 from shared.config import Settings
+from shared.handoff.worker import sweep_round
 from shared.line import LineGateway
 from shared.logs import log
 from shared.queue import TaskQueue
-from shared.staff import relay, sweep
+from shared.staff import relay
 from shared.store import DocumentStore, StoreError
 
 TASK_KINDS = relay.TASK_KINDS
@@ -57,30 +59,15 @@ class StaffTaskService:
             InvalidStaffTask: a malformed body (answer 400).
         """
         last = retry_count + 1 >= self.settings.queue_max_attempts
-        if isinstance(payload, dict) and payload.get("kind") == relay.SWEEP_TASK:
-            slot = sweep.parse_sweep_task(payload, self.settings.tenant_id)
-            result = self._sweep(slot, last)
-        else:
-            result = self.relay.deliver(relay.parse_notice_task(payload, self.settings.tenant_id), last=last)
+        result = self.relay.deliver(relay.parse_notice_task(payload, self.settings.tenant_id), last=last)
         log("INFO" if result.http_status < 500 else "WARNING", "staff task answered", outcome=result.outcome,
             status=result.http_status, kind=payload.get("kind"), retry_count=retry_count, **result.detail)
         return result
 
-    def _sweep(self, slot: int, last: bool) -> relay.TaskResult:
-        now = self.clock()
-        current = sweep.slot_of(now, self.settings.staff_sweep_seconds)
-        sweep.enqueue_sweep(self.settings, self.queue, slot=max(slot, current) + 1, now=now)
-        try:
-            report = sweep.run_sweep(self.settings, self.store, self.queue, now=now)
-        except StoreError as exc:
-            log("WARNING", "staff sweep failed", error=exc.__class__.__name__)
-            return relay.TaskResult("store_unavailable", 200 if last else 503)
-        return relay.TaskResult("swept", 200, report.as_dict())
-
 
 def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
                      now: Clock = utc_now) -> None:
-    """In a daemon thread: re-queue pending staff notices and queue the current sweep slot.
+    """In a daemon thread: re-queue pending staff notices (a process killed after a commit).
 
     Called once per serving process (after the fork) by functions/webhook; never at import.
     """
@@ -90,10 +77,9 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
     def run() -> None:
         at = now()
         try:
-            count = relay.requeue_pending(settings, store, queue, now=at)
+            count = relay.requeue_pending(settings, store, queue, now=at, round_tag=sweep_round(settings, at))
             log("INFO", "staff start-up re-queue done", notices=count)
         except StoreError as exc:
             log("ERROR", "staff start-up re-queue failed", error=exc.__class__.__name__)
-        sweep.enqueue_sweep(settings, queue, slot=sweep.slot_of(at, settings.staff_sweep_seconds), now=at)
 
     threading.Thread(target=run, name="staff-requeue", daemon=True).start()

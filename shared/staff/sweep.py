@@ -10,26 +10,25 @@ One sweep (``run_sweep``), with an injected clock:
 3. every pending staff notice is queued for its push (a process killed after a commit and before
    its enqueue, a task that used up its attempts).
 
-Scheduling rides on the task queue, so it is the same on the embedded default and in production:
-a ``staff_sweep`` task is named from its time slot (``floor(epoch / LOCAL_STAFF_SWEEP_SECONDS)``);
-each run queues the next slot's task, and every webhook start queues the current one, so a broken
-chain restarts and two processes never queue one slot twice. Nothing here pushes: pushes are
-``staff_notice`` tasks (``shared.staff.relay``).
+It runs as part of the project's one sweep (``shared.sweep.sweep``: every
+``LOCAL_SWEEP_INTERVAL_SECONDS`` in a serving webhook; in production the scheduler's
+``handoff_sweep`` call to functions/reconcile). Nothing here pushes: pushes are ``staff_notice``
+tasks (``shared.staff.relay``).
 
-Source: DESIGN §10 (reminder once; follow-ups announced), §1 (embedded queue, Cloud Tasks names).
+Source: DESIGN §10 (reminder once; follow-ups announced), §11 (the store is the source of truth).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from shared.clock import from_iso, require_aware
 from shared.config import Settings
 from shared.handoff import records as handoff_records
+from shared.handoff.worker import sweep_round
 from shared.identity import Actor
 from shared.logs import log
-from shared.queue import QueueError, TaskQueue, task_name_for
+from shared.queue import TaskQueue
 from shared.staff import records, relay
 from shared.store import DocumentStore, StoreError, Transaction
 
@@ -136,7 +135,7 @@ def run_sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
                     report.followups.append(records.notice_id(doc_id, records.FOLLOWUP))
             except StoreError as exc:
                 log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
-    report.requeued = relay.requeue_pending(settings, store, queue, now=now)
+    report.requeued = relay.requeue_pending(settings, store, queue, now=now, round_tag=sweep_round(settings, now))
     counts = report.as_dict()
     log("INFO", "staff sweep done", reminders=counts["reminders"], followups=counts["followups"],
         requeued=counts["requeued"])
@@ -151,42 +150,3 @@ def _operation_doc_id(doc: dict) -> str | None:
         log("ERROR", "staff sweep: malformed document skipped")
         return None
     return operation.doc_id
-
-
-# ---- scheduling ---------------------------------------------------------------------------------
-
-def slot_of(now: datetime, interval_seconds: float) -> int:
-    """The sweep slot of ``now``: ``floor(epoch seconds / interval)``."""
-    return math.floor(require_aware(now).timestamp() / interval_seconds)
-
-
-def enqueue_sweep(settings: Settings, queue: TaskQueue | None, *, slot: int, now: datetime) -> bool:
-    """Queue the sweep of one slot, to run at the slot's start (a name seen before counts as queued)."""
-    if queue is None:
-        return False
-    interval = settings.staff_sweep_seconds
-    delay = max(0.0, slot * interval - require_aware(now).timestamp())
-    payload = {"v": 1, "kind": relay.SWEEP_TASK, "tenant_id": settings.tenant_id, "slot": slot}
-    try:
-        queue.enqueue(task_name_for(f"{settings.tenant_id}/{slot}", prefix="staff-sweep"), payload,
-                      delay_seconds=delay)
-    except QueueError as exc:
-        log("WARNING", "staff sweep not queued", error=exc.__class__.__name__)
-        return False
-    return True
-
-
-def parse_sweep_task(payload: object, tenant_id: str) -> int:
-    """The slot of a ``staff_sweep`` task body.
-
-    Raises:
-        relay.InvalidStaffTask: not that shape, or another tenant's.
-    """
-    if not isinstance(payload, dict) or payload.get("kind") != relay.SWEEP_TASK or payload.get("v") != 1:
-        raise relay.InvalidStaffTask("not a staff sweep task")
-    slot = payload.get("slot")
-    if not isinstance(slot, int) or isinstance(slot, bool) or slot < 0:
-        raise relay.InvalidStaffTask("slot must be a whole number")
-    if payload.get("tenant_id") != tenant_id:
-        raise relay.InvalidStaffTask("another tenant's task")
-    return slot

@@ -11,6 +11,7 @@ from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import drafts, notify
 from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
+from shared.handoff.worker import sweep_round
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.staff import records, relay, sweep, transitions
@@ -62,10 +63,12 @@ def new_request(settings, store, clock, text: str) -> tuple[str, dict]:
     return draft.operation.doc_id, result.receipt.as_dict()
 
 
-def queued(queue: EmbeddedQueue, store, notice_doc_id: str) -> bool:
-    """Whether the queue holds the push task of this pending notice (by its deterministic name)."""
+def queued(settings, queue: EmbeddedQueue, store, notice_doc_id: str, now) -> bool:
+    """Whether the queue holds the push task the sweep at ``now`` queued for this pending notice
+    (by its deterministic name)."""
     doc = store.get(records.NOTICES, notice_doc_id)
-    return doc is not None and queue.task(relay.notice_task_name(notice_doc_id, relay.requeue_tag(doc))) is not None
+    tag = relay.requeue_tag(doc or {}, sweep_round(settings, now))
+    return doc is not None and queue.task(relay.notice_task_name(notice_doc_id, tag)) is not None
 
 
 def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, queue, clock, line_standin):
@@ -83,8 +86,8 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
     assert report.reminders == [records.notice_id(old_id, records.REMINDER)]
     clock.at = start + timedelta(hours=5)
     assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []  # once, ever
-    assert queued(queue, store, records.notice_id(old_id, records.REMINDER))
-    assert not queued(queue, store, records.notice_id(taken_id, records.REMINDER))
+    assert queued(settings, queue, store, records.notice_id(old_id, records.REMINDER), clock.at)
+    assert not queued(settings, queue, store, records.notice_id(taken_id, records.REMINDER), clock.at)
 
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     task = {"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
@@ -130,3 +133,12 @@ def test_staff_sweep_followup_announced_once(base_env, settings, store, queue, c
     [push] = [c for c in line_standin.calls() if c["path"] == PUSH and c["body"]["to"] == GROUP]
     text = all_text(push["body"]["messages"])
     assert "需要人工確認" in text and "想請人協助報名長青班" in text and USER not in str(push["body"])
+
+
+def test_staff_sweep_runs_within_the_project_sweep(settings, store, queue, clock):
+    from shared.sweep import sweep as project_sweep
+
+    new_request(settings, store, clock, "想問社區共餐的報名方式")
+    counts = project_sweep(settings, store, queue, None, now=clock.at + timedelta(seconds=601))
+    assert counts["staff_reminders"] == 1
+    assert project_sweep(settings, store, queue, None, now=clock.at + timedelta(seconds=700))["staff_reminders"] == 0
