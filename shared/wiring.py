@@ -68,27 +68,7 @@ def task_queue(settings: Settings):
 
     Nothing connects and no thread starts here; the embedded dispatcher is started in the worker.
     """
-    if settings.tasks_queue_path:
-        from shared.queue.cloudtasks import CloudTasksQueue
-
-        return CloudTasksQueue(settings.tasks_queue_path, target_url=settings.reconcile_function_url or "",
-                               service_account_email=settings.tasks_service_account or "",
-                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
-                               emulator_host=settings.tasks_emulator_host)
-    url = settings.store_url or ""
-    if url.startswith("sqlite:") and settings.reconcile_function_url:
-        from shared.queue.embedded import EmbeddedQueue
-        from shared.store.sqlite import path_from_url
-
-        return EmbeddedQueue(path_from_url(url), queue_name=settings.queue_name,
-                             target_url=settings.reconcile_function_url, auth_token=settings.internal_token,
-                             min_backoff_seconds=settings.queue_min_backoff_seconds,
-                             max_backoff_seconds=settings.queue_max_backoff_seconds,
-                             max_attempts=settings.queue_max_attempts,
-                             max_doublings=settings.queue_max_doublings,
-                             dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
-                             lock_timeout_seconds=settings.store_deadline_seconds)
-    return None
+    return _task_queue(settings, settings.tasks_queue_path, settings.reconcile_function_url, settings.queue_name)
 
 
 def agent_queue(settings: Settings):
@@ -101,19 +81,27 @@ def agent_queue(settings: Settings):
     * else None: the webhook then answers 503 for what it cannot finish in time (LINE's redelivery,
       when the operator enabled it, is the only net).
     """
-    if settings.agent_tasks_queue_path:
+    return _task_queue(settings, settings.agent_tasks_queue_path, settings.agent_function_url,
+                       settings.agent_queue_name)
+
+
+def _task_queue(settings: Settings, tasks_queue_path: str | None, target_url: str | None, queue_name: str):
+    """Cloud Tasks when ``tasks_queue_path`` is set; else the embedded queue ``queue_name`` in the SQLite
+    store's file when ``target_url`` is set; else None. One retry policy for every queue (config)."""
+    if tasks_queue_path:
         from shared.queue.cloudtasks import CloudTasksQueue
 
-        return CloudTasksQueue(settings.agent_tasks_queue_path, target_url=settings.agent_function_url or "",
+        return CloudTasksQueue(tasks_queue_path, target_url=target_url or "",
                                service_account_email=settings.tasks_service_account or "",
-                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds)
+                               dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
+                               emulator_host=settings.tasks_emulator_host)
     url = settings.store_url or ""
-    if url.startswith("sqlite:") and settings.agent_function_url:
+    if url.startswith("sqlite:") and target_url:
         from shared.queue.embedded import EmbeddedQueue
         from shared.store.sqlite import path_from_url
 
-        return EmbeddedQueue(path_from_url(url), queue_name=settings.agent_queue_name,
-                             target_url=settings.agent_function_url, auth_token=settings.internal_token,
+        return EmbeddedQueue(path_from_url(url), queue_name=queue_name,
+                             target_url=target_url, auth_token=settings.internal_token,
                              min_backoff_seconds=settings.queue_min_backoff_seconds,
                              max_backoff_seconds=settings.queue_max_backoff_seconds,
                              max_attempts=settings.queue_max_attempts,
