@@ -114,6 +114,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     card = consent_card(save, save_token, decline_token, current=snapshot.dietary_type, tz=ctx.settings.tz)
     if request.kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
         return Reply([replies.offer_message(request.dietary_type), card])
+    if request.unrecorded:  # 我吃五辛素 幫我記住: the finer word is not what the card keeps
+        return Reply([replies.unrecorded_message(request.unrecorded, request.dietary_type), card])
     return Reply([card])
 
 

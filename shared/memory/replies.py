@@ -183,3 +183,16 @@ def offer_message(dietary_type: str) -> TextMessage:
     """
     return TextMessage(text=f"知道了，你吃{diet_label(dietary_type)}。要不要我記住，之後查店家時沒說素別就用"
                             f"「{diet_label(dietary_type)}」？想記住請按「同意記住」；不按就不會記住，什麼都不保存。")
+
+
+def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
+    """Before the card for a finer type the catalog does not record (我吃五辛素 幫我記住).
+
+    Args:
+        word: the finer word the user said (五辛素).
+        dietary_type: the nearest recorded type the card offers (shared.diets.UNRECORDED_DIETS).
+    Source: issue 9 follow-up item 3 (say the finer type is not recorded; never 「依你說的條件」).
+    """
+    return TextMessage(text=f"店家資料沒有記錄「{word}」這種細分，所以我沒辦法記住「{word}」；"
+                            f"能記住的最接近條件是「{diet_label(dietary_type)}」。要記住「{diet_label(dietary_type)}」"
+                            "請按「同意記住」，不按就什麼都不保存。")

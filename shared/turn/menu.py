@@ -88,7 +88,10 @@ def ack_reply() -> Reply:
 
 #: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
 LIMIT_WORDS: dict[str, str] = {
-    "emergency": "如果是緊急狀況，請立刻打 119。",
+    "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"
+              "（24 小時、免付費），有人會陪你說說話。如果已經有危險，請立刻打 119；遇到人身危險可打 110。"
+              "你不是一個人。",
+    "emergency": "如果是緊急狀況（有人昏倒、跌倒起不來、呼吸困難），請立刻打 119 叫救護車；遇到人身危險請打 110。",
     "medical": "我沒有醫療資料，不能判斷病情或建議用藥。身體不舒服請找醫師或藥師；緊急狀況請立刻打 119。",
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
     "parking": "我沒有停車場或車位的資料。",
@@ -118,6 +121,8 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
         One text with the menu as quick replies; never a search. Source: issue 9 item 7.
     """
     lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
+        return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
