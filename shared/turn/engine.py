@@ -14,8 +14,9 @@ Per turn:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from linebot.v3.messaging import QuickReply, QuickReplyItem, TextMessage
 
@@ -172,7 +173,9 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
         return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
-            return tools.events(None, _NO_TOWNSHIP, None, now=ctx.now, **events_snapshot_args(ctx))
+            # the dates and topic read this turn ride on the picker's buttons (過年 彰化有什麼活動)
+            return tools.events(resolve_date(args.get("date"), ctx), _NO_TOWNSHIP, args.get("keyword"), now=ctx.now,
+                                **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
 
