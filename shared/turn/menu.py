@@ -19,7 +19,7 @@ def _menu_quick_reply(choices: tuple[str, ...] = MENU_CHOICES) -> QuickReply:
 def menu_reply(ctx: EventContext | None = None) -> Reply:
     """我要預約 → what LOCAL can do, as three quick replies."""
     return Reply([TextMessage(
-        text="想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動（示範資料）\n"
+        text="想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動\n"
              "・查蔬食：找有素食的店家\n・留下服務詢問：請真人幫忙",
         quick_reply=_menu_quick_reply())])
 
@@ -65,7 +65,9 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
 
 
 #: What LOCAL can do, said after a greeting, a thanks or a limit.
-_CAN_DO = "我可以幫你：查彰化各鄉鎮的活動（示範資料）、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
+#: The menus do not say 示範: whether events come from demo data is said by the events reply itself
+#: (shared.replies.events, from the snapshot it really read). Source: issue 9 follow-up item 6.
+_CAN_DO = "我可以幫你：查彰化各鄉鎮的活動、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
 
 
 def greeting_reply() -> Reply:
