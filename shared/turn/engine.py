@@ -13,6 +13,7 @@ Per turn:
 """
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 
 from linebot.v3.messaging import QuickReply, QuickReplyItem, TextMessage
 
-from shared.areas import UnknownArea, normalize_area
+from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import diet_label
@@ -235,6 +236,10 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
         if kind == "other_areas" and value:
             searched = (result or {}).get("query", {}).get("area") or ""
             lines.append(f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{value.replace(',', '、')}請點下方的按鈕。")
+        elif kind == "unknown_area" and value:
+            near = difflib.get_close_matches(value, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
+            guess = f"你是說「{near[0]}」嗎？" if near else ""
+            lines.append(f"我不認得「{value}」這個地名，彰化縣的鄉鎮裡沒有。{guess}請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
         elif kind == "other_places" and value:
             lines.append(f"你也問到「{value}」，請再單獨問一次。")
     if proposal.tool == "find_place" and result and result.get("status") == "ok":

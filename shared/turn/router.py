@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import COUNTY, match_area, townships_in
+from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.places.search import places_named_in
 from shared.turn.dates import DATE_KEYWORDS, read_date
@@ -298,6 +298,13 @@ def route(text: str) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
     topics = _topics(_unnegated(t)[0], with_diet=event_word)
+    unknown = None if township or vague or county_wide else unknown_place(t)
+    if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
+        notes += (f"unknown_area:{unknown}",)
+        if event_word:
+            return Proposal("needs_area", {"kind": "events", "vague": False, "date": date,
+                                           "keyword": " ".join(topics) or None}, notes=notes)
+        return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": False}, notes=notes)
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
         notes = tuple(note for note in notes if note != "no_hours")  # an event's time is in its card
         if township is None and vague and not county_wide:
@@ -325,6 +332,33 @@ def route(text: str) -> Proposal:
     if any(_has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+#: A short word right before 活動 / 素食 that may be a misspelt place (鹿巷活動, 花潭有素食嗎).
+_PLACE_BEFORE_ASK = re.compile(r"^(?:請問|我想查|我想找|想查|想找|查|找)?(?P<word>[\u4e00-\u9fff]{2,3}?)"
+                               r"(?:的|有什麼|有沒有|有哪些|有)?(?:活動|素食|蔬食|吃素)")
+#: Words that sit there but are not places.
+_NOT_PLACES = ("什麼", "哪裡", "附近", "最近", "好玩", "所有", "全部", "有沒", "推薦", "其他", "哪些", "哪個", "熱門",
+               "好吃", "大型", "小型", "特別", "假日", "平日", "晚上", "早上", "下午", "社區", "社群", "宗教", "一般", "在地",
+               "地方", "本地", "這裡", "那裡", "免費", "一些", "有趣", "好的", "類似", "相關", "大家", "小朋友")
+
+
+def unknown_place(text: str) -> str | None:
+    """A place-like word before 活動 / 素食 that is no Changhua township (鹿巷活動 → 鹿巷), or None.
+
+    Place-like: 2–3 Han characters sharing a character with a township name, and not a date, topic,
+    diet or event word. The caller says it was not recognised and offers the townships.
+    Source: issue 9 follow-up item 7.
+    """
+    match = _PLACE_BEFORE_ASK.match(re.sub(r"\s+", "", text))
+    if match is None:
+        return None
+    word = match.group("word")
+    known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES)
+    if any(k in word or word in k for k in known) or read_date(word) is not None or townships_in(word):
+        return None
+    names = {name[:-1] for name in TOWNSHIPS} | set(TOWNSHIPS)
+    return word if any(ch in name for name in names for ch in word) else None
 
 
 #: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state
