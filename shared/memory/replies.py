@@ -20,6 +20,7 @@ from shared.memory.port import (
     STALE_MEMORY_CARD,
     MemoryResult,
 )
+from shared.turn.menu import MENU_CHOICES
 
 #: 「蔬食、全素、蛋奶素或奶素」, from the one label table (shared.diets).
 _SAVABLE_WORDS = "、".join(diet_label(d) for d in SAVABLE_DIETS[:-1]) + f"或{diet_label(SAVABLE_DIETS[-1])}"
@@ -49,12 +50,12 @@ def _saved(result: MemoryResult) -> Reply:
 
 def _forgotten(result: MemoryResult) -> Reply:
     return _reply("已經忘記你的飲食偏好。之後查店家不會再套用，記錄裡也不留飲食內容；"
-                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）")
+                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）", *MENU_CHOICES)
 
 
 def nothing_to_forget_reply() -> Reply:
     """忘記 when no value was stored: say so; cards still waiting for 同意 were cancelled all the same."""
-    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。")
+    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。", *MENU_CHOICES)
 
 
 def _declined(result: MemoryResult) -> Reply:

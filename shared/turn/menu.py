@@ -16,6 +16,19 @@ def _menu_quick_reply(choices: tuple[str, ...] = MENU_CHOICES) -> QuickReply:
                              for label in choices])
 
 
+def with_menu(message: TextMessage, choices: tuple[str, ...] = MENU_CHOICES) -> TextMessage:
+    """``message`` with the menu's quick replies, unless it already has some (no dead ends).
+
+    Args:
+        message: a text reply.
+        choices: the labels, each sent as a text message when tapped (≤ 13, LINE's limit).
+    Source: issue 9 follow-up item 9 (every fixed answer offers a next step).
+    """
+    if message.quick_reply is not None:
+        return message
+    return TextMessage(text=message.text, quick_reply=_menu_quick_reply(choices))
+
+
 def menu_reply(ctx: EventContext | None = None) -> Reply:
     """我要預約 → what LOCAL can do, as three quick replies."""
     return Reply([TextMessage(
@@ -61,7 +74,8 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
     return Reply([TextMessage(
         text="想請真人幫忙，請用一則訊息寫下需求，開頭加上「新需求：」，例如：\n"
              "新需求：想參加週六的社區走讀，需要輪椅協助\n"
-             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。")])
+             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。",
+        quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
 
 
 #: What LOCAL can do, said after a greeting, a thanks or a limit.
@@ -132,7 +146,7 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
     """我要取消服務單 → how cancelling works. Source: DESIGN §4; issue 9 item 9."""
     return Reply([TextMessage(
         text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
-             "已經送出的服務單，我這裡沒辦法取消，也沒辦法保證誰、什麼時候處理。"
+             "已經送出的服務單，我這裡沒辦法直接取消，也沒辦法保證誰、什麼時候處理。"
              "想請工作人員撤回，可以再傳一則「新需求：請取消我的服務單」，它會像其他服務詢問一樣登記並轉交。"
              "想先看目前的服務單，請點「查看原本服務單」。",
         quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
