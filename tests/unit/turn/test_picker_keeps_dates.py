@@ -5,7 +5,7 @@ not 「今天起所有日期」. Through the webhook use case with a real SQLite
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 import pytest
@@ -14,10 +14,18 @@ from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.memory.service import DirectMemoryClient
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import (
+    FixedClock,
+    all_text,
+    line_body,
+    postback_event,
+    replies_to,
+    sign,
+    text_event,
+)
 from tests.memory_support import postbacks
 
-PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
+PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 
 
 @pytest.fixture
