@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.memory.service import DirectMemoryClient
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import (
@@ -18,6 +17,7 @@ from tests.conftest import (
     text_event,
 )
 from tests.memory_support import USER_A, postbacks
+from tools.memory_direct import DirectMemoryClient
 
 
 def _service(env, clock):

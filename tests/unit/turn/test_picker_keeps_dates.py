@@ -11,7 +11,6 @@ from urllib.parse import parse_qs
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.memory.service import DirectMemoryClient
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import (
@@ -24,6 +23,7 @@ from tests.conftest import (
     text_event,
 )
 from tests.memory_support import postbacks
+from tools.memory_direct import DirectMemoryClient
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 
