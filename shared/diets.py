@@ -41,15 +41,17 @@ DIET_WORDS: tuple[tuple[str, str], ...] = (
     ("素", "vegetarian"),
 )
 
-#: Finer types that the catalog does not record: the word, the nearest honest condition to search
-#: with (None: no condition), and why. A reply names the word and says it is not recorded; it never
-#: says 「依你說的條件」 about it. Matched before DIET_WORDS.
-UNRECORDED_DIETS: tuple[tuple[str, str | None], ...] = (
-    ("五辛素", "vegetarian"),   # vegetarian that eats the five pungent plants: still vegetarian
-    ("方便素", None),           # eats the vegetables of any dish: no condition is honest
-    ("鍋邊素", None),           # same as 方便素
-    ("肉邊素", None),
-    ("蛋素", "vegetarian"),     # eggs but no dairy: not recorded; vegetarian is the nearest
+#: Finer types that the catalog does not record. One rule for all of them (issue 9 follow-up item 3):
+#: the search, and a remembered preference, use 蔬食 (``vegetarian``: shops with any vegetarian dish,
+#: the broadest recorded vegetarian type, which still serves every finer kind of 素), and the reply
+#: names the finer word and says it is not recorded; it never says 「依你說的條件」 about it.
+#: Matched before DIET_WORDS.
+UNRECORDED_DIETS: tuple[tuple[str, str], ...] = (
+    ("五辛素", "vegetarian"),   # vegetarian that eats the five pungent plants
+    ("方便素", "vegetarian"),   # eats the vegetables of any dish
+    ("鍋邊素", "vegetarian"),   # same as 方便素
+    ("肉邊素", "vegetarian"),
+    ("蛋素", "vegetarian"),     # eggs but no dairy
     ("可以吃蛋", "vegetarian"),  # same: eggs are fine, dairy not said
     ("早齋", "vegetarian"),     # vegetarian in the morning only
     ("初一十五", "vegetarian"),  # vegetarian on the 1st and 15th of the lunar month

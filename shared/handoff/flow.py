@@ -26,7 +26,7 @@ from shared.handoff.requests import (
 from shared.logs import hash_user, log
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
-from shared.turn.menu import handoff_info_reply
+from shared.turn.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:
@@ -45,7 +45,9 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return Reply([wording.store_busy_message()])
     if result.draft is None:
         log("INFO", "handoff draft refused", status=result.status, user=hash_user(ctx.actor.user_id))
-        return Reply([wording.draft_refused_message(result.status, length=result.length, limit=result.limit)])
+        refused = wording.draft_refused_message(result.status, length=result.length, limit=result.limit)
+        choices = (wording.STATUS_ENTRY, *MENU_CHOICES[:2]) if result.status == "daily_cap_reached" else HELP_CHOICES
+        return Reply([with_menu(refused, choices)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
     return Reply([cards.confirmation_card(ctx.settings, result.draft)])
 
@@ -72,7 +74,7 @@ def start_entry(ctx: EventContext) -> Reply:
 def status_entry(ctx: EventContext) -> Reply:
     """查看原本服務單 → the status of the user's latest request."""
     try:
-        return Reply([status.status_message(ctx.settings, ctx.store, ctx.actor)])
+        return Reply([with_menu(status.status_message(ctx.settings, ctx.store, ctx.actor))])
     except StoreError as exc:
         log("WARNING", "handoff status unavailable", error=exc.__class__.__name__)
         return Reply([wording.store_busy_status_message()])
@@ -96,7 +98,7 @@ def _cancel(ctx: EventContext, reference: cards.Reference) -> Reply:
     except StoreError as exc:
         log("WARNING", "handoff cancel not stored", error=exc.__class__.__name__)
         return Reply([wording.store_busy_cancel_message()])
-    return Reply([wording.cancel_message(result.status, result.request_id)])
+    return Reply([with_menu(wording.cancel_message(result.status, result.request_id), HELP_CHOICES)])
 
 
 def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:

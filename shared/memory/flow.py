@@ -94,10 +94,11 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     if request.kind == "offer" and request.dietary_type not in (None, "any") and \
             (ctx.memory is None or not ctx.settings.signing_key):
         return None  # a stated fact with the feature off: the turn engine answers it as a question
-    return offer_card(ctx, request.dietary_type, kind=request.kind)
+    return offer_card(ctx, request.dietary_type, kind=request.kind, unrecorded=request.unrecorded)
 
 
-def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "remember") -> Reply:
+def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "remember",
+               unrecorded: str | None = None) -> Reply:
     """A consent card to remember ``dietary_type``; writes nothing (DESIGN §6 "Propose").
 
     Shared by the fixed phrase above and the model's ``propose_dietary_memory`` tool.
@@ -108,6 +109,7 @@ def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "reme
             get a kind answer without a card.
         kind: ``remember``, ``correct`` or ``offer`` (a stated fact: the card comes with a line
             saying it is only an offer); logged.
+        unrecorded: a finer diet word the catalog does not record (五辛素), said before the card.
     Returns:
         The Flex consent card, or a kind answer (不限 is not stored; already remembered; feature off).
     Raises:
@@ -134,6 +136,8 @@ def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "reme
     card = consent_card(save, save_token, decline_token, current=snapshot.dietary_type, tz=ctx.settings.tz)
     if kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
         return Reply([replies.offer_message(dietary_type), card])
+    if unrecorded:  # 我吃五辛素 幫我記住: the finer word is not what the card keeps
+        return Reply([replies.unrecorded_message(unrecorded, dietary_type), card])
     return Reply([card])
 
 

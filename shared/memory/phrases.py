@@ -14,14 +14,16 @@ Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is no
 - a third person's habit without a request (他以後都吃全素) is not a request either;
 - a negated diet word is not that diet (幫我記住我不吃素 → ``any``, which is never stored:
   shared.turn.router.diet_in);
-- a one-off condition (今天想吃素) has no cue for later and is left to the place search.
+- a one-off condition (今天想吃素) has no cue for later and is left to the place search;
+- the text is read in shared.turn.text.reading_form first (Simplified 帮我记住 = 幫我記住).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from shared.turn.router import diet_in
+from shared.turn.router import diet_in, read_diet
+from shared.turn.text import reading_form
 
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你)?(記|存|保存)"
                       r"|(以後|之後|往後|今後)(都)?(不要|別|不用)")
@@ -51,10 +53,13 @@ class MemoryRequest:
             else, 我是吃素的喔: a card is offered, saying nothing is stored unless they agree), or
             ``reported`` (a request to remember what someone else said of their own habit: no card).
         dietary_type: the diet the text names (``any`` for 不限), or None when it names none.
+        unrecorded: the finer word the catalog does not record (五辛素), whose nearest recorded type
+            is ``dietary_type`` (shared.diets.UNRECORDED_DIETS); the reply must say it is not kept.
     """
 
     kind: str
     dietary_type: str | None
+    unrecorded: str | None = None
 
 
 def read_memory_request(text: str) -> MemoryRequest | None:
@@ -67,7 +72,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         not such a request (negated, reported speech alone, a third person's habit, one-off).
     Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
     """
-    compact = re.sub(r"\s+", "", text or "")
+    compact = re.sub(r"\s+", "", reading_form(text or ""))  # 帮我记住 → 幫我記住 (s2twp, as the router reads)
     if not compact or _NEGATED.search(compact):
         return None
     explicit = _EXPLICIT.search(compact)
@@ -77,9 +82,9 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         return MemoryRequest("reported", diet_in(compact)) if explicit else None
     correct = _CORRECT.search(compact)
     if correct:
-        diet = diet_in(compact[correct.end():])
+        diet, unrecorded = read_diet(compact[correct.end():])
         if diet is not None:
-            return MemoryRequest("correct", diet)
+            return MemoryRequest("correct", diet, unrecorded)
     if not explicit and not _HABIT.search(compact):
         if _STATED_FACT.match(compact):
             diet = diet_in(compact)
@@ -87,7 +92,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         return None
     if _THIRD_PERSON.search(compact) and not explicit:
         return None
-    diet = diet_in(compact)
+    diet, unrecorded = read_diet(compact)
     if diet is None and not explicit:
         return None  # 「以後都有活動嗎」: a habit word without a diet is not about memory
-    return MemoryRequest("remember", diet)
+    return MemoryRequest("remember", diet, unrecorded)

@@ -20,6 +20,7 @@ from shared.memory.port import (
     STALE_MEMORY_CARD,
     MemoryResult,
 )
+from shared.turn.menu import MENU_CHOICES
 
 #: 「蔬食、全素、蛋奶素或奶素」, from the one label table (shared.diets).
 _SAVABLE_WORDS = "、".join(diet_label(d) for d in SAVABLE_DIETS[:-1]) + f"或{diet_label(SAVABLE_DIETS[-1])}"
@@ -49,12 +50,12 @@ def _saved(result: MemoryResult) -> Reply:
 
 def _forgotten(result: MemoryResult) -> Reply:
     return _reply("已經忘記你的飲食偏好。之後查店家不會再套用，記錄裡也不留飲食內容；"
-                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）")
+                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）", *MENU_CHOICES)
 
 
 def nothing_to_forget_reply() -> Reply:
     """忘記 when no value was stored: say so; cards still waiting for 同意 were cancelled all the same."""
-    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。")
+    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。", *MENU_CHOICES)
 
 
 def _declined(result: MemoryResult) -> Reply:
@@ -183,3 +184,16 @@ def offer_message(dietary_type: str) -> TextMessage:
     """
     return TextMessage(text=f"知道了，你吃{diet_label(dietary_type)}。要不要我記住，之後查店家時沒說素別就用"
                             f"「{diet_label(dietary_type)}」？想記住請按「同意記住」；不按就不會記住，什麼都不保存。")
+
+
+def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
+    """Before the card for a finer type the catalog does not record (我吃五辛素 幫我記住).
+
+    Args:
+        word: the finer word the user said (五辛素).
+        dietary_type: the nearest recorded type the card offers (shared.diets.UNRECORDED_DIETS).
+    Source: issue 9 follow-up item 3 (say the finer type is not recorded; never 「依你說的條件」).
+    """
+    return TextMessage(text=f"店家資料沒有記錄「{word}」這種細分，所以我沒辦法記住「{word}」；"
+                            f"能記住的最接近條件是「{diet_label(dietary_type)}」。要記住「{diet_label(dietary_type)}」"
+                            "請按「同意記住」，不按就什麼都不保存。")

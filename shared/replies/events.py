@@ -32,8 +32,13 @@ from linebot.v3.messaging import (
 from shared.clock import TAIPEI
 from shared.events.search import parse_date_range
 from shared.line import limits
-from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
-from shared.replies.next_steps import all_townships_action
+from shared.replies.area_picker import (
+    QUICK_REPLY_MAX_ITEMS,
+    area_postback,
+    area_quick_reply,
+    checked_postback,
+)
+from shared.replies.next_steps import all_townships_action, carried_query
 
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
@@ -171,8 +176,16 @@ def _render_needs_area(result: dict[str, Any], vague: bool = False) -> list[Mess
         _demo_note(result),
     ]
     text = "\n".join(line for line in lines if line)
-    townships = area_quick_reply("events", choices[: QUICK_REPLY_MAX_ITEMS - 1])
-    items = [QuickReplyItem(action=all_townships_action()), *(townships.items if townships else [])]
+    query = result.get("query") or {}
+    when, keyword = query.get("date"), query.get("keyword")
+    if when or keyword:  # 過年 彰化有什麼活動: every button keeps the dates and topic read
+        extra = carried_query(when, keyword)
+        townships = QuickReply(items=[QuickReplyItem(action=checked_postback(
+            township, f"events:area={township}{extra}", f"查{township}的活動"))
+            for township in choices[: QUICK_REPLY_MAX_ITEMS - 1]]) if choices else None
+    else:
+        townships = area_quick_reply("events", choices[: QUICK_REPLY_MAX_ITEMS - 1])
+    items = [QuickReplyItem(action=all_townships_action(when, keyword)), *(townships.items if townships else [])]
     return [TextMessage(text=text, quick_reply=QuickReply(items=items))]
 
 

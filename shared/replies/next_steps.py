@@ -11,20 +11,43 @@ the button sends the request text, it never stores anything).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
-from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem
+from linebot.v3.messaging import (
+    MessageAction,
+    PostbackAction,
+    QuickReply,
+    QuickReplyItem,
+)
 
 from shared.diets import diet_label
-from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
+from shared.replies.area_picker import (
+    QUICK_REPLY_MAX_ITEMS,
+    area_postback,
+    checked_postback,
+)
 
 SAVABLE = ("vegetarian", "vegan", "ovo_lacto", "lacto")
 #: Postback data of 全部鄉鎮: an events search with no township.
 ALL_TOWNSHIPS_DATA = "events:scope=all"
 
 
-def all_townships_action() -> PostbackAction:
-    """The 全部鄉鎮 button of the events picker and of event results."""
-    return PostbackAction(label="全部鄉鎮", data=ALL_TOWNSHIPS_DATA, display_text="查全部鄉鎮的活動")
+def carried_query(date: str | None = None, keyword: str | None = None) -> str:
+    """``&date=…&keyword=…`` for an events postback: the dates and topic read this turn, kept on a tap."""
+    encoded = urlencode({name: value for name, value in (("date", date), ("keyword", keyword)) if value})
+    return f"&{encoded}" if encoded else ""
+
+
+def all_townships_action(date: str | None = None, keyword: str | None = None) -> PostbackAction:
+    """The 全部鄉鎮 button of the events picker and of event results.
+
+    Args:
+        date: a canonical range read this turn ("YYYY-MM-DD/YYYY-MM-DD"), kept on the tap; None: all dates.
+        keyword: topic terms read this turn, kept on the tap.
+    Raises:
+        ValueError: the data would exceed LINE's 300-character postback limit.
+    """
+    return checked_postback("全部鄉鎮", ALL_TOWNSHIPS_DATA + carried_query(date, keyword), "查全部鄉鎮的活動")
 
 
 def remember_phrase(dietary_type: str) -> str:

@@ -13,13 +13,15 @@ Per turn:
 """
 from __future__ import annotations
 
+import difflib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from linebot.v3.messaging import QuickReply, QuickReplyItem, TextMessage
 
-from shared.areas import UnknownArea, normalize_area
+from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import diet_label
@@ -169,7 +171,9 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
         return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
-            return tools.events(None, _NO_TOWNSHIP, None, now=ctx.now, **events_snapshot_args(ctx))
+            # the dates and topic read this turn ride on the picker's buttons (過年 彰化有什麼活動)
+            return tools.events(resolve_date(args.get("date"), ctx), _NO_TOWNSHIP, args.get("keyword"), now=ctx.now,
+                                **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
 
@@ -229,6 +233,10 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
         if kind == "other_areas" and value:
             searched = (result or {}).get("query", {}).get("area") or ""
             lines.append(f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{value.replace(',', '、')}請點下方的按鈕。")
+        elif kind == "unknown_area" and value:
+            near = difflib.get_close_matches(value, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
+            guess = f"你是說「{near[0]}」嗎？" if near else ""
+            lines.append(f"我不認得「{value}」這個地名，彰化縣的鄉鎮裡沒有。{guess}請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
         elif kind == "other_places" and value:
             lines.append(f"你也問到「{value}」，請再單獨問一次。")
     if proposal.tool == "find_place" and result and result.get("status") == "ok":

@@ -34,7 +34,8 @@ def handle_places_postback(ctx: EventContext, rest: str) -> Reply:
 
 
 def handle_events_postback(ctx: EventContext, rest: str) -> Reply:
-    """``events:area=<township>[&date=<keyword or range>]`` → an events search."""
+    """``events:area=<township>[&date=<keyword or range>][&keyword=<terms>]`` (or ``events:scope=all``
+    with the same optional date and keyword) → an events search."""
     query = _query(rest)
     return run_proposal(ctx, Proposal("search_local_events", {
-        "area": query.get("area"), "date": query.get("date"), "keyword": None}, source="postback"))
+        "area": query.get("area"), "date": query.get("date"), "keyword": query.get("keyword")}, source="postback"))

@@ -16,10 +16,23 @@ def _menu_quick_reply(choices: tuple[str, ...] = MENU_CHOICES) -> QuickReply:
                              for label in choices])
 
 
+def with_menu(message: TextMessage, choices: tuple[str, ...] = MENU_CHOICES) -> TextMessage:
+    """``message`` with the menu's quick replies, unless it already has some (no dead ends).
+
+    Args:
+        message: a text reply.
+        choices: the labels, each sent as a text message when tapped (≤ 13, LINE's limit).
+    Source: issue 9 follow-up item 9 (every fixed answer offers a next step).
+    """
+    if message.quick_reply is not None:
+        return message
+    return TextMessage(text=message.text, quick_reply=_menu_quick_reply(choices))
+
+
 def menu_reply(ctx: EventContext | None = None) -> Reply:
     """我要預約 → what LOCAL can do, as three quick replies."""
     return Reply([TextMessage(
-        text="想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動（示範資料）\n"
+        text="想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動\n"
              "・查蔬食：找有素食的店家\n・留下服務詢問：請真人幫忙",
         quick_reply=_menu_quick_reply())])
 
@@ -61,11 +74,14 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
     return Reply([TextMessage(
         text="想請真人幫忙，請用一則訊息寫下需求，開頭加上「新需求：」，例如：\n"
              "新需求：想參加週六的社區走讀，需要輪椅協助\n"
-             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。")])
+             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。",
+        quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
 
 
 #: What LOCAL can do, said after a greeting, a thanks or a limit.
-_CAN_DO = "我可以幫你：查彰化各鄉鎮的活動（示範資料）、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
+#: The menus do not say 示範: whether events come from demo data is said by the events reply itself
+#: (shared.replies.events, from the snapshot it really read). Source: issue 9 follow-up item 6.
+_CAN_DO = "我可以幫你：查彰化各鄉鎮的活動、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
 
 
 def greeting_reply() -> Reply:
@@ -88,7 +104,10 @@ def ack_reply() -> Reply:
 
 #: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
 LIMIT_WORDS: dict[str, str] = {
-    "emergency": "如果是緊急狀況，請立刻打 119。",
+    "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"
+              "（24 小時、免付費），有人會陪你說說話。如果已經有危險，請立刻打 119；遇到人身危險可打 110。"
+              "你不是一個人。",
+    "emergency": "如果是緊急狀況（有人昏倒、跌倒起不來、呼吸困難），請立刻打 119 叫救護車；遇到人身危險請打 110。",
     "medical": "我沒有醫療資料，不能判斷病情或建議用藥。身體不舒服請找醫師或藥師；緊急狀況請立刻打 119。",
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
     "parking": "我沒有停車場或車位的資料。",
@@ -118,6 +137,8 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
         One text with the menu as quick replies; never a search. Source: issue 9 item 7.
     """
     lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
+        return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
@@ -125,8 +146,9 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
     """我要取消服務單 → how cancelling works. Source: DESIGN §4; issue 9 item 9."""
     return Reply([TextMessage(
         text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
-             "已經送出的服務單，我這裡沒辦法直接取消；請再傳一則「新需求：請取消我的服務單」，"
-             "工作人員看到後會幫你處理。想先看目前的服務單，請點「查看原本服務單」。",
+             "已經送出的服務單，我這裡沒辦法直接取消，也沒辦法保證誰、什麼時候處理。"
+             "想請工作人員撤回，可以再傳一則「新需求：請取消我的服務單」，它會像其他服務詢問一樣登記並轉交。"
+             "想先看目前的服務單，請點「查看原本服務單」。",
         quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
 
 

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import COUNTY, match_area, townships_in
+from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.places.search import places_named_in
 from shared.turn.dates import DATE_KEYWORDS, read_date
@@ -63,7 +63,10 @@ PLACE_WORDS: tuple[str, ...] = ("店", "吃", "餐廳", "餐", "小吃", "料理
 
 #: What LOCAL has no data or tool for. Each kind: the words that ask for it.
 LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("emergency", ("119", "救護車", "昏倒", "呼吸困難", "胸痛", "胸口痛", "中風", "救命")),
+    ("crisis", ("自殺", "想死", "不想活", "活不下去", "輕生", "尋死", "結束生命", "結束自己", "了結自己", "跳樓",
+                "割腕", "傷害自己")),
+    ("emergency", ("119", "救護車", "昏倒", "暈倒", "呼吸困難", "胸痛", "胸口痛", "胸口好痛", "中風", "救命",
+                   "跌倒", "摔倒", "跌倒了起不來", "爬不起來", "站不起來", "叫不醒", "沒呼吸", "沒有呼吸", "沒意識")),
     ("medical", ("頭痛", "頭很痛", "肚子痛", "牙痛", "痛", "藥", "醫生", "醫師", "醫院", "診所", "看病", "看醫生",
                  "發燒", "感冒", "咳嗽", "不舒服", "掛號", "急診", "受傷", "過敏", "血壓", "中暑", "頭暈", "拉肚子",
                  "血糖", "糖尿", "膽固醇", "洗腎", "痛風", "懷孕", "生病", "吃藥", "想吐", "嘔吐")),
@@ -172,6 +175,12 @@ def _has_word(text: str, word: str) -> bool:
     return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
 
 
+#: Saying eggs are out (不吃蛋, 不能吃蛋, 蛋不行, 對蛋過敏 …): beside a vegetarian ask it means 奶素
+#: (lacto: no meat, no eggs). Source: issue 9 follow-up item 4.
+_NO_EGG = re.compile(r"(?:不|不能|不可以|不敢|沒辦法|無法)(?:吃|碰|要|加)(?:雞)?蛋|不要有蛋"
+                     r"|蛋(?:不行|不能吃|不可以吃?|都不吃|不吃|會過敏|過敏)|對蛋過敏|不含蛋|無蛋|去蛋")
+
+
 def read_diet(text: str) -> tuple[str | None, str | None]:
     """The dietary condition a message states, and the finer word the catalog does not record.
 
@@ -179,16 +188,19 @@ def read_diet(text: str) -> tuple[str | None, str | None]:
         text: the user's message (any form; read in its reading form; never logged).
     Returns:
         (dietary_type or None, unrecorded word or None). 五辛素 → ("vegetarian", "五辛素");
-        鍋邊素 → ("any", "鍋邊素"); vegan / VEGAN → ("vegan", None); 奶蛋素 → ("ovo_lacto", None);
-        不吃蛋的素 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
+        鍋邊素 → ("vegetarian", "鍋邊素") (shared.diets.UNRECORDED_DIETS); vegan / VEGAN → ("vegan", None); 奶蛋素 → ("ovo_lacto", None);
+        不吃蛋的素 / 不吃蛋…素食 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
         stated too; no diet word → (None, None).
     Source: DESIGN §5 (dietary types), issue 9 item 5, issue 4 follow-up (negation).
     """
-    plain, negated = _unnegated(reading_form(text))
+    form = reading_form(text)
+    plain, negated = _unnegated(form)
     for word, diet, unrecorded in _ALL_DIET_WORDS:
         if _has_word(plain, word):
             if unrecorded:
                 return diet or "any", word
+            if diet == "vegetarian" and _NO_EGG.search(form):
+                return "lacto", None  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
             return diet, None
     return ("any" if negated else None), None
 
@@ -238,6 +250,9 @@ def route(text: str) -> Proposal:
     t = reading_form(text)
     if not t:
         return Proposal("show_local_help")
+    urgent = _limits(t, LIMITS[:2])
+    if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
+        return Proposal("show_limits", {"kinds": urgent})
     if _only_small_talk(t, _THANKS):
         return Proposal("thanks")
     if _only_small_talk(t, _GREETINGS + _THANKS):
@@ -283,6 +298,13 @@ def route(text: str) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
     topics = _topics(_unnegated(t)[0], with_diet=event_word)
+    unknown = None if township or vague or county_wide else unknown_place(t)
+    if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
+        notes += (f"unknown_area:{unknown}",)
+        if event_word:
+            return Proposal("needs_area", {"kind": "events", "vague": False, "date": date,
+                                           "keyword": " ".join(topics) or None}, notes=notes)
+        return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": False}, notes=notes)
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
         notes = tuple(note for note in notes if note != "no_hours")  # an event's time is in its card
         if township is None and vague and not county_wide:
@@ -310,6 +332,33 @@ def route(text: str) -> Proposal:
     if any(_has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+#: A short word right before 活動 / 素食 that may be a misspelt place (鹿巷活動, 花潭有素食嗎).
+_PLACE_BEFORE_ASK = re.compile(r"^(?:請問|我想查|我想找|想查|想找|查|找)?(?P<word>[\u4e00-\u9fff]{2,3}?)"
+                               r"(?:的|有什麼|有沒有|有哪些|有)?(?:活動|素食|蔬食|吃素)")
+#: Words that sit there but are not places.
+_NOT_PLACES = ("什麼", "哪裡", "附近", "最近", "好玩", "所有", "全部", "有沒", "推薦", "其他", "哪些", "哪個", "熱門",
+               "好吃", "大型", "小型", "特別", "假日", "平日", "晚上", "早上", "下午", "社區", "社群", "宗教", "一般", "在地",
+               "地方", "本地", "這裡", "那裡", "免費", "一些", "有趣", "好的", "類似", "相關", "大家", "小朋友")
+
+
+def unknown_place(text: str) -> str | None:
+    """A place-like word before 活動 / 素食 that is no Changhua township (鹿巷活動 → 鹿巷), or None.
+
+    Place-like: 2–3 Han characters sharing a character with a township name, and not a date, topic,
+    diet or event word. The caller says it was not recognised and offers the townships.
+    Source: issue 9 follow-up item 7.
+    """
+    match = _PLACE_BEFORE_ASK.match(re.sub(r"\s+", "", text))
+    if match is None:
+        return None
+    word = match.group("word")
+    known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES)
+    if any(k in word or word in k for k in known) or read_date(word) is not None or townships_in(word):
+        return None
+    names = {name[:-1] for name in TOWNSHIPS} | set(TOWNSHIPS)
+    return word if any(ch in name for name in names for ch in word) else None
 
 
 #: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state

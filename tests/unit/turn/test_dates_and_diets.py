@@ -65,7 +65,7 @@ def test_dates_impossible_values_raise_unreadable_date(value):
 
 @pytest.mark.parametrize("text, expected", [
     ("VEGAN", ("vegan", None)), ("vegan的店", ("vegan", None)), ("奶蛋素", ("ovo_lacto", None)),
-    ("不吃蛋的素", ("lacto", None)), ("五辛素", ("vegetarian", "五辛素")), ("鍋邊素", ("any", "鍋邊素")),
+    ("不吃蛋的素", ("lacto", None)), ("五辛素", ("vegetarian", "五辛素")), ("鍋邊素", ("vegetarian", "鍋邊素")),
     ("吃素食", ("vegetarian", None)), ("vegans only", (None, None)),
 ])
 def test_diets_words_residents_use_map_to_one_type(text, expected):
