@@ -333,6 +333,16 @@ _QUEUED_REPLY_STATES = {outbox.DELIVERED: REPLIED, outbox.REPLY_UNKNOWN: REPLY_U
                         outbox.FAILED: REPLY_FAILED}
 
 
+def _reply_state_of(doc: dict | None) -> str:
+    if doc is None:
+        return NOT_ATTEMPTED
+    if doc.get("state") == DONE:
+        return _DONE_REPLY_STATES.get(doc.get("outcome"), NOT_ATTEMPTED)
+    if doc.get("state") == QUEUED:
+        return _QUEUED_REPLY_STATES.get(doc.get("notice_state"), REPLY_QUEUED)
+    return REPLY_UNKNOWN if doc.get("reply_attempted") else NOT_ATTEMPTED
+
+
 def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> str:
     """Whether the answer to one event reached LINE, as far as the inbox knows (one read).
 
@@ -345,11 +355,34 @@ def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> 
     Raises:
         StoreUnavailable: the inbox could not be read.
     """
-    doc = store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id))
-    if doc is None:
-        return NOT_ATTEMPTED
-    if doc.get("state") == DONE:
-        return _DONE_REPLY_STATES.get(doc.get("outcome"), NOT_ATTEMPTED)
-    if doc.get("state") == QUEUED:
-        return _QUEUED_REPLY_STATES.get(doc.get("notice_state"), REPLY_QUEUED)
-    return REPLY_UNKNOWN if doc.get("reply_attempted") else NOT_ATTEMPTED
+    return _reply_state_of(store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id)))
+
+
+#: ``outcome`` of an event whose answer an outbox push took over (``take_over_reply``).
+TOLD_BY_PUSH = "told_by_push"
+
+
+def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> str:
+    """``reply_state`` for a push about to tell what this event's reply would have told (one transaction).
+
+    When the event is still ``processing`` and its attempt has not started a reply, that attempt
+    is fenced off in the same transaction: the event is finished (``outcome`` ``told_by_push``), so
+    a slow or stale attempt can no longer record a reply or queue its answer (its writes find the
+    event finished, DESIGN §11), and a redelivery is a duplicate. The caller then pushes.
+
+    Returns:
+        The ``reply_state`` word as read (``not_attempted`` when the event was fenced now).
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: retryable; nothing was written.
+    """
+    require_aware(now)
+    doc_id = _doc_id(tenant_id, webhook_event_id)
+
+    def txn(tx: Transaction) -> str:
+        doc = tx.get(COLLECTION, doc_id)
+        state = _reply_state_of(doc)
+        if doc is not None and doc.get("state") == PROCESSING and state == NOT_ATTEMPTED:
+            tx.set(COLLECTION, doc_id, {**doc, "state": DONE, "outcome": TOLD_BY_PUSH, "done_at": to_iso(now)})
+        return state
+
+    return store.run_transaction(txn)

@@ -11,6 +11,10 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
   ``notice_claim_until``: the owner's lease (ISO UTC). Another party may take over only after the
   lease (or once the owner released it: its send was definitely not delivered);
   ``notice_taken_from``: the owner a claim was taken over from;
+  ``notice_push_claimed``: True once a push (``push``) has claimed the entry. From then on only a
+  push tells it, always with the one ``notice_retry_key``: that push may already have reached the
+  user with its "delivered" unrecorded, and only a repeat with the same key is deduplicated by
+  LINE (409), so a reply (another channel, no key) would tell the user twice;
 * ``notice_retry_key``: the push's ``X-Line-Retry-Key``.
 
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped. The
@@ -61,7 +65,8 @@ def notice_fields(kind: str, owner: str, *, now: datetime, lease_seconds: float,
     """The notice fields of a new outbox entry, already claimed by ``owner``."""
     return {"notice_kind": kind, "notice_state": PENDING, "notice_owner": owner,
             "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
-            "notice_retry_key": retry_key, "notice_delivered_at": None, "notice_delivered_by": None}
+            "notice_retry_key": retry_key, "notice_delivered_at": None, "notice_delivered_by": None,
+            "notice_push_claimed": owner == PUSH_OWNER}
 
 
 def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: float,
@@ -76,13 +81,17 @@ def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: flo
             "checking"): its lease is ignored.
     Returns:
         (Claim, the document to write or None). The same owner may always take its own claim
-        back: a redelivered event is the same reply, and pushes share one retry key.
+        back: a redelivered event is the same reply, and pushes share one retry key. Once a push
+        has claimed the entry, any other owner gets HELD for good (``notice_push_claimed``): the
+        push side (reconcile, its queue retries and the sweep) tells it, with the same retry key.
     """
     require_aware(now)
     if not doc or not doc.get("notice_state"):
         return Claim.NO_NOTICE, None
     if doc["notice_state"] in SETTLED_STATES:
         return Claim.DELIVERED, None  # told, perhaps told, or refused for good: say nothing more
+    if doc.get("notice_push_claimed") and owner != PUSH_OWNER:
+        return Claim.HELD, None  # a push may have told the user already: only a keyed push repeats it
     holder = doc.get("notice_owner")
     until = doc.get("notice_claim_until")
     live = bool(holder and until and from_iso(until) > now)
@@ -91,6 +100,7 @@ def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: flo
     taken_from = holder if holder and holder != owner else doc.get("notice_taken_from")
     return Claim.CLAIMED, {**doc, "notice_owner": owner, "notice_taken_from": taken_from,
                            "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
+                           "notice_push_claimed": bool(doc.get("notice_push_claimed")) or owner == PUSH_OWNER,
                            "updated_at": to_iso(now)}
 
 

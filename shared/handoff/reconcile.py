@@ -413,9 +413,10 @@ class ReconcileService:
         """Before pushing a notice taken over from a reply, ask the inbox what became of that reply.
 
         Returns:
-            None to push (no earlier reply, or it was refused by LINE, or never started); otherwise
-            the answer without a push: replied → "delivered"; sent without an answer (or started by
-            an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
+            None to push (no earlier reply, or it was refused by LINE, or never started: an attempt
+            still running that has not started its reply is fenced off first, ``inbox.take_over_reply``);
+            otherwise the answer without a push: replied → "delivered"; sent without an answer (or
+            started by an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
         """
         operation = task.operation
         void = notify.reply_owner(task.reply_event_id) if task.reply_event_id else None
@@ -423,7 +424,8 @@ class ReconcileService:
             holder = (self.store.get(collection, operation.doc_id) or {}).get("notice_taken_from") or ""
             if not holder.startswith("reply:") or holder == void:
                 return None
-            state = inbox.reply_state(self.store, self.settings.tenant_id, holder.split(":", 1)[1])
+            state = inbox.take_over_reply(self.store, self.settings.tenant_id, holder.split(":", 1)[1],
+                                          now=self.clock())
         except StoreError as exc:
             log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
             if not last:

@@ -5,12 +5,15 @@ import os
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from shared.handoff import cards, drafts, notify, records, worker
-from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
+from shared import inbox
+from shared.handoff import cards, drafts, notify, records, wording, worker
+from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
+from shared.queued_event.task import QueuedEventTask
+from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.wiring import line_gateway
 from tests.conftest import line_body, postback_event, sign
@@ -136,3 +139,124 @@ def test_outbox_failed_reply_releases_the_notice_so_the_check_pushes_now(webhook
         ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "E1"), retry_count=0)
     assert (result.http_status, result.detail.get("notice")) == (200, "pushed")
     assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/push" and c["status"] == 200]) == 1
+
+
+def test_outbox_claim_after_a_push_claimed_is_held_for_every_other_owner():
+    over = NOW - timedelta(seconds=1)
+    claim = notify.try_claim
+    _, pushed = claim(pending_doc("reply:A", over), notify.PUSH_OWNER, now=NOW, lease_seconds=1)
+    assert pushed["notice_push_claimed"] is True
+    expired = {**pushed, "notice_claim_until": over.isoformat()}
+    # the push may have reached the user unrecorded: a reply (no retry key) must not tell it again
+    for owner in ("reply:A", "reply:B", "queue:1"):
+        assert claim(expired, owner, now=NOW, lease_seconds=30)[0] is notify.Claim.HELD, owner
+    decision, again = claim(expired, notify.PUSH_OWNER, now=NOW, lease_seconds=30)
+    assert decision is notify.Claim.CLAIMED and again["notice_taken_from"] == "reply:A"
+    # a notice written already owned by the push (reconcile's own create) is the same
+    born_pushed = notify.notice_fields("receipt", notify.PUSH_OWNER, now=over - timedelta(seconds=60),
+                                       lease_seconds=1, retry_key="k")
+    assert claim(born_pushed, "reply:A", now=NOW, lease_seconds=30)[0] is notify.Claim.HELD
+    born_replied = notify.notice_fields("receipt", "reply:A", now=over - timedelta(seconds=60),
+                                        lease_seconds=1, retry_key="k")
+    assert claim(born_replied, "reply:B", now=NOW, lease_seconds=30)[0] is notify.Claim.CLAIMED
+
+
+def receipts_told(line_standin, request_id: str) -> list[dict]:
+    """Accepted replies and pushes whose text carries the request id."""
+    return [c for c in line_standin.calls() if c["status"] == 200
+            and c["path"] in ("/v2/bot/message/reply", "/v2/bot/message/push")
+            and request_id in str(c["body"].get("messages"))]
+
+
+def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
+    """A confirmation created by webhook event ``event_id`` (whose attempt then died), then a relay
+    that claimed the notice, pushed the receipt (LINE accepted it) and died before "delivered";
+    the clock ends past that push's lease. Returns (draft, request_id, the tapped card's data)."""
+    actor = Actor(settings.tenant_id, "U" + "b" * 32)
+    draft = drafts.create_draft(store, actor, "想報名週六的長輩健康操", now=clock(), settings=settings).draft
+    created = create_request(store, draft.operation, draft.content_hash, now=clock(), tz=settings.tz,
+                             source="webhook", notice_owner=notify.reply_owner(event_id),
+                             lease_seconds=settings.event_lease_seconds, event_id=event_id)
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    assert notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=clock(),
+                               lease_seconds=settings.event_lease_seconds) is notify.Claim.CLAIMED
+    message = wording.receipt_message(settings, created.receipt, variant="created")
+    notify.push_notice(line_gateway(settings), draft.operation, [message], purpose="receipt", timeout_seconds=5)
+    assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # the dead push's lease is over
+    data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
+                                             draft.expires_at)
+    return draft, created.receipt.request_id, data
+
+
+def test_outbox_push_delivered_but_unrecorded_then_redelivery_tells_once(webhook_service, line_standin, clock):
+    """Issue 7 (flapping lock): once a push may have told the receipt, the confirmation's
+    redelivery must not reply it again, and the sweep's keyed re-push is LINE's 409."""
+    settings, store = webhook_service.settings, webhook_service.store
+    event_id = "01F1" + "0" * 22
+    draft, request_id, data = pushed_unrecorded(settings, store, clock, line_standin, event_id)
+    body = line_body(postback_event(data, user_id=draft.operation.actor.user_id, event_id=event_id))
+    assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
+    assert len(receipts_told(line_standin, request_id)) == 1  # the redelivery said nothing more
+
+    path = path_from_url(settings.store_url)
+    reconcile = ReconcileService(settings, SqliteStore(path, deadline_seconds=2.0),
+                                 SqliteStore(path, deadline_seconds=2.0, read_only=True),
+                                 line_gateway(settings), clock=clock)
+    op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
+    result = reconcile.run(worker.requeue_task(draft.operation, op_doc, "r1"), retry_count=0)
+    assert (result.http_status, result.detail.get("notice")) == (200, "push_duplicate")
+    assert len(receipts_told(line_standin, request_id)) == 1
+    assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == notify.DELIVERED
+
+
+def test_outbox_push_delivered_but_unrecorded_then_queued_confirmation_tells_once(webhook_service, line_standin,
+                                                                                 clock):
+    """The same, when the confirmation went to the queue (store busy): the queued-event worker runs
+    the tap again and says nothing, and its inbox reads "not told" so no relay waits on it."""
+    settings, store = webhook_service.settings, webhook_service.store
+    event_id = "01F2" + "0" * 22
+    draft, request_id, data = pushed_unrecorded(settings, store, clock, line_standin, event_id)
+    raw = postback_event(data, user_id=draft.operation.actor.user_id, event_id=event_id)
+    raw["timestamp"] = int(clock().timestamp() * 1000)
+    assert inbox.claim_and_queue(store, settings.tenant_id, [(event_id, raw)], now=clock(), reason="store_busy",
+                                 lease_seconds=settings.event_lease_seconds) == {event_id: "queued"}
+    answer = QueuedEventWorker(settings, store, line_gateway(settings), clock=clock).run(
+        QueuedEventTask(settings.tenant_id, event_id), retry_count=0)
+    assert (answer.outcome, answer.http_status) == ("no_answer", 200)
+    assert len(receipts_told(line_standin, request_id)) == 1
+    assert inbox.reply_state(store, settings.tenant_id, event_id) == inbox.REPLY_FAILED
+
+
+def test_outbox_relay_fences_a_slow_attempt_that_never_started_its_reply(webhook_service, line_standin, clock):
+    """A webhook attempt created the request and is still running (slow store) past the notice's
+    lease: the relay pushes the receipt and fences that attempt, which can then neither reply nor
+    queue its receipt answer; a redelivery of the tap is a duplicate. The user is told once."""
+    settings, store = webhook_service.settings, webhook_service.store
+    actor = Actor(settings.tenant_id, "U" + "c" * 32)
+    event_id = "01F3" + "0" * 22
+    draft = drafts.create_draft(store, actor, "社區路燈不亮", now=clock(), settings=settings).draft
+    data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
+                                             draft.expires_at)
+    raw = postback_event(data, user_id=actor.user_id, event_id=event_id)
+    attempt = inbox.claim_event(store, settings.tenant_id, event_id, now=clock(),
+                                lease_seconds=settings.event_lease_seconds, event=raw).attempt
+    created = create_request(store, draft.operation, draft.content_hash, now=clock(), tz=settings.tz,
+                             source="webhook", notice_owner=notify.reply_owner(event_id),
+                             lease_seconds=settings.event_lease_seconds, event_id=event_id)
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    path = path_from_url(settings.store_url)
+    reconcile = ReconcileService(settings, SqliteStore(path, deadline_seconds=2.0),
+                                 SqliteStore(path, deadline_seconds=2.0, read_only=True),
+                                 line_gateway(settings), clock=clock)
+    result = reconcile.run(ReconcileTask(draft.operation, draft.content_hash, RELAY, tag=event_id), retry_count=0)
+    assert (result.http_status, result.detail.get("notice")) == (200, "pushed")
+    # the slow attempt wakes up: it may neither reply nor hand its receipt answer to the queue
+    assert inbox.mark_reply_attempted(store, settings.tenant_id, event_id, attempt, now=clock()) is False
+    assert inbox.queue_event(store, settings.tenant_id, event_id, attempt, event=raw, reason="reply_unrecorded",
+                             now=clock(), answer=[{"type": "text", "text": "receipt"}]) is False
+    body = line_body(raw)
+    assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
+    assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
+    doc = store.get(inbox.COLLECTION, f"{settings.tenant_id}:{event_id}")
+    assert (doc["state"], doc["outcome"]) == ("done", inbox.TOLD_BY_PUSH)
