@@ -57,7 +57,7 @@ BUSINESS_COLLECTIONS = ("handoff_requests", "preferences")
 MODEL_TOOL_FOR = {"search_local_places": "search_local_places", "search_local_events": "search_local_events",
                   "needs_area": None, "find_place": "search_local_places", "show_limits": "show_local_help",
                   "show_local_help": "show_local_help", "greeting": "show_local_help", "thanks": "show_local_help",
-                  "propose_dietary_memory": "propose_dietary_memory"}
+                  "propose_dietary_memory": "propose_dietary_memory", "privacy_info": "request_memory_management"}
 #: Statuses of cases that were not run in a mode: a router cannot exercise model failures; a scripted
 #: run has nothing to score where no script says what the model answers.
 NOT_RUN = ("model-only", "no-script")

@@ -94,6 +94,8 @@ Tools:
   when stated.
 - propose_dietary_memory: only when the resident asks LOCAL to remember their OWN diet for later
   (幫我記住, 以後都…). Not for 不要記住, not for someone else's habit (朋友說他吃素), not for a one-off.
+- request_memory_management: the resident asks what LOCAL keeps about them, or to see, delete or
+  forget it (我的資料, 你記得我什麼, 忘記我, 刪除我的資料). It only shows buttons; it changes nothing.
 - show_local_help: anything LOCAL cannot do or has no data for. reason: booking (訂位/預約/報名),
   parking, transport, opening_hours (現在有開嗎/營業時間), medical, weather, other.
 

@@ -1,6 +1,6 @@
 """The model's tools: thin functions over the read-only use cases the offline router calls.
 
-Four tools, one per turn (DESIGN §8; issue 10):
+Five tools, one per turn (DESIGN §8; issue 10):
 
 - ``search_local_places(area, dietary_type, keyword)`` and ``search_local_events(area, date_from,
   date_to, keyword)``: the same searches as the router, through the one turn engine
@@ -8,7 +8,9 @@ Four tools, one per turn (DESIGN §8; issue 10):
   validation are the router's;
 - ``show_local_help(reason)``: what LOCAL cannot do (booking, parking, transport, opening hours,
   medical, weather, other);
-- ``propose_dietary_memory(dietary_type)``: the consent card, **no write** (DESIGN §6).
+- ``propose_dietary_memory(dietary_type)``: the consent card, **no write** (DESIGN §6);
+- ``request_memory_management()``: what LOCAL keeps and the 我的偏好 / 忘記我的飲食偏好 buttons,
+  **no write**: viewing or forgetting happens only when the resident taps one (functions/memory).
 
 No tool writes business data: the searches read snapshots, the card is signed and sent, and only
 functions/memory writes a preference after the resident taps it. ``tool_context`` is ADK's
@@ -48,7 +50,8 @@ from shared.turn.engine import (
 from shared.turn.limits import HELP_REASONS
 from shared.turn.router import Proposal
 
-BUSINESS_TOOLS = ("search_local_places", "search_local_events", "show_local_help", "propose_dietary_memory")
+BUSINESS_TOOLS = ("search_local_places", "search_local_events", "show_local_help", "propose_dietary_memory",
+                  "request_memory_management")
 DIETARY_TYPES = ("vegetarian", "vegan", "ovo_lacto", "lacto", "any")
 SAVABLE_DIETS = ("vegetarian", "vegan", "ovo_lacto", "lacto")
 #: Session state key holding the preference revision the turn read (DESIGN §8).
@@ -143,11 +146,12 @@ class LocalTools:
         self.binding = binding
 
     def function_tools(self) -> list:
-        """ADK FunctionTools for the four tools (imported here: only functions/agent loads ADK)."""
+        """ADK FunctionTools for the five tools (imported here: only functions/agent loads ADK)."""
         from google.adk.tools import FunctionTool
 
         return [FunctionTool(self.search_local_places), FunctionTool(self.search_local_events),
-                FunctionTool(self.show_local_help), FunctionTool(self.propose_dietary_memory)]
+                FunctionTool(self.show_local_help), FunctionTool(self.propose_dietary_memory),
+                FunctionTool(self.request_memory_management)]
 
     def _invoke(self, tool_context: Optional[ToolContext], proposal: Proposal) -> dict[str, Any]:
         binding = self.binding
@@ -226,6 +230,17 @@ class LocalTools:
         return self._invoke(tool_context, Proposal("propose_dietary_memory", {"dietary_type": dietary_type},
                                                    source="model"))
 
+    def request_memory_management(self, tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
+        """Show what LOCAL keeps about the resident, with buttons to view or forget their diet.
+
+        For 我的資料, 忘記我, 刪除我的資料, 你記得我什麼. Nothing is shown, changed or deleted until the
+        resident taps a button.
+
+        Returns:
+            {"status": "memory_management"}, or {"status": "refused", "error"} when the call was not run.
+        """
+        return self._invoke(tool_context, Proposal("request_memory_management", {}, source="model"))
+
 
 # -- schema check of the raw call (before ADK filters unknown names or coerces values) ---------------
 
@@ -265,6 +280,7 @@ SCHEMA: dict[str, dict[str, Callable[[Any], str | None]]] = {
                             "keyword": _optional_text},
     "show_local_help": {"reason": _enum(*HELP_REASONS)},
     "propose_dietary_memory": {"dietary_type": _enum(*SAVABLE_DIETS, optional=False)},
+    "request_memory_management": {},
 }
 
 

@@ -303,7 +303,8 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     """Resolve the effective diet and run the one read-only tool (DESIGN §7 steps 3–4).
 
     Never raises for a bad argument: an unknown area, diet or date gets a kind reply
-    (``invalid_argument``). ``propose_dietary_memory`` renders the consent card and writes nothing.
+    (``invalid_argument``). ``propose_dietary_memory`` renders the consent card and
+    ``request_memory_management`` the 我的偏好 / 忘記我的飲食偏好 buttons; neither writes anything.
 
     Args:
         ctx: the verified event.
@@ -318,6 +319,8 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     try:
         if proposal.tool == "propose_dietary_memory":
             reply, status = offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"
+        elif proposal.tool == "request_memory_management":  # the buttons only: functions/memory acts on a tap
+            reply, status = menu.privacy_reply(ctx), "memory_management"
         else:
             diet = resolve_diet(proposal.args.get("dietary_type"), snapshot) if takes_diet(proposal) else None
             result = execute(ctx, proposal, diet, tools)

@@ -139,6 +139,15 @@ def test_agent_memory_proposal_offers_a_card_and_writes_nothing(standin, setting
     assert (audit["tool"], audit["status"]) == ("propose_dietary_memory", "memory_card")
 
 
+def test_agent_memory_management_shows_what_is_kept_with_buttons_and_forgets_nothing(standin, settings, store):
+    remember(store, "vegan")
+    before = json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id), sort_keys=True)
+    messages, audit = turn(standin, settings, store, "你們記得我什麼？全部刪掉", [call("request_memory_management")])
+    assert {"我的偏好", "忘記我的飲食偏好"} <= set(quick_reply_labels(messages))
+    assert json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id), sort_keys=True) == before
+    assert (audit["tool"], audit["status"]) == ("request_memory_management", "memory_management")
+
+
 def test_agent_model_prose_is_never_sent(standin, settings, store):
     messages, audit = turn(standin, settings, store, "花壇哪裡好吃", [{"text": "花壇的假店名素食坊今天有開，營業到晚上十點"}])
     words = all_text(messages)
@@ -235,14 +244,15 @@ def test_agent_injection_text_cannot_cause_writes(standin, settings, store):
 
 # -- what the model sees --------------------------------------------------------------------------------
 
-def test_agent_tool_schemas_hide_tool_context_and_name_four_read_only_tools(standin, settings, store):
+def test_agent_tool_schemas_hide_tool_context_and_name_five_read_only_tools(standin, settings, store):
     remember(store, "ovo_lacto")
     since = standin.requests()[-1]["seq"] if standin.requests() else 0
     turn(standin, settings, store, "花壇有素食嗎", [call("search_local_places", area="花壇鄉")])
     body = standin.requests(since)[0]["body"]
     declarations = [d for tool in body["tools"] for d in tool["functionDeclarations"]]
     assert sorted(d["name"] for d in declarations) == [
-        "propose_dietary_memory", "search_local_events", "search_local_places", "show_local_help"]
+        "propose_dietary_memory", "request_memory_management", "search_local_events", "search_local_places",
+        "show_local_help"]
     schema_text = json.dumps(declarations)
     assert "tool_context" not in schema_text and "ToolContext" not in schema_text
     seen = json.dumps(body, ensure_ascii=False)
@@ -264,7 +274,8 @@ def test_agent_schema_problem_accepts_only_declared_calls():
     call("search_local_events", area="彰化市", date_from="2026-12-05", date_to="2026-12-07", keyword="市集"),
     call("show_local_help", reason="booking"),
     call("propose_dietary_memory", dietary_type="lacto"),
-], ids=["places", "events", "help", "memory-card"])
+    call("request_memory_management"),
+], ids=["places", "events", "help", "memory-card", "memory-management"])
 def test_agent_no_tool_writes_business_data(standin, settings, store, step):
     remember(store, "vegan")
     before = business_rows(store) | {"preference": json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id),
