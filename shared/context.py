@@ -36,6 +36,9 @@ class EventContext:
     #: Free text that no fixed entry or hook took: ``(ctx, text) -> Reply``. None: the offline
     #: router (shared.turn.engine.run_text_turn). functions/agent sets the model turn here.
     text_turn: Callable[["EventContext", str], "Reply"] | None = None
+    #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
+    #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
+    shared_chat: bool = False
 
 
 @dataclass(frozen=True)

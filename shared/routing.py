@@ -149,7 +149,7 @@ def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
         if _in_shared_chat(event) and is_one_to_one_text(text):
             log("INFO", "one-to-one request declined in a shared chat", chat=event.source.type)
             return refusals.one_to_one_reply(ctx.settings)
-        return route_text(replace(ctx, message_id=event.message.id), text)
+        return route_text(replace(ctx, message_id=event.message.id, shared_chat=_in_shared_chat(event)), text)
     return menu.non_text_reply()
 
 
@@ -161,7 +161,7 @@ def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
         return menu.expired_button_reply()
     if _in_shared_chat(event) and data.startswith(ONE_TO_ONE_POSTBACKS):
         return refusals.one_to_one_reply(ctx.settings)
-    return route_postback(ctx, data)
+    return route_postback(replace(ctx, shared_chat=_in_shared_chat(event)), data)
 
 
 def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:

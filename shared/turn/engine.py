@@ -179,8 +179,12 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
 
 
 def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:
-    """The actor's preference, or None when it cannot be read (the turn then runs without it)."""
-    if ctx.actor is None:
+    """The actor's preference, or None when it cannot be read (the turn then runs without it).
+
+    In a group or room (``ctx.shared_chat``) nothing is remembered as far as the turn knows: the
+    sender's consented diet is never applied or named where others read it (DESIGN §6).
+    """
+    if ctx.actor is None or ctx.shared_chat:
         return PreferenceSnapshot()
     try:
         return read_preference(ctx.store, ctx.actor)
@@ -362,7 +366,7 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
             if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet
                 record["effective_args"] = {**record["effective_args"], "dietary_type": None}
     if reply is None:
-        reply = _render(proposal, result, diet, snapshot)
+        reply = _render(proposal, result, diet, snapshot, offer_memory=not ctx.shared_chat)
     record.update(audit_extra or {})
     record.update(status=status, timings_ms={"snapshot": start.snapshot_ms, "tool": run.tool_ms,
                                              "total": round((time.monotonic() - start.started_monotonic) * 1000, 1)})
@@ -454,7 +458,7 @@ def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
 
 
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
-            snapshot: PreferenceSnapshot | None) -> Reply:
+            snapshot: PreferenceSnapshot | None, *, offer_memory: bool = True) -> Reply:
     if result is None:
         if proposal.source == "model":
             return model_help_reply(proposal.args.get("reason"))
@@ -476,7 +480,7 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
             _attach(messages, events_next_steps(result, asked=asked))
         else:
             remembered = snapshot.dietary_type if snapshot else None
-            said = stated if _unrecorded_diet(proposal) is None else None
+            said = stated if offer_memory and _unrecorded_diet(proposal) is None else None
             _attach(messages, places_next_steps(result, stated_diet=said, remembered=remembered, asked=asked))
     lines = _note_lines(proposal, result)
     if diet is not None and status in ("ok", "no_match"):

@@ -96,3 +96,40 @@ def test_chat_scope_unstorable_text_gets_a_reason_to_act_on(webhook_service, lin
     assert "字元" in words and "再傳一次" in words
     assert "稍後再試" not in words
     assert stored(webhook_service) == []
+
+
+def remember_for(service, user_id: str, diet: str) -> None:
+    from datetime import datetime, timezone
+
+    from shared.identity import Actor
+    from shared.memory.approve import apply_card
+    from shared.memory.tokens import issue_card, signing_keys
+
+    now = datetime.now(timezone.utc)
+    actor = Actor(service.settings.tenant_id, user_id)
+    card, _ = issue_card(signing_keys(service.settings), actor, revision=0, dietary_type=diet, operation="save",
+                         now=now, ttl_seconds=300)
+    assert apply_card(service.store, actor, card, now).outcome == "memory_saved"
+
+
+@pytest.mark.parametrize("source", [GROUP, ROOM], ids=["group", "room"])
+@pytest.mark.parametrize("text", ["花壇有素食店嗎？", "花壇鄉 蔬食", "花壇有全素的店嗎"])
+def test_chat_scope_remembered_diet_is_neither_used_nor_named_in_a_shared_chat(webhook_service, line_standin,
+                                                                                source, text):
+    remember_for(webhook_service, USER, "ovo_lacto")
+    event = text_event(text)
+    event["source"] = dict(source)
+    assert handle(webhook_service, line_body(event)).status == 200
+    messages = only_reply(line_standin, event)
+    words = all_text(messages) + json.dumps(messages, ensure_ascii=False)
+    assert "花壇" in words
+    assert "記住" not in words  # nothing about the member's memory (記住的偏好), no offer to remember (記住：…)
+    [audit] = [a for a in webhook_service.store.query("turn_audit") if a.get("webhook_event_id") == event["webhookEventId"]]
+    assert audit["origin"] != "consented_memory"
+
+
+def test_chat_scope_remembered_diet_still_applies_one_to_one(webhook_service, line_standin):
+    remember_for(webhook_service, USER, "ovo_lacto")
+    event = text_event("花壇有素食店嗎？")
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert "蛋奶素" in all_text(only_reply(line_standin, event)).split("蔬食店家")[0]  # named, one-to-one
