@@ -60,5 +60,5 @@ def webhook(request):
         return {"error": str(exc)}, exc.status
     if request.method != "POST":
         return {"error": "POST only"}, 405
-    result = _service().handle(body.decode("utf-8", "replace"), request.headers.get("X-Line-Signature"))
+    result = _service().handle(body, request.headers.get("X-Line-Signature"))
     return result.body, result.status

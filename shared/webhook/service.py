@@ -74,11 +74,11 @@ class WebhookService:
         self.clock = clock
         self._monotonic = monotonic
 
-    def handle(self, body_text: str, signature: str | None) -> WebhookResult:
+    def handle(self, body: str | bytes, signature: str | None) -> WebhookResult:
         """Verify and process one delivery.
 
         Args:
-            body_text: the raw body decoded as UTF-8, exactly as received (never re-serialised).
+            body: the raw body as received (never re-serialised): bytes, or text decoded as UTF-8.
             signature: the ``X-Line-Signature`` header.
         Returns:
             200 when every event is finished (or was finished before); 400 for a missing or
@@ -88,7 +88,7 @@ class WebhookService:
         started = self._monotonic()
         deadline = started + self.settings.webhook_budget_seconds
         try:
-            read = parse.read_delivery(self.settings.line_channel_secret or "", body_text, signature)
+            read = parse.read_delivery(self.settings.line_channel_secret or "", body, signature)
         except parse.DeliveryRejected as exc:
             log("WARNING", "webhook rejected", reason=exc.reason)
             return WebhookResult(exc.status, {"error": str(exc)})

@@ -123,6 +123,21 @@ def test_webhook_http_malformed_json_with_valid_signature_is_400(webhook, line_s
     assert line_standin.calls() == []
 
 
+@pytest.mark.parametrize("raw", [
+    b"\xff\xfe{}",                                         # a UTF-16 byte-order mark
+    json.dumps(json.loads(case_bytes("text-menu.json")), ensure_ascii=False).encode("big5"),  # Big5 text
+    case_bytes("text-menu.json")[:-3] + b"\xe9\x81" + b"}]}",  # a cut multi-byte character
+    b'{"events":[],"x":"\xc0\xaf"}',                       # an overlong encoding
+], ids=["utf16-bom", "big5", "cut-character", "overlong"])
+def test_webhook_http_signed_body_not_utf8_is_400_malformed_not_signature(webhook, line_standin, raw):
+    response = webhook.post("/", data=raw, headers=_headers(raw, "sign"))
+    assert response.status_code == 400
+    assert "not UTF-8" in response.get_json()["error"]
+    assert line_standin.calls() == []
+    wrong = webhook.post("/", data=raw, headers=_headers(raw, sign(raw, "another-channel-secret")))
+    assert (wrong.status_code, wrong.get_json()["error"]) == (400, "invalid signature")
+
+
 def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook_process, line_standin):
     body = line_body(text_event("花壇有素食店嗎？", event_id="01CONCURRENT0000000000000A",
                                 reply_token="rt-concurrent-1"))
