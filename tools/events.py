@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -25,14 +26,19 @@ from shared import wiring
 from shared.clock import Clock, utc_now
 from shared.config import ConfigError, Settings
 from shared.events.ingest import ingest_events
-from shared.events.snapshots import status
+from shared.events.snapshots import status, status_of
 from shared.logs import log
 from shared.store import StoreError
+from shared.store.sqlite import path_from_url
 
 
 def _print(document: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
     out.flush()
+
+
+def _missing_sqlite_file(store_url: str | None) -> bool:
+    return bool(store_url and store_url.startswith("sqlite:")) and not os.path.exists(path_from_url(store_url))
 
 
 def main(argv: list[str] | None = None, *, environ: dict[str, str] | None = None, out: TextIO = sys.stdout,
@@ -46,7 +52,11 @@ def main(argv: list[str] | None = None, *, environ: dict[str, str] | None = None
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(environ, required=("LOCAL_STORE_URL",))
-        store = wiring.open_store(settings)
+        if args.command == "status" and _missing_sqlite_file(settings.store_url):
+            # nothing was ever stored: the status of an empty store, and no file is created
+            _print(status_of({}, now=clock(), stale_after_seconds=settings.events_stale_after_seconds), out)
+            return 0
+        store = wiring.open_store(settings, read_only=args.command == "status")  # status only reads
         source = wiring.activity_source(settings, file=args.file or None) if args.command == "ingest" else None
     except (ConfigError, ValueError) as exc:
         log("ERROR", "events command not configured", error=str(exc))

@@ -253,7 +253,11 @@ def status(store: DocumentStore, *, now: datetime, stale_after_seconds: float) -
     Raises:
         StoreError.
     """
-    state = read_state(store) or {}
+    return status_of(read_state(store) or {}, now=now, stale_after_seconds=stale_after_seconds)
+
+
+def status_of(state: dict[str, Any], *, now: datetime, stale_after_seconds: float) -> dict[str, Any]:
+    """``status`` from the events state document as read (``{}`` when there is none): no store access."""
     version = state.get("snapshot_version")
     checked = state.get("checked_at")
     age = None if not (version and checked) else round((require_aware(now) - from_iso(checked)).total_seconds(), 1)

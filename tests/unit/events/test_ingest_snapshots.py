@@ -243,6 +243,16 @@ def test_events_tool_ingest_then_status_prints_one_json_each(store, tmp_path):
     assert status["fetched_at"] == "2026-11-30T02:00:00+00:00"
 
 
+@pytest.mark.parametrize("name", ["never-made.sqlite3", "sub/dir/never-made.sqlite3"])
+def test_events_tool_status_without_a_store_file_creates_none(tmp_path, name):
+    path = tmp_path / name
+    out = io.StringIO()
+    assert events_tool.main(["status"], environ={"LOCAL_STORE_URL": f"sqlite:///{path}"}, out=out,
+                            clock=lambda: NOW) == 0
+    assert json.loads(out.getvalue())["answers_from"] == "demo"
+    assert not path.exists() and not list(tmp_path.rglob("*.sqlite3*"))
+
+
 def test_events_tool_live_without_credentials_is_a_configuration_error(store):
     out = io.StringIO()
     assert events_tool.main(["ingest"], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"}, out=out) == 2
