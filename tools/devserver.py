@@ -317,9 +317,41 @@ def _serve_only(config: DevConfig, children: list[Child]) -> int:
         time.sleep(0.5)
 
 
+def hold_run_dir(run_dir: Path):
+    """Take ``run_dir``'s lock for this process (``fcntl.flock``, released when the process ends).
+
+    Returns:
+        The open lock file (keep it open), or None when another ``make run`` holds the directory:
+        its logs, call records and store would be shared, so the caller stops instead.
+    """
+    import fcntl
+
+    handle = open(run_dir / "devserver.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        print(f"devserver: another make run (pid {holder}) is using {run_dir}; stop it first, or run the "
+              "second one from another checkout (README: make run)", file=sys.stderr)
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
 def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
-    """Start everything for ``config``, run the chosen mode, and always stop the children."""
+    """Start everything for ``config``, run the chosen mode, and always stop the children.
+
+    Returns 2 at once, starting nothing, when another ``make run`` holds ``config.run_dir``.
+    """
     config.run_dir.mkdir(parents=True, exist_ok=True)
+    lock = hold_run_dir(config.run_dir)
+    if lock is None:
+        return 2
     if config.store_path is not None:
         config.store_path.parent.mkdir(parents=True, exist_ok=True)
     mode = choose_mode(config.env, config.start_standin, sys.stdin.isatty())

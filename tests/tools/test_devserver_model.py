@@ -39,3 +39,25 @@ def test_devserver_headless_turn_goes_through_the_model_standin(tmp_path):
     assert "和米素食" in json.dumps(places, ensure_ascii=False) and "查蔬食" in json.dumps(menu, ensure_ascii=False)
     recorded = [json.loads(line) for line in (REPO / ".run" / "gemini-calls.jsonl").read_text().splitlines()]
     assert any("花壇有素食嗎" in json.dumps(call["body"], ensure_ascii=False) for call in recorded)
+
+
+def test_devserver_second_run_in_one_checkout_stops_with_the_first_ones_pid(tmp_path):
+    import subprocess
+    import sys
+
+    from tools.devserver import hold_run_dir
+
+    first = hold_run_dir(tmp_path)
+    assert first is not None
+    second = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                             "from tools.devserver import hold_run_dir; "
+                             "sys.exit(0 if hold_run_dir(Path(sys.argv[1])) is None else 1)", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert f"pid {os.getpid()}" in second.stderr and "another make run" in second.stderr
+    first.close()  # the first run ended: the directory is free again
+    again = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                            "from tools.devserver import hold_run_dir; "
+                            "sys.exit(0 if hold_run_dir(Path(sys.argv[1])) is not None else 1)", str(tmp_path)],
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
