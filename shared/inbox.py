@@ -30,7 +30,60 @@ from shared.clock import from_iso, require_aware, to_iso
 from shared.store import DocumentStore, Transaction, expire_at
 
 COLLECTION = "webhook_inbox"
-PROCESSING, DONE, QUEUED = "processing", "done", "queued"
+
+
+class InboxState(enum.StrEnum):
+    """An inbox document's ``state`` (stored as the plain value)."""
+
+    PROCESSING = "processing"  # held by one attempt until ``lease_until``
+    DONE = "done"              # finished: a redelivery repeats nothing
+    QUEUED = "queued"          # handed to the queued-event worker, which answers it once
+
+
+PROCESSING, DONE, QUEUED = InboxState.PROCESSING, InboxState.DONE, InboxState.QUEUED
+
+
+class EventOutcome(enum.StrEnum):
+    """How a finished (``done``) event ended: the stored ``outcome`` (``mark_done``)."""
+
+    REPLIED = "replied"              # LINE accepted the reply
+    NO_REPLY = "no_reply"            # nothing to say, or no reply token
+    REPLY_FAILED = "reply_failed"    # LINE refused the reply: definitely not delivered
+    REPLY_UNKNOWN = "reply_unknown"  # a reply was started and its outcome is unknown: never repeated
+    ABANDONED = "abandoned"          # its attempt died and nothing is left to answer it with (the sweep)
+    TOLD_BY_PUSH = "told_by_push"    # an outbox push took its answer over before a reply started
+                                     # (``take_over_reply``)
+
+
+class QueuedReason(enum.StrEnum):
+    """Why an event was handed to the queue: the stored ``queued_reason``."""
+
+    BUDGET = "budget"                            # LINE's 2-second budget was running out
+    DEFERRED = "deferred"                        # the turn asked for the model (``Reply(defer=True)``)
+    STORE_BUSY = "store_busy"                    # the store failed retryably while handling it
+    REPLY_NOT_DELIVERED = "reply_not_delivered"  # LINE answered the reply 429
+    REPLY_NEVER_STARTED = "reply_never_started"  # no connection to LINE was made for the reply
+    REPLY_UNRECORDED = "reply_unrecorded"        # the reply attempt could not be recorded first
+    ABANDONED = "abandoned"                      # its attempt died before answering (the sweep)
+
+
+class QueueResult(enum.StrEnum):
+    """What became of one event handed to ``claim_and_queue`` or ``take_over_abandoned``."""
+
+    QUEUED = "queued"        # its document is queued: queue its task
+    DUPLICATE = "duplicate"  # finished or queued before: repeat nothing
+    DONE = "done"            # an earlier attempt's reply may have landed: finished, never repeated
+    RETRY = "retry"          # another attempt holds its lease: LINE should deliver it again
+
+
+class AnswerVia(enum.StrEnum):
+    """How the queued-event worker sends (or sent) an event's answer: the stored ``answer_via``."""
+
+    REPLY = "reply"                              # with the event's reply token
+    PUSH = "push"                                # by push with the event's ``X-Line-Retry-Key``
+    REPLY_NOT_DELIVERED = "reply_not_delivered"  # a reply was definitely not delivered: push next
+
+
 #: The outbox owner of a queued event's answer: the queued-event worker.
 QUEUE_OWNER = "queue"
 ANSWER_KIND = "event_answer"
@@ -39,8 +92,8 @@ ANSWER_KIND = "event_answer"
 RETENTION = timedelta(days=7)
 
 
-class Claim(enum.Enum):
-    """What the caller may do with one delivered event."""
+class EventClaim(enum.Enum):
+    """What the caller may do with one delivered event (the answer to claiming its inbox document)."""
 
     CLAIMED = "claimed"          # process it now
     DONE = "done"                # finished before: answer 200, repeat nothing
@@ -52,7 +105,7 @@ class Claim(enum.Enum):
 class ClaimResult:
     """The claim and, on a takeover, whether the earlier attempt had started its reply."""
 
-    claim: Claim
+    claim: EventClaim
     attempt: int
     reply_attempted: bool = False
 
@@ -103,21 +156,21 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         if doc is None:
             tx.create(COLLECTION, doc_id, {"tenant_id": tenant_id, "webhook_event_id": webhook_event_id,
                                            "event": event, "claimant": claimant,
-                                           "state": "processing", "attempt": 1,
+                                           "state": PROCESSING.value, "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now),
                                            "expire_at": expire_at(now + RETENTION)})
-            return ClaimResult(Claim.CLAIMED, 1)
+            return ClaimResult(EventClaim.CLAIMED, 1)
         if doc["state"] == DONE:
-            return ClaimResult(Claim.DONE, doc["attempt"])
+            return ClaimResult(EventClaim.DONE, doc["attempt"])
         if doc["state"] == QUEUED:
-            return ClaimResult(Claim.QUEUED, doc["attempt"])
+            return ClaimResult(EventClaim.QUEUED, doc["attempt"])
         if claimant is not None and doc.get("claimant") == claimant and doc["state"] == PROCESSING:
-            return ClaimResult(Claim.CLAIMED, doc["attempt"], bool(doc.get("reply_attempted")))
+            return ClaimResult(EventClaim.CLAIMED, doc["attempt"], bool(doc.get("reply_attempted")))
         if from_iso(doc["lease_until"]) > now:
-            return ClaimResult(Claim.IN_PROGRESS, doc["attempt"])
+            return ClaimResult(EventClaim.IN_PROGRESS, doc["attempt"])
         attempt = doc["attempt"] + 1
         tx.set(COLLECTION, doc_id, {**doc, "attempt": attempt, "lease_until": lease_until, "claimant": claimant})
-        return ClaimResult(Claim.CLAIMED, attempt, bool(doc.get("reply_attempted")))
+        return ClaimResult(EventClaim.CLAIMED, attempt, bool(doc.get("reply_attempted")))
 
     return store.run_transaction(txn)
 
@@ -150,27 +203,26 @@ def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id:
 
 
 def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
-              now: datetime, outcome: str) -> bool:
+              now: datetime, outcome: EventOutcome) -> bool:
     """Finish the event; later deliveries of it are acknowledged and repeat nothing.
 
     Args:
-        outcome: a short machine word (``replied``, ``no_reply``, ``reply_failed``, ``failed``).
+        outcome: how it ended (stored as ``outcome``).
     Returns:
         False when a later attempt owns the event.
     """
     return _update(store, tenant_id, webhook_event_id, attempt,
-                   {"state": "done", "outcome": outcome, "done_at": to_iso(now)})
+                   {"state": DONE.value, "outcome": EventOutcome(outcome).value, "done_at": to_iso(now)})
 
 
 def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
-                event: dict, reason: str, now: datetime, answer: list[dict] | None = None,
+                event: dict, reason: QueuedReason, now: datetime, answer: list[dict] | None = None,
                 reply_attempted: bool = False) -> bool:
     """Hand this attempt's event to the queue: the document becomes ``queued`` (one transaction).
 
     Args:
         event: the raw webhook event (JSON object) the worker handles again if no ``answer`` is given.
-        reason: why (``budget``, ``store_busy``, ``reply_not_delivered``, ``reply_never_started``,
-            ``reply_unrecorded``); kept as ``queued_reason``.
+        reason: why; kept as ``queued_reason``.
         answer: the answer already rendered (message dicts), for the worker to send as it is.
         reply_attempted: the reply token was used, or LINE asked to be called later (429): the worker
             must push rather than reply.
@@ -180,7 +232,8 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
         StoreUnavailable / StoreTimeout / TransactionConflict: not queued as far as the caller knows.
     """
     require_aware(now)
-    fields = {"state": QUEUED, "event": event, "queued_reason": reason, "queued_at": to_iso(now),
+    fields = {"state": QUEUED.value, "event": event, "queued_reason": QueuedReason(reason).value,
+              "queued_at": to_iso(now),
               "answer": answer, "reply_attempted": reply_attempted,
               **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
                                      retry_key=answer_retry_key(tenant_id, webhook_event_id))}
@@ -188,7 +241,7 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
 
 
 def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str, dict]], *, now: datetime,
-                    reason: str, lease_seconds: float) -> dict[str, str]:
+                    reason: QueuedReason, lease_seconds: float) -> dict[str, QueueResult]:
     """Claim several events and queue them at once, in one store transaction (one commit).
 
     For each ``(webhook_event_id, raw_event)``: a new event, or one whose earlier attempt lost its
@@ -197,41 +250,41 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
     is finished as ``reply_unknown`` (never replied twice).
 
     Returns:
-        webhook_event_id → "queued", "duplicate", "done" or "retry".
+        webhook_event_id → QueueResult (QUEUED, DUPLICATE, DONE or RETRY).
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: nothing is known to be queued.
     """
     require_aware(now)
     stamp = to_iso(now)
 
-    def txn(tx: Transaction) -> dict[str, str]:
+    def txn(tx: Transaction) -> dict[str, QueueResult]:
         docs = {event_id: tx.get(COLLECTION, _doc_id(tenant_id, event_id)) for event_id, _ in items}
-        results: dict[str, str] = {}
+        results: dict[str, QueueResult] = {}
         for event_id, raw in items:
             if event_id in results:
                 continue  # the same event twice in one body
             doc = docs[event_id]
-            queued = {"tenant_id": tenant_id, "webhook_event_id": event_id, "state": QUEUED, "event": raw,
-                      "queued_reason": reason, "queued_at": stamp, "answer": None, "reply_attempted": False,
+            queued = {"tenant_id": tenant_id, "webhook_event_id": event_id, "state": QUEUED.value, "event": raw,
+                      "queued_reason": QueuedReason(reason).value, "queued_at": stamp, "answer": None, "reply_attempted": False,
                       "received_at": stamp, "lease_until": stamp,
                       **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
                                              retry_key=answer_retry_key(tenant_id, event_id))}
             if doc is None:
                 tx.create(COLLECTION, _doc_id(tenant_id, event_id), {**queued, "attempt": 1})
-                results[event_id] = "queued"
+                results[event_id] = QueueResult.QUEUED
             elif doc["state"] in (DONE, QUEUED):
-                results[event_id] = "duplicate"
+                results[event_id] = QueueResult.DUPLICATE
             elif from_iso(doc["lease_until"]) > now:
-                results[event_id] = "retry"
+                results[event_id] = QueueResult.RETRY
             elif doc.get("reply_attempted"):
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
-                       {**doc, "attempt": doc["attempt"] + 1, "state": DONE, "outcome": "reply_unknown",
-                        "done_at": stamp})
-                results[event_id] = "done"
+                       {**doc, "attempt": doc["attempt"] + 1, "state": DONE.value,
+                        "outcome": EventOutcome.REPLY_UNKNOWN.value, "done_at": stamp})
+                results[event_id] = QueueResult.DONE
             else:
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
                        {**doc, **queued, "received_at": doc.get("received_at", stamp), "attempt": doc["attempt"] + 1})
-                results[event_id] = "queued"
+                results[event_id] = QueueResult.QUEUED
         return results
 
     return store.run_transaction(txn)
@@ -246,16 +299,17 @@ def abandoned_events(store: DocumentStore, tenant_id: str, now: datetime) -> lis
     """
     require_aware(now)
     return [doc["webhook_event_id"] for doc in store.query(COLLECTION, where={"tenant_id": tenant_id,
-                                                                             "state": PROCESSING})
+                                                                             "state": PROCESSING.value})
             if doc.get("webhook_event_id") and from_iso(doc["lease_until"]) <= now]
 
 
-def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> str | None:
+def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
+                        now: datetime) -> QueueResult | None:
     """Finish one abandoned event (the sweep): no resident depends on LINE's redelivery.
 
     Returns:
-        "queued" (no reply was started and the raw event is kept: the queue answers it; queue its
-        task), "done" (a reply was started: its outcome is unknown, so it is never repeated; or
+        QUEUED (no reply was started and the raw event is kept: the queue answers it; queue its
+        task), DONE (a reply was started: its outcome is unknown, so it is never repeated; or
         nothing is left to answer it with), or None (it is no longer abandoned).
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: retryable; the next sweep tries again.
@@ -264,19 +318,19 @@ def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: 
     doc_id = _doc_id(tenant_id, webhook_event_id)
     stamp = to_iso(now)
 
-    def txn(tx: Transaction) -> str | None:
+    def txn(tx: Transaction) -> QueueResult | None:
         doc = tx.get(COLLECTION, doc_id)
         if doc is None or doc.get("state") != PROCESSING or from_iso(doc["lease_until"]) > now:
             return None
         if doc.get("reply_attempted") or not isinstance(doc.get("event"), dict):
-            outcome = "reply_unknown" if doc.get("reply_attempted") else "abandoned"
-            tx.set(COLLECTION, doc_id, {**doc, "state": DONE, "outcome": outcome, "done_at": stamp})
-            return "done"
-        tx.set(COLLECTION, doc_id, {**doc, "attempt": doc["attempt"] + 1, "state": QUEUED,
-                                    "queued_reason": "abandoned", "queued_at": stamp, "answer": None,
+            outcome = EventOutcome.REPLY_UNKNOWN if doc.get("reply_attempted") else EventOutcome.ABANDONED
+            tx.set(COLLECTION, doc_id, {**doc, "state": DONE.value, "outcome": outcome.value, "done_at": stamp})
+            return QueueResult.DONE
+        tx.set(COLLECTION, doc_id, {**doc, "attempt": doc["attempt"] + 1, "state": QUEUED.value,
+                                    "queued_reason": QueuedReason.ABANDONED.value, "queued_at": stamp, "answer": None,
                                     **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
                                                            retry_key=answer_retry_key(tenant_id, webhook_event_id))})
-        return "queued"
+        return QueueResult.QUEUED
 
     return store.run_transaction(txn)
 
@@ -289,9 +343,9 @@ def answer_retry_key(tenant_id: str, webhook_event_id: str) -> str:
 _RETRY_NAMESPACE = uuid.UUID("0b6e1f5c-2d8a-5e4b-9c3f-7a1d2e3f4a5b")
 
 
-def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], via: str, owner: str,
+def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], via: AnswerVia, owner: str,
                   now: datetime) -> bool:
-    """Record, before sending, what the worker is about to send and how (``reply`` or ``push``).
+    """Record, before sending, what the worker is about to send and how (``AnswerVia``).
 
     Later attempts send the same ``answer`` with the same retry key, and a reply once attempted is
     never attempted again. Returns False when ``owner`` no longer holds the notice.
@@ -302,10 +356,12 @@ def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], vi
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(COLLECTION, ref.doc_id)
-        if doc is None or doc.get("notice_state") != outbox.PENDING or doc.get("notice_owner") != owner:
+        notice = outbox.Notice.of(doc)
+        if doc is None or notice is None or not notice.held_by(owner):
             return False
-        changes: dict[str, Any] = {"answer": answer, "answer_via": via, "answer_recorded_at": to_iso(now)}
-        if via == "reply":
+        changes: dict[str, Any] = {"answer": answer, "answer_via": AnswerVia(via).value,
+                                   "answer_recorded_at": to_iso(now)}
+        if via is AnswerVia.REPLY:
             changes["reply_attempted"] = True
             changes["reply_attempted_at"] = to_iso(now)
         tx.set(COLLECTION, ref.doc_id, {**doc, **changes})
@@ -320,49 +376,54 @@ def queued_events(store: DocumentStore, tenant_id: str) -> list[dict]:
     Raises:
         StoreUnavailable: the store could not be read.
     """
-    return store.query(COLLECTION, where={"tenant_id": tenant_id, "state": QUEUED,
-                                          "notice_state": outbox.PENDING})
+    return store.query(COLLECTION, where={"tenant_id": tenant_id, "state": QUEUED.value,
+                                          "notice_state": outbox.PENDING.value})
 
 
-#: ``reply_state`` answers.
-NOT_ATTEMPTED, REPLIED, REPLY_FAILED, REPLY_UNKNOWN = "not_attempted", "replied", "failed", "unknown"
-#: The event is queued and its answer not yet settled: the queued-event worker will tell the user.
-REPLY_QUEUED = "queued"
-_DONE_REPLY_STATES = {"replied": REPLIED, "reply_failed": REPLY_FAILED, "reply_unknown": REPLY_UNKNOWN}
-_QUEUED_REPLY_STATES = {outbox.DELIVERED: REPLIED, outbox.REPLY_UNKNOWN: REPLY_UNKNOWN,
-                        outbox.FAILED: REPLY_FAILED}
+class ReplyState(enum.StrEnum):
+    """What ``reply_state`` knows of one event's answer."""
+
+    NOT_ATTEMPTED = "not_attempted"  # no reply was started (no document, or finished without one)
+    REPLIED = "replied"              # LINE accepted it: the reply, or the queued answer's reply or push
+    FAILED = "failed"                # LINE refused it: definitely not delivered
+    UNKNOWN = "unknown"              # perhaps delivered: never repeated blindly (DESIGN §3)
+    QUEUED = "queued"                # the queued-event worker has yet to settle it: wait
 
 
-def _reply_state_of(doc: dict | None) -> str:
+_DONE_REPLY_STATES = {EventOutcome.REPLIED: ReplyState.REPLIED, EventOutcome.REPLY_FAILED: ReplyState.FAILED,
+                      EventOutcome.REPLY_UNKNOWN: ReplyState.UNKNOWN}
+_QUEUED_REPLY_STATES = {outbox.NoticeState.DELIVERED: ReplyState.REPLIED,
+                        outbox.NoticeState.REPLY_UNKNOWN: ReplyState.UNKNOWN,
+                        outbox.NoticeState.FAILED: ReplyState.FAILED}
+
+
+def _reply_state_of(doc: dict | None) -> ReplyState:
     if doc is None:
-        return NOT_ATTEMPTED
+        return ReplyState.NOT_ATTEMPTED
     if doc.get("state") == DONE:
-        return _DONE_REPLY_STATES.get(doc.get("outcome"), NOT_ATTEMPTED)
+        return _DONE_REPLY_STATES.get(doc.get("outcome"), ReplyState.NOT_ATTEMPTED)
     if doc.get("state") == QUEUED:
-        return _QUEUED_REPLY_STATES.get(doc.get("notice_state"), REPLY_QUEUED)
-    return REPLY_UNKNOWN if doc.get("reply_attempted") else NOT_ATTEMPTED
+        notice = outbox.Notice.of(doc)
+        return _QUEUED_REPLY_STATES.get(notice.state, ReplyState.QUEUED) if notice else ReplyState.QUEUED
+    return ReplyState.UNKNOWN if doc.get("reply_attempted") else ReplyState.NOT_ATTEMPTED
 
 
-def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> str:
+def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> ReplyState:
     """Whether the answer to one event reached LINE, as far as the inbox knows (one read).
 
     Returns:
-        ``replied`` (LINE accepted it: the reply, or the queued answer's reply or push); ``failed``
-        (LINE refused it: definitely not delivered); ``unknown`` (sent without an answer, or started
-        by an attempt that never finished: it may have been delivered, so it must not be repeated
-        blindly, DESIGN §3); ``queued`` (the queued-event worker has yet to settle it: wait);
-        ``not_attempted`` (no reply was started: no inbox document, or finished without a reply).
+        ReplyState: REPLIED (LINE accepted it: the reply, or the queued answer's reply or push);
+        FAILED (LINE refused it: definitely not delivered); UNKNOWN (sent without an answer, or
+        started by an attempt that never finished: it may have been delivered, so it must not be
+        repeated blindly, DESIGN §3); QUEUED (the queued-event worker has yet to settle it: wait);
+        NOT_ATTEMPTED (no reply was started: no inbox document, or finished without a reply).
     Raises:
         StoreUnavailable: the inbox could not be read.
     """
     return _reply_state_of(store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id)))
 
 
-#: ``outcome`` of an event whose answer an outbox push took over (``take_over_reply``).
-TOLD_BY_PUSH = "told_by_push"
-
-
-def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> str:
+def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> ReplyState:
     """``reply_state`` for a push about to tell what this event's reply would have told (one transaction).
 
     When the event is still ``processing`` and its attempt has not started a reply, that attempt
@@ -371,18 +432,19 @@ def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str,
     event finished, DESIGN §11), and a redelivery is a duplicate. The caller then pushes.
 
     Returns:
-        The ``reply_state`` word as read (``not_attempted`` when the event was fenced now).
+        The ReplyState as read (NOT_ATTEMPTED when the event was fenced now).
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: retryable; nothing was written.
     """
     require_aware(now)
     doc_id = _doc_id(tenant_id, webhook_event_id)
 
-    def txn(tx: Transaction) -> str:
+    def txn(tx: Transaction) -> ReplyState:
         doc = tx.get(COLLECTION, doc_id)
         state = _reply_state_of(doc)
-        if doc is not None and doc.get("state") == PROCESSING and state == NOT_ATTEMPTED:
-            tx.set(COLLECTION, doc_id, {**doc, "state": DONE, "outcome": TOLD_BY_PUSH, "done_at": to_iso(now)})
+        if doc is not None and doc.get("state") == PROCESSING and state is ReplyState.NOT_ATTEMPTED:
+            tx.set(COLLECTION, doc_id, {**doc, "state": DONE.value, "outcome": EventOutcome.TOLD_BY_PUSH.value,
+                                        "done_at": to_iso(now)})
         return state
 
     return store.run_transaction(txn)

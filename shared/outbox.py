@@ -17,6 +17,9 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
   LINE (409), so a reply (another channel, no key) would tell the user twice;
 * ``notice_retry_key``: the push's ``X-Line-Retry-Key``.
 
+``Notice.of(doc)`` reads these fields as one typed record (``NoticeState``); a claim answers a
+``NoticeClaim``. Stored values stay plain strings.
+
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped. The
 functions take the collection and any reference with a ``doc_id`` (a handoff ``Operation``, a
 webhook ``inbox.EventRef``), so every outbox follows the same rules.
@@ -24,6 +27,7 @@ webhook ``inbox.EventRef``), so every outbox follows the same rules.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -38,11 +42,28 @@ class OutboxRef(Protocol):
     def doc_id(self) -> str: ...
 
 
-PENDING, DELIVERED, REPLY_UNKNOWN = "pending", "delivered", "reply_unknown"
-#: LINE refused the send for good (a 4xx other than 429), or it was never delivered after every
-#: attempt: definitely not told, and nobody sends it again.
-FAILED = "failed"
-SETTLED_STATES = (DELIVERED, REPLY_UNKNOWN, FAILED)
+class NoticeState(enum.StrEnum):
+    """``notice_state``: what became of one notice (stored as the plain value)."""
+
+    PENDING = "pending"              # nobody has told the user yet
+    DELIVERED = "delivered"          # a reply or push succeeded
+    REPLY_UNKNOWN = "reply_unknown"  # the send that owned it got no answer: perhaps told, never sent again
+    #: LINE refused the send for good (a 4xx other than 429), or it was never delivered after every
+    #: attempt: definitely not told, and nobody sends it again.
+    FAILED = "failed"
+    #: Staff notices only (``shared.staff.relay``): LINE refused the push, or the notice is no longer
+    #: needed; ended without telling anyone.
+    REFUSED = "refused"
+    NOT_NEEDED = "not_needed"
+
+    @property
+    def settled(self) -> bool:
+        """True for every state but PENDING: nobody sends this notice any more."""
+        return self is not NoticeState.PENDING
+
+
+PENDING, DELIVERED, REPLY_UNKNOWN, FAILED = (NoticeState.PENDING, NoticeState.DELIVERED,
+                                             NoticeState.REPLY_UNKNOWN, NoticeState.FAILED)
 PUSH_OWNER = "push"
 
 
@@ -51,8 +72,15 @@ def reply_owner(webhook_event_id: str | None) -> str:
     return f"reply:{webhook_event_id or 'unknown'}"
 
 
-class Claim(enum.Enum):
-    """Whether the caller may tell the user now."""
+def reply_event_of(owner: str | None) -> str | None:
+    """The webhook event id of a ``reply:<webhookEventId>`` owner; None for any other owner."""
+    if not owner or not owner.startswith("reply:"):
+        return None
+    return owner.split(":", 1)[1]
+
+
+class NoticeClaim(enum.Enum):
+    """Whether the caller may tell the user now (the answer to claiming one notice)."""
 
     CLAIMED = "claimed"        # yes: send, then ``mark_delivered`` with the same owner
     DELIVERED = "delivered"    # settled: told (or perhaps told, or refused for good): say nothing more
@@ -60,17 +88,70 @@ class Claim(enum.Enum):
     NO_NOTICE = "no_notice"    # the document has no notice (or does not exist)
 
 
+@dataclass(frozen=True)
+class Notice:
+    """One outbox entry as read: the flat ``notice_*`` fields of a store document, typed.
+
+    Args:
+        kind: ``notice_kind`` ("receipt", "not_created", "needs_human_followup", "event_answer", or a
+            staff notice's purpose).
+        state: ``notice_state``. A stored value this code does not know reads as FAILED (settled:
+            never sent twice).
+        owner: ``notice_owner`` (``reply:<webhookEventId>``, ``push``, ``queue[:<attempt>]``) or None.
+        claim_until: ``notice_claim_until``, the owner's lease end (aware UTC), or None.
+        retry_key: ``notice_retry_key``, the push's ``X-Line-Retry-Key`` (a UUID string) or None.
+        taken_from: ``notice_taken_from``, the owner a claim was taken over from, or None.
+        push_claimed: ``notice_push_claimed``: a push has claimed it, so only a keyed push tells it.
+    """
+
+    kind: str | None
+    state: NoticeState
+    owner: str | None = None
+    claim_until: datetime | None = None
+    retry_key: str | None = None
+    taken_from: str | None = None
+    push_claimed: bool = False
+
+    @classmethod
+    def of(cls, doc: dict[str, Any] | None) -> "Notice | None":
+        """The notice of a stored document; None when it has none (no ``notice_state``)."""
+        if not doc or not doc.get("notice_state"):
+            return None
+        try:
+            state = NoticeState(doc["notice_state"])
+        except ValueError:
+            state = NoticeState.FAILED
+        until = doc.get("notice_claim_until")
+        return cls(kind=doc.get("notice_kind"), state=state, owner=doc.get("notice_owner"),
+                   claim_until=from_iso(until) if until else None, retry_key=doc.get("notice_retry_key"),
+                   taken_from=doc.get("notice_taken_from"), push_claimed=bool(doc.get("notice_push_claimed")))
+
+    def live_claim(self, now: datetime) -> bool:
+        """True while an owner holds an unexpired lease (``claim_until`` after ``now``)."""
+        return bool(self.owner and self.claim_until and self.claim_until > now)
+
+    def claim_delay_seconds(self, now: datetime) -> float:
+        """Seconds until the current lease ends (0 when none is live)."""
+        if self.claim_until is None:
+            return 0.0
+        return max(0.0, (self.claim_until - now) / timedelta(seconds=1))
+
+    def held_by(self, owner: str) -> bool:
+        """True while the notice is pending and ``owner`` is its owner."""
+        return self.state is NoticeState.PENDING and self.owner == owner
+
+
 def notice_fields(kind: str, owner: str, *, now: datetime, lease_seconds: float,
                   retry_key: str) -> dict[str, Any]:
-    """The notice fields of a new outbox entry, already claimed by ``owner``."""
-    return {"notice_kind": kind, "notice_state": PENDING, "notice_owner": owner,
+    """The notice fields of a new outbox entry, already claimed by ``owner`` (as stored: plain values)."""
+    return {"notice_kind": kind, "notice_state": PENDING.value, "notice_owner": owner,
             "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
             "notice_retry_key": retry_key, "notice_delivered_at": None, "notice_delivered_by": None,
             "notice_push_claimed": owner == PUSH_OWNER}
 
 
 def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: float,
-              void_owner: str | None = None) -> tuple[Claim, dict | None]:
+              void_owner: str | None = None) -> tuple[NoticeClaim, dict | None]:
     """Decide a claim on one document (pure; call it inside a transaction).
 
     Args:
@@ -80,32 +161,31 @@ def try_claim(doc: dict | None, owner: str, *, now: datetime, lease_seconds: flo
         void_owner: an owner known not to have told the user (the webhook event that answered
             "checking"): its lease is ignored.
     Returns:
-        (Claim, the document to write or None). The same owner may always take its own claim
+        (NoticeClaim, the document to write or None). The same owner may always take its own claim
         back: a redelivered event is the same reply, and pushes share one retry key. Once a push
         has claimed the entry, any other owner gets HELD for good (``notice_push_claimed``): the
         push side (reconcile, its queue retries and the sweep) tells it, with the same retry key.
     """
     require_aware(now)
-    if not doc or not doc.get("notice_state"):
-        return Claim.NO_NOTICE, None
-    if doc["notice_state"] in SETTLED_STATES:
-        return Claim.DELIVERED, None  # told, perhaps told, or refused for good: say nothing more
-    if doc.get("notice_push_claimed") and owner != PUSH_OWNER:
-        return Claim.HELD, None  # a push may have told the user already: only a keyed push repeats it
-    holder = doc.get("notice_owner")
-    until = doc.get("notice_claim_until")
-    live = bool(holder and until and from_iso(until) > now)
-    if live and holder not in (owner, void_owner):
-        return Claim.HELD, None
-    taken_from = holder if holder and holder != owner else doc.get("notice_taken_from")
-    return Claim.CLAIMED, {**doc, "notice_owner": owner, "notice_taken_from": taken_from,
+    notice = Notice.of(doc)
+    if doc is None or notice is None:
+        return NoticeClaim.NO_NOTICE, None
+    if notice.state.settled:
+        return NoticeClaim.DELIVERED, None  # told, perhaps told, or refused for good: say nothing more
+    if notice.push_claimed and owner != PUSH_OWNER:
+        return NoticeClaim.HELD, None  # a push may have told the user already: only a keyed push repeats it
+    holder = notice.owner
+    if notice.live_claim(now) and holder not in (owner, void_owner):
+        return NoticeClaim.HELD, None
+    taken_from = holder if holder and holder != owner else notice.taken_from
+    return NoticeClaim.CLAIMED, {**doc, "notice_owner": owner, "notice_taken_from": taken_from,
                            "notice_claim_until": to_iso(now + timedelta(seconds=lease_seconds)),
                            "notice_push_claimed": bool(doc.get("notice_push_claimed")) or owner == PUSH_OWNER,
                            "updated_at": to_iso(now)}
 
 
 def claim_notice(store: DocumentStore, collection: str, operation: OutboxRef, owner: str, *,
-                 now: datetime, lease_seconds: float, void_owner: str | None = None) -> Claim:
+                 now: datetime, lease_seconds: float, void_owner: str | None = None) -> NoticeClaim:
     """``try_claim`` in its own transaction.
 
     Raises:
@@ -113,7 +193,7 @@ def claim_notice(store: DocumentStore, collection: str, operation: OutboxRef, ow
     """
     doc_id = operation.doc_id
 
-    def txn(tx: Transaction) -> Claim:
+    def txn(tx: Transaction) -> NoticeClaim:
         decision, updated = try_claim(tx.get(collection, doc_id), owner, now=now,
                                       lease_seconds=lease_seconds, void_owner=void_owner)
         if updated is not None:
@@ -137,9 +217,10 @@ def mark_delivered(store: DocumentStore, collection: str, operation: OutboxRef, 
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(collection, doc_id)
-        if not doc or not doc.get("notice_state") or doc["notice_state"] == DELIVERED:
+        notice = Notice.of(doc)
+        if doc is None or notice is None or notice.state is DELIVERED:
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": DELIVERED, "notice_delivered_at": to_iso(now),
+        tx.set(collection, doc_id, {**doc, "notice_state": DELIVERED.value, "notice_delivered_at": to_iso(now),
                                     "notice_delivered_by": owner, "notice_claim_until": None,
                                     "updated_at": to_iso(now)})
         return True
@@ -160,7 +241,8 @@ def release_claim(store: DocumentStore, collection: str, operation: OutboxRef, o
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(collection, doc_id)
-        if not doc or doc.get("notice_state") != PENDING or doc.get("notice_owner") != owner:
+        notice = Notice.of(doc)
+        if doc is None or notice is None or not notice.held_by(owner):
             return False
         tx.set(collection, doc_id, {**doc, "notice_claim_until": to_iso(now), "updated_at": to_iso(now)})
         return True
@@ -181,9 +263,10 @@ def settle_reply_unknown(store: DocumentStore, collection: str, operation: Outbo
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(collection, doc_id)
-        if not doc or doc.get("notice_state") != PENDING:
+        notice = Notice.of(doc)
+        if doc is None or notice is None or notice.state is not PENDING:
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": REPLY_UNKNOWN, "notice_claim_until": None,
+        tx.set(collection, doc_id, {**doc, "notice_state": REPLY_UNKNOWN.value, "notice_claim_until": None,
                                     "notice_unknown_reply": owner, "updated_at": to_iso(now)})
         return True
 
@@ -206,9 +289,10 @@ def settle_failed(store: DocumentStore, collection: str, operation: OutboxRef, *
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(collection, doc_id)
-        if not doc or doc.get("notice_state") != PENDING or doc.get("notice_owner") != owner:
+        notice = Notice.of(doc)
+        if doc is None or notice is None or not notice.held_by(owner):
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": FAILED, "notice_claim_until": None,
+        tx.set(collection, doc_id, {**doc, "notice_state": FAILED.value, "notice_claim_until": None,
                                     "notice_failed_reason": reason, "updated_at": to_iso(now)})
         return True
 

@@ -66,9 +66,9 @@ def finish_abandoned(settings: Settings, store: DocumentStore, event_queue: Task
         except StoreError as exc:
             log("WARNING", "abandoned event not taken over", error=exc.__class__.__name__)
             continue
-        if result == "queued":
+        if result is inbox.QueueResult.QUEUED:
             enqueue(event_queue, QueuedEventTask(settings.tenant_id, event_id))
         if result is not None:
-            log("WARNING", "abandoned event taken over", result=result, webhook_event_id=event_id)
+            log("WARNING", "abandoned event taken over", result=result.value, webhook_event_id=event_id)
             count += 1
     return count

@@ -132,7 +132,7 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
         return _tell_receipt(ctx, result, owner, "created")
     if result.status == ALREADY_CREATED:
         redelivery = result.creator_event_id is not None and result.creator_event_id == ctx.webhook_event_id
-        if result.notice is notify.Claim.CLAIMED:
+        if result.notice is notify.NoticeClaim.CLAIMED:
             return _tell_receipt(ctx, result, owner, "created" if redelivery else "repeat")
         if redelivery:
             # The same event again (its first attempt died): the receipt was told, or is being told, elsewhere.

@@ -256,7 +256,7 @@ class ReconcileService:
     # ---- not found ---------------------------------------------------------------------------
 
     def _not_found(self, task: ReconcileTask, op_doc: dict | None, last: bool, now: datetime) -> ReconcileResult:
-        if (op_doc or {}).get("state") == "not_created":
+        if (op_doc or {}).get("state") == records.OperationState.NOT_CREATED:
             message = wording.not_created_message(op_doc.get("reason", ""))
             return self._deliver(task, records.OPERATIONS, "not_created", [message], "not_created", None, last, now)
         if task.reason != UNKNOWN_OUTCOME:
@@ -291,7 +291,7 @@ class ReconcileService:
             return self._tell(task, records.OPERATIONS, purpose, [message], outcome, receipt.request_id,
                               created.notice, last, now, answer_anyway=answer_anyway)
         if created.status in CONSENT_REFUSALS:
-            reason = created.status
+            reason: str = created.status
             if reason == UNCONFIRMED_OPERATION and self._cancelled_by_user(task):
                 reason = CANCELLED_BY_USER  # 取消 tapped while "checking": say so, not "resubmit"
             return self._settle_not_created(task, reason, last, now)
@@ -316,7 +316,8 @@ class ReconcileService:
                 return False
             base = doc or {"tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
                            "idempotency_key": operation.idempotency_key, "content_hash": task.content_hash,
-                           "state": "pending_verification", "checked_event": task.reply_event_id,
+                           "state": records.OperationState.PENDING_VERIFICATION.value,
+                           "checked_event": task.reply_event_id,
                            "created_at": to_iso(now)}
             tx.set(records.OPERATIONS, operation.doc_id, {**base, "reconcile_write_attempted": True,
                                                           "updated_at": to_iso(now)})
@@ -328,9 +329,9 @@ class ReconcileService:
         """Record "not created" with its notice (one transaction), then tell the user to resubmit."""
         operation = task.operation
 
-        def txn(tx: Transaction) -> notify.Claim:
+        def txn(tx: Transaction) -> notify.NoticeClaim:
             doc = tx.get(records.OPERATIONS, operation.doc_id)
-            if doc and doc.get("state") == "not_created":
+            if doc and doc.get("state") == records.OperationState.NOT_CREATED:
                 decision, updated = notify.try_claim(doc, notify.PUSH_OWNER, now=now,
                                                      lease_seconds=self._lease_seconds)
                 if updated is not None:
@@ -340,12 +341,12 @@ class ReconcileService:
                 **(doc or {"tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
                            "idempotency_key": operation.idempotency_key, "content_hash": task.content_hash,
                            "created_at": to_iso(now)}),
-                "state": "not_created", "reason": reason, "updated_at": to_iso(now),
+                "state": records.OperationState.NOT_CREATED.value, "reason": reason, "updated_at": to_iso(now),
                 **notify.notice_fields("not_created", notify.PUSH_OWNER, now=now,
                                        lease_seconds=self._lease_seconds,
                                        retry_key=operation.retry_key("not_created")),
             })
-            return notify.Claim.CLAIMED
+            return notify.NoticeClaim.CLAIMED
 
         try:
             decision = self.store.run_transaction(txn)
@@ -366,25 +367,25 @@ class ReconcileService:
         except StoreError:
             if not last:
                 return ReconcileResult("store_unavailable", 503, request_id)
-            decision = notify.Claim.NO_NOTICE  # last attempt: push anyway; the retry key dedups pushes
+            decision = notify.NoticeClaim.NO_NOTICE  # last attempt: push anyway; the retry key dedups pushes
         return self._tell(task, collection, purpose, messages, outcome, request_id, decision, last, now,
                           answer_anyway=answer_anyway)
 
     def _tell(self, task: ReconcileTask, collection: str, purpose: str, messages: list, outcome: str,
-              request_id: str | None, decision: notify.Claim, last: bool, now: datetime,
+              request_id: str | None, decision: notify.NoticeClaim, last: bool, now: datetime,
               detail: dict | None = None, *, answer_anyway: bool = False) -> ReconcileResult:
         """Push unless the notice was delivered (or, with ``answer_anyway``, push with the purpose's
         retry key regardless: LINE turns a repeat into 409), or a live reply holds it (503)."""
         detail = dict(detail or {})
-        if decision is notify.Claim.DELIVERED and not answer_anyway:
+        if decision is notify.NoticeClaim.DELIVERED and not answer_anyway:
             return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "already_delivered"})
-        if decision is notify.Claim.HELD:
+        if decision is notify.NoticeClaim.HELD:
             # A reply to the user is in flight (its lease is live): let it finish, look again later.
             if last:
                 log("WARNING", "reconcile left the notice to a live reply on its last attempt")
                 return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "left_to_reply"})
             return ReconcileResult("notice_held", 503, request_id, detail)
-        if decision is notify.Claim.CLAIMED and not answer_anyway:
+        if decision is notify.NoticeClaim.CLAIMED and not answer_anyway:
             settled = self._after_earlier_reply(task, collection, outcome, request_id, last, now, detail)
             if settled is not None:
                 return settled
@@ -400,7 +401,7 @@ class ReconcileService:
                 return ReconcileResult("push_failed", 503, request_id, detail)
             self._record_followup(task, "push_failed", now, with_notice=False)
             return ReconcileResult("push_failed", 200, request_id, {**detail, "notice": "followup_recorded"})
-        if decision is notify.Claim.CLAIMED:
+        if decision is notify.NoticeClaim.CLAIMED:
             try:
                 notify.mark_delivered(self.store, collection, task.operation, notify.PUSH_OWNER, now=self.clock())
             except StoreError as exc:  # the next delivery pushes again with the same key → 409
@@ -421,28 +422,29 @@ class ReconcileService:
         operation = task.operation
         void = notify.reply_owner(task.reply_event_id) if task.reply_event_id else None
         try:
-            holder = (self.store.get(collection, operation.doc_id) or {}).get("notice_taken_from") or ""
-            if not holder.startswith("reply:") or holder == void:
+            notice = notify.Notice.of(self.store.get(collection, operation.doc_id))
+            holder = (notice.taken_from if notice else None) or ""
+            reply_event = notify.reply_event_of(holder)
+            if reply_event is None or holder == void:
                 return None
-            state = inbox.take_over_reply(self.store, self.settings.tenant_id, holder.split(":", 1)[1],
-                                          now=self.clock())
+            state = inbox.take_over_reply(self.store, self.settings.tenant_id, reply_event, now=self.clock())
         except StoreError as exc:
             log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
             if not last:
                 return ReconcileResult("store_unavailable", 503, request_id, detail)
             self._record_followup(task, "notice_unverified:inbox_unavailable", now, with_notice=False)
             return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "not_pushed"})
-        if state == inbox.REPLY_QUEUED:
+        if state is inbox.ReplyState.QUEUED:
             # That event went to the queue, whose worker tells the user (by reply or push): wait for it.
             if not last:
                 return ReconcileResult("notice_held", 503, request_id, detail)
             log("WARNING", "reconcile left the notice to a queued answer on its last attempt")
             return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "left_to_queued_answer"})
         try:
-            if state == inbox.REPLIED:
+            if state is inbox.ReplyState.REPLIED:
                 notify.mark_delivered(self.store, collection, operation, holder, now=self.clock())
                 return ReconcileResult(outcome, 200, request_id, {**detail, "notice": "delivered_by_reply"})
-            if state == inbox.REPLY_UNKNOWN:
+            if state is inbox.ReplyState.UNKNOWN:
                 notify.settle_reply_unknown(self.store, collection, operation, owner=holder, now=self.clock())
                 log("WARNING", "receipt reply outcome unknown: not pushed again",
                     user=hash_user(operation.actor.user_id))

@@ -21,6 +21,7 @@ Source: DESIGN §4; seed 000 (keyed by tenant_id + user_id + idempotency_key).
 """
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import secrets
@@ -37,6 +38,14 @@ REQUESTS = "handoff_requests"
 OPERATIONS = "handoff_operations"
 FOLLOWUPS = "handoff_followups"
 ACTORS = "handoff_actors"
+
+
+class OperationState(enum.StrEnum):
+    """``handoff_operations/{operation_id}``'s ``state`` (stored as the plain value)."""
+
+    PENDING_VERIFICATION = "pending_verification"  # the create's outcome is unknown: reconcile checks it
+    CREATED = "created"                            # the request exists
+    NOT_CREATED = "not_created"                    # settled without a request (``reason`` says why)
 
 #: Namespace of every X-Line-Retry-Key LOCAL derives for handoff pushes (uuid5).
 RETRY_KEY_NAMESPACE = uuid.UUID("5f0c1d2e-8b7a-5c3d-9e4f-0a1b2c3d4e5f")

@@ -21,6 +21,7 @@ Source: DESIGN §4; seed 000 §5 (composite key, content hash compared); seed 00
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -31,14 +32,29 @@ from shared.handoff.records import Operation
 from shared.staff import records as staff_records
 from shared.store import DocumentStore, Transaction
 
-REQUEST_CREATED = "request_created"
-ALREADY_CREATED = "already_created"
-IDEMPOTENCY_CONFLICT = "idempotency_conflict"
-EXPIRED = "expired"
-SUPERSEDED = "superseded"
-UNCONFIRMED_OPERATION = "unconfirmed_operation"
-WRONG_ACTOR = "wrong_actor"
-WITHDRAWN = "withdrawn"
+
+class CreateStatus(enum.StrEnum):
+    """The outcome of ``create_request`` (the module table); also a receipt's ``status``."""
+
+    REQUEST_CREATED = "request_created"
+    ALREADY_CREATED = "already_created"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+    UNCONFIRMED_OPERATION = "unconfirmed_operation"
+    WRONG_ACTOR = "wrong_actor"
+    WITHDRAWN = "withdrawn"
+
+
+REQUEST_CREATED = CreateStatus.REQUEST_CREATED
+ALREADY_CREATED = CreateStatus.ALREADY_CREATED
+IDEMPOTENCY_CONFLICT = CreateStatus.IDEMPOTENCY_CONFLICT
+EXPIRED = CreateStatus.EXPIRED
+SUPERSEDED = CreateStatus.SUPERSEDED
+UNCONFIRMED_OPERATION = CreateStatus.UNCONFIRMED_OPERATION
+WRONG_ACTOR = CreateStatus.WRONG_ACTOR
+WITHDRAWN = CreateStatus.WITHDRAWN
+#: The consent is no longer valid: nothing is created, and the user is asked to send it again.
 CONSENT_REFUSALS = (EXPIRED, SUPERSEDED, UNCONFIRMED_OPERATION, WITHDRAWN)
 
 AWAITING_ACCEPTANCE = "awaiting_acceptance"
@@ -51,7 +67,7 @@ class Receipt:
     ``request_id`` is ``req-YYYYMMDD-<16 lowercase hex>`` (Asia/Taipei date); ``created_at`` ISO UTC.
     """
 
-    status: str
+    status: CreateStatus
     request_id: str
     human_state: str
     created_at: str
@@ -59,7 +75,7 @@ class Receipt:
 
     def as_dict(self) -> dict[str, str]:
         """``{status, request_id, human_state, created_at, idempotency_key}`` (DESIGN §4)."""
-        return {"status": self.status, "request_id": self.request_id, "human_state": self.human_state,
+        return {"status": self.status.value, "request_id": self.request_id, "human_state": self.human_state,
                 "created_at": self.created_at, "idempotency_key": self.idempotency_key}
 
 
@@ -68,20 +84,20 @@ class CreateResult:
     """The outcome of one create call.
 
     Args:
-        status: one of the table's statuses.
+        status: the table's row.
         receipt: set for request_created and already_created.
-        notice: whether this caller now owns telling the user (``notify.Claim``).
+        notice: whether this caller now owns telling the user (``notify.NoticeClaim``).
         creator_event_id: the webhook event id whose confirmation created the request (None when
             reconcile created it): a redelivery of that event must follow the outbox, a new tap not.
     """
 
-    status: str
+    status: CreateStatus
     receipt: Receipt | None = None
-    notice: notify.Claim = notify.Claim.NO_NOTICE
+    notice: notify.NoticeClaim = notify.NoticeClaim.NO_NOTICE
     creator_event_id: str | None = None
 
 
-def receipt_of(request_doc: dict, status: str) -> Receipt:
+def receipt_of(request_doc: dict, status: CreateStatus) -> Receipt:
     """The receipt of a stored request, answered with ``status``."""
     return Receipt(status, request_doc["request_id"], request_doc.get("human_state", AWAITING_ACCEPTANCE),
                    request_doc["created_at"], request_doc["idempotency_key"])
@@ -174,7 +190,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
             **(op_doc or {}),
             "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
             "idempotency_key": operation.idempotency_key, "content_hash": content_hash,
-            "state": "created", "request_id": request_id, "created_by": source,
+            "state": records.OperationState.CREATED.value, "request_id": request_id, "created_by": source,
             "created_by_event": event_id, "created_at": (op_doc or {}).get("created_at", created_at),
             "updated_at": created_at,
             **notify.notice_fields("receipt", notice_owner, now=now, lease_seconds=lease_seconds,
@@ -193,7 +209,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
                    staff_records.notice_doc(tenant_id=operation.actor.tenant_id, user_id=operation.actor.user_id,
                                             operation_doc_id=doc_id, purpose=staff_records.ANNOUNCE, now=now,
                                             request_id=request_id))
-        return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.Claim.CLAIMED,
+        return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.NoticeClaim.CLAIMED,
                             event_id)
 
     return store.run_transaction(txn)

@@ -47,7 +47,8 @@ def pending_operations(store: DocumentStore, tenant_id: str) -> list[dict]:
         StoreUnavailable: the store could not be read.
     """
     undelivered = store.query(records.OPERATIONS, where={"tenant_id": tenant_id, "notice_state": notify.PENDING})
-    pending = store.query(records.OPERATIONS, where={"tenant_id": tenant_id, "state": "pending_verification"})
+    pending = store.query(records.OPERATIONS, where={"tenant_id": tenant_id,
+                                                     "state": records.OperationState.PENDING_VERIFICATION.value})
     seen: dict[str, dict] = {}
     for doc in undelivered + pending:
         seen.setdefault(f"{doc.get('user_id')}/{doc.get('idempotency_key')}", doc)
@@ -84,7 +85,8 @@ def unsettled_confirmations(settings: Settings, store: DocumentStore, now: datet
         if (now - tapped).total_seconds() < window:
             continue
         op_doc = store.get(records.OPERATIONS, operation.doc_id) or {}
-        if op_doc.get("state") in ("created", "not_created") or store.get(records.FOLLOWUPS, operation.doc_id):
+        settled = (records.OperationState.CREATED, records.OperationState.NOT_CREATED)
+        if op_doc.get("state") in settled or store.get(records.FOLLOWUPS, operation.doc_id):
             continue
         tasks.append(ReconcileTask(operation, draft["content_hash"], UNKNOWN_OUTCOME, draft.get("confirm_event"),
                                    tag=f"sweep|{round_tag}", tapped_at=draft["confirm_requested_at"]))
@@ -104,7 +106,7 @@ def requeue_task(operation: Operation, doc: dict, round_tag: str = "") -> Reconc
         KeyError / TypeError: a malformed document.
     """
     tag = "|".join([*(str(doc.get(name)) for name in ("state", "notice_owner", "notice_claim_until")), round_tag])
-    if doc.get("state") == "pending_verification":
+    if doc.get("state") == records.OperationState.PENDING_VERIFICATION:
         return ReconcileTask(operation, doc["content_hash"], UNKNOWN_OUTCOME, doc.get("checked_event"), tag=tag)
     return ReconcileTask(operation, doc["content_hash"], REQUEUE, tag=tag)
 

@@ -35,8 +35,10 @@ from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.identity import Actor
+from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
 from shared.logs import hash_user, log
+from shared.outbox import NoticeClaim
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
 from shared.webhook.parse import read_event
@@ -44,10 +46,6 @@ from shared.webhook.parse import read_event
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
 #: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.
 EventHandler = Callable[[EventContext, Any], "Reply | None"]
-
-REPLY, PUSH = "reply", "push"
-#: ``answer_via`` once a reply was definitely not delivered (refused, 429, never started).
-REPLY_NOT_DELIVERED = "reply_not_delivered"
 
 
 def default_handler(ctx: EventContext, event: Any) -> Reply | None:
@@ -132,7 +130,7 @@ class QueuedEventWorker:
 
     def _run(self, ref: inbox.EventRef, last: bool) -> WorkerResult:
         doc = self.store.get(inbox.COLLECTION, ref.doc_id)
-        if doc is None or doc.get("state") != inbox.QUEUED:
+        if doc is None or doc.get("state") != InboxState.QUEUED:
             return WorkerResult("not_queued", 200)
         now = self.clock()
         # One owner per attempt: a second delivery of the task (or a sweep's copy) running at the
@@ -140,11 +138,11 @@ class QueuedEventWorker:
         owner = f"{inbox.QUEUE_OWNER}:{secrets.token_hex(6)}"
         claim = outbox.claim_notice(self.store, inbox.COLLECTION, ref, owner, now=now,
                                     lease_seconds=self.settings.event_lease_seconds)
-        if claim is outbox.Claim.DELIVERED:
+        if claim is NoticeClaim.DELIVERED:
             return WorkerResult("already_answered", 200)
-        if claim is outbox.Claim.HELD:
+        if claim is NoticeClaim.HELD:
             return WorkerResult("held", 503)
-        if claim is outbox.Claim.NO_NOTICE:
+        if claim is NoticeClaim.NO_NOTICE:
             log("ERROR", "queued event has no answer notice")
             return WorkerResult("no_notice", 200)
         raw = doc.get("event") or {}
@@ -225,14 +223,14 @@ class QueuedEventWorker:
         answer = encode_messages(reply.messages)
         messages = reply.messages[:5]
         fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
-        if doc.get("answer_via") == REPLY:
+        if doc.get("answer_via") == AnswerVia.REPLY:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
             # the user, so it is never repeated (DESIGN §3).
             outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                         now=self.clock())
             return WorkerResult("reply_unknown", 200, fields)
         if self._reply_allowed(doc, raw):
-            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY, owner=owner,
+            if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
                                        now=self.clock()):
                 return WorkerResult("lease_lost", 503)
             delivery = self._call(lambda: self.line.reply(raw["replyToken"], messages,
@@ -243,7 +241,7 @@ class QueuedEventWorker:
                 outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                             now=self.clock())
                 return WorkerResult("reply_unknown", 200, fields)
-            if not inbox.record_answer(self.store, ref, answer=answer, via=REPLY_NOT_DELIVERED,
+            if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY_NOT_DELIVERED,
                                        owner=owner, now=self.clock()):
                 return WorkerResult("lease_lost", 503)
             if delivery is not Delivery.REFUSED and not last:
@@ -253,7 +251,7 @@ class QueuedEventWorker:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="no_user_to_push", now=self.clock())
             return WorkerResult("no_user_to_push", 200, fields)
-        if not inbox.record_answer(self.store, ref, answer=answer, via=PUSH, owner=owner,
+        if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.PUSH, owner=owner,
                                    now=self.clock()):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)

@@ -14,14 +14,14 @@ stored with it. Source: DESIGN §10, §11 (delivery rules), §4 (outbox); issue 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from shared.clock import Clock, from_iso, to_iso, utc_now
+from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
 from shared.handoff import notify
 from shared.handoff import records as handoff_records
-from shared.line import LineApiError, LineGateway, LineOutcomeUnknown
+from shared.line import Delivery, LineGateway, LineSendError
 from shared.logs import hash_user, log
 from shared.queue import QueueError, TaskQueue, task_name_for
 from shared.staff import cards, records, wording
@@ -30,7 +30,8 @@ from shared.store import DocumentStore, StoreError, Transaction
 NOTICE_TASK = "staff_notice"
 TASK_KINDS = (NOTICE_TASK,)
 #: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
-REFUSED, NOT_NEEDED = "refused", "not_needed"
+#: How a staff notice ends without telling anyone.
+REFUSED, NOT_NEEDED = notify.NoticeState.REFUSED, notify.NoticeState.NOT_NEEDED
 
 
 class InvalidStaffTask(ValueError):
@@ -96,10 +97,8 @@ def requeue_tag(doc: dict[str, Any], round_tag: str = "") -> str:
 
 def claim_delay_seconds(doc: dict[str, Any], now: datetime) -> float:
     """Seconds until the notice's current claim ends (0 when none is live)."""
-    until = doc.get("notice_claim_until")
-    if not until:
-        return 0.0
-    return max(0.0, (from_iso(until) - now) / timedelta(seconds=1))
+    notice = notify.Notice.of(doc)
+    return notice.claim_delay_seconds(now) if notice else 0.0
 
 
 def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime,
@@ -117,7 +116,7 @@ def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue |
     """
     count = 0
     for doc in store.query(records.NOTICES, where={"tenant_id": settings.tenant_id,
-                                                    "notice_state": notify.PENDING}):
+                                                    "notice_state": notify.PENDING.value}):
         doc_id = records.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
         if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc, round_tag),
                           delay_seconds=claim_delay_seconds(doc, now)):
@@ -178,7 +177,8 @@ class StaffRelay:
         if doc is None or doc.get("tenant_id") != self.settings.tenant_id:
             return TaskResult("no_notice", 200)
         purpose = doc.get("purpose")
-        if doc.get("notice_state") != notify.PENDING:
+        notice = notify.Notice.of(doc)
+        if notice is None or notice.state is not notify.NoticeState.PENDING:
             return TaskResult("already_settled", 200, {"purpose": purpose})
         try:
             to, messages = self._compose(doc)
@@ -195,17 +195,18 @@ class StaffRelay:
                                            lease_seconds=self.settings.event_lease_seconds)
         except StoreError:
             return TaskResult("store_unavailable", 200 if last else 503, {"purpose": purpose})
-        if decision is notify.Claim.DELIVERED or decision is notify.Claim.NO_NOTICE:
+        if decision is notify.NoticeClaim.DELIVERED or decision is notify.NoticeClaim.NO_NOTICE:
             return TaskResult("already_settled", 200, {"purpose": purpose})
-        if decision is notify.Claim.HELD:
+        if decision is notify.NoticeClaim.HELD:
             return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
         try:
             pushed = self.line.push(to, messages, retry_key=doc["notice_retry_key"],
                                     timeout_seconds=self.settings.line_timeout_seconds)
-        except (LineApiError, LineOutcomeUnknown) as exc:
-            retryable = isinstance(exc, LineOutcomeUnknown) or exc.retryable
+        except LineSendError as exc:
+            # The LINE outcome table: every row but REFUSED may be pushed again with the same retry key.
+            retryable = exc.delivery is not Delivery.REFUSED
             log("WARNING", "staff notice push failed", purpose=purpose, error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), retryable=retryable)
+                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=retryable)
             if retryable:
                 return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
             self._settle(ref, REFUSED, now)
@@ -246,16 +247,17 @@ class StaffRelay:
             heading = "新的服務詢問"
         return group, [cards.request_card(self.settings, operation_doc, request, heading=heading)]
 
-    def _settle(self, ref: records.NoticeRef, state: str, now: datetime) -> None:
+    def _settle(self, ref: records.NoticeRef, state: notify.NoticeState, now: datetime) -> None:
         """End a pending notice without telling anyone (refused by LINE, or no longer needed)."""
 
         def txn(tx: Transaction) -> None:
             doc = tx.get(records.NOTICES, ref.doc_id)
-            if doc and doc.get("notice_state") == notify.PENDING:
-                tx.set(records.NOTICES, ref.doc_id, {**doc, "notice_state": state, "notice_claim_until": None,
+            notice = notify.Notice.of(doc)
+            if doc and notice and notice.state is notify.NoticeState.PENDING:
+                tx.set(records.NOTICES, ref.doc_id, {**doc, "notice_state": state.value, "notice_claim_until": None,
                                                      "updated_at": to_iso(now)})
 
         try:
             self.store.run_transaction(txn)
         except StoreError as exc:
-            log("WARNING", "staff notice state not recorded", state=state, error=exc.__class__.__name__)
+            log("WARNING", "staff notice state not recorded", state=state.value, error=exc.__class__.__name__)

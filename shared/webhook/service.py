@@ -6,6 +6,7 @@ a failing event does not stop the others.
 """
 from __future__ import annotations
 
+import enum
 import secrets
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.identity import Actor
+from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
@@ -33,6 +35,24 @@ _MIN_REPLY_SECONDS = 0.3
 #: remaining events needs (seconds): enough for a fixed entry's store calls and a reply. The rest of
 #: the body goes to the queue (DESIGN §11: no resident depends on LINE's redelivery).
 _INLINE_MIN_SECONDS = 0.6
+
+
+class EventStatus(enum.StrEnum):
+    """What became of one event of a delivery (the answer body's ``events`` list, in order)."""
+
+    REFUSED = "refused"        # its ids are not in LINE's format: nothing stored, claimed or replied
+    UNREADABLE = "unreadable"  # not in LINE's event format
+    IGNORED = "ignored"        # nothing to do (standby mode, or a kind LOCAL does not answer)
+    DEFERRED = "deferred"      # set aside to be queued with the rest of the body (never final)
+    RETRY = "retry"            # not finished: the answer is 503 and LINE delivers it again
+    DUPLICATE = "duplicate"    # finished or queued before: nothing repeated
+    DONE = "done"              # finished here (replied, nothing to say, or a reply that failed)
+    QUEUED = "queued"          # handed to the queued-event worker, which answers it once
+
+    @classmethod
+    def of(cls, result: QueueResult) -> "EventStatus":
+        """The status of an event whose hand-over to the queue ended in ``result`` (same words)."""
+        return cls(result.value)
 
 
 @dataclass(frozen=True)
@@ -92,7 +112,7 @@ class WebhookService:
         except parse.DeliveryRejected as exc:
             log("WARNING", "webhook rejected", reason=exc.reason)
             return WebhookResult(exc.status, {"error": str(exc)})
-        outcomes: list[str] = ["refused"] * len(read)
+        outcomes: list[EventStatus] = [EventStatus.REFUSED] * len(read)
         for item in read:
             if item.refusal is not None:
                 # Not LINE's ids: nothing is stored, claimed or replied; the log names which id.
@@ -102,18 +122,18 @@ class WebhookService:
         handled = self._handle_events([read[i].event for i in accepted], [read[i].raw for i in accepted], deadline)
         for i, outcome in zip(accepted, handled):
             outcomes[i] = outcome
-        retry = [o for o in outcomes if o == "retry"]
+        retry = [o for o in outcomes if o is EventStatus.RETRY]
         log("INFO", "webhook handled", events=len(outcomes), retry=len(retry),
             elapsed_ms=round((self._monotonic() - started) * 1000, 1))
         if retry:
-            return WebhookResult(503, {"status": "retry", "events": outcomes})
-        return WebhookResult(200, {"status": "ok", "events": outcomes})
+            return WebhookResult(503, {"status": "retry", "events": [o.value for o in outcomes]})
+        return WebhookResult(200, {"status": "ok", "events": [o.value for o in outcomes]})
 
-    def _handle_events(self, events: list, raw_events: list, deadline: float) -> list[str]:
+    def _handle_events(self, events: list, raw_events: list, deadline: float) -> list[EventStatus]:
         """Handle the events inline while the budget allows; hand the rest to the queue in one go.
 
         Returns:
-            One outcome word per event; "retry" ones make the answer 503.
+            One EventStatus per event; RETRY ones make the answer 503.
         """
         deferred: list[tuple[int, str, dict, dict]] = []
         outcomes = [self._handle_event(event, raw, deadline, deferred=deferred, index=i)
@@ -124,42 +144,42 @@ class WebhookService:
         return outcomes
 
     def _handle_event(self, event, raw: dict, deadline: float, *, deferred: list | None = None,
-                      index: int = 0) -> str:
+                      index: int = 0) -> EventStatus:
         event_id = raw.get("webhookEventId") if isinstance(raw, dict) else None
         user_id = getattr(getattr(event, "source", None), "user_id", None)
         fields = {"event_type": raw.get("type") if isinstance(raw, dict) else None,
                   "webhook_event_id": event_id, "user": hash_user(user_id)}
         if event is None:
             log("WARNING", "event unreadable: not in LINE's event format", **fields)
-            return "unreadable"
+            return EventStatus.UNREADABLE
         if isinstance(raw, dict) and raw.get("mode") == "standby":
             # Another channel is active in this chat (Messaging API: "mode"): do not answer.
             log("INFO", "event ignored: standby mode", **fields)
-            return "ignored"
+            return EventStatus.IGNORED
         if not needs_claim(event):
             log("INFO", "event ignored", **fields)
-            return "ignored"
+            return EventStatus.IGNORED
         if event_id and deferred is not None and self.event_queue is not None and not self._inline_budget(deadline):
             deferred.append((index, event_id, raw, fields))  # queued with the rest, in one write
-            return "deferred"
+            return EventStatus.DEFERRED
         if time.monotonic() + self.settings.store_deadline_seconds > deadline:
             log("WARNING", "event deferred: webhook budget spent", **fields)
-            return "retry"
+            return EventStatus.RETRY
         now = self.clock()
         claim = None
         if event_id:
             claim = self._claim(event_id, now, deadline, fields, raw)
             if claim is None:
-                return "retry"
-            if claim.claim in (inbox.Claim.DONE, inbox.Claim.QUEUED):
-                return "duplicate"
-            if claim.claim is inbox.Claim.IN_PROGRESS:
+                return EventStatus.RETRY
+            if claim.claim in (EventClaim.DONE, EventClaim.QUEUED):
+                return EventStatus.DUPLICATE
+            if claim.claim is EventClaim.IN_PROGRESS:
                 log("INFO", "event held by another attempt", **fields)
-                return "retry"
+                return EventStatus.RETRY
             if claim.reply_attempted:
                 # An earlier attempt crashed after starting its reply: never reply twice.
-                self._finish(event_id, claim.attempt, "reply_unknown", fields)
-                return "done"
+                self._finish(event_id, claim.attempt, EventOutcome.REPLY_UNKNOWN, fields)
+                return EventStatus.DONE
         else:
             log("WARNING", "event without webhookEventId: not deduplicated", **fields)
 
@@ -172,9 +192,9 @@ class WebhookService:
             if exc.retryable:
                 if claim is not None and self.event_queue is not None:
                     log("WARNING", "event failed on the store; queued", error=exc.__class__.__name__, **fields)
-                    return self._queue(event_id, claim, raw, "store_busy", fields)
+                    return self._queue(event_id, claim, raw, QueuedReason.STORE_BUSY, fields)
                 log("WARNING", "event failed, will be redelivered", error=exc.__class__.__name__, **fields)
-                return "retry"
+                return EventStatus.RETRY
             log("ERROR", "event failed", error=exc.__class__.__name__, **fields)
             reply = failure_reply()
         except Exception as exc:  # one failing event must not drop the others
@@ -236,63 +256,65 @@ class WebhookService:
         """Whether enough budget is left to handle an event here and still queue the rest in time."""
         return deadline - time.monotonic() >= self._queue_reserve_seconds() + _INLINE_MIN_SECONDS
 
-    def _queue_deferred(self, deferred: list[tuple[int, str, dict, dict]], deadline: float) -> dict[int, str]:
+    def _queue_deferred(self, deferred: list[tuple[int, str, dict, dict]],
+                        deadline: float) -> dict[int, EventStatus]:
         """Claim and queue every deferred event in one store transaction, then queue their tasks.
 
         Returns:
-            index → "queued", "duplicate", "done" (an earlier attempt's reply may have landed) or
-            "retry" (held elsewhere, or the store did not answer: 503).
+            index → QUEUED, DUPLICATE, DONE (an earlier attempt's reply may have landed) or
+            RETRY (held elsewhere, or the store did not answer: 503).
         """
         if time.monotonic() + _ANSWER_MARGIN_SECONDS > deadline:
-            return {index: "retry" for index, *_ in deferred}
+            return {index: EventStatus.RETRY for index, *_ in deferred}
         try:
             results = inbox.claim_and_queue(self.store, self.settings.tenant_id,
                                             [(event_id, raw) for _, event_id, raw, _ in deferred],
-                                            now=self.clock(), reason="budget",
+                                            now=self.clock(), reason=QueuedReason.BUDGET,
                                             lease_seconds=self.settings.event_lease_seconds)
         except StoreError as exc:
             log("WARNING", "events not queued: store unavailable", events=len(deferred),
                 error=exc.__class__.__name__)
-            return {index: "retry" for index, *_ in deferred}
-        queued = [event_id for event_id, result in results.items() if result == "queued"]
+            return {index: EventStatus.RETRY for index, *_ in deferred}
+        queued = [event_id for event_id, result in results.items() if result is QueueResult.QUEUED]
         enqueue_all(self.event_queue, [QueuedEventTask(self.settings.tenant_id, e) for e in queued])
         outcomes = {}
         for index, event_id, _, fields in deferred:
-            outcomes[index] = results.get(event_id, "retry")
-            log("INFO", "event queued" if outcomes[index] == "queued" else "event not queued",
-                reason="budget", result=outcomes[index], **fields)
+            outcomes[index] = EventStatus.of(results.get(event_id, QueueResult.RETRY))
+            log("INFO", "event queued" if outcomes[index] is EventStatus.QUEUED else "event not queued",
+                reason=QueuedReason.BUDGET.value, result=outcomes[index].value, **fields)
         return outcomes
 
     # ---- answer ------------------------------------------------------------------------------
 
-    def _answer(self, event, raw: dict, reply: Reply | None, claim, deadline: float, fields: dict) -> str:
+    def _answer(self, event, raw: dict, reply: Reply | None, claim, deadline: float,
+                fields: dict) -> EventStatus:
         """Send the reply and finish the event; anything not finished goes to the queue, or 503."""
         event_id = fields["webhook_event_id"]
         token = getattr(event, "reply_token", None)
         if reply is not None and reply.defer and claim is not None and self.event_queue is not None:
-            outcome = self._queue(event_id, claim, raw, "deferred", fields)  # the worker's handler answers it
-            if outcome == "queued":
+            status = self._queue(event_id, claim, raw, QueuedReason.DEFERRED, fields)  # the worker answers it
+            if status is EventStatus.QUEUED:
                 self._show_loading(event, deadline, fields)
-            return outcome
+            return status
         if reply is None or not reply.messages or not token:
             if event_id and claim is not None:
-                self._finish(event_id, claim.attempt, "no_reply", fields)
-            return "done"
+                self._finish(event_id, claim.attempt, EventOutcome.NO_REPLY, fields)
+            return EventStatus.DONE
         if claim is not None and self.event_queue is not None and deadline - time.monotonic() < (
                 self.settings.store_deadline_seconds + _MIN_REPLY_SECONDS + _ANSWER_MARGIN_SECONDS):
             # Not enough budget left to record the attempt and reply: the token is still unused, so
             # the worker may reply with it while it is fresh.
             log("INFO", "reply left to the queue: webhook budget short", **fields)
-            return self._queue(event_id, claim, raw, "budget", fields, reply=reply)
+            return self._queue(event_id, claim, raw, QueuedReason.BUDGET, fields, reply=reply)
         if claim is not None:
             try:
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
                                                   now=self.clock()):
-                    return "done"  # a later attempt owns the event now
+                    return EventStatus.DONE  # a later attempt owns the event now
             except StoreError as exc:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
                     **fields)
-                return self._queue(event_id, claim, raw, "reply_unrecorded", fields, reply=reply)
+                return self._queue(event_id, claim, raw, QueuedReason.REPLY_UNRECORDED, fields, reply=reply)
         # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
         # unsent reply for one of unknown outcome and never send it): at worst a little past the
         # budget, which LINE then counts as a slow answer, not a lost one.
@@ -308,43 +330,44 @@ class WebhookService:
                 **fields)
         if delivery is Delivery.DELIVERED:
             self._after(reply.after_reply, "after-reply step", fields)
-            outcome = "replied"
+            outcome = EventOutcome.REPLIED
         elif delivery is Delivery.UNKNOWN:
-            outcome = "reply_unknown"  # LINE may have processed it: never repeated (DESIGN §11)
+            outcome = EventOutcome.REPLY_UNKNOWN  # LINE may have processed it: never repeated (DESIGN §11)
         elif delivery.send_later and claim is not None and self.event_queue is not None:
             # 429 or no connection: definitely not delivered; the queue pushes the same answer later.
-            reason = "reply_not_delivered" if delivery is Delivery.NOT_DELIVERED else "reply_never_started"
+            reason = (QueuedReason.REPLY_NOT_DELIVERED if delivery is Delivery.NOT_DELIVERED
+                      else QueuedReason.REPLY_NEVER_STARTED)
             queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
-            if queued == "queued":
+            if queued is EventStatus.QUEUED:
                 return queued
-            outcome = "reply_failed"
+            outcome = EventOutcome.REPLY_FAILED
         else:
-            outcome = "reply_failed"  # refused for good (or nowhere to queue): definitely not delivered
+            outcome = EventOutcome.REPLY_FAILED  # refused for good (or nowhere to queue): definitely not delivered
         if event_id and claim is not None:
             self._finish(event_id, claim.attempt, outcome, fields)
-        if outcome == "reply_failed":
+        if outcome is EventOutcome.REPLY_FAILED:
             self._after(reply.on_reply_failed, "reply-failed step", fields)
-        return "done"
+        return EventStatus.DONE
 
-    def _queue(self, event_id: str, claim, raw: dict, reason: str, fields: dict, *, reply: Reply | None = None,
-               reply_attempted: bool = False) -> str:
-        """Hand the event (and its rendered answer, if any) to the queue. "queued", or "retry" (503)."""
+    def _queue(self, event_id: str, claim, raw: dict, reason: QueuedReason, fields: dict, *,
+               reply: Reply | None = None, reply_attempted: bool = False) -> EventStatus:
+        """Hand the event (and its rendered answer, if any) to the queue: QUEUED, DONE or RETRY (503)."""
         if self.event_queue is None:
-            return "retry"
+            return EventStatus.RETRY
         answer = encode_messages(reply.messages) if reply is not None and reply.messages else None
         try:
             if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
                                      reason=reason, now=self.clock(), answer=answer,
                                      reply_attempted=reply_attempted):
-                return "done"  # a later attempt owns the event now
+                return EventStatus.DONE  # a later attempt owns the event now
         except StoreError as exc:
-            log("WARNING", "event not queued: store unavailable", reason=reason, error=exc.__class__.__name__,
+            log("WARNING", "event not queued: store unavailable", reason=reason.value, error=exc.__class__.__name__,
                 **fields)
-            return "retry"
+            return EventStatus.RETRY
         # The store holds it now; a queue that does not confirm is covered by the start-up re-queue.
         enqueue_event(self.event_queue, QueuedEventTask(self.settings.tenant_id, event_id))
-        log("INFO", "event queued", reason=reason, with_answer=answer is not None, **fields)
-        return "queued"
+        log("INFO", "event queued", reason=reason.value, with_answer=answer is not None, **fields)
+        return EventStatus.QUEUED
 
     @staticmethod
     def _after(step, what: str, fields: dict) -> None:
@@ -355,14 +378,14 @@ class WebhookService:
         except Exception as exc:  # the outbox lease still ends on its own
             log("WARNING", f"{what} failed", error=exc.__class__.__name__, **fields)
 
-    def _finish(self, event_id: str, attempt: int, outcome: str, fields: dict) -> None:
+    def _finish(self, event_id: str, attempt: int, outcome: EventOutcome, fields: dict) -> None:
         try:
             inbox.mark_done(self.store, self.settings.tenant_id, event_id, attempt,
                             now=self.clock(), outcome=outcome)
         except StoreError as exc:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)
-        log("INFO", "event finished", outcome=outcome, **fields)
+        log("INFO", "event finished", outcome=outcome.value, **fields)
 
 
 def _event_type(raw) -> str | None:

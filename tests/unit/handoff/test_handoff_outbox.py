@@ -39,15 +39,38 @@ def test_outbox_retry_key_is_a_deterministic_uuid_per_operation_and_purpose(acto
 def test_outbox_claim_rules():
     live, over = NOW + timedelta(seconds=5), NOW - timedelta(seconds=1)
     claim = notify.try_claim
-    assert claim(None, "push", now=NOW, lease_seconds=30)[0] is notify.Claim.NO_NOTICE
-    assert claim({"notice_state": "delivered"}, "push", now=NOW, lease_seconds=30)[0] is notify.Claim.DELIVERED
-    assert claim(pending_doc("reply:A", live), "push", now=NOW, lease_seconds=30)[0] is notify.Claim.HELD
-    assert claim(pending_doc("reply:A", live), "reply:B", now=NOW, lease_seconds=30)[0] is notify.Claim.HELD
+    assert claim(None, "push", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.NO_NOTICE
+    assert claim({"notice_state": "delivered"}, "push", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.DELIVERED
+    assert claim(pending_doc("reply:A", live), "push", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.HELD
+    assert claim(pending_doc("reply:A", live), "reply:B", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.HELD
     decision, updated = claim(pending_doc("reply:A", over), "push", now=NOW, lease_seconds=30)
-    assert decision is notify.Claim.CLAIMED and updated["notice_owner"] == "push"
-    assert claim(pending_doc("reply:A", live), "reply:A", now=NOW, lease_seconds=30)[0] is notify.Claim.CLAIMED
+    assert decision is notify.NoticeClaim.CLAIMED and updated["notice_owner"] == "push"
+    assert claim(pending_doc("reply:A", live), "reply:A", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.CLAIMED
     assert claim(pending_doc("reply:A", live), "push", now=NOW, lease_seconds=30,
-                 void_owner="reply:A")[0] is notify.Claim.CLAIMED
+                 void_owner="reply:A")[0] is notify.NoticeClaim.CLAIMED
+
+
+def test_outbox_notice_record_reads_the_stored_fields():
+    until = NOW + timedelta(seconds=5)
+    doc = {**pending_doc("reply:E1", until), "notice_kind": "receipt", "notice_retry_key": "k",
+           "notice_taken_from": "push"}
+    notice = notify.Notice.of(doc)
+    assert notice == notify.Notice("receipt", notify.NoticeState.PENDING, "reply:E1", until, "k", "push")
+    assert notice.live_claim(NOW) and not notice.live_claim(until)
+    assert notice.claim_delay_seconds(NOW) == 5.0 and notice.held_by("reply:E1") and not notice.held_by("push")
+    assert notify.reply_event_of(notice.owner) == "E1" and notify.reply_event_of(notice.taken_from) is None
+    assert notify.Notice.of({"notice_owner": "push"}) is None and notify.Notice.of(None) is None
+
+
+def test_outbox_unknown_stored_state_is_settled_never_claimed():
+    doc = {**pending_doc("reply:A", NOW - timedelta(seconds=1)), "notice_state": "from_a_newer_version"}
+    assert notify.Notice.of(doc).state.settled
+    assert notify.try_claim(doc, "push", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.DELIVERED
+
+
+def test_outbox_fields_are_stored_as_plain_strings():
+    fields = notify.notice_fields("receipt", "push", now=NOW, lease_seconds=30, retry_key="k")
+    assert type(fields["notice_state"]) is str and fields["notice_state"] == "pending"
 
 
 def test_outbox_mark_delivered_is_idempotent(store, actor, settings):
@@ -149,16 +172,16 @@ def test_outbox_claim_after_a_push_claimed_is_held_for_every_other_owner():
     expired = {**pushed, "notice_claim_until": over.isoformat()}
     # the push may have reached the user unrecorded: a reply (no retry key) must not tell it again
     for owner in ("reply:A", "reply:B", "queue:1"):
-        assert claim(expired, owner, now=NOW, lease_seconds=30)[0] is notify.Claim.HELD, owner
+        assert claim(expired, owner, now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.HELD, owner
     decision, again = claim(expired, notify.PUSH_OWNER, now=NOW, lease_seconds=30)
-    assert decision is notify.Claim.CLAIMED and again["notice_taken_from"] == "reply:A"
+    assert decision is notify.NoticeClaim.CLAIMED and again["notice_taken_from"] == "reply:A"
     # a notice written already owned by the push (reconcile's own create) is the same
     born_pushed = notify.notice_fields("receipt", notify.PUSH_OWNER, now=over - timedelta(seconds=60),
                                        lease_seconds=1, retry_key="k")
-    assert claim(born_pushed, "reply:A", now=NOW, lease_seconds=30)[0] is notify.Claim.HELD
+    assert claim(born_pushed, "reply:A", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.HELD
     born_replied = notify.notice_fields("receipt", "reply:A", now=over - timedelta(seconds=60),
                                         lease_seconds=1, retry_key="k")
-    assert claim(born_replied, "reply:B", now=NOW, lease_seconds=30)[0] is notify.Claim.CLAIMED
+    assert claim(born_replied, "reply:B", now=NOW, lease_seconds=30)[0] is notify.NoticeClaim.CLAIMED
 
 
 def receipts_told(line_standin, request_id: str) -> list[dict]:
@@ -179,7 +202,7 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
                              lease_seconds=settings.event_lease_seconds, event_id=event_id)
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
     assert notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=clock(),
-                               lease_seconds=settings.event_lease_seconds) is notify.Claim.CLAIMED
+                               lease_seconds=settings.event_lease_seconds) is notify.NoticeClaim.CLAIMED
     message = wording.receipt_message(settings, created.receipt, variant="created")
     notify.push_notice(line_gateway(settings), draft.operation, [message], purpose="receipt", timeout_seconds=5)
     assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
@@ -225,7 +248,7 @@ def test_outbox_push_delivered_but_unrecorded_then_queued_confirmation_tells_onc
         QueuedEventTask(settings.tenant_id, event_id), retry_count=0)
     assert (answer.outcome, answer.http_status) == ("no_answer", 200)
     assert len(receipts_told(line_standin, request_id)) == 1
-    assert inbox.reply_state(store, settings.tenant_id, event_id) == inbox.REPLY_FAILED
+    assert inbox.reply_state(store, settings.tenant_id, event_id) is inbox.ReplyState.FAILED
 
 
 def test_outbox_relay_fences_a_slow_attempt_that_never_started_its_reply(webhook_service, line_standin, clock):
@@ -259,4 +282,4 @@ def test_outbox_relay_fences_a_slow_attempt_that_never_started_its_reply(webhook
     assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
     assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
     doc = store.get(inbox.COLLECTION, f"{settings.tenant_id}:{event_id}")
-    assert (doc["state"], doc["outcome"]) == ("done", inbox.TOLD_BY_PUSH)
+    assert (doc["state"], doc["outcome"]) == ("done", inbox.EventOutcome.TOLD_BY_PUSH)

@@ -142,3 +142,21 @@ def test_staff_sweep_runs_within_the_project_sweep(settings, store, queue, clock
     counts = project_sweep(settings, store, queue, None, now=clock.at + timedelta(seconds=601))
     assert counts["staff_reminders"] == 1
     assert project_sweep(settings, store, queue, None, now=clock.at + timedelta(seconds=700))["staff_reminders"] == 0
+
+
+def test_staff_relay_line_never_reached_kept_pending_for_retry(settings, store, clock):
+    """A push whose connection was never made (the outcome table's NEVER_STARTED) is retried (503) and
+    the notice stays pending: nothing reached LINE, so nothing is settled."""
+    import dataclasses
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on: the connect is refused
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    unreachable = dataclasses.replace(settings, line_api_base_url=f"http://127.0.0.1:{closed_port}")
+    doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
+    notice_doc_id = records.notice_id(doc_id, records.ANNOUNCE)
+    result = relay.StaffRelay(unreachable, store, line_gateway(unreachable), clock).deliver(notice_doc_id, last=False)
+    assert (result.outcome, result.http_status) == ("push_failed", 503)
+    notice = notify.Notice.of(store.get(records.NOTICES, notice_doc_id))
+    assert notice is not None and notice.state is notify.NoticeState.PENDING

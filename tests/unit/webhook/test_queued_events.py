@@ -113,7 +113,7 @@ def test_queued_reply_429_is_pushed_later_once(pair, line_standin, clock):
     [refused] = [c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 429]
     assert push["body"]["messages"] == refused["body"]["messages"]  # the same answer, now pushed
     assert told == all_text(refused["body"]["messages"])
-    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) == inbox.REPLIED
+    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) is inbox.ReplyState.REPLIED
 
 
 def test_queued_reply_connection_refused_is_pushed_once(pair, line_standin, clock):
@@ -282,8 +282,8 @@ def test_inbox_claim_retried_by_the_same_attempt_is_its_own_claim(pair, clock):
                               lease_seconds=30, claimant="a1")  # its first answer was lost: try again
     other = inbox.claim_event(pair.store, "test-tenant", "01CLAIMANT0000000000000001", now=clock(),
                               lease_seconds=30, claimant="b2")  # a redelivery meanwhile
-    assert (first.claim, again.claim, other.claim) == (inbox.Claim.CLAIMED, inbox.Claim.CLAIMED,
-                                                        inbox.Claim.IN_PROGRESS)
+    assert (first.claim, again.claim, other.claim) == (inbox.EventClaim.CLAIMED, inbox.EventClaim.CLAIMED,
+                                                        inbox.EventClaim.IN_PROGRESS)
     assert first.attempt == again.attempt == 1
 
 
@@ -301,4 +301,4 @@ def test_queued_event_with_nothing_to_say_reads_as_not_told(pair, line_standin, 
     pair.drain()
     assert pair.told(user(9)) == []
     # a receipt relay asking the inbox learns that this event told nothing, so it pushes
-    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) == inbox.REPLY_FAILED
+    assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) is inbox.ReplyState.FAILED
