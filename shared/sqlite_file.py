@@ -5,13 +5,21 @@ Connections are opened lazily, one per thread, and a connection inherited across
 under ``BEGIN IMMEDIATE`` with a ``busy_timeout``, so writers queue instead of failing
 (sqlite.org/lang_transaction.html, sqlite.org/wal.html). Adapters translate ``sqlite3.Error``
 into their own port's errors.
+
+Writers of one process first queue on a per-file ``threading.Lock`` (``write_lock``), and only the
+holder asks SQLite for the file lock. SQLite's busy handler polls a held lock by sleeping 1, 2, 5,
+10 … 100 ms between tries and never wakes on release, so eight request threads polling one file
+left the lock idle while they slept: that sleep was the webhook's p99 (issue 14). A Python lock
+hands over at release. The busy handler still arbitrates between processes (reconcile, the CLI
+tools). Durability is unchanged: ``synchronous=FULL`` and WAL, every commit on disk before it returns.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
 import threading
-from typing import Callable, Sequence, TypeVar
+import time
+from typing import Any, Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -58,6 +66,12 @@ class ConnectionPerThread:
         self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``write_immediately`` on this thread's connection under the file's in-process ``write_lock``,
+        waiting at most ``timeout_seconds`` for it. Raises as ``write_immediately``, or sqlite3.Error
+        when no connection could be opened."""
+        return write_immediately(self.get(), fn, lock=write_lock(self.path), timeout_seconds=self.timeout_seconds)
+
     def close(self) -> None:
         """Close this thread's connection, if this process opened it."""
         conn = getattr(self._local, "conn", None)
@@ -66,28 +80,85 @@ class ConnectionPerThread:
         self._local.conn = None
 
 
+_WRITE_LOCKS: dict[str, threading.Lock] = {}
+_GROUPS: dict[str, "GroupCommit"] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def write_lock(path: str) -> threading.Lock:
+    """The one in-process lock of writers to the SQLite file at ``path`` (shared by every adapter and
+    connection of this process). A child after ``fork`` starts with fresh, unheld locks."""
+    lock = _WRITE_LOCKS.get(path)
+    if lock is not None:
+        return lock
+    with _WRITE_LOCKS_GUARD:
+        key = os.path.realpath(path)
+        lock = _WRITE_LOCKS.get(key)
+        if lock is None:
+            lock = _WRITE_LOCKS[key] = threading.Lock()
+        _WRITE_LOCKS[path] = lock
+        return lock
+
+
+def group_commit(path: str) -> "GroupCommit":
+    """The process's ``GroupCommit`` of the SQLite file at ``path`` (one per file, fresh after ``fork``)."""
+    group = _GROUPS.get(path)
+    if group is not None:
+        return group
+    lock = write_lock(path)
+    with _WRITE_LOCKS_GUARD:
+        for known in _GROUPS.values():
+            if known.lock is lock:
+                group = known
+                break
+        else:
+            group = GroupCommit(lock)
+        _GROUPS[path] = group
+        return group
+
+
+def _forget_locks_in_child() -> None:
+    global _WRITE_LOCKS_GUARD
+    _WRITE_LOCKS_GUARD = threading.Lock()  # a thread of the parent may have held it at fork
+    _WRITE_LOCKS.clear()
+    _GROUPS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
 class LockNotHad(Exception):
     """``BEGIN IMMEDIATE`` did not get the write lock in time: nothing was written."""
 
 
-def write_immediately(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+def write_immediately(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], *,
+                      lock: threading.Lock | None = None, timeout_seconds: float = 0.0) -> T:
     """Run ``fn(conn)`` between ``BEGIN IMMEDIATE`` and ``COMMIT``; roll back on any error.
 
+    Args:
+        lock: the file's in-process ``write_lock``, taken first (waiting at most ``timeout_seconds``)
+            and held until the commit or rollback; None: only SQLite's lock.
     Raises:
-        LockNotHad: the lock was not had within the busy timeout (from the ``sqlite3.Error``).
+        LockNotHad: a lock was not had in time (the in-process one, or SQLite's within the busy timeout).
         Whatever ``fn`` raises, or the ``sqlite3.Error`` of the commit, after the rollback.
     """
+    if lock is not None and not lock.acquire(timeout=max(0.0, timeout_seconds)):
+        raise LockNotHad("in-process writer lock")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.Error as exc:
-        raise LockNotHad(exc.__class__.__name__) from exc
-    try:
-        result = fn(conn)
-        conn.execute("COMMIT")
-        return result
-    except BaseException:
-        rollback_quietly(conn)
-        raise
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise LockNotHad(exc.__class__.__name__) from exc
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except BaseException:
+            rollback_quietly(conn)
+            raise
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def rollback_quietly(conn: sqlite3.Connection) -> None:
@@ -99,3 +170,144 @@ def rollback_quietly(conn: sqlite3.Connection) -> None:
 
 
 
+
+
+class _Job:
+    """One caller's transaction body waiting in a ``GroupCommit``."""
+
+    __slots__ = ("fn", "wake", "lead", "finished", "result", "error")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any]):
+        self.fn = fn
+        self.wake = threading.Event()
+        self.lead = False
+        self.finished = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class GroupCommit:
+    """Group commit: the writers of one file in this process share one transaction and one fsync.
+
+    Each caller's body runs inside its own ``SAVEPOINT`` of one ``BEGIN IMMEDIATE`` … ``COMMIT``,
+    in arrival order, so it sees the writes of the bodies before it (serial order, as if committed
+    one by one); a body that raises is rolled back to its savepoint alone. One caller leads: it takes
+    every waiting body, runs the transaction on its own connection under the file's ``write_lock``,
+    wakes the others, and hands the lead to the next waiting caller. Nobody returns before the
+    ``COMMIT`` that holds its writes returned, so with ``synchronous=FULL`` each write is on disk when
+    its caller hears of it, exactly as with one commit each; only the fsyncs are shared. Bodies run
+    on the leader's thread: they must only read and write through the connection (the store port's
+    rule: no side effects inside a transaction function).
+
+    Source: the group commit of database logs (a commit returns after the log flush that covers it);
+    sqlite.org/lang_savepoint.html, sqlite.org/pragma.html#pragma_synchronous.
+    """
+
+    def __init__(self, lock: threading.Lock):
+        self.lock = lock
+        self._mutex = threading.Lock()
+        self._pending: list[_Job] = []
+        self._leading = False
+
+    def waiting(self) -> int:
+        """How many bodies wait for a transaction to take them (diagnostics and tests)."""
+        with self._mutex:
+            return len(self._pending)
+
+    def run(self, connect: Callable[[], sqlite3.Connection], fn: Callable[[sqlite3.Connection], T], *,
+            timeout_seconds: float) -> T:
+        """Run ``fn(conn)`` in the next group transaction and return its result once committed.
+
+        Args:
+            connect: this thread's connection to the file, used if this caller leads.
+            fn: the body; it runs inside a savepoint, maybe on another caller's thread.
+            timeout_seconds: how long to wait for a transaction to take the body (and for the locks).
+        Raises:
+            LockNotHad: no transaction took the body in time, or none got the file's lock: nothing written.
+            Whatever ``fn`` raised (its writes rolled back), or the ``sqlite3.Error`` of the commit
+            (nothing written) or of opening the leader's connection.
+        """
+        job = _Job(fn)
+        deadline = time.monotonic() + timeout_seconds
+        with self._mutex:
+            self._pending.append(job)
+            if not self._leading:
+                self._leading = job.lead = True
+        while not job.finished:
+            if job.lead:
+                self._lead(connect, deadline)
+                continue
+            if job.wake.wait(timeout=max(0.0, deadline - time.monotonic())):
+                continue
+            with self._mutex:
+                if job.finished or job.lead:
+                    continue
+                if job in self._pending:  # no transaction took it: nothing written
+                    self._pending.remove(job)
+                    raise LockNotHad("group commit queue")
+            job.wake.wait()  # a running transaction holds it: its outcome comes with that commit
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def _lead(self, connect: Callable[[], sqlite3.Connection], deadline: float) -> None:
+        with self._mutex:
+            batch, self._pending = self._pending, []
+        try:
+            self._commit(connect, batch, deadline)
+        finally:
+            with self._mutex:
+                for job in batch:
+                    job.finished = True
+                if self._pending:
+                    successor = self._pending[0]
+                    successor.lead = True
+                    successor.wake.set()
+                else:
+                    self._leading = False
+            for job in batch:
+                job.wake.set()
+
+    def _commit(self, connect: Callable[[], sqlite3.Connection], batch: list[_Job], deadline: float) -> None:
+        def fail_all(error: BaseException) -> None:
+            for job in batch:
+                if job.error is None:
+                    job.result, job.error = None, error
+
+        try:
+            conn = connect()
+        except sqlite3.Error as exc:
+            fail_all(exc)
+            return
+        if not self.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            fail_all(LockNotHad("in-process writer lock"))
+            return
+        try:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                fail_all(LockNotHad(exc.__class__.__name__))
+                return
+            try:
+                if len(batch) == 1:  # alone: its own transaction, no savepoint needed
+                    try:
+                        batch[0].result = batch[0].fn(conn)
+                    except BaseException as exc:  # noqa: BLE001 - handed to its caller
+                        batch[0].error = exc
+                        conn.execute("ROLLBACK")
+                        return
+                else:
+                    for job in batch:
+                        conn.execute("SAVEPOINT group_job")
+                        try:
+                            job.result = job.fn(conn)
+                        except BaseException as exc:  # noqa: BLE001 - handed to its caller
+                            job.error = exc
+                            conn.execute("ROLLBACK TO group_job")
+                        conn.execute("RELEASE group_job")
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:  # the transaction itself failed: nothing of the batch is written
+                rollback_quietly(conn)
+                fail_all(exc)
+        finally:
+            self.lock.release()

@@ -54,7 +54,7 @@ from shared.queue.port import (
     validate_delay,
     validate_task_name,
 )
-from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately
+from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately, write_lock
 
 #: ``http(url, body, headers, timeout_seconds) -> status``; raises OSError when no answer came.
 HttpPost = Callable[[str, bytes, dict[str, str], float], int]
@@ -233,7 +233,8 @@ class EmbeddedQueue:
     def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``. Raises QueueUnavailable."""
         try:
-            return write_immediately(self._conn(), fn)
+            return write_immediately(self._conn(), fn, lock=write_lock(self._connections.path),
+                                     timeout_seconds=self.lock_timeout_seconds)
         except LockNotHad as exc:
             raise QueueUnavailable(f"queue busy: {exc}") from exc
         except sqlite3.Error as exc:

@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
-from shared.sqlite_file import ConnectionPerThread, LockNotHad, write_immediately
+from shared.sqlite_file import ConnectionPerThread, LockNotHad, group_commit, write_immediately
 from shared.store.port import (
     TTL_FIELD,
     Doc,
@@ -170,33 +170,49 @@ class SqliteStore:
         return [_loads(r[0]) for r in rows]
 
     def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5) -> T:
-        """Run ``fn(tx)`` under ``BEGIN IMMEDIATE``; re-run it on TransactionConflict.
+        """Run ``fn(tx)`` atomically; re-run it on TransactionConflict.
+
+        The writers of this process commit together (``shared.sqlite_file.GroupCommit``): ``fn`` runs
+        in its own savepoint of a shared ``BEGIN IMMEDIATE`` transaction, maybe on another caller's
+        thread, and this call returns only after the ``COMMIT`` that holds its writes (on disk:
+        ``synchronous=FULL``).
 
         Raises:
             RecordAlreadyExists: a buffered create hit an existing id; nothing written.
             TransactionConflict: still conflicting after ``max_attempts``.
             StoreUnavailable: the lock was not had within the deadline; nothing written.
         """
-        conn = self._conn()
-        for attempt in range(1, max_attempts + 1):
-            def attempt_once(conn: sqlite3.Connection, attempt: int = attempt) -> T:
+        def body(conn: sqlite3.Connection) -> T:
+            if self._before_commit is None:  # nothing here raises a conflict: one attempt, no savepoint
                 tx = _SqliteTransaction(conn)
                 result = fn(tx)
                 self._apply(conn, tx.writes)
-                if self._before_commit is not None:
-                    self._before_commit(attempt)
                 return result
+            for attempt in range(1, max_attempts + 1):
+                conn.execute("SAVEPOINT store_attempt")
+                try:
+                    tx = _SqliteTransaction(conn)
+                    result = fn(tx)
+                    self._apply(conn, tx.writes)
+                    self._before_commit(attempt)
+                except TransactionConflict:
+                    conn.execute("ROLLBACK TO store_attempt")
+                    conn.execute("RELEASE store_attempt")
+                    if attempt == max_attempts:
+                        raise
+                    continue
+                conn.execute("RELEASE store_attempt")
+                return result
+            raise TransactionConflict("transaction did not commit")  # pragma: no cover
 
-            try:
-                return write_immediately(conn, attempt_once)
-            except LockNotHad as exc:
-                raise StoreUnavailable(f"store busy: {exc}") from exc
-            except TransactionConflict:
-                if attempt == max_attempts:
-                    raise
-            except sqlite3.Error as exc:
-                raise StoreUnavailable(f"write failed: {exc.__class__.__name__}") from exc
-        raise TransactionConflict("transaction did not commit")  # pragma: no cover
+        try:
+            if self.read_only:  # never joins the writers' group: its writes fail on their own
+                return write_immediately(self._conn(), body)
+            return group_commit(self.path).run(self._connections.get, body, timeout_seconds=self.deadline_seconds)
+        except LockNotHad as exc:
+            raise StoreUnavailable(f"store busy: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"write failed: {exc.__class__.__name__}") from exc
 
     @staticmethod
     def _apply(conn: sqlite3.Connection, writes: list[tuple[str, str, str, Doc | None]]) -> None:

@@ -29,9 +29,6 @@ import functools
 import re
 from datetime import date, timedelta
 
-import cn2an
-import holidays
-
 #: Keywords a value may be, besides the written forms (``md:``, ``day:``, ``month:``,
 #: ``weekday:``, ``holiday:``, ``YYYY-MM-DD`` and ``start/end``).
 DATE_KEYWORDS: tuple[str, ...] = (
@@ -94,6 +91,10 @@ _DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*
 
 def _cn_numerals(text: str) -> str:
     """十二月五號 → 12月5號, 二零二六年 → 2026年 (cn2an); other text is left as it is."""
+    # cn2an and holidays load on first use, not at import: a cold start answering a fixed entry
+    # reads no date, and the two cost about a third of the webhook's own import time (issue 14, P1).
+    import cn2an
+
     def number(match: re.Match[str], group: int = 1) -> str:
         try:
             return str(int(cn2an.cn2an(match.group(group).replace("廿", "二十").replace("卅", "三十"), "smart")))
@@ -253,6 +254,8 @@ def _nearest(today: date, spans: list[tuple[date, date]]) -> tuple[date, date]:
 @functools.lru_cache(maxsize=16)
 def _tw_calendar(year: int) -> tuple[tuple[date, str], ...]:
     """Taiwan public holidays of year-1..year+1 with their zh_TW names (the holidays package)."""
+    import holidays  # on first use (see _cn_numerals)
+
     found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW")
     return tuple(sorted(found.items()))
 
