@@ -175,10 +175,11 @@ def rollback_quietly(conn: sqlite3.Connection) -> None:
 class _Job:
     """One caller's transaction body waiting in a ``GroupCommit``."""
 
-    __slots__ = ("fn", "wake", "lead", "finished", "result", "error")
+    __slots__ = ("fn", "deadline", "wake", "lead", "finished", "result", "error")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], Any]):
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any], deadline: float):
         self.fn = fn
+        self.deadline = deadline
         self.wake = threading.Event()
         self.lead = False
         self.finished = False
@@ -227,15 +228,15 @@ class GroupCommit:
             Whatever ``fn`` raised (its writes rolled back), or the ``sqlite3.Error`` of the commit
             (nothing written) or of opening the leader's connection.
         """
-        job = _Job(fn)
         deadline = time.monotonic() + timeout_seconds
+        job = _Job(fn, deadline)
         with self._mutex:
             self._pending.append(job)
             if not self._leading:
                 self._leading = job.lead = True
         while not job.finished:
             if job.lead:
-                self._lead(connect, deadline)
+                self._lead(connect)
                 continue
             if job.wake.wait(timeout=max(0.0, deadline - time.monotonic())):
                 continue
@@ -250,9 +251,12 @@ class GroupCommit:
             raise job.error
         return job.result
 
-    def _lead(self, connect: Callable[[], sqlite3.Connection], deadline: float) -> None:
+    def _lead(self, connect: Callable[[], sqlite3.Connection]) -> None:
         with self._mutex:
             batch, self._pending = self._pending, []
+        # The lock is waited for as long as the most patient body may wait: a caller promoted to lead
+        # after waiting most of its own deadline must not fail the others' writes for its haste.
+        deadline = max(job.deadline for job in batch)
         try:
             self._commit(connect, batch, deadline)
         finally:
