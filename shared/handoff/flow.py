@@ -16,7 +16,7 @@ from shared.clock import to_iso
 from shared.context import EventContext, Reply
 from shared.handoff import cards, drafts, faults, notify, records, status, wording
 from shared.handoff.outcome import pending_verification
-from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
+from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
     ALREADY_CREATED,
     REQUEST_CREATED,

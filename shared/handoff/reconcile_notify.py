@@ -1,0 +1,208 @@
+"""Telling the user what reconcile settled: the push side of the handoff outbox (DESIGN §4, §11).
+
+``ReconcileNotifier.deliver`` claims the operation's notice for the push (``notify.PUSH_OWNER``) and
+tells the user once; ``tell`` does it with a claim already decided (a create transaction decides
+its own). Before pushing a notice taken over from a reply, the inbox is asked what became of that
+reply (``inbox.take_over_reply``): replied → delivered, no push; unknown → never repeated; still
+running without a reply → fenced off, then pushed. Every push carries the operation's retry key
+for its purpose, so a repeat is LINE's 409 (delivered). On the last attempt a push that still
+fails leaves a ``needs_human_followup`` record instead (``record_followup``).
+
+No method runs inside a store transaction function (a LINE call there could repeat on a re-run).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import inbox
+from shared.clock import Clock, to_iso
+from shared.config import Settings
+from shared.handoff import notify, records, wording
+from shared.handoff.reconcile_task import Attempt, ReconcileResult
+from shared.line import LineGateway, LineSendError
+from shared.logs import hash_user, log
+from shared.store import DocumentStore, RecordAlreadyExists, StoreError
+
+
+@dataclass(frozen=True)
+class Tell:
+    """One thing to tell the user, and how the answer to the queue reads.
+
+    Attributes:
+        collection: where the notice lives (``records.OPERATIONS`` or ``records.FOLLOWUPS``).
+        purpose: the retry-key purpose of the push (``receipt``, ``not_created``, ``checked:<event>``).
+        messages: line-bot-sdk message models to push.
+        outcome: the machine word of the answer (``found``, ``created``, ``not_created``).
+        request_id: the request's public id, when there is one.
+        detail: more fields for the answer and the log.
+        answer_anyway: push with the purpose's key even when the notice was told before (the
+            follow-up promised after "checking": LINE turns a repeat into 409).
+    """
+
+    collection: str
+    purpose: str
+    messages: list[Any]
+    outcome: str
+    request_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    answer_anyway: bool = False
+
+    def settled(self, notice: str) -> ReconcileResult:
+        """200: this delivery is finished; ``notice`` says what became of the telling."""
+        return ReconcileResult(self.outcome, 200, self.request_id, {**self.detail, "notice": notice})
+
+    def again(self, outcome: str) -> ReconcileResult:
+        """503: the queue delivers the task again later."""
+        return ReconcileResult(outcome, 503, self.request_id, dict(self.detail))
+
+
+class ReconcileNotifier:
+    """Pushes what reconcile settled, once. Safe to share across threads.
+
+    Args:
+        settings: ``event_lease_seconds`` (the push's claim), ``line_timeout_seconds``, tenant.
+        store: the read-write store (notice claims, follow-ups, the inbox).
+        line: the LINE gateway.
+        clock: aware "now" (for the records written after a push).
+    """
+
+    def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway, clock: Clock):
+        self.settings = settings
+        self.store = store
+        self.line = line
+        self.clock = clock
+
+    def deliver(self, attempt: Attempt, tell: Tell) -> ReconcileResult:
+        """Claim the notice for the push, then tell the user (unless already told or held)."""
+        try:
+            decision = notify.claim_notice(self.store, tell.collection, attempt.operation, notify.PUSH_OWNER,
+                                           now=attempt.now, lease_seconds=self.settings.event_lease_seconds,
+                                           void_owner=attempt.void_owner)
+        except StoreError:
+            if not attempt.last:
+                return ReconcileResult("store_unavailable", 503, tell.request_id)
+            decision = notify.NoticeClaim.NO_NOTICE  # last attempt: push anyway; the retry key dedups pushes
+        return self.tell(attempt, tell, decision)
+
+    def tell(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim) -> ReconcileResult:
+        """Push unless the notice was delivered (or, with ``tell.answer_anyway``, push with the
+        purpose's retry key regardless: LINE turns a repeat into 409), or a live reply holds it (503)."""
+        if decision is notify.NoticeClaim.DELIVERED and not tell.answer_anyway:
+            return tell.settled("already_delivered")
+        if decision is notify.NoticeClaim.HELD:
+            # A reply (or a push) holds the notice: let it finish, look again later.
+            if attempt.last:
+                log("WARNING", "reconcile left the notice to a live reply on its last attempt")
+                return tell.settled("left_to_reply")
+            return tell.again("notice_held")
+        if decision is notify.NoticeClaim.CLAIMED and not tell.answer_anyway:
+            settled = self._after_earlier_reply(attempt, tell)
+            if settled is not None:
+                return settled
+        try:
+            pushed = notify.push_notice(self.line, attempt.operation, tell.messages, purpose=tell.purpose,
+                                        timeout_seconds=self.settings.line_timeout_seconds)
+        except LineSendError as exc:
+            # Every row but REFUSED may be tried again: the push carries its retry key (DESIGN §11).
+            log("WARNING", "reconcile push failed", error=exc.__class__.__name__,
+                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=exc.retryable)
+            if exc.retryable and not attempt.last:
+                return tell.again("push_failed")
+            self.record_followup(attempt, "push_failed", with_notice=False)
+            return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
+        if decision is notify.NoticeClaim.CLAIMED:
+            try:
+                notify.mark_delivered(self.store, tell.collection, attempt.operation, notify.PUSH_OWNER,
+                                      now=self.clock())
+            except StoreError as exc:  # the next delivery pushes again with the same key → 409
+                log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
+        return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
+
+    def _after_earlier_reply(self, attempt: Attempt, tell: Tell) -> ReconcileResult | None:
+        """Before pushing a notice taken over from a reply, ask the inbox what became of that reply.
+
+        Returns:
+            None to push (no earlier reply, or it was refused by LINE, or never started: an attempt
+            still running that has not started its reply is fenced off first, ``inbox.take_over_reply``);
+            otherwise the answer without a push: replied → "delivered"; sent without an answer (or
+            started by an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
+        """
+        operation = attempt.operation
+        try:
+            notice = notify.Notice.of(self.store.get(tell.collection, operation.doc_id))
+            holder = (notice.taken_from if notice else None) or ""
+            reply_event = notify.reply_event_of(holder)
+            if reply_event is None or holder == attempt.void_owner:
+                return None
+            state = inbox.take_over_reply(self.store, self.settings.tenant_id, reply_event, now=self.clock())
+        except StoreError as exc:
+            log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
+            if not attempt.last:
+                return tell.again("store_unavailable")
+            self.record_followup(attempt, "notice_unverified:inbox_unavailable", with_notice=False)
+            return tell.settled("not_pushed")
+        if state is inbox.ReplyState.QUEUED:
+            # That event went to the queue, whose worker tells the user (by reply or push): wait for it.
+            if not attempt.last:
+                return tell.again("notice_held")
+            log("WARNING", "reconcile left the notice to a queued answer on its last attempt")
+            return tell.settled("left_to_queued_answer")
+        try:
+            if state is inbox.ReplyState.REPLIED:
+                notify.mark_delivered(self.store, tell.collection, operation, holder, now=self.clock())
+                return tell.settled("delivered_by_reply")
+            if state is inbox.ReplyState.UNKNOWN:
+                notify.settle_reply_unknown(self.store, tell.collection, operation, owner=holder, now=self.clock())
+                log("WARNING", "receipt reply outcome unknown: not pushed again",
+                    user=hash_user(operation.actor.user_id))
+                return tell.settled("reply_unknown")
+        except StoreError as exc:  # the next delivery reads the inbox again and decides the same
+            log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
+            return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
+                                   dict(tell.detail))
+        return None
+
+    def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
+        """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""
+        recorded = self.record_followup(attempt, reason, with_notice=True)
+        try:
+            pushed = notify.push_notice(self.line, attempt.operation, [wording.followup_message(recorded=recorded)],
+                                        purpose="needs_human_followup",
+                                        timeout_seconds=self.settings.line_timeout_seconds)
+        except LineSendError as exc:
+            log("ERROR", "follow-up push failed", error=exc.__class__.__name__, delivery=exc.delivery.value)
+            return ReconcileResult("needs_human_followup", 200, None, {"reason": reason, "notice": "push_failed"})
+        if recorded:
+            try:
+                notify.mark_delivered(self.store, records.FOLLOWUPS, attempt.operation, notify.PUSH_OWNER,
+                                      now=self.clock())
+            except StoreError:
+                pass
+        return ReconcileResult("needs_human_followup", 200, None,
+                               {"reason": reason, "notice": "push_duplicate" if pushed.duplicate else "pushed"})
+
+    def record_followup(self, attempt: Attempt, reason: str, *, with_notice: bool) -> bool:
+        """Create ``handoff_followups/{operation_id}`` without reading anything first.
+
+        Returns:
+            True when the record exists (written now or before); False when the store refused.
+        """
+        task, operation, now = attempt.task, attempt.operation, attempt.now
+        doc = {"tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
+               "idempotency_key": operation.idempotency_key, "content_hash": task.content_hash,
+               "status": "needs_human_followup", "reason": reason, "task_reason": task.reason,
+               "created_at": to_iso(now)}
+        if with_notice:
+            doc.update(notify.notice_fields("needs_human_followup", notify.PUSH_OWNER, now=now,
+                                            lease_seconds=self.settings.event_lease_seconds,
+                                            retry_key=operation.retry_key("needs_human_followup")))
+        try:
+            self.store.create(records.FOLLOWUPS, operation.doc_id, doc)
+        except RecordAlreadyExists:
+            return True
+        except StoreError as exc:
+            log("ERROR", "needs_human_followup could not be recorded", error=exc.__class__.__name__)
+            return False
+        log("WARNING", "operation needs human follow-up", reason=reason, user=hash_user(operation.actor.user_id))
+        return True
