@@ -43,7 +43,9 @@ from shared.replies import refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.turn import fixed, menu
+from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
+from shared.turn.text import reading_form
 
 Entry = Callable[[EventContext], Reply]
 TextHook = Callable[[EventContext, str], "Reply | None"]
@@ -100,6 +102,8 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
 ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
 ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")
+#: Messages per reply (Messaging API, "Send reply message": max 5).
+REPLY_MAX_MESSAGES = 5
 #: LINE source types of a shared chat (Messaging API, webhook event source).
 SHARED_CHATS = frozenset({"group", "room"})
 
@@ -114,15 +118,27 @@ def _in_shared_chat(event) -> bool:
 
 
 def route_text(ctx: EventContext, text: str) -> Reply:
-    """A text message from a known user → fixed entry, else a text hook, else the turn engine."""
+    """A text message from a known user → fixed entry, else a text hook, else the turn engine.
+
+    Words of suicidal intent or self-harm (shared.turn.crisis) are answered by the offline router's
+    crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
+    first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card).
+    """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
         return entry(ctx)
+    crisis = is_crisis(reading_form(text))
     for hook in TEXT_HOOKS:
         reply = hook(ctx, text)
         if reply is not None:
-            return reply
-    return (ctx.text_turn or run_text_turn)(ctx, text)
+            return with_crisis_first(reply) if crisis else reply
+    return run_text_turn(ctx, text) if crisis else (ctx.text_turn or run_text_turn)(ctx, text)
+
+
+def with_crisis_first(reply: Reply) -> Reply:
+    """``reply`` with the crisis text first (at most 5 messages, LINE's limit per reply)."""
+    crisis = TextMessage(text=menu.LIMIT_WORDS["crisis"])
+    return replace(reply, messages=[crisis, *reply.messages][:REPLY_MAX_MESSAGES])
 
 
 def route_postback(ctx: EventContext, data: str) -> Reply:

@@ -62,7 +62,8 @@ def _other_areas(result: dict[str, Any], area: str | None, asked: list[str] | tu
 
 
 def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, remembered: str | None,
-                      event_areas: list[str] | None = None, asked: tuple[str, ...] = ()) -> QuickReply | None:
+                      event_areas: list[str] | None = None, asked: tuple[str, ...] = (),
+                      offer_memory: bool = True) -> QuickReply | None:
     """Next steps after a place result.
 
     Args:
@@ -71,12 +72,14 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
         remembered: the consented diet, or None.
         event_areas: townships that have events (a 查活動 button only where it can find some).
         asked: townships the message named but the search did not cover (offered first).
+        offer_memory: False when the diet said is not the user's own to remember (我媽媽吃全素) or
+            names a finer type the catalog does not keep: no 記住 button (trial 1 finding 10).
     Returns:
         A QuickReply, or None when there is nothing to offer.
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
-    if stated_diet in SAVABLE and stated_diet != remembered:
+    if offer_memory and stated_diet in SAVABLE and stated_diet != remembered:
         label = diet_label(stated_diet)
         items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
     if area and (event_areas is None or area in event_areas):

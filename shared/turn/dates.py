@@ -17,7 +17,13 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   public holiday by its name in that calendar (中秋節, 端午節, 國慶日, 兒童節 …);
 - days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 昨天 / 昨晚, 前天;
 - weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …;
-- months: 這個月, 下個月, 上個月.
+- months: 這個月, 下個月, 上個月; a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
+  上上個月3號 is ``unreadable``);
+- English: Xmas / X'mas / Christmas (12/25), Christmas Eve, New Year (1/1), New Year's Eve,
+  Chinese New Year / CNY, Valentine's, Halloween, Mother's / Father's Day, Dragon Boat, Mid-Autumn,
+  today / tonight / tomorrow / (this|next|last) weekend / week / month;
+- 元宵 (lunar 1/15: the calendar's first 春節 day + 14), 母親節 (second Sunday of May), 父親節 (8/8),
+  萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``unreadable``.
 
 Source: issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
 month-only, past ranges; unreadable dates get 「我看不懂這個日期」), item 3 (nearest day, past shown
@@ -48,6 +54,8 @@ _YMD = re.compile(r"(?<![\d/.\-])(\d{4}|1\d{2})\s*(?:年|/|-|\.)\s*(\d{1,2})\s*(
 _MD = re.compile(
     r"(?<![\d/:.])(\d{1,2})\s*(?:月\s*(\d{1,2})(?:\s*[日號号]|(?![\d個个場场人位次天點点時时分歲岁塊元碗份]))"
     r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-]))")
+#: A day inside a relative month: 上個月22號, 下個月3號, 這個月5日, 本月12號 (the day is required).
+_RELATIVE_MONTH_DAY = re.compile(r"(?<![上下])(上上|下下|上|下|這|这|本)一?[個个]?\s*月\s*(\d{1,2})\s*(?:[日號号]|(?![\d個个場场人位次天點点時时分歲岁月/\-.]))")
 _RANGE_JOIN = re.compile(r"^\s*(?:到|至|~|～|-|－|—|、|,|，|和|跟|及|與|还有|還有)\s*$")
 _DAY_ONLY = re.compile(r"(?<![\d月/\-])(\d{1,2})\s*[號号](?!碗|份|人)")
 _MONTH_ONLY = re.compile(r"(?<![\d個个])(\d{1,2})\s*月(?!\s*\d)(?!份[的]?\d)")
@@ -62,8 +70,33 @@ _BARE_WEEKEND = re.compile(r"(?<![上下])(上上[個个]?|下下[個个]?|上�
 #: of 跨年 is 12/31; 聖誕節 is 12/25, which the calendar lists as 行憲紀念日).
 _FIXED_HOLIDAYS: tuple[tuple[str, str], ...] = (
     ("聖誕夜", "12-24"), ("平安夜", "12-24"), ("聖誕", "12-25"), ("耶誕", "12-25"),
-    ("跨年", "12-31"), ("元旦", "01-01"), ("情人節", "02-14"),
+    ("跨年", "12-31"), ("元旦", "01-01"), ("情人節", "02-14"), ("萬聖節", "10-31"), ("父親節", "08-08"),
 )
+#: English holiday and day words (on the case-folded reading form, as whole words). Longer phrases
+#: first: "chinese new year" before "new year", "christmas eve" before "christmas".
+_ENGLISH_DATES: tuple[tuple[str, str], ...] = (
+    (r"christmas eve|x[\'’]?-?mas eve", "md:12-24"), (r"christmas|x[\'’]?-?mas|xmas", "md:12-25"),
+    (r"(?:chinese|lunar) new year'?s? eve", "holiday:農曆除夕"),
+    (r"chinese new year|lunar new year|cny|spring festival", "holiday:lunar_new_year"),
+    (r"new year'?s? eve|nye", "md:12-31"), (r"new year'?s?(?: day)?", "md:01-01"),
+    (r"valentine'?s?(?: day)?", "md:02-14"), (r"halloween", "md:10-31"),
+    (r"lantern festival", "holiday:lantern"), (r"mother'?s day", "holiday:mothers_day"),
+    (r"father'?s day", "md:08-08"),
+    (r"dragon boat(?: festival)?", "holiday:端午節"), (r"mid-?\s?autumn(?: festival)?|moon festival", "holiday:中秋節"),
+    (r"tomb[- ]sweeping(?: day)?|qingming", "holiday:民族掃墓節"), (r"double ten|national day", "holiday:國慶日"),
+    (r"children'?s day", "holiday:兒童節"), (r"labou?r day", "holiday:勞動節"),
+    (r"day after tomorrow", "day_after_tomorrow"), (r"tomorrow|tmr|tmrw", "tomorrow"), (r"tonight|today", "today"),
+    (r"yesterday", "yesterday"), (r"next weekend", "next_weekend"), (r"last weekend", "last_weekend"),
+    (r"(?:this )?weekend", "weekend"), (r"next week", "next_week"), (r"last week", "last_week"),
+    (r"this week", "this_week"), (r"next month", "next_month"), (r"last month", "last_month"),
+    (r"this month", "this_month"),
+)
+_ENGLISH_DATE = [(re.compile(rf"(?<![a-z]){pattern}(?![a-z])"), value) for pattern, value in _ENGLISH_DATES]
+#: Holidays of the lunar calendar that the Taiwan calendar does not list and LOCAL does not compute:
+#: named, they are ``unreadable`` (「我看不懂這個日期」 with choices), never "all dates".
+_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
+#: 元宵 is lunar 1/15: the calendar's first 春節 day (lunar 1/1) + 14 days. 母親節: the second Sunday of May.
+_COMPUTED_HOLIDAYS: tuple[tuple[str, str], ...] = (("元宵", "holiday:lantern"), ("母親節", "holiday:mothers_day"))
 #: Words for the Lunar New Year, read from the calendar: the eve, and the whole holiday block.
 _LUNAR_EVE_WORDS = ("除夕", "小年夜")
 _LUNAR_WORDS = ("過年", "春節", "農曆新年", "農曆年", "舊曆年", "大年初一", "初一到初五", "年假")
@@ -113,6 +146,12 @@ def _cn_numerals(text: str) -> str:
 
 def _written(text: str) -> str | None:
     """A written date, month-day, range or day of month; None when there is none."""
+    relative = _RELATIVE_MONTH_DAY.search(text)
+    if relative:
+        if relative.group(1) in ("上上", "下下"):
+            return UNREADABLE  # 上上個月3號: not read, never a whole month
+        which = {"上": "last", "下": "next"}.get(relative.group(1), "this")
+        return f"{which}_month_day:{int(relative.group(2)):02d}"
     found = _YMD.search(text)
     if found:
         year, month, day = (int(group) for group in found.groups())
@@ -141,6 +180,14 @@ def _holiday(text: str) -> str | None:
     for word, name in _HOLIDAY_ALIASES:
         if word in text:
             return f"holiday:{name}"
+    for word, value in _COMPUTED_HOLIDAYS:
+        if word in text:
+            return value
+    for pattern, value in _ENGLISH_DATE:
+        if pattern.search(text):
+            return value
+    if any(word in text for word in _UNREAD_HOLIDAYS):
+        return UNREADABLE
     return None
 
 
@@ -200,7 +247,8 @@ def read_date(text: str) -> str | None:
         text: the message in its reading form (shared.turn.text.reading_form), never logged.
     Returns:
         A keyword of DATE_KEYWORDS; ``YYYY-MM-DD``; ``md:MM-DD``; ``mdrange:MM-DD/MM-DD``;
-        ``day:DD``; ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
+        ``day:DD``; ``last_month_day:DD`` / ``this_month_day:DD`` / ``next_month_day:DD``;
+        ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
         ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``unreadable`` when the text
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
     """
@@ -261,7 +309,20 @@ def _tw_calendar(year: int) -> tuple[tuple[date, str], ...]:
 
 
 def _holiday_spans(name: str, today: date) -> list[tuple[date, date]]:
-    """Each occurrence of a named holiday as a span of consecutive days (make-up days included)."""
+    """Each occurrence of a named holiday as a span of consecutive days (make-up days included).
+
+    ``lantern`` (元宵, lunar 1/15) is the calendar's first 春節 day of each year + 14 days;
+    ``mothers_day`` is the second Sunday of May (Taiwan observes the international date).
+    """
+    if name == "lantern":
+        firsts: dict[int, date] = {}
+        for day, title in _tw_calendar(today.year):
+            if title == "春節":
+                firsts.setdefault(day.year, day)
+        return [_span(first + timedelta(days=14)) for first in sorted(firsts.values())]
+    if name == "mothers_day":
+        return [_span(date(year, 5, 1) + timedelta(days=(6 - date(year, 5, 1).weekday()) % 7 + 7))
+                for year in (today.year - 1, today.year, today.year + 1)]
     wanted: tuple[str, ...] = ("農曆除夕", "春節") if name == "lunar_new_year" else (name,)
     days = [day for day, title in _tw_calendar(today.year) if any(word in title for word in wanted)
             and (name == "lunar_new_year" or "補假" not in title)]
@@ -319,6 +380,15 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         except ValueError as exc:
             raise UnreadableDate(f"no such day: {value!r}") from exc
     kind, _, rest = value.partition(":")
+    if kind.endswith("_month_day"):
+        month_of = {"last_month_day": last_month, "this_month_day": month_start,
+                    "next_month_day": next_month}.get(kind)
+        if month_of is None:
+            raise UnreadableDate(f"not a date: {value!r}")
+        try:
+            return _span(month_of.replace(day=int(rest)))
+        except ValueError as exc:
+            raise UnreadableDate(f"no such day: {value!r}") from exc
     if kind == "days":
         first, _, last = rest.partition("/")
         spans = [keywords[first](), keywords[last]()] if first in keywords and last in keywords else []

@@ -25,19 +25,31 @@ class EffectiveDiet:
     origin: str
 
 
-def resolve_diet(proposed: str | None, snapshot: PreferenceSnapshot | None) -> EffectiveDiet:
+#: Remembered types finer than 蔬食 (``vegetarian``): a plain 素食 said this turn does not override them.
+FINER_THAN_VEGETARIAN = frozenset({"vegan", "ovo_lacto", "lacto"})
+
+
+def resolve_diet(proposed: str | None, snapshot: PreferenceSnapshot | None, *,
+                 generic: bool = False) -> EffectiveDiet:
     """Apply the precedence to one proposed ``dietary_type``.
 
     Args:
         proposed: the diet argument the router or model proposed; None or "" means left open.
         snapshot: the preference read at the start of the turn, or None when it could not be read.
+        generic: the proposed ``vegetarian`` came from a plain 素食 / 蔬食 that names no finer type
+            (the router's ``generic_diet`` note). It leaves the finer type open, so a remembered
+            全素 / 蛋奶素 / 奶素 fills it (``consented_memory``). Source: newcomer trial 1 finding 9.
     Returns:
         EffectiveDiet.
     Raises:
         UnknownDietaryType: ``proposed`` is not a known type.
     """
     if proposed is not None and proposed.strip():
-        return EffectiveDiet(normalize_dietary_type(proposed), THIS_TURN)
+        stated = normalize_dietary_type(proposed)
+        if generic and stated == "vegetarian" and snapshot is not None and \
+                snapshot.dietary_type in FINER_THAN_VEGETARIAN:
+            return EffectiveDiet(snapshot.dietary_type, CONSENTED_MEMORY)
+        return EffectiveDiet(stated, THIS_TURN)
     if snapshot is not None and snapshot.dietary_type:
         return EffectiveDiet(snapshot.dietary_type, CONSENTED_MEMORY)
     return EffectiveDiet("any", NONE)

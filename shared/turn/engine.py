@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from linebot.v3.messaging import QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
@@ -31,10 +31,10 @@ from shared.handoff import flow as handoff_flow
 from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
-from shared.places.search import UnknownDietaryType, search_local_places
-from shared.replies.area_picker import checked_postback
+from shared.places.search import UnknownDietaryType, diet_listed, search_local_places
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events
-from shared.replies.next_steps import asked_first, events_next_steps, places_next_steps
+from shared.replies.next_steps import asked_first, carried_query, events_next_steps, places_next_steps
 from shared.replies.places import render_places
 from shared.store import StoreError
 from shared.turn import menu
@@ -242,10 +242,69 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             guess = f"你是說「{near[0]}」嗎？" if near else ""
             lines.append(f"我不認得「{value}」這個地名，彰化縣的鄉鎮裡沒有。{guess}請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
         elif kind == "other_places" and value:
-            lines.append(f"你也問到「{value}」，請再單獨問一次。")
+            lines.append(f"你也問到「{value}」：我一次列一家，請點下方的「{value}」看它的地址和電話。")
+        elif kind == "also_places":
+            area, _, diet = value.partition("/")
+            where = area or "各鄉鎮"
+            button = f"「{area}的店家」" if area else "「查蔬食」"
+            what = f"{diet_label(diet)}店家" if diet else "蔬食店家"
+            lines.append(f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。")
+        elif kind == "also_events":
+            area = value.partition("/")[0]
+            button = f"「{area}的活動」" if area else "「查活動」"
+            lines.append(f"你也問了{area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。")
     if proposal.tool == "find_place" and result and result.get("status") == "ok":
         lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
+        lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet
     return lines
+
+
+def _diet_check_lines(proposal: Proposal) -> list[str]:
+    """Per named shop, whether the catalog lists the diet asked about (和米素食跟john手作 哪間有全素)."""
+    diet = next((note.partition(":")[2] for note in proposal.notes if note.startswith("diet_check:")), None)
+    if not diet:
+        return []
+    names = [proposal.args.get("name")] + [note.partition(":")[2] for note in proposal.notes
+                                           if note.startswith("other_places:")]
+    label = diet_label(diet)
+    words = {
+        "listed": "店家資料列有{label}的品項（不是每道都是{label}）",
+        "not_recorded": "店家資料只記錄「蔬食」，沒有記錄更細的素別，有沒有{label}不知道，請先打電話問店家",
+        "not_listed": "店家資料沒有列{label}",
+    }
+    return [f"「{name}」：{words[state].format(label=label)}。" for name, state in diet_listed(names, diet)]
+
+
+def _second_ask_items(proposal: Proposal) -> list[QuickReplyItem]:
+    """Buttons for what the message also asked but the reply did not search: another named shop,
+    the shop search beside an events question, the events search beside a shop question."""
+    items = []
+    for note in proposal.notes:
+        kind, _, value = note.partition(":")
+        if kind == "other_places" and value:
+            items.append(QuickReplyItem(action=MessageAction(label=value[:20], text=value)))
+        elif kind == "also_places":
+            area, _, diet = value.partition("/")
+            items.append(QuickReplyItem(action=area_postback("places", area, diet=diet or None, label=f"{area}的店家")
+                                        if area else MessageAction(label="查蔬食", text="查蔬食")))
+        elif kind == "also_events":
+            area, _, when = value.partition("/")
+            if area:
+                data = f"events:area={area}" + carried_query(when or None)
+                items.append(QuickReplyItem(action=checked_postback(f"{area}的活動", data, f"查{area}的活動")))
+            else:
+                items.append(QuickReplyItem(action=MessageAction(label="查活動", text="查活動")))
+    return items
+
+
+def _put_first(messages: list[Any], items: list[QuickReplyItem]) -> None:
+    """Put ``items`` first in the last text message's quick replies (same labels dropped, ≤ 13)."""
+    if not items or not messages or not isinstance(messages[-1], TextMessage):
+        return
+    last = messages[-1]
+    labels = {item.action.label for item in items}
+    rest = [item for item in (last.quick_reply.items if last.quick_reply else []) if item.action.label not in labels]
+    messages[-1] = TextMessage(text=last.text, quick_reply=QuickReply(items=(items + rest)[:QUICK_REPLY_MAX_ITEMS]))
 
 
 def _revision_changed_reply() -> Reply:
@@ -326,7 +385,8 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         elif proposal.tool == "request_memory_management":  # the buttons only: functions/memory acts on a tap
             reply, status = menu.privacy_reply(ctx), "memory_management"
         else:
-            diet = resolve_diet(proposal.args.get("dietary_type"), snapshot) if takes_diet(proposal) else None
+            diet = resolve_diet(proposal.args.get("dietary_type"), snapshot,
+                                generic="generic_diet" in proposal.notes) if takes_diet(proposal) else None
             result = execute(ctx, proposal, diet, tools)
             status = "help" if result is None else result.get("status")
     except (UnknownArea, UnknownDietaryType, InvalidDateRange) as exc:
@@ -481,7 +541,10 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
         else:
             remembered = snapshot.dietary_type if snapshot else None
             said = stated if offer_memory and _unrecorded_diet(proposal) is None else None
-            _attach(messages, places_next_steps(result, stated_diet=said, remembered=remembered, asked=asked))
+            # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember
+            _attach(messages, places_next_steps(result, stated_diet=said, remembered=remembered, asked=asked,
+                                                offer_memory="diet_of_other" not in proposal.notes))
+    _put_first(messages, _second_ask_items(proposal))
     lines = _note_lines(proposal, result)
     if diet is not None and status in ("ok", "no_match"):
         note = origin_note(diet, snapshot, _unrecorded_diet(proposal))

@@ -6,24 +6,36 @@ Text is read in its reading form (shared.turn.text: NFKC width, OpenCC Simplifie
 case-folded Latin). Dates come from shared.turn.dates, townships from shared.areas, diet words
 from shared.diets; the rest of the vocabulary below is LOCAL's own.
 
-Rules, in order (issue 9; DESIGN §5, §7):
+Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
+0. suicidal intent, self-harm or despair in any phrasing (shared.turn.crisis: 想去死, 不想再撐了,
+   自我了斷 …) or an emergency (跌倒了起不來) → ``show_limits`` (``crisis`` / ``emergency``) before anything;
 1. a greeting or thanks and nothing else → ``greeting`` / ``thanks``; ok / 收到 → ``ack``; what LOCAL
    is or can do (你們是誰) → ``greeting``;
 2. a question about the user's request (服務單進度, 我的服務單) → ``handoff_status``; how to cancel
    one → ``handoff_cancel_help``; what LOCAL keeps about the user (我的資料, 忘記我) → ``privacy_info``;
 3. health, transport, parking, shuttles and weather → ``show_limits`` (never a search); a place
    outside Changhua County (台中) → ``show_limits`` (``elsewhere``);
-4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``;
-5. an event word, an event topic or title word (市集, 長輩, 老街散步) or a date without a diet or
+4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``; with a diet asked
+   (哪間有全素) the note ``diet_check:<type>`` makes the reply say, per named shop, what the catalog lists;
+5. a government office, school or other body, or a phone number / address / website with no shop,
+   diet or event word (彰化縣政府電話幾號) → ``show_limits`` (``directory``);
+6. an events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店) → the first
+   ask is searched on its own words, the second is a note (``also_places:<township>/<type>`` or
+   ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first;
+7. an event word, an event topic or title word (市集, 長輩, 老街散步) or a date without a diet or
    place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
-6. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
-7. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
+   who asks (阿嬤想問, 我媽要我問) is not a topic;
+8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
+9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
    A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? no state is kept);
-8. asking for a person without the 新需求 form (我想留言給你們) → ``handoff_info``; thanks or a
-   greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
+10. asking for a person without the 新需求 form (我想留言給你們, 我要找人幫忙) → ``handoff_info``; thanks or
+   a greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
 ``no_hours``, ``no_price``, ``no_registration``), a finer diet the catalog does not record
-(``unrecorded_diet:五辛素``), and townships asked about but not searched (``other_areas:彰化市``).
+(``unrecorded_diet:五辛素``), townships asked about but not searched (``other_areas:彰化市``), other
+shops named (``other_places:<name>``), a plain 素食 that names no finer type (``generic_diet``: a
+remembered 全素 fills it) and a diet that is someone else's (``diet_of_other``: 我媽媽吃全素; never
+offered as the user's memory).
 """
 from __future__ import annotations
 
@@ -33,7 +45,8 @@ from typing import Any
 
 from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
-from shared.places.search import places_named_in
+from shared.places.search import place_aliases, places_named_in
+from shared.turn.crisis import is_crisis
 from shared.turn.dates import DATE_KEYWORDS, read_date
 from shared.turn.text import reading_form
 
@@ -62,9 +75,8 @@ _EVENT_DIET_TOPICS: tuple[tuple[str, str], ...] = (("蔬食", "蔬食"), ("素�
 PLACE_WORDS: tuple[str, ...] = ("店", "吃", "餐廳", "餐", "小吃", "料理", "便當", "麵", "飯", "早午餐", "咖啡")
 
 #: What LOCAL has no data or tool for. Each kind: the words that ask for it.
+#: Crisis (suicidal intent, self-harm, despair) is read by shared.turn.crisis.is_crisis, first.
 LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("crisis", ("自殺", "想死", "不想活", "活不下去", "輕生", "尋死", "結束生命", "結束自己", "了結自己", "跳樓",
-                "割腕", "傷害自己")),
     ("emergency", ("119", "救護車", "昏倒", "暈倒", "呼吸困難", "胸痛", "胸口痛", "胸口好痛", "中風", "救命",
                    "跌倒", "摔倒", "跌倒了起不來", "爬不起來", "站不起來", "叫不醒", "沒呼吸", "沒有呼吸", "沒意識")),
     ("medical", ("頭痛", "頭很痛", "肚子痛", "牙痛", "痛", "藥", "醫生", "醫師", "醫院", "診所", "看病", "看醫生",
@@ -103,7 +115,8 @@ _CANCEL = re.compile(r"取消|撤回|不要了")
 #: Cancelling a request, said without 服務單 (我想取消我剛剛送出的需求).
 _CANCEL_REQUEST = re.compile(r"(?:取消|撤回|撤銷).{0,8}(?:需求|服務|申請|登記|送出|留言)")
 #: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人). Source: issue 9 item 10.
-_HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工")
+_HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
+                           r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
 #: Asking what LOCAL is or can do: answered like a greeting (what it can do, and the menu).
 _ABOUT = re.compile(r"^(?:請問)?(?:你|妳|你們)(?:是誰|是什麼|會什麼|能做什麼|可以做什麼|會做什麼)|怎麼用|怎麼使用|有什麼功能")
 _ACK = ("ok", "okay", "好", "好的", "了解", "收到", "知道了", "嗯", "恩", "好喔", "好哦", "喔", "哦", "👌", "👍")
@@ -250,7 +263,7 @@ def route(text: str) -> Proposal:
     t = reading_form(text)
     if not t:
         return Proposal("show_local_help")
-    urgent = _limits(t, LIMITS[:2])
+    urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
     if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
         return Proposal("show_limits", {"kinds": urgent})
     if _only_small_talk(t, _THANKS):
@@ -284,20 +297,41 @@ def route(text: str) -> Proposal:
         others = tuple(f"other_places:{place['name']}" for place in named[1:])
         if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
             side += ("no_hours",)
-        return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + others)
+        asked_diet = read_diet(_without_names(t, named))[0]
+        check = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
+        return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + check + others)
+    if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
+            and not any(word in t for word in PLACE_WORDS)):
+        return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data
     townships = townships_in(t)
     if townships and _FOLLOW_UP.fullmatch(_strip_townships(t)):
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
+    split = _two_asks(t, townships)
+    if split is not None:
+        first_text, kind, second = split
+        proposal = _search(first_text, side)
+        if proposal.tool in ("search_local_events", "search_local_places", "needs_area") and \
+                (proposal.tool != "needs_area" or proposal.args.get("kind", "places") == kind):
+            return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + (second,))
+    return _search(t, side)
+
+
+def _search(t: str, side: tuple[str, ...]) -> Proposal:
+    """The search (or fallback) a message asks for, once no fixed, limit or shop-name rule answered."""
+    townships = townships_in(t)
     vague = match_area(t).kind == "vague"
     county_wide = not townships and COUNTY in t
     diet, unrecorded = read_diet(t)
     date = read_date(t)
     notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ())
+    if diet is not None and diet != "any":
+        notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) else ()) + \
+                 (("diet_of_other",) if _diet_of_other(t) else ())
     others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
     place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
-    topics = _topics(_unnegated(t)[0], with_diet=event_word)
+    topics = _topics(_ASKER.sub("｜", _unnegated(t)[0]), with_diet=event_word)
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
         notes += (f"unknown_area:{unknown}",)
@@ -306,7 +340,7 @@ def route(text: str) -> Proposal:
                                            "keyword": " ".join(topics) or None}, notes=notes)
         return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": False}, notes=notes)
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
-        notes = tuple(note for note in notes if note != "no_hours")  # an event's time is in its card
+        notes = tuple(note for note in notes if note not in ("no_hours", "generic_diet", "diet_of_other"))
         if township is None and vague and not county_wide:
             return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
                                            "keyword": " ".join(topics) or None}, notes=notes)
@@ -332,6 +366,99 @@ def route(text: str) -> Proposal:
     if any(_has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+#: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
+_ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
+#: Words of a shop ask (besides diet words): a shop, a meal, a recommendation to eat.
+_SHOP_ASK = re.compile(r"店|餐廳|小吃|料理|便當|吃(?:什麼|飯|的)|推薦.{0,4}吃")
+
+
+def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
+    """An events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店).
+
+    Returns:
+        (text of the first ask, its kind ``events`` / ``places``, the note for the second ask:
+        ``also_places:<township>/<diet>`` or ``also_events:<township>/<date value>``), or None when
+        the message holds one kind of ask. The second ask never becomes a filter of the first
+        (no 蔬食 keyword on the events); the reply offers it as a button. Source: trial 1 finding 5.
+    """
+    clauses = [clause for clause in _ASK_BREAK.split(t) if clause and clause.strip()]
+    if len(clauses) < 2:
+        return None
+    kinds: list[str | None] = []
+    for clause in clauses:
+        diet = read_diet(clause)[0]
+        if any(word in clause for word in EVENT_WORDS):
+            kinds.append("events")
+        elif (diet not in (None, "any")) or _SHOP_ASK.search(clause):
+            kinds.append("places")
+        else:
+            kinds.append(None)
+    if "events" not in kinds or "places" not in kinds:
+        return None
+    first = next(kind for kind in kinds if kind)
+    mine = " ".join(clause for clause, kind in zip(clauses, kinds) if kind in (first, None))
+    theirs = " ".join(clause for clause, kind in zip(clauses, kinds) if kind not in (first, None))
+    area = townships[0] if townships else ""
+    if townships and not townships_in(mine):
+        mine = f"{area} {mine}"
+    if first == "events":
+        diet, unrecorded = read_diet(theirs)
+        keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
+        return mine, first, f"also_places:{area}/{diet if keep else ''}"
+    return mine, first, f"also_events:{area}/{read_date(theirs) or ''}"
+
+
+#: Someone who asks, not what is asked about (阿嬤想問…, 我媽要我問…): never an event topic.
+_PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|爸爸|媽媽|老爸|老媽|爸|媽|小孩|孩子|兒子|女兒|朋友|鄰居|"
+           r"同事|老師|家人|婆婆|公公|老婆|老公|太太|先生")
+_ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
+#: Another person's diet (我媽媽吃全素, 朋友說他吃素, 幫我爸找全素): searched, never offered as the
+#: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
+_OTHERS_DIET = re.compile(
+    rf"(?:{_PEOPLE}|他們|她們|他|她|客人|客戶|男友|女友|男朋友|女朋友|哥哥|姊姊|姐姐|弟弟|妹妹|岳母|岳父|另一半|室友|同學|親戚)"
+    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|固定|習慣|吃的是|說)*(?:吃)?(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|素|vegan)"
+    rf"|(?:幫|替|給|帶)(?:我)?(?:的)?(?:{_PEOPLE}|他|她)")
+_WITH_ME = re.compile(rf"我(?:和|跟|與|同|還有|以及)(?:我)?(?:的)?(?:{_PEOPLE})|我們|我家|全家|一家")
+
+
+def _diet_of_other(t: str) -> bool:
+    """True when the diet said is someone else's, not the user's (see _OTHERS_DIET)."""
+    return bool(_OTHERS_DIET.search(t)) and not _WITH_ME.search(t)
+
+
+#: Words that name no finer type than 蔬食.
+_GENERIC_DIET_WORDS = frozenset({"蔬食", "素食", "吃素", "素", "vegetarian", "veggie"})
+#: Choosing the broad type on purpose (素食就好, 一般素食, 不用全素): then it is this turn's condition.
+_BROAD_ON_PURPOSE = re.compile(r"就好|就可以|都可以|都行|一般|只要|隨便|不一定|不用.{0,2}(?:全素|純素|蛋奶|奶素)")
+
+
+def _is_generic_diet(t: str, diet: str, unrecorded: str | None) -> bool:
+    """True when the diet is a plain 素食 / 蔬食 that names no finer type and does not choose the broad
+    type on purpose: a remembered finer type (全素) then fills it (trial 1 finding 9; DESIGN §7)."""
+    if diet != "vegetarian" or unrecorded:
+        return False
+    plain, negated = _unnegated(t)
+    if negated or _BROAD_ON_PURPOSE.search(t):
+        return False
+    word = next((w for w, _, _ in _ALL_DIET_WORDS if _has_word(plain, w)), None)
+    return word in _GENERIC_DIET_WORDS
+
+
+def _without_names(t: str, named: list[dict[str, str]]) -> str:
+    """``t`` without the shop names it mentions (和米素食 names a shop, not a diet)."""
+    for place in named:
+        for spelling in place_aliases(place["name"]):
+            t = t.replace(spelling, "｜")
+    return t
+
+
+#: Asking for a government office, school or other body, or for a phone number, address or site:
+#: LOCAL has no directory (彰化縣政府電話幾號). A shop's phone is in its card (和米素食電話).
+_DIRECTORY = re.compile(r"政府|公所|戶政|地政|稅務|稅捐|警察局|派出所|消防隊|衛生所|郵局|銀行|區公所|里長|村長|議員|立委|"
+                        r"代表會|農會|清潔隊|垃圾車|機關|服務中心|服務處|電話|手機號|分機|傳真|地址|信箱|email|e-mail|"
+                        r"網址|官網|網站|客服專線|統一編號|統編")
 
 
 #: A short word right before 活動 / 素食 that may be a misspelt place (鹿巷活動, 花潭有素食嗎).

@@ -1,0 +1,62 @@
+"""Words of suicidal intent, self-harm or despair: read before anything else, answered with the
+crisis reply (1925 安心專線, 119, 110; shared.turn.menu.LIMIT_WORDS["crisis"]).
+
+Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好累, 自我了斷, 一了百了, 撐不下去,
+想消失, 不想醒來. The rules below read the *kinds* of phrasing, not a list of sentences:
+
+- a death wish: 想 / 好想 / 想要 / 想去 / 寧願 / 乾脆 / 不如 + 死 (想去死, 好想死掉, 乾脆死一死), 死了算了,
+  死掉算了, 去死一死; but not 想死你了 (I miss you) or 笑死 / 熱死 / 餓死 (hyperbole, no 想);
+- not wanting to live or go on: 不想活, 活不下去, 不想再活, 活著好累 / 活著沒意義 / 活著幹嘛, 不想再撐,
+  撐不下去, 撐不住了, 熬不下去, 不想醒來, 想消失, 不想存在, 離開這個世界, 生無可戀, 一了百了, 想不開;
+- ending one's life or harming oneself: 自殺, 自我了斷, 了斷, 了結自己, 結束生命, 結束這一切, 輕生, 尋死,
+  尋短, 自殘, 傷害自己, 割腕, 跳樓, 跳河, 燒炭, 上吊, 吞藥, 吃很多安眠藥;
+- English: suicide, kill myself, want to die, end my life, self-harm, cut myself.
+
+When in doubt the crisis reply is the safe answer: it is a short, kind text with the numbers and
+the menu, so a false alarm costs little and a miss may cost a life. Negation is *not* read (我沒有
+想死 still gets the numbers), and someone else's words (阿公說他不想活了) get them too: 1925 helps
+the people around a person at risk as well.
+
+Source: Taiwan Ministry of Health and Welfare 1925 安心專線 (24 h, free);
+https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 (issue 9).
+"""
+from __future__ import annotations
+
+import re
+
+#: A wish to die: a wanting word, then 死 (想去死, 好想死掉, 寧願死, 不如死了算了). 想死你 (miss you) is not.
+_DEATH_WISH = re.compile(
+    r"(?:想|想要|好想|很想|真想|想去|要去|寧願|寧可|乾脆|不如|想欲|只想|巴不得|恨不得)(?:去|要|直接|就)?死(?!你|妳|您|我了)"
+    r"|死(?:了|掉)?(?:算了|比較好|一死|就好了|就沒事|解脫)"
+    r"|(?:去|讓我)死一死|(?:活著|活下去)(?:有|還有)?(?:什麼|啥)意(?:義|思)"
+)
+#: Not wanting to live or go on, or wanting to disappear.
+_NO_WILL = re.compile(
+    r"不想(?:再)?活(?!動)|活不下去|不要活(?!動)|不想再?撐|撐不(?:下去|住|了)|熬不(?:下去|住|過去)|不想(?:再)?(?:醒來|醒過來|存在)"
+    r"|活著(?:好|很|真的?|太)?(?:累|痛苦|沒意[義思]|沒有意[義思]|幹嘛|做什麼|好難)|活得(?:好|很|太)?(?:累|痛苦)"
+    r"|想(?:要)?消失|從世界上消失|離開(?:這個)?(?:世界|人世)|生無可戀|一了百了|想不開|沒有活下去|不如不要活"
+    r"|(?:人生|生活|活著)(?:已經)?沒(?:有)?(?:希望|意義)|毋想活|沒辦法再撐"
+)
+#: Ending one's life or harming oneself.
+_SELF_HARM = re.compile(
+    r"自殺|自盡|自我了斷|了斷|了結(?:自己|生命|這一切)?|結束(?:自己|我的)?(?:的)?生命|結束(?:這一切|自己)|輕生|尋死|尋短"
+    r"|自殘|傷害自己|割腕|割手|跳樓|跳河|跳海|燒炭|上吊|吞藥|(?:吞|一次吃)(?:了)?(?:很多|一堆|整包|整瓶|全部的?)(?:安眠)?藥|(?:很多|一堆|整包|整瓶)安眠藥"
+)
+#: English, on the case-folded reading form.
+_ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\bwant(?:s)? to die\b|\bend (?:my|it) (?:life|all)\b"
+                      r"|\bself[- ]?harm|\bcut(?:ting)? myself\b|\bdon'?t want to live\b")
+
+
+def is_crisis(text: str) -> bool:
+    """True when ``text`` speaks of suicidal intent, self-harm or not wanting to live.
+
+    Args:
+        text: the message in its reading form (shared.turn.text.reading_form: NFKC, Traditional,
+            case-folded); never logged.
+    Returns:
+        True for any phrasing of the kinds in the module docstring; negation is not read.
+    Source: newcomer trial 1 findings 1–2 (issue 9); DESIGN §5 (safety replies come first).
+    """
+    compact = re.sub(r"\s+", "", text)
+    return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)
+                or _ENGLISH.search(text))

@@ -1,0 +1,310 @@
+"""Newcomer trial 1 (40 conversations, offline router): each kind of wrong answer, read right.
+
+The trial's own examples and more inputs per kind are cases in tests/eval/cases.json (run through
+the webhook use case by test_eval_cases.py, ``kind`` ``trial1-N``). This file checks the rules
+themselves with many more inputs, the paths a single case cannot show (the model turn, a request
+beside a crisis, a tapped button), and what must *not* change. Clock: 2026-12-01 10:00 Asia/Taipei.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import date, datetime, timezone
+
+import pytest
+
+from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.context import EventContext
+from shared.identity import Actor
+from shared.memory.phrases import read_memory_request
+from shared.memory.store import PreferenceSnapshot
+from shared.places.search import diet_listed
+from shared.routing import route_text
+from shared.store.sqlite import SqliteStore
+from shared.turn.crisis import is_crisis
+from shared.turn.dates import UnreadableDate, read_date, resolve_date_value
+from shared.turn.diet_origin import resolve_diet
+from shared.turn.menu import LIMIT_WORDS
+from shared.turn.router import route
+from shared.turn.text import reading_form
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, open_store
+from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.memory_support import DirectMemoryClient, postbacks
+
+PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei, a Tuesday
+TODAY = date(2026, 12, 1)
+ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
+
+
+# --- findings 1–2: crisis paraphrases ------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "活著好累 不想再撐了", "我真的想去死😭", "我想自我了斷",  # the trial's
+    "撐不下去了", "真的熬不下去了", "我不想再醒來", "好想消失", "乾脆死了算了", "我想去跳河", "人生沒有希望了",
+    "活著有什麼意義", "一了百了", "我吞了整瓶安眠藥", "想結束自己的生命", "最近一直想自殘", "我想要去死一死",
+    "I want to kill myself", "thinking about suicide", "我想自殺", "不想活了", "我好想死",
+    "撑不下去了", "我想自杀",  # Simplified, read as Traditional
+    "生無可戀", "阿公說他不想活了",  # someone at risk: the numbers help the people around them too
+])
+def test_crisis_paraphrase_is_read_as_crisis(text):
+    assert is_crisis(reading_form(text)), text
+    assert route(text).tool == "show_limits" and route(text).args["kinds"][0] == "crisis"
+
+
+@pytest.mark.parametrize("text, tool", [
+    ("笑死 花壇有素食嗎", "search_local_places"),
+    ("想死你了", "show_local_help"),
+    ("熱死了 週末有什麼活動", "search_local_events"),
+    ("餓死了 彰化市哪裡有素食", "search_local_places"),
+    ("不想活動筋骨 有室內的活動嗎", "search_local_events"),
+    ("活動好累喔 有輕鬆一點的嗎", "search_local_events"),
+])
+def test_crisis_hyperbole_and_activity_words_are_not_a_crisis(text, tool):
+    assert not is_crisis(reading_form(text)), text
+    assert route(text).tool == tool
+
+
+@pytest.fixture
+def pinned_service(base_env):
+    clock = FixedClock(PINNED)
+    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
+    memory = DirectMemoryClient(settings, open_store(settings), clock)
+    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock, memory=memory)
+
+
+def _send(service, standin, event) -> list[dict]:
+    body = line_body(event)
+    assert service.handle(body.decode(), sign(body)).status == 200
+    [reply] = replies_to(standin, event["replyToken"])
+    return reply["body"]["messages"]
+
+
+def test_route_text_crisis_is_answered_offline_never_by_the_model(tmp_path):
+    def model_turn(ctx, text):
+        raise AssertionError("a crisis must not wait for the model")
+
+    settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant"})
+    ctx = EventContext(settings, SqliteStore(str(tmp_path / "s.sqlite3")), None, PINNED, ALICE,
+                       "01CRISIS0000000000000000001", time.monotonic() + 1.8, text_turn=model_turn)
+    words = all_text([message.to_dict() for message in route_text(ctx, "我真的想去死").messages])
+    assert "1925" in words and "119" in words and "110" in words
+    with pytest.raises(AssertionError):  # the same context does go to the model for other text
+        route_text(replace(ctx, webhook_event_id="01CRISIS0000000000000000002"), "花壇有素食嗎")
+
+
+def test_webhook_crisis_inside_a_request_keeps_the_card_and_puts_the_numbers_first(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("新需求：我阿公最近一直說不想活了，想找人去關心他"))
+    assert messages[0]["text"] == LIMIT_WORDS["crisis"]
+    assert "確認送出" in postbacks(messages) and len(messages) <= 5
+
+
+# --- finding 3: who asks is not a topic ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, keyword", [
+    ("阿嬤想問 元旦花壇有沒有什麼活動可以去", None),
+    ("我阿公要我問 週末彰化市有什麼活動", None),
+    ("媽媽想知道12/19員林有什麼活動", None),
+    ("我朋友在問鹿港下週末有活動嗎", None),
+    ("阿嬤想問有沒有適合長輩的活動", "長輩"),
+    ("阿公可以參加的活動", "長輩"),
+    ("有帶小孩可以去的活動嗎", "親子"),
+])
+def test_router_asker_is_not_an_event_keyword(text, keyword):
+    proposal = route(text)
+    assert proposal.tool == "search_local_events" and proposal.args["keyword"] == keyword
+
+
+# --- finding 4: a day inside a relative month --------------------------------------------------
+
+@pytest.mark.parametrize("text, value, day", [
+    ("上個月22號彰化市有什麼活動", "last_month_day:22", date(2026, 11, 22)),
+    ("下個月3號", "next_month_day:03", date(2027, 1, 3)),
+    ("這個月5日有活動嗎", "this_month_day:05", date(2026, 12, 5)),
+    ("本月12號", "this_month_day:12", date(2026, 12, 12)),
+    ("上個月二十九日", "last_month_day:29", date(2026, 11, 29)),
+    ("下一個月31號", "next_month_day:31", date(2027, 1, 31)),
+])
+def test_dates_relative_month_day_is_that_one_day(text, value, day):
+    assert read_date(reading_form(text)) == value
+    assert resolve_date_value(value, TODAY) == (day, date.fromordinal(day.toordinal() + 1))
+
+
+def test_dates_relative_month_day_that_does_not_exist_is_unreadable():
+    with pytest.raises(UnreadableDate):
+        resolve_date_value("next_month_day:31", date(2026, 10, 15))  # there is no 11/31
+
+
+@pytest.mark.parametrize("text, value", [
+    ("上上個月3號", "unreadable"), ("下下個月10號", "unreadable"),
+    ("這個月12月12日有活動嗎", "md:12-12"), ("下個月3個活動", "next_month"), ("上個月", "last_month"),
+])
+def test_dates_relative_month_day_keeps_other_readings(text, value):
+    assert read_date(reading_form(text)) == value
+
+
+# --- finding 5: a second ask is offered, never a filter ------------------------------------------
+
+@pytest.mark.parametrize("text, tool, second", [
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", "also_places:彰化市/"),
+    ("鹿港12/12有什麼活動 另外想找全素的店", "search_local_events", "also_places:鹿港鎮/vegan"),
+    ("花壇有素食店嗎？還有這週末有什麼活動", "search_local_places", "also_events:花壇鄉/weekend"),
+    ("員林有什麼素食可以吃，順便問下週末有活動嗎", "search_local_places", "also_events:員林市/next_weekend"),
+    ("週末有活動嗎？也想找吃素的地方", "search_local_events", "also_places:/"),
+])
+def test_router_second_ask_is_a_note_not_a_filter(text, tool, second):
+    proposal = route(text)
+    assert proposal.tool == tool and second in proposal.notes
+    if tool == "search_local_events":
+        assert proposal.args["keyword"] is None
+
+
+@pytest.mark.parametrize("text, keyword", [("有蔬食的市集嗎", "市集 蔬食"), ("週末彰化市有蔬食市集嗎", "市集 蔬食")])
+def test_router_diet_inside_one_events_ask_still_filters(text, keyword):
+    proposal = route(text)
+    assert proposal.tool == "search_local_events" and not any(n.startswith("also_") for n in proposal.notes)
+    assert set(proposal.args["keyword"].split()) == set(keyword.split())
+
+
+def test_webhook_second_ask_button_searches_the_shops(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("週末彰化市有活動嗎？順便推薦附近的素食店"))
+    buttons = postbacks(messages)
+    assert buttons["彰化市的店家"] == "places:area=彰化市"
+    shops = all_text(_send(pinned_service, line_standin, postback_event(buttons["彰化市的店家"])))
+    assert "John手作蔬食" in shops
+
+
+def test_webhook_second_events_ask_button_keeps_its_dates(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("彰化市有素食店嗎？還有這週末有什麼活動"))
+    data = postbacks(messages)["彰化市的活動"]
+    assert data == "events:area=彰化市&date=weekend"
+    events = all_text(_send(pinned_service, line_standin, postback_event(data)))
+    assert "週末蔬食小農市集" in events and "親子繪本共讀午後" in events
+
+
+# --- finding 6: several shops compared on a diet ------------------------------------------------
+
+def test_places_diet_listed_per_shop_from_the_catalog():
+    assert diet_listed(["和米素食", "John手作蔬食"], "vegan") == [("和米素食", "not_recorded"), ("John手作蔬食", "listed")]
+    assert diet_listed(["John手作蔬食", "沒有這家"], "lacto") == [("John手作蔬食", "listed")]
+    assert diet_listed(["和米素食"], "vegetarian") == [("和米素食", "listed")]
+
+
+def test_webhook_other_named_shop_is_a_button_that_finds_it(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("和米素食跟john手作 哪間有全素"))
+    quick = [item["action"] for item in messages[-1]["quickReply"]["items"]]
+    assert quick[0] == {"type": "message", "label": "John手作蔬食", "text": "John手作蔬食"}
+    again = all_text(_send(pinned_service, line_standin, text_event(quick[0]["text"])))
+    assert "彰化市華山路78號" in again
+
+
+# --- finding 7: no directory ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["請問彰化縣政府電話幾號", "花壇鄉公所在哪裡", "員林戶政事務所幾點開", "鹿港鎮清潔隊電話",
+                                  "派出所的電話是多少", "彰化縣衛生所地址", "縣政府的官網是什麼"])
+def test_router_directory_question_is_a_limit_not_a_shop_search(text):
+    proposal = route(text)
+    assert proposal.tool == "show_limits" and proposal.args["kinds"] == ["directory"]
+
+
+@pytest.mark.parametrize("text, tool", [
+    ("和米素食電話", "find_place"), ("花壇素食店電話", "search_local_places"),
+    ("縣政府辦的活動有哪些", "search_local_events"), ("花壇的店家地址", "search_local_places"),
+])
+def test_router_directory_words_beside_a_shop_or_event_ask_still_search(text, tool):
+    assert route(text).tool == tool
+
+
+# --- finding 8: 以後…都用 is a remember request ----------------------------------------------------
+
+@pytest.mark.parametrize("text, diet", [
+    ("以後找店都用蛋奶素就好", "ovo_lacto"), ("之後查餐廳一律全素", "vegan"), ("從現在開始都找奶素就好", "lacto"),
+    ("預設用蔬食", "vegetarian"), ("設定成蛋奶素", "ovo_lacto"), ("以後搜尋都以全素為主", "vegan"),
+])
+def test_memory_from_now_on_phrasing_is_a_remember_request(text, diet):
+    request = read_memory_request(text)
+    assert request is not None and (request.kind, request.dietary_type) == ("remember", diet)
+
+
+@pytest.mark.parametrize("text", ["以後有活動都通知我", "以後找店不要用全素", "今天想吃素", "他以後都找全素"])
+def test_memory_from_now_on_without_a_diet_or_negated_is_not_a_request(text):
+    assert read_memory_request(text) is None
+
+
+# --- finding 9: a generic 素食 keeps a remembered finer type ------------------------------------
+
+@pytest.mark.parametrize("remembered", ["vegan", "ovo_lacto", "lacto"])
+def test_diet_origin_generic_vegetarian_keeps_a_finer_memory(remembered):
+    diet = resolve_diet("vegetarian", PreferenceSnapshot(3, remembered), generic=True)
+    assert (diet.dietary_type, diet.origin) == (remembered, "consented_memory")
+
+
+@pytest.mark.parametrize("proposed, generic, expected", [
+    ("vegetarian", False, ("vegetarian", "this_turn")),  # 素食就好: chosen on purpose
+    ("vegan", True, ("vegan", "this_turn")),
+    ("any", True, ("any", "this_turn")),
+])
+def test_diet_origin_stated_condition_still_wins(proposed, generic, expected):
+    diet = resolve_diet(proposed, PreferenceSnapshot(3, "ovo_lacto"), generic=generic)
+    assert (diet.dietary_type, diet.origin) == expected
+
+
+@pytest.mark.parametrize("text, generic", [
+    ("花壇有素食嗎", True), ("彰化市有蔬食店嗎", True), ("員林 吃素", True), ("花壇素食就好", False),
+    ("花壇有素食嗎 不用全素", False), ("花壇 一般素食", False), ("花壇五辛素", False), ("花壇全素", False),
+])
+def test_router_generic_diet_note(text, generic):
+    assert ("generic_diet" in route(text).notes) is generic
+
+
+# --- finding 10: someone else's diet is searched, never offered as the user's memory ------------
+
+@pytest.mark.parametrize("text, other", [
+    ("我媽媽吃全素 彰化市有店嗎", True), ("朋友說他吃蛋奶素，彰化市有推薦的店嗎", True), ("我老公吃奶素 彰化市哪裡可以吃", True),
+    ("幫我爸找彰化市的全素店", True), ("阿嬤只吃素 花壇有店嗎", True),
+    ("我吃全素 彰化市有店嗎", False), ("我跟我媽都吃全素 彰化市有店嗎", False), ("我們全家吃素 花壇有店嗎", False),
+])
+def test_router_diet_of_another_person_note(text, other):
+    assert ("diet_of_other" in route(text).notes) is other
+
+
+# --- finding 11: asking for help --------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["我要找人幫忙", "有人可以幫我嗎", "我需要協助", "想請人幫忙處理門口的路燈", "幫幫我",
+                                  "我想求助"])
+def test_router_help_request_phrasing_is_handoff_info(text):
+    assert route(text).tool == "handoff_info"
+
+
+@pytest.mark.parametrize("text, tool", [("可以幫我查花壇的素食嗎", "search_local_places"),
+                                        ("需要幫忙報名週末的活動", "search_local_events")])
+def test_router_help_words_beside_a_search_still_search(text, tool):
+    assert route(text).tool == tool
+
+
+# --- extra: English holiday and day words --------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("Xmas彰化市有啥活動", "md:12-25"), ("X'mas", "md:12-25"), ("x’mas 鹿港", "md:12-25"), ("CHRISTMAS", "md:12-25"),
+    ("christmas eve", "md:12-24"), ("New Year's Eve", "md:12-31"), ("new year", "md:01-01"),
+    ("Chinese New Year", "holiday:lunar_new_year"), ("CNY員林", "holiday:lunar_new_year"),
+    ("valentine's day", "md:02-14"), ("mid-autumn festival", "holiday:中秋節"), ("dragon boat", "holiday:端午節"),
+    ("this weekend", "weekend"), ("tomorrow", "tomorrow"), ("tonight", "today"),
+    ("元宵節", "holiday:lantern"), ("母親節", "holiday:mothers_day"), ("七夕", "unreadable"), ("重陽節", "unreadable"),
+])
+def test_dates_english_and_more_holiday_words(text, value):
+    assert read_date(reading_form(text)) == value
+
+
+@pytest.mark.parametrize("value, day", [
+    ("holiday:lantern", date(2027, 2, 20)),        # lunar 1/15 of 2027: 春節 2027-02-06 + 14 days
+    ("holiday:mothers_day", date(2027, 5, 9)),     # the second Sunday of May 2027
+    ("md:12-25", date(2026, 12, 25)),
+])
+def test_dates_computed_holidays_resolve_to_one_day(value, day):
+    assert resolve_date_value(value, TODAY) == (day, date.fromordinal(day.toordinal() + 1))
+
+
+def test_dates_lantern_is_fifteen_days_into_each_lunar_year():
+    # 2026's 春節 began 2026-02-17 (the holidays package's Taiwan calendar): 元宵 was 2026-03-03
+    assert resolve_date_value("holiday:lantern", date(2026, 3, 1)) == (date(2026, 3, 3), date(2026, 3, 4))
