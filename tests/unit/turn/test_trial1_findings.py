@@ -45,7 +45,7 @@ ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
     "活著有什麼意義", "一了百了", "我吞了整瓶安眠藥", "想結束自己的生命", "最近一直想自殘", "我想要去死一死",
     "I want to kill myself", "thinking about suicide", "我想自殺", "不想活了", "我好想死",
     "撑不下去了", "我想自杀",  # Simplified, read as Traditional
-    "生無可戀", "阿公說他不想活了",  # someone at risk: the numbers help the people around them too
+    "生無可戀", "阿公說他不想活了", "想跟這個世界說再見", "沒有人在乎我", "我只是大家的累贅", "我已經寫好遺書了",  # someone at risk: the numbers help the people around them too
 ])
 def test_crisis_paraphrase_is_read_as_crisis(text):
     assert is_crisis(reading_form(text)), text
