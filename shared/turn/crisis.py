@@ -11,6 +11,7 @@ Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好�
   一了百了, 想不開, 沒人在乎我, 我是大家的累贅, 寫好遺書;
 - ending one's life or harming oneself: 自殺, 自我了斷, 了斷, 了結自己, 結束生命, 結束這一切, 輕生, 尋死,
   尋短, 自殘, 傷害自己, 割腕, 跳樓, 跳河, 燒炭, 上吊, 吞藥, 吃很多安眠藥;
+- distress: 憂鬱, 心情很差, 好想哭, 好孤單, 沒人陪我, 陪我聊聊, 崩潰, 壓力好大, 絕望 (1925 listens to these too);
 - English: suicide, kill myself, want to die, end my life, self-harm, cut myself.
 
 When in doubt the crisis reply is the safe answer: it is a short, kind text with the numbers and
@@ -45,6 +46,12 @@ _SELF_HARM = re.compile(
     r"自殺|自盡|自我了斷|了斷|了結(?:自己|生命|這一切)?|結束(?:自己|我的)?(?:的)?生命|結束(?:這一切|自己)|輕生|尋死|尋短"
     r"|自殘|傷害自己|割腕|割手|跳樓|跳河|跳海|燒炭|上吊|吞藥|(?:吞|一次吃)(?:了)?(?:很多|一堆|整包|整瓶|全部的?)(?:安眠)?藥|(?:很多|一堆|整包|整瓶)安眠藥"
 )
+#: Distress: low mood, despair, loneliness, unbearable pressure. 1925 is for these too ("when in
+#: doubt, the crisis reply"); everyday hyperbole (受不了, 快瘋了, 累死了) is not listed.
+_DISTRESS = re.compile(
+    r"憂鬱|抑鬱|心情(?:很|好|超|真的|非常|一直)?(?:差|不好|低落|很糟|糟透|好糟)|(?:好|很|一直|真的)想哭|一直哭|哭了一整"
+    r"|(?:好|很|超|真的)(?:孤單|寂寞|痛苦|絕望)|絕望|沒(?:有)?人(?:陪|理|關心)我|陪我聊|崩潰|壓力(?:好|很|太|超)大|撐好久了"
+)
 #: English, on the case-folded reading form.
 _ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\bwant(?:s)? to die\b|\bend (?:my|it) (?:life|all)\b"
                       r"|\bself[- ]?harm|\bcut(?:ting)? myself\b|\bdon'?t want to live\b")
@@ -57,9 +64,10 @@ def is_crisis(text: str) -> bool:
         text: the message in its reading form (shared.turn.text.reading_form: NFKC, Traditional,
             case-folded); never logged.
     Returns:
-        True for any phrasing of the kinds in the module docstring; negation is not read.
+        True for any phrasing of the kinds in the module docstring (distress included); negation is
+        not read.
     Source: newcomer trial 1 findings 1–2 (issue 9); DESIGN §5 (safety replies come first).
     """
     compact = re.sub(r"\s+", "", text)
     return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)
-                or _ENGLISH.search(text))
+                or _DISTRESS.search(compact) or _ENGLISH.search(text))

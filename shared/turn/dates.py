@@ -18,7 +18,8 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
 - days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 昨天 / 昨晚, 前天;
 - weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …;
 - months: 這個月, 下個月, 上個月; a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
-  上上個月3號 is ``unreadable``);
+  上上個月3號 is ``unreadable``); 年底 (the nearest December), 年初 (January); early / middle / late in a month: 下個月初 (1–10), 月中 (11–20),
+  上個月底 / 12月底 / 1月下旬 (21 to the month's end);
 - English: Xmas / X'mas / Christmas (12/25), Christmas Eve, New Year (1/1), New Year's Eve,
   Chinese New Year / CNY, Valentine's, Halloween, Mother's / Father's Day, Dragon Boat, Mid-Autumn,
   today / tonight / tomorrow / (this|next|last) weekend / week / month;
@@ -56,6 +57,9 @@ _MD = re.compile(
     r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-]))")
 #: A day inside a relative month: 上個月22號, 下個月3號, 這個月5日, 本月12號 (the day is required).
 _RELATIVE_MONTH_DAY = re.compile(r"(?<![上下])(上上|下下|上|下|這|这|本)一?[個个]?\s*月\s*(\d{1,2})\s*(?:[日號号]|(?![\d個个場场人位次天點点時时分歲岁月/\-.]))")
+#: Early, middle or late in a month: 下個月初, 上個月底, 12月底, 1月中旬, 月底 (this month).
+_MONTH_PART = re.compile(r"(?<![上下正臘腊])(?:(上上|下下|上|下|這|这|本)一?[個个]?\s*|(\d{1,2})\s*)?月\s*(初|中旬|中|底|末|上旬|下旬)")
+_PARTS = {"初": "early", "上旬": "early", "中": "mid", "中旬": "mid", "底": "late", "末": "late", "下旬": "late"}
 _RANGE_JOIN = re.compile(r"^\s*(?:到|至|~|～|-|－|—|、|,|，|和|跟|及|與|还有|還有)\s*$")
 _DAY_ONLY = re.compile(r"(?<![\d月/\-])(\d{1,2})\s*[號号](?!碗|份|人)")
 _MONTH_ONLY = re.compile(r"(?<![\d個个])(\d{1,2})\s*月(?!\s*\d)(?!份[的]?\d)")
@@ -94,12 +98,12 @@ _ENGLISH_DATES: tuple[tuple[str, str], ...] = (
 _ENGLISH_DATE = [(re.compile(rf"(?<![a-z]){pattern}(?![a-z])"), value) for pattern, value in _ENGLISH_DATES]
 #: Holidays of the lunar calendar that the Taiwan calendar does not list and LOCAL does not compute:
 #: named, they are ``unreadable`` (「我看不懂這個日期」 with choices), never "all dates".
-_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
+_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "臘月", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
 #: 元宵 is lunar 1/15: the calendar's first 春節 day (lunar 1/1) + 14 days. 母親節: the second Sunday of May.
 _COMPUTED_HOLIDAYS: tuple[tuple[str, str], ...] = (("元宵", "holiday:lantern"), ("母親節", "holiday:mothers_day"))
 #: Words for the Lunar New Year, read from the calendar: the eve, and the whole holiday block.
 _LUNAR_EVE_WORDS = ("除夕", "小年夜")
-_LUNAR_WORDS = ("過年", "春節", "農曆新年", "農曆年", "舊曆年", "大年初一", "初一到初五", "年假")
+_LUNAR_WORDS = ("正月初", "過年", "春節", "農曆新年", "農曆年", "舊曆年", "大年初一", "初一到初五", "年假")
 #: Spoken names of Taiwan calendar holidays → a word of the calendar's own (zh_TW) name.
 _HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
     ("二二八", "和平紀念日"), ("228", "和平紀念日"), ("清明", "民族掃墓節"), ("掃墓", "民族掃墓節"),
@@ -152,6 +156,14 @@ def _written(text: str) -> str | None:
             return UNREADABLE  # 上上個月3號: not read, never a whole month
         which = {"上": "last", "下": "next"}.get(relative.group(1), "this")
         return f"{which}_month_day:{int(relative.group(2)):02d}"
+    part = _MONTH_PART.search(text)
+    if part:
+        which, month, name = part.groups()
+        if which in ("上上", "下下"):
+            return UNREADABLE
+        if month:
+            return f"month_part:{int(month):02d}/{_PARTS[name]}"
+        return f"month_part:{ {'上': 'last', '下': 'next'}.get(which or '', 'this')}/{_PARTS[name]}"
     found = _YMD.search(text)
     if found:
         year, month, day = (int(group) for group in found.groups())
@@ -247,7 +259,7 @@ def read_date(text: str) -> str | None:
         text: the message in its reading form (shared.turn.text.reading_form), never logged.
     Returns:
         A keyword of DATE_KEYWORDS; ``YYYY-MM-DD``; ``md:MM-DD``; ``mdrange:MM-DD/MM-DD``;
-        ``day:DD``; ``last_month_day:DD`` / ``this_month_day:DD`` / ``next_month_day:DD``;
+        ``day:DD``; ``month_part:<last|this|next|MM>/<early|mid|late>``; ``last_month_day:DD`` / ``this_month_day:DD`` / ``next_month_day:DD``;
         ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
         ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``unreadable`` when the text
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
@@ -260,6 +272,9 @@ def read_date(text: str) -> str | None:
     month = _MONTH_ONLY.search(text)
     if month:
         return f"month:{int(month.group(1)):02d}"
+    for words, value in ((("年底", "年尾", "歲末"), "month:12"), (("年初",), "month:01")):
+        if any(word in text for word in words):
+            return value  # the nearest December / January
     value = _week(text)
     if value is not None:
         return value
@@ -389,6 +404,20 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
             return _span(month_of.replace(day=int(rest)))
         except ValueError as exc:
             raise UnreadableDate(f"no such day: {value!r}") from exc
+    if kind == "month_part":
+        which, _, part = rest.partition("/")
+        if which in ("last", "this", "next"):
+            first_day = {"last": last_month, "this": month_start, "next": next_month}[which]
+        elif which.isdigit() and 1 <= int(which) <= 12:
+            first_day = _nearest(today, [_month_span(year, int(which))
+                                         for year in (today.year - 1, today.year, today.year + 1)])[0]
+        else:
+            raise UnreadableDate(f"not a date: {value!r}")
+        after = (first_day + timedelta(days=32)).replace(day=1)
+        bounds = {"early": (1, 11), "mid": (11, 21), "late": (21, None)}.get(part)
+        if bounds is None:
+            raise UnreadableDate(f"not a date: {value!r}")
+        return first_day.replace(day=bounds[0]), first_day.replace(day=bounds[1]) if bounds[1] else after
     if kind == "days":
         first, _, last = rest.partition("/")
         spans = [keywords[first](), keywords[last]()] if first in keywords and last in keywords else []

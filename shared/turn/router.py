@@ -103,7 +103,11 @@ SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
-              "有人嗎", "嘿", "早")
+              "有人嗎", "嘿", "早",
+              # season's greetings: a greeting, not an events question about the holiday (聖誕快樂)
+              "聖誕快樂", "耶誕快樂", "聖誕節快樂", "新年快樂", "新春快樂", "元旦快樂", "春節快樂", "過年好", "恭喜發財",
+              "中秋快樂", "中秋節快樂", "端午快樂", "端午節快樂", "佳節愉快", "節日快樂", "平安夜快樂", "情人節快樂",
+              "母親節快樂", "父親節快樂", "merry christmas", "merry xmas", "happy new year", "happy holidays")
 #: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
 _NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
@@ -324,9 +328,10 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     diet, unrecorded = read_diet(t)
     date = read_date(t)
     notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ())
-    if diet is not None and diet != "any":
-        notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) else ()) + \
-                 (("diet_of_other",) if _diet_of_other(t) else ())
+    if diet is not None and diet != "any":  # someone else's plain 素 is theirs: the user's memory does not fill it
+        other = _diet_of_other(t)
+        notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
+                 (("diet_of_other",) if other else ())
     others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
@@ -418,7 +423,7 @@ _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?
 #: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
 _OTHERS_DIET = re.compile(
     rf"(?:{_PEOPLE}|他們|她們|他|她|客人|客戶|男友|女友|男朋友|女朋友|哥哥|姊姊|姐姐|弟弟|妹妹|岳母|岳父|另一半|室友|同學|親戚)"
-    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|固定|習慣|吃的是|說)*(?:吃)?(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|素|vegan)"
+    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|想|固定|習慣|吃的是|說)*(?:吃)?(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|素|vegan)"
     rf"|(?:幫|替|給|帶)(?:我)?(?:的)?(?:{_PEOPLE}|他|她)")
 _WITH_ME = re.compile(rf"我(?:和|跟|與|同|還有|以及)(?:我)?(?:的)?(?:{_PEOPLE})|我們|我家|全家|一家")
 

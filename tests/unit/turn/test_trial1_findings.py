@@ -308,3 +308,44 @@ def test_dates_computed_holidays_resolve_to_one_day(value, day):
 def test_dates_lantern_is_fifteen_days_into_each_lunar_year():
     # 2026's 春節 began 2026-02-17 (the holidays package's Taiwan calendar): 元宵 was 2026-03-03
     assert resolve_date_value("holiday:lantern", date(2026, 3, 1)) == (date(2026, 3, 3), date(2026, 3, 4))
+
+
+# --- more of the same kinds, found after the trial --------------------------------------------------
+
+@pytest.mark.parametrize("text", ["我好憂鬱", "心情不好 想找人聊聊", "壓力好大", "最近一直想哭", "好孤單 沒人陪我", "我快崩潰了"])
+def test_crisis_distress_gets_the_crisis_reply(text):
+    assert route(text).args.get("kinds", [None])[0] == "crisis"
+
+
+@pytest.mark.parametrize("text, value, start, end", [
+    ("下個月初有什麼活動", "month_part:next/early", date(2027, 1, 1), date(2027, 1, 11)),
+    ("上個月底彰化市的活動", "month_part:last/late", date(2026, 11, 21), date(2026, 12, 1)),
+    ("12月底有什麼活動", "month_part:12/late", date(2026, 12, 21), date(2027, 1, 1)),
+    ("1月中旬鹿港", "month_part:01/mid", date(2027, 1, 11), date(2027, 1, 21)),
+    ("月底有活動嗎", "month_part:this/late", date(2026, 12, 21), date(2027, 1, 1)),
+    ("年底有活動嗎", "month:12", date(2026, 12, 1), date(2027, 1, 1)),
+])
+def test_dates_part_of_a_month_is_that_third_of_it(text, value, start, end):
+    assert read_date(reading_form(text)) == value
+    assert resolve_date_value(value, TODAY) == (start, end)
+
+
+@pytest.mark.parametrize("text, value", [("正月初一有活動嗎", "holiday:lunar_new_year"), ("上上個月底", "unreadable"),
+                                         ("臘月底有活動嗎", "unreadable")])
+def test_dates_lunar_month_words_are_not_a_month_part(text, value):
+    assert read_date(reading_form(text)) == value
+
+
+@pytest.mark.parametrize("text", ["聖誕快樂", "Merry Christmas!", "新年快樂～", "恭喜發財", "Happy New Year", "中秋節快樂"])
+def test_router_season_greeting_is_a_greeting_not_an_events_search(text):
+    assert route(text).tool == "greeting"
+
+
+def test_router_season_greeting_with_a_question_still_searches():
+    proposal = route("聖誕快樂 彰化市有什麼活動")
+    assert proposal.tool == "search_local_events" and proposal.args["date"] == "md:12-25"
+
+
+def test_router_someone_elses_plain_diet_is_not_filled_by_the_users_memory():
+    notes = route("我媽說她想吃素 花壇有店嗎").notes
+    assert "diet_of_other" in notes and "generic_diet" not in notes
