@@ -17,6 +17,10 @@ DIET_LABELS: dict[str, str] = {
     "lacto": "奶素",
     "any": "不限素別",
 }
+#: Every canonical type (a search's ``dietary_type``), and those a consent card may remember:
+#: ``any`` (不限) is what "nothing remembered" already means, so it is never stored.
+DIET_TYPES: tuple[str, ...] = tuple(DIET_LABELS)
+SAVABLE_DIETS: tuple[str, ...] = tuple(kind for kind in DIET_TYPES if kind != "any")
 
 #: Words residents type for each type, matched longest first on text that is NFKC-normalised,
 #: converted to Traditional and case-folded (so VEGAN, Vegan and vegan are one word).

@@ -39,16 +39,24 @@ def line_body(*events: dict) -> bytes:
     return line_events.webhook_body(list(events), TEST_DESTINATION)
 
 
-def text_event(text: str, *, user_id: str = TEST_USER, event_id: str | None = None,
-               reply_token: str | None = None) -> dict:
-    """A one-to-one text message event with fresh ids (``tools.line_events.text_event``)."""
+def text_event(text: str, *, user_id: str | None = TEST_USER, event_id: str | None = None,
+               reply_token: str | None = None, group_id: str | None = None, room_id: str | None = None) -> dict:
+    """A text message event with fresh ids (``tools.line_events.text_event``): one-to-one, or in
+    ``group_id`` / ``room_id``."""
     return line_events.text_event(text, user_id=user_id, event_id=event_id, reply_token=reply_token,
-                                  timestamp_ms=TEST_TIMESTAMP_MS)
+                                  timestamp_ms=TEST_TIMESTAMP_MS, group_id=group_id, room_id=room_id)
 
 
-def postback_event(data: str, *, user_id: str = TEST_USER, event_id: str | None = None) -> dict:
+def postback_event(data: str, *, user_id: str | None = TEST_USER, event_id: str | None = None,
+                   group_id: str | None = None, room_id: str | None = None) -> dict:
     """A postback event with fresh ids (``tools.line_events.postback_event``)."""
-    return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)
+    return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS,
+                                      group_id=group_id, room_id=room_id)
+
+
+def unsend_event(message_id: str, *, user_id: str = TEST_USER, event_id: str | None = None) -> dict:
+    """An unsend event for ``message_id`` (``tools.line_events.unsend_event``)."""
+    return line_events.unsend_event(message_id, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -39,11 +39,11 @@ import shutil
 import sys
 import time
 import unicodedata
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
+
+import requests
 
 from tools import line_events
 
@@ -314,7 +314,11 @@ def render_messages(messages: list[dict], width: int | None = None) -> str:
 
 
 # --------------------------------------------------------------------- transport
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+def _loopback_session() -> requests.Session:
+    """A requests session that never takes a proxy from the environment (every call is on loopback)."""
+    session = requests.Session()
+    session.trust_env = False
+    return session
 
 
 def post_webhook(url: str, body: bytes, signature: str,
@@ -325,31 +329,29 @@ def post_webhook(url: str, body: bytes, signature: str,
         (HTTP status or None, error text or None, elapsed seconds). Connection
         failures are returned, not raised.
     """
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json; charset=utf-8",
-        "User-Agent": "LineBotWebhook/2.0",
-        "X-Line-Signature": signature,
-    })
+    headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "LineBotWebhook/2.0",
+               "X-Line-Signature": signature}
     started = time.monotonic()
     try:
-        with _OPENER.open(request, timeout=timeout_s) as response:
-            response.read()
-            return response.status, None, time.monotonic() - started
-    except urllib.error.HTTPError as exc:
-        return exc.code, None, time.monotonic() - started
-    except (urllib.error.URLError, OSError) as exc:
-        return None, str(getattr(exc, "reason", exc)), time.monotonic() - started
+        with _loopback_session() as session:
+            response = session.post(url, data=body, headers=headers, timeout=timeout_s)
+        return response.status_code, None, time.monotonic() - started
+    except requests.RequestException as exc:
+        return None, str(exc), time.monotonic() - started
 
 
 def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOUT_SECONDS) -> list[dict]:
     """Read the stand-in's recorded LINE calls with ``seq > since_seq``.
 
     Raises:
-        OSError: the stand-in cannot be reached (``urllib.error.URLError`` is one).
+        OSError: the stand-in cannot be reached or answered an error (requests' ``RequestException``
+            is an OSError).
     """
     url = f"{standin_url.rstrip('/')}/__calls?since={since_seq}"
-    with _OPENER.open(url, timeout=timeout_s) as response:
-        return json.loads(response.read().decode("utf-8"))
+    with _loopback_session() as session:
+        response = session.get(url, timeout=timeout_s)
+    response.raise_for_status()
+    return response.json()
 
 
 # ----------------------------------------------------------------------- session
@@ -448,7 +450,7 @@ class ChatSession:
         """
         pending = self.poll()
         if self.in_staff_group and self.staff_group_id:  # the event comes from the staff group
-            event = {**event, "source": {"type": "group", "groupId": self.staff_group_id, "userId": self.user_id}}
+            event = {**event, "source": line_events.source_of(self.user_id, group_id=self.staff_group_id).to_dict()}
         token = event.get("replyToken")
         if token:
             self._reply_tokens.add(token)

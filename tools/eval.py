@@ -174,22 +174,21 @@ class Harness:
         from shared.context import EventContext
         from shared.identity import Actor
         from shared.routing import dispatch_event
+        from tools import line_events
         from tools.memory_direct import DirectMemoryClient
 
         self._n += 1
         event_id = f"01EVAL{self._n:020d}"
-        base = {"mode": "active", "timestamp": int(PINNED.timestamp() * 1000), "webhookEventId": event_id,
-                "source": {"type": "user", "userId": USER_ID}, "deliveryContext": {"isRedelivery": False},
-                "replyToken": f"eval-{event_id}"}
+        ids = {"user_id": USER_ID, "event_id": event_id, "reply_token": f"eval-{event_id}",
+               "timestamp_ms": int(PINNED.timestamp() * 1000)}
         if "text" in step:
-            raw = {**base, "type": "message", "message": {"type": "text", "id": str(10**17 + self._n),
-                                                           "quoteToken": "q", "text": step["text"]}}
+            raw = line_events.text_event(step["text"], message_id=str(10**17 + self._n), **ids)
         else:
             source = history[step["step"]] if "step" in step else last
             data = _postbacks(source).get(step["tap"])
             if data is None:
                 raise RuntimeError(f"no button {step['tap']!r} in the reply")
-            raw = {**base, "type": "postback", "postback": {"data": data}}
+            raw = line_events.postback_event(data, **ids)
         memory = DirectMemoryClient(settings, store, lambda: PINNED)
         if fault == "memory_rejects":
             memory = _RejectingMemory()

@@ -24,12 +24,17 @@ from linebot.v3.webhooks import (
     EventMode,
     FollowDetail,
     FollowEvent,
+    GroupSource,
     MessageEvent,
     PostbackContent,
     PostbackEvent,
+    RoomSource,
+    Source,
     StickerMessageContent,
     TextMessageContent,
     UnfollowEvent,
+    UnsendDetail,
+    UnsendEvent,
     UserSource,
 )
 
@@ -58,9 +63,23 @@ def new_quote_token() -> str:
     return secrets.token_urlsafe(48)
 
 
-def _common(user_id: str, event_id: str | None, timestamp_ms: int | None, redelivery: bool) -> dict[str, Any]:
+def source_of(user_id: str | None, *, group_id: str | None = None, room_id: str | None = None) -> Source:
+    """The event's ``source``: the user's one-to-one chat, or a group (``C`` + 32 hex) or room (``R`` + 32
+    hex) with the sender's user id (None: LINE left it out, e.g. the sender is not a friend)."""
+    if group_id is not None:
+        return GroupSource(group_id=group_id, user_id=user_id)
+    if room_id is not None:
+        return RoomSource(room_id=room_id, user_id=user_id)
+    if user_id is None:
+        raise ValueError("a one-to-one chat needs the user id")
+    return UserSource(user_id=user_id)
+
+
+def _common(user_id: str | None, event_id: str | None, timestamp_ms: int | None, redelivery: bool,
+            group_id: str | None = None, room_id: str | None = None) -> dict[str, Any]:
     timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-    return {"mode": EventMode.ACTIVE, "timestamp": timestamp, "source": UserSource(user_id=user_id),
+    return {"mode": EventMode.ACTIVE, "timestamp": timestamp,
+            "source": source_of(user_id, group_id=group_id, room_id=room_id),
             "webhook_event_id": event_id or new_webhook_event_id(timestamp),
             "delivery_context": DeliveryContext(is_redelivery=redelivery)}
 
@@ -69,34 +88,44 @@ def _as_sent(model) -> dict:
     return json.loads(model.to_json())
 
 
-def text_event(text: str, *, user_id: str, event_id: str | None = None, reply_token: str | None = None,
-               message_id: str | None = None, timestamp_ms: int | None = None, redelivery: bool = False) -> dict:
-    """A one-to-one text message event (camelCase dict, as in a webhook body).
+def text_event(text: str, *, user_id: str | None, event_id: str | None = None, reply_token: str | None = None,
+               message_id: str | None = None, timestamp_ms: int | None = None, redelivery: bool = False,
+               group_id: str | None = None, room_id: str | None = None) -> dict:
+    """A text message event (camelCase dict, as in a webhook body).
 
     Args:
         text: what the user typed (any Unicode).
-        user_id: the sender, "U" + 32 hex.
+        user_id: the sender, "U" + 32 hex (None only in a group or room: LINE left it out).
         event_id, reply_token, message_id: given ids; fresh ones by default.
         timestamp_ms: event time, Unix milliseconds (now by default).
         redelivery: ``deliveryContext.isRedelivery``.
+        group_id, room_id: sent in that group or room (``source_of``); a one-to-one chat by default.
     """
-    return _as_sent(MessageEvent(**_common(user_id, event_id, timestamp_ms, redelivery),
+    return _as_sent(MessageEvent(**_common(user_id, event_id, timestamp_ms, redelivery, group_id, room_id),
                                  reply_token=reply_token or new_reply_token(),
                                  message=TextMessageContent(id=message_id or new_message_id(),
                                                             quote_token=new_quote_token(), text=text)))
 
 
-def postback_event(data: str, *, user_id: str, event_id: str | None = None, reply_token: str | None = None,
+def postback_event(data: str, *, user_id: str | None, event_id: str | None = None, reply_token: str | None = None,
                    params: dict[str, str] | None = None, timestamp_ms: int | None = None,
-                   redelivery: bool = False) -> dict:
+                   redelivery: bool = False, group_id: str | None = None, room_id: str | None = None) -> dict:
     """A postback event (a tapped postback button or quick reply); ``data`` is kept unchanged.
 
     Args:
         params: a date/time picker's result, e.g. ``{"date": "2025-01-31"}``; omitted when None.
+        group_id, room_id: tapped in that group or room; the rest as for ``text_event``.
     """
-    return _as_sent(PostbackEvent(**_common(user_id, event_id, timestamp_ms, redelivery),
+    return _as_sent(PostbackEvent(**_common(user_id, event_id, timestamp_ms, redelivery, group_id, room_id),
                                   reply_token=reply_token or new_reply_token(),
                                   postback=PostbackContent(data=data, params=params)))
+
+
+def unsend_event(message_id: str, *, user_id: str, event_id: str | None = None,
+                 timestamp_ms: int | None = None, group_id: str | None = None) -> dict:
+    """An unsend event (the user took back message ``message_id``); it has no reply token."""
+    return _as_sent(UnsendEvent(**_common(user_id, event_id, timestamp_ms, False, group_id),
+                                unsend=UnsendDetail(message_id=message_id)))
 
 
 def follow_event(*, user_id: str, event_id: str | None = None, timestamp_ms: int | None = None) -> dict:

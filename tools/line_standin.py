@@ -13,6 +13,10 @@ shapes, the ``x-line-request-id`` / ``x-line-accepted-request-id`` headers):
 * a message over one of LINE's length limits, counted in UTF-16 units as LINE counts them
   (``shared.line.limits``: text 5,000, altText 400, labels 20, displayText 300, postback data
   300, …) → 400 ``{"message": "The request body has N error(s)", "details": [{message, property}]}``.
+* a body that line-bot-sdk's own request model refuses (``ReplyMessageRequest``,
+  ``PushMessageRequest``, ``ShowLoadingAnimationRequest`` and each message as a ``Message``, read with
+  ``from_dict``: an unknown message type, a missing or mistyped field, a Flex box without a valid
+  layout …) → 400 in the same shape, as LINE refuses a body that is not a valid request.
 
 Stand-in-only endpoints (not LINE, not recorded): ``GET /__calls?since=SEQ``
 returns the recorded calls with ``seq > SEQ`` so a chat in another process can
@@ -52,6 +56,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from linebot.v3.messaging import (
+    Message,
+    PushMessageRequest,
+    ReplyMessageRequest,
+    ShowLoadingAnimationRequest,
+)
 
 from shared.line import limits
 
@@ -126,6 +137,28 @@ def _check_messages(body: dict) -> Answer | None:
     if problems:  # LINE counts every length in UTF-16 units, and refuses the whole request
         return _error(400, f"The request body has {len(problems)} error(s)",
                       [{"message": message, "property": prop} for prop, message in problems])
+    for index, message in enumerate(messages):
+        problem = _model_problem(Message, message, f"messages[{index}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _model_problem(model: Any, body: dict, prop: str) -> Answer | None:
+    """400 when line-bot-sdk's request model ``model`` refuses ``body`` (``from_dict``), else None.
+
+    The SDK's models are LINE's OpenAPI schema: what they refuse, LINE refuses. ``prop`` names the
+    part checked; the detail names the model and field the SDK found wrong.
+    """
+    try:
+        model.from_dict(body)
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        where = getattr(getattr(exc, "model", None), "__name__", model.__name__)
+        found = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
+        details = [{"message": f"{item.get('msg', 'invalid')} ({where}.{'.'.join(map(str, item.get('loc', ())))})",
+                    "property": prop} for item in found]
+        details = details or [{"message": str(exc).split(". ")[0][:200], "property": prop}]
+        return _error(400, f"The request body has {len(details)} error(s)", details)
     return None
 
 
@@ -352,7 +385,7 @@ class LineStandin:
         token = body.get("replyToken")
         if not isinstance(token, str) or not token:
             return _body_error("must be specified", "replyToken")
-        problem = _check_messages(body)
+        problem = _check_messages(body) or _model_problem(ReplyMessageRequest, body, "body")
         if problem is not None:
             return problem
         with self._lock:
@@ -364,7 +397,7 @@ class LineStandin:
     def _push(self, body: dict, retry_key: str | None) -> Answer:
         if not isinstance(body.get("to"), str) or not body["to"]:
             return _body_error("must be specified", "to")
-        problem = _check_messages(body)
+        problem = _check_messages(body) or _model_problem(PushMessageRequest, body, "body")
         if problem is not None:
             return problem
         if retry_key is not None and not _UUID_RE.match(retry_key):
@@ -388,6 +421,9 @@ class LineStandin:
         seconds = body.get("loadingSeconds", 20)
         if seconds not in _LOADING_SECONDS:
             return _body_error("must be a multiple of 5 between 5 and 60", "loadingSeconds")
+        problem = _model_problem(ShowLoadingAnimationRequest, body, "body")
+        if problem is not None:
+            return problem
         return Answer(202, {})
 
     @staticmethod

@@ -38,6 +38,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from shared.context import EventContext
+from shared.diets import DIET_TYPES, SAVABLE_DIETS
 from shared.logs import log
 from shared.turn.engine import (
     DEFAULT_TOOLS,
@@ -52,8 +53,7 @@ from shared.turn.router import Proposal
 
 BUSINESS_TOOLS = ("search_local_places", "search_local_events", "show_local_help", "propose_dietary_memory",
                   "request_memory_management")
-DIETARY_TYPES = ("vegetarian", "vegan", "ovo_lacto", "lacto", "any")
-SAVABLE_DIETS = ("vegetarian", "vegan", "ovo_lacto", "lacto")
+DIETARY_TYPES = DIET_TYPES
 #: Session state key holding the preference revision the turn read (DESIGN §8).
 REVISION_STATE_KEY = "local_revision"
 

@@ -4,10 +4,8 @@ Source: DESIGN §5 (dietary types), §6 (one dietary condition per account).
 """
 from __future__ import annotations
 
-from shared.diets import DIET_LABELS, diet_label
+from shared.diets import DIET_LABELS, SAVABLE_DIETS, diet_label
 
+#: ``SAVABLE_DIETS``: the types that can be remembered (every type but ``any``, which is what
+#: "nothing remembered" already means).
 __all__ = ["DIET_LABELS", "SAVABLE_DIETS", "diet_label"]
-
-#: Types that can be remembered. ``any`` (不限) is not a preference: it is what "nothing
-#: remembered" already means, so it is never stored.
-SAVABLE_DIETS: tuple[str, ...] = ("vegetarian", "vegan", "ovo_lacto", "lacto")

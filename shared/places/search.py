@@ -12,6 +12,7 @@ from typing import Any
 
 from shared.areas import TOWNSHIPS, is_vague_area, normalize_area
 from shared.clock import require_aware
+from shared.diets import DIET_TYPES
 from shared.places.catalog import (
     EVIDENCE_TYPES,
     UNKNOWABLE_FIELDS,
@@ -22,7 +23,7 @@ from shared.places.catalog import (
 )
 
 #: Accepted dietary_type values; None means "any".
-DIETARY_TYPES: tuple[str, ...] = (*EVIDENCE_TYPES, "any")
+DIETARY_TYPES: tuple[str, ...] = DIET_TYPES
 
 #: Keywords that only restate "a place to eat" or a diet; they narrow nothing, so they are dropped.
 #: A diet word is never turned into a dietary filter here: diet comes from dietary_type only.

@@ -33,7 +33,6 @@ Source: DESIGN §1 (embedded default), §4, §9; Cloud Tasks docs, "Create HTTP 
 """
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import secrets
@@ -133,30 +132,36 @@ def backoff_seconds(retry_index: int, *, min_backoff_seconds: float, max_backoff
     return float(min(max_backoff_seconds, delay))
 
 
+#: Most of an answer's body read before it is dropped (the status is all that counts).
+_ANSWER_READ_BYTES = 65536
+
+
 def http_post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int:
-    """POST with the standard library's ``http.client`` (header names sent as given, no proxies).
+    """POST with requests (header names sent as given, no proxies, no redirects followed).
+
+    ``requests`` is imported on first use: the webhook's cold start does not pay for it.
 
     Returns:
         the HTTP status of the answer.
     Raises:
-        OSError: no answer (connection refused or reset, timeout); the attempt got no response.
+        OSError: no answer (connection refused or reset, timeout, a malformed answer); the attempt
+            got no response. requests' ``RequestException`` is an OSError.
         ValueError: the URL is not http(s)://host[:port]/path.
     """
+    import requests
+
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("target_url must be http(s)://host[:port]/path")
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout_seconds)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    try:
-        connection.request("POST", path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read(65536)
-        return int(response.status)
-    except http.client.HTTPException as exc:  # e.g. RemoteDisconnected is also an OSError
-        raise ConnectionError(f"bad HTTP answer: {exc.__class__.__name__}") from exc
-    finally:
-        connection.close()
+    with requests.Session() as session:
+        session.trust_env = False  # loopback or the configured target: never a proxy from the environment
+        try:
+            with session.post(url, data=body, headers=headers, timeout=timeout_seconds, allow_redirects=False,
+                              stream=True) as response:
+                response.raw.read(_ANSWER_READ_BYTES)
+                return int(response.status_code)
+        except requests.RequestException as exc:
+            raise ConnectionError(f"no HTTP answer: {exc.__class__.__name__}") from exc
 
 
 def _epoch(value: datetime) -> float:

@@ -20,14 +20,13 @@ from linebot.v3.messaging import (
     QuickReplyItem,
 )
 
-from shared.diets import diet_label
+from shared.diets import SAVABLE_DIETS, diet_label
 from shared.replies.area_picker import (
     QUICK_REPLY_MAX_ITEMS,
     area_postback,
     checked_postback,
 )
 
-SAVABLE = ("vegetarian", "vegan", "ovo_lacto", "lacto")
 #: Postback data of 全部鄉鎮: an events search with no township.
 ALL_TOWNSHIPS_DATA = "events:scope=all"
 
@@ -79,7 +78,7 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
-    if offer_memory and stated_diet in SAVABLE and stated_diet != remembered:
+    if offer_memory and stated_diet in SAVABLE_DIETS and stated_diet != remembered:
         label = diet_label(stated_diet)
         items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
     if area and (event_areas is None or area in event_areas):

@@ -91,7 +91,7 @@ def _evidence_lines(place: dict[str, Any]) -> list[str]:
     for kinds in by_source.values():
         source = place["dietary_evidence"][kinds[0]]
         strict = [diet_label(kind) for kind in kinds if kind != "vegetarian"]
-        claim = f"有{'、'.join(strict)}品項" if strict else "列為素食店家"
+        claim = f"有{'、'.join(strict)}品項" if strict else f"列為{diet_label('vegetarian')}店家"
         lines.append(f"{claim}（來源：{_source_words(source)}）")
     if set(place["dietary_options"]) == {"vegetarian"}:
         lines.append("名單沒有細分全素、蛋奶素或奶素，點餐前請向店家確認。")

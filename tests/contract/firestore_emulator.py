@@ -26,8 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+import requests
 
 START_TIMEOUT_SECONDS = 60.0
 NOT_INSTALLED = "Firestore emulator not installed on this machine image"
@@ -55,12 +56,12 @@ def find_gcloud() -> str | None:
 
 def answers(host: str, timeout_seconds: float = 1.0) -> bool:
     """True when the emulator at ``host`` (``127.0.0.1:PORT``) answers its root page with 200."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, never a proxy
-    try:
-        with opener.open(f"http://{host}/", timeout=timeout_seconds) as response:
-            return response.status == 200
-    except OSError:
-        return False
+    with requests.Session() as session:
+        session.trust_env = False  # loopback, never a proxy
+        try:
+            return session.get(f"http://{host}/", timeout=timeout_seconds).status_code == 200
+        except requests.RequestException:
+            return False
 
 
 def wait_until_answers(host: str, timeout_seconds: float, proc: subprocess.Popen | None = None) -> None:

@@ -21,6 +21,7 @@ from tests.functions.handoff_support import (
     wait_for,
 )
 from tests.memory_support import postbacks
+from tools import line_events
 
 pytestmark = pytest.mark.slow
 
@@ -55,9 +56,7 @@ def test_items_unsent_message_never_becomes_a_request(start_function, base_env, 
               if c["body"]["replyToken"] == message["replyToken"]]
     confirm = {b["action"]["label"]: b["action"]["data"]
                for b in call["body"]["messages"][0]["contents"]["footer"]["contents"]}["確認送出"]
-    unsend = {"type": "unsend", "mode": "active", "timestamp": int(time.time() * 1000),
-              "source": {"type": "user", "userId": USER}, "webhookEventId": "01UNSENDPROCESS00000000001",
-              "deliveryContext": {"isRedelivery": False}, "unsend": {"messageId": message["message"]["id"]}}
+    unsend = line_events.unsend_event(message["message"]["id"], user_id=USER, event_id="01UNSENDPROCESS00000000001")
     assert post(webhook.url, line_body(unsend)).status_code == 200
     tap = postback_event(confirm, user_id=USER)
     assert post(webhook.url, line_body(tap)).status_code == 200

@@ -40,9 +40,7 @@ STAFF_ENV = {"LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": f"{STAFF_A},
 
 def group_postback(data: str, user_id: str, group_id: str = GROUP) -> dict:
     """A postback tapped in a group: ``source`` is the group, with the tapper's user id."""
-    event = postback_event(data, user_id=user_id)
-    event["source"] = {"type": "group", "groupId": group_id, "userId": user_id}
-    return event
+    return postback_event(data, user_id=user_id, group_id=group_id)
 
 
 def group_pushes(standin, statuses=(200,)) -> list[dict]:
@@ -221,8 +219,7 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     assert store_docs(store_url, "staff_audit") == []
 
     # A staff member's text in the staff group is never a resident's turn: no card, no draft.
-    said = text_event("新需求：幫我測試一下", user_id=STAFF_A)
-    said["source"] = {"type": "group", "groupId": GROUP, "userId": STAFF_A}
+    said = text_event("新需求：幫我測試一下", user_id=STAFF_A, group_id=GROUP)
     drafts_before = len(store_docs(store_url, "handoff_drafts"))
     assert post(webhook.url, line_body(said)).status_code == 200
     assert reply_text(line_standin, said["replyToken"]) == ""

@@ -3,11 +3,10 @@ google-genai's own GOOGLE_GEMINI_BASE_URL (no code passes the URL), from a scrip
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from datetime import datetime, timezone
 
 import pytest
+import requests
 from google import genai
 from google.genai import errors
 
@@ -86,12 +85,9 @@ def test_gemini_standin_router_step_maps_proposals_to_the_tool_schema(text, expe
 
 def test_gemini_standin_control_endpoints_over_http(standin):
     body = json.dumps({"steps": [{"text": "a"}, {"error": 500}]}).encode()
-    request = urllib.request.Request(standin.url + "/__script", data=body, method="POST")
-    with urllib.request.urlopen(request, timeout=5) as answer:
-        assert json.loads(answer.read()) == {"queued": 2}
-    bad = urllib.request.Request(standin.url + "/__script", data=b'{"steps": [{"nothing": 1}]}', method="POST")
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(bad, timeout=5)
-    assert refused.value.code == 400 and standin.pending_steps() == 2
-    with urllib.request.urlopen(standin.url + "/__requests?since=0", timeout=5) as answer:
-        assert json.loads(answer.read()) == []
+    answer = requests.post(standin.url + "/__script", data=body, timeout=5)
+    assert (answer.status_code, answer.json()) == (200, {"queued": 2})
+    refused = requests.post(standin.url + "/__script", data=b'{"steps": [{"nothing": 1}]}', timeout=5)
+    assert refused.status_code == 400 and standin.pending_steps() == 2
+    answer = requests.get(standin.url + "/__requests?since=0", timeout=5)
+    assert (answer.status_code, answer.json()) == (200, [])

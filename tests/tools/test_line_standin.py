@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
+import requests
 from linebot.v3.messaging import (
     ApiClient,
     ApiException,
@@ -53,13 +52,9 @@ def _push(api: MessagingApi, retry_key: str | None, text: str = "收到了"):
 
 
 def _raw(standin: LineStandin, path: str, data: bytes | None = None, method: str = "POST"):
-    request = urllib.request.Request(standin.url + path, data=data, method=method, headers={
+    response = requests.request(method, standin.url + path, data=data, timeout=5, headers={
         "Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return response.status_code, response.json()
 
 
 def test_reply_fresh_token_records_call_and_returns_sent_messages(standin, api):
@@ -94,6 +89,42 @@ def test_reply_six_messages_answers_400_and_keeps_token_unused(standin):
 
     assert status == 400
     assert retry_status == 200 and len(retry_body["sentMessages"]) == 5
+
+
+@pytest.mark.parametrize("message, where", [
+    ({"type": "nope", "text": "x"}, "failed to lookup discriminator"),
+    ({"type": "text"}, "(TextMessage.text)"),
+    ({"type": "flex", "altText": "x", "contents": {"type": "bubble", "body": {
+        "type": "box", "layout": "diagonal", "contents": []}}}, "(FlexBox.layout)"),
+], ids=["unknown_type", "text_missing", "flex_bad_layout"])
+def test_reply_body_the_sdk_model_refuses_answers_400_and_keeps_token_unused(standin, message, where):
+    body = {"replyToken": "token-sdk", "messages": [message]}
+
+    status, answer = _raw(standin, REPLY_PATH, json.dumps(body).encode())
+    body["messages"] = [{"type": "text", "text": "ok"}]
+    retry_status, _ = _raw(standin, REPLY_PATH, json.dumps(body).encode())
+
+    assert status == 400 and [d["property"] for d in answer["details"]] == ["messages[0]"]
+    assert where in answer["details"][0]["message"]
+    assert retry_status == 200
+
+
+def test_push_body_field_of_wrong_type_answers_400_like_line(standin):
+    body = {"to": USER, "messages": [{"type": "text", "text": "x"}], "notificationDisabled": "yes"}
+
+    status, answer = _raw(standin, PUSH_PATH, json.dumps(body).encode())
+
+    assert status == 400
+    assert "(PushMessageRequest.notificationDisabled)" in answer["details"][0]["message"]
+
+
+def test_loading_start_seconds_not_an_integer_answers_400(standin):
+    body = {"chatId": USER, "loadingSeconds": 10.0}  # 10.0 == 10, but LINE's schema wants an integer
+
+    status, answer = _raw(standin, "/v2/bot/chat/loading/start", json.dumps(body).encode())
+
+    assert status == 400
+    assert "(ShowLoadingAnimationRequest.loadingSeconds)" in answer["details"][0]["message"]
 
 
 def test_push_same_retry_key_twice_second_raises_409_with_accepted_request_id(standin, api):

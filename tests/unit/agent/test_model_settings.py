@@ -47,3 +47,13 @@ def test_model_settings_client_kwargs_per_backend():
     assert (standin["api_key"], standin["http_options"]["base_url"]) == (STANDIN_API_KEY, "http://127.0.0.1:1")
     with pytest.raises(ValueError):
         client_kwargs(Settings.from_env({}))
+
+
+def test_agent_tool_schema_diet_literals_are_the_one_diet_table():
+    from typing import get_args
+
+    from shared.agent import tools
+    from shared.diets import DIET_LABELS, DIET_TYPES, SAVABLE_DIETS
+
+    assert get_args(tools.Dietary) == DIET_TYPES == tuple(DIET_LABELS)
+    assert get_args(tools.Savable) == SAVABLE_DIETS and "any" not in SAVABLE_DIETS

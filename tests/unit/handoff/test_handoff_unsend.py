@@ -3,6 +3,7 @@ WebhookService on a real SQLite file and the LINE stand-in, through signed webho
 from __future__ import annotations
 
 from shared.handoff import drafts, records
+from tests import conftest
 from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
@@ -15,9 +16,7 @@ def post(service, *events) -> int:
 
 
 def unsend_event(message_id: str, user_id: str = USER, event_id: str = "01UNSEND000000000000000001") -> dict:
-    return {"type": "unsend", "mode": "active", "timestamp": 1790577600000,
-            "source": {"type": "user", "userId": user_id}, "webhookEventId": event_id,
-            "deliveryContext": {"isRedelivery": False}, "unsend": {"messageId": message_id}}
+    return conftest.unsend_event(message_id, user_id=user_id, event_id=event_id)
 
 
 def card_data(standin, event) -> dict[str, str]:

@@ -11,6 +11,7 @@ from linebot.v3.messaging import FlexMessage, PostbackAction, TextMessage
 
 from shared.areas import TOWNSHIPS
 from shared.clock import TAIPEI
+from shared.diets import diet_label
 from shared.events.search import Event, EventSnapshot, search_local_events, weekend_range
 from shared.places.catalog import DEFAULT_CATALOG_PATH, load_place_catalog
 from shared.places.search import search_local_places
@@ -250,3 +251,9 @@ def test_render_places_no_match_in_township_without_data_offers_no_dead_end():
     assert "不限素別" not in labels
     assert set(labels) <= set(result["area_choices"]) and labels
     assert "員林市" in message.text
+
+
+def test_render_places_vegetarian_only_shop_named_with_the_one_diet_label():
+    """A shop listed only as vegetarian reads 「列為蔬食店家」: the label table's word, as every reply says it."""
+    words = _all_text(render_places(search_local_places("花壇", None, None, now=DURING)))
+    assert f"列為{diet_label('vegetarian')}店家" in words and "列為素食店家" not in words

@@ -19,8 +19,9 @@ from tests.conftest import (
 )
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
-GROUP = {"type": "group", "groupId": "C0123456789abcdef0123456789abcdef", "userId": USER}
-ROOM = {"type": "room", "roomId": "R0123456789abcdef0123456789abcdef", "userId": USER}
+#: Where an event comes from, as ``tests.conftest.text_event`` keywords (the sender is USER).
+GROUP = {"group_id": "C0123456789abcdef0123456789abcdef", "user_id": USER}
+ROOM = {"room_id": "R0123456789abcdef0123456789abcdef", "user_id": USER}
 
 
 def handle(service, body: bytes):
@@ -42,8 +43,7 @@ def stored(service) -> list[dict]:
                                   "我的偏好", "留下服務詢問", "查看原本服務單"])
 def test_chat_scope_one_to_one_request_in_shared_chat_is_declined_with_no_card(webhook_service, line_standin,
                                                                              source, text):
-    event = text_event(text)
-    event["source"] = dict(source)
+    event = text_event(text, **source)
     assert handle(webhook_service, line_body(event)).status == 200
     messages = only_reply(line_standin, event)
     assert [m["type"] for m in messages] == ["text"]  # no Flex card in the group
@@ -54,8 +54,7 @@ def test_chat_scope_one_to_one_request_in_shared_chat_is_declined_with_no_card(w
 
 
 def test_chat_scope_search_in_group_is_still_answered(webhook_service, line_standin):
-    event = text_event("花壇有素食店嗎？")
-    event["source"] = dict(GROUP)
+    event = text_event("花壇有素食店嗎？", **GROUP)
     assert handle(webhook_service, line_body(event)).status == 200
     assert "花壇" in all_text(only_reply(line_standin, event))
 
@@ -67,8 +66,7 @@ def test_chat_scope_same_request_one_to_one_gets_the_card(webhook_service, line_
 
 
 def test_chat_scope_handoff_postback_in_group_is_declined(webhook_service, line_standin):
-    event = postback_event("handoff:v1.ok." + "a" * 32 + "." + "b" * 64 + ".1790000000.sig")
-    event["source"] = dict(GROUP)
+    event = postback_event("handoff:v1.ok." + "a" * 32 + "." + "b" * 64 + ".1790000000.sig", **GROUP)
     assert handle(webhook_service, line_body(event)).status == 200
     assert "一對一" in all_text(only_reply(line_standin, event))
     assert stored(webhook_service) == []
@@ -77,8 +75,7 @@ def test_chat_scope_handoff_postback_in_group_is_declined(webhook_service, line_
 def test_chat_scope_basic_id_offers_a_button_to_the_one_to_one_chat(base_env, clock, line_standin):
     settings = Settings.from_env({**base_env, "LINE_BOT_BASIC_ID": "@123abcde"}, required=WEBHOOK_REQUIRED)
     service = WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
-    event = text_event("新需求：想預約")
-    event["source"] = dict(GROUP)
+    event = text_event("新需求：想預約", **GROUP)
     assert handle(service, line_body(event)).status == 200
     [message] = only_reply(line_standin, event)
     [action] = message["template"]["actions"]
@@ -117,8 +114,7 @@ def remember_for(service, user_id: str, diet: str) -> None:
 def test_chat_scope_remembered_diet_is_neither_used_nor_named_in_a_shared_chat(webhook_service, line_standin,
                                                                                 source, text):
     remember_for(webhook_service, USER, "ovo_lacto")
-    event = text_event(text)
-    event["source"] = dict(source)
+    event = text_event(text, **source)
     assert handle(webhook_service, line_body(event)).status == 200
     messages = only_reply(line_standin, event)
     words = all_text(messages) + json.dumps(messages, ensure_ascii=False)

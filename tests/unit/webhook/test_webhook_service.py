@@ -76,8 +76,7 @@ def test_service_unknown_event_kind_is_200_without_reply_and_others_proceed(webh
 
 
 def test_service_event_without_user_gets_guidance_and_no_writes(webhook_service, line_standin):
-    event = text_event("新需求：幫我預約")
-    event["source"] = {"type": "group", "groupId": "C0123456789abcdef0123456789abcdef"}
+    event = text_event("新需求：幫我預約", user_id=None, group_id="C0123456789abcdef0123456789abcdef")
     assert handle(webhook_service, line_body(event)).status == 200
     [reply] = replies_to(line_standin, event["replyToken"])
     assert "好友" in all_text(reply["body"]["messages"])
