@@ -144,20 +144,24 @@ def _check_messages(body: dict) -> Answer | None:
     return None
 
 
-def _model_problem(model: Any, body: dict, prop: str) -> Answer | None:
+def _model_problem(model: Any, body: dict, prop: str | None = None) -> Answer | None:
     """400 when line-bot-sdk's request model ``model`` refuses ``body`` (``from_dict``), else None.
 
     The SDK's models are LINE's OpenAPI schema: what they refuse, LINE refuses. ``prop`` names the
-    part checked; the detail names the model and field the SDK found wrong.
+    part checked (None: the request itself, so each detail names the field); the message names the
+    model and field the SDK found wrong.
     """
     try:
         model.from_dict(body)
     except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
         where = getattr(getattr(exc, "model", None), "__name__", model.__name__)
         found = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
-        details = [{"message": f"{item.get('msg', 'invalid')} ({where}.{'.'.join(map(str, item.get('loc', ())))})",
-                    "property": prop} for item in found]
-        details = details or [{"message": str(exc).split(". ")[0][:200], "property": prop}]
+        details = []
+        for item in found:
+            field_path = ".".join(map(str, item.get("loc", ())))
+            details.append({"message": f"{item.get('msg', 'invalid')} ({where}.{field_path})",
+                            "property": prop or field_path})
+        details = details or [{"message": str(exc).split(". ")[0][:200], "property": prop or "body"}]
         return _error(400, f"The request body has {len(details)} error(s)", details)
     return None
 
@@ -385,7 +389,7 @@ class LineStandin:
         token = body.get("replyToken")
         if not isinstance(token, str) or not token:
             return _body_error("must be specified", "replyToken")
-        problem = _check_messages(body) or _model_problem(ReplyMessageRequest, body, "body")
+        problem = _check_messages(body) or _model_problem(ReplyMessageRequest, body)
         if problem is not None:
             return problem
         with self._lock:
@@ -397,7 +401,7 @@ class LineStandin:
     def _push(self, body: dict, retry_key: str | None) -> Answer:
         if not isinstance(body.get("to"), str) or not body["to"]:
             return _body_error("must be specified", "to")
-        problem = _check_messages(body) or _model_problem(PushMessageRequest, body, "body")
+        problem = _check_messages(body) or _model_problem(PushMessageRequest, body)
         if problem is not None:
             return problem
         if retry_key is not None and not _UUID_RE.match(retry_key):
@@ -421,7 +425,7 @@ class LineStandin:
         seconds = body.get("loadingSeconds", 20)
         if seconds not in _LOADING_SECONDS:
             return _body_error("must be a multiple of 5 between 5 and 60", "loadingSeconds")
-        problem = _model_problem(ShowLoadingAnimationRequest, body, "body")
+        problem = _model_problem(ShowLoadingAnimationRequest, body)
         if problem is not None:
             return problem
         return Answer(202, {})

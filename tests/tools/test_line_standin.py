@@ -114,7 +114,7 @@ def test_push_body_field_of_wrong_type_answers_400_like_line(standin):
 
     status, answer = _raw(standin, PUSH_PATH, json.dumps(body).encode())
 
-    assert status == 400
+    assert status == 400 and [d["property"] for d in answer["details"]] == ["notificationDisabled"]
     assert "(PushMessageRequest.notificationDisabled)" in answer["details"][0]["message"]
 
 
