@@ -158,13 +158,17 @@ def function_app(monkeypatch):
 
 @pytest.fixture
 def start_function(tmp_path):
-    """Start functions by name with an environment; all are stopped after the test."""
+    """Start functions by name with an environment; all are stopped after the test.
+
+    Each is a real functions-framework process (its own pid, session, gunicorn master and worker),
+    forked from a server that has already imported the third-party libraries
+    (``FunctionProcess(preloaded=True)``)."""
     started: list[FunctionProcess] = []
 
     def start(name: str, env: dict[str, str]) -> FunctionProcess:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
         full_env.update(env)
-        proc = FunctionProcess(name, full_env, tmp_path / f"{name}-{len(started)}.log")
+        proc = FunctionProcess(name, full_env, tmp_path / f"{name}-{len(started)}.log", preloaded=True)
         started.append(proc)
         return proc
 

@@ -172,10 +172,11 @@ class _CaseRun:
         functions: list[FunctionProcess] = []
         try:
             reconcile = FunctionProcess("reconcile", self.env(standin.url, self.case.reconcile_faults),
-                                  self.dir / "reconcile.log")
+                                  self.dir / "reconcile.log", preloaded=True)
             functions.append(reconcile)
             webhook = FunctionProcess("webhook", self.env(standin.url, self.case.webhook_faults,
-                                                    RECONCILE_FUNCTION_URL=reconcile.url), self.dir / "webhook.log")
+                                                    RECONCILE_FUNCTION_URL=reconcile.url), self.dir / "webhook.log",
+                                      preloaded=True)
             functions.append(webhook)
             return self._replay(standin, webhook, reconcile)
         finally:

@@ -100,7 +100,7 @@ def stack(request, tmp_path, firestore_emulator_host, tasks_emulator_host, line_
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "FIRESTORE_"))}
         env.update(common, **extra)
-        proc = FunctionProcess(name, env, tmp_path / f"{name}.log", start_timeout_seconds=60)
+        proc = FunctionProcess(name, env, tmp_path / f"{name}.log", start_timeout_seconds=60, preloaded=True)
         started.append(proc)
         return proc
 

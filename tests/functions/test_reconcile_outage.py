@@ -71,7 +71,7 @@ def test_reconcile_outage_ten_unknown_confirmations_each_settle_once(start_funct
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
     env.update(env_with(base_env, **OUTAGE))
-    reconcile = FunctionProcess("reconcile", env, tmp_path / "reconcile-back.log", port=reconcile_port)
+    reconcile = FunctionProcess("reconcile", env, tmp_path / "reconcile-back.log", port=reconcile_port, preloaded=True)
     try:
         def settled() -> bool:
             requests = store_docs(store_url, "handoff_requests")
