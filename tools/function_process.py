@@ -116,27 +116,71 @@ def _fork_context():
     return context
 
 
-def _serve_forked(args: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-    """The forked child: what ``python -m functions_framework ARGS`` would do in a new interpreter
-    started in ``cwd`` with ``env``, its own session, stdin from /dev/null and output to the log."""
-    os.setsid()  # its own process group: stop() ends the master and its workers
+def _redirect(env: dict[str, str], cwd: str, stdout_path: str, stderr_path: str) -> None:
+    """In a forked child: the environment, working directory and standard streams that a new
+    interpreter started with them would have (stdin from /dev/null)."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
     null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(log_path, os.O_WRONLY | os.O_APPEND)
-    os.dup2(null, 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(null)
-    os.close(log)
+    out = os.open(stdout_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    err = out if stderr_path == stdout_path else os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    for fd, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+    for fd in {null, out, err}:
+        os.close(fd)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+def _serve_forked(args: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
+    """The forked child: what ``python -m functions_framework ARGS`` would do in a new interpreter
+    started in ``cwd`` with ``env``, its own session, stdin from /dev/null and output to the log."""
+    os.setsid()  # its own process group: stop() ends the master and its workers
+    _redirect(env, cwd, log_path, log_path)
     sys.path.insert(0, cwd)  # as ``python -m`` puts the working directory first
     sys.argv = ["functions_framework", *args]
     from functions_framework._cli import _cli
 
     _cli.main(args=args, prog_name="python -m functions_framework")
+
+
+def _run_script(script: str, args: list[str], env: dict[str, str], cwd: str, stdout_path: str,
+                stderr_path: str) -> None:
+    """The forked child: what ``python SCRIPT ARGS`` would do in a new interpreter."""
+    import runpy
+
+    _redirect(env, cwd, stdout_path, stderr_path)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))  # as ``python SCRIPT`` does
+    sys.argv = [script, *args]
+    runpy.run_path(script, run_name="__main__")
+
+
+def run_preloaded(script: str, args: list[str], env: dict[str, str], *, cwd: Path = REPO,
+                  timeout_seconds: float = 60.0) -> subprocess.CompletedProcess:
+    """``python SCRIPT ARGS`` (cwd, env) as its own OS process, forked from the fork server that has
+    imported ``PRELOADED_MODULES``; like ``subprocess.run(..., capture_output=True, text=True)``.
+
+    Returns:
+        The exit code (1 for an uncaught exception, whose traceback is in ``stderr``) and the output.
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than ``timeout_seconds`` (it is killed).
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="run-preloaded-") as folder:
+        out, err = os.path.join(folder, "stdout"), os.path.join(folder, "stderr")
+        child = _fork_context().Process(target=_run_script, args=(script, args, env, str(cwd), out, err),
+                                        daemon=True, name="script")
+        child.start()
+        child.join(timeout_seconds)
+        if child.exitcode is None:
+            child.kill()
+            child.join()
+            raise subprocess.TimeoutExpired([script, *args], timeout_seconds)
+        read = lambda path: open(path, encoding="utf-8", errors="replace").read() if os.path.exists(path) else ""  # noqa: E731
+        return subprocess.CompletedProcess([script, *args], child.exitcode, read(out), read(err))
 
 
 class _ForkedProcess:

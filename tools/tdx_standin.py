@@ -179,7 +179,7 @@ class TdxStandin:
 
         self._server = ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     @property

@@ -59,7 +59,7 @@ class OidcRelay:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/reconcile"
 
     def stop(self) -> None:

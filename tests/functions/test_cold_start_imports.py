@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from tests.conftest import REPO, case_bytes, line_body, postback_event, sign
+from tools.function_process import run_preloaded
 
 _PROBE = r"""
 import importlib.util, json, sys
@@ -40,7 +41,6 @@ def test_cold_start_fixed_entry_and_postback_load_no_model(base_env, line_standi
 def test_cold_start_missing_secret_is_a_clear_startup_error(base_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
     env.update({k: v for k, v in base_env.items() if k != "LINE_CHANNEL_SECRET"})
-    out = subprocess.run([sys.executable, "-c", "import runpy; runpy.run_path('functions/webhook/main.py')"],
-                         capture_output=True, text=True, cwd=REPO, env=env, timeout=60)
+    out = run_preloaded("functions/webhook/main.py", [], env, cwd=REPO, timeout_seconds=60)  # a fresh main.py
     assert out.returncode != 0
     assert "LINE_CHANNEL_SECRET is required" in out.stderr

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO
 from tests.memory_support import place_audits, preference_of
+from tools.function_process import run_preloaded
 
 STEPS = ("approve", "search", "correct", "search", "forget", "search")
 
@@ -19,8 +18,8 @@ STEPS = ("approve", "search", "correct", "search", "forget", "search")
 def run_step(step: str, env: dict) -> dict:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "MEMORY_"))}
     full.update(env)
-    out = subprocess.run([sys.executable, "tests/functions/memory_step_process.py", step], cwd=REPO, env=full,
-                         capture_output=True, text=True, timeout=60)
+    # its own OS process (a new pid, nothing shared but the store file), forked from the preloaded server
+    out = run_preloaded("tests/functions/memory_step_process.py", [step], full, cwd=REPO, timeout_seconds=60)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
