@@ -58,6 +58,10 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
+#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
+STOP_POLL_SECONDS = 0.005
+
 #: ``/v1beta/models/gemini-2.5-flash:generateContent`` (any API version).
 _GENERATE = re.compile(r"^/(?P<version>v[0-9][a-z0-9.]*)/models/(?P<model>[^/:]+):generateContent$")
 SCRIPT_PATH = "/__script"
@@ -246,7 +250,7 @@ class GeminiStandin:
         self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="gemini-standin",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+                                        kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True)
         self._thread.start()
         return self
 

@@ -66,6 +66,10 @@ from linebot.v3.messaging import (
 
 from shared.line import limits
 
+#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
+#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
+STOP_POLL_SECONDS = 0.005
+
 REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
 LOADING_PATH = "/v2/bot/chat/loading/start"
@@ -227,7 +231,7 @@ class LineStandin:
         self._server.daemon_threads = True
         self._server.handle_error = _quiet_handle_error(self._server.handle_error)
         self._thread = threading.Thread(target=self._server.serve_forever, name="line-standin",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+                                        kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True)
         self._thread.start()
         return self
 

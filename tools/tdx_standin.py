@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
+#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
+STOP_POLL_SECONDS = 0.005
+
 TOKEN_PATH = "/auth/realms/TDXConnect/protocol/openid-connect/token"
 ACTIVITY_PREFIX = "/api/basic/v2/Tourism/Activity/"
 CLIENT_ID = "local-tdx-client"
@@ -179,7 +183,7 @@ class TdxStandin:
 
         self._server = ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True).start()
         return self
 
     @property
