@@ -33,7 +33,9 @@ def _quick(*labels: str) -> QuickReply:
 
 
 def _reply(text: str, *labels: str) -> Reply:
-    return Reply([TextMessage(text=text, quick_reply=_quick(*labels) if labels else None)])
+    """A memory outcome's text with its own buttons, then the menu: never a dead end (先不要 included;
+    trial 2 finding 6)."""
+    return Reply([TextMessage(text=text, quick_reply=_quick(*dict.fromkeys(labels + MENU_CHOICES)))])
 
 
 def _current(result: MemoryResult) -> str:

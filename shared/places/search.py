@@ -6,6 +6,7 @@ strict dietary types need evidence, places stay searchable after the campaign en
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import datetime
 from typing import Any
@@ -144,6 +145,55 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
             if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
                 found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
     return [view for _, view in sorted(found, key=lambda pair: pair[0])]
+
+
+#: How close a typed word must be to a shop's spelling to ask 「你是說…嗎？」 (difflib ratio, 0–1).
+CLOSE_NAME_RATIO = 0.75
+_WORDLIKE = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
+
+
+def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[str, str] | None:
+    """The catalog shop a message names with a typo (合米素食 → 和米素食, jonh手作 → John手作蔬食), or None.
+
+    Every spelling of a shop (place_aliases) of at least 4 characters is compared with each stretch
+    of the message one character shorter, as long or one longer (Latin spellings only with whole
+    Latin words), by ``difflib.SequenceMatcher.ratio``; the best stretch at CLOSE_NAME_RATIO or above
+    wins. It never decides alone: the caller asks 「你是說…嗎？」 with a button (trial 2 findings 7–8).
+
+    Args:
+        text: the message in its reading form (case-folded, Traditional; never logged); a message
+            that names a shop exactly (places_named_in) should not be passed.
+        catalog: default: load_place_catalog(); an unusable catalog names no shop.
+    Returns:
+        {id, name, area, typed, spelling}: the shop, the stretch as typed and the spelling it is
+        close to; None when no stretch is close enough.
+    Source: https://docs.python.org/3/library/difflib.html#difflib.SequenceMatcher.ratio
+    """
+    try:
+        catalog = load_place_catalog() if catalog is None else catalog
+    except CatalogError:
+        return None
+    best: tuple[float, dict[str, str]] | None = None
+    for chunk in _WORDLIKE.findall(text.casefold()):
+        for place in catalog.places:
+            for spelling in place_aliases(place.name):
+                if len(spelling) < 4:
+                    continue
+                if spelling.isascii():
+                    stretches = re.findall(r"[a-z]+", chunk)
+                else:
+                    stretches = [chunk[i:i + n] for n in (len(spelling) - 1, len(spelling), len(spelling) + 1)
+                                 for i in range(max(0, len(chunk) - n + 1))]
+                close = [(difflib.SequenceMatcher(None, stretch, spelling).ratio(), stretch) for stretch in stretches]
+                close = [(ratio, stretch) for ratio, stretch in close if ratio >= CLOSE_NAME_RATIO]
+                if not close:
+                    continue
+                ratio = max(ratio for ratio, _ in close)
+                typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]  # 合米素食, not just 米素食
+                if best is None or ratio > best[0]:
+                    best = (ratio, {"id": place.id, "name": place.name, "area": place.area,
+                                    "typed": typed, "spelling": spelling})
+    return best[1] if best else None
 
 
 def diet_listed(names: list[str], dietary_type: str, *, catalog: PlaceCatalog | None = None) -> list[tuple[str, str]]:

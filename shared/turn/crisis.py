@@ -9,6 +9,12 @@ Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好�
 - not wanting to live or go on: 不想活, 活不下去, 不想再活, 活著好累 / 活著沒意義 / 活著幹嘛, 不想再撐,
   撐不下去, 撐不住了, 熬不下去, 不想醒來, 想消失, 不想存在, 離開這個世界, 跟這個世界說再見, 生無可戀,
   一了百了, 想不開, 沒人在乎我, 我是大家的累贅, 寫好遺書;
+- life without meaning: 活著 / 活下去 / 人生 / 生命 + 沒 / 沒有 / 毫無 / 失去 + (什麼) 意義 / 希望 / 價值 / 動力
+  (我覺得活下去沒什麼意義了, 人生毫無意義), 活著有什麼用;
+- being a burden or better gone: 沒有我 / 少了我 / 我不在了 / 我走了 … 大家 / 家人會過得比較好 / 更好 / 輕鬆
+  (大家沒有我應該會過得比較好吧), 我只會拖累大家, 我是多餘的;
+- an overdose question: a whole strip, box or bottle or many of a medicine taken at once (安眠藥一次吃一整排
+  會怎樣, 吃多少顆安眠藥會死, 致死量): the crisis reply comes before the medical limit;
 - ending one's life or harming oneself: 自殺, 自我了斷, 了斷, 了結自己, 結束生命, 結束這一切, 輕生, 尋死,
   尋短, 自殘, 傷害自己, 割腕, 跳樓, 跳河, 燒炭, 上吊, 吞藥, 吃很多安眠藥;
 - distress: 憂鬱, 心情很差, 好想哭, 好孤單, 沒人陪我, 陪我聊聊, 崩潰, 壓力好大, 絕望 (1925 listens to these too);
@@ -20,7 +26,8 @@ the menu, so a false alarm costs little and a miss may cost a life. Negation is 
 the people around a person at risk as well.
 
 Source: Taiwan Ministry of Health and Welfare 1925 安心專線 (24 h, free);
-https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 (issue 9).
+https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 and
+trial 2 findings 12–14 (issue 9).
 """
 from __future__ import annotations
 
@@ -40,6 +47,26 @@ _NO_WILL = re.compile(
     r"|(?:人生|生活|活著)(?:已經)?沒(?:有)?(?:希望|意義)|毋想活|沒辦法再撐"
     r"|(?:跟|向|和)(?:這個)?世界(?:說)?(?:再見|告別|道別)|告別(?:這個)?世界|去另一個世界|沒(?:有)?人(?:會)?在乎我"
     r"|我(?:只)?是(?:大家的|家人的|別人的)?(?:累贅|負擔)|(?:寫|留)(?:好)?(?:了)?遺書"
+    r"|(?:活著|活下去|繼續活|人生|生命|我的生活)[^，。,.!！?？]{0,6}?(?:沒|沒有|毫無|失去|找不到|看不到)(?:什麼|任何|一點)?"
+    r"(?:意義|意思|希望|價值|動力|盼望|目標)"
+    r"|活著(?:有|還有)?(?:什麼|啥)用|活著(?:到底)?(?:是)?為了什麼"
+)
+#: Being a burden, or the people around better off without one (大家沒有我應該會過得比較好吧).
+_BURDEN = re.compile(
+    r"(?:沒有我|沒了我|少了我|少我一個|我不在了?|我走了|我離開了?|我消失了?|我死了)[^。!！?？]{0,12}?"
+    r"(?:比較好|更好|會好|輕鬆|開心|快樂|幸福|解脫|好過|省事)"
+    r"|(?:只會|一直|總是)?(?:拖累|連累)(?:大家|家人|別人|你們|所有人)|我是多餘的|我(?:很|好|真的)?多餘|我(?:真的)?(?:很|好)?沒用(?:的人)?(?:啊|吧|了)?$"
+)
+#: A question about taking too much of a medicine at once (安眠藥一次吃一整排會怎樣): an overdose
+#: question gets the crisis reply first, before the medical limit.
+_MEDICINE = r"(?:安眠藥|助眠藥|鎮定劑|止痛藥|普拿疼|感冒藥|血壓藥|降血壓藥|降血糖藥|抗憂鬱藥|精神科的藥|藥丸|藥片|藥)"
+_OVERDOSE = re.compile(
+    rf"(?:吃|吞)(?:了|掉)?(?:一整|整)(?:排|盒|罐|瓶|包|袋)(?:的)?{_MEDICINE}"
+    rf"|{_MEDICINE}[^，。,.]{{0,4}}(?:一次|一口氣|全部)?(?:吃|吞)(?:了|掉|下)?(?:一整|整)(?:排|盒|罐|瓶|包|袋)"
+    rf"|(?:吃|吞)(?:了|掉)?(?:很多|一大把|一堆|大量|過量|好幾十|幾十|\d{{2,}})(?:顆|粒)?(?:的)?{_MEDICINE}"
+    rf"|{_MEDICINE}[^，。,.]{{0,4}}(?:一次|一口氣)?(?:吃|吞)(?:了)?(?:很多|一大把|一堆|大量|過量|幾十|好幾十|\d{{2,}})"
+    rf"|(?:吃|吞)(?:多少|幾)(?:顆|粒|包)?{_MEDICINE}?(?:會|才會|就會)(?:死|走|醒不來)|致死量|吃(?:太多|過量)(?:的)?{_MEDICINE}"
+    rf"|{_MEDICINE}(?:吃|吞)(?:太多|過量)|把(?:所有的?|全部的?)?{_MEDICINE}(?:全部|都|一次)(?:吞|吃)|農藥(?:喝|吃)|(?:喝|吃)(?:了)?(?:農藥|清潔劑|漂白水)"
 )
 #: Ending one's life or harming oneself.
 _SELF_HARM = re.compile(
@@ -70,4 +97,5 @@ def is_crisis(text: str) -> bool:
     """
     compact = re.sub(r"\s+", "", text)
     return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)
-                or _DISTRESS.search(compact) or _ENGLISH.search(text))
+                or _BURDEN.search(compact) or _OVERDOSE.search(compact) or _DISTRESS.search(compact)
+                or _ENGLISH.search(text))

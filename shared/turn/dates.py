@@ -9,7 +9,10 @@ the turn engine answers 「我看不懂這個日期」 with choices.
 What is read (weeks start on Monday; a day without a year is the *nearest* such day, so 11/22 on
 2026-12-01 is 2026-11-22, shown as past, and 1/9 is 2027-01-09):
 - written dates: 2026-12-05, 2026/12/5, 2026年12月5日, 民國115年12月5日, 115/12/5, 12/5, 12-5,
-  12月5日, 12月5號, 十二月五號 (Chinese numerals read by ``cn2an``), 5號 (the nearest 5th);
+  12月5日, 12月5號, 十二月五號 (Chinese numerals read by ``cn2an``); a day without a month (5號, 廿五號,
+  十五號) is the *coming* one: this month's when it has not passed (today counts), else next month's
+  (``coming_day_of_month``: 25號 on 12/26 is 1/25), never silently a past day; 大年初五 / 過年初三 is that day
+  of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``unreadable``;
   two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1), 過年 / 春節 / 農曆新年 (Lunar New Year, from the
@@ -50,6 +53,11 @@ _NUMERAL = "零〇一二兩三四五六七八九十廿卅"
 _CN_MONTH = re.compile(rf"(?<![{_NUMERAL}])([{_NUMERAL}]{{1,3}})(?=\s*月)")
 _CN_DAY = re.compile(rf"(?<=月)(\s*)([{_NUMERAL}]{{1,3}})(?=\s*[日號号]|(?![{_NUMERAL}個个]))")
 _CN_YEAR = re.compile(rf"([{_NUMERAL}]{{2,4}})(?=\s*年)")
+#: A day of the month in Chinese numerals with no month (廿五號, 十五號, 初五 is below): 廿 = 20, 卅 = 30.
+_CN_BARE_DAY = re.compile(rf"(?<![{_NUMERAL}月\d初])([{_NUMERAL}]{{1,3}})(?=\s*[號号](?!碗|份|人))")
+#: A lunar day: 大年初五 / 過年初三 / 春節初二 → that day of the Lunar New Year (the calendar's first 春節
+#: day + N − 1); a bare 初五 (which month?) is ``unreadable``. 初一十五 (a diet) and 月初 are not days.
+_LUNAR_DAY = re.compile(rf"(大年|過年|春節|新年|正月)?初([一二三四五六七八九十]|10|[1-9])(?![{_NUMERAL}\d])")
 
 _YMD = re.compile(r"(?<![\d/.\-])(\d{4}|1\d{2})\s*(?:年|/|-|\.)\s*(\d{1,2})\s*(?:月|/|-|\.)\s*(\d{1,2})(?![\d/\-])")
 _MD = re.compile(
@@ -145,7 +153,8 @@ def _cn_numerals(text: str) -> str:
 
     text = _CN_YEAR.sub(year, text)
     text = _CN_MONTH.sub(number, text)
-    return _CN_DAY.sub(lambda m: m.group(1) + number(m, 2), text)
+    text = _CN_DAY.sub(lambda m: m.group(1) + number(m, 2), text)
+    return _CN_BARE_DAY.sub(number, text)
 
 
 def _written(text: str) -> str | None:
@@ -179,6 +188,26 @@ def _written(text: str) -> str | None:
     if found:
         return f"day:{int(found.group(1)):02d}"
     return None
+
+
+def _lunar_day(text: str) -> str | None:
+    """大年初五 → ``cny_day:05``; a bare 初五 → ``unreadable``; None when there is no lunar day.
+
+    初一十五 (vegetarian on the 1st and 15th, a diet) and 初一到初五 (the holiday block) are left to the
+    other readers. Source: trial 2 finding 16.
+    """
+    if "初一十五" in text or "初一到初五" in text:
+        return None
+    found = _LUNAR_DAY.search(text)
+    if found is None:
+        return None
+    prefix, numeral = found.groups()
+    number = int(numeral) if numeral.isdigit() else int(cn2an.cn2an(numeral, "smart"))
+    if prefix == "正月" and number == 1:
+        return None  # 正月初一: the holiday block, as before
+    if prefix:
+        return f"cny_day:{number:02d}"
+    return UNREADABLE
 
 
 def _holiday(text: str) -> str | None:
@@ -265,7 +294,7 @@ def read_date(text: str) -> str | None:
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
     """
     text = _cn_numerals(text)
-    for reader in (_written, _holiday):
+    for reader in (_written, _lunar_day, _holiday):
         value = reader(text)
         if value is not None:
             return value
@@ -437,9 +466,15 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
                 raise UnreadableDate(f"range end before its start: {value!r}")
             return start, min(ends) + timedelta(days=1)
         if kind == "day":
-            day = int(rest)
-            months = [(last_month.year, last_month.month), (today.year, today.month), (next_month.year, next_month.month)]
-            return _nearest(today, [_span(d) for y, m in months for d in _dates(y, m, day, years=1)])
+            return _span(coming_day_of_month(int(rest), today))
+        if kind == "cny_day":
+            firsts = sorted({day for day, title in _tw_calendar(today.year) if title == "春節"
+                             and not any(other == day - timedelta(days=1) and name == "春節"
+                                         for other, name in _tw_calendar(today.year))})
+            days = [first + timedelta(days=int(rest) - 1) for first in firsts]
+            if not 1 <= int(rest) <= 15:
+                raise UnreadableDate(f"not a lunar new year day: {value!r}")
+            return _nearest(today, [_span(d) for d in days])
         if kind == "month":
             month = int(rest)
             if not 1 <= month <= 12:
@@ -456,6 +491,34 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
     except (ValueError, KeyError) as exc:
         raise UnreadableDate(f"not a date: {value!r}") from exc
     raise UnreadableDate(f"not a date: {value!r}")
+
+
+def coming_day_of_month(day: int, today: date) -> date:
+    """A day of the month said without a month (25號, 廿五號): this month's day when it has not
+    passed (today counts), else the next month that has that day. Never silently a past day.
+
+    Args:
+        day: 1–31.
+        today: the Asia/Taipei calendar day of the turn.
+    Returns:
+        On 2026-12-01: 25 → 2026-12-25, 1 → 2026-12-01 (today). On 2026-12-26: 25 → 2027-01-25.
+        On 2027-01-31: 30 → 2027-03-30 (February has no 30th).
+    Raises:
+        UnreadableDate: a day outside 1–31.
+    Source: trial 2 finding 17 (a bare day is the coming one; 上個月22號 says the past explicitly).
+    """
+    if not 1 <= day <= 31:
+        raise UnreadableDate(f"no day {day} in any month")
+    first = today.replace(day=1)
+    for _ in range(3):
+        try:
+            candidate = first.replace(day=day)
+        except ValueError:
+            candidate = None
+        if candidate is not None and candidate >= today:
+            return candidate
+        first = (first + timedelta(days=32)).replace(day=1)
+    raise UnreadableDate(f"no day {day} soon")  # unreachable: two months in a row have every day ≤ 31
 
 
 def _dates(year: int, month: int, day: int, years: int = 3) -> list[date]:

@@ -70,7 +70,8 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "greeting": lambda ctx, proposal: menu.greeting_reply(),
     "thanks": lambda ctx, proposal: menu.thanks_reply(),
     "show_limits": lambda ctx, proposal: menu.limits_reply(proposal.args.get("kinds") or []),
-    "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx),
+    "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx, forget="forget" in proposal.notes),
+    "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"]),
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
@@ -201,6 +202,10 @@ def _unrecorded_diet(proposal: Proposal) -> str | None:
     return None
 
 
+#: The five pungent plants (五辛) as residents name them; the catalog records none of them.
+_PUNGENT_PLANTS = ("五辛", "蔥", "蒜", "韭", "蕎", "興渠")
+
+
 def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unrecorded: str | None = None) -> str | None:
     """Say where a place search's diet came from, or None when there is nothing to say.
 
@@ -216,8 +221,13 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
     if diet.origin == THIS_TURN:
         if unrecorded:
             searched = ("不限素別查詢" if diet.dietary_type == "any"
-                        else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢（有任何素食品項的店家）")
-            note = f"店家資料沒有記錄「{unrecorded}」這種細分，這次{searched}，點餐前請向店家確認。"
+                        else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢"
+                        + ("（有任何素食品項的店家）" if diet.dietary_type == "vegetarian" else ""))
+            if not unrecorded.endswith("素") and any(plant in unrecorded for plant in _PUNGENT_PLANTS):  # 不吃蔥蒜
+                note = (f"店家資料沒有記錄餐點有沒有蔥、蒜、韭菜、洋蔥這些五辛（你說的「{unrecorded}」），"
+                        f"這次{searched}，點餐前請向店家確認。")
+            else:
+                note = f"店家資料沒有記錄「{unrecorded}」這種細分，這次{searched}，點餐前請向店家確認。"
         else:
             note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
         stored = snapshot.dietary_type if snapshot else None

@@ -154,19 +154,43 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
         quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
 
 
-def privacy_reply(ctx: EventContext | None = None) -> Reply:
+def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False) -> Reply:
     """我的資料 / 忘記我 / 刪除我的資料 → what LOCAL keeps, and how to see or forget the preference.
 
-    Source: DESIGN §2, §4, §6, §7 (what is stored); tools/user_data.py; issue 9 item 11.
+    Args:
+        ctx: unused (the same shape as the other fixed replies).
+        forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的
+            紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
+            alone: the tap on 「忘記我的飲食偏好」 does it (DESIGN §6).
+    Source: DESIGN §2, §4, §6, §7 (what is stored); tools/user_data.py; issue 9 item 11; trial 2 findings 4–5.
     """
+    lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
+            "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
     return Reply([TextMessage(
-        text="LOCAL 會保存的資料：\n"
+        text=lead + "LOCAL 會保存的資料：\n"
              "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）；\n"
              "・你送出的服務詢問內容和編號，讓工作人員處理；\n"
              "・每次查詢的條件和結果編號（不含你打的字，保留 30 天）。\n"
              "想看或忘記飲食偏好，請點「我的偏好」或「忘記我的飲食偏好」。"
              "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」，由工作人員處理。",
         quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
+
+
+def did_you_mean_reply(name: str, text: str) -> Reply:
+    """A shop name typed with a typo (合米素食有全素嗎) → 「你是說「和米素食」嗎？」 with a button that sends
+    the message again with the catalog's spelling, and the menu.
+
+    Args:
+        name: the catalog name of the close match.
+        text: the user's message with the typo replaced by the catalog's spelling (≤ 300 characters).
+    Source: trial 2 findings 7–8 (shop-name typos); LINE message action text ≤ 300 characters.
+    """
+    label = f"是，{name}"
+    items = [QuickReplyItem(action=MessageAction(label=label[:20], text=text[:300]))]
+    items += [QuickReplyItem(action=MessageAction(label=choice, text=choice)) for choice in MENU_CHOICES]
+    return Reply([TextMessage(
+        text=f"你是說「{name}」嗎？是的話請點「{label[:20]}」，我就查這家店的資料；不是的話，可以換個說法，或點下面的選項。",
+        quick_reply=QuickReply(items=items))])
 
 
 def unreadable_date_reply(choices: QuickReply | None = None) -> Reply:

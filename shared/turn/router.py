@@ -45,7 +45,7 @@ from typing import Any
 
 from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
-from shared.places.search import place_aliases, places_named_in
+from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import DATE_KEYWORDS, read_date
 from shared.turn.text import reading_form
@@ -56,7 +56,8 @@ __all__ = ["DATE_KEYWORDS", "DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposa
 #: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
 EVENT_WORDS: tuple[str, ...] = (
     "活動", "市集", "展覽", "講座", "走讀", "表演", "節目", "課程", "好玩", "去哪玩", "玩什麼", "音樂會",
-    "演唱", "祭典", "廟會", "踩街", "晚會", "體驗營",
+    "演唱", "祭典", "廟會", "踩街", "晚會", "體驗營", "演講", "工作坊", "研習", "電影", "比賽", "路跑", "燈會",
+    "特展", "畫展",
 )
 #: Event topics: a word residents use → the word the snapshot's titles and tags use. Every topic
 #: found becomes one keyword term (terms are ANDed over title + tags).
@@ -69,6 +70,13 @@ EVENT_TOPICS: tuple[tuple[str, str], ...] = (
     ("春聯", "春聯"), ("書法", "書法"), ("繪本", "繪本"), ("共讀", "共讀"), ("說故事", "繪本"),
     ("茉莉", "茉莉"), ("賞花", "花卉"), ("花田", "花田"), ("小農", "小農"), ("文化", "文化"),
     ("室內", "室內"), ("戶外", "戶外"),
+    # the kind of event asked for (講座, 音樂表演, 展覽 …) filters too, or is said unmatched (trial 2 findings 1–2)
+    ("講座", "講座"), ("演講", "講座"), ("研習", "研習"), ("課程", "課程"), ("上課", "課程"), ("工作坊", "工作坊"),
+    ("音樂", "音樂"), ("演唱", "音樂"), ("唱歌", "音樂"), ("合唱", "音樂"), ("表演", "表演"), ("演出", "表演"),
+    ("戲劇", "戲劇"), ("布袋戲", "戲劇"), ("歌仔戲", "戲劇"), ("舞蹈", "舞蹈"), ("跳舞", "舞蹈"),
+    ("展覽", "展覽"), ("畫展", "展覽"), ("特展", "展覽"), ("展出", "展覽"), ("電影", "電影"), ("放映", "電影"),
+    ("祭典", "祭典"), ("廟會", "廟會"), ("遶境", "遶境"), ("踩街", "踩街"), ("晚會", "晚會"), ("體驗營", "體驗營"),
+    ("比賽", "比賽"), ("路跑", "路跑"), ("馬拉松", "路跑"), ("煙火", "煙火"), ("燈會", "燈會"),
 )
 #: Diet words are also event topics inside an events question (有蔬食的市集嗎).
 _EVENT_DIET_TOPICS: tuple[tuple[str, str], ...] = (("蔬食", "蔬食"), ("素食", "蔬食"), ("吃素", "蔬食"))
@@ -89,6 +97,9 @@ LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線", "會冷",
                  "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼")),
 )
+#: Parking said without 停車 (車子要停哪裡, 好停嗎, 機車可以停在哪). Source: trial 2 finding 10.
+_PARKING = re.compile(r"(?:車子?|機車|摩托車|汽車|腳踏車|單車)[^，。？?]{0,4}停|停(?:在|去)?(?:哪|那)(?:裡|邊|兒)?"
+                      r"|好不好停|好停|難停|停得(?:下|到)|停放|哪(?:裡|邊)(?:可以|能)停")
 #: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
 _TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
 
@@ -108,13 +119,30 @@ _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey
               "聖誕快樂", "耶誕快樂", "聖誕節快樂", "新年快樂", "新春快樂", "元旦快樂", "春節快樂", "過年好", "恭喜發財",
               "中秋快樂", "中秋節快樂", "端午快樂", "端午節快樂", "佳節愉快", "節日快樂", "平安夜快樂", "情人節快樂",
               "母親節快樂", "父親節快樂", "merry christmas", "merry xmas", "happy new year", "happy holidays")
+#: Asking to forget what was remembered, in any phrasing (以後不用記吃素的事了，刪掉; 把我吃奶素的紀錄忘掉;
+#: 不要再記我吃素): the forget offer (privacy_info with 忘記我的飲食偏好), never a thanks or a shop search.
+#: Source: trial 2 findings 4–5.
+_FORGET = re.compile(
+    r"(?:刪掉|刪除|刪了|刪|忘掉|忘記|忘了|清掉|清除|移除|拿掉|取消|撤銷|不要再用|別再用|停用|停止使用)"
+    r"[^，。？?]{0,6}(?:記住|記錄|紀錄|偏好|設定|飲食|吃素|素食|素的|全素|奶素|蛋奶素|蔬食)"
+    r"|(?:記住|記錄|紀錄|偏好|設定|飲食|吃素|素食|素的|全素|奶素|蛋奶素|蔬食)[^，。？?]{0,8}"
+    r"(?:刪掉|刪除|刪了|忘掉|忘記|忘了|清掉|清除|移除|拿掉|取消|不要了|不用了|別記了)"
+    r"|(?:以後|之後|從今以後|往後|現在起)?(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存|套用|用我的)"
+    r"[^，。？?]{0,8}(?:了|啦|囉)|(?:以後|之後|往後|從今以後|現在起)(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存)"
+    r"|(?:不要|不用|別|不必)再(?:幫我|替我|你)?(?:記|存)|不想(?:再)?(?:被)?(?:你)?(?:記住|記錄|記)|(?:刪掉|刪除|清掉|忘掉)(?:吧|啦|好了)?$")
+#: Not about the remembered diet: the user's request (取消服務單) or a search (不用記 員林有素食嗎 stays a search).
+_FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言")
 #: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
 _NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
            "辛苦了", "讚")
 _FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
 
-_STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎")
+_STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎"
+                     # trial 2 finding 11: 單子現在怎樣了, 我反映的事情處理好了嗎, 我的案子怎麼樣了
+                     r"|單子|我的單|(?:需求|申請|案子|案件|反映的?(?:事情?|問題)?|反應的?(?:事情?|問題)|留言|詢問)"
+                     r"[^，。？?]{0,4}(?:怎樣|怎麼樣|如何|處理(?:好|了|完)|有(?:沒有)?(?:人)?(?:回|處理|看)|還沒|到哪|進行)"
+                     r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)")
 _CANCEL = re.compile(r"取消|撤回|不要了")
 #: Cancelling a request, said without 服務單 (我想取消我剛剛送出的需求).
 _CANCEL_REQUEST = re.compile(r"(?:取消|撤回|撤銷).{0,8}(?:需求|服務|申請|登記|送出|留言)")
@@ -139,10 +167,12 @@ class Proposal:
     Attributes:
         tool: ``search_local_places``, ``search_local_events``, ``needs_area``, ``find_place``,
             ``show_limits``, ``handoff_status``, ``handoff_cancel_help``, ``handoff_info``,
-            ``privacy_info``, ``greeting``, ``thanks``, ``ack``, ``ask_search_kind`` or ``show_local_help``.
+            ``privacy_info``, ``greeting``, ``thanks``, ``ack``, ``ask_search_kind``, ``did_you_mean`` or
+            ``show_local_help``.
         args: the tool's arguments (strings, lists or None). ``needs_area`` carries ``kind`` and
             ``vague`` (True when the user said 附近 / 彰化: the reply explains why a township is
-            needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``.
+            needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``;
+            ``did_you_mean`` carries ``name``, ``area`` and ``text`` (the message with the catalog's spelling).
         source: ``offline_router``, ``postback``, ``fixed`` or ``model``.
         notes: what the reply must say besides the result (see the module docstring).
     """
@@ -198,6 +228,21 @@ _NO_EGG = re.compile(r"(?:不|不能|不可以|不敢|沒辦法|無法)(?:吃|�
                      r"|蛋(?:不行|不能吃|不可以吃?|都不吃|不吃|會過敏|過敏)|對蛋過敏|不含蛋|無蛋|去蛋")
 
 
+#: Leaving out the five pungent plants (不吃蔥蒜, 不吃五辛, 不加蔥蒜, 無五辛, 不要洋蔥): the catalog does
+#: not record it. Beside a diet word it is that diet; alone it is a vegetarian ask (only 素 leaves
+#: them out); either way the reply says the catalog does not record it. Source: trial 2 finding 3.
+_NO_PUNGENT = re.compile(
+    r"(?:不|不能|不可以|不敢|沒辦法|無法|不要|不想|忌|避開|避免|去|無|沒有|不含|不加|不放)(?:吃|加|放|碰|要|含|用)?(?:任何)?(?:的)?"
+    r"(?P<plant>五辛|蔥蒜|蔥|蒜頭|大蒜|蒜|韭菜|韭|洋蔥|蕎頭|興渠)"
+    r"|(?P<free>五辛|蔥蒜)(?:都)?(?:不吃|不行|不能吃|不要|不加|免|去掉)")
+
+
+def _pungent(form: str) -> str | None:
+    """The words that leave out the pungent plants, as said (不吃蔥蒜), or None."""
+    found = _NO_PUNGENT.search(form)
+    return found.group(0) if found else None
+
+
 def read_diet(text: str) -> tuple[str | None, str | None]:
     """The dietary condition a message states, and the finer word the catalog does not record.
 
@@ -207,18 +252,22 @@ def read_diet(text: str) -> tuple[str | None, str | None]:
         (dietary_type or None, unrecorded word or None). 五辛素 → ("vegetarian", "五辛素");
         鍋邊素 → ("vegetarian", "鍋邊素") (shared.diets.UNRECORDED_DIETS); vegan / VEGAN → ("vegan", None); 奶蛋素 → ("ovo_lacto", None);
         不吃蛋的素 / 不吃蛋…素食 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
-        stated too; no diet word → (None, None).
+        stated too; no diet word → (None, None). Leaving out the pungent plants (不吃蔥蒜, 不吃五辛) is
+        unrecorded: 不吃蔥蒜 → ("vegetarian", "不吃蔥蒜"); 全素不吃五辛 → ("vegan", "不吃五辛").
     Source: DESIGN §5 (dietary types), issue 9 item 5, issue 4 follow-up (negation).
     """
     form = reading_form(text)
     plain, negated = _unnegated(form)
+    pungent = _pungent(form)
     for word, diet, unrecorded in _ALL_DIET_WORDS:
         if _has_word(plain, word):
             if unrecorded:
                 return diet or "any", word
             if diet == "vegetarian" and _NO_EGG.search(form):
-                return "lacto", None  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
-            return diet, None
+                return "lacto", pungent  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
+            return diet, pungent
+    if pungent:
+        return "vegetarian", pungent  # 不吃蔥蒜的 彰化市有店嗎: a vegetarian ask the catalog cannot refine
     return ("any" if negated else None), None
 
 
@@ -274,6 +323,8 @@ def route(text: str) -> Proposal:
         return Proposal("thanks")
     if _only_small_talk(t, _GREETINGS + _THANKS):
         return Proposal("greeting")
+    if _FORGET.search(t) and not _FORGET_EXCEPT.search(t):
+        return Proposal("privacy_info", notes=("forget",))  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
     if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
         return Proposal("ack")
     if _ABOUT.search(t):
@@ -285,6 +336,8 @@ def route(text: str) -> Proposal:
     hard = _limits(t, LIMITS)
     if "transport" not in hard and _TRAVEL.search(t):
         hard.append("transport")
+    if "parking" not in hard and _PARKING.search(t):
+        hard.append("parking")
     if hard == ["weather"] and _topics(t, with_diet=False):
         hard = []  # 下雨天有室內活動嗎: an events question; the weather is said beside it
         weather_note: tuple[str, ...] = ("weather",)
@@ -304,6 +357,12 @@ def route(text: str) -> Proposal:
         asked_diet = read_diet(_without_names(t, named))[0]
         check = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
         return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + check + others)
+    close = place_close_to(t)
+    if close is not None and townships_in(t) and close["area"] not in townships_in(t):
+        close = None  # 有糙米素食嗎 彰化市: a shop of another township is not what was meant
+    if close is not None:  # 合米素食有全素嗎: ask 你是說「和米素食」嗎？ with a button that asks again, spelt right
+        return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
+                                         "text": t.replace(close["typed"], close["spelling"], 1)}, notes=side)
     if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
         return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data
@@ -405,14 +464,18 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
     first = next(kind for kind in kinds if kind)
     mine = " ".join(clause for clause, kind in zip(clauses, kinds) if kind in (first, None))
     theirs = " ".join(clause for clause, kind in zip(clauses, kinds) if kind not in (first, None))
-    area = townships[0] if townships else ""
-    if townships and not townships_in(mine):
+    # each ask keeps its own township; one said only once serves both (trial 2 finding 9:
+    # 12/12鹿港有活動嗎？另外彰化市有全素的店嗎 → 鹿港 events, 彰化市 全素 shops)
+    mine_areas, their_areas = townships_in(mine), townships_in(theirs)
+    area = mine_areas[0] if mine_areas else (their_areas[0] if their_areas else "")
+    their_area = their_areas[0] if their_areas else area
+    if area and not mine_areas:
         mine = f"{area} {mine}"
     if first == "events":
         diet, unrecorded = read_diet(theirs)
         keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
-        return mine, first, f"also_places:{area}/{diet if keep else ''}"
-    return mine, first, f"also_events:{area}/{read_date(theirs) or ''}"
+        return mine, first, f"also_places:{their_area}/{diet if keep else ''}"
+    return mine, first, f"also_events:{their_area}/{read_date(theirs) or ''}"
 
 
 #: Someone who asks, not what is asked about (阿嬤想問…, 我媽要我問…): never an event topic.
