@@ -1,7 +1,7 @@
 """Read a request to remember or correct a dietary preference from free text, without the model.
 
 Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is not 「以後幫我記住」):
-- negated (不要記住, 別記, 不用幫我記, 以後不要…) → nothing;
+- negated (不要記住, 別記, 不用幫我記, 以後不要…, 不想被記住) or a deletion (刪掉, 忘掉) → nothing;
 - correct: 改成 / 改為 / 換成 / 更正為 followed by a diet word (改成蛋奶素) → ``correct``;
 - remember needs a cue for later:
   - an explicit request to LOCAL: 記住 / 記下 / 幫我記, or a "from now on" word followed by an
@@ -26,8 +26,11 @@ from dataclasses import dataclass
 from shared.turn.router import diet_in, read_diet
 from shared.turn.text import reading_form
 
-_NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你)?(記|存|保存)"
-                      r"|(以後|之後|往後|今後)(都)?(不要|別|不用)")
+_NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你){0,2}(記|存|保存)"
+                      r"|(以後|之後|往後|今後)(都)?(不要|別|不用)"
+                      # not wanting to be remembered, or asking to delete (我不想被記住吃素; 刪掉記住的素食):
+                      # the router offers the forget button (trial 2 findings 4–5)
+                      r"|不想(再)?(被)?(你)?(記|存)|刪掉|刪除|忘掉|清掉|清除|(取消|撤銷|停用)(記住|記錄|紀錄|偏好)")
 _CORRECT = re.compile(r"(改成|改為|改吃|換成|更正為|更正成|更改為)")
 _EXPLICIT = re.compile(r"記住|記下|記得|記一下|幫我記|請記"
                        r"|(以後|之後|往後|今後|每次)(都|也|就|一律)?(要)?(幫我|請|給我|優先|一律|只找|只要)")

@@ -13,16 +13,20 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    is or can do (你們是誰) → ``greeting``;
 2. a question about the user's request (服務單進度, 我的服務單) → ``handoff_status``; how to cancel
    one → ``handoff_cancel_help``; what LOCAL keeps about the user (我的資料, 忘記我) → ``privacy_info``;
-3. health, transport, parking, shuttles and weather → ``show_limits`` (never a search); a place
+   asking to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的紀錄忘掉) → ``privacy_info``
+   with the note ``forget`` (the reply leads with the 忘記我的飲食偏好 button; words alone delete nothing);
+3. health, transport, parking (停車, 車子要停哪裡, 好停嗎), shuttles and weather → ``show_limits`` (never a search); a place
    outside Changhua County (台中) → ``show_limits`` (``elsewhere``);
 4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``; with a diet asked
    (哪間有全素) the note ``diet_check:<type>`` makes the reply say, per named shop, what the catalog lists;
+   a shop name with a typo (合米素食, jonh手作; shared.places.search.place_close_to, difflib) → ``did_you_mean``
+   (「你是說「和米素食」嗎？」 with a button that sends the message again, spelt as the catalog does);
 5. a government office, school or other body, or a phone number / address / website with no shop,
    diet or event word (彰化縣政府電話幾號) → ``show_limits`` (``directory``);
 6. an events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店) → the first
    ask is searched on its own words, the second is a note (``also_places:<township>/<type>`` or
    ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first;
-7. an event word, an event topic or title word (市集, 長輩, 老街散步) or a date without a diet or
+7. an event word, an event topic, kind or title word (市集, 長輩, 講座, 音樂表演, 展覽, 老街散步) or a date without a diet or
    place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
    who asks (阿嬤想問, 我媽要我問) is not a topic;
 8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
@@ -131,7 +135,7 @@ _FORGET = re.compile(
     r"[^，。？?]{0,8}(?:了|啦|囉)|(?:以後|之後|往後|從今以後|現在起)(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存)"
     r"|(?:不要|不用|別|不必)再(?:幫我|替我|你)?(?:記|存)|不想(?:再)?(?:被)?(?:你)?(?:記住|記錄|記)|(?:刪掉|刪除|清掉|忘掉)(?:吧|啦|好了)?$")
 #: Not about the remembered diet: the user's request (取消服務單) or a search (不用記 員林有素食嗎 stays a search).
-_FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言")
+_FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言|(?:別|不要|不能|不可以|記得|不准)忘")
 #: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
 _NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
