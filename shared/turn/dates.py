@@ -202,7 +202,7 @@ def _lunar_day(text: str) -> str | None:
     if found is None:
         return None
     prefix, numeral = found.groups()
-    number = int(numeral) if numeral.isdigit() else int(cn2an.cn2an(numeral, "smart"))
+    number = int(numeral) if numeral.isdigit() else "一二三四五六七八九十".index(numeral) + 1
     if prefix == "正月" and number == 1:
         return None  # 正月初一: the holiday block, as before
     if prefix:
