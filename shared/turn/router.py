@@ -522,8 +522,14 @@ def _without_names(t: str, named: list[dict[str, str]]) -> str:
     """``t`` without the shop names it mentions (和米素食 names a shop, not a diet)."""
     for place in named:
         for spelling in place_aliases(place["name"]):
-            t = t.replace(spelling, "｜")
+            # with the generic words said after a short name, spelt any way (JOHN手做蔬食: 手做蔬食 is the
+            # name, not a diet asked; trial 2, minor finding)
+            t = re.sub(re.escape(spelling) + _NAME_TAIL, "｜", t)
     return t
+
+
+#: Generic words that may follow a shop's short name as part of how it is said (手作蔬食, 手做素食館).
+_NAME_TAIL = r"(?:手[作做]|[蔬素]食|館|坊|餐廳|小館|料理)*"
 
 
 #: Asking for a government office, school or other body, or for a phone number, address or site:

@@ -257,3 +257,14 @@ def test_resolve_cny_day_counts_from_the_calendars_first_spring_festival_day(val
 def test_resolve_impossible_days_are_unreadable(value):
     with pytest.raises(UnreadableDate):
         resolve_date_value(value, TODAY)
+
+
+# --- minor: the generic words of a shop's name are no diet asked ------------------------------------
+
+@pytest.mark.parametrize("text, notes", [
+    ("JOHN手做蔬食 地址在哪", ()), ("john手作素食在哪裡", ()), ("John手作蔬食電話", ()),
+    ("JOHN手做蔬食有全素嗎", ("diet_check:vegan",)), ("john有素食嗎", ("diet_check:vegetarian",)),
+])
+def test_router_shop_name_words_are_not_a_diet_check(text, notes):
+    proposal = route(text)
+    assert proposal.tool == "find_place" and tuple(n for n in proposal.notes if n.startswith("diet_check")) == notes
