@@ -15,7 +15,8 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``unreadable``;
   two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
-- holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1), 過年 / 春節 / 農曆新年 (Lunar New Year, from the
+- holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1); a holiday's 連假 (元旦連假, 清明連假) is the holiday with the
+  weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
   ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every Taiwan
   public holiday by its name in that calendar (中秋節, 端午節, 國慶日, 兒童節 …);
 - days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 昨天 / 昨晚, 前天;
@@ -290,13 +291,16 @@ def read_date(text: str) -> str | None:
         A keyword of DATE_KEYWORDS; ``YYYY-MM-DD``; ``md:MM-DD``; ``mdrange:MM-DD/MM-DD``;
         ``day:DD``; ``month_part:<last|this|next|MM>/<early|mid|late>``; ``last_month_day:DD`` / ``this_month_day:DD`` / ``next_month_day:DD``;
         ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
-        ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``unreadable`` when the text
+        ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``long_weekend:<md or holiday value>``
+        (元旦連假); ``cny_day:NN`` (大年初五); ``unreadable`` when the text
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
     """
     text = _cn_numerals(text)
     for reader in (_written, _lunar_day, _holiday):
         value = reader(text)
         if value is not None:
+            if "連假" in text and value.startswith(("md:", "holiday:")) and value != "holiday:lunar_new_year":
+                return f"long_weekend:{value}"  # 元旦連假: the holiday with the days off joined to it
             return value
     month = _MONTH_ONLY.search(text)
     if month:
@@ -447,6 +451,17 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         if bounds is None:
             raise UnreadableDate(f"not a date: {value!r}")
         return first_day.replace(day=bounds[0]), first_day.replace(day=bounds[1]) if bounds[1] else after
+    if kind == "long_weekend":  # 元旦連假 → 2027-01-01 (Fri) to 01-03: weekends and calendar holidays joined
+        start, end = resolve_date_value(rest, today)
+        off = {day for day, _ in _tw_calendar(start.year)}
+
+        def day_off(day: date) -> bool:
+            return day.weekday() >= 5 or day in off
+        while day_off(end):
+            end += timedelta(days=1)
+        while day_off(start - timedelta(days=1)):
+            start -= timedelta(days=1)
+        return start, end
     if kind == "days":
         first, _, last = rest.partition("/")
         spans = [keywords[first](), keywords[last]()] if first in keywords and last in keywords else []

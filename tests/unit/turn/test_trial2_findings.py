@@ -268,3 +268,20 @@ def test_resolve_impossible_days_are_unreadable(value):
 def test_router_shop_name_words_are_not_a_diet_check(text, notes):
     proposal = route(text)
     assert proposal.tool == "find_place" and tuple(n for n in proposal.notes if n.startswith("diet_check")) == notes
+
+
+# --- minor: a holiday's 連假 is the days off joined to it --------------------------------------------
+
+@pytest.mark.parametrize("text, value, span", [
+    ("元旦連假彰化市有活動嗎", "long_weekend:md:01-01", (date(2027, 1, 1), date(2027, 1, 4))),  # Fri 1/1 – Sun 1/3
+    ("清明連假", "long_weekend:holiday:民族掃墓節", (date(2027, 4, 3), date(2027, 4, 7))),
+    ("元旦", "md:01-01", (date(2027, 1, 1), date(2027, 1, 2))),  # the day alone is unchanged
+    ("過年連假", "holiday:lunar_new_year", (date(2027, 2, 4), date(2027, 2, 11))),  # already the whole block
+])
+def test_read_date_long_weekend_joins_weekends_and_calendar_holidays(text, value, span):
+    assert read_date(reading_form(text)) == value
+    assert resolve_date_value(value, TODAY) == span
+
+
+def test_read_date_bare_long_weekend_is_unreadable():
+    assert read_date(reading_form("連假有活動嗎")) == "unreadable"
