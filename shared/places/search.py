@@ -6,7 +6,6 @@ strict dietary types need evidence, places stay searchable after the campaign en
 
 from __future__ import annotations
 
-import difflib
 import re
 from datetime import datetime
 from typing import Any
@@ -169,6 +168,8 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
         close to; None when no stretch is close enough.
     Source: https://docs.python.org/3/library/difflib.html#difflib.SequenceMatcher.ratio
     """
+    import difflib  # on first use, not at import: a cold start answering a fixed entry never needs it
+
     try:
         catalog = load_place_catalog() if catalog is None else catalog
     except CatalogError:
