@@ -76,7 +76,8 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.ack_reply(),
-    "ask_search_kind": lambda ctx, proposal: menu.ask_search_kind_reply(proposal.args["area"]),
+    "ask_search_kind": lambda ctx, proposal: menu.ask_search_kind_reply(proposal.args["area"],
+                                                                        no_data="no_data" in proposal.notes),
 }
 
 

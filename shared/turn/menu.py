@@ -114,6 +114,7 @@ LIMIT_WORDS: dict[str, str] = {
     "shuttle": "我沒有接駁車的資料。",
     "weather": "我沒有天氣資料；請看中央氣象署的預報。活動會不會因天氣取消，請以主辦單位公告為準。",
     "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
+    "no_data": "這個我沒有資料可以回答：LOCAL 只有彰化各鄉鎮的活動和素食店家名單，沒有景點、機關、其他商店或生活資訊。",
     "directory": "我沒有政府機關、公所、學校或其他單位的電話、地址這類通訊錄資料，查不到；請看該單位的官方網站或公告。"
                  "（素食店家的地址和電話，我可以幫你查。）",
     "no_booking": "我沒辦法幫你訂位、預約、訂餐或報名；請直接聯絡店家或主辦單位（店家資料有電話的話，卡片上會列出）。",
@@ -201,16 +202,18 @@ def unreadable_date_reply(choices: QuickReply | None = None) -> Reply:
         quick_reply=choices or _menu_quick_reply(HELP_CHOICES))])
 
 
-def ask_search_kind_reply(township: str) -> Reply:
+def ask_search_kind_reply(township: str, *, no_data: bool = False) -> Reply:
     """那鹿港呢 → ask whether events or shops are meant (the offline router keeps no conversation state).
 
     Args:
         township: a full township name.
+        no_data: the message asked about something LOCAL has no data on (鹿港天后宮幾點開): say so first.
     Returns:
         One text with two postback quick replies (``events:area=…`` / ``places:area=…``).
     """
+    lead = LIMIT_WORDS["no_data"] + "\n" if no_data else ""
     return Reply([TextMessage(
-        text=f"想查{township}的活動，還是蔬食店家？請點一個：",
+        text=f"{lead}想查{township}的活動，還是蔬食店家？請點一個：",
         quick_reply=QuickReply(items=[
             QuickReplyItem(action=area_postback("events", township, label=f"{township}的活動")),
             QuickReplyItem(action=area_postback("places", township, label=f"{township}的店家")),

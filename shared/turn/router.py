@@ -398,7 +398,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
-    place_cue = diet is not None or any(word in t for word in PLACE_WORDS)
+    food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
+    place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
     topics = _topics(_ASKER.sub("｜", _unnegated(t)[0]), with_diet=event_word)
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
@@ -416,6 +417,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
                         notes=notes + others)
     if place_cue and township is None and diet is None and set(side) & {"no_booking", "no_hours"}:
         return Proposal("show_limits", {"kinds": list(side)})  # 現在哪裡有開著的爌肉飯？可以幫我預約…
+    if township is not None and not place_cue and unknown_subject(t):
+        # 鹿港天后宮幾點開, 花壇鄉長是誰: a township with a subject LOCAL has no data on, not a shop search
+        return Proposal("ask_search_kind", {"area": township}, notes=("no_data",))
     if place_cue or township is not None:
         if township is None:
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague}, notes=notes)
@@ -423,6 +427,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
                         notes=notes + others)
     if side:
         return Proposal("show_limits", {"kinds": list(side)})
+    if vague and unknown_subject(t):
+        return Proposal("show_limits", {"kinds": ["no_data"]})  # 彰化縣長是誰: no data, not a shop picker
     if vague:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True})
     if _HANDOFF_INFO.search(t):
@@ -457,10 +463,13 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
     kinds: list[str | None] = []
     for clause in clauses:
         diet = read_diet(clause)[0]
+        shop = diet not in (None, "any") or _SHOP_ASK.search(clause) is not None
         if any(word in clause for word in EVENT_WORDS):
             kinds.append("events")
-        elif (diet not in (None, "any")) or _SHOP_ASK.search(clause):
+        elif shop:
             kinds.append("places")
+        elif read_date(clause) is not None or _topics(clause, with_diet=False):
+            kinds.append("events")  # 週日想帶孩子去玩: a day and a topic, no event word
         else:
             kinds.append(None)
     if "events" not in kinds or "places" not in kinds:
@@ -532,9 +541,44 @@ def _without_names(t: str, named: list[dict[str, str]]) -> str:
 _NAME_TAIL = r"(?:手[作做]|[蔬素]食|館|坊|餐廳|小館|料理)*"
 
 
+#: Shops and places that are not somewhere to eat, though their names hold 店 / 飯 (LOCAL has no data).
+_NOT_FOOD_SHOPS = re.compile(r"便利商店|超商|商店|飯店|書店|花店|藥局|藥房|五金行|文具店|服飾店|鞋店|眼鏡行|眼鏡店|手機行"
+                             r"|機車行|車行|洗衣店|理髮店|美髮店|寵物店|民宿|旅館|酒店")
+
+
+#: Words that only carry a question (請問, 有沒有, 哪裡, 嗎 …): what is left after them, the places and
+#: the limits is the subject asked about.
+_ASK_FILLER = re.compile(
+    r"請問|想問|想知道|我想|我要|想要|幫我|可以|能不能|有沒有|有什麼|有哪些|有啥|什麼|甚麼|啥|哪裡|哪邊|哪些|哪個|哪家|哪間"
+    r"|推薦|介紹|一下|看看|資訊|資料|周邊|周圍|旁邊|一帶|地方|東西|還有|是誰|是什麼|多少|在哪|怎麼樣|如何|好不好"
+    r"|晚上|早上|中午|下午|傍晚|白天|假日|平日|現在|最近|今晚|明晚"
+    r"|[那呢嗎嘛啊呀喔哦啦耶欸的在去有是找查我你妳們好請幾個間家些一都也要想跟和與及或誰了吧哪裡嘿]")
+_SUBJECT_NOISE = re.compile(r"[\s\d\W_]+")
+
+
+def unknown_subject(text: str) -> str | None:
+    """The subject of a question that is neither a township, a date, a diet, an event nor a limit
+    (鹿港天后宮幾點開 → 天后宮, 花壇鄉長是誰 → 鄉長, 彰化縣長是誰 → 縣長), or None.
+
+    Used only where no shop, diet, event or date word was read: the reply says LOCAL has no such
+    data, instead of listing shops. Source: newcomer trial 1 finding 7.
+    """
+    rest = text
+    for spelling in sorted(list(TOWNSHIPS) + [name[:-1] for name in TOWNSHIPS if len(name) > 2]
+                           + ["集合點附近", "這附近", "附近", "這裡", "這邊", COUNTY, "彰化"], key=len, reverse=True):
+        rest = rest.replace(spelling, " ")
+    for _, words in SIDE_LIMITS:
+        for word in words:
+            rest = rest.replace(word, " ")
+    for word in _GREETINGS + _THANKS + _ACK:
+        rest = re.sub(rf"(?<![a-z]){re.escape(word)}(?![a-z])", " ", rest) if word.isascii() else rest.replace(word, " ")
+    rest = _SUBJECT_NOISE.sub("", _ASK_FILLER.sub(" ", rest))
+    return rest or None
+
+
 #: Asking for a government office, school or other body, or for a phone number, address or site:
 #: LOCAL has no directory (彰化縣政府電話幾號). A shop's phone is in its card (和米素食電話).
-_DIRECTORY = re.compile(r"政府|公所|戶政|地政|稅務|稅捐|警察局|派出所|消防隊|衛生所|郵局|銀行|區公所|里長|村長|議員|立委|"
+_DIRECTORY = re.compile(r"鄉長|鎮長|市長|縣長|議長|身分證|身份證|護照|戶籍|戶口|健保卡|駕照|行照|繳稅|報稅|罰單|補助|津貼|敬老卡|政府|公所|戶政|地政|稅務|稅捐|警察局|派出所|消防隊|衛生所|郵局|銀行|區公所|里長|村長|議員|立委|"
                         r"代表會|農會|清潔隊|垃圾車|機關|服務中心|服務處|電話|手機號|分機|傳真|地址|信箱|email|e-mail|"
                         r"網址|官網|網站|客服專線|統一編號|統編")
 

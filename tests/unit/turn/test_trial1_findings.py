@@ -349,3 +349,46 @@ def test_router_season_greeting_with_a_question_still_searches():
 def test_router_someone_elses_plain_diet_is_not_filled_by_the_users_memory():
     notes = route("我媽說她想吃素 花壇有店嗎").notes
     assert "diet_of_other" in notes and "generic_diet" not in notes
+
+
+@pytest.mark.parametrize("text, area", [
+    ("鹿港天后宮幾點開", "鹿港鎮"), ("彰化市人口多少", "彰化市"), ("員林有什麼景點", "員林市"), ("鹿港有沒有民宿", "鹿港鎮"),
+    ("彰化市有加油站嗎", "彰化市"), ("花壇哪裡有便利商店", "花壇鄉"), ("員林有哪些廟", "員林市"), ("鹿港有飯店嗎", "鹿港鎮"),
+])
+def test_router_township_with_a_subject_local_has_no_data_on_is_not_a_shop_search(text, area):
+    proposal = route(text)
+    assert (proposal.tool, proposal.args, proposal.notes) == ("ask_search_kind", {"area": area}, ("no_data",))
+
+
+@pytest.mark.parametrize("text", ["鹿港", "彰化市有什麼推薦的", "請問花壇有什麼", "花壇幾點開", "謝謝 花壇", "鹿港哪裡好",
+                                  "員林晚上", "鹿港 ok", "花壇鄉？", "鹿港吃什麼"])
+def test_router_township_with_only_question_words_still_searches_shops(text):
+    assert route(text).tool == "search_local_places"
+
+
+@pytest.mark.parametrize("text, kind", [("彰化縣長是誰", "directory"), ("花壇鄉長是誰", "directory"),
+                                        ("哪裡可以換身分證", "directory"), ("彰化有什麼好玩的景點", None)])
+def test_router_no_data_without_a_township_is_said_with_the_menu(text, kind):
+    proposal = route(text)
+    if kind:
+        assert proposal.tool == "show_limits" and proposal.args["kinds"] == [kind]
+    else:  # 好玩 is an event word: the events picker, not the shop picker
+        assert proposal.args.get("kind") == "events"
+
+
+def test_webhook_no_data_reply_says_so_and_offers_the_townships_searches(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("鹿港天后宮幾點開"))
+    words = all_text(messages)
+    assert LIMIT_WORDS["no_data"] in words and "蔬食店家 1 家" not in words
+    assert set(postbacks(messages)) == {"鹿港鎮的活動", "鹿港鎮的店家"}
+
+
+@pytest.mark.parametrize("text, date_value, keyword", [
+    ("週日想帶孩子去玩 順便吃素", "sunday", "親子"),
+    ("12/12鹿港？那邊有素食店嗎", "md:12-12", None),
+])
+def test_router_second_ask_beside_a_day_and_topic_without_an_event_word(text, date_value, keyword):
+    proposal = route(text)
+    assert proposal.tool == "search_local_events"
+    assert (proposal.args["date"], proposal.args["keyword"]) == (date_value, keyword)
+    assert any(note.startswith("also_places:") for note in proposal.notes)
