@@ -7,7 +7,8 @@ Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is no
   - an explicit request to LOCAL: 記住 / 記下 / 幫我記, or a "from now on" word followed by an
     instruction (以後都幫我…, 以後優先…, 之後請…);
   - or a "from now on" habit (以後都吃素, 每次都…), with a few words between (以後找店都用蛋奶素就好,
-    之後查餐廳一律全素, 從現在開始都找奶素), or a default (預設全素, 設定成蛋奶素); a diet word is needed;
+    之後查餐廳一律全素, 從現在開始都找奶素, 下次都找全素), a default (預設全素, 設成蛋奶素) or a
+    preference stated as such (我的偏好是全素, 偏好改全素); a diet word is needed;
 - reported speech about someone else's habit (朋友說他吃素, 她說以後都吃素) is never a request,
   even with 幫我記住 (朋友說他吃素，幫我記住 → ``reported``: no card, the caller says what to type);
   a companion's diet stated by the user is (長輩吃素，以後優先找蔬食，幫我記住): the preference belongs
@@ -33,10 +34,11 @@ _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|�
                       r"|不想(再)?(被)?(你)?(記|存)|刪掉|刪除|忘掉|清掉|清除|(取消|撤銷|停用)(記住|記錄|紀錄|偏好)")
 _CORRECT = re.compile(r"(改成|改為|改吃|換成|更正為|更正成|更改為)")
 _EXPLICIT = re.compile(r"記住|記下|記得|記一下|幫我記|請記"
-                       r"|(以後|之後|往後|今後|每次)(都|也|就|一律)?(要)?(幫我|請|給我|優先|一律|只找|只要)")
+                       r"|(以後|之後|往後|今後|每次|下次)(都|也|就|一律)?(要)?(幫我|請|給我|優先|一律|只找|只要)")
 _HABIT = re.compile(r"(以後|之後|往後|今後|每次)(都|也都|一律|一樣|只)"
                     r"|(以後|之後|往後|今後|每次|下次起|從今以後|從現在(?:開始|起)|從今天(?:開始|起))[^，。,!?？]{0,6}?"
-                    r"(?:(都|就|也|只)(用|找|查|以|選|要|設|是|搜|吃|幫我)|一律|固定)|預設|設定(?:成|為)|設為")
+                    r"(?:(都|就|也|只)(用|找|查|以|選|要|設|是|搜|吃|幫我)|一律|固定)|預設|設定(?:成|為)|設為|設成"
+                    r"|偏好(?:是|為|改|改成|改為|設|設成|換成|用)|下次(?:起)?(?:都|一律|也都)")
 #: Reported speech about a third person: 朋友說他…, 她說…, 他們說… (not 跟她說 / 對他說: told her).
 _REPORTED_SPEECH = re.compile(r"說(他|她|祂)(們)?|(?<![跟和對向])(他|她|祂)(們)?說")
 #: A third person's habit or hearsay, without a request to LOCAL: 他以後都吃全素, 聽說….

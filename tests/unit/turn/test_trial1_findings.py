@@ -220,13 +220,16 @@ def test_router_directory_words_beside_a_shop_or_event_ask_still_search(text, to
 @pytest.mark.parametrize("text, diet", [
     ("以後找店都用蛋奶素就好", "ovo_lacto"), ("之後查餐廳一律全素", "vegan"), ("從現在開始都找奶素就好", "lacto"),
     ("預設用蔬食", "vegetarian"), ("設定成蛋奶素", "ovo_lacto"), ("以後搜尋都以全素為主", "vegan"),
+    ("下次幫我直接找蛋奶素", "ovo_lacto"), ("下次都找全素", "vegan"), ("請把我的偏好設成全素", "vegan"),
+    ("我的偏好是奶素", "lacto"), ("偏好改全素", "vegan"),
 ])
 def test_memory_from_now_on_phrasing_is_a_remember_request(text, diet):
     request = read_memory_request(text)
     assert request is not None and (request.kind, request.dietary_type) == ("remember", diet)
 
 
-@pytest.mark.parametrize("text", ["以後有活動都通知我", "以後找店不要用全素", "今天想吃素", "他以後都找全素"])
+@pytest.mark.parametrize("text", ["以後有活動都通知我", "以後找店不要用全素", "今天想吃素", "他以後都找全素",
+                                  "以後不用幫我找全素了", "下次去花壇想吃素", "我的偏好是什麼"])
 def test_memory_from_now_on_without_a_diet_or_negated_is_not_a_request(text):
     assert read_memory_request(text) is None
 
@@ -392,3 +395,12 @@ def test_router_second_ask_beside_a_day_and_topic_without_an_event_word(text, da
     assert proposal.tool == "search_local_events"
     assert (proposal.args["date"], proposal.args["keyword"]) == (date_value, keyword)
     assert any(note.startswith("also_places:") for note in proposal.notes)
+
+
+@pytest.mark.parametrize("text, diet", [("以後不用幫我找全素了", "any"), ("花壇不用幫我找全素", "any")])
+def test_router_negated_diet_with_a_helper_is_not_that_diet(text, diet):
+    assert route(text).args["dietary_type"] == diet
+
+
+def test_router_asking_what_is_remembered_is_privacy_info():
+    assert route("我的偏好是什麼").tool == "privacy_info"
