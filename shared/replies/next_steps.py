@@ -72,13 +72,16 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
         event_areas: townships that have events (a 查活動 button only where it can find some).
         asked: townships the message named but the search did not cover (offered first).
         offer_memory: False when the diet said is not the user's own to remember (我媽媽吃全素) or
-            names a finer type the catalog does not keep: no 記住 button (trial 1 finding 10).
+            names a finer type the catalog does not keep: no 記住 button (trial 1 finding 10). The
+            broad 蔬食 is never offered over a remembered finer type (trial 1 finding 9): changing
+            that is 「我的偏好」's job.
     Returns:
         A QuickReply, or None when there is nothing to offer.
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
-    if offer_memory and stated_diet in SAVABLE_DIETS and stated_diet != remembered:
+    broader = stated_diet == "vegetarian" and remembered in SAVABLE_DIETS  # 蔬食 would overwrite a finer 全素
+    if offer_memory and stated_diet in SAVABLE_DIETS and stated_diet != remembered and not broader:
         label = diet_label(stated_diet)
         items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
     if area and (event_areas is None or area in event_areas):

@@ -404,3 +404,12 @@ def test_router_negated_diet_with_a_helper_is_not_that_diet(text, diet):
 
 def test_router_asking_what_is_remembered_is_privacy_info():
     assert route("我的偏好是什麼").tool == "privacy_info"
+
+
+def test_webhook_broad_diet_said_on_purpose_is_not_offered_over_a_finer_memory(pinned_service, line_standin):
+    messages = _send(pinned_service, line_standin, text_event("以後都找全素，幫我記住"))
+    assert "已經記住" in all_text(_send(pinned_service, line_standin, postback_event(postbacks(messages)["同意記住"])))
+    words = all_text(_send(pinned_service, line_standin, text_event("找花壇的素食，不要全素")))
+    assert "和米素食" in words and "這次依你說的條件：蔬食" in words and "記住：蔬食" not in words
+    finer = all_text(_send(pinned_service, line_standin, text_event("彰化市 蛋奶素")))
+    assert "記住：蛋奶素" in finer  # another finer type may still be offered (a correction through the card)
