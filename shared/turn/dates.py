@@ -107,7 +107,7 @@ _ENGLISH_DATES: tuple[tuple[str, str], ...] = (
 _ENGLISH_DATE = [(re.compile(rf"(?<![a-z]){pattern}(?![a-z])"), value) for pattern, value in _ENGLISH_DATES]
 #: Holidays of the lunar calendar that the Taiwan calendar does not list and LOCAL does not compute:
 #: named, they are ``unreadable`` (「我看不懂這個日期」 with choices), never "all dates".
-_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "臘月", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
+_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "臘月", "寒假", "暑假", "boxing day", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
 #: 元宵 is lunar 1/15: the calendar's first 春節 day (lunar 1/1) + 14 days. 母親節: the second Sunday of May.
 _COMPUTED_HOLIDAYS: tuple[tuple[str, str], ...] = (("元宵", "holiday:lantern"), ("母親節", "holiday:mothers_day"))
 #: Words for the Lunar New Year, read from the calendar: the eve, and the whole holiday block.

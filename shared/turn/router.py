@@ -153,6 +153,10 @@ _CANCEL_REQUEST = re.compile(r"(?:取消|撤回|撤銷).{0,8}(?:需求|服務|�
 #: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人). Source: issue 9 item 10.
 _HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
                            r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
+#: Asking for a person to act, or reporting something for a person to fix (trial 1 finding 11):
+#: answered with the 新需求 form before any directory or search rule.
+_PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
+                         r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
 #: Asking what LOCAL is or can do: answered like a greeting (what it can do, and the menu).
 _ABOUT = re.compile(r"^(?:請問)?(?:你|妳|你們)(?:是誰|是什麼|會什麼|能做什麼|可以做什麼|會做什麼)|怎麼用|怎麼使用|有什麼功能")
 _ACK = ("ok", "okay", "好", "好的", "了解", "收到", "知道了", "嗯", "恩", "好喔", "好哦", "喔", "哦", "👌", "👍")
@@ -368,6 +372,8 @@ def route(text: str) -> Proposal:
     if close is not None:  # 合米素食有全素嗎: ask 你是說「和米素食」嗎？ with a button that asks again, spelt right
         return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
                                          "text": t.replace(close["typed"], close["spelling"], 1)}, notes=side)
+    if _PERSON_ASK.search(t) and not any(word in t for word in EVENT_WORDS):
+        return Proposal("handoff_info")  # 可以請人打電話給我嗎, 我要反映路燈壞了: the 新需求 form
     if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
         return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data

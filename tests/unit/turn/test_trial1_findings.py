@@ -274,7 +274,8 @@ def test_router_diet_of_another_person_note(text, other):
 # --- finding 11: asking for help --------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["我要找人幫忙", "有人可以幫我嗎", "我需要協助", "想請人幫忙處理門口的路燈", "幫幫我",
-                                  "我想求助"])
+                                  "我想求助", "可以請人打電話給我嗎", "我想跟你們的人說話", "想要專人服務", "我要投訴",
+                                  "路燈壞了", "家門口水溝堵住了", "花壇的路好多坑洞"])
 def test_router_help_request_phrasing_is_handoff_info(text):
     assert route(text).tool == "handoff_info"
 
@@ -294,6 +295,7 @@ def test_router_help_words_beside_a_search_still_search(text, tool):
     ("valentine's day", "md:02-14"), ("mid-autumn festival", "holiday:中秋節"), ("dragon boat", "holiday:端午節"),
     ("this weekend", "weekend"), ("tomorrow", "tomorrow"), ("tonight", "today"),
     ("元宵節", "holiday:lantern"), ("母親節", "holiday:mothers_day"), ("七夕", "unreadable"), ("重陽節", "unreadable"),
+    ("寒假有活動嗎", "unreadable"), ("暑假活動", "unreadable"), ("easter活動", "unreadable"),
 ])
 def test_dates_english_and_more_holiday_words(text, value):
     assert read_date(reading_form(text)) == value
