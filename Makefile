@@ -31,9 +31,10 @@ $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 run: $(STAMP)
 	@$(PY) -m tools.devserver
 
-# Two pytest-xdist workers, each taking whole files (a file's fixtures and processes stay together);
-# TEST_WORKERS=0 runs in one process.
-TEST_WORKERS ?= 2
+# Four pytest-xdist workers, each taking whole files (a file's fixtures and processes stay together):
+# much of a test's time is spent waiting (stand-in latencies, leases, other processes), so four
+# workers keep two cores busy. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 4
 test: $(STAMP)
 	$(PY) -m compileall -q shared functions tools >/dev/null
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
