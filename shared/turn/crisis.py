@@ -80,8 +80,9 @@ _DISTRESS = re.compile(
     r"|(?:好|很|超|真的)(?:孤單|寂寞|痛苦|絕望)|絕望|沒(?:有)?人(?:陪|理|關心)我|陪我聊|崩潰|壓力(?:好|很|太|超)大|撐好久了"
 )
 #: English, on the case-folded reading form.
-_ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\bwant(?:s)? to die\b|\bend (?:my|it) (?:life|all)\b"
-                      r"|\bself[- ]?harm|\bcut(?:ting)? myself\b|\bdon'?t want to live\b")
+_ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\b(?:want(?:s)? to|wanna|going to|gonna) die\b"
+                      r"|\bend (?:my|it) (?:life|all)\b|\bend it\b|\bself[- ]?harm|\bcut(?:ting)? myself\b"
+                      r"|\bdon'?t want to (?:live|be alive|wake up)\b|\bno reason to live\b|\bcan'?t go on\b")
 
 
 def is_crisis(text: str) -> bool:

@@ -43,7 +43,8 @@ ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
     "活著好累 不想再撐了", "我真的想去死😭", "我想自我了斷",  # the trial's
     "撐不下去了", "真的熬不下去了", "我不想再醒來", "好想消失", "乾脆死了算了", "我想去跳河", "人生沒有希望了",
     "活著有什麼意義", "一了百了", "我吞了整瓶安眠藥", "想結束自己的生命", "最近一直想自殘", "我想要去死一死",
-    "I want to kill myself", "thinking about suicide", "我想自殺", "不想活了", "我好想死",
+    "I want to kill myself", "thinking about suicide", "i wanna die", "I don't want to live anymore",
+    "no reason to live", "I can't go on", "我想自殺", "不想活了", "我好想死",
     "撑不下去了", "我想自杀",  # Simplified, read as Traditional
     "生無可戀", "阿公說他不想活了", "想跟這個世界說再見", "沒有人在乎我", "我只是大家的累贅", "我已經寫好遺書了",  # someone at risk: the numbers help the people around them too
 ])
