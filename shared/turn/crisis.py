@@ -81,7 +81,7 @@ _DISTRESS = re.compile(
 )
 #: English, on the case-folded reading form.
 _ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\b(?:want(?:s)? to|wanna|going to|gonna) die\b"
-                      r"|\bend (?:my|it) (?:life|all)\b|\bend it\b|\bself[- ]?harm|\bcut(?:ting)? myself\b"
+                      r"|\bend (?:my|it) (?:life|all)\b|\bself[- ]?harm|\bcut(?:ting)? myself\b"
                       r"|\bdon'?t want to (?:live|be alive|wake up)\b|\bno reason to live\b|\bcan'?t go on\b")
 
 

@@ -416,3 +416,8 @@ def test_webhook_broad_diet_said_on_purpose_is_not_offered_over_a_finer_memory(p
     assert "和米素食" in words and "這次依你說的條件：蔬食" in words and "記住：蔬食" not in words
     finer = all_text(_send(pinned_service, line_standin, text_event("彰化市 蛋奶素")))
     assert "記住：蛋奶素" in finer  # another finer type may still be offered (a correction through the card)
+
+
+@pytest.mark.parametrize("text", ["the end it was fun", "happy new year", "weekend vegan"])
+def test_crisis_english_everyday_words_are_not_a_crisis(text):
+    assert not is_crisis(reading_form(text))
