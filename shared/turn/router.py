@@ -224,6 +224,28 @@ def _unnegated(text: str) -> tuple[str, bool]:
     return "".join(kept), negated
 
 
+#: The official (Hanyu Pinyin) English names of Changhua's 26 townships, case-folded; ``changhua`` alone
+#: is the county or the city, so it reads as the vague 彰化. Source: Changhua County Government's
+#: English site (https://www.chcg.gov.tw/eng/); trial 2 minor finding (changhua city unread).
+_ENGLISH_TOWNSHIPS: tuple[tuple[str, str], ...] = (
+    ("changhua city", "彰化市"), ("changhua county", "彰化縣"), ("lukang", "鹿港鎮"), ("hemei", "和美鎮"),
+    ("xianxi", "線西鄉"), ("shengang", "伸港鄉"), ("fuxing", "福興鄉"), ("xiushui", "秀水鄉"), ("huatan", "花壇鄉"),
+    ("fenyuan", "芬園鄉"), ("yuanlin", "員林市"), ("xihu", "溪湖鎮"), ("tianzhong", "田中鎮"), ("dacun", "大村鄉"),
+    ("puyan", "埔鹽鄉"), ("puxin", "埔心鄉"), ("yongjing", "永靖鄉"), ("shetou", "社頭鄉"), ("ershui", "二水鄉"),
+    ("beidou", "北斗鎮"), ("erlin", "二林鎮"), ("tianwei", "田尾鄉"), ("pitou", "埤頭鄉"), ("fangyuan", "芳苑鄉"),
+    ("dacheng", "大城鄉"), ("zhutang", "竹塘鄉"), ("xizhou", "溪州鄉"), ("changhua", "彰化"),
+)
+_ENGLISH_PLACE = re.compile(
+    r"(?<![a-z])(" + "|".join(re.escape(name) for name, _ in _ENGLISH_TOWNSHIPS) + r")"
+    r"(?:\s+(?:city|township|town))?(?![a-z])")
+
+
+def _english_places(t: str) -> str:
+    """``t`` with English township names written in Chinese (changhua city → 彰化市, Lukang → 鹿港鎮)."""
+    names = dict(_ENGLISH_TOWNSHIPS)
+    return _ENGLISH_PLACE.sub(lambda found: f" {names[found.group(1)]} ", t).strip() if _ENGLISH_PLACE.search(t) else t
+
+
 def _has_word(text: str, word: str) -> bool:
     """``word`` in ``text``; a Latin word must stand alone (vegan in 彰化市vegan, not in vegans-only)."""
     if not word.isascii():
@@ -322,7 +344,7 @@ def route(text: str) -> Proposal:
     Returns:
         A Proposal (see the module docstring for the rules); the caller validates and runs it.
     """
-    t = reading_form(text)
+    t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
     urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])

@@ -285,3 +285,25 @@ def test_read_date_long_weekend_joins_weekends_and_calendar_holidays(text, value
 
 def test_read_date_bare_long_weekend_is_unreadable():
     assert read_date(reading_form("連假有活動嗎")) == "unreadable"
+
+
+# --- minor: English township names ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, tool, area", [
+    ("changhua city有素食嗎", "search_local_places", "彰化市"), ("Lukang 有什麼活動", "search_local_events", "鹿港鎮"),
+    ("vegan food in Yuanlin", "search_local_places", "員林市"), ("Huatan township vegetarian", "search_local_places", "花壇鄉"),
+    ("events in ERLIN this weekend", "search_local_events", "二林鎮"),
+])
+def test_router_english_township_names_are_read(text, tool, area):
+    proposal = route(text)
+    assert proposal.tool == tool and proposal.args["area"] == area
+
+
+@pytest.mark.parametrize("text", ["changhua有什麼活動", "vegan in changhua"])
+def test_router_bare_changhua_in_english_is_vague(text):
+    proposal = route(text)
+    assert proposal.tool == "needs_area" and proposal.args["vague"] is True
+
+
+def test_router_english_words_containing_a_name_are_not_townships():
+    assert route("I like hemeiyo and dacunning").tool == "show_local_help"
