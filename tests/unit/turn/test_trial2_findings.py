@@ -100,7 +100,9 @@ def test_router_forget_phrasing_is_the_forget_offer(text):
 
 @pytest.mark.parametrize("text, tool", [
     ("取消我的服務單", "handoff_cancel_help"), ("以後都找全素", "needs_area"),
-    ("別忘了我吃素", "needs_area"),
+    ("別忘了我吃素", "needs_area"), ("蔬食市集取消了嗎", "search_local_events"),
+    ("週末的素食活動取消了嗎", "search_local_events"), ("素食餐廳的訂位取消", "needs_area"), ("刪減素食預算", "needs_area"),
+    ("素食店的名字我忘了", "needs_area"),
 ])
 def test_router_forget_rule_leaves_other_asks_alone(text, tool):
     assert route(text).tool == tool
