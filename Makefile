@@ -8,7 +8,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 # Operator settings: the environment wins over these defaults.
-LOCAL_STORE_URL ?= sqlite:///$(CURDIR)/.run/local.sqlite3
+LOCAL_RUN_DIR ?= $(CURDIR)/.run
+LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 

@@ -13,7 +13,7 @@ every port accepts connections, then:
   print the URLs as one JSON line on stdout and wait for SIGINT/SIGTERM.
 
 Dev defaults fill only variables the environment does not set (the environment
-always wins). Children log to ``.run/<name>.log``; the banner goes to stderr. On
+always wins). Children log to ``.run/<name>.log`` (``LOCAL_RUN_DIR``); the banner goes to stderr. On
 exit every child is sent SIGTERM, then SIGKILL after 5 s.
 """
 
@@ -111,7 +111,8 @@ def build_env(environ: Mapping[str, str], repo: Path = REPO) -> DevConfig:
         StartupError: a port variable is not an integer in 1–65535.
     """
     env = dict(environ)
-    run_dir = repo / RUN_DIR_NAME
+    # LOCAL_RUN_DIR: where logs, call records, the lock and the default store go (default repo/.run)
+    run_dir = Path(env["LOCAL_RUN_DIR"]) if env.get("LOCAL_RUN_DIR") else repo / RUN_DIR_NAME
     for name, value in DEV_SECRETS.items():
         env.setdefault(name, value)
     env.setdefault("LOCAL_STORE_URL", f"sqlite:///{run_dir / 'local.sqlite3'}")

@@ -30,14 +30,15 @@ def test_devserver_headless_turn_goes_through_the_model_standin(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
     env.update({name: str(free_port()) for name in ("LOCAL_WEBHOOK_PORT", "LOCAL_RECONCILE_PORT", "LOCAL_MEMORY_PORT",
                                                      "LOCAL_AGENT_PORT", "LOCAL_STANDIN_PORT", "LOCAL_GEMINI_STANDIN_PORT")})
-    env.update(LOCAL_MODEL="standin", LOCAL_HEADLESS="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}")
+    env.update(LOCAL_MODEL="standin", LOCAL_HEADLESS="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
+               LOCAL_RUN_DIR=str(tmp_path / "run"))  # its own run directory: other tests may run make run too
     lines = '{"text": "花壇有素食嗎？", "wait_seconds": 120}\n{"text": "我要預約"}\n'
     done = subprocess.run([sys.executable, "-m", "tools.devserver", "--start-timeout", "60"], cwd=REPO, env=env,
                           input=lines, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     places, menu = [json.loads(line) for line in done.stdout.splitlines()]
     assert "和米素食" in json.dumps(places, ensure_ascii=False) and "查蔬食" in json.dumps(menu, ensure_ascii=False)
-    recorded = [json.loads(line) for line in (REPO / ".run" / "gemini-calls.jsonl").read_text().splitlines()]
+    recorded = [json.loads(line) for line in (tmp_path / "run" / "gemini-calls.jsonl").read_text().splitlines()]
     assert any("花壇有素食嗎" in json.dumps(call["body"], ensure_ascii=False) for call in recorded)
 
 

@@ -14,13 +14,13 @@ from tools.function_process import free_port
 
 
 @pytest.mark.slow
-def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emulator_host, monkeypatch):
+def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emulator_host, monkeypatch, tmp_path):
     project = f"demo-local-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "FIRESTORE_"))}
     env.update({"LOCAL_STORE_URL": f"firestore://{project}", "FIRESTORE_EMULATOR_HOST": firestore_emulator_host,
                 "LOCAL_HEADLESS": "1", "LOCAL_WEBHOOK_PORT": str(free_port()),
                 "LOCAL_RECONCILE_PORT": str(free_port()), "LOCAL_MEMORY_PORT": str(free_port()),
-                "LOCAL_STANDIN_PORT": str(free_port()),
+                "LOCAL_STANDIN_PORT": str(free_port()), "LOCAL_RUN_DIR": str(tmp_path / "run"),
                 # The claim is that it answers and stores on Firestore, not the 0.5 s default deadline: on a
                 # loaded machine the emulator's first calls took longer and the first event got a 503.
                 "LOCAL_STORE_DEADLINE_SECONDS": "1.2"})  # as the e2e stack's webhook, under LINE's 2 s
