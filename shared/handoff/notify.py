@@ -13,9 +13,10 @@ announces:
   owner's lease (ISO UTC). Another party may take over only after the lease (or once the owner
   released it: its reply was refused by LINE); ``notice_taken_from``: the owner a claim was taken
   over from, so a push can first ask the inbox what became of that reply;
-* ``notice_retry_key``: the push's ``X-Line-Retry-Key`` (uuid5 of the operation and kind). The push
-  that follows a "checking" answer is keyed by that event instead (``checked:<webhookEventId>``), so
-  it is sent even when another tap already told the receipt, and still only once.
+* ``notice_retry_key``: the push's ``X-Line-Retry-Key`` (uuid5 of the operation and kind). Every
+  first telling of the notice carries it, whoever pushes, so a push whose "delivered" was lost is
+  repeated as LINE's 409. Only the push that follows a "checking" answer after another tap already
+  told the receipt is keyed by that event instead (``checked:<webhookEventId>``): sent once, too.
 
 Crash windows (DESIGN §4, transactional outbox):
 

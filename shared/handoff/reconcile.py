@@ -68,18 +68,14 @@ def _receipt_variant(task: ReconcileTask) -> str:
 
 
 def _receipt_tell(task: ReconcileTask, receipt, outcome: str, settings: Settings) -> Tell:
-    """The receipt to tell, under its retry-key purpose.
+    """The receipt to tell (the operation's one receipt notice, pushed under its "receipt" key).
 
-    A "checking" answer is followed up by its own push — keyed by that event, so every retry of it
-    is deduplicated by LINE — even when the receipt reached the user earlier by another path (an
-    earlier tap): the user who was told "checking" hears the result. Otherwise the operation's one
-    receipt notice is pushed only while undelivered.
+    A "checking" answer is followed up even when the receipt reached the user earlier by another
+    path (an earlier tap): the user who was told "checking" hears the result (``Tell.checked_event``).
     """
     message = wording.receipt_message(settings, receipt, variant=_receipt_variant(task))
-    if task.reason == UNKNOWN_OUTCOME:
-        return Tell(records.OPERATIONS, f"checked:{task.reply_event_id or 'unknown'}", [message], outcome,
-                    receipt.request_id, answer_anyway=True)
-    return Tell(records.OPERATIONS, "receipt", [message], outcome, receipt.request_id)
+    checked = (task.reply_event_id or "unknown") if task.reason == UNKNOWN_OUTCOME else None
+    return Tell(records.OPERATIONS, "receipt", [message], outcome, receipt.request_id, checked_event=checked)
 
 
 class ReconcileService:

@@ -31,13 +31,15 @@ class Tell:
 
     Attributes:
         collection: where the notice lives (``records.OPERATIONS`` or ``records.FOLLOWUPS``).
-        purpose: the retry-key purpose of the push (``receipt``, ``not_created``, ``checked:<event>``).
+        purpose: the notice's own retry-key purpose (``receipt``, ``not_created``): every push that
+            tells this notice for the first time carries it, so any repeat is LINE's 409.
         messages: line-bot-sdk message models to push.
         outcome: the machine word of the answer (``found``, ``created``, ``not_created``).
         request_id: the request's public id, when there is one.
         detail: more fields for the answer and the log.
-        answer_anyway: push with the purpose's key even when the notice was told before (the
-            follow-up promised after "checking": LINE turns a repeat into 409).
+        checked_event: the webhook event answered "checking" that this telling follows up. Its user
+            hears the result even when the receipt reached them by another path first (an earlier
+            tap): then the push is keyed ``checked:<event>`` instead, so it too is sent once.
     """
 
     collection: str
@@ -46,7 +48,12 @@ class Tell:
     outcome: str
     request_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
-    answer_anyway: bool = False
+    checked_event: str | None = None
+
+    @property
+    def checked_owner(self) -> str | None:
+        """``notice_delivered_by`` when this follow-up told the notice first (``checked:<event>``)."""
+        return f"checked:{self.checked_event}" if self.checked_event is not None else None
 
     def settled(self, notice: str) -> ReconcileResult:
         """200: this delivery is finished; ``notice`` says what became of the telling."""
@@ -86,22 +93,40 @@ class ReconcileNotifier:
         return self.tell(attempt, tell, decision)
 
     def tell(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim) -> ReconcileResult:
-        """Push unless the notice was delivered (or, with ``tell.answer_anyway``, push with the
-        purpose's retry key regardless: LINE turns a repeat into 409), or a live reply holds it (503)."""
-        if decision is notify.NoticeClaim.DELIVERED and not tell.answer_anyway:
-            return tell.settled("already_delivered")
+        """Push unless the notice was delivered, or a live reply holds it (503).
+
+        The first telling of a notice always carries the notice's own key (``tell.purpose``), whoever
+        pushes it (the check after "checking", a relay, a re-queue), so a push whose "delivered" was
+        lost is repeated as LINE's 409, never as a second message. A follow-up of "checking" whose
+        notice another path told first pushes once more under ``checked:<event>``.
+        """
+        purpose = tell.purpose
+        if decision is notify.NoticeClaim.DELIVERED:
+            if tell.checked_event is None:
+                return tell.settled("already_delivered")
+            try:
+                told_by = (self.store.get(tell.collection, attempt.operation.doc_id) or {}).get("notice_delivered_by")
+            except StoreError:
+                if not attempt.last:
+                    return tell.again("store_unavailable")
+                told_by = None  # last attempt: push under the follow-up's key (a repeat of it is LINE's 409)
+            if told_by == tell.checked_owner:
+                return tell.settled("already_delivered")  # this follow-up told it: a repeated delivery of the task
+            purpose = tell.checked_owner or purpose
+        elif decision is notify.NoticeClaim.NO_NOTICE and tell.checked_event is not None:
+            purpose = tell.checked_owner or purpose  # not known who told what: the follow-up's own key
         if decision is notify.NoticeClaim.HELD:
             # A reply (or a push) holds the notice: let it finish, look again later.
             if attempt.last:
                 log("WARNING", "reconcile left the notice to a live reply on its last attempt")
                 return tell.settled("left_to_reply")
             return tell.again("notice_held")
-        if decision is notify.NoticeClaim.CLAIMED and not tell.answer_anyway:
+        if decision is notify.NoticeClaim.CLAIMED and tell.checked_event is None:
             settled = self._after_earlier_reply(attempt, tell)
             if settled is not None:
                 return settled
         try:
-            pushed = notify.push_notice(self.line, attempt.operation, tell.messages, purpose=tell.purpose,
+            pushed = notify.push_notice(self.line, attempt.operation, tell.messages, purpose=purpose,
                                         timeout_seconds=self.settings.line_timeout_seconds)
         except LineSendError as exc:
             # Every row but REFUSED may be tried again: the push carries its retry key (DESIGN §11).
@@ -113,9 +138,9 @@ class ReconcileNotifier:
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
         if decision is notify.NoticeClaim.CLAIMED:
             try:
-                notify.mark_delivered(self.store, tell.collection, attempt.operation, notify.PUSH_OWNER,
-                                      now=self.clock())
-            except StoreError as exc:  # the next delivery pushes again with the same key → 409
+                notify.mark_delivered(self.store, tell.collection, attempt.operation,
+                                      tell.checked_owner or notify.PUSH_OWNER, now=self.clock())
+            except StoreError as exc:  # the next push of this notice carries the same key → 409
                 log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 

@@ -77,6 +77,17 @@ def answers_for(standin, event: dict, receipts: dict[str, str] | None = None) ->
         or (c["path"] == PUSH and c["headers"].get("x-line-retry-key") in keys))]
 
 
+def docs_of(store_url: str, event_id: str) -> dict:
+    """The inbox entry and (for a confirmation) the operation's notice fields, for a failure message."""
+    inbox_doc = next((d for d in store_docs(store_url, "webhook_inbox") if d["webhook_event_id"] == event_id), {})
+    ops = [o for o in store_docs(store_url, "handoff_operations") if o.get("created_by_event") == event_id]
+    keep = ("state", "outcome", "queued_reason", "answer_via", "reply_attempted", "attempt")
+    return {"inbox": {k: inbox_doc.get(k) for k in keep}
+            | {k: v for k, v in inbox_doc.items() if k.startswith("notice_") and k != "notice_retry_key"},
+            "operation": [{k: v for k, v in o.items() if k.startswith("notice_") and k != "notice_retry_key"}
+                          for o in ops]}
+
+
 def card_confirm_data(messages: list[dict]) -> str | None:
     for message in messages:
         footer = (message.get("contents") or {}).get("footer") or {}
@@ -151,7 +162,10 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     receipts = receipt_keys(store_url)
     for event in sent:
         answers = answers_for(line_standin, event, receipts)
-        assert len(answers) == 1, (event["webhookEventId"], [all_text(a["body"]["messages"]) for a in answers])
+        assert len(answers) == 1, (event["webhookEventId"], [
+            (a["path"], "receipt key" if a["headers"].get("x-line-retry-key") == receipts.get(event["webhookEventId"])
+             else "answer key" if a["headers"].get("x-line-retry-key") else "reply token",
+             all_text(a["body"]["messages"])[:40]) for a in answers], docs_of(store_url, event["webhookEventId"]))
     docs = {d["webhook_event_id"]: d for d in store_docs(store_url, "webhook_inbox")}
     for event in sent:
         doc = docs[event["webhookEventId"]]

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared import inbox
-from shared.handoff import drafts, notify, records, status
+from shared.handoff import drafts, notify, records, status, worker
 from shared.handoff.reconcile import (
     RELAY,
     REQUEUE,
@@ -68,11 +68,12 @@ def test_reconcile_found_pushes_original_receipt_once(store, actor, settings, cl
     assert (result.outcome, result.http_status) == ("found", 200)
     assert result.request_id == created.receipt.request_id
     [push] = pushes(line_standin)
-    assert push["headers"]["x-line-retry-key"] == draft.operation.retry_key("checked:EV1")
+    # the receipt's first telling carries the notice's own key, whoever pushes it
+    assert push["headers"]["x-line-retry-key"] == draft.operation.retry_key("receipt")
     assert created.receipt.request_id in all_text(push["body"]["messages"])
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "delivered"
-    again = svc.run(unknown_task(draft), retry_count=0)  # a duplicate delivery: LINE dedups the same key
-    assert again.http_status == 200 and again.detail["notice"] == "push_duplicate"
+    again = svc.run(unknown_task(draft), retry_count=0)  # a duplicate delivery: this check told it already
+    assert again.http_status == 200 and again.detail["notice"] == "already_delivered"
     assert len(accepted_pushes(line_standin)) == 1
     assert len(store.query(records.REQUESTS)) == 1
 
@@ -114,7 +115,7 @@ def test_reconcile_not_found_creates_once_with_the_same_key(store, actor, settin
     assert request["created_by"] == "reconcile" and request["request_id"] == result.request_id
     assert result.request_id in all_text(pushes(line_standin)[0]["body"]["messages"])
     again = svc.run(unknown_task(draft), retry_count=1)
-    assert again.outcome == "found" and again.detail["notice"] == "push_duplicate"
+    assert again.outcome == "found" and again.detail["notice"] == "already_delivered"  # this check told it
     assert len(store.query(records.REQUESTS)) == 1 and len(accepted_pushes(line_standin)) == 1
 
 
@@ -273,3 +274,33 @@ def test_reconcile_not_found_after_user_cancel_says_it_was_cancelled(store, acto
     text = all_text(push["body"]["messages"])
     assert "取消" in text and "沒有登記" not in text and "重新輸入" not in text
     assert store.query(records.REQUESTS) == []
+
+
+@pytest.mark.parametrize("later", ["requeue", "relay"])
+def test_reconcile_check_push_delivered_but_unrecorded_is_never_told_again(settings, store, actor, clock,
+                                                                            line_standin, later):
+    """Issue 7 (flapping lock): the check after "checking" pushed the receipt, then its "delivered"
+    write was lost; the sweep's re-queue (or a relay) pushes the same notice again. The repeat
+    must carry the same retry key, so LINE answers 409 and the user reads the receipt once."""
+    draft = draft_for(store, actor, settings)
+    created = webhook_create(store, settings, draft, event="EV1")  # committed; its answer was "checking"
+    commits = []
+
+    def lose_the_mark(attempt: int) -> None:
+        commits.append(attempt)
+        if len(commits) == 2:  # 1: the push's claim, 2: "delivered"
+            raise StoreTimeout("deadline passed")
+
+    seamed = SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0, before_commit=lose_the_mark)
+    check = service(settings, clock, store=seamed).run(unknown_task(draft, "EV1"), retry_count=0)
+    assert (check.http_status, check.detail["notice"]) == (200, "pushed")
+    assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "pending"
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
+    task = (worker.requeue_task(draft.operation, op_doc, "r1") if later == "requeue"
+            else ReconcileTask(draft.operation, draft.content_hash, RELAY, tag="EV1"))
+    again = service(settings, clock).run(task, retry_count=0)
+    assert (again.http_status, again.detail["notice"]) == (200, "push_duplicate")
+    told = [c for c in accepted_pushes(line_standin) if created.receipt.request_id in all_text(c["body"]["messages"])]
+    assert len(told) == 1
+    assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "delivered"
