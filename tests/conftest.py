@@ -202,6 +202,15 @@ def replies_to(standin, reply_token: str) -> list[dict]:
             and (c.get("body") or {}).get("replyToken") == reply_token and c["status"] == 200]
 
 
+def reply_messages(service, standin, event: dict) -> list[dict]:
+    """Post one signed event to an in-process ``WebhookService``: asserts 200 and exactly one accepted
+    reply to the event's token, and returns that reply's messages (JSON dicts)."""
+    body = line_body(event)
+    assert service.handle(body.decode(), sign(body)).status == 200
+    [reply] = replies_to(standin, event["replyToken"])
+    return reply["body"]["messages"]
+
+
 @pytest.fixture(scope="session")
 def firestore_emulator_host():
     """``127.0.0.1:PORT`` of Google's Firestore emulator for this session (``FIRESTORE_EMULATOR_HOST``

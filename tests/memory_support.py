@@ -78,3 +78,15 @@ class ScriptedMemoryFunction:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def webhook_with_memory(env: dict, clock):
+    """An in-process ``WebhookService`` on the test's SQLite file and LINE stand-in, whose memory calls
+    go to functions/memory's use case in-process (``DirectMemoryClient``), with the given clock."""
+    from shared.config import WEBHOOK_REQUIRED, Settings
+    from shared.webhook.service import WebhookService
+    from shared.wiring import line_gateway, open_store
+
+    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
+    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock,
+                          memory=DirectMemoryClient(settings, open_store(settings), clock))

@@ -14,7 +14,7 @@ from shared.store import TransactionConflict
 from shared.store.sqlite import SqliteStore
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import all_text, postback_event, reply_messages, text_event
 from tests.memory_support import (
     USER_A,
     USER_B,
@@ -39,11 +39,7 @@ def service(base_env, clock):
     return build_service(base_env, clock)
 
 
-def say(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+say = reply_messages  # tests/conftest.py
 
 
 def text(service, standin, words, user=USER_A):

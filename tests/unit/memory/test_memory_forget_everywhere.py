@@ -8,29 +8,19 @@ from datetime import timedelta
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
-from tests.conftest import all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import all_text, postback_event, reply_messages, text_event
 from tests.functions.handoff_support import user_data
-from tests.memory_support import USER_A, DirectMemoryClient, place_audits, postbacks, preference_of
+from tests.memory_support import USER_A, place_audits, postbacks, preference_of, webhook_with_memory
 
 DIET_WORDS = ("vegetarian", "vegan", "ovo_lacto", "lacto", "蔬食", "全素", "蛋奶素", "奶素")
 
 
 @pytest.fixture
 def service(base_env, clock):
-    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
-    store = open_store(settings)
-    return WebhookService(settings, store, line_gateway(settings), clock=clock,
-                          memory=DirectMemoryClient(settings, open_store(settings), clock))
+    return webhook_with_memory(base_env, clock)
 
 
-def say(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+say = reply_messages  # tests/conftest.py
 
 
 def text(service, standin, words):

@@ -20,7 +20,7 @@ from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.router import route
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import DirectMemoryClient, postbacks
 
 CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
@@ -51,11 +51,7 @@ def pinned_service(base_env):
     return WebhookService(settings, store, line_gateway(settings), clock=clock, memory=memory)
 
 
-def _send(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+_send = reply_messages  # tests/conftest.py
 
 
 def _remember(service, standin, diet_words: str) -> None:

@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
 from tests.conftest import (
     all_text,
-    line_body,
     postback_event,
-    replies_to,
-    sign,
+    reply_messages,
     text_event,
 )
-from tests.memory_support import USER_A, postbacks
-from tools.memory_direct import DirectMemoryClient
+from tests.memory_support import USER_A, postbacks, webhook_with_memory
 
 
 def _service(env, clock):
-    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock,
-                          memory=DirectMemoryClient(settings, open_store(settings), clock))
+    return webhook_with_memory(env, clock)
 
 
 @pytest.fixture
@@ -31,11 +23,7 @@ def service(base_env, clock):
     return _service(base_env, clock)
 
 
-def _say(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+_say = reply_messages  # tests/conftest.py
 
 
 def _quick_labels(messages: list[dict]) -> list[str]:

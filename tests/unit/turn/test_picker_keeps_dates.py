@@ -10,37 +10,24 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
 from tests.conftest import (
     FixedClock,
     all_text,
-    line_body,
     postback_event,
-    replies_to,
-    sign,
+    reply_messages,
     text_event,
 )
-from tests.memory_support import postbacks
-from tools.memory_direct import DirectMemoryClient
+from tests.memory_support import postbacks, webhook_with_memory
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def service(base_env):
-    clock = FixedClock(PINNED)
-    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
-    memory = DirectMemoryClient(settings, open_store(settings), clock)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock, memory=memory)
+    return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-def _send(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+_send = reply_messages  # tests/conftest.py
 
 
 def test_events_picker_all_townships_tap_keeps_lunar_new_year_dates(service, line_standin):

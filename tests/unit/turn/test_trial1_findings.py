@@ -13,7 +13,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
 from shared.memory.phrases import read_memory_request
@@ -27,10 +27,8 @@ from shared.turn.diet_origin import resolve_diet
 from shared.turn.menu import LIMIT_WORDS
 from shared.turn.router import route
 from shared.turn.text import reading_form
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
-from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
-from tests.memory_support import DirectMemoryClient, postbacks
+from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
+from tests.memory_support import postbacks, webhook_with_memory
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei, a Tuesday
 TODAY = date(2026, 12, 1)
@@ -68,17 +66,10 @@ def test_crisis_hyperbole_and_activity_words_are_not_a_crisis(text, tool):
 
 @pytest.fixture
 def pinned_service(base_env):
-    clock = FixedClock(PINNED)
-    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
-    memory = DirectMemoryClient(settings, open_store(settings), clock)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock, memory=memory)
+    return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-def _send(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+_send = reply_messages  # tests/conftest.py
 
 
 def test_route_text_crisis_is_answered_offline_never_by_the_model(tmp_path):

@@ -12,18 +12,14 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.memory.phrases import read_memory_request
 from shared.places.search import place_close_to
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import UnreadableDate, coming_day_of_month, read_date, resolve_date_value
 from shared.turn.router import read_diet, route
 from shared.turn.text import reading_form
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
-from tests.conftest import FixedClock, all_text, line_body, postback_event, replies_to, sign, text_event
-from tests.memory_support import USER_A, postbacks
-from tools.memory_direct import DirectMemoryClient
+from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
+from tests.memory_support import USER_A, postbacks, webhook_with_memory
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 TODAY = date(2026, 12, 1)
@@ -31,17 +27,10 @@ TODAY = date(2026, 12, 1)
 
 @pytest.fixture
 def service(base_env):
-    clock = FixedClock(PINNED)
-    settings = Settings.from_env(base_env, required=WEBHOOK_REQUIRED)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock,
-                          memory=DirectMemoryClient(settings, open_store(settings), clock))
+    return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-def _say(service, standin, event) -> list[dict]:
-    body = line_body(event)
-    assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
-    return reply["body"]["messages"]
+_say = reply_messages  # tests/conftest.py
 
 
 def _quick(messages: list[dict]) -> dict[str, str]:
