@@ -21,15 +21,20 @@ def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emula
                 "LOCAL_HEADLESS": "1", "LOCAL_WEBHOOK_PORT": str(free_port()),
                 "LOCAL_RECONCILE_PORT": str(free_port()), "LOCAL_MEMORY_PORT": str(free_port()),
                 "LOCAL_STANDIN_PORT": str(free_port()), "LOCAL_RUN_DIR": str(tmp_path / "run"),
-                # The claim is that it answers and stores on Firestore, not the 0.5 s default deadline: on a
-                # loaded machine the emulator's first calls took longer and the first event got a 503.
+                # The claim is that it answers and stores on Firestore, not the 0.5 s default deadline.
                 "LOCAL_STORE_DEADLINE_SECONDS": "1.2"})  # as the e2e stack's webhook, under LINE's 2 s
-    lines = [{"text": "選單"}, {"text": "花壇有素食店嗎？"}]
+    # Warm-up first, as the e2e stack does (_warm_up): the webhook builds its Firestore client on its
+    # first store call, and on a loaded machine that call (gRPC import and connect to the emulator)
+    # can outlast the store deadline twice (the chat tool redelivers a 503 once, as LINE would).
+    warm_up = [{"text": "選單"}] * 3
+    lines = warm_up + [{"text": "選單"}, {"text": "花壇有素食店嗎？"}]
     run = subprocess.run(["make", "-s", "-o", ".venv/.installed", "run"], cwd=REPO, env=env, timeout=300,
                          input="".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     answers = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert len(answers) == len(lines), run.stderr[-3000:]
+    answers = answers[len(warm_up):]
     assert [a["status"] for a in answers] == [200, 200], run.stderr[-3000:]
     assert all(a["replies"] for a in answers)
     assert "花壇" in json.dumps(answers[1]["replies"], ensure_ascii=False)
@@ -38,4 +43,6 @@ def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emula
     from shared.store.firestore import FirestoreStore
 
     inbox = FirestoreStore(project, deadline_seconds=5.0).query("webhook_inbox")
-    assert len(inbox) == 2 and all(doc["state"] == "done" and doc["expire_at"] for doc in inbox)
+    # the two events (and the warm-ups the store took), each with its TTL instant
+    assert all(doc["expire_at"] for doc in inbox) and len(inbox) <= len(lines)
+    assert len([doc for doc in inbox if doc["state"] == "done"]) >= 2
