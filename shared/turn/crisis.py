@@ -13,8 +13,9 @@ Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好�
   (我覺得活下去沒什麼意義了, 人生毫無意義), 活著有什麼用;
 - being a burden or better gone: 沒有我 / 少了我 / 我不在了 / 我走了 … 大家 / 家人會過得比較好 / 更好 / 輕鬆
   (大家沒有我應該會過得比較好吧), 我只會拖累大家, 我是多餘的;
-- an overdose question: a whole strip, box or bottle or many of a medicine taken at once (安眠藥一次吃一整排
-  會怎樣, 吃多少顆安眠藥會死, 致死量): the crisis reply comes before the medical limit;
+- an overdose question, or one already taken: a whole strip, box or bottle or many of a medicine taken at
+  once (安眠藥一次吃一整排會怎樣, 吃多少顆安眠藥會死, 致死量, 剛剛把整瓶藥都吞了): the crisis reply
+  (119 first) comes before the medical limit;
 - ending one's life or harming oneself: 自殺, 自我了斷, 了斷, 了結自己, 結束生命, 結束這一切, 輕生, 尋死,
   尋短, 自殘, 傷害自己, 割腕, 跳樓, 跳河, 燒炭, 上吊, 吞藥, 吃很多安眠藥;
 - distress: 憂鬱, 心情很差, 好想哭, 好孤單, 沒人陪我, 陪我聊聊, 崩潰, 壓力好大, 絕望 (1925 listens to these too);
@@ -66,7 +67,8 @@ _OVERDOSE = re.compile(
     rf"|(?:吃|吞)(?:了|掉)?(?:很多|一大把|一堆|大量|過量|好幾十|幾十|\d{{2,}})(?:顆|粒)?(?:的)?{_MEDICINE}"
     rf"|{_MEDICINE}[^，。,.]{{0,4}}(?:一次|一口氣)?(?:吃|吞)(?:了)?(?:很多|一大把|一堆|大量|過量|幾十|好幾十|\d{{2,}})"
     rf"|(?:吃|吞)(?:多少|幾)(?:顆|粒|包)?{_MEDICINE}?(?:會|才會|就會)(?:死|走|醒不來)|致死量|吃(?:太多|過量)(?:的)?{_MEDICINE}"
-    rf"|{_MEDICINE}(?:吃|吞)(?:太多|過量)|把(?:所有的?|全部的?)?{_MEDICINE}(?:全部|都|一次)(?:吞|吃)|農藥(?:喝|吃)|(?:喝|吃)(?:了)?(?:農藥|清潔劑|漂白水)"
+    rf"|{_MEDICINE}(?:吃|吞)(?:太多|過量)|把(?:所有的?|全部的?)?{_MEDICINE}(?:全部|都|一次)(?:吞|吃)"
+    rf"|把(?:一整|整)(?:排|盒|罐|瓶|包|袋)(?:的)?{_MEDICINE}?(?:全部|都|一次)?(?:吞|吃)|農藥(?:喝|吃)|(?:喝|吃)(?:了)?(?:農藥|清潔劑|漂白水)"
 )
 #: Ending one's life or harming oneself.
 _SELF_HARM = re.compile(

@@ -207,6 +207,21 @@ def test_crisis_everyday_words_are_not_a_crisis(text):
     assert not is_crisis(reading_form(text)), text
 
 
+@pytest.mark.parametrize("text", [
+    "剛剛把整瓶藥都吞了 頭好暈",  # newcomer trial 3, finding 8: an overdose already taken
+    "我把一整盒安眠藥吃掉了", "把整排的助眠藥都吞下去了", "昨天晚上把整包藥一次吃了", "把一整罐止痛藥吞了",
+])
+def test_crisis_overdose_already_taken_gets_the_crisis_reply_first(text):
+    assert is_crisis(reading_form(text)), text
+    proposal = route(text)
+    assert proposal.tool == "show_limits" and proposal.args["kinds"][0] == "crisis"
+
+
+@pytest.mark.parametrize("text", ["把整瓶水喝完了", "把整盒便當吃完了", "藥吃完了要去哪裡拿"])
+def test_crisis_taking_ones_medicine_is_not_an_overdose(text):
+    assert not is_crisis(reading_form(text)), text
+
+
 # --- findings 15–17: dates beside a township; a bare day of the month ------------------------------
 
 @pytest.mark.parametrize("text, value", [
