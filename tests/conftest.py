@@ -10,6 +10,7 @@ import pytest
 
 from tools import line_events
 from tools.function_process import FunctionProcess
+from tools.line_messages import all_text  # noqa: F401  (the tests' reader of sent messages)
 
 REPO = Path(__file__).resolve().parents[1]
 #: Real-format LINE webhook bodies, copied into the repo (the repo stands alone).
@@ -177,25 +178,6 @@ def start_function(tmp_path):
         proc.stop()
 
 
-def all_text(node) -> str:
-    """Every ``text``, ``altText`` and ``label`` inside recorded LINE messages, joined by newlines."""
-    found: list[str] = []
-
-    def walk(value):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key in ("text", "altText", "label") and isinstance(item, str):
-                    found.append(item)
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(node)
-    return "\n".join(found)
-
-
 def replies_to(standin, reply_token: str) -> list[dict]:
     """Recorded reply calls for one reply token that LINE accepted (status 200)."""
     return [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
@@ -230,3 +212,26 @@ def firestore_emulator_host():
         yield emulator.start()
     finally:
         emulator.stop()
+
+
+@pytest.fixture(scope="session")
+def signing():
+    """(a google-auth RSA signer with key id ``k1``, its self-signed certificate as PEM text): a
+    Google-style OIDC token issuer for the caller-authentication tests, made once per session."""
+    from datetime import timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+    from google.auth import crypt
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-issuer")])
+    now = datetime.now(timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    pem_key = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return crypt.RSASigner.from_string(pem_key, key_id="k1"), cert.public_bytes(serialization.Encoding.PEM).decode()

@@ -11,28 +11,11 @@ from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.turn.audit import COLLECTION as AUDIT
+from tools.line_messages import postbacks  # noqa: F401  (postback buttons in sent messages)
 from tools.memory_direct import DirectMemoryClient  # noqa: F401  (the tests' in-process memory client)
 
 USER_A = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"   # the user of the acceptance cases
 USER_B = "Ub0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-
-
-def postbacks(node) -> dict[str, str]:
-    """Every postback action in recorded (camelCase JSON) messages: {label: data}."""
-    found: dict[str, str] = {}
-
-    def walk(value):
-        if isinstance(value, dict):
-            if value.get("type") == "postback" and "data" in value:
-                found[value.get("label")] = value["data"]
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(node)
-    return found
 
 
 def preference_of(store, user_id: str = USER_A, tenant_id: str = "test-tenant") -> PreferenceSnapshot:

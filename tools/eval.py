@@ -45,6 +45,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tools.line_messages import all_text, postbacks
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = REPO / "tests" / "eval" / "cases.json"
 #: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the case file assumes.
@@ -185,7 +187,7 @@ class Harness:
             raw = line_events.text_event(step["text"], message_id=str(10**17 + self._n), **ids)
         else:
             source = history[step["step"]] if "step" in step else last
-            data = _postbacks(source).get(step["tap"])
+            data = postbacks(source).get(step["tap"])
             if data is None:
                 raise RuntimeError(f"no button {step['tap']!r} in the reply")
             raw = line_events.postback_event(data, **ids)
@@ -227,7 +229,7 @@ class Harness:
     # -- scoring --------------------------------------------------------------------------------------
     def _score(self, expect: dict, messages: list[dict], audit: dict | None, before: dict, after: dict,
                store, model_requests: list[dict], outcome: Outcome) -> None:
-        words = _all_text(messages)
+        words = all_text(messages)
         model = self.mode != "router"
         writes = sum(1 for key in set(before) | set(after) if before.get(key) != after.get(key))
         outcome.observed = {"reply": words[:600], "business_writes": writes, "audit": _audit_view(audit),
@@ -319,41 +321,6 @@ def _audit_view(audit: dict | None) -> dict | None:
     if audit.get("model"):
         view["model"] = {k: audit["model"].get(k) for k in ("calls", "refusals", "error", "text_ignored")}
     return view
-
-
-def _postbacks(messages: Any) -> dict[str, str]:
-    found: dict[str, str] = {}
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if value.get("type") == "postback" and "data" in value:
-                found[value.get("label")] = value["data"]
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(messages)
-    return found
-
-
-def _all_text(messages: Any) -> str:
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key in ("text", "altText", "label") and isinstance(item, str):
-                    found.append(item)
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(messages)
-    return "\n".join(found)
 
 
 # -- the command ------------------------------------------------------------------------------------------

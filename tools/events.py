@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any, TextIO
 
@@ -29,16 +28,12 @@ from shared.events.ingest import ingest_events
 from shared.events.snapshots import status, status_of
 from shared.logs import log
 from shared.store import StoreError
-from shared.store.sqlite import path_from_url
+from shared.store.sqlite import file_missing
 
 
 def _print(document: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
     out.flush()
-
-
-def _missing_sqlite_file(store_url: str | None) -> bool:
-    return bool(store_url and store_url.startswith("sqlite:")) and not os.path.exists(path_from_url(store_url))
 
 
 def main(argv: list[str] | None = None, *, environ: dict[str, str] | None = None, out: TextIO = sys.stdout,
@@ -52,7 +47,7 @@ def main(argv: list[str] | None = None, *, environ: dict[str, str] | None = None
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(environ, required=("LOCAL_STORE_URL",))
-        if args.command == "status" and _missing_sqlite_file(settings.store_url):
+        if args.command == "status" and file_missing(settings.store_url):
             # nothing was ever stored: the status of an empty store, and no file is created
             _print(status_of({}, now=clock(), stale_after_seconds=settings.events_stale_after_seconds), out)
             return 0

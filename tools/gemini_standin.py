@@ -58,9 +58,7 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
-#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
-STOP_POLL_SECONDS = 0.005
+from tools.standin_server import StandinServer
 
 #: ``/v1beta/models/gemini-2.5-flash:generateContent`` (any API version).
 _GENERATE = re.compile(r"^/(?P<version>v[0-9][a-z0-9.]*)/models/(?P<model>[^/:]+):generateContent$")
@@ -205,7 +203,7 @@ _LIMIT_REASONS = {"no_booking": "booking", "parking": "parking", "shuttle": "par
                   "no_hours": "opening_hours", "medical": "medical", "emergency": "medical", "weather": "weather"}
 
 
-class GeminiStandin:
+class GeminiStandin(StandinServer):
     """A scripted, recording Gemini API stand-in on loopback.
 
     Args:
@@ -237,50 +235,10 @@ class GeminiStandin:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------
-    def start(self) -> "GeminiStandin":
-        """Bind and serve in a daemon thread.
+    thread_name = "gemini-standin"
 
-        Raises:
-            OSError: the port cannot be bound.
-        """
-        if self._server is not None:
-            return self
-        if self._record_path is not None:
-            self._record_path.parent.mkdir(parents=True, exist_ok=True)
-        self._server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gemini-standin",
-                                        kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket; safe to call twice."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "GeminiStandin":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:8091`` (no trailing slash).
-
-        Raises:
-            RuntimeError: not started.
-        """
-        if self._server is None:
-            raise RuntimeError("GeminiStandin is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+    def _new_server(self) -> ThreadingHTTPServer:
+        return ThreadingHTTPServer((self._host, self._port), _make_handler(self))
 
     # -- script and inspection ---------------------------------------------------------
     def script(self, steps: list[dict[str, Any]]) -> None:

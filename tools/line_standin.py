@@ -65,10 +65,7 @@ from linebot.v3.messaging import (
 )
 
 from shared.line import limits
-
-#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
-#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
-STOP_POLL_SECONDS = 0.005
+from tools.standin_server import StandinServer
 
 REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
@@ -180,7 +177,7 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class LineStandin:
+class LineStandin(StandinServer):
     """A recording LINE Messaging API stand-in on loopback.
 
     Args:
@@ -215,54 +212,15 @@ class LineStandin:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------
-    def start(self) -> "LineStandin":
-        """Bind and serve in a daemon thread.
+    thread_name = "line-standin"
 
-        Returns:
-            self, listening; ``url`` is valid from now on.
-        Raises:
-            OSError: the port cannot be bound (e.g. already in use).
-        """
-        if self._server is not None:
-            return self
-        if self._record_path is not None:
-            self._record_path.parent.mkdir(parents=True, exist_ok=True)
-        self._server = _QuietServer((self._host, self._port), _make_handler(self))
-        self._server.daemon_threads = True
-        self._server.handle_error = _quiet_handle_error(self._server.handle_error)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="line-standin",
-                                        kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True)
-        self._thread.start()
-        return self
+    def _new_server(self) -> ThreadingHTTPServer:
+        server = _QuietServer((self._host, self._port), _make_handler(self))
+        server.handle_error = _quiet_handle_error(server.handle_error)  # type: ignore[method-assign]
+        return server
 
-    def stop(self) -> None:
-        """Stop serving and close the socket; safe to call twice."""
-        server, self._server = self._server, None
-        if server is None:
-            return
+    def _before_close(self, server: ThreadingHTTPServer) -> None:
         self._last_port = server.server_address[1]
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "LineStandin":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:8090`` (no trailing slash).
-
-        Raises:
-            RuntimeError: not started.
-        """
-        if self._server is None:
-            raise RuntimeError("LineStandin is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     # -- inspection ----------------------------------------------------------------
     def calls(self, since_seq: int = 0) -> list[dict]:

@@ -34,13 +34,11 @@ def main(environ: Mapping[str, str] | None = None, stdout: TextIO | None = None,
     except ConfigError as exc:
         print(f"requests: {exc}", file=err)
         return 2
-    store_url = settings.store_url or ""
-    if store_url.startswith("sqlite:"):
-        from shared.store.sqlite import path_from_url
+    from shared.store.sqlite import file_missing
 
-        if not os.path.exists(path_from_url(store_url)):
-            log("INFO", "open requests: store file does not exist yet")
-            return 0
+    if file_missing(settings.store_url):
+        log("INFO", "open requests: store file does not exist yet")
+        return 0
     from shared.wiring import open_store
 
     try:

@@ -31,9 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-#: How often the serving thread looks for stop(): stop() waits up to this long (tests start and
-#: stop a stand-in per test, so a 0.5 s or 50 ms default adds up; an idle loop costs microseconds).
-STOP_POLL_SECONDS = 0.005
+from tools.standin_server import StandinServer
 
 TOKEN_PATH = "/auth/realms/TDXConnect/protocol/openid-connect/token"
 ACTIVITY_PREFIX = "/api/basic/v2/Tourism/Activity/"
@@ -41,7 +39,7 @@ CLIENT_ID = "local-tdx-client"
 CLIENT_SECRET = "local-tdx-secret"
 
 
-class TdxStandin:
+class TdxStandin(StandinServer):
     """The stand-in on loopback; ``with TdxStandin(records) as tdx:`` or ``start()``/``stop()``.
 
     Args:
@@ -155,8 +153,9 @@ class TdxStandin:
         return 200, self._records, {"Last-Modified": self._last_modified}
 
     # --- server ----------------------------------------------------------------------------
-    def start(self) -> "TdxStandin":
-        """Listen in a daemon thread."""
+    thread_name = "tdx-standin"
+
+    def _new_server(self) -> ThreadingHTTPServer:
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -181,30 +180,7 @@ class TdxStandin:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
-        self._server = ThreadingHTTPServer((self._host, self._port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True).start()
-        return self
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        assert self._server is not None, "not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def stop(self) -> None:
-        """Stop listening."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "TdxStandin":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return ThreadingHTTPServer((self._host, self._port), Handler)
 
 
 def main(argv: list[str] | None = None) -> int:

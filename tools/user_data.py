@@ -113,14 +113,6 @@ def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
             "staff_audit": [], "turn_audit": []}
 
 
-def _missing_sqlite_file(store_url: str) -> bool:
-    if not store_url.startswith("sqlite:"):
-        return False
-    from shared.store.sqlite import path_from_url
-
-    return not os.path.exists(path_from_url(store_url))
-
-
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None,
          stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Print one user's stored data as JSON on stdout. Returns the exit status (0, 1 or 2)."""
@@ -147,8 +139,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     if not settings.signing_key:
         log("WARNING", "user data: LOCAL_SIGNING_KEY is not set, so the keyed user hash (log lines, "
             "turn audit) cannot be computed: log_user_hash is null and turn_audit is empty")
-    store_url = settings.store_url or ""
-    if _missing_sqlite_file(store_url):
+    from shared.store.sqlite import file_missing
+
+    if file_missing(settings.store_url):
         log("INFO", "user data: store file does not exist yet; nothing is stored", user=hash_user(user_id))
         result = _empty(settings.tenant_id, user_id)
     else:

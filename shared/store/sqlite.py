@@ -7,6 +7,7 @@ are opened lazily, one per thread, never at import time (DESIGN §9).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
@@ -42,6 +43,14 @@ def path_from_url(url: str) -> str:
     if not url.startswith(prefix + "/"):
         raise ValueError("expected sqlite:////absolute/path.sqlite3")
     return url[len(prefix):]
+
+
+def file_missing(url: str | None) -> bool:
+    """True when ``url`` is a ``sqlite:`` store URL whose file does not exist yet (read-only tools
+    then report an empty store instead of creating one); False for any other store."""
+    if not url or not url.startswith("sqlite:"):
+        return False
+    return not os.path.exists(path_from_url(url))
 
 
 def _dumps(data: Doc) -> str:

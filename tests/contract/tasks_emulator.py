@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tools.function_process import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".venv-tasks-emulator"
 NOT_INSTALLED = "Cloud Tasks emulator venv missing (make tasks-emulator-venv failed)"
@@ -31,12 +33,6 @@ def ensure_venv() -> Path | None:
         if built.returncode != 0:
             return None
     return python
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class TasksEmulator:
@@ -67,7 +63,7 @@ class TasksEmulator:
         Raises:
             RuntimeError: it exited or did not listen in time (its log tail in the message).
         """
-        self.port = _free_port()
+        self.port = free_port()
         with open(self.log_path, "wb") as log:
             self._proc = subprocess.Popen(
                 [str(self.python), "-m", "gcloud_tasks_emulator", "start", "-p", str(self.port),

@@ -9,16 +9,11 @@ import http.client
 import io
 import json
 import time
-from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
 import urllib3
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-from google.auth import crypt, jwt
+from google.auth import jwt
 
 from shared.caller_auth import (
     Forbidden,
@@ -29,19 +24,6 @@ from shared.caller_auth import (
 )
 
 AUDIENCE = "https://memory-abc-de.a.run.app/"
-
-
-@pytest.fixture(scope="module")
-def signing():
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-issuer")])
-    now = datetime.now(UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
-            .sign(key, hashes.SHA256()))
-    pem_key = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    return crypt.RSASigner.from_string(pem_key, key_id="k1"), cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
 class CertsTransport:
