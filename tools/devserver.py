@@ -10,11 +10,12 @@ every port accepts connections, then:
 * stdin is a terminal (and ``LOCAL_HEADLESS`` is not "1") → the interactive chat;
 * ``LOCAL_HEADLESS=1`` → the headless chat on stdin/stdout (JSON lines);
 * ``LOCAL_SERVE_ONLY=1``, no terminal, or an external ``LINE_API_BASE_URL`` →
-  print the URLs as one JSON line on stdout and wait for SIGINT/SIGTERM.
+  print the URLs as one JSON line on stdout and wait for SIGINT/SIGTERM/SIGHUP.
 
 Dev defaults fill only variables the environment does not set (the environment
 always wins). Children log to ``.run/<name>.log`` (``LOCAL_RUN_DIR``); the banner goes to stderr. On
-exit every child is sent SIGTERM, then SIGKILL after 5 s.
+exit (end of input, /quit, SIGINT, SIGTERM or SIGHUP, even when the caller started it with SIGINT
+ignored) every child is sent SIGTERM, then SIGKILL after 5 s.
 """
 
 from __future__ import annotations
@@ -267,10 +268,25 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop_on_signals() -> None:
+    """Make Ctrl-C, SIGTERM and a closed terminal (SIGHUP) each stop every child, then exit.
+
+    Set explicitly, not inherited: a shell starts a background job (``make run &`` in a script)
+    with SIGINT ignored, and Python then never raises KeyboardInterrupt, so a later ``kill -INT``
+    would stop make but leave the functions serving. The children run in their own sessions, so a
+    signal to the devserver's group never reaches them; ``stop_children`` does.
+    """
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _raise_interrupt)
+
+
 def _ignore_interrupts() -> None:
     try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
     except ValueError:  # not the main thread (e.g. under a test runner thread)
         pass
 
@@ -401,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-timeout", type=float, default=START_TIMEOUT_SECONDS,
                         help="seconds to wait for every port to accept connections")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    _stop_on_signals()
     try:
         config = build_env(os.environ)
     except StartupError as exc:

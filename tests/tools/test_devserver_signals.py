@@ -1,0 +1,72 @@
+"""make run stops every child it started on each stop signal, even when its caller ignored SIGINT.
+
+A shell script that runs ``make run &`` starts it with SIGINT ignored; a newcomer's trial then sent
+Ctrl-C (SIGINT) to the group: make ended, the devserver stayed, and the five services kept serving.
+The children run in their own sessions, so only the devserver's own cleanup can stop them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tools.devserver import REPO
+from tools.function_process import free_port
+
+pytestmark = pytest.mark.slow
+
+PORT_NAMES = ("LOCAL_WEBHOOK_PORT", "LOCAL_RECONCILE_PORT", "LOCAL_MEMORY_PORT", "LOCAL_AGENT_PORT",
+              "LOCAL_STANDIN_PORT")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _ignore_sigint() -> None:  # what `cmd &` in a non-interactive shell does to the job
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_devserver_stop_signals_raise_keyboard_interrupt_even_when_inherited_ignored(signum):
+    code = ("import os, signal, sys\n"
+            "from tools.devserver import _stop_on_signals\n"
+            "_stop_on_signals()\n"
+            "try:\n"
+            f"    os.kill(os.getpid(), {int(signum)}); signal.pause()\n"
+            "except KeyboardInterrupt:\n"
+            "    sys.exit(7)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, preexec_fn=_ignore_sigint, timeout=60,
+                          capture_output=True, text=True)
+    assert done.returncode == 7, done.stderr[-1000:]
+
+
+def test_devserver_sigint_with_sigint_ignored_by_the_caller_stops_every_child(tmp_path):
+    signum = signal.SIGINT  # the trial's case; the other signals take the same path (test above)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
+    ports = {name: free_port() for name in PORT_NAMES}
+    env.update({name: str(port) for name, port in ports.items()})
+    env.update(LOCAL_SERVE_ONLY="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
+               LOCAL_RUN_DIR=str(tmp_path / "run"))
+    server = subprocess.Popen([sys.executable, "-m", "tools.devserver", "--start-timeout", "60"], cwd=REPO,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              preexec_fn=_ignore_sigint)
+    try:
+        ready = json.loads(server.stdout.readline())  # printed once every port accepts connections
+        assert ready["mode"] == "serve-only"
+        assert all(_listening(port) for port in ports.values())
+        server.send_signal(signum)
+        assert server.wait(timeout=60) == 0
+        still_serving = [name for name, port in ports.items() if _listening(port)]
+        assert still_serving == []
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
