@@ -248,15 +248,18 @@ def _effective_keyword(keyword: str | None) -> str | None:
 
 
 def _matches_keyword(event: Event, keyword: str | None) -> bool:
-    """Every whitespace-separated term of ``keyword`` is in the title or a tag (case-insensitive).
+    """Every whitespace-separated term of ``keyword`` is in the title or a tag (case-insensitive); a
+    term of alternatives joined by ``|`` matches when any of them is.
 
-    「老街 散步」 finds 「老街巷弄文化散步」 (tag 老街, title 散步); 「長輩」 finds the events tagged 長輩.
-    Source: issue 9 items 1 and 4 (event keywords filter on title and tags).
+    「老街 散步」 finds 「老街巷弄文化散步」 (tag 老街, title 散步); 「長輩」 finds the events tagged 長輩;
+    「市集|親子」 (市集跟親子活動: either) finds both the markets and the family events.
+    Source: issue 9 items 1 and 4 (event keywords filter on title and tags); trial 3 finding 4.
     """
     if keyword is None:
         return True
     haystacks = [event.title.casefold(), *(tag.casefold() for tag in event.tags)]
-    return all(any(term in hay for hay in haystacks) for term in keyword.casefold().split())
+    return all(any(choice and choice in hay for choice in term.split("|") for hay in haystacks)
+               for term in keyword.casefold().split())
 
 
 def _event_view(event: Event, today: date) -> dict[str, Any]:
@@ -313,7 +316,7 @@ def search_local_events(
         area: a township name or alias, None for every township, or a vague word (附近, 彰化) for
             needs_area.
         keyword: optional text matched in title or tags; whitespace-separated terms must all match
-            (each in the title or a tag); 活動 alone is dropped.
+            (each in the title or a tag), a term ``a|b`` when either does; 活動 alone is dropped.
         now: aware instant of the turn; "today" is its Asia/Taipei calendar date.
         snapshot: an already loaded snapshot; default: ``snapshot_loader()``.
         snapshot_loader: loads the snapshot (e.g. shared.events.snapshots.load_current_snapshot over

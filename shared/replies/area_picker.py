@@ -10,6 +10,7 @@ postback data ≤ 300 characters, quick reply ≤ 13 items, action label ≤ 20 
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlencode
 
 from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
 
@@ -41,30 +42,43 @@ def checked_postback(label: str, data: str, display_text: str) -> PostbackAction
     return PostbackAction(label=label, data=data, display_text=display_text)
 
 
+def conditions_query(**conditions: str | None) -> str:
+    """``&name=value…`` (URL-encoded) for the conditions that are set, in the order given; "" when none."""
+    encoded = urlencode({name: value for name, value in conditions.items() if value})
+    return f"&{encoded}" if encoded else ""
+
+
 def area_postback(
-    kind: SearchKind, township: str, *, diet: str | None = None, label: str | None = None
+    kind: SearchKind, township: str, *, diet: str | None = None, label: str | None = None,
+    said: str | None = None, date: str | None = None, keyword: str | None = None,
 ) -> PostbackAction:
-    """The postback that searches one township.
+    """The postback that searches one township, keeping every condition the user gave.
 
     Args:
         kind: "places" or "events".
         township: a full township name, e.g. "花壇鄉".
         diet: places only: a dietary type to send along (e.g. "any" for an explicit 不限).
         label: button text (≤ 20 characters); default: the township.
+        said: places only: the finer diet words the catalog does not record (鍋邊素、不吃蔥蒜), so the
+            reply after the tap still names them (trial 3 finding 3).
+        date: events only: a canonical range ("YYYY-MM-DD/YYYY-MM-DD") read before the tap.
+        keyword: events only: the topic terms read before the tap.
     Returns:
-        PostbackAction with data ``<kind>:area=<township>[&diet=<type>]``.
+        PostbackAction with data ``<kind>:area=<township>[&diet=<type>][&said=…][&date=…][&keyword=…]``.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
     Source: DESIGN §5 (needs_area), shared/turn/fixed.py (postback format).
     """
     if kind not in _DISPLAY_TEXT:
         raise ValueError(f"unknown search kind {kind!r}")
-    data = f"{kind}:area={township}" + (f"&diet={diet}" if diet else "")
+    data = f"{kind}:area={township}" + (f"&diet={diet}" if diet else "") + conditions_query(
+        said=said, date=date, keyword=keyword)
     display_text = _DISPLAY_TEXT[kind].format(township=township) + (f"（{label}）" if label else "")
     return checked_postback(label or township, data, display_text)
 
 
-def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None = None) -> QuickReply | None:
+def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None = None, said: str | None = None,
+                     date: str | None = None, keyword: str | None = None) -> QuickReply | None:
     """Quick replies for townships, at most 13 (LINE's limit), in the given order.
 
     Args:
@@ -72,11 +86,12 @@ def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None
         townships: full township names.
         diet: places only: a diet the user stated this turn, carried by every button so the
             tap searches with it (and consented memory does not replace it).
+        said, date, keyword: the other conditions read before the tap (see area_postback).
     Returns:
         A QuickReply, or None when there is no township to offer.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
     """
-    items = [QuickReplyItem(action=area_postback(kind, township, diet=diet))
+    items = [QuickReplyItem(action=area_postback(kind, township, diet=diet, said=said, date=date, keyword=keyword))
              for township in townships[:QUICK_REPLY_MAX_ITEMS]]
     return QuickReply(items=items) if items else None

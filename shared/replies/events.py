@@ -136,11 +136,16 @@ def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents), footer=footer)
 
 
+def keyword_words(keyword: str) -> str:
+    """An events keyword as the reply says it: 「市集|親子」 → 市集」或「親子 (inside the caller's 「」)."""
+    return keyword.replace("|", "」或「")
+
+
 def _scope_words(query: dict[str, Any]) -> str:
     """「彰化市，2026/12/5（六）～2026/12/6（日）」."""
     parts = [query["area"] or "彰化縣各鄉鎮", _date_words(query["date"])]
     if query["keyword"]:
-        parts.append(f"關鍵字「{query['keyword']}」")
+        parts.append(f"關鍵字「{keyword_words(query['keyword'])}」")
     return "，".join(parts)
 
 
@@ -202,7 +207,8 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
     if others:
         change_date = "換個日期，或" if query["date"] is not None else ""
         lines.append(f"可以{change_date}改查其他有活動資料的鄉鎮：{'、'.join(others)}。")
-        other_reply = area_quick_reply("events", others)
+        # other townships keep the dates and topic asked (trial 3 finding 3); 不限條件 above drops them
+        other_reply = area_quick_reply("events", others, date=query["date"], keyword=query["keyword"])
         items += other_reply.items if other_reply else []
     lines.append(_demo_note(result))
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None

@@ -11,7 +11,6 @@ the button sends the request text, it never stores anything).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from linebot.v3.messaging import (
     MessageAction,
@@ -25,6 +24,7 @@ from shared.replies.area_picker import (
     QUICK_REPLY_MAX_ITEMS,
     area_postback,
     checked_postback,
+    conditions_query,
 )
 
 #: Postback data of 全部鄉鎮: an events search with no township.
@@ -33,8 +33,7 @@ ALL_TOWNSHIPS_DATA = "events:scope=all"
 
 def carried_query(date: str | None = None, keyword: str | None = None) -> str:
     """``&date=…&keyword=…`` for an events postback: the dates and topic read this turn, kept on a tap."""
-    encoded = urlencode({name: value for name, value in (("date", date), ("keyword", keyword)) if value})
-    return f"&{encoded}" if encoded else ""
+    return conditions_query(date=date, keyword=keyword)
 
 
 def all_townships_action(date: str | None = None, keyword: str | None = None) -> PostbackAction:
@@ -62,7 +61,7 @@ def _other_areas(result: dict[str, Any], area: str | None, asked: list[str] | tu
 
 def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, remembered: str | None,
                       event_areas: list[str] | None = None, asked: tuple[str, ...] = (),
-                      offer_memory: bool = True) -> QuickReply | None:
+                      offer_memory: bool = True, said: str | None = None) -> QuickReply | None:
     """Next steps after a place result.
 
     Args:
@@ -75,44 +74,50 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
             names a finer type the catalog does not keep: no 記住 button (trial 1 finding 10). The
             broad 蔬食 is never offered over a remembered finer type (trial 1 finding 9): changing
             that is 「我的偏好」's job.
+        said: the finer diet words the catalog does not record (鍋邊素、不吃蔥蒜): kept on the township
+            buttons so the next reply still names them; never offered to remember.
     Returns:
         A QuickReply, or None when there is nothing to offer.
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
     broader = stated_diet == "vegetarian" and remembered in SAVABLE_DIETS  # 蔬食 would overwrite a finer 全素
-    if offer_memory and stated_diet in SAVABLE_DIETS and stated_diet != remembered and not broader:
+    if offer_memory and not said and stated_diet in SAVABLE_DIETS and stated_diet != remembered and not broader:
         label = diet_label(stated_diet)
         items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
     if area and (event_areas is None or area in event_areas):
         items.append(QuickReplyItem(action=area_postback("events", area, label=f"{area}的活動")))
     keep = stated_diet if stated_diet else None
-    items += [QuickReplyItem(action=area_postback("places", township, diet=keep))
+    items += [QuickReplyItem(action=area_postback("places", township, diet=keep, said=said if keep else None))
               for township in _other_areas(result, area, asked)]
     items.append(QuickReplyItem(action=MessageAction(label="選單", text="選單")))
     return QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS])
 
 
 def events_next_steps(result: dict[str, Any], *, asked: tuple[str, ...] = ()) -> QuickReply | None:
-    """Next steps after an event result: other townships, every township, the vegetarian search."""
+    """Next steps after an event result: other townships, every township, the vegetarian search.
+
+    Every township button keeps the dates and topic of the search (這個月 親子 → 鹿港鎮 is 鹿港's 親子
+    events this month): a condition the user gave survives the tap (trial 3 finding 3).
+    """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
+    when, keyword = result["query"].get("date"), result["query"].get("keyword")
     if area is not None:
-        items.append(QuickReplyItem(action=all_townships_action()))
-    when = result["query"].get("date")
+        items.append(QuickReplyItem(action=all_townships_action(when, keyword)))
     for township in _other_areas(result, area, asked):
         if township in asked and when:  # 花壇跟員林週末: 員林 on the same dates
             items.append(QuickReplyItem(action=checked_postback(
-                township, f"events:area={township}&date={when}", f"查{township}同一段日期的活動")))
+                township, f"events:area={township}&date={when}{carried_query(keyword=keyword)}", f"查{township}同一段日期的活動")))
         else:
-            items.append(QuickReplyItem(action=area_postback("events", township)))
+            items.append(QuickReplyItem(action=area_postback("events", township, date=when, keyword=keyword)))
     items.append(QuickReplyItem(action=MessageAction(label="查蔬食", text="查蔬食")))
     items.append(QuickReplyItem(action=MessageAction(label="選單", text="選單")))
     return QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS])
 
 
 def asked_first(quick_reply: QuickReply | None, result: dict[str, Any], asked: tuple[str, ...], *,
-                kind: str, diet: str | None = None) -> QuickReply | None:
+                kind: str, diet: str | None = None, said: str | None = None) -> QuickReply | None:
     """Put the townships the message named but the search did not cover first (no_match replies).
 
     Args:
@@ -121,18 +126,22 @@ def asked_first(quick_reply: QuickReply | None, result: dict[str, Any], asked: t
         asked: townships named but not searched.
         kind: ``events`` or ``places``.
         diet: places: a diet said this turn, kept on the buttons.
+        said: places: finer diet words not recorded, kept beside the diet.
     Returns:
         The quick replies with the asked townships first (others deduplicated), ≤ 13 items.
     """
     if not asked:
         return quick_reply
     when = result["query"].get("date") if kind == "events" else None
+    keyword = result["query"].get("keyword") if kind == "events" else None
     first = []
     for township in asked:
         if when:
-            action = checked_postback(township, f"events:area={township}&date={when}", f"查{township}同一段日期的活動")
+            action = checked_postback(township, f"events:area={township}&date={when}{carried_query(keyword=keyword)}",
+                                      f"查{township}同一段日期的活動")
         else:
-            action = area_postback(kind, township, diet=diet)  # type: ignore[arg-type]
+            action = area_postback(kind, township, diet=diet, said=said if diet else None,  # type: ignore[arg-type]
+                                   keyword=keyword)
         first.append(QuickReplyItem(action=action))
     rest = [item for item in (quick_reply.items if quick_reply else [])
             if getattr(item.action, "label", None) not in asked]

@@ -168,7 +168,8 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 
-def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False) -> list[Message]:
+def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False,
+                       said: str | None = None) -> list[Message]:
     choices = result.get("area_choices", [])
     text = (
         f"想找哪個鄉鎮的蔬食店家？目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。"
@@ -176,10 +177,11 @@ def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, v
     )
     if vague:
         text += "\n（這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店；只說「彰化」也分不出是哪個鄉鎮。）"
-    return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet))]
+    return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet,
+                                                                said=said if stated_diet else None))]
 
 
-def _render_no_match(result: dict[str, Any]) -> list[Message]:
+def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, said: str | None = None) -> list[Message]:
     query = result["query"]
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
     lines = [f"這份店家資料（{result['catalog_version']}）裡，沒有找到符合「{_query_words(query)}」的店家。"]
@@ -193,7 +195,8 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
         items.append(QuickReplyItem(action=area_postback("places", query["area"], diet="any", label="不限素別")))
     if others:
         lines.append(f"其他有店家資料的鄉鎮：{'、'.join(others)}。")
-        other_reply = area_quick_reply("places", others)
+        # the other townships keep the diet said (鍋邊素 → 花壇鄉 still names 鍋邊素): trial 3 finding 3
+        other_reply = area_quick_reply("places", others, diet=stated_diet, said=said if stated_diet else None)
         items += other_reply.items if other_reply else []
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None
     return [TextMessage(text="\n".join(lines), quick_reply=quick_reply)]
@@ -212,13 +215,16 @@ _RENDERERS = {
 }
 
 
-def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vague: bool = False) -> list[Message]:
+def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vague: bool = False,
+                  said: str | None = None) -> list[Message]:
     """Turn a search_local_places result into at most 2 LINE messages.
 
     Args:
         result: the dict returned by shared.places.search.search_local_places.
         stated_diet: a diet the user said this turn; needs_area's township buttons carry it
-            (``places:area=<township>&diet=<type>``) so the tap keeps it.
+            (``places:area=<township>&diet=<type>``) so the tap keeps it; so do no_match's other townships.
+        said: finer diet words the catalog does not record (鍋邊素、不吃蔥蒜), kept on those buttons
+            beside the diet (``&said=…``) so the reply after the tap still names them.
         vague: the user said a vague area (附近, 彰化), not tapped 查蔬食.
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles, alt_text naming the shops and township),
@@ -233,5 +239,7 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
     Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
     """
     if result["status"] == "needs_area":
-        return _render_needs_area(result, stated_diet, vague)
+        return _render_needs_area(result, stated_diet, vague, said)
+    if result["status"] == "no_match":
+        return _render_no_match(result, stated_diet, said)
     return _RENDERERS[result["status"]](result)

@@ -43,8 +43,8 @@ from datetime import date, timedelta
 #: Keywords a value may be, besides the written forms (``md:``, ``day:``, ``month:``,
 #: ``weekday:``, ``holiday:``, ``YYYY-MM-DD`` and ``start/end``).
 DATE_KEYWORDS: tuple[str, ...] = (
-    "today", "tomorrow", "day_after_tomorrow", "yesterday", "day_before_yesterday",
-    "weekend", "next_weekend", "last_weekend", "this_week", "next_week", "last_week",
+    "today", "tomorrow", "day_after_tomorrow", "three_days_later", "yesterday", "day_before_yesterday",
+    "three_days_ago", "weekend", "next_weekend", "last_weekend", "this_week", "next_week", "last_week",
     "saturday", "sunday", "next_saturday", "next_sunday",
     "this_month", "next_month", "last_month",
 )
@@ -118,10 +118,12 @@ _HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
     ("二二八", "和平紀念日"), ("228", "和平紀念日"), ("清明", "民族掃墓節"), ("掃墓", "民族掃墓節"),
     ("雙十", "國慶日"), ("國慶", "國慶日"), ("勞動節", "勞動節"), ("端午", "端午節"),
     ("中秋", "中秋節"), ("兒童節", "兒童節"), ("教師節", "孔子誕辰紀念日"), ("光復節", "臺灣光復"),
+    ("行憲", "行憲紀念日"), ("國父誕辰", "國父誕辰紀念日"), ("國父逝世", "國父逝世紀念日"), ("佛誕", "佛陀誕辰紀念日"),
+    ("浴佛", "佛陀誕辰紀念日"), ("孔子誕辰", "孔子誕辰紀念日"),
 )
 
 _DAY_WORDS: tuple[tuple[str, str], ...] = (
-    ("大後天", UNREADABLE), ("大前天", UNREADABLE),
+    ("大後天", "three_days_later"), ("大前天", "three_days_ago"),
     ("後天", "day_after_tomorrow"), ("前天", "day_before_yesterday"),
     ("昨天", "yesterday"), ("昨晚", "yesterday"), ("昨日", "yesterday"),
     ("明天", "tomorrow"), ("明晚", "tomorrow"), ("明早", "tomorrow"), ("明日", "tomorrow"),
@@ -130,9 +132,10 @@ _DAY_WORDS: tuple[tuple[str, str], ...] = (
     ("(?:這|这|本)一?[個个]?\\s*月", "this_month"),
 )
 #: Day words that name one day each; two of them in one message are read as the days between.
-_SINGLE_DAYS = ("today", "tomorrow", "day_after_tomorrow", "yesterday", "day_before_yesterday")
+_SINGLE_DAYS = ("today", "tomorrow", "day_after_tomorrow", "three_days_later", "yesterday", "day_before_yesterday",
+                "three_days_ago")
 #: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
-_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}|大前天|大後天")
+_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}")
 
 
 def _cn_numerals(text: str) -> str:
@@ -211,7 +214,56 @@ def _lunar_day(text: str) -> str | None:
     return UNREADABLE
 
 
+#: A named day the calendar does not list and LOCAL does not compute (護士節, 結婚紀念日, 世界地球日):
+#: ``unreadable``, never "all dates". Source: trial 3 finding 1.
+_NAMED_DAY = re.compile(r"[\u4e00-\u9fff]紀念日|(?P<stem>[\u4e00-\u9fff]{1,3})節(?![目省能約奏拍制儉慶日])"
+                        r"|世界[\u4e00-\u9fff]{1,4}日|國際[\u4e00-\u9fff]{1,4}日|地球日|志工日")
+#: Words ending in 節 that name no day: a season, a detail, a festival that is an event (音樂節 is
+#: searched as an event topic), LOCAL's own 蔬食節 campaign.
+_NOT_A_DAY = ("季節", "細節", "章節", "環節", "禮節", "關節", "情節", "音節", "調節", "時節", "佳節", "過節", "小節",
+              "名節", "氣節", "貞節", "逢年過節")
+_FESTIVAL_STEMS = ("音樂", "藝術", "電影", "影", "美食", "文化", "花", "燈", "茶", "酒", "爵士", "動漫", "童玩", "戲劇",
+                   "舞蹈", "設計", "農業", "閱讀", "書", "蔬食", "咖啡", "風箏", "海洋", "螃蟹", "搖滾", "親子", "市集")
+
+
+def _named_day_unread(text: str) -> bool:
+    """True when ``text`` names a day (…紀念日, …節, 世界…日) that nothing read (see _NAMED_DAY)."""
+    for found in _NAMED_DAY.finditer(text):
+        word, stem = found.group(0), found.group("stem")
+        if any(word.endswith(other) or other in text[max(0, found.start() - 2):found.end()] for other in _NOT_A_DAY):
+            continue
+        if stem and stem.endswith(_FESTIVAL_STEMS):
+            continue
+        return True
+    return False
+
+
+def _calendar_day(text: str) -> str | None:
+    """A day named as the Taiwan calendar names it, public, optional or observed (行憲紀念日, 植樹節,
+    婦女節, 開國紀念日, 軍人節) → ``holiday:<the calendar's name>``; None when none is named.
+
+    A name is read whole or by its end (開國紀念日 is 中華民國開國紀念日), at least two characters
+    before 紀念日 / 節. Source: trial 3 finding 1; python-holidays' Taiwan calendar (categories
+    public, optional, workday).
+    """
+    best: dict[str, int] = {}
+    for name in _calendar_names():
+        tail = "紀念日" if name.endswith("紀念日") else "節" if name.endswith("節") else ""
+        shortest = len(tail) + 2 if tail else len(name)
+        size = next((size for size in range(len(name), shortest - 1, -1) if name[-size:] in text), 0)
+        if size:
+            best[name] = size
+    if not best:
+        return None
+    longest = max(best.values())
+    found = [name for name, size in best.items() if size == longest]
+    # 誕辰紀念日 alone fits 國父 / 孔子 / 佛陀: which one is not known, so the date is not read
+    return f"holiday:{found[0]}" if len(found) == 1 else UNREADABLE
+
+
 def _holiday(text: str) -> str | None:
+    if "七夕" in text:
+        return UNREADABLE  # 七夕情人節 is lunar 7/7, not 2/14
     for word, month_day in _FIXED_HOLIDAYS:
         if word in text:
             return f"md:{month_day}"
@@ -230,7 +282,10 @@ def _holiday(text: str) -> str | None:
             return value
     if any(word in text for word in _UNREAD_HOLIDAYS):
         return UNREADABLE
-    return None
+    named = _calendar_day(text)
+    if named is not None:
+        return named
+    return UNREADABLE if _named_day_unread(text) else None
 
 
 def _week(text: str) -> str | None:
@@ -279,6 +334,43 @@ def _week_value(match: re.Match[str]) -> str | None:
     return f"{prefix}{'this_' if this else ''}weekday:{weekday}"
 
 
+def _day_words(text: str) -> list[str]:
+    """The day words of ``text`` (今天, 大後天 …) in order, longest first where they overlap (後天 inside
+    大後天 is not a second day)."""
+    taken: list[tuple[int, int, str]] = []
+    for pattern, keyword in _DAY_WORDS:  # listed longest first
+        for found in re.finditer(pattern, text):
+            if not any(found.start() < end and start < found.end() for start, end, _ in taken):
+                taken.append((found.start(), found.end(), keyword))
+    return [keyword for _, _, keyword in sorted(taken)]
+
+
+#: Two dates joined (後天跟大後天, 明天或週六, 這週末和下週末, 聖誕節跟跨年): both are read. Each side is
+#: the words next to the joiner, up to a space or a sentence mark. Source: trial 3 finding 2.
+_PAIR_JOIN = re.compile(r"跟|和|與|及|以及|或是|或者|或|還是|、|到|至|~|～")
+_PAIR_SIDE_END = re.compile(r"[\s，,。？?！!；;]")
+
+
+def _pair(text: str, first: str) -> str | None:
+    """``both:<value>|<value>`` when ``text`` joins two dates and ``first`` (the one read) is one of
+    them; None otherwise (one date, or a reading that already covers both: 12/5到12/7, 週六和週日)."""
+    for join in _PAIR_JOIN.finditer(text):
+        before, after = text[:join.start()], text[join.end():]
+        left_cut = max((m.end() for m in _PAIR_SIDE_END.finditer(before)), default=0)
+        right_cut = _PAIR_SIDE_END.search(after)
+        left = before[left_cut:]
+        right = after[:right_cut.start()] if right_cut else after
+        if not left.strip() or not right.strip():
+            continue
+        values = [_one_date(left), _one_date(right)]
+        if None in values or values[0] == values[1] or first not in values:
+            continue
+        if UNREADABLE in values:
+            return UNREADABLE  # 冬至跟聖誕節: one of the two is not read, so neither is searched alone
+        return f"both:{values[0]}|{values[1]}"
+    return None
+
+
 def read_date(text: str) -> str | None:
     """The date a message asks about, as a value for ``resolve_date_value``; or None.
 
@@ -296,6 +388,14 @@ def read_date(text: str) -> str | None:
         names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
     """
     text = _cn_numerals(text)
+    first = _one_date(text)
+    if first is None or first == UNREADABLE:
+        return first
+    return _pair(text, first) or first
+
+
+def _one_date(text: str) -> str | None:
+    """read_date without the pair rule, on text whose Chinese numerals are already digits."""
     for reader in (_written, _lunar_day, _holiday):
         value = reader(text)
         if value is not None:
@@ -311,8 +411,7 @@ def read_date(text: str) -> str | None:
     value = _week(text)
     if value is not None:
         return value
-    found_at = [(found.start(), keyword) for pattern, keyword in _DAY_WORDS for found in re.finditer(pattern, text)]
-    days = [keyword for _, keyword in sorted(found_at)]
+    days = _day_words(text)
     if len(set(days)) >= 2 and all(day in _SINGLE_DAYS for day in days):
         return f"days:{days[0]}/{days[-1]}"  # 明天跟後天: both days, and any between
     if days:
@@ -347,13 +446,37 @@ def _nearest(today: date, spans: list[tuple[date, date]]) -> tuple[date, date]:
     return min(spans, key=distance)
 
 
+#: The Taiwan calendar's categories of named days: days off (public), the optional 軍人節, and the
+#: observances that are working days (植樹節, 婦女節, 國父誕辰紀念日 …).
+_NAMED_CATEGORIES = ("public", "optional", "workday")
+
+
 @functools.lru_cache(maxsize=16)
-def _tw_calendar(year: int) -> tuple[tuple[date, str], ...]:
-    """Taiwan public holidays of year-1..year+1 with their zh_TW names (the holidays package)."""
+def _tw_calendar(year: int, named: bool = False) -> tuple[tuple[date, str], ...]:
+    """Taiwan holidays of year-1..year+1 with their zh_TW names (the holidays package).
+
+    Args:
+        year: the middle year.
+        named: False: public holidays only (the days off); True: every named day (_NAMED_CATEGORIES).
+    """
     import holidays  # on first use (see _cn_numerals)
 
-    found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW")
+    found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW",
+                                      categories=_NAMED_CATEGORIES if named else ("public",))
     return tuple(sorted(found.items()))
+
+
+@functools.lru_cache(maxsize=1)
+def _calendar_names() -> tuple[str, ...]:
+    """Every name the Taiwan calendar gives a day (補假 and joined names split), longest first.
+
+    A vocabulary, not a date: read from a fixed span of years (2024–2030) so it needs no clock.
+    """
+    names: set[str] = set()
+    for _, title in _tw_calendar(2027, named=True) + _tw_calendar(2029, named=True):
+        for name in title.split(";"):
+            names.add(name.replace("（補假）", "").strip())
+    return tuple(sorted((name for name in names if name), key=len, reverse=True))
 
 
 def _holiday_spans(name: str, today: date) -> list[tuple[date, date]]:
@@ -372,7 +495,7 @@ def _holiday_spans(name: str, today: date) -> list[tuple[date, date]]:
         return [_span(date(year, 5, 1) + timedelta(days=(6 - date(year, 5, 1).weekday()) % 7 + 7))
                 for year in (today.year - 1, today.year, today.year + 1)]
     wanted: tuple[str, ...] = ("農曆除夕", "春節") if name == "lunar_new_year" else (name,)
-    days = [day for day, title in _tw_calendar(today.year) if any(word in title for word in wanted)
+    days = [day for day, title in _tw_calendar(today.year, named=True) if any(word in title for word in wanted)
             and (name == "lunar_new_year" or "補假" not in title)]
     spans: list[tuple[date, date]] = []
     for day in days:
@@ -405,6 +528,8 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         "day_after_tomorrow": lambda: _span(today + timedelta(days=2)),
         "yesterday": lambda: _span(today - timedelta(days=1)),
         "day_before_yesterday": lambda: _span(today - timedelta(days=2)),
+        "three_days_later": lambda: _span(today + timedelta(days=3)),
+        "three_days_ago": lambda: _span(today - timedelta(days=3)),
         # 這週末 on a Sunday is the weekend in progress (this Monday-to-Sunday week's Saturday).
         "weekend": lambda: _span(saturday, 2),
         "next_weekend": lambda: _span(saturday + timedelta(days=7), 2),
@@ -462,6 +587,10 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         while day_off(start - timedelta(days=1)):
             start -= timedelta(days=1)
         return start, end
+    if kind == "both":  # 明天或週六, 聖誕節跟跨年: one range covering both dates
+        first, _, second = rest.partition("|")
+        spans = [resolve_date_value(first, today), resolve_date_value(second, today)]
+        return min(start for start, _ in spans), max(end for _, end in spans)
     if kind == "days":
         first, _, last = rest.partition("/")
         spans = [keywords[first](), keywords[last]()] if first in keywords and last in keywords else []

@@ -24,7 +24,7 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
-from shared.diets import diet_label
+from shared.diets import UNRECORDED_DIETS, diet_label
 from shared.events.search import InvalidDateRange, parse_date_range, search_local_events
 from shared.events.snapshots import load_current_snapshot
 from shared.handoff import flow as handoff_flow
@@ -205,6 +205,21 @@ def _unrecorded_diet(proposal: Proposal) -> str | None:
 
 #: The five pungent plants (五辛) as residents name them; the catalog records none of them.
 _PUNGENT_PLANTS = ("五辛", "蔥", "蒜", "韭", "蕎", "興渠")
+#: The finer types the catalog does not record (shared.diets.UNRECORDED_DIETS).
+_UNRECORDED_TYPES = frozenset(word for word, _ in UNRECORDED_DIETS)
+
+
+def _unrecorded_words(unrecorded: str) -> list[str]:
+    """What the catalog does not record, one phrase per condition said (鍋邊素、不吃蔥蒜 → two)."""
+    words = []
+    for word in unrecorded.split("、"):
+        if word.endswith("素") or word in _UNRECORDED_TYPES:  # a finer type: 鍋邊素, 五辛素, 可以吃蛋
+            words.append(f"「{word}」這種細分")
+        elif any(plant in word for plant in _PUNGENT_PLANTS):  # 不吃蔥蒜
+            words.append(f"餐點有沒有蔥、蒜、韭菜、洋蔥這些五辛（你說的「{word}」）")
+        else:  # 不喝牛奶, 不吃辣, 對花生過敏
+            words.append(f"餐點是否符合你說的「{word}」")
+    return words
 
 
 def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unrecorded: str | None = None) -> str | None:
@@ -224,11 +239,7 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
             searched = ("不限素別查詢" if diet.dietary_type == "any"
                         else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢"
                         + ("（有任何素食品項的店家）" if diet.dietary_type == "vegetarian" else ""))
-            if not unrecorded.endswith("素") and any(plant in unrecorded for plant in _PUNGENT_PLANTS):  # 不吃蔥蒜
-                note = (f"店家資料沒有記錄餐點有沒有蔥、蒜、韭菜、洋蔥這些五辛（你說的「{unrecorded}」），"
-                        f"這次{searched}，點餐前請向店家確認。")
-            else:
-                note = f"店家資料沒有記錄「{unrecorded}」這種細分，這次{searched}，點餐前請向店家確認。"
+            note = f"店家資料沒有記錄{'，也沒有記錄'.join(_unrecorded_words(unrecorded))}，這次{searched}，點餐前請向店家確認。"
         else:
             note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
         stored = snapshot.dietary_type if snapshot else None
@@ -495,9 +506,9 @@ def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason:
     return reply
 
 
-def _date_choices(area: str | None) -> QuickReply:
-    """Date choices for 「我看不懂這個日期」, keeping the township the user asked about."""
-    where = f"&area={area}" if area else ""
+def _date_choices(area: str | None, keyword: str | None = None) -> QuickReply:
+    """Date choices for 「我看不懂這個日期」, keeping the township and the topic the user asked about."""
+    where = (f"&area={area}" if area else "") + carried_query(keyword=keyword)
     choices = (("今天", "today"), ("明天", "tomorrow"), ("這週末", "weekend"), ("下週末", "next_weekend"),
                ("這個月", "this_month"), ("下個月", "next_month"))
     items = [QuickReplyItem(action=checked_postback(label, f"events:date={value}{where}", f"查{label}的活動"))
@@ -516,7 +527,7 @@ def _invalid_argument_reply(exc: Exception, proposal: Proposal) -> Reply:
         area = normalize_area(area) if area else None
     except UnknownArea:
         area = None
-    return menu.unreadable_date_reply(_date_choices(area))
+    return menu.unreadable_date_reply(_date_choices(area, proposal.args.get("keyword")))
 
 
 def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
@@ -539,22 +550,25 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
     vague = bool(proposal.args.get("vague"))
     status = result.get("status")
     messages = list(render_events(result, vague=vague) if is_events
-                    else render_places(result, stated_diet=stated, vague=vague))
+                    else render_places(result, stated_diet=stated, vague=vague,
+                                       said=_unrecorded_diet(proposal) if stated else None))
     asked = tuple(area for note in proposal.notes if note.startswith("other_areas:")
                   for area in note.partition(":")[2].split(",") if area)
+    unrecorded = _unrecorded_diet(proposal) if stated else None
     if status == "no_match" and asked and messages and isinstance(messages[-1], TextMessage):
         last = messages[-1]
         messages[-1] = TextMessage(text=last.text, quick_reply=asked_first(
-            last.quick_reply, result, asked, kind="events" if is_events else "places", diet=stated))
+            last.quick_reply, result, asked, kind="events" if is_events else "places", diet=stated, said=unrecorded))
     if status == "ok":
         if is_events:
             _attach(messages, events_next_steps(result, asked=asked))
         else:
             remembered = snapshot.dietary_type if snapshot else None
-            said = stated if offer_memory and _unrecorded_diet(proposal) is None else None
-            # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember
-            _attach(messages, places_next_steps(result, stated_diet=said, remembered=remembered, asked=asked,
-                                                offer_memory="diet_of_other" not in proposal.notes))
+            # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember;
+            # a finer diet not recorded (鍋邊素) is kept on the buttons too, and never offered either
+            _attach(messages, places_next_steps(result, stated_diet=stated, remembered=remembered, asked=asked,
+                                                offer_memory=offer_memory and "diet_of_other" not in proposal.notes,
+                                                said=unrecorded))
     _put_first(messages, _second_ask_items(proposal))
     lines = _note_lines(proposal, result)
     if diet is not None and status in ("ok", "no_match"):

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 
 from shared.context import EventContext, Reply
 from shared.turn.engine import run_proposal
-from shared.turn.router import Proposal
+from shared.turn.router import Proposal, read_diet
 
 
 def places_picker(ctx: EventContext) -> Reply:
@@ -27,10 +27,18 @@ def _query(rest: str) -> dict[str, str]:
 
 
 def handle_places_postback(ctx: EventContext, rest: str) -> Reply:
-    """``places:area=<township>[&diet=<type>]`` → a place search."""
+    """``places:area=<township>[&diet=<type>][&said=<words>]`` → a place search.
+
+    ``said`` (the finer diet words the catalog does not record, 鍋邊素、不吃蔥蒜) is kept only when the
+    router reads it as such beside a diet (shared.turn.router.read_diet), so a button can never make
+    the reply quote other text; the reply then names it as not recorded (trial 3 finding 3).
+    """
     query = _query(rest)
+    said = query.get("said")
+    notes = (f"unrecorded_diet:{said}",) if said and query.get("diet") and read_diet(f"素食 {said}")[1] == said else ()
     return run_proposal(ctx, Proposal("search_local_places", {
-        "area": query.get("area"), "dietary_type": query.get("diet"), "keyword": None}, source="postback"))
+        "area": query.get("area"), "dietary_type": query.get("diet"), "keyword": None}, source="postback",
+        notes=notes))
 
 
 def handle_events_postback(ctx: EventContext, rest: str) -> Reply:

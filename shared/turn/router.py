@@ -276,6 +276,29 @@ def _pungent(form: str) -> str | None:
     return found.group(0) if found else None
 
 
+#: Leaving out dairy (不喝牛奶, 不吃奶製品, 乳糖不耐, 對奶過敏; not 不吃奶素, a negated diet): with no
+#: eggs either it is 全素, applied; alone it is 蛋素, which the catalog does not record (named).
+_NO_DAIRY = re.compile(r"(?:不|不能|不可以|不敢|沒辦法|無法|不想)(?:吃|喝|碰|加|要)(?:牛)?(?:奶|乳)(?:蛋)?(?:製品|類)?(?!素)"
+                       r"|(?:奶|乳)(?:類|製品)?(?:不行|不能吃|不吃|都不吃|會過敏|過敏)|乳糖不耐|對(?:牛)?奶過敏|不含奶|無奶|不要有奶")
+#: Other food conditions beside a vegetarian ask (不吃辣, 對花生過敏, 無麩質): the catalog records none;
+#: each is named as not recorded, never dropped. Source: trial 3 finding 5.
+_OTHER_FOOD = re.compile(
+    r"(?:不|不能|不可以|不敢|沒辦法|無法|不想)(?:吃|碰|加|要)(?:任何)?(?:的)?"
+    r"(?:辣|花生|堅果|麩質|小麥|麵筋|黃豆|大豆|豆類|豆製品|菇類|香菇|菇|芋頭|香菜|芹菜|味精|油炸|炸的|甜|糖)"
+    r"|(?:對)?(?:花生|堅果|麩質|小麥|黃豆|大豆|菇類|香菇|芒果|奇異果)(?:會)?過敏"
+    r"|無麩質|不含麩質|低糖|無糖|少糖|低鹽|少鹽|少油|低油|低鈉|清淡")
+
+
+def _conditions(form: str) -> list[str]:
+    """Every food condition said beside a diet that the catalog does not record, as said, in order."""
+    found = [match for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD) for match in pattern.finditer(form)]
+    words: list[str] = []
+    for match in sorted(found, key=lambda m: m.start()):
+        if match.group(0) not in words and not any(match.group(0) in word for word in words):
+            words.append(match.group(0))
+    return words
+
+
 def read_diet(text: str) -> tuple[str | None, str | None]:
     """The dietary condition a message states, and the finer word the catalog does not record.
 
@@ -287,20 +310,33 @@ def read_diet(text: str) -> tuple[str | None, str | None]:
         不吃蛋的素 / 不吃蛋…素食 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
         stated too; no diet word → (None, None). Leaving out the pungent plants (不吃蔥蒜, 不吃五辛) is
         unrecorded: 不吃蔥蒜 → ("vegetarian", "不吃蔥蒜"); 全素不吃五辛 → ("vegan", "不吃五辛").
+        Every condition said is kept (trial 3 finding 5): several unrecorded words are joined by 、
+        (我吃鍋邊素 不吃蔥蒜 → ("vegetarian", "鍋邊素、不吃蔥蒜")); beside a vegetarian ask, no eggs and no
+        dairy is 全素 (applied), no dairy alone is named (素食 不喝牛奶 → ("vegetarian", "不喝牛奶")), and other
+        food conditions are named (素食 不吃辣 → ("vegetarian", "不吃辣")).
     Source: DESIGN §5 (dietary types), issue 9 item 5, issue 4 follow-up (negation).
     """
     form = reading_form(text)
     plain, negated = _unnegated(form)
     pungent = _pungent(form)
+    conditions = _conditions(form)
+    no_egg = _NO_EGG.search(form) is not None or re.search(r"(?:奶|乳)蛋|蛋奶(?!素)", "".join(
+        match.group(0) for match in _NO_DAIRY.finditer(form))) is not None
+    no_dairy = _NO_DAIRY.search(form) is not None
     for word, diet, unrecorded in _ALL_DIET_WORDS:
         if _has_word(plain, word):
+            if diet == "vegetarian" and no_egg and no_dairy:  # 吃素 不吃蛋也不喝奶: 全素
+                named = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
+                return "vegan", "、".join(([word] if unrecorded else []) + named) or None
+            if diet == "vegetarian" and no_egg:  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
+                return "lacto", "、".join(([word] if unrecorded else []) + conditions) or None
             if unrecorded:
-                return diet or "any", word
-            if diet == "vegetarian" and _NO_EGG.search(form):
-                return "lacto", pungent  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
-            return diet, pungent
-    if pungent:
-        return "vegetarian", pungent  # 不吃蔥蒜的 彰化市有店嗎: a vegetarian ask the catalog cannot refine
+                return diet or "any", "、".join([word] + conditions)
+            if diet == "vegan":  # 全素 has no dairy already: only the other conditions are named
+                conditions = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
+            return diet, "、".join(conditions) or None
+    if pungent:  # 不吃蔥蒜的 彰化市有店嗎: a vegetarian ask the catalog cannot refine
+        return "vegetarian", "、".join(conditions)
     return ("any" if negated else None), None
 
 
@@ -322,12 +358,33 @@ def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[s
     return [kind for kind, words in table if any(_has_word(text, word) for word in words)]
 
 
+#: Between two topics, a word that makes them alternatives (市集跟親子活動, 講座或展覽): either one.
+#: Not when both must hold (長輩跟小孩都可以參加). Source: trial 3 finding 4.
+_TOPIC_OR = re.compile(r"^[\s的]*(?:跟|和|與|及|或是|或者|或|還是|、|/|,|，)[\s]*$")
+_TOPIC_BOTH = re.compile(r"都|一起|同時|一同|皆")
+
+
 def _topics(text: str, with_diet: bool) -> list[str]:
-    topics: list[str] = []
+    """The event topics of ``text``, in order: each a keyword term; two joined by 跟 / 或 / 和 / 、
+    are one term of alternatives (``市集|親子``), unless 都 / 一起 says both must hold."""
+    found: list[tuple[int, int, str]] = []
     for word, topic in EVENT_TOPICS + (_EVENT_DIET_TOPICS if with_diet else ()):
-        if word in text and topic not in topics and not any(topic != other and topic in other for other in topics):
-            topics.append(topic)
-    return topics
+        at = text.find(word)
+        if at < 0 or any(topic == other for _, _, other in found) or \
+                any(topic != other and topic in other for _, _, other in found):
+            continue
+        found.append((at, at + len(word), topic))
+    order = {topic: index for index, (_, _, topic) in enumerate(found)}  # the table's order, as before
+    groups: list[list[tuple[int, int, str]]] = []
+    either = not _TOPIC_BOTH.search(text)
+    for entry in sorted(found):
+        last = groups[-1][-1] if groups else None
+        if last is not None and either and last[1] <= entry[0] and _TOPIC_OR.match(text[last[1]:entry[0]]):
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    groups.sort(key=lambda group: min(order[topic] for _, _, topic in group))
+    return ["|".join(topic for _, _, topic in group) for group in groups]
 
 
 def _only_small_talk(text: str, words: tuple[str, ...]) -> bool:
