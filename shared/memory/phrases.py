@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shared.turn.router import diet_in, read_diet
+from shared.turn.router import NOT_ASKED_TO_REMEMBER, diet_in, read_diet
 from shared.turn.text import reading_form
 
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你){0,2}(記|存|保存)"
@@ -81,11 +81,12 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
     """
     compact = re.sub(r"\s+", "", reading_form(text or ""))  # 帮我记住 → 幫我記住 (s2twp, as the router reads)
-    if not compact or _NEGATED.search(compact):
-        return None
+    if not compact or _NEGATED.search(compact) or NOT_ASKED_TO_REMEMBER.search(compact):
+        return None  # 我又沒說要你記住: a complaint, not a request (trial 3 finding 9)
     explicit = _EXPLICIT.search(compact)
-    if explicit and explicit.group() == "記得" and (diet_in(compact) is None or re.search(r"[嗎吗?？]$", compact)):
-        explicit = None  # 你記得我嗎 / 你記得我吃素嗎: a question about what is kept, not a request
+    if explicit and explicit.group() == "記得" and (diet_in(compact) is None or re.search(r"[嗎吗?？]$", compact)
+                                                   or compact[max(0, explicit.start() - 1):explicit.start()] == "我"):
+        explicit = None  # 你記得我嗎 / 你記得我吃素嗎 / 我記得那家素食店在花壇: not a request to remember
     if _REPORTED_SPEECH.search(compact):
         return MemoryRequest("reported", diet_in(compact)) if explicit else None
     correct = _CORRECT.search(compact)

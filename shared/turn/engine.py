@@ -75,7 +75,7 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
-    "ack": lambda ctx, proposal: menu.ack_reply(),
+    "ack": lambda ctx, proposal: menu.not_saved_reply() if "not_saved" in proposal.notes else menu.ack_reply(),
     "ask_search_kind": lambda ctx, proposal: menu.ask_search_kind_reply(proposal.args["area"],
                                                                         no_data="no_data" in proposal.notes),
 }
@@ -567,7 +567,8 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
             # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember;
             # a finer diet not recorded (鍋邊素) is kept on the buttons too, and never offered either
             _attach(messages, places_next_steps(result, stated_diet=stated, remembered=remembered, asked=asked,
-                                                offer_memory=offer_memory and "diet_of_other" not in proposal.notes,
+                                                offer_memory=offer_memory and "diet_of_other" not in proposal.notes
+                                                and "not_saved" not in proposal.notes,
                                                 said=unrecorded))
     _put_first(messages, _second_ask_items(proposal))
     lines = _note_lines(proposal, result)

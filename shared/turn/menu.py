@@ -102,6 +102,19 @@ def ack_reply() -> Reply:
                               quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
+def not_saved_reply() -> Reply:
+    """不用記 / 我又沒說要你記住 → nothing is kept unless the card's consent was tapped; no card, no
+    remember button (and not the words 同意記住, which name the card's button).
+
+    True whatever is stored: it says how memory works and where to look (我的偏好), not what is kept.
+    Source: DESIGN §6 (a card only on a request); trial 3 finding 9.
+    """
+    return Reply([TextMessage(
+        text="好的，不會幫你記。只有在你看到確認卡、自己按下同意之後，我才會保存一項飲食偏好；沒按就什麼都不存。"
+             "想確認目前記住了什麼，請點「我的偏好」。",
+        quick_reply=_menu_quick_reply(("我的偏好", "查活動", "查蔬食")))])
+
+
 #: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
 LIMIT_WORDS: dict[str, str] = {
     "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"

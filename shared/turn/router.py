@@ -99,7 +99,9 @@ LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("parking", ("停車", "車位")),
     ("shuttle", ("接駁",)),
     ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線", "會冷",
-                 "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼")),
+                 "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼",
+                 # trial 4 finding 4: 會不會很冷 要帶外套嗎
+                 "會不會很冷", "會不會冷", "會不會很熱", "會不會熱", "很冷嗎", "很熱嗎", "外套", "雨傘", "幾度")),
 )
 #: Parking said without 停車 (車子要停哪裡, 好停嗎, 機車可以停在哪). Source: trial 2 finding 10.
 _PARKING = re.compile(r"(?:車子?|機車|摩托車|汽車|腳踏車|單車)[^，。？?]{0,4}停|停(?:在|去)?(?:哪|那)(?:裡|邊|兒)?"
@@ -126,11 +128,13 @@ _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey
 #: Asking to forget what was remembered, in any phrasing (以後不用記吃素的事了，刪掉; 把我吃奶素的紀錄忘掉;
 #: 不要再記我吃素): the forget offer (privacy_info with 忘記我的飲食偏好), never a thanks or a shop search.
 #: Source: trial 2 findings 4–5.
-_MEMORY_NOUN = r"(?:記住|記錄|紀錄|偏好|設定)"
+_MEMORY_NOUN = r"(?:記住|記錄|紀錄|偏好|設定|素別|(?:我|你)(?:記|存)(?:住)?的)"
 _DIET_NOUN = r"(?:飲食|吃素|素食|素的|全素|奶素|蛋奶素|蔬食)"
 _FORGET = re.compile(
     rf"(?:刪掉|刪除|刪了|忘掉|忘記|忘了|清掉|清除|移除|拿掉)[^，。？?]{{0,6}}(?:{_MEMORY_NOUN}|{_DIET_NOUN})"
-    rf"|(?:取消|撤銷|停用|停止使用|不要再用|別再用)[^，。？?]{{0,4}}{_MEMORY_NOUN}"
+    rf"|(?:取消|撤銷|停用|停止使用|(?:不要|別|不用|不必)再(?:用|套用?|幫我用))[^，。？?]{{0,4}}{_MEMORY_NOUN}"
+    # trial 3 finding 10: 我記的那個素別不要用了, 記住的偏好別再套了
+    rf"|{_MEMORY_NOUN}[^，。？?]{{0,6}}(?:不要|別|不用|不必)再?(?:用|套用?)了?"
     rf"|{_MEMORY_NOUN}[^，。？?]{{0,8}}(?:刪掉|刪除|刪了|忘掉|忘記|忘了|清掉|清除|移除|拿掉|取消|不要了|不用了|別記了)"
     rf"|{_DIET_NOUN}[^，。？?]{{0,6}}(?:刪掉|刪除|清掉|清除|忘掉)"
     r"|(?:以後|之後|從今以後|往後|現在起)?(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存|套用|用我的)"
@@ -140,6 +144,13 @@ _FORGET = re.compile(
 _FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言|(?:別|不要|不能|不可以|記得|不准)忘")
 #: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
 _NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
+#: Saying one never asked to be remembered, or complaining about the offer (我又沒說要你記住 幹嘛一直問,
+#: 誰叫你記住的): never an offer to remember; the reply says nothing is kept without 同意記住.
+#: shared.memory.phrases reads it as no request. Source: trial 3 finding 9.
+NOT_ASKED_TO_REMEMBER = re.compile(
+    r"(?:沒|沒有|又沒|並沒有|不是|又不是)(?:說|叫|要|請|讓|拜託)(?:要|過)?(?:你|妳|你們)?(?:幫我)?(?:記|存)"
+    r"|誰(?:叫|要|讓|請)(?:你|妳|你們)(?:幫我)?(?:記|存)|幹嘛(?:要|一直|又|老是)?(?:幫我)?(?:記|存)"
+    r"|(?:幹嘛|為什麼|為何)(?:一直|又|老是)?(?:問|叫)我?(?:要不要)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
            "辛苦了", "讚")
 _FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
@@ -148,10 +159,21 @@ _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀�
                      # trial 2 finding 11: 單子現在怎樣了, 我反映的事情處理好了嗎, 我的案子怎麼樣了
                      r"|單子|我的單|(?:需求|申請|案子|案件|反映的?(?:事情?|問題)?|反應的?(?:事情?|問題)|留言|詢問)"
                      r"[^，。？?]{0,4}(?:怎樣|怎麼樣|如何|處理(?:好|了|完)|有(?:沒有)?(?:人)?(?:回|處理|看)|還沒|到哪|進行)"
-                     r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)")
+                     r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)"
+                     # trial 4 finding 7: 我剛剛報的冷氣那件 有人看了沒
+                     r"|(?:報|反映|反應|申請|登記|送出?|留)的[^，。？?]{0,8}(?:那件|那個|那筆|事情?)"
+                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)")
+_CANCEL_VERB = r"(?:取消|撤回|撤銷|撤掉|撤了|撤除|撤下|不要了|不用了|作廢|收回|抽回|刪掉|刪除|拿掉)"
 _CANCEL = re.compile(r"取消|撤回|不要了")
-#: Cancelling a request, said without 服務單 (我想取消我剛剛送出的需求).
-_CANCEL_REQUEST = re.compile(r"(?:取消|撤回|撤銷).{0,8}(?:需求|服務|申請|登記|送出|留言)")
+_CANCEL_ANY = re.compile(_CANCEL_VERB)
+#: The user's request, said without 服務單 (那個單, 我剛剛送出的需求, 我的申請).
+_REQUEST_NOUN = (r"(?:服務單|單子|(?:那|這|我的|剛剛的|剛才的|之前的|上次的)(?:個|張|筆|份)?單(?![位車獨純身人點品])"
+                 r"|需求|服務詢問|申請|登記|案子|案件|留言|送出)")
+#: Cancelling a request in any phrasing (我想取消我剛剛送出的需求, 算了 那個單幫我撤掉, 服務單不要了).
+#: Source: trial 3 finding 7.
+_CANCEL_REQUEST = re.compile(rf"{_CANCEL_VERB}[^，。？?]{{0,8}}{_REQUEST_NOUN}|{_REQUEST_NOUN}[^，。？?]{{0,8}}{_CANCEL_VERB}")
+#: Not cancelling (我不是要取消服務單，只是想看進度): a status question.
+_NOT_CANCEL = re.compile(r"(?:不是要|不要|別|不用|沒有要|沒要|不想)(?:幫我)?(?:取消|撤)")
 #: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人). Source: issue 9 item 10.
 _HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
                            r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
@@ -319,7 +341,11 @@ def read_diet(text: str) -> tuple[str | None, str | None]:
     form = reading_form(text)
     plain, negated = _unnegated(form)
     pungent = _pungent(form)
-    conditions = _conditions(form)
+    # finer types said beside a recorded word (我阿母吃早齋 花壇有素食店嗎: 素食 is read, 早齋 is named too)
+    spare = plain
+    for word, _ in DIET_WORDS:  # 蛋素 inside 奶蛋素 / 不吃蛋素 is no second word
+        spare = spare.replace(word, "｜") if len(word) >= 3 else spare
+    conditions = [word for word, _ in UNRECORDED_DIETS if _has_word(spare, word)] + _conditions(form)
     no_egg = _NO_EGG.search(form) is not None or re.search(r"(?:奶|乳)蛋|蛋奶(?!素)", "".join(
         match.group(0) for match in _NO_DAIRY.finditer(form))) is not None
     no_dairy = _NO_DAIRY.search(form) is not None
@@ -327,11 +353,11 @@ def read_diet(text: str) -> tuple[str | None, str | None]:
         if _has_word(plain, word):
             if diet == "vegetarian" and no_egg and no_dairy:  # 吃素 不吃蛋也不喝奶: 全素
                 named = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
-                return "vegan", "、".join(([word] if unrecorded else []) + named) or None
+                return "vegan", "、".join(dict.fromkeys(([word] if unrecorded else []) + named)) or None
             if diet == "vegetarian" and no_egg:  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
-                return "lacto", "、".join(([word] if unrecorded else []) + conditions) or None
+                return "lacto", "、".join(dict.fromkeys(([word] if unrecorded else []) + conditions)) or None
             if unrecorded:
-                return diet or "any", "、".join([word] + conditions)
+                return diet or "any", "、".join([word] + [w for w in conditions if w != word])
             if diet == "vegan":  # 全素 has no dairy already: only the other conditions are named
                 conditions = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
             return diet, "、".join(conditions) or None
@@ -415,25 +441,29 @@ def route(text: str) -> Proposal:
         return Proposal("greeting")
     if _FORGET.search(t) and not _FORGET_EXCEPT.search(t):
         return Proposal("privacy_info", notes=("forget",))  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
+    if NOT_ASKED_TO_REMEMBER.search(t) and not townships_in(t) and read_date(t) is None:
+        return Proposal("ack", notes=("not_saved",))  # 我又沒說要你記住: nothing is kept without 同意記住
     if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
-        return Proposal("ack")
+        return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
     if _ABOUT.search(t):
         return Proposal("greeting")
     if _STATUS.search(t) or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
-        return Proposal("handoff_cancel_help" if _CANCEL.search(t) else "handoff_status")
+        cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
+        return Proposal("handoff_cancel_help" if cancel else "handoff_status")
     if _PRIVACY.search(t):
         return Proposal("privacy_info")
-    hard = _limits(t, LIMITS)
-    if "transport" not in hard and _TRAVEL.search(t):
-        hard.append("transport")
-    if "parking" not in hard and _PARKING.search(t):
-        hard.append("parking")
+    hard = _hard_limits(t)
     if hard == ["weather"] and _topics(t, with_diet=False):
         hard = []  # 下雨天有室內活動嗎: an events question; the weather is said beside it
         weather_note: tuple[str, ...] = ("weather",)
     else:
         weather_note = ()
     if hard:
+        beside = _ask_beside_limits(t)
+        if beside is not None:  # 鹿港有素食店嗎？那邊停車方便嗎: the shops, and the parking limit
+            return Proposal(beside.tool, beside.args, beside.source,
+                            beside.notes + tuple(kind for kind in hard + _limits(t, SIDE_LIMITS)
+                                                 if kind not in beside.notes))
         return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
     side = tuple(_limits(t, SIDE_LIMITS)) + weather_note
     if any(word in t for word in _ELSEWHERE) and not townships_in(t):
@@ -471,6 +501,49 @@ def route(text: str) -> Proposal:
     return _search(t, side)
 
 
+#: Where one ask ends and another starts, for a limit asked beside a search (spaces count here).
+_LIMIT_CLAUSE_BREAK = re.compile(r"[？?！!。；;\n，,]+|\s+")
+#: What makes a clause an ask LOCAL can answer: an event, shop or diet word (a township or a day alone
+#: is context: 禮拜六去花壇 會不會很冷 asks about the weather only).
+_SEARCH_TOOLS = ("search_local_places", "search_local_events", "needs_area", "find_place")
+
+
+def _hard_limits(text: str) -> list[str]:
+    """The limits a text asks about that no search can answer (transport, parking, health, weather …)."""
+    hard = _limits(text, LIMITS)
+    if "transport" not in hard and _TRAVEL.search(text):
+        hard.append("transport")
+    if "parking" not in hard and _PARKING.search(text):
+        hard.append("parking")
+    return hard
+
+
+def _ask_beside_limits(t: str) -> Proposal | None:
+    """A search asked beside a limit (鹿港有素食店嗎？那邊停車方便嗎; 12/31彰化市有跨年晚會嗎 要怎麼去):
+    the clauses without a limit word, routed on their own, when they hold an event, shop or diet
+    ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
+    limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search. Source: trial 3 finding 6.
+    """
+    clauses = [clause for clause in _LIMIT_CLAUSE_BREAK.split(t) if clause and clause.strip()]
+    if len(clauses) < 2:
+        return None
+    rest = [clause for clause in clauses if not _hard_limits(clause)]
+    limited = [clause for clause in clauses if _hard_limits(clause)]
+    if not rest or not limited:
+        return None
+    text = " ".join(rest)
+    asks = (any(word in text for word in EVENT_WORDS) or read_diet(text)[0] not in (None, "any")
+            or any(word in _NOT_FOOD_SHOPS.sub("｜", text) for word in PLACE_WORDS)
+            or _topics(text, with_diet=False) or places_named_in(text))
+    if not asks:
+        return None
+    if not townships_in(text):
+        areas = [area for clause in limited for area in townships_in(clause)]
+        text = f"{areas[0]} {text}" if areas else text
+    proposal = route(text)
+    return proposal if proposal.tool in _SEARCH_TOOLS else None
+
+
 def _search(t: str, side: tuple[str, ...]) -> Proposal:
     """The search (or fallback) a message asks for, once no fixed, limit or shop-name rule answered."""
     townships = townships_in(t)
@@ -478,7 +551,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     county_wide = not townships and COUNTY in t
     diet, unrecorded = read_diet(t)
     date = read_date(t)
-    notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ())
+    notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
+        (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
     if diet is not None and diet != "any":  # someone else's plain 素 is theirs: the user's memory does not fill it
         other = _diet_of_other(t)
         notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
@@ -581,13 +655,16 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
 
 #: Someone who asks, not what is asked about (阿嬤想問…, 我媽要我問…): never an event topic.
 _PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|爸爸|媽媽|老爸|老媽|爸|媽|小孩|孩子|兒子|女兒|朋友|鄰居|"
-           r"同事|老師|家人|婆婆|公公|老婆|老公|太太|先生")
+           r"同事|老師|家人|婆婆|公公|老婆|老公|太太|先生|"
+           # Taiwanese kin words (trial 4 finding 10: 我阿母吃早齋)
+           r"阿母|阿爸|阿爹|老母|阿伯|阿姨|阿嬸|阿叔|阿舅|阿妗|阿姑|孫仔|孫子|孫女|後生|查某囝|囝仔")
 _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
 #: Another person's diet (我媽媽吃全素, 朋友說他吃素, 幫我爸找全素): searched, never offered as the
 #: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
 _OTHERS_DIET = re.compile(
     rf"(?:{_PEOPLE}|他們|她們|他|她|客人|客戶|男友|女友|男朋友|女朋友|哥哥|姊姊|姐姐|弟弟|妹妹|岳母|岳父|另一半|室友|同學|親戚)"
-    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|想|固定|習慣|吃的是|說)*(?:吃)?(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|素|vegan)"
+    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|想|固定|習慣|吃的是|說)*(?:吃)?"
+    r"(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|早齋|鍋邊素|方便素|五辛素|初一十五|齋|素|vegan)"
     rf"|(?:幫|替|給|帶)(?:我)?(?:的)?(?:{_PEOPLE}|他|她)")
 _WITH_ME = re.compile(rf"我(?:和|跟|與|同|還有|以及)(?:我)?(?:的)?(?:{_PEOPLE})|我們|我家|全家|一家")
 
