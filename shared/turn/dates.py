@@ -13,13 +13,17 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   十五號) is the *coming* one: this month's when it has not passed (today counts), else next month's
   (``coming_day_of_month``: 25號 on 12/26 is 1/25), never silently a past day; 大年初五 / 過年初三 is that day
   of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``unreadable``;
-  two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6);
+  two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6); so are
+  any two dates joined by 跟 / 和 / 或 / 還是 / 、 / 到 (後天跟大後天, 明天或週六, 聖誕節跟跨年: ``both:<v>|<v>``; one
+  side unread makes the pair ``unreadable``; trial 3 finding 2);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1); a holiday's 連假 (元旦連假, 清明連假) is the holiday with the
   weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
-  ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every Taiwan
-  public holiday by its name in that calendar (中秋節, 端午節, 國慶日, 兒童節 …);
-- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 昨天 / 昨晚, 前天;
+  ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every day that
+  calendar names in its public, optional and workday categories, read whole or by the end of the name
+  (中秋節, 端午節, 國慶日, 行憲紀念日, 開國紀念日, 軍人節, 植樹節, 婦女節 …); a …節 / …紀念日 it does not name
+  (護士節, 結婚紀念日) is ``unreadable`` (a festival that is an event, 音樂節, is no date; trial 3 finding 1);
+- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天;
 - weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …;
 - months: 這個月, 下個月, 上個月; a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
   上上個月3號 is ``unreadable``); 年底 (the nearest December), 年初 (January); early / middle / late in a month: 下個月初 (1–10), 月中 (11–20),
@@ -385,7 +389,8 @@ def read_date(text: str) -> str | None:
         ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
         ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``long_weekend:<md or holiday value>``
         (元旦連假); ``cny_day:NN`` (大年初五); ``unreadable`` when the text
-        names a date that none of these read (12/1/3, 下下週, 大後天); None when it names no date.
+        names a date that none of these read (12/1/3, 下下週, 護士節); ``both:<value>|<value>`` for two
+        dates joined (明天或週六); None when it names no date.
     """
     text = _cn_numerals(text)
     first = _one_date(text)

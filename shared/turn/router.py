@@ -16,7 +16,9 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    asking to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的紀錄忘掉) → ``privacy_info``
    with the note ``forget`` (the reply leads with the 忘記我的飲食偏好 button; words alone delete nothing);
 3. health, transport, parking (停車, 車子要停哪裡, 好停嗎), shuttles and weather → ``show_limits`` (never a search); a place
-   outside Changhua County (台中) → ``show_limits`` (``elsewhere``);
+   outside Changhua County (台中) → ``show_limits`` (``elsewhere``); but an event, shop or diet ask in
+   another clause (鹿港有素食店嗎？那邊停車方便嗎) is routed on its own, with the limits as notes (trial 3 finding 6);
+   a complaint about 記住 (我又沒說要你記住) → ``ack`` with the note ``not_saved`` (trial 3 finding 9);
 4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``; with a diet asked
    (哪間有全素) the note ``diet_check:<type>`` makes the reply say, per named shop, what the catalog lists;
    a shop name with a typo (合米素食, jonh手作; shared.places.search.place_close_to, difflib) → ``did_you_mean``
@@ -27,7 +29,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    ask is searched on its own words, the second is a note (``also_places:<township>/<type>`` or
    ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first;
 7. an event word, an event topic, kind or title word (市集, 長輩, 講座, 音樂表演, 展覽, 老街散步) or a date without a diet or
-   place word → ``search_local_events`` (keyword = the topics, AND; an unread date → ``unreadable``);
+   place word → ``search_local_events`` (keyword = the topics, AND; two joined by 跟 / 或 are either: ``市集|親子``;
+   an unread date → ``unreadable``);
    who asks (阿嬤想問, 我媽要我問) is not a topic;
 8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
@@ -509,7 +512,12 @@ _SEARCH_TOOLS = ("search_local_places", "search_local_events", "needs_area", "fi
 
 
 def _hard_limits(text: str) -> list[str]:
-    """The limits a text asks about that no search can answer (transport, parking, health, weather …)."""
+    """The limits a text asks about that no search can answer (transport, parking, health, weather …).
+
+    A food allergy beside a diet ask (我對花生過敏 花壇有素食嗎) is a food condition read_diet names, not
+    a health question."""
+    if read_diet(text)[0] not in (None, "any"):
+        text = _OTHER_FOOD.sub("｜", _NO_DAIRY.sub("｜", _NO_EGG.sub("｜", text)))
     hard = _limits(text, LIMITS)
     if "transport" not in hard and _TRAVEL.search(text):
         hard.append("transport")
