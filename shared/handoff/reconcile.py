@@ -73,9 +73,10 @@ def _receipt_tell(task: ReconcileTask, receipt, outcome: str, settings: Settings
     A "checking" answer is followed up even when the receipt reached the user earlier by another
     path (an earlier tap): the user who was told "checking" hears the result (``Tell.checked_event``).
     """
-    message = wording.receipt_message(settings, receipt, variant=_receipt_variant(task))
+    variant = _receipt_variant(task)
     checked = (task.reply_event_id or "unknown") if task.reason == UNKNOWN_OUTCOME else None
-    return Tell(records.OPERATIONS, "receipt", [message], outcome, receipt.request_id, checked_event=checked)
+    return Tell(records.OPERATIONS, "receipt", lambda: [wording.receipt_message(settings, receipt, variant=variant)],
+                outcome, receipt.request_id, checked_event=checked)
 
 
 class ReconcileService:
@@ -119,7 +120,7 @@ class ReconcileService:
                 result = self._unsettled(attempt, "lookup_unavailable")
             else:
                 if request is not None:
-                    result = self._found(attempt, request)
+                    result = self._found(attempt, request, op_doc)
                 else:
                     result = self._not_found(attempt, op_doc)
         log("INFO" if result.http_status < 500 else "WARNING", "reconcile answered", outcome=result.outcome,
@@ -137,7 +138,7 @@ class ReconcileService:
 
     # ---- settle: found ----------------------------------------------------------------------
 
-    def _found(self, attempt: Attempt, request: dict) -> ReconcileResult:
+    def _found(self, attempt: Attempt, request: dict, op_doc: dict | None) -> ReconcileResult:
         task, operation = attempt.task, attempt.operation
         if request.get("tenant_id") != operation.actor.tenant_id or request.get("user_id") != operation.actor.user_id:
             return ReconcileResult("wrong_actor", 200)
@@ -145,15 +146,17 @@ class ReconcileService:
             log("ERROR", "reconcile found a request with other content under the same key")
             return ReconcileResult("idempotency_conflict", 200)
         receipt = receipt_of(request, ALREADY_CREATED)
-        return self.notifier.deliver(attempt, _receipt_tell(task, receipt, "found", self.settings))
+        return self.notifier.deliver(attempt, _receipt_tell(task, receipt, "found", self.settings), op_doc)
 
     # ---- settle: not found --------------------------------------------------------------------
 
     def _not_found(self, attempt: Attempt, op_doc: dict | None) -> ReconcileResult:
         task = attempt.task
         if (op_doc or {}).get("state") == records.OperationState.NOT_CREATED:
-            message = wording.not_created_message((op_doc or {}).get("reason", ""))
-            return self.notifier.deliver(attempt, Tell(records.OPERATIONS, "not_created", [message], "not_created"))
+            settled_reason = (op_doc or {}).get("reason", "")
+            return self.notifier.deliver(attempt, Tell(records.OPERATIONS, "not_created",
+                                                       lambda: [wording.not_created_message(settled_reason)],
+                                                       "not_created"), op_doc)
         if task.reason != UNKNOWN_OUTCOME:
             # Relays and re-queues follow a request that existed; without it there is nothing to tell
             # and no consent to act on (the draft is already confirmed): leave it to a person.
@@ -242,8 +245,9 @@ class ReconcileService:
             decision = self.store.run_transaction(txn)
         except StoreError:
             return self._unsettled(attempt, "store_unavailable")
-        return self.notifier.tell(attempt, Tell(records.OPERATIONS, "not_created", [wording.not_created_message(reason)],
-                                                "not_created", detail={"reason": reason}), decision)
+        return self.notifier.tell(attempt, Tell(records.OPERATIONS, "not_created",
+                                                lambda: [wording.not_created_message(reason)], "not_created",
+                                                detail={"reason": reason}), decision)
 
     # ---- settle: unknown after every attempt ----------------------------------------------------
 

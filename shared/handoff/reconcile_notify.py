@@ -13,7 +13,7 @@ No method runs inside a store transaction function (a LINE call there could repe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from shared import inbox
 from shared.clock import Clock, to_iso
@@ -33,7 +33,8 @@ class Tell:
         collection: where the notice lives (``records.OPERATIONS`` or ``records.FOLLOWUPS``).
         purpose: the notice's own retry-key purpose (``receipt``, ``not_created``): every push that
             tells this notice for the first time carries it, so any repeat is LINE's 409.
-        messages: line-bot-sdk message models to push.
+        render: builds the line-bot-sdk message models to push; called only when a push is made
+            (most deliveries find the notice already told, and then nothing is built).
         outcome: the machine word of the answer (``found``, ``created``, ``not_created``).
         request_id: the request's public id, when there is one.
         detail: more fields for the answer and the log.
@@ -44,7 +45,7 @@ class Tell:
 
     collection: str
     purpose: str
-    messages: list[Any]
+    render: Callable[[], list[Any]]
     outcome: str
     request_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -80,8 +81,18 @@ class ReconcileNotifier:
         self.line = line
         self.clock = clock
 
-    def deliver(self, attempt: Attempt, tell: Tell) -> ReconcileResult:
-        """Claim the notice for the push, then tell the user (unless already told or held)."""
+    def deliver(self, attempt: Attempt, tell: Tell, seen: dict | None = None) -> ReconcileResult:
+        """Claim the notice for the push, then tell the user (unless already told or held).
+
+        Args:
+            seen: the notice's document as the lookup read it (``tell.collection``), or None. A
+                notice it shows settled (delivered, reply_unknown, failed) is DELIVERED without a
+                claim transaction: a settled notice never becomes pending again (``shared.outbox``),
+                so the claim could only answer the same.
+        """
+        seen_notice = notify.Notice.of(seen)
+        if seen_notice is not None and seen_notice.state.settled:
+            return self.tell(attempt, tell, notify.NoticeClaim.DELIVERED)
         try:
             decision = notify.claim_notice(self.store, tell.collection, attempt.operation, notify.PUSH_OWNER,
                                            now=attempt.now, lease_seconds=self.settings.event_lease_seconds,
@@ -126,7 +137,7 @@ class ReconcileNotifier:
             if settled is not None:
                 return settled
         try:
-            pushed = notify.push_notice(self.line, attempt.operation, tell.messages, purpose=purpose,
+            pushed = notify.push_notice(self.line, attempt.operation, tell.render(), purpose=purpose,
                                         timeout_seconds=self.settings.line_timeout_seconds)
         except LineSendError as exc:
             # Every row but REFUSED may be tried again: the push carries its retry key (DESIGN §11).

@@ -28,6 +28,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from shared.clock import require_aware
@@ -81,9 +82,9 @@ class Operation:
     actor: Actor
     idempotency_key: str
 
-    @property
+    @cached_property
     def doc_id(self) -> str:
-        """64 lowercase hex: the id of the draft, request and operation documents."""
+        """64 lowercase hex: the id of the draft, request and operation documents (computed once)."""
         return _digest("handoff-operation", self.actor.tenant_id, self.actor.user_id, self.idempotency_key)
 
     def retry_key(self, purpose: str = "receipt") -> str:

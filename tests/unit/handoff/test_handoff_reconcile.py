@@ -92,6 +92,22 @@ def test_reconcile_checking_answer_after_an_earlier_receipt_still_gets_result(st
         draft.operation.retry_key("checked:EV2")]
 
 
+def test_reconcile_relay_of_a_delivered_receipt_opens_no_write_transaction(store, actor, settings, clock,
+                                                                          line_standin):
+    draft = draft_for(store, actor, settings)
+    webhook_create(store, settings, draft, event="EV1")
+    notify.mark_delivered(store, records.OPERATIONS, draft.operation, "reply:EV1", now=NOW)
+    before = store.get(records.OPERATIONS, draft.operation.doc_id)
+    commits: list[int] = []  # the store's test seam: called before each COMMIT
+    path = path_from_url(settings.store_url)
+    writer = SqliteStore(path, deadline_seconds=2.0, before_commit=commits.append)
+    relay = service(settings, clock, store=writer).run(ReconcileTask(draft.operation, draft.content_hash, RELAY),
+                                                       retry_count=0)
+    assert (relay.outcome, relay.http_status, relay.detail["notice"]) == ("found", 200, "already_delivered")
+    assert commits == [] and pushes(line_standin) == []  # the lookup saw "delivered": nothing to claim
+    assert store.get(records.OPERATIONS, draft.operation.doc_id) == before
+
+
 def test_reconcile_relay_waits_for_a_live_reply_then_pushes(store, actor, settings, clock, line_standin):
     draft = draft_for(store, actor, settings)
     webhook_create(store, settings, draft)
