@@ -131,10 +131,10 @@ class ReconcileService:
     # ---- lookup -----------------------------------------------------------------------------
 
     def _lookup(self, operation: Operation) -> tuple[dict | None, dict | None]:
-        """(the request, the operation document) by key, through the read-only store."""
+        """(the request, the operation document) by key, through the read-only store, in one read."""
         doc_id = operation.doc_id
-        return (self.lookup_store.get(records.REQUESTS, doc_id),
-                self.lookup_store.get(records.OPERATIONS, doc_id))
+        request, op_doc = self.lookup_store.get_all([(records.REQUESTS, doc_id), (records.OPERATIONS, doc_id)])
+        return request, op_doc
 
     # ---- settle: found ----------------------------------------------------------------------
 

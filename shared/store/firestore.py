@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from google.api_core import exceptions as gexc
 from google.api_core import retry as retries
@@ -269,6 +269,22 @@ class FirestoreStore:
         except gexc.GoogleAPIError as exc:
             raise _translate(exc, write_sent=False) from exc
         return snap.to_dict() if snap.exists else None
+
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents in one ``BatchGetDocuments`` call; None where absent. Raises StoreUnavailable."""
+        if not refs:
+            return []
+        docs = [self._ref(collection, doc_id) for collection, doc_id in refs]
+        try:
+            snaps = {snap.reference.path: snap for snap in
+                     self._db().get_all(docs, retry=self._read_retry, timeout=self.deadline_seconds)}
+        except gexc.GoogleAPIError as exc:
+            raise _translate(exc, write_sent=False) from exc
+        out: list[Doc | None] = []
+        for ref in docs:
+            snap = snaps.get(ref.path)
+            out.append(snap.to_dict() if snap is not None and snap.exists else None)
+        return out
 
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Create-if-absent, not retried. Raises RecordAlreadyExists, StoreTimeout (sent, outcome

@@ -8,7 +8,7 @@ have no side effects (no LINE, model or queue calls): DESIGN §4, §6; Firestore
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 Doc = dict[str, Any]
@@ -85,6 +85,13 @@ class DocumentStore(Protocol):
 
     def get(self, collection: str, doc_id: str) -> Doc | None:
         """Read one document by id; None when absent."""
+
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents, each ``(collection, id)``, in one call and one consistent read.
+
+        Returns:
+            One document or None (absent) per ref, in the order of ``refs``.
+        """
 
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Create-if-absent. Raises RecordAlreadyExists when the id is taken."""

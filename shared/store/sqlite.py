@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 from datetime import datetime, timezone
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from shared.sqlite_file import ConnectionPerThread, LockNotHad, group_commit, write_immediately
 from shared.store.port import (
@@ -146,6 +146,21 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
         return _loads(row[0]) if row else None
+
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents in one statement (one snapshot); None where absent. Raises StoreUnavailable."""
+        if not refs:
+            return []
+        sql = " UNION ALL ".join(["SELECT ?, data FROM documents WHERE collection=? AND id=?"] * len(refs))
+        args: list[Any] = []
+        for i, (collection, doc_id) in enumerate(refs):
+            args += [i, collection, doc_id]
+        try:
+            rows = self._conn().execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
+        found = {i: data for i, data in rows}
+        return [_loads(found[i]) if i in found else None for i in range(len(refs))]
 
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""

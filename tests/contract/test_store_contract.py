@@ -63,6 +63,18 @@ def test_store_create_then_get_roundtrips_unicode(make_store):
     assert store.get("things", "missing") is None
 
 
+def test_store_get_all_reads_each_ref_in_order_none_where_absent(make_store):
+    store = make_store()
+    store.create("things", "a", {"name": "和米素食 😀"})
+    store.create("others", "a", {"v": 2})
+    store.create("things", "b", {"v": 3})
+    refs = [("others", "a"), ("things", "missing"), ("things", "a"), ("things", "b"), ("things", "a")]
+    assert store.get_all(refs) == [{"v": 2}, None, {"name": "和米素食 😀"}, {"v": 3}, {"name": "和米素食 😀"}]
+    assert store.get_all([]) == []
+    reader = make_store(read_only=True)
+    assert reader.get_all([("things", "b"), ("nowhere", "x")]) == [{"v": 3}, None]
+
+
 def test_store_create_existing_id_raises_and_keeps_first(make_store):
     store = make_store()
     store.create("things", "a", {"v": 1})
