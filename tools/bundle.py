@@ -62,6 +62,7 @@ IMPORT_TO_DIST = {
     "cachecontrol": "cachecontrol",
     "urllib3": "urllib3",
     "holidays": "holidays",
+    "lunardate": "lunardate",
     "cn2an": "cn2an",
     "opencc": "opencc",
 }

@@ -23,8 +23,16 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   calendar names in its public, optional and workday categories, read whole or by the end of the name
   (中秋節, 端午節, 國慶日, 行憲紀念日, 開國紀念日, 軍人節, 植樹節, 婦女節 …); a …節 / …紀念日 it does not name
   (護士節, 結婚紀念日) is ``unreadable`` (a festival that is an event, 音樂節, is no date; trial 3 finding 1);
-- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天;
-- weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …;
+- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天 (大大後天 is ``unreadable``);
+- Taiwanese and colloquial words, read as the words above: 今仔日, 今暗, 明仔載 / 明仔再, 後日, 落後日 (大後天),
+  昨昏 / 昨暝, 前日, 頂禮拜 (上), 後禮拜 (下), 拜六, 月尾 (月底), 元月 (1月), 今明兩天 / 這兩天 (今天跟明天), 明後天,
+  假日 (週末); 今日頭條, 明日之星, 禮拜堂, 做禮拜 are no dates; 這幾天, 過幾天, 年後, 下半月 are ``unreadable``;
+- weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …, with
+  下下 / 上上 two weeks away (下下禮拜天, 上上週, 下下週末; 下下下 is ``unreadable``); a weekday in digits
+  (禮拜6, 週6, 星期7 = 日, 周６ after NFKC);
+- lunar dates, converted by ``lunardate``: 農曆 / 舊曆 / 陰曆 + month + day (農曆十一月十五 → 2026-12-23, 農曆11/15,
+  閏六月), 臘月初八, 正月十五, X月初N; 農曆初一 / 農曆十五 (no month) is the coming one; 農曆七月 the whole lunar
+  month; a 農曆 not read otherwise is ``unreadable`` (or a lunar holiday: 農曆新年, 農曆除夕), never solar;
 - months: 這個月, 下個月, 上個月; a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
   上上個月3號 is ``unreadable``); 年底 (the nearest December), 年初 (January); early / middle / late in a month: 下個月初 (1–10), 月中 (11–20),
   上個月底 / 12月底 / 1月下旬 (21 to the month's end);
@@ -34,7 +42,8 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
 - 元宵 (lunar 1/15: the calendar's first 春節 day + 14), 母親節 (second Sunday of May), 父親節 (8/8),
   萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``unreadable``.
 
-Source: issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
+Source: trial 4 findings 1, 2, 13 and the minor 下下禮拜天 (https://pypi.org/project/lunardate/);
+issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
 month-only, past ranges; unreadable dates get 「我看不懂這個日期」), item 3 (nearest day, past shown
 as past); https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an on PyPI.
 """
@@ -127,7 +136,7 @@ _HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
 )
 
 _DAY_WORDS: tuple[tuple[str, str], ...] = (
-    ("大後天", "three_days_later"), ("大前天", "three_days_ago"),
+    ("大大後天", UNREADABLE), ("大大前天", UNREADABLE), ("大後天", "three_days_later"), ("大前天", "three_days_ago"),
     ("後天", "day_after_tomorrow"), ("前天", "day_before_yesterday"),
     ("昨天", "yesterday"), ("昨晚", "yesterday"), ("昨日", "yesterday"),
     ("明天", "tomorrow"), ("明晚", "tomorrow"), ("明早", "tomorrow"), ("明日", "tomorrow"),
@@ -139,7 +148,38 @@ _DAY_WORDS: tuple[tuple[str, str], ...] = (
 _SINGLE_DAYS = ("today", "tomorrow", "day_after_tomorrow", "three_days_later", "yesterday", "day_before_yesterday",
                 "three_days_ago")
 #: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
-_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}")
+_DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}"
+                       rf"|這幾[天日]|过幾天|過幾天|近幾天|年後|[上下]半月|{_WEEK}\s*[089](?![\d次天日個个小時时點点人號号])")
+
+
+#: Words that contain a day word but name no date: a news app, a TV show, a church, a service.
+_NOT_DATES = re.compile(r"今日頭條|今日新聞|明日之星|昨日重現|禮拜堂|(?:做|主日)禮拜(?![一二三四五六日天\d])|星期五餐廳")
+#: Taiwanese and colloquial day words → the Mandarin words read below (longest first). 今仔日 = 今天,
+#: 明仔載 / 明仔再 = 明天, 後日 = 後天, 落後日 = 大後天, 昨昏 = 昨天, 頂禮拜 = 上禮拜, 後禮拜 = 下禮拜, 月尾 = 月底.
+_COLLOQUIAL: tuple[tuple[str, str], ...] = (
+    (r"今仔暗|今暗|今夜", "今晚"), (r"今仔日", "今天"),
+    (r"明仔暗", "明晚"), (r"明仔載|明仔再|明仔早|明仔日|明仔", "明天"),
+    (r"落後日", "大後天"), (r"(?<![最之以然午往])後日(?![本子期])", "後天"),
+    (r"昨昏|昨暗|昨暝|昨眠", "昨天"), (r"(?<![提日])前日(?![本子期])", "前天"),
+    (r"(?<![山屋樓楼])頂頂(?:[個个])?(?=禮拜|星期|週|周|拜)", "上上"),
+    (r"(?<![山屋樓楼])頂(?:[個个])?(?=禮拜|星期|週|周|拜)", "上"),
+    (r"頂[個个]?月", "上個月"),
+    (r"(?<![之以然最午往飯])後(?:[個个])?(?=禮拜|礼拜)", "下"),
+    (r"月尾", "月底"), (r"元月", "1月"),
+    (r"今明兩?天|這兩天|这两天", "今天跟明天"), (r"明後兩?天", "明天跟後天"),
+    (r"(?<![國定續例休節])假日", "週末"),
+)
+_COLLOQUIAL_RE = [(re.compile(pattern), word) for pattern, word in _COLLOQUIAL]
+#: A weekday in digits (禮拜6, 週6, 星期6, 周６ after NFKC; 7 = Sunday), not a count (一週3次, 週休2日).
+_DIGIT_WEEKDAY = re.compile(r"(週|周|禮拜|礼拜|星期|拜)\s*([1-7])(?![\d次天日個个小點点時时人號号/.\-:月])")
+
+
+def _colloquial(text: str) -> str:
+    """今仔日 → 今天, 禮拜6 → 禮拜六, 頂禮拜 → 上禮拜 …; words like 今日頭條 or 禮拜堂 are blanked out."""
+    text = _NOT_DATES.sub("｜", text)
+    for pattern, word in _COLLOQUIAL_RE:
+        text = pattern.sub(word, text)
+    return _DIGIT_WEEKDAY.sub(lambda m: m.group(1) + "一二三四五六日"[int(m.group(2)) - 1], text)
 
 
 def _cn_numerals(text: str) -> str:
@@ -195,6 +235,76 @@ def _written(text: str) -> str | None:
     found = _DAY_ONLY.search(text)
     if found:
         return f"day:{int(found.group(1)):02d}"
+    return None
+
+
+#: A lunar date: 農曆十一月十五 (after _cn_numerals: 農曆11月15), 舊曆12月初八, 陰曆閏6月初一, 農曆11/15,
+#: 臘月初八, 正月十五, and X月初N (初 + a numeral is a lunar day); 農曆十五 / 農曆初一 (no month) is the coming one.
+_LUNAR_PREFIX = re.compile(r"農曆|舊曆|陰曆|古曆|農暦|舊暦|陰暦")
+_LUNAR_DAY_NUMBER = r"初\s*(?:[一二三四五六七八九十]|10|[1-9])|[一二三四五六七八九十廿卅]{1,3}|\d{1,2}"
+_LUNAR_DATE = re.compile(
+    rf"(?P<leap>閏|闰)?\s*(?P<month>正|臘|腊|冬|\d{{1,2}}|[一二三四五六七八九十]{{1,3}})\s*(?:月\s*(?P<day>{_LUNAR_DAY_NUMBER})"
+    rf"|/\s*(?P<slash_day>\d{{1,2}}))(?![\d個个場场人位次天點点時时分歲岁塊元碗份/起])")
+_LUNAR_MONTH = re.compile(r"(?P<leap>閏|闰)?\s*(?P<month>正|臘|腊|冬|\d{1,2}|[一二三四五六七八九十]{1,3})\s*月(?!\s*[初中底末上下旬])")
+_LUNAR_BARE_DAY = re.compile(rf"^\s*(?P<day>{_LUNAR_DAY_NUMBER})(?![\d個个場场人位次天點点時时分歲岁塊元碗份月/])")
+#: 初一十五 (vegetarian on the 1st and 15th of each lunar month) is a diet, not a date.
+_LUNAR_DIET = re.compile(r"初一\s*[、,跟和及與]?\s*十五")
+
+
+def _lunar_number(word: str) -> int | None:
+    """正 → 1, 臘 → 12, 冬 → 11, 初八 → 8, 十五 → 15, 廿三 → 23, 15 → 15; None when not a number."""
+    word = word.replace("初", "").strip()
+    named = {"正": 1, "臘": 12, "腊": 12, "冬": 11}
+    if word in named:
+        return named[word]
+    if word.isdigit():
+        return int(word)
+    import cn2an  # on first use (see _cn_numerals)
+    try:
+        return int(cn2an.cn2an(word.replace("廿", "二十").replace("卅", "三十"), "smart"))
+    except (ValueError, KeyError):
+        return None
+
+
+def _lunar(text: str) -> str | None:
+    """A lunar-calendar date → ``lunar:MM-DD`` (``lunar:L06-01`` in a leap month), ``lunar_day:DD``
+    (農曆十五: the coming one) or ``lunar_month:MM`` (農曆七月); ``unreadable`` when 農曆 / 舊曆 / 陰曆 is
+    written but no lunar date is read (never its solar reading); None when the text names no lunar date.
+
+    Without a prefix only 臘月 / 正月 / 冬月 with a day, and X月初N, are lunar (正月初N is left to
+    ``_lunar_day``: the Lunar New Year's days). Source: trial 4 finding 1 (農曆十一月十五 was searched as 11/15).
+    """
+    prefix = _LUNAR_PREFIX.search(text)
+    if _LUNAR_DIET.search(text):
+        return None
+    candidates = [(found, bool(prefix and found.start() >= prefix.end() and not text[prefix.end():found.start()].strip()))
+                  for found in _LUNAR_DATE.finditer(text)]
+    for found, prefixed in candidates:
+        month_word, day_word = found.group("month"), found.group("day") or found.group("slash_day")
+        if not prefixed:
+            if found.group("slash_day") or month_word == "正" and day_word.startswith("初"):
+                continue
+            if month_word not in ("臘", "腊", "冬", "正") and not re.match(r"初\s*[一二三四五六七八九十]", day_word):
+                continue
+        month, day = _lunar_number(month_word), _lunar_number(day_word)
+        if month is None or day is None or not (1 <= month <= 12 and 1 <= day <= 30):
+            return UNREADABLE
+        return f"lunar:{'L' if found.group('leap') else ''}{month:02d}-{day:02d}"
+    if prefix is None:
+        return None
+    rest = text[prefix.end():]
+    month_only = _LUNAR_MONTH.match(rest.lstrip())
+    if month_only:
+        month = _lunar_number(month_only.group("month"))
+        if month is None or not 1 <= month <= 12 or month_only.group("leap"):
+            return UNREADABLE
+        return f"lunar_month:{month:02d}"
+    if any(word in rest for word in _UNREAD_HOLIDAYS):
+        return None  # 農曆七夕: the festival's own reading (_holiday: unreadable)
+    bare = _LUNAR_BARE_DAY.match(rest)
+    if bare:
+        day = _lunar_number(bare.group("day"))
+        return f"lunar_day:{day:02d}" if day is not None and 1 <= day <= 30 else UNREADABLE
     return None
 
 
@@ -294,6 +404,8 @@ def _holiday(text: str) -> str | None:
 
 def _week(text: str) -> str | None:
     """A week phrase; a named day beats a weekend (這週末的週六 → saturday, 下週末的週日 → next_sunday)."""
+    if re.search(rf"(?:上上上|下下下)[個个]?\s*(?:{_WEEK}|月)", text):
+        return UNREADABLE  # 下下下週三, 上上上個週末: three weeks away is not read, never this week
     values = [value for value in (_week_value(match) for match in _WEEK_PHRASE.finditer(text)) if value]
     if not values:
         found = _BARE_WEEKEND.search(text)
@@ -301,7 +413,7 @@ def _week(text: str) -> str | None:
             return None
         which = found.group(1) or ""
         if which.startswith(("上上", "下下")):
-            return UNREADABLE
+            return f"week_offset:{-2 if which.startswith('上') else 2}/weekend"
         return "last_weekend" if which.startswith("上") else "next_weekend" if which.startswith("下") else "weekend"
     weekends = [value for value in values if value.endswith("weekend")]
     days = [value for value in values if not value.endswith(("weekend", "week"))]
@@ -320,8 +432,12 @@ def _week(text: str) -> str | None:
 def _week_value(match: re.Match[str]) -> str | None:
     """One week phrase → a value; None when it is not a week (拜拜, 一星期)."""
     which, day, second = match.group(1) or "", match.group(2), match.group(3)
-    if which.startswith(("上上", "下下")):
-        return UNREADABLE
+    if which.startswith(("上上", "下下")):  # 下下禮拜天, 上上週三, 下下週末, 下下個禮拜: two weeks away
+        offset = -2 if which.startswith("上") else 2
+        weekday = _WEEKDAYS[day] if day else None
+        if day is None or weekday is None or (weekday == 5 and second in ("日", "天")):
+            return f"week_offset:{offset}/{'week' if day is None else 'weekend'}"
+        return f"week_offset:{offset}/{weekday}"
     prefix = "last_" if which.startswith("上") else "next_" if which.startswith("下") else ""
     this = which.startswith(("這", "这", "本"))
     if day is None:
@@ -378,8 +494,9 @@ def _pair(text: str, first: str) -> str | None:
 def read_date(text: str) -> str | None:
     """The date a message asks about, as a value for ``resolve_date_value``; or None.
 
-    Pure (no clock). The most specific form wins: a written date, then a holiday, a month alone,
-    a week phrase, a day word (今天 …), a month word (下個月 …).
+    Pure (no clock). Taiwanese and colloquial words are read as their Mandarin forms first. A lunar
+    date wins (a 農曆 not read is ``unreadable``), then the most specific form: a written date, a
+    holiday, a month alone, a week phrase, a day word (今天 …), a month word (下個月 …).
 
     Args:
         text: the message in its reading form (shared.turn.text.reading_form), never logged.
@@ -388,11 +505,13 @@ def read_date(text: str) -> str | None:
         ``day:DD``; ``month_part:<last|this|next|MM>/<early|mid|late>``; ``last_month_day:DD`` / ``this_month_day:DD`` / ``next_month_day:DD``;
         ``days:<day keyword>/<day keyword>`` (明天跟後天); ``month:MM``; ``weekday:N`` / ``this_weekday:N`` / ``next_weekday:N`` /
         ``last_weekday:N`` (N = 0 for Monday … 6); ``holiday:<name>``; ``long_weekend:<md or holiday value>``
-        (元旦連假); ``cny_day:NN`` (大年初五); ``unreadable`` when the text
-        names a date that none of these read (12/1/3, 下下週, 護士節); ``both:<value>|<value>`` for two
+        (元旦連假); ``cny_day:NN`` (大年初五); ``week_offset:<±2>/<week|weekend|N>`` (下下禮拜天);
+        ``lunar:MM-DD`` / ``lunar:LMM-DD`` (a leap month), ``lunar_day:DD``, ``lunar_month:MM`` (農曆 dates);
+        ``unreadable`` when the text names a date that none of these read (12/1/3, 下下下週, 大大後天,
+        護士節, 農曆那幾天); ``both:<value>|<value>`` for two
         dates joined (明天或週六); None when it names no date.
     """
-    text = _cn_numerals(text)
+    text = _cn_numerals(_colloquial(text))
     first = _one_date(text)
     if first is None or first == UNREADABLE:
         return first
@@ -401,6 +520,12 @@ def read_date(text: str) -> str | None:
 
 def _one_date(text: str) -> str | None:
     """read_date without the pair rule, on text whose Chinese numerals are already digits."""
+    lunar = _lunar(text)
+    if lunar is not None:
+        return lunar
+    if _LUNAR_PREFIX.search(text) and not _LUNAR_DIET.search(text):  # 農曆 … not read above: never a solar date
+        value = _lunar_day(text) or _holiday(text)
+        return value if value in _LUNAR_HOLIDAYS or (value or "").startswith("cny_day:") else UNREADABLE
     for reader in (_written, _lunar_day, _holiday):
         value = reader(text)
         if value is not None:
@@ -417,11 +542,17 @@ def _one_date(text: str) -> str | None:
     if value is not None:
         return value
     days = _day_words(text)
+    if UNREADABLE in days:
+        return UNREADABLE  # 大大後天: not read, never another day
     if len(set(days)) >= 2 and all(day in _SINGLE_DAYS for day in days):
         return f"days:{days[0]}/{days[-1]}"  # 明天跟後天: both days, and any between
     if days:
         return days[0]
     return UNREADABLE if _DATE_CUE.search(text) else None
+
+
+#: Holiday values that are lunar-calendar days, so 農曆新年 / 農曆除夕 / 農曆端午 keep their reading.
+_LUNAR_HOLIDAYS = ("holiday:lunar_new_year", "holiday:農曆除夕", "holiday:lantern", "holiday:端午節", "holiday:中秋節")
 
 
 class UnreadableDate(ValueError):
@@ -592,6 +723,21 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         while day_off(start - timedelta(days=1)):
             start -= timedelta(days=1)
         return start, end
+    if kind == "week_offset":  # 下下禮拜天 → week_offset:2/6; 上上週 → week_offset:-2/week
+        weeks, _, part = rest.partition("/")
+        try:
+            monday = week_monday + timedelta(days=7 * int(weeks))
+        except ValueError as exc:
+            raise UnreadableDate(f"not a date: {value!r}") from exc
+        if part == "week":
+            return _span(monday, 7)
+        if part == "weekend":
+            return _span(monday + timedelta(days=5), 2)
+        if part.isdigit() and 0 <= int(part) <= 6:
+            return _span(monday + timedelta(days=int(part)))
+        raise UnreadableDate(f"not a date: {value!r}")
+    if kind in ("lunar", "lunar_day", "lunar_month"):
+        return _lunar_span(kind, rest, today)
     if kind == "both":  # 明天或週六, 聖誕節跟跨年: one range covering both dates
         first, _, second = rest.partition("|")
         spans = [resolve_date_value(first, today), resolve_date_value(second, today)]
@@ -640,6 +786,53 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
     except (ValueError, KeyError) as exc:
         raise UnreadableDate(f"not a date: {value!r}") from exc
     raise UnreadableDate(f"not a date: {value!r}")
+
+
+def _lunar_span(kind: str, rest: str, today: date) -> tuple[date, date]:
+    """A lunar value → its Asia/Taipei solar span, converted by ``lunardate`` (lunar years 1900–2099).
+
+    ``lunar:MM-DD`` (``lunar:LMM-DD`` in a leap month) is the nearest such day (the lunar year before,
+    of, or after today's); ``lunar_day:DD`` the coming DD of a lunar month (today counts);
+    ``lunar_month:MM`` the nearest lunar month MM (not its leap month), first day to the next month's.
+
+    Raises:
+        UnreadableDate: no such lunar day (a 30th in a 29-day month every year nearby, a leap month
+            that no nearby year has) or a value out of range.
+    Source: trial 4 finding 1; https://pypi.org/project/lunardate/ (LunarDate.to_solar_date / from_solar_date).
+    """
+    from lunardate import LunarDate  # on first use (see _cn_numerals)
+
+    def solar(year: int, month: int, day: int, leap: bool = False) -> date | None:
+        try:
+            return LunarDate(year, month, day, leap).to_solar_date()
+        except ValueError:
+            return None
+
+    try:
+        this_year = LunarDate.from_solar_date(today.year, today.month, today.day).year
+        if kind == "lunar_day":
+            wanted = int(rest)
+            for ahead in range(62):  # two lunar months at most: every lunar month has 29 or 30 days
+                candidate = today + timedelta(days=ahead)
+                if LunarDate.from_solar_date(candidate.year, candidate.month, candidate.day).day == wanted:
+                    return _span(candidate)
+            raise UnreadableDate(f"no lunar day {rest!r} soon")
+        if kind == "lunar_month":
+            month = int(rest)
+            spans = []
+            for year in (this_year - 1, this_year, this_year + 1):
+                first = solar(year, month, 1)
+                last = solar(year, month, 30) or solar(year, month, 29)
+                if first is not None and last is not None:
+                    spans.append((first, last + timedelta(days=1)))
+            return _nearest(today, spans)
+        leap = rest.startswith("L")
+        month, day = (int(part) for part in rest.lstrip("L").split("-"))
+        days = [found for year in (this_year - 1, this_year, this_year + 1)
+                if (found := solar(year, month, day, leap)) is not None]
+        return _nearest(today, [_span(found) for found in days])
+    except ValueError as exc:  # int() of a tampered value, a year outside lunardate's table
+        raise UnreadableDate(f"not a lunar date: {kind}:{rest}") from exc
 
 
 def coming_day_of_month(day: int, today: date) -> date:

@@ -33,7 +33,7 @@ def test_dates_chinese_numerals_and_roc_years_are_read(text, expected):
     assert resolve_date_value(read_date(reading_form(text)), TODAY)[0] == expected
 
 
-@pytest.mark.parametrize("text", ["下下週三", "12/1/3", "上上個月3號", "下下個週末"])
+@pytest.mark.parametrize("text", ["下下下週三", "12/1/3", "上上個月3號", "上上上個週末"])
 def test_dates_a_named_date_that_is_not_read_is_unreadable_never_none(text):
     assert read_date(reading_form(text)) == UNREADABLE
     with pytest.raises(UnreadableDate):

@@ -126,7 +126,7 @@ def test_date_in_counts_and_non_dates_are_not_misread(text):
 
 @pytest.mark.parametrize("text, value", [
     ("上週末有什麼活動", "last_weekend"), ("上禮拜六有活動嗎", "last_weekday:5"), ("12月有什麼活動", "month:12"),
-    ("下禮拜有活動嗎", "next_week"), ("下下週末有活動嗎", "unreadable"),
+    ("下禮拜有活動嗎", "next_week"), ("下下週末有活動嗎", "week_offset:2/weekend"),
 ])
 def test_date_in_phrases_read_since_issue_9(text, value):
     assert date_in(text) == value
