@@ -101,27 +101,48 @@ def claim_delay_seconds(doc: dict[str, Any], now: datetime) -> float:
     return notice.claim_delay_seconds(now) if notice else 0.0
 
 
-def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime,
-                    round_tag: str) -> int:
+@dataclass(frozen=True)
+class RequeuePass:
+    """One re-queue pass: ``queued`` notices handed to the queue, ``missed`` ones it did not confirm
+    (a busy or unreachable queue: the notice stays pending for the next pass)."""
+
+    queued: int
+    missed: int
+
+
+def requeue_pass(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime,
+                 round_tag: str) -> RequeuePass:
     """Queue a push for every pending staff notice of this tenant (start-up and sweep).
 
     Args:
         round_tag: the sweep's round (``shared.handoff.worker.sweep_round``): one task name per
-            notice, claim and round.
+            notice, claim and round, so a pass repeated in the same round queues nothing twice.
 
     Returns:
-        How many notices were handed to the queue.
+        How many notices were handed to the queue and how many were not.
     Raises:
         StoreUnavailable: the store could not be read.
     """
-    count = 0
+    queued = missed = 0
     for doc in store.query(records.NOTICES, where={"tenant_id": settings.tenant_id,
                                                     "notice_state": notify.PENDING.value}):
         doc_id = records.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
         if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc, round_tag),
                           delay_seconds=claim_delay_seconds(doc, now)):
-            count += 1
-    return count
+            queued += 1
+        else:
+            missed += 1
+    return RequeuePass(queued, missed)
+
+
+def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime,
+                    round_tag: str) -> int:
+    """``requeue_pass`` for the sweep: how many notices were handed to the queue.
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    return requeue_pass(settings, store, queue, now=now, round_tag=round_tag).queued
 
 
 def parse_notice_task(payload: object, tenant_id: str) -> str:

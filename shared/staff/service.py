@@ -10,6 +10,7 @@ Cloud Tasks docs (any non-2xx is retried).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from shared.clock import Clock, utc_now
@@ -65,21 +66,48 @@ class StaffTaskService:
         return result
 
 
+#: The start-up re-queue's pauses between passes that left a notice unqueued: doubling from the first
+#: to the cap (seconds), for at most one sweep interval (then the periodic sweep queues the rest).
+REQUEUE_RETRY_FIRST_SECONDS, REQUEUE_RETRY_MAX_SECONDS = 0.1, 5.0
+
+
 def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
-                     now: Clock = utc_now) -> None:
+                     now: Clock = utc_now) -> threading.Thread | None:
     """In a daemon thread: re-queue pending staff notices (a process killed after a commit).
 
+    A pass that leaves a notice unqueued (the queue did not confirm, e.g. the store file's write lock
+    stayed busy past the store deadline while the new worker's other start-up threads wrote) or could
+    not read the store is repeated after a pause (``REQUEUE_RETRY_FIRST_SECONDS`` doubling to
+    ``REQUEUE_RETRY_MAX_SECONDS``) for at most ``settings.sweep_interval_seconds``: a transient lock
+    must not leave a staff card waiting a whole sweep interval. Repeats are safe: task names are
+    per notice, claim and sweep round, so a notice already queued is not queued twice.
+
     Called once per serving process (after the fork) by functions/webhook; never at import.
+    Returns:
+        The started thread (tests join it), or None when there is no queue.
     """
     if queue is None:
-        return
+        return None
 
     def run() -> None:
-        at = now()
-        try:
-            count = relay.requeue_pending(settings, store, queue, now=at, round_tag=sweep_round(settings, at))
-            log("INFO", "staff start-up re-queue done", notices=count)
-        except StoreError as exc:
-            log("ERROR", "staff start-up re-queue failed", error=exc.__class__.__name__)
+        give_up_at = time.monotonic() + settings.sweep_interval_seconds
+        pause = REQUEUE_RETRY_FIRST_SECONDS
+        while True:
+            at = now()
+            try:
+                done = relay.requeue_pass(settings, store, queue, now=at, round_tag=sweep_round(settings, at))
+                if not done.missed:
+                    log("INFO", "staff start-up re-queue done", notices=done.queued)
+                    return
+                log("WARNING", "staff start-up re-queue incomplete", notices=done.queued, missed=done.missed)
+            except StoreError as exc:
+                log("WARNING", "staff start-up re-queue could not read the store", error=exc.__class__.__name__)
+            if time.monotonic() + pause > give_up_at:
+                log("ERROR", "staff start-up re-queue gave up; the sweep queues the rest")
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, REQUEUE_RETRY_MAX_SECONDS)
 
-    threading.Thread(target=run, name="staff-requeue", daemon=True).start()
+    thread = threading.Thread(target=run, name="staff-requeue", daemon=True)
+    thread.start()
+    return thread

@@ -160,3 +160,33 @@ def test_staff_relay_line_never_reached_kept_pending_for_retry(settings, store, 
     assert (result.outcome, result.http_status) == ("push_failed", 503)
     notice = notify.Notice.of(store.get(records.NOTICES, notice_doc_id))
     assert notice is not None and notice.state is notify.NoticeState.PENDING
+
+
+def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, clock, caplog):
+    """A worker killed after a commit leaves its staff notice pending; the new worker's start-up
+    re-queue meets the store file's write lock held by another writer of the process (its other
+    start-up threads, under load) past the queue's lock timeout. It must try again once the lock is
+    free, not leave the card for the next sweep (issue 8: the flaky webhook-killed staff test)."""
+    from shared.sqlite_file import write_lock
+    from shared.staff.service import start_background
+    from tests.functions.handoff_support import wait_for
+
+    doc_id, _ = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
+    notice_doc_id = records.notice_id(doc_id, records.ANNOUNCE)
+    path = path_from_url(settings.store_url)
+    queue = EmbeddedQueue(path, queue_name=settings.queue_name, target_url=settings.reconcile_function_url,
+                          auth_token=None, lock_timeout_seconds=0.05)
+    busy = write_lock(path)
+    busy.acquire()
+    try:
+        thread = start_background(settings, store, queue, now=clock)
+        wait_for(lambda: [r for r in caplog.records if r.getMessage() == "staff start-up re-queue incomplete"],
+                 30, "a pass that met the busy lock")
+        assert not queued(settings, queue, store, notice_doc_id, clock.at)
+    finally:
+        busy.release()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert queued(settings, queue, store, notice_doc_id, clock.at)
+    [done] = [r for r in caplog.records if r.getMessage() == "staff start-up re-queue done"]
+    assert done.fields == {"notices": 1}
