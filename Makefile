@@ -34,11 +34,12 @@ run: $(STAMP)
 
 # Four pytest-xdist workers, each taking whole files (a file's fixtures and processes stay together):
 # much of a test's time is spent waiting (stand-in latencies, leases, other processes), so four
-# workers keep two cores busy. TEST_WORKERS=0 runs in one process.
+# workers keep two cores busy. Files go out in collection order, costliest first (tests/conftest.py),
+# not xdist's default of most tests first. TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 4
 test: $(STAMP)
 	$(PY) -m compileall -q shared functions tools >/dev/null
-	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
 lint: $(STAMP)

@@ -60,6 +60,33 @@ def unsend_event(message_id: str, *, user_id: str = TEST_USER, event_id: str | N
     return line_events.unsend_event(message_id, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)
 
 
+#: Rough cost of one test on a quiet machine, in seconds, used only to order files (below): a ``slow``
+#: test (it starts real processes) costs ``slow(seconds=N)`` or ``SLOW_TEST_SECONDS``, any other
+#: ``FAST_TEST_SECONDS``. No test asserts a time.
+SLOW_TEST_SECONDS, FAST_TEST_SECONDS = 3.0, 0.02
+
+
+def _cost_seconds(item: pytest.Item) -> float:
+    slow = item.get_closest_marker("slow")
+    if slow is None:
+        return FAST_TEST_SECONDS
+    return float(slow.kwargs.get("seconds", SLOW_TEST_SECONDS))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Costliest files first, each file's tests in their own order.
+
+    ``make test`` hands whole files to xdist workers in collection order (``--dist loadfile
+    --no-loadscope-reorder``): a file of one half-minute test started last would finish alone while
+    the other workers idle, so the long files start first and the many short ones fill in at the end.
+    The order is the same in every worker (xdist requires identical collections)."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    ordered = sorted(files.values(), key=lambda tests: -sum(_cost_seconds(t) for t in tests))  # stable
+    items[:] = [item for tests in ordered for item in tests]
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _keyed_user_hash():
     """In-process code hashes user ids with the key the test functions derive from the test
@@ -193,25 +220,98 @@ def reply_messages(service, standin, event: dict) -> list[dict]:
     return reply["body"]["messages"]
 
 
+#: Under xdist, the one Firestore emulator all workers share: a file in the run's base temporary
+#: directory (``{"host", "pid", "dir"}``), written by the worker that started it, read by the others,
+#: and stopped by the controller when the run ends (``pytest_unconfigure``).
+_SHARED_EMULATOR = "firestore-emulator.json"
+
+
 @pytest.fixture(scope="session")
-def firestore_emulator_host():
-    """``127.0.0.1:PORT`` of Google's Firestore emulator for this session (``FIRESTORE_EMULATOR_HOST``
-    if set, else one started here), or skip when the machine image has none."""
+def firestore_emulator_host(tmp_path_factory, request):
+    """``127.0.0.1:PORT`` of Google's Firestore emulator for this run (``FIRESTORE_EMULATOR_HOST``
+    if set, else one started here), or skip when the machine image has none.
+
+    Under xdist the first worker that needs it starts it and the others use the same one (a JVM
+    start is seconds of CPU; each test uses its own project), as ``.ci/run`` shares its emulator."""
+    import fcntl
+    import json
+
     from tests.contract import firestore_emulator
 
     host = os.environ.get("FIRESTORE_EMULATOR_HOST")
     if host:
         firestore_emulator.wait_until_answers(host, timeout_seconds=10)
+        _warm_up_firestore(host)
         yield host
         return
     gcloud = firestore_emulator.find_gcloud()
     if gcloud is None:
         pytest.skip(firestore_emulator.NOT_INSTALLED)
-    emulator = firestore_emulator.Emulator(gcloud)
+    if not hasattr(request.config, "workerinput"):  # one process: this session owns it
+        emulator = firestore_emulator.Emulator(gcloud)
+        try:
+            host = emulator.start()
+            _warm_up_firestore(host)
+            yield host
+        finally:
+            emulator.stop()
+        return
+    shared = tmp_path_factory.getbasetemp().parent / _SHARED_EMULATOR
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one starter; the others wait for its line
+        if shared.exists():
+            host = json.loads(shared.read_text())["host"]
+            firestore_emulator.wait_until_answers(host, timeout_seconds=10)
+        else:
+            emulator = firestore_emulator.Emulator(gcloud)
+            host = emulator.start()
+            shared.write_text(json.dumps({"host": host, "pid": emulator.pid, "dir": emulator.directory}))
+    _warm_up_firestore(host)
+    yield host
+
+
+def _warm_up_firestore(host: str) -> None:
+    """One write and read through the store adapter with a generous deadline, in this process,
+    before any test: the emulator's first RPCs (a cold JVM) and this process's first gRPC channel
+    are slow on a loaded machine, and a test's claim is its store's behaviour, not that cold start
+    within its own deadline (the e2e stack warms its functions the same way)."""
+    import uuid
+
+    from shared.store.firestore import FirestoreStore
+
+    before = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    os.environ["FIRESTORE_EMULATOR_HOST"] = host
     try:
-        yield emulator.start()
+        store = FirestoreStore(f"warm-up-{uuid.uuid4().hex[:8]}", deadline_seconds=60.0)
+        store.create("warm_up", "one", {"at": "start"})
+        assert store.get("warm_up", "one") == {"at": "start"}
     finally:
-        emulator.stop()
+        if before is None:
+            del os.environ["FIRESTORE_EMULATOR_HOST"]
+        else:
+            os.environ["FIRESTORE_EMULATOR_HOST"] = before
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The xdist controller stops the emulator its workers shared (they have all ended by now)."""
+    import json
+
+    from tests.contract import firestore_emulator
+
+    factory = getattr(config, "_tmp_path_factory", None)
+    if hasattr(config, "workerinput") or factory is None:
+        return
+    try:
+        shared = factory.getbasetemp() / _SHARED_EMULATOR
+    except OSError:
+        return
+    try:
+        started = json.loads(shared.read_text())
+    except (OSError, ValueError):  # none was started (or this hook already stopped it)
+        return
+    else:
+        firestore_emulator.stop_group(started["pid"], started["dir"])
+        shared.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -122,6 +122,16 @@ class Emulator:
         return self.host
 
     @property
+    def pid(self) -> int:
+        """The process id (and group id) of the started emulator; 0 when not started."""
+        return self._proc.pid if self._proc is not None else 0
+
+    @property
+    def directory(self) -> str:
+        """Its temporary directory (gcloud config, log), removed by ``stop``."""
+        return self._dir
+
+    @property
     def log_path(self) -> str:
         return os.path.join(self._dir, "emulator.log")
 
@@ -149,6 +159,22 @@ class Emulator:
             except (ProcessLookupError, PermissionError):
                 pass
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def stop_group(pid: int, directory: str, grace_seconds: float = 10.0) -> None:
+    """``Emulator.stop`` from a process other than its parent (pytest-xdist's controller stops the
+    emulator a worker started): SIGTERM the process group, SIGKILL whatever is left after
+    ``grace_seconds``, and remove its temporary directory."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_seconds
+        while time.monotonic() < deadline:
+            os.killpg(pid, 0)  # raises ProcessLookupError once the whole group is gone
+            time.sleep(0.1)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _serve() -> int:

@@ -290,6 +290,7 @@ def test_infra_firestore_is_native_with_indexes_for_the_equality_queries():
 CHECKOV_VENV = REPO / ".venv-checkov"
 
 
+@pytest.mark.slow
 def test_infra_checkov_reports_no_failed_check():
     checkov = CHECKOV_VENV / "bin" / "checkov"
     if not checkov.exists():

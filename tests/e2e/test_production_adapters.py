@@ -27,6 +27,8 @@ from tests.functions.handoff_support import PUSH, REPLY, REQUEST_ID, USER, accep
 from tests.memory_support import postbacks
 from tools.function_process import FunctionProcess
 
+pytestmark = pytest.mark.slow
+
 TENANT = "e2e-tenant"
 INTERNAL = "e2e-internal-token"
 TASKS_SA = "local-tasks@e2e.iam.gserviceaccount.com"
@@ -164,6 +166,7 @@ def _reply(standin, token: str) -> dict:
     return call["body"]
 
 
+@pytest.mark.slow(seconds=10)
 def test_e2e_memory_approve_then_forget_on_firestore(stack, line_standin, monkeypatch):
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", stack["emulator_env"]["FIRESTORE_EMULATOR_HOST"])
     webhook = stack["webhook"].url

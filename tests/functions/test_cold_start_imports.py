@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO, case_bytes, line_body, postback_event, sign
 from tools.function_process import run_preloaded
 
@@ -23,6 +25,7 @@ print(json.dumps({"statuses": statuses, "heavy": heavy}))
 """
 
 
+@pytest.mark.slow
 def test_cold_start_fixed_entry_and_postback_load_no_model(base_env, line_standin):
     bodies = [case_bytes("text-menu.json"), line_body(postback_event("menu:places")),
               case_bytes("text-places-huatan.json")]
@@ -38,6 +41,7 @@ def test_cold_start_fixed_entry_and_postback_load_no_model(base_env, line_standi
     assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]) == 3
 
 
+@pytest.mark.slow
 def test_cold_start_missing_secret_is_a_clear_startup_error(base_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
     env.update({k: v for k, v in base_env.items() if k != "LINE_CHANNEL_SECRET"})

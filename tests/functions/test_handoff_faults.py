@@ -33,6 +33,8 @@ from tests.functions.handoff_support import (
     wait_for,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def confirm(webhook_url: str, standin, data: str) -> tuple[dict, str]:
     event = postback_event(data, user_id=USER)

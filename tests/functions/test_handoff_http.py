@@ -34,6 +34,7 @@ def tap(webhook_url: str, standin, data: str) -> str:
     return reply_text(standin, event["replyToken"])
 
 
+@pytest.mark.slow
 def test_handoff_http_card_confirm_repeat_concurrent_superseded(functions, line_standin, base_env):
     webhook, _ = functions
     store_url, tenant = base_env["LOCAL_STORE_URL"], base_env["LOCAL_TENANT_ID"]

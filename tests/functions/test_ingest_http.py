@@ -101,6 +101,7 @@ def test_ingest_http_get_not_allowed(ingest):
     assert ingest.get("/", headers=INTERNAL).status_code == 405
 
 
+@pytest.mark.slow
 def test_ingest_missing_tdx_credentials_is_a_clear_startup_error(base_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "TDX_"))}
     env.update(base_env)
@@ -119,10 +120,11 @@ def _ask(webhook, standin, text: str) -> str:
     return all_text(reply["body"]["messages"])
 
 
+@pytest.mark.slow
 def test_events_acceptance_make_ingest_file_then_webhook_answers_from_it(function_app, base_env, line_standin):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "TDX_", "MAKE"))}
     env["LOCAL_STORE_URL"] = base_env["LOCAL_STORE_URL"]
-    made = subprocess.run(["make", "-s", "ingest-events", "FILE=tests/fixtures/tdx/changhua-activities.json"],
+    made = subprocess.run(["make", "-s", "-o", ".venv/.installed", "ingest-events", "FILE=tests/fixtures/tdx/changhua-activities.json"],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
     assert made.returncode == 0, made.stderr[-2000:]
     assert json.loads(made.stdout.strip().splitlines()[-1])["outcome"] == "snapshot_written"

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import requests
 
 from shared.logs import user_hash_key
@@ -27,6 +28,7 @@ def _user_data(env: dict[str, str], user_id: str) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_log_user_hash_operator_finds_exactly_one_residents_lines(start_function, base_env, line_standin):
     webhook = start_function("webhook", base_env)
     for user in (ALICE, BOB):

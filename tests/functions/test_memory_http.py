@@ -85,6 +85,7 @@ def test_memory_http_store_unavailable_is_503(base_env, monkeypatch, tmp_path):
     assert client.post("/", json=body(mint()), headers=AUTH).status_code == 503
 
 
+@pytest.mark.slow
 def test_memory_http_refuses_to_start_without_signing_key(base_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "MEMORY_"))}
     env.update({k: v for k, v in base_env.items() if k != "LOCAL_SIGNING_KEY"})
@@ -138,6 +139,7 @@ def tampered(data: str) -> str:
     return f"mem:{forged}.{mac}"
 
 
+@pytest.mark.slow
 def test_memory_http_acceptance_lifecycle_over_signed_webhooks(stack, line_standin, base_env, store_url):
     webhook, _ = stack
     store = SqliteStore(path_from_url(store_url))
@@ -186,6 +188,7 @@ def reply_words_for_text(url: str, standin, words: str) -> list[dict]:
     return reply_words(standin, raw)[1]
 
 
+@pytest.mark.slow
 def test_memory_http_twenty_concurrent_approvals_save_once(start_function, base_env, store_url):
     memory = start_function("memory", {**base_env, "LOCAL_STORE_DEADLINE_SECONDS": "5", "THREADS": "20"})
     token = mint()

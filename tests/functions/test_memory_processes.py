@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from shared.store.sqlite import SqliteStore, path_from_url
 from tests.conftest import REPO
 from tests.memory_support import place_audits, preference_of
 from tools.function_process import run_preloaded
+
+pytestmark = pytest.mark.slow
 
 STEPS = ("approve", "search", "correct", "search", "forget", "search")
 

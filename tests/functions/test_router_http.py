@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import requests
 
 from tests.conftest import all_text, line_body, replies_to, sign, text_event
@@ -23,6 +24,7 @@ HTTP_CASES = (
 )
 
 
+@pytest.mark.slow
 def test_router_http_clock_free_examples_reply_as_the_case_file_says(start_function, base_env, line_standin):
     webhook = start_function("webhook", base_env)
     for index, case_id in enumerate(HTTP_CASES):

@@ -30,6 +30,8 @@ from tests.functions.handoff_support import (
     wait_for,
 )
 
+pytestmark = pytest.mark.slow
+
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 OTHER_GROUP = "C99999999999999999999999999999999"
 STAFF_A = "U1111111111111111111111111111aaaa"

@@ -138,6 +138,7 @@ def test_webhook_http_signed_body_not_utf8_is_400_malformed_not_signature(webhoo
     assert (wrong.status_code, wrong.get_json()["error"]) == (400, "invalid signature")
 
 
+@pytest.mark.slow
 def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook_process, line_standin):
     body = line_body(text_event("花壇有素食店嗎？", event_id="01CONCURRENT0000000000000A",
                                 reply_token="rt-concurrent-1"))
@@ -157,6 +158,7 @@ def test_webhook_http_non_text_follow_unfollow_handled(webhook, line_standin):
     assert len(line_standin.calls()) == before
 
 
+@pytest.mark.slow
 def test_webhook_http_oversized_body_is_413_without_reply(webhook_process, line_standin):
     body = line_body(text_event("花" * 600_000))  # about 1.8 MB of UTF-8
     assert post_http(webhook_process.url, body) == 413

@@ -25,6 +25,9 @@ def webhook(start_function, base_env):
     return start_function("webhook", env)
 
 
+pytestmark = pytest.mark.slow
+
+
 def _open(webhook, head: str) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", webhook.port), timeout=HANG)
     sock.sendall(head.encode("ascii"))

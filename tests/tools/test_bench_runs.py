@@ -49,7 +49,7 @@ def _row(figures: list[dict], name: str, measure: str) -> dict:
     return rows[0]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=20)
 def test_bench_tiny_run_produces_every_figure_with_baseline_and_ratio(tmp_path):
     document = _run_bench(tmp_path, "--no-emulator")
     assert {"cores", "python", "sqlite"} <= set(document["machine"])
@@ -62,7 +62,7 @@ def test_bench_tiny_run_produces_every_figure_with_baseline_and_ratio(tmp_path):
     assert document["firestore_emulator"].startswith("skipped")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=12)
 def test_bench_tiny_run_on_firestore_emulator_produces_labelled_figures(tmp_path, firestore_emulator_host):
     document = _run_bench(tmp_path, "--only", "emulator",
                           env_extra={"FIRESTORE_EMULATOR_HOST": firestore_emulator_host})

@@ -6,8 +6,12 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from tests.functions.handoff_support import USER, env_with, wait_for
 from tools import chat
+
+pytestmark = pytest.mark.slow
 
 GROUP = "C" + "5" * 32
 STAFF = "U" + "6" * 32

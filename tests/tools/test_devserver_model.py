@@ -26,6 +26,7 @@ def test_devserver_standin_model_sets_the_base_url_and_starts_the_standin(tmp_pa
     assert not external.start_gemini_standin and external.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
 
 
+@pytest.mark.slow(seconds=14)
 def test_devserver_headless_turn_goes_through_the_model_standin(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
     env.update({name: str(free_port()) for name in ("LOCAL_WEBHOOK_PORT", "LOCAL_RECONCILE_PORT", "LOCAL_MEMORY_PORT",

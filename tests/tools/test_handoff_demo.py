@@ -7,7 +7,11 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow(seconds=8)
 
 #: Seed Day 10's four-case table (001_*.txt), restated as data: the first result the user saw, the
 #: request rows when the answer timed out, the rows after the follow-up, and whether an id was shown.

@@ -13,7 +13,7 @@ from tests.conftest import REPO
 from tools.function_process import free_port
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=14)
 def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emulator_host, monkeypatch, tmp_path):
     project = f"demo-local-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "FIRESTORE_"))}
