@@ -211,12 +211,21 @@ def replies_to(standin, reply_token: str) -> list[dict]:
             and (c.get("body") or {}).get("replyToken") == reply_token and c["status"] == 200]
 
 
+def recorded_replies(standin, reply_token: str, timeout_seconds: float = 30.0) -> list[dict]:
+    """``replies_to``, waiting (up to ``timeout_seconds``) until the stand-in has recorded at least one:
+    on a loaded machine the stand-in may finish a reply after the caller gave up waiting for its
+    answer (LINE would still show it), and records it only then."""
+    from tools.demo import wait_until
+
+    return wait_until(lambda: replies_to(standin, reply_token), timeout_seconds) or []
+
+
 def reply_messages(service, standin, event: dict) -> list[dict]:
     """Post one signed event to an in-process ``WebhookService``: asserts 200 and exactly one accepted
     reply to the event's token, and returns that reply's messages (JSON dicts)."""
     body = line_body(event)
     assert service.handle(body.decode(), sign(body)).status == 200
-    [reply] = replies_to(standin, event["replyToken"])
+    [reply] = recorded_replies(standin, event["replyToken"])
     return reply["body"]["messages"]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import all_text, line_body, replies_to, sign, text_event
+from tests.conftest import all_text, line_body, recorded_replies, sign, text_event
 
 CASES = {case["id"]: case for case in json.loads(
     (Path(__file__).resolve().parents[1] / "eval" / "cases.json").read_text(encoding="utf-8"))}
@@ -34,7 +34,7 @@ def test_router_http_clock_free_examples_reply_as_the_case_file_says(start_funct
                                  headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
         assert response.status_code == 200, case_id
         expect = CASES[case_id]["expect"]
-        [reply] = replies_to(line_standin, event["replyToken"])
+        [reply] = recorded_replies(line_standin, event["replyToken"])
         words = all_text(reply["body"]["messages"])
         assert all(needle in words for needle in expect.get("must_contain", [])), (case_id, words)
         assert not any(needle in words for needle in expect.get("must_not_contain", [])), (case_id, words)

@@ -43,9 +43,11 @@ def _ids(cases):
 @pytest.fixture
 def pinned_service(base_env):
     clock = FixedClock(PINNED)
-    # The claim is each case's reply, not the 2 s budget (tests/unit/webhook's budget tests): on a
-    # loaded machine a case must not be left to the queue because its first turn ran slowly.
-    settings = replace(Settings.from_env(base_env, required=WEBHOOK_REQUIRED), webhook_budget_seconds=60.0)
+    # The claim is each case's reply, not the 2 s budget nor LINE's 1 s reply timeout (tests/unit/webhook's
+    # budget tests): on a loaded machine a case must not be left to the queue because its first turn ran
+    # slowly, nor its reply counted unknown because the stand-in answered late.
+    settings = replace(Settings.from_env(base_env, required=WEBHOOK_REQUIRED), webhook_budget_seconds=60.0,
+                       line_timeout_seconds=30.0)
     store = open_store(settings)
     memory = DirectMemoryClient(settings, open_store(settings), clock)
     return WebhookService(settings, store, line_gateway(settings), clock=clock, memory=memory)
