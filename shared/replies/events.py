@@ -199,7 +199,9 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
     source = "示範資料" if result["demo"] else "活動資料"
     lines = [f"{source}裡沒有找到符合「{_scope_words(query)}」的活動。"]
     items: list[QuickReplyItem] = []
-    if (query["date"] is not None or query["keyword"]) and query["area"]:
+    if query["area"] and query["area"] not in result.get("area_choices", []):
+        lines.append(f"這份資料目前沒有{query['area']}的活動。")  # no 不限日期 there: it would find nothing either
+    elif (query["date"] is not None or query["keyword"]) and query["area"]:
         wider = "不限日期" if not query["keyword"] else "不限條件"
         lines.append(f"可以{wider}，查{query['area']}的所有活動。")
         items.append(QuickReplyItem(action=area_postback("events", query["area"], label=wider)))

@@ -102,7 +102,8 @@ def events_next_steps(result: dict[str, Any], *, asked: tuple[str, ...] = ()) ->
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
-    when, keyword = result["query"].get("date"), result["query"].get("keyword")
+    carry = result.get("carry") or result["query"]  # a title hint or a look-back is not the user's condition
+    when, keyword = carry.get("date"), carry.get("keyword")
     if area is not None:
         items.append(QuickReplyItem(action=all_townships_action(when, keyword)))
     for township in _other_areas(result, area, asked):

@@ -14,9 +14,11 @@ Per turn:
 from __future__ import annotations
 
 import difflib
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
@@ -70,7 +72,8 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "greeting": lambda ctx, proposal: menu.greeting_reply(),
     "thanks": lambda ctx, proposal: menu.thanks_reply(),
     "show_limits": lambda ctx, proposal: menu.limits_reply(proposal.args.get("kinds") or []),
-    "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx, forget="forget" in proposal.notes),
+    "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx, forget="forget" in proposal.notes,
+                                                             sharing="sharing" in proposal.notes),
     "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"]),
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
@@ -167,8 +170,7 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
     if proposal.tool == "search_local_places":
         return tools.places(args.get("area"), dietary_type, args.get("keyword"), now=ctx.now)
     if proposal.tool == "search_local_events":
-        return tools.events(resolve_date(args.get("date"), ctx), args.get("area"), args.get("keyword"), now=ctx.now,
-                            **events_snapshot_args(ctx))
+        return _events_search(ctx, proposal, tools)
     if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it
         return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
     if proposal.tool == "needs_area":
@@ -178,6 +180,41 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
                                 **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
+
+
+#: How far back a keyword search with no date looks when nothing coming matches (八卦山健走還有沒有:
+#: the one that ended on 11/22 is shown as ended rather than "nothing"). Days.
+PAST_LOOKBACK_DAYS = 90
+
+
+def _events_search(ctx: EventContext, proposal: Proposal, tools: TurnTools) -> dict[str, Any]:
+    """The events search of a proposal, with two narrow refinements (trial 4 finding 8 and minor):
+
+    - a title hint (``title:冬季蔬果`` from 冬季蔬果市集要帶什麼) narrows the keyword when some event's
+      title or tags hold it; otherwise the plain search runs (a hint never empties a result);
+    - a keyword search with no date that finds nothing coming stays ``no_match`` (nothing is listed as
+      if it were coming), but looks back PAST_LOOKBACK_DAYS days so the reply can name an event that
+      just ended (``ended``: [(title, "YYYY-MM-DD")] in the result).
+    A narrowed result's ``carry`` holds the date and keyword the next-step buttons keep (the user's,
+    not the hint's).
+    """
+    args = proposal.args
+    date_range = resolve_date(args.get("date"), ctx)
+    keyword = args.get("keyword")
+    title = next((note.partition(":")[2] for note in proposal.notes if note.startswith("title:")), None)
+    search = functools.partial(tools.events, area=args.get("area"), now=ctx.now, **events_snapshot_args(ctx))
+    if title:
+        narrowed = search(date_range, keyword=f"{keyword or ''} {title}".strip())
+        if narrowed.get("status") == "ok":
+            return {**narrowed, "carry": {"date": narrowed["query"]["date"], "keyword": keyword}}
+    result = search(date_range, keyword=keyword)
+    if result.get("status") == "no_match" and date_range is None and keyword:
+        today = ctx.now.astimezone(TAIPEI).date()
+        past = search(f"{(today - timedelta(days=PAST_LOOKBACK_DAYS)).isoformat()}/{today.isoformat()}",
+                      keyword=keyword)
+        if past.get("status") == "ok":
+            return {**result, "ended": [(event["title"], event["date"]) for event in past["events"]]}
+    return result
 
 
 def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:
@@ -263,6 +300,10 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             near = difflib.get_close_matches(value, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
             guess = f"你是說「{near[0]}」嗎？" if near else ""
             lines.append(f"我不認得「{value}」這個地名，彰化縣的鄉鎮裡沒有。{guess}請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
+        elif kind == "unrecorded_kind" and value:
+            lines.append(f"店家資料沒有記錄店家的類型（你說的「{value}」），這次先列出有素食品項的店家，請先打電話問店家。")
+        elif kind == "changhua_as_city":
+            lines.append("你說的「彰化」我當作彰化市（想查整個彰化縣，請一次說一個鄉鎮）。")
         elif kind == "other_places" and value:
             lines.append(f"你也問到「{value}」：我一次列一家，請點下方的「{value}」看它的地址和電話。")
         elif kind == "also_places":
@@ -275,6 +316,10 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             area = value.partition("/")[0]
             button = f"「{area}的活動」" if area else "「查活動」"
             lines.append(f"你也問了{area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。")
+    ended = (result or {}).get("ended") or []
+    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
+        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
+        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
     if proposal.tool == "find_place" and result and result.get("status") == "ok":
         lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
         lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet

@@ -125,6 +125,7 @@ LIMIT_WORDS: dict[str, str] = {
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
     "parking": "我沒有停車場或車位的資料。",
     "shuttle": "我沒有接駁車的資料。",
+    "taxi": "我沒辦法幫你叫車，也沒有計程車的資料；請打給計程車行，或用叫車 App。",
     "weather": "我沒有天氣資料；請看中央氣象署的預報。活動會不會因天氣取消，請以主辦單位公告為準。",
     "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
     "no_data": "這個我沒有資料可以回答：LOCAL 只有彰化各鄉鎮的活動和素食店家名單，沒有景點、機關、其他商店或生活資訊。",
@@ -134,6 +135,9 @@ LIMIT_WORDS: dict[str, str] = {
     "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
     "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
     "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
+    "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
+    "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
+    "no_distance": "店家資料沒有地圖定位和距離，沒辦法排出哪一間最近；請看地址，或先打電話問店家。",
 }
 
 
@@ -168,7 +172,7 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
         quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
 
 
-def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False) -> Reply:
+def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, sharing: bool = False) -> Reply:
     """我的資料 / 忘記我 / 刪除我的資料 → what LOCAL keeps, and how to see or forget the preference.
 
     Args:
@@ -176,10 +180,16 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False) -> R
         forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的
             紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
             alone: the tap on 「忘記我的飲食偏好」 does it (DESIGN §6).
+        sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): the
+            reply starts with who sees what (no phone number is kept; a request goes to the staff who
+            handle it, and their card has no LINE account; DESIGN §10; trial 4 finding 6).
     Source: DESIGN §2, §4, §6, §7 (what is stored); tools/user_data.py; issue 9 item 11; trial 2 findings 4–5.
     """
     lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
             "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
+    if sharing:
+        lead += ("LOCAL 沒有存你的電話號碼。你送出的服務詢問只轉給處理的工作人員，他們看到的卡片不含你的 LINE 帳號。"
+                 "以下是 LOCAL 保存的全部資料。\n\n")
     return Reply([TextMessage(
         text=lead + "LOCAL 會保存的資料：\n"
              "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）；\n"

@@ -19,7 +19,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    outside Changhua County (台中) → ``show_limits`` (``elsewhere``); but an event, shop or diet ask in
    another clause (鹿港有素食店嗎？那邊停車方便嗎) is routed on its own, with the limits as notes (trial 3 finding 6);
    a complaint about 記住 (我又沒說要你記住) → ``ack`` with the note ``not_saved`` (trial 3 finding 9);
-4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place``; with a diet asked
+4. a shop named by its catalog name or alias (John手作蔬食, 和米) → ``find_place`` (an events ask in another
+   clause is the note ``also_events``; a limit beside it, 叫計程車到和米素食, is a note too: trial 4); with a diet asked
    (哪間有全素) the note ``diet_check:<type>`` makes the reply say, per named shop, what the catalog lists;
    a shop name with a typo (合米素食, jonh手作; shared.places.search.place_close_to, difflib) → ``did_you_mean``
    (「你是說「和米素食」嗎？」 with a button that sends the message again, spelt as the catalog does);
@@ -38,7 +39,10 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
 10. asking for a person without the 新需求 form (我想留言給你們, 我要找人幫忙) → ``handoff_info``; thanks or
    a greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
-``no_hours``, ``no_price``, ``no_registration``), a finer diet the catalog does not record
+``no_hours``, ``no_price``, ``no_registration``, ``no_pets``, ``no_bring``, ``no_distance``; and the hard
+limits ``parking``, ``transport``, ``medical``, ``shuttle``, ``weather``, ``taxi`` when another clause is a
+search), a kind of restaurant not recorded (``unrecorded_kind:自助餐``), a title hint for the events
+search (``title:冬季蔬果``), a bare 彰化 read as 彰化市 (``changhua_as_city``), 不用記 (``not_saved``), a finer diet the catalog does not record
 (``unrecorded_diet:五辛素``), townships asked about but not searched (``other_areas:彰化市``), other
 shops named (``other_places:<name>``), a plain 素食 that names no finer type (``generic_diet``: a
 remembered 全素 fills it) and a diet that is someone else's (``diet_of_other``: 我媽媽吃全素; never
@@ -98,8 +102,9 @@ LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "發燒", "感冒", "咳嗽", "不舒服", "掛號", "急診", "受傷", "過敏", "血壓", "中暑", "頭暈", "拉肚子",
                  "血糖", "糖尿", "膽固醇", "洗腎", "痛風", "懷孕", "生病", "吃藥", "想吐", "嘔吐")),
     ("transport", ("公車", "客運", "火車", "臺鐵", "台鐵", "高鐵", "捷運", "班次", "幾點有車", "有車嗎", "末班", "首班",
-                   "站牌", "搭車", "坐車", "計程車", "叫車", "uber", "交通", "怎麼去", "怎麼到", "怎麼走", "路線")),
+                   "站牌", "搭車", "坐車", "交通", "怎麼去", "怎麼到", "怎麼走", "路線")),
     ("parking", ("停車", "車位")),
+    ("taxi", ("計程車", "叫車", "叫一台", "uber", "小黃")),
     ("shuttle", ("接駁",)),
     ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線", "會冷",
                  "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼",
@@ -120,7 +125,16 @@ SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("no_price", ("多少錢", "價格", "價錢", "費用", "收費", "免費", "要錢", "幾塊", "貴不貴", "便宜", "菜單", "門票",
                   "票價", "入場費", "報名費")),
     ("no_registration", ("報名",)),
+    # trial 4 finding 3 and minors: pets, what to bring, distance
+    ("no_pets", ("帶狗", "帶貓", "寵物", "毛小孩", "狗狗", "狗可以", "貓可以", "牽狗")),
 )
+#: Asking what to bring or prepare for an event (要帶什麼, 要自己帶毛筆嗎): not in the data. Not bringing a
+#: person or a pet (帶小朋友, 帶狗), nor a coat (the weather). Source: trial 4 finding 8 and minor.
+_BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|自備)"
+                    r"(?!小朋友|小孩|孩子|孫|狗|貓|寵物|長輩|阿公|阿嬤|爸|媽|家人|朋友|外套|傘|雨傘)"
+                    r"|帶什麼|帶啥|準備什麼|準備啥|自備")
+#: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
+_DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
 
 _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
               "有人嗎", "嘿", "早",
@@ -192,7 +206,16 @@ _MORE_THANKS = ("很有幫助", "幫大忙", "太好了", "好棒", "太棒了",
 _ELSEWHERE = ("臺北", "台北", "新北", "桃園", "新竹", "苗栗", "臺中", "台中", "南投", "雲林", "嘉義", "臺南", "台南",
               "高雄", "屏東", "宜蘭", "花蓮", "臺東", "台東", "基隆", "澎湖", "金門", "馬祖")
 _PRIVACY = re.compile(r"我的偏好|偏好是什麼|記住了什麼|忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|聊天紀錄|對話紀錄|"
-                      r"我說的話|你(?:們)?(?:會)?(?:記得|知道|存了|保存|記錄|紀錄)(?:我|了)")
+                      r"我說的話|你(?:們)?(?:會)?(?:記得|知道|存了|保存|記錄|紀錄)(?:我|了)"
+                      # trial 4 finding 15: 我的飲食習慣你們還有存著嗎
+                      r"|(?:你|你們)[^，。？?]{0,4}(?:存著|存了|還存|有存|保存|留著|記著|還記得)"
+                      r"|(?:飲食習慣|飲食偏好|我吃什麼素)[^，。？?]{0,6}(?:存|留|記錄|紀錄)(?:著|了|起來)?")
+
+
+#: Asking whether the user's data goes to others (你們會不會把我的電話跟資料給別人): the privacy answer,
+#: which says who sees a request. Source: trial 4 finding 6.
+_SHARING = re.compile(r"(?:資料|電話|號碼|名字|個資|飲食習慣|飲食偏好)[^，。？?]{0,6}"
+                      r"(?:給別人|給其他人|給別的|外流|洩漏|外洩|賣給|賣掉|分享給|公開|給誰|被誰看|誰看得到)")
 
 
 @dataclass(frozen=True)
@@ -384,7 +407,10 @@ def date_in(text: str) -> str | None:
 
 
 def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    return [kind for kind, words in table if any(_has_word(text, word) for word in words)]
+    found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
+    if table is SIDE_LIMITS:
+        found += (["no_bring"] if _BRING.search(text) else []) + (["no_distance"] if _DISTANCE.search(text) else [])
+    return found
 
 
 #: Between two topics, a word that makes them alternatives (市集跟親子活動, 講座或展覽): either one.
@@ -453,6 +479,8 @@ def route(text: str) -> Proposal:
     if _STATUS.search(t) or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
         cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
         return Proposal("handoff_cancel_help" if cancel else "handoff_status")
+    if _SHARING.search(t):
+        return Proposal("privacy_info", notes=("sharing",))  # 會不會把我的電話跟資料給別人
     if _PRIVACY.search(t):
         return Proposal("privacy_info")
     hard = _hard_limits(t)
@@ -462,6 +490,10 @@ def route(text: str) -> Proposal:
     else:
         weather_note = ()
     if hard:
+        shops = places_named_in(t)
+        if shops and not set(hard) & {"medical", "emergency"}:  # 叫一台計程車到和米素食: the limit, and the shop's card
+            return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]},
+                            notes=tuple(hard + _limits(t, SIDE_LIMITS)))
         beside = _ask_beside_limits(t)
         if beside is not None:  # 鹿港有素食店嗎？那邊停車方便嗎: the shops, and the parking limit
             return Proposal(beside.tool, beside.args, beside.source,
@@ -479,7 +511,8 @@ def route(text: str) -> Proposal:
             side += ("no_hours",)
         asked_diet = read_diet(_without_names(t, named))[0]
         check = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
-        return Proposal("find_place", {"name": first["name"], "area": first["area"]}, notes=side + check + others)
+        return Proposal("find_place", {"name": first["name"], "area": first["area"]},
+                        notes=side + check + others + _events_beside_shop(t, named))
     close = place_close_to(t)
     if close is not None and townships_in(t) and close["area"] not in townships_in(t):
         close = None  # 有糙米素食嗎 彰化市: a shop of another township is not what was meant
@@ -552,11 +585,26 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     return proposal if proposal.tool in _SEARCH_TOOLS else None
 
 
+#: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker (trial 4 minor).
+_WHOLE_COUNTY = re.compile(r"全彰化|整個彰化|彰化(?:全部|各地|各鄉鎮|全縣|都可以|都行|哪裡都)")
+#: A bare 彰化 beside another township (花壇 彰化 哪裡有全素): also asked, read as 彰化市; not 彰化縣 or 全彰化.
+_CHANGHUA_ALSO = re.compile(r"(?<![全個])彰化(?![市縣])")
+#: 彰化 said before a township is the county it is in (彰化花壇, 彰化的花壇), not a second place.
+_CHANGHUA_BEFORE_TOWNSHIP = re.compile(
+    r"彰化(?:縣)?\s*(?:的)?\s*(?:" + "|".join(sorted({name for name in TOWNSHIPS if name != "彰化市"} |
+                                                   {name[:-1] for name in TOWNSHIPS if name != "彰化市"},
+                                                   key=len, reverse=True)) + ")")
+#: Kinds of eating place the catalog does not record (自助餐, 火鍋, 早餐店): named as not recorded; the
+#: search runs on the diet alone. Source: trial 4 extra finding 12.
+_SHOP_KINDS = ("自助餐", "吃到飽", "buffet", "火鍋", "麵店", "早餐店", "早午餐", "咖啡廳", "咖啡店", "甜點", "飲料店", "手搖",
+               "滷味", "鹹酥雞", "餐車", "拉麵", "披薩", "漢堡", "牛排", "便當", "小吃店", "夜市")
+
+
 def _search(t: str, side: tuple[str, ...]) -> Proposal:
     """The search (or fallback) a message asks for, once no fixed, limit or shop-name rule answered."""
     townships = townships_in(t)
     vague = match_area(t).kind == "vague"
-    county_wide = not townships and COUNTY in t
+    county_wide = not townships and (COUNTY in t or _WHOLE_COUNTY.search(t) is not None)
     diet, unrecorded = read_diet(t)
     date = read_date(t)
     notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
@@ -565,6 +613,10 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         other = _diet_of_other(t)
         notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
                  (("diet_of_other",) if other else ())
+    if townships and "彰化市" not in townships and _CHANGHUA_ALSO.search(_strip_townships(t)) and \
+            not _CHANGHUA_BEFORE_TOWNSHIP.search(t):
+        townships = townships + ["彰化市"]  # 花壇 彰化 哪裡有全素: 彰化 is asked too (as 彰化市), never dropped
+        notes += ("changhua_as_city",)
     others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
@@ -583,8 +635,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         if township is None and vague and not county_wide:
             return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
                                            "keyword": " ".join(topics) or None}, notes=notes)
+        hint = _title_hint(t)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
-                        notes=notes + others)
+                        notes=notes + others + ((f"title:{hint}",) if hint else ()))
     if place_cue and township is None and diet is None and set(side) & {"no_booking", "no_hours"}:
         return Proposal("show_limits", {"kinds": list(side)})  # 現在哪裡有開著的爌肉飯？可以幫我預約…
     if township is not None and not place_cue and unknown_subject(t):
@@ -593,8 +646,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if place_cue or township is not None:
         if township is None:
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague}, notes=notes)
+        kind = next((word for word in _SHOP_KINDS if word in food), None)
         return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
-                        notes=notes + others)
+                        notes=notes + others + ((f"unrecorded_kind:{kind}",) if kind else ()))
     if side:
         return Proposal("show_limits", {"kinds": list(side)})
     if vague and unknown_subject(t):
@@ -610,6 +664,41 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if any(_has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
+
+
+#: Words that cannot be part of an event's title said before its kind (冬季蔬果市集 → 冬季蔬果; not 週末,
+#: 有什麼, 彰化市).
+_NOT_TITLE = re.compile(r"[有的嗎呢哪什麼啥想要去找查問我你在是和跟或及與這那個些一都也還再請幫看帶辦週周禮拜星期月日號天年今明後昨晚早午]")
+
+
+def _title_hint(t: str) -> str | None:
+    """Words said right before an event kind that may be part of one event's title (冬季蔬果市集要帶什麼
+    → 冬季蔬果; 八卦山健走 → 八卦山), or None. The engine narrows with it only when a title holds it.
+    Source: trial 4 finding 8."""
+    for word, _ in EVENT_TOPICS:
+        at = t.find(word)
+        if at <= 0:
+            continue
+        before = re.search(r"[\u4e00-\u9fff]{2,6}$", _strip_townships(t[:at]))
+        if before is None:
+            continue
+        hint = _NOT_TITLE.split(before.group(0))[-1]
+        known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS]
+        if len(hint) >= 2 and not any(hint in k or k in hint for k in known) and read_date(hint) is None:
+            return hint
+    return None
+
+
+def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
+    """An events ask in another clause than a named shop's (和米禮拜天有開嗎？順便問花壇這禮拜天有活動嗎) →
+    ``also_events:<township>/<date value>`` (offered as a button with its dates), or nothing.
+    Source: trial 4 finding 14."""
+    for clause in _ASK_BREAK.split(t):
+        if not clause or not any(word in clause for word in EVENT_WORDS) or places_named_in(clause):
+            continue
+        areas = townships_in(clause)
+        return (f"also_events:{areas[0] if areas else named[0]['area']}/{read_date(clause) or ''}",)
+    return ()
 
 
 #: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
