@@ -210,7 +210,8 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
         change_date = "換個日期，或" if query["date"] is not None else ""
         lines.append(f"可以{change_date}改查其他有活動資料的鄉鎮：{'、'.join(others)}。")
         # other townships keep the dates and topic asked (trial 3 finding 3); 不限條件 above drops them
-        other_reply = area_quick_reply("events", others, date=query["date"], keyword=query["keyword"])
+        carry = result.get("carry") or query  # (two dates apart: the same two again, not the days between)
+        other_reply = area_quick_reply("events", others, date=carry["date"], keyword=carry["keyword"])
         items += other_reply.items if other_reply else []
     lines.append(_demo_note(result))
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None

@@ -207,7 +207,7 @@ def _events_search(ctx: EventContext, proposal: Proposal, tools: TurnTools) -> d
         narrowed = search(date_range, keyword=f"{keyword or ''} {title}".strip())
         if narrowed.get("status") == "ok":
             return {**narrowed, "carry": {"date": narrowed["query"]["date"], "keyword": keyword}}
-    result = search(date_range, keyword=keyword)
+    result = _only_the_days_asked(search(date_range, keyword=keyword), args.get("date"), ctx)
     if result.get("status") == "no_match" and date_range is None and keyword:
         today = ctx.now.astimezone(TAIPEI).date()
         past = search(f"{(today - timedelta(days=PAST_LOOKBACK_DAYS)).isoformat()}/{today.isoformat()}",
@@ -215,6 +215,25 @@ def _events_search(ctx: EventContext, proposal: Proposal, tools: TurnTools) -> d
         if past.get("status") == "ok":
             return {**result, "ended": [(event["title"], event["date"]) for event in past["events"]]}
     return result
+
+
+def _only_the_days_asked(result: dict[str, Any], value: str | None, ctx: EventContext) -> dict[str, Any]:
+    """Two dates apart (聖誕節跟跨年, 元旦跟春節: ``both:…``) are searched as one range covering both; the
+    events that run on neither are left out here, and the reply says so (``between_left_out``)."""
+    if not value or not value.startswith("both:") or result.get("status") not in ("ok", "no_match"):
+        return result
+    today = ctx.now.astimezone(TAIPEI).date()
+    spans = sorted(resolve_date_value(part, today) for part in value.partition(":")[2].split("|"))
+    if spans[1][0] <= spans[0][1]:
+        return result  # touching or overlapping (後天跟大後天): the range is exactly what was asked
+    carry = {"date": value, "keyword": result["query"].get("keyword")}  # buttons ask the same two dates again
+    if result.get("status") == "no_match":
+        return {**result, "carry": carry}
+    kept = [event for event in result["events"]
+            if any(start.isoformat() <= event["last_day"] and event["date"] < end.isoformat() for start, end in spans)]
+    if not kept:
+        return {**result, "status": "no_match", "events": [], "total": 0, "between_left_out": True, "carry": carry}
+    return {**result, "events": kept, "total": len(kept), "between_left_out": True, "carry": carry}
 
 
 def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:
@@ -316,6 +335,8 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             area = value.partition("/")[0]
             button = f"「{area}的活動」" if area else "「查活動」"
             lines.append(f"你也問了{area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。")
+    if (result or {}).get("between_left_out"):
+        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
     ended = (result or {}).get("ended") or []
     if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
         names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])

@@ -260,3 +260,11 @@ def test_router_stop_using_my_diet_gets_the_forget_offer(text):
 @pytest.mark.parametrize("text", ["不要再用塑膠袋", "我記得那個素食店在花壇", "不要再用全素找了 改蔬食"])
 def test_router_forget_does_not_over_fire(text):
     assert "forget" not in route(text).notes
+
+
+def test_webhook_two_dates_apart_leave_out_the_days_between(service, line_standin):
+    messages = reply_messages(service, line_standin, text_event("這週六跟下週六彰化市有活動嗎"))
+    words = all_text(messages)
+    assert "週末蔬食小農市集" in words and "親子繪本共讀午後" not in words  # 12/5 kept, 12/6 between left out
+    assert "中間日子的活動沒有列出" in words
+    assert _query(postbacks(messages)["員林市"])["date"] == "both:this_weekday:5|next_saturday"
