@@ -286,9 +286,13 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
         rss_late: dict[str, tuple[int, float]] = {}
         bad = {"local": 0, "echo": 0}
 
+        cpu_ms: dict[str, list[float]] = {"local": [], "echo": []}
+
         def run(server: Server, count: int) -> bench_load.LoadResult:
             load = requests_for(server.port, count)
+            cpu_before = group_cpu_seconds(server.process.pid)
             result = bench_load.steady(server.port, load, connections=sizes.connections)
+            cpu_ms[server.kind].append((group_cpu_seconds(server.process.pid) - cpu_before) * 1000 / count)
             counts[server.kind] += count
             bad[server.kind] += result.non_200
             if server.kind not in rss_late and counts[server.kind] >= sizes.rss_late:
@@ -298,6 +302,7 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
         for server in (local, echo):  # warm-up, then RSS after the first `warmup` events
             run(server, sizes.warmup - 1)
             rss_early[server.kind] = server.rss_kib() / 1024
+        cpu_ms = {"local": [], "echo": []}  # the measured chunks only
         results: dict[str, list[bench_load.LoadResult]] = {"local": [], "echo": []}
         for r in range(sizes.steady_rounds):
             a, b = alternate(r, lambda: run(local, chunk), lambda: run(echo, chunk))
@@ -305,6 +310,7 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
             results["echo"].append(b)
             say(f"P2 chunk {r + 1}/{sizes.steady_rounds} ({chunk} requests each): webhook {a.throughput:.0f}/s "
                 f"p99 {a.percentile(0.99) * 1000:.0f} ms, echo {b.throughput:.0f}/s p99 {b.percentile(0.99) * 1000:.0f} ms")
+        chunk_cpu_ms = {k: list(v) for k, v in cpu_ms.items()}
         for server in (local, echo):  # top up to the late checkpoint
             if server.kind not in rss_late:
                 run(server, sizes.rss_late - counts[server.kind])
@@ -331,6 +337,10 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
                                                           f"echo {pooled_p99['echo']} ms",
                extra={"pooled_p99_ms": pooled_p99}),
         figure("P2", "p50 latency", "ms", l50, e50, baseline_name="echo function", note=common),
+        figure("P2", "CPU per request", "ms", chunk_cpu_ms["local"], chunk_cpu_ms["echo"],
+               baseline_name="echo function",
+               note=common + "; user + system CPU of the gunicorn group over each chunk: the work per request, "
+                             "which a busy neighbour on a shared machine does not stretch"),
         figure("P6", f"RSS after {n_local} events / after {sizes.warmup}", "×", [rss_local / rss_early["local"]],
                [rss_echo / rss_early["echo"]], goal="webhook ≤ 1.1×", goal_met=None,
                baseline_name="echo function's own growth",
