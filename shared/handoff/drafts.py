@@ -32,9 +32,10 @@ WITHDRAWN = "withdrawn"
 
 
 #: ``新需求`` at the start, optionally in brackets (【新需求】, [新需求], 「新需求」), then any colon
-#: (: ： ︰ ∶ ﹕), a dash, or space, or nothing. Source: issue 9 item 10 (新需求 想報名…, 新需求 : 路燈壞了,
-#: 新需求︰…, 【新需求】…, a bare 新需求).
-_DRAFT_PREFIX = re.compile(r"^\s*[【\[「『(（<＜]?\s*新需求\s*[】\]」』)）>＞]?\s*[:：︰∶﹕꞉\-－—]?\s*")
+#: (: ： ︰ ∶ ﹕), a dash, an arrow (→, ->, =>, ➜), or space, or nothing; several separators are all
+#: stripped. Source: issue 9 item 10 (新需求 想報名…, 新需求 : 路燈壞了, 新需求︰…, 【新需求】…, a bare 新需求);
+#: newcomer trial 5 minor (新需求→想找志工… kept the → in the request text).
+_DRAFT_PREFIX = re.compile(r"^\s*[【\[「『(（<＜]?\s*新需求\s*[】\]」』)）>＞]?(?:\s*[:：︰∶﹕꞉\-－—–→⇒➔➜➡⟶=＝>＞~～])*\s*")
 
 
 def request_text_of(message_text: str) -> str | None:

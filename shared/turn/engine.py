@@ -33,7 +33,7 @@ from shared.handoff import flow as handoff_flow
 from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
-from shared.places.search import UnknownDietaryType, diet_listed, search_local_places
+from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events
 from shared.replies.next_steps import asked_first, carried_query, events_next_steps, places_next_steps
@@ -74,7 +74,9 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "show_limits": lambda ctx, proposal: menu.limits_reply(proposal.args.get("kinds") or []),
     "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx, forget="forget" in proposal.notes,
                                                              sharing="sharing" in proposal.notes),
-    "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"]),
+    "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"],
+                                                                  choices=proposal.args.get("choices"),
+                                                                  typed=proposal.args.get("typed")),
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
@@ -330,7 +332,16 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             where = area or "各鄉鎮"
             button = f"「{area}的店家」" if area else "「查蔬食」"
             what = f"{diet_label(diet)}店家" if diet else "蔬食店家"
-            lines.append(f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。")
+            having = _shop_areas_without(area)
+            if having is not None:  # 員林有沒有純素的店: no shop data there, said now (trial 5 finding 6)
+                lines.append(f"你也問了{where}的{what}：這份店家資料目前沒有{area}的店家；"
+                             f"有店家資料的鄉鎮是{'、'.join(having)}，可以點下方的按鈕查。")
+            else:
+                lines.append(f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。")
+        elif kind == "not_saved":  # 我吃奶素 但不要存我的資料喔 彰化市有嗎 (trial 5 finding 10)
+            lines.append(_NOT_SAVED_LINE)
+        elif kind == "privacy_asked":
+            lines.append(_PRIVACY_ASKED_LINE)
         elif kind == "also_events":
             area = value.partition("/")[0]
             button = f"「{area}的活動」" if area else "「查活動」"
@@ -344,7 +355,24 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     if proposal.tool == "find_place" and result and result.get("status") == "ok":
         lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
         lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet
+    if "greeted" in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
+        lines.insert(0, "你好！")
     return lines
+
+
+#: A no-memory remark beside a search: nothing is kept without the card's consent (not the words
+#: 同意記住, which name the card's button). Source: DESIGN §6; trial 5 finding 10.
+_NOT_SAVED_LINE = "好的，不會幫你記：只有你在確認卡上自己按下同意，我才會保存一項飲食偏好；沒按就什麼都不存。這次只照你說的查。"
+#: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: DESIGN §6; trial 5 finding 10.
+_PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號，不含你打的字。"
+                       "想看或刪除，請點「我的偏好」。")
+
+
+def _shop_areas_without(area: str) -> list[str] | None:
+    """The townships with shop data, when ``area`` is a township that has none; else None (the area has
+    shops, no area was named, or the catalog cannot be read)."""
+    having = areas_with_places() if area else None
+    return having if having and area not in having else None
 
 
 def _diet_check_lines(proposal: Proposal) -> list[str]:
@@ -363,6 +391,14 @@ def _diet_check_lines(proposal: Proposal) -> list[str]:
     return [f"「{name}」：{words[state].format(label=label)}。" for name, state in diet_listed(names, diet)]
 
 
+def _diet_said_beside_shop(proposal: Proposal) -> str | None:
+    """The diet said beside a shop name (我吃全素 彰化市john那間有嗎), when it is the user's own to remember:
+    offered as 「記住：全素」 like a search's diet; never someone else's or after 不用記 (trial 5 minor)."""
+    if proposal.tool != "find_place" or {"diet_of_other", "not_saved"} & set(proposal.notes):
+        return None
+    return next((note.partition(":")[2] for note in proposal.notes if note.startswith("diet_check:")), None)
+
+
 def _second_ask_items(proposal: Proposal) -> list[QuickReplyItem]:
     """Buttons for what the message also asked but the reply did not search: another named shop,
     the shop search beside an events question, the events search beside a shop question."""
@@ -373,8 +409,15 @@ def _second_ask_items(proposal: Proposal) -> list[QuickReplyItem]:
             items.append(QuickReplyItem(action=MessageAction(label=value[:20], text=value)))
         elif kind == "also_places":
             area, _, diet = value.partition("/")
+            having = _shop_areas_without(area)
+            if having is not None:  # no dead-end button: the townships that have shops, with the diet
+                items += [QuickReplyItem(action=area_postback("places", township, diet=diet or None,
+                                                              label=f"{township}的店家")) for township in having]
+                continue
             items.append(QuickReplyItem(action=area_postback("places", area, diet=diet or None, label=f"{area}的店家")
                                         if area else MessageAction(label="查蔬食", text="查蔬食")))
+        elif kind == "privacy_asked":
+            items.append(QuickReplyItem(action=MessageAction(label="我的偏好", text="我的偏好")))
         elif kind == "also_events":
             area, _, when = value.partition("/")
             if area:
@@ -540,7 +583,8 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
     Returns:
         The reply; bad arguments get a kind answer, not an error.
     """
-    start = start_turn(ctx, read_snapshot=takes_diet(proposal))
+    # a diet said beside a shop name is offered to remember only when it is not the one remembered
+    start = start_turn(ctx, read_snapshot=takes_diet(proposal) or _diet_said_beside_shop(proposal) is not None)
     return finish_turn(ctx, start, run_tool(ctx, proposal, start.snapshot, tools))
 
 
@@ -613,6 +657,7 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
         return help_reply()
     is_events = proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
+    offered = stated or _diet_said_beside_shop(proposal)
     vague = bool(proposal.args.get("vague"))
     status = result.get("status")
     messages = list(render_events(result, vague=vague) if is_events
@@ -632,7 +677,7 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
             remembered = snapshot.dietary_type if snapshot else None
             # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember;
             # a finer diet not recorded (鍋邊素) is kept on the buttons too, and never offered either
-            _attach(messages, places_next_steps(result, stated_diet=stated, remembered=remembered, asked=asked,
+            _attach(messages, places_next_steps(result, stated_diet=offered, remembered=remembered, asked=asked,
                                                 offer_memory=offer_memory and "diet_of_other" not in proposal.notes
                                                 and "not_saved" not in proposal.notes,
                                                 said=unrecorded))

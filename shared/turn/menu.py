@@ -200,15 +200,30 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
         quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
 
 
-def did_you_mean_reply(name: str, text: str) -> Reply:
+def did_you_mean_reply(name: str, text: str, *, choices: list[list[str]] | None = None,
+                       typed: str | None = None) -> Reply:
     """A shop name typed with a typo (合米素食有全素嗎) → 「你是說「和米素食」嗎？」 with a button that sends
-    the message again with the catalog's spelling, and the menu.
+    the message again with the catalog's spelling, and the menu. A misspelt township (溪胡還是員林):
+    「「溪胡」不是彰化縣的鄉鎮名稱。你是說溪湖鎮，還是溪州鄉？」 with one button per township.
 
     Args:
-        name: the catalog name of the close match.
+        name: the catalog name of the close match (a shop).
         text: the user's message with the typo replaced by the catalog's spelling (≤ 300 characters).
-    Source: trial 2 findings 7–8 (shop-name typos); LINE message action text ≤ 300 characters.
+        choices: for a township: [[full township name, the message spelt with it]], best first.
+        typed: for a township: the characters as typed.
+    Source: trial 2 findings 7–8 (shop-name typos); trial 5 finding 13 (township typos); LINE message
+    action text ≤ 300 characters.
     """
+    if choices:
+        items = [QuickReplyItem(action=MessageAction(label=f"是，{township}"[:20], text=again[:300]))
+                 for township, again in choices]
+        items += [QuickReplyItem(action=MessageAction(label=choice, text=choice)) for choice in MENU_CHOICES]
+        names = [township for township, _ in choices]
+        which = f"{names[0]}嗎？" if len(names) == 1 else "，還是".join(names) + "？"
+        return Reply([TextMessage(
+            text=f"「{typed}」不是彰化縣的鄉鎮名稱。你是說{which}請點下面的「是，…」，我就用正確的鄉鎮名稱再查一次；"
+                 "都不是的話，可以換個說法，或點下面的選項。",
+            quick_reply=QuickReply(items=items[:13]))])
     label = f"是，{name}"
     items = [QuickReplyItem(action=MessageAction(label=label[:20], text=text[:300]))]
     items += [QuickReplyItem(action=MessageAction(label=choice, text=choice)) for choice in MENU_CHOICES]

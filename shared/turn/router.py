@@ -137,7 +137,7 @@ _BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|�
 _DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
 
 _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
-              "有人嗎", "嘿", "早",
+              "有人嗎", "嘿", "早", "早上好", "午安好", "下午好", "晚上好", "大家好",
               # season's greetings: a greeting, not an events question about the holiday (聖誕快樂)
               "聖誕快樂", "耶誕快樂", "聖誕節快樂", "新年快樂", "新春快樂", "元旦快樂", "春節快樂", "過年好", "恭喜發財",
               "中秋快樂", "中秋節快樂", "端午快樂", "端午節快樂", "佳節愉快", "節日快樂", "平安夜快樂", "情人節快樂",
@@ -180,6 +180,16 @@ _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀�
                      # trial 4 finding 7: 我剛剛報的冷氣那件 有人看了沒
                      r"|(?:報|反映|反應|申請|登記|送出?|留)的[^，。？?]{0,8}(?:那件|那個|那筆|事情?)"
                      r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)")
+#: The user's own earlier request named by its subject or by when it was sent (剛剛那個水溝蓋的, 我報的路燈,
+#: 上次那件), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply. Source: trial 5 finding 11.
+_OWN_REQUEST_REF = (r"(?:(?:剛剛|剛才|稍早|上次|上回|之前|前幾天|前天|昨天|那天|早上)(?:我)?(?:(?:送|報|反映|反應|說|講|問|申請|登記|留)的?)?"
+                    r"(?:那|這)?(?:個|件|筆|張|份|次)?"
+                    r"|我(?:剛剛|剛才|之前|上次|昨天)?(?:報|反映|反應|申請|登記|送出?|留|說|講)(?:的|過的)"
+                    r"|(?:那|這)(?:個|件|筆|張)[^，。？?]{0,8}(?:的事|的問題|的單))")
+_PROGRESS = (r"(?:處理|修理?|弄|辦|做|解決)(?:好|完|掉)?了?(?:沒有?|嗎|了沒|了嗎)|(?:好|修好|弄好)了?(?:沒有?|嗎)"
+             r"|有(?:沒有)?人(?:看|理|處理|來|回|管)(?:過)?了?(?:沒有?|嗎)|進度|怎麼樣了|怎樣了|如何了|有下文|有消息|有回音"
+             r"|結果(?:呢|如何)|還沒(?:好|處理|修|來)")
+_STATUS_BY_SUBJECT = re.compile(rf"{_OWN_REQUEST_REF}[^，。？?]{{0,12}}?(?:{_PROGRESS})")
 _CANCEL_VERB = r"(?:取消|撤回|撤銷|撤掉|撤了|撤除|撤下|不要了|不用了|作廢|收回|抽回|刪掉|刪除|拿掉)"
 _CANCEL = re.compile(r"取消|撤回|不要了")
 _CANCEL_ANY = re.compile(_CANCEL_VERB)
@@ -450,6 +460,12 @@ def _only_small_talk(text: str, words: tuple[str, ...]) -> bool:
     return found and not _FILLER.sub("", text)
 
 
+#: A greeting that opens a message before a question (早上好 今天有什麼活動, 你好，花壇有素食嗎): the
+#: question is answered, and the reply opens with a greeting line (note ``greeted``). Not 早上有活動嗎.
+_GREETING_FIRST = re.compile(r"^(?:你好|您好|哈囉|哈摟|嗨|hi|hello|hey|早安|午安|晚安|安安|早上好|下午好|晚上好|大家好|早)"
+                             r"(?:呀|啊|喔|唷|哦|啦|~|～)*(?:[\s,，!！。.、~～]+|(?=請問|想問|我想|我要))")
+
+
 def route(text: str) -> Proposal:
     """Propose one action for a free-text message.
 
@@ -457,7 +473,16 @@ def route(text: str) -> Proposal:
         text: the user's message as typed (any width or script); not stored or logged.
     Returns:
         A Proposal (see the module docstring for the rules); the caller validates and runs it.
+        A greeting before a question (早上好 今天有什麼活動) adds the note ``greeted`` to the answer.
     """
+    proposal = _route(text)
+    if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(_english_places(reading_form(text))):
+        return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
+    return proposal
+
+
+def _route(text: str) -> Proposal:
+    """route without the greeting note (see route)."""
     t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
@@ -472,16 +497,25 @@ def route(text: str) -> Proposal:
         return Proposal("privacy_info", notes=("forget",))  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
     if NOT_ASKED_TO_REMEMBER.search(t) and not townships_in(t) and read_date(t) is None:
         return Proposal("ack", notes=("not_saved",))  # 我又沒說要你記住: nothing is kept without 同意記住
+    if _NO_MEMORY.search(t) and not townships_in(t) and not _ack_only(t):
+        beside = _search_beside_privacy(t)
+        if beside is not None:  # 我吃奶素 不用記 john有嗎: the shop, and nothing is kept
+            return beside
     if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
         return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
     if _ABOUT.search(t):
         return Proposal("greeting")
-    if _STATUS.search(t) or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
+    by_subject = _STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
+        and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)  # not 上次那個市集辦了沒
+    if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
         cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
         return Proposal("handoff_cancel_help" if cancel else "handoff_status")
     if _SHARING.search(t):
         return Proposal("privacy_info", notes=("sharing",))  # 會不會把我的電話跟資料給別人
     if _PRIVACY.search(t):
+        beside = _search_beside_privacy(t)
+        if beside is not None:  # 我吃奶素 但不要存我的資料喔 彰化市有嗎: the search, and nothing is kept
+            return beside
         return Proposal("privacy_info")
     hard = _hard_limits(t)
     if hard == ["weather"] and _topics(t, with_diet=False):
@@ -510,7 +544,11 @@ def route(text: str) -> Proposal:
         if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
             side += ("no_hours",)
         asked_diet = read_diet(_without_names(t, named))[0]
-        check = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
+        check: tuple[str, ...] = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
+        # the diet said beside a shop name is offered to remember like a search's (trial 5 minor), unless
+        # it is someone else's or the user said not to remember
+        check += (("diet_of_other",) if check and _diet_of_other(t) else ()) + \
+            (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
         return Proposal("find_place", {"name": first["name"], "area": first["area"]},
                         notes=side + check + others + _events_beside_shop(t, named))
     close = place_close_to(t)
@@ -524,6 +562,13 @@ def route(text: str) -> Proposal:
     if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
         return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data
+    typo = township_typo(t)
+    if typo is not None:  # 溪胡還是員林有素食餐廳: 「你是說溪湖鎮嗎？」, never silently only 員林
+        typed, suffix, names = typo
+        choices = [[name, t.replace(typed + suffix, name if suffix else _short_name(name), 1)]
+                   for name in names]
+        return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
+                                         "choices": choices, "typed": typed}, notes=("township",))
     townships = townships_in(t)
     if townships and _FOLLOW_UP.fullmatch(_strip_townships(t)):
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
@@ -598,6 +643,89 @@ _CHANGHUA_BEFORE_TOWNSHIP = re.compile(
 #: search runs on the diet alone. Source: trial 4 extra finding 12.
 _SHOP_KINDS = ("自助餐", "吃到飽", "buffet", "火鍋", "麵店", "早餐店", "早午餐", "咖啡廳", "咖啡店", "甜點", "飲料店", "手搖",
                "滷味", "鹹酥雞", "餐車", "拉麵", "披薩", "漢堡", "牛排", "便當", "小吃店", "夜市")
+
+
+#: A privacy remark asked as a question (你們會存我的資料嗎): the search reply also says what is kept.
+_QUESTION = re.compile(r"[嗎?？]|會不會|有沒有|是不是|什麼|哪些")
+
+
+def _search_beside_privacy(t: str) -> Proposal | None:
+    """A privacy or no-memory remark beside a search (我吃奶素 但不要存我的資料喔 彰化市有嗎; 你們會存我的個資嗎
+    花壇有素食嗎; 我吃奶素 不用記 john有嗎): the message without the remark's words, routed on its own, with the
+    note ``not_saved`` (no 記住 button; the reply says nothing is kept without consent) or ``privacy_asked``
+    (the reply says what is kept); None when what is left asks for no search. Source: trial 5 finding 10.
+    """
+    not_saved = bool(_NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t))
+    rest = t
+    for pattern in (NOT_ASKED_TO_REMEMBER, _NO_MEMORY, _PRIVACY):
+        rest = pattern.sub("｜", rest)
+    if not re.sub(r"[｜\W_]+", "", rest):
+        return None
+    proposal = _route(rest)
+    if proposal.tool not in _SEARCH_TOOLS or proposal.tool == "needs_area":  # 不用記我吃素: no search asked
+        return None
+    if not_saved:
+        note = "not_saved"
+    elif any(_PRIVACY.search(clause) and _QUESTION.search(clause) for clause in _LIMIT_CLAUSE_BREAK.split(t)):
+        note = "privacy_asked"
+    else:
+        return proposal
+    return Proposal(proposal.tool, proposal.args, proposal.source,
+                    proposal.notes + ((note,) if note not in proposal.notes else ()))
+
+
+#: Words that may sit where a township does but are no misspelt township (員林還是社區, 鹿港和北部).
+_NOT_TOWNSHIP_TYPOS = ("社區", "市區", "鄉下", "北部", "南部", "中部", "東部", "西部", "大家", "市場", "家裡", "附近",
+                       "外面", "那邊", "這邊", "其他", "別的", "二手", "大人", "小孩", "田裡", "北邊", "南邊")
+#: Between two places: 還是 / 或 / 跟 / 和 / 、.
+_PLACE_JOIN = r"\s*(?:還是|或是|或者|或|跟|和|與|及|、|/|,|，)\s*"
+
+
+def _short_name(township: str) -> str:
+    """溪湖鎮 → 溪湖 (the name residents say); a two-character name stays whole."""
+    return township[:-1] if len(township) > 2 else township
+
+
+def _one_apart(typed: str, township: str) -> bool:
+    """True when ``typed`` and the township's short name have the same length and differ in exactly one
+    character (溪胡 / 溪湖, 花潭 / 花壇)."""
+    short = _short_name(township)
+    return len(typed) == len(short) and sum(a != b for a, b in zip(typed, short)) == 1
+
+
+def township_typo(t: str) -> tuple[str, str, list[str]] | None:
+    """A misspelt township where a place is clearly meant, and the townships it may be, or None.
+
+    A place is clearly meant where two Han characters are joined to a real township by 還是 / 或 / 跟 / 和
+    / 、 (溪胡還是員林, 員林或花潭), or are followed by 鄉 / 鎮 / 市 (溪胡鎮). They must differ from a township's
+    short name in exactly one character (溪胡 / 溪湖; never by sound, which the router cannot read) and
+    be no word of LOCAL's vocabulary (社區, 北部, 市集 …). Several townships may be that close (溪胡:
+    溪湖鎮 and 溪州鄉): all are returned, a same suffix (溪胡鎮 → 溪湖鎮) first. The caller asks
+    「你是說…嗎？」; it never searches a guess. Source: newcomer trial 5 finding 13.
+
+    Returns:
+        (the characters as typed, the 鄉 / 鎮 / 市 typed after them or "", [full township names, best
+        first]) or None.
+    """
+    spellings = "|".join(sorted({*TOWNSHIPS, *(_short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
+    typed_places = re.finditer(
+        rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={_PLACE_JOIN}(?:{spellings}))|(?:{spellings}){_PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
+        r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])", t)
+    known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES) + \
+        list(_NOT_TOWNSHIP_TYPOS)
+    for found in typed_places:
+        typed = found.group("a") or found.group("b") or found.group("c")
+        if townships_in(typed) or any(k in typed or typed in k for k in known) or read_date(typed) is not None:
+            continue
+        near = [name for name in TOWNSHIPS if _one_apart(typed, name)]
+        if not near:
+            continue
+        suffix = found.group("suffix")
+        if suffix and townships_in(t[found.start():found.end() + 1]):
+            continue  # part of a real name said with its suffix
+        near.sort(key=lambda name: 0 if suffix and name.endswith(suffix) else 1)
+        return typed, suffix or "", near
+    return None
 
 
 def _search(t: str, side: tuple[str, ...]) -> Proposal:
@@ -703,6 +831,8 @@ def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
 
 #: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
 _ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
+#: A part of a message that asks something (used to split two asks said with a space between).
+_ASKS = re.compile(r"有|嗎|呢|哪|什麼|啥|推薦|幾點|[?？]")
 #: Words of a shop ask (besides diet words): a shop, a meal, a recommendation to eat.
 _SHOP_ASK = re.compile(r"店|餐廳|小吃|料理|便當|吃(?:什麼|飯|的)|推薦.{0,4}吃")
 
@@ -718,7 +848,11 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
     """
     clauses = [clause for clause in _ASK_BREAK.split(t) if clause and clause.strip()]
     if len(clauses) < 2:
-        return None
+        # two questions said with a space between (员林有没有纯素的店 周末有活动吗; trial 5 finding 6): only
+        # when each part asks something (有 / 嗎 / 哪 …), so 花壇 素食 活動 stays one ask
+        clauses = [clause for clause in t.split() if clause]
+        if len(clauses) < 2 or sum(1 for clause in clauses if _ASKS.search(clause)) < 2:
+            return None
     kinds: list[str | None] = []
     for clause in clauses:
         diet = read_diet(clause)[0]
