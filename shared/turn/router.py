@@ -15,6 +15,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    one → ``handoff_cancel_help``; what LOCAL keeps about the user (我的資料, 忘記我) → ``privacy_info``;
    asking to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的紀錄忘掉) → ``privacy_info``
    with the note ``forget`` (the reply leads with the 忘記我的飲食偏好 button; words alone delete nothing);
+   status may name the request by its subject (剛剛那個水溝蓋的 處理了沒); a privacy or no-memory remark beside a
+   search (但不要存我的資料喔 彰化市有嗎) keeps the search, with the note ``not_saved`` / ``privacy_asked`` (trial 5);
 3. health, transport, parking (停車, 車子要停哪裡, 好停嗎), shuttles and weather → ``show_limits`` (never a search); a place
    outside Changhua County (台中) → ``show_limits`` (``elsewhere``); but an event, shop or diet ask in
    another clause (鹿港有素食店嗎？那邊停車方便嗎) is routed on its own, with the limits as notes (trial 3 finding 6);
@@ -23,12 +25,15 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    clause is the note ``also_events``; a limit beside it, 叫計程車到和米素食, is a note too: trial 4); with a diet asked
    (哪間有全素) the note ``diet_check:<type>`` makes the reply say, per named shop, what the catalog lists;
    a shop name with a typo (合米素食, jonh手作; shared.places.search.place_close_to, difflib) → ``did_you_mean``
-   (「你是說「和米素食」嗎？」 with a button that sends the message again, spelt as the catalog does);
+   (「你是說「和米素食」嗎？」 with a button that sends the message again, spelt as the catalog does); so is a
+   misspelt township where a place is clearly meant (溪胡還是員林, 溪胡鎮: township_typo; ``choices`` per township;
+   trial 5 finding 13);
 5. a government office, school or other body, or a phone number / address / website with no shop,
    diet or event word (彰化縣政府電話幾號) → ``show_limits`` (``directory``);
 6. an events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店) → the first
    ask is searched on its own words, the second is a note (``also_places:<township>/<type>`` or
-   ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first;
+   ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first; two questions
+   with only a space between (员林有没有纯素的店 周末有活动吗) are two asks too (trial 5 finding 6);
 7. an event word, an event topic, kind or title word (市集, 長輩, 講座, 音樂表演, 展覽, 老街散步) or a date without a diet or
    place word → ``search_local_events`` (keyword = the topics, AND; two joined by 跟 / 或 are either: ``市集|親子``;
    an unread date → ``unreadable``);
