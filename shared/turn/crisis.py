@@ -12,7 +12,11 @@ Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好�
 - life without meaning: 活著 / 活下去 / 人生 / 生命 + 沒 / 沒有 / 毫無 / 失去 + (什麼) 意義 / 希望 / 價值 / 動力
   (我覺得活下去沒什麼意義了, 人生毫無意義), 活著有什麼用;
 - being a burden or better gone: 沒有我 / 少了我 / 我不在了 / 我走了 … 大家 / 家人會過得比較好 / 更好 / 輕鬆
-  (大家沒有我應該會過得比較好吧), 我只會拖累大家, 我是多餘的;
+  (大家沒有我應該會過得比較好吧), 我只會拖累大家, 我是多餘的, useless with age (老了沒路用, 我無路用);
+- why one still lives, or having lived enough, as older people say it: 不知道為什麼還要活著, 還活著幹嘛,
+  活夠了, 每天等死, 怎麼還不死, 閻羅王怎麼還不來收我, 老天爺怎麼不帶我走; a wish to join the dead,
+  given up (算了): 早點去找老伴算了, 跟著他走算了 (never 為什麼還要活動, 活到老學到老, 去找老伴吃飯,
+  跟她去好了, 明天早點走);
 - an overdose question, or one already taken: a whole strip, box or bottle or many of a medicine taken at
   once (安眠藥一次吃一整排會怎樣, 吃多少顆安眠藥會死, 致死量, 剛剛把整瓶藥都吞了): the crisis reply
   (119 first) comes before the medical limit;
@@ -28,7 +32,7 @@ the people around a person at risk as well.
 
 Source: Taiwan Ministry of Health and Welfare 1925 安心專線 (24 h, free);
 https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 and
-trial 2 findings 12–14 (issue 9).
+trial 2 findings 12–14, trial 5 finding 12 (issue 9).
 """
 from __future__ import annotations
 
@@ -51,12 +55,22 @@ _NO_WILL = re.compile(
     r"|(?:活著|活下去|繼續活|人生|生命|我的生活)[^，。,.!！?？]{0,6}?(?:沒|沒有|毫無|失去|找不到|看不到)(?:什麼|任何|一點)?"
     r"(?:意義|意思|希望|價值|動力|盼望|目標)"
     r"|活著(?:有|還有)?(?:什麼|啥)用|活著(?:到底)?(?:是)?為了什麼"
+    # asking why one still lives (不知道為什麼還要活著, 還活著幹嘛) or having lived enough (活夠了, 每天等死)
+    r"|(?:為什麼|為何|為了什麼|幹嘛|幹麻|何必|憑什麼)(?:我)?(?:還|還要|要|繼續)?(?:活|活著|活下去)(?![動力潑到])"
+    r"|(?:還|繼續)(?:活|活著|活下去)(?:幹嘛|幹麻|做什麼|要幹嘛|有什麼用|為了什麼|有什麼意思)"
+    r"|活(?:夠|太久|膩)了|(?:每天|只能|就是)?在?等死(?!人|我)|(?:怎麼|為什麼)還(?:不|沒)死"
+    # waiting to be taken (閻羅王怎麼還不來收我, 老天爺怎麼不帶我走), or wishing to join the dead
+    r"|(?:老天|老天爺|天公|閻羅王|閻王|菩薩|佛祖|上帝|上天)[^，。,.!！?？]{0,6}?(?:帶我走|帶走我|把我帶走|收我|收了我|把我收走|來收)"
+    r"|(?:去|想去)(?:找|陪)(?:我)?(?:的)?(?:老伴|先生|老公|太太|老婆|牽手|爸爸?|媽媽?|阿公|阿嬤|孩子|兒子|女兒|他|她)算了"
+    r"|(?:跟著?|隨)(?:我)?(?:的)?(?:老伴|先生|老公|太太|老婆|牽手|爸爸?|媽媽?|阿公|阿嬤|孩子|兒子|女兒|他|她)(?:一起)?(?:走|去)算了"
 )
 #: Being a burden, or the people around better off without one (大家沒有我應該會過得比較好吧).
 _BURDEN = re.compile(
     r"(?:沒有我|沒了我|少了我|少我一個|我不在了?|我走了|我離開了?|我消失了?|我死了)[^。!！?？]{0,12}?"
     r"(?:比較好|更好|會好|輕鬆|開心|快樂|幸福|解脫|好過|省事)"
     r"|(?:只會|一直|總是)?(?:拖累|連累)(?:大家|家人|別人|你們|所有人)|我是多餘的|我(?:很|好|真的)?多餘|我(?:真的)?(?:很|好)?沒用(?:的人)?(?:啊|吧|了)?$"
+    # useless with age, in Taiwanese too (老了沒路用, 我無路用了), or a waste of living (活著浪費糧食)
+    r"|(?:我|老了|人老了|老人家?|這把年紀)(?:真的|已經|就是|都)?(?:沒|無)路用|活著(?:只是)?(?:浪費|白費)|我是(?:個)?廢物"
 )
 #: A question about taking too much of a medicine at once (安眠藥一次吃一整排會怎樣): an overdose
 #: question gets the crisis reply first, before the medical limit.
