@@ -42,8 +42,9 @@ from shared.store import StoreError
 from shared.turn import menu
 from shared.turn.audit import record_turn
 from shared.turn.dates import UnreadableDate, resolve_date_value
+from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
-from shared.turn.limits import model_help_reply
+from shared.turn.limits import limits_with_details, model_help_reply
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, route
 
@@ -71,7 +72,7 @@ DEFAULT_TOOLS = TurnTools()
 FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "greeting": lambda ctx, proposal: menu.greeting_reply(),
     "thanks": lambda ctx, proposal: menu.thanks_reply(),
-    "show_limits": lambda ctx, proposal: menu.limits_reply(proposal.args.get("kinds") or []),
+    "show_limits": lambda ctx, proposal: limits_with_details(proposal.args.get("kinds") or [], proposal.notes),
     "privacy_info": lambda ctx, proposal: menu.privacy_reply(ctx, forget="forget" in proposal.notes,
                                                              sharing="sharing" in proposal.notes),
     "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"],
@@ -352,6 +353,9 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
         names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
         lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
+                          or proposal.args.get("kind") == "places" else "events")
+    lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record (trial 5)
     if proposal.tool == "find_place" and result and result.get("status") == "ok":
         lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
         lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet

@@ -11,6 +11,7 @@ from __future__ import annotations
 from linebot.v3.messaging import TextMessage
 
 from shared.context import Reply
+from shared.turn.details import detail_line
 from shared.turn.menu import limits_reply, menu_reply
 
 #: ``show_local_help`` reason → the router's limit kinds (shared.turn.menu.LIMIT_WORDS); ``other``
@@ -24,6 +25,26 @@ HELP_REASONS: dict[str, tuple[str, ...]] = {
     "weather": ("weather",),
     "other": (),
 }
+
+
+def limits_with_details(kinds: list[str] | tuple[str, ...], notes: tuple[str, ...]) -> Reply:
+    """The router's ``show_limits`` reply, with the details the question asked that no data holds.
+
+    Args:
+        kinds: LIMIT_WORDS keys (shared.turn.menu), possibly empty.
+        notes: the proposal's notes; ``detail:<kind>`` / ``unasked:<words>`` ones are said first
+            (shared.turn.details.detail_line: 資料沒有記錄能不能帶寵物，請先問店家或主辦單位。).
+    Returns:
+        menu.limits_reply's reply (one text with the menu), the detail sentence leading it.
+    Source: DESIGN §5 (name what is not recorded); newcomer trial 5 (可以帶狗嗎).
+    """
+    line = detail_line(notes, "any")
+    reply = limits_reply(kinds)
+    if line is None:
+        return reply
+    message = reply.messages[0]
+    text = message.text if kinds else message.text.replace("這個我沒有資料可以回答。\n", "", 1)
+    return Reply([TextMessage(text=f"{line}\n{text}", quick_reply=message.quick_reply)])
 
 
 def _with_menu(text: str) -> Reply:

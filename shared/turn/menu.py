@@ -138,6 +138,9 @@ LIMIT_WORDS: dict[str, str] = {
     "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
     "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
     "no_distance": "店家資料沒有地圖定位和距離，沒辦法排出哪一間最近；請看地址，或先打電話問店家。",
+    # trial 5 (minor): 可以幫我掛號嗎 彰基 is a booking LOCAL cannot make, not a question about an illness
+    "no_appointment": "我沒辦法幫你掛號或預約看診；請直接打電話給醫院或診所，或用它們的網路掛號。"
+                      "身體不舒服請找醫師；緊急狀況請立刻打 119。",
 }
 
 

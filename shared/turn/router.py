@@ -52,9 +52,13 @@ search (``title:冬季蔬果``), a bare 彰化 read as 彰化市 (``changhua_as_
 shops named (``other_places:<name>``), a plain 素食 that names no finer type (``generic_diet``: a
 remembered 全素 fills it) and a diet that is someone else's (``diet_of_other``: 我媽媽吃全素; never
 offered as the user's memory).
+Last, ``route`` reads the questions the proposal does not answer (shared.turn.details; trial 5): a detail
+the data does not hold (要帶水嗎, 可以刷卡嗎, 狗可以去嗎) → ``detail:<kind>``; any other question clause beside a
+search → ``unasked:<words>``; a suitability question (老人家可以去嗎) is no 長輩 filter; 掛號 → ``no_appointment``.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +68,7 @@ from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import DATE_KEYWORDS, read_date
+from shared.turn.details import read_details, suitability_people
 from shared.turn.text import reading_form
 
 __all__ = ["DATE_KEYWORDS", "DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
@@ -478,16 +483,19 @@ def route(text: str) -> Proposal:
         text: the user's message as typed (any width or script); not stored or logged.
     Returns:
         A Proposal (see the module docstring for the rules); the caller validates and runs it.
-        A greeting before a question (早上好 今天有什麼活動) adds the note ``greeted`` to the answer.
+        A greeting before a question (早上好 今天有什麼活動) adds the note ``greeted`` to the answer. A
+        question about a detail the data does not hold (要帶水嗎, 可以刷卡嗎) adds ``detail:<kind>`` /
+        ``unasked:<words>`` notes (shared.turn.details; trial 5).
     """
-    proposal = _route(text)
-    if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(_english_places(reading_form(text))):
+    t = _english_places(reading_form(text))
+    proposal = _with_details(t, _route(text))
+    if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
     return proposal
 
 
 def _route(text: str) -> Proposal:
-    """route without the greeting note (see route)."""
+    """route without the greeting note and the unanswered details (see route)."""
     t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
@@ -1029,3 +1037,85 @@ def _ack_only(text: str) -> bool:
     """ok / 好 / 收到 / 了解 and nothing else."""
     return re.sub(r"[\s!！.。~～]+", "", text) in _ACK
 
+
+
+#: Tools whose reply can say what the data does not record beside what it found (trial 5).
+_DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
+#: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
+_APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
+#: Details a side limit already says (trial 4 finding 3, 8): the limit's sentence stays, no second one.
+_SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
+#: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
+_EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
+#: The topic a suitability question names (老人家可以去嗎 → 長輩): not a filter when it is asked that way.
+_SUIT_TOPIC = {"老人家": "長輩", "老人": "長輩", "長輩": "長輩", "長者": "長輩", "阿公": "長輩", "阿嬤": "長輩",
+               "銀髮族": "長輩", "小孩": "親子", "小朋友": "親子", "孩子": "親子", "兒童": "親子", "小孩子": "親子"}
+
+
+@functools.cache
+def _vocabulary() -> tuple[str, ...]:
+    """Every word the router reads (townships, diet, event, topic, place, limit and small-talk words)."""
+    names = list(TOWNSHIPS) + [name[:-1] for name in TOWNSHIPS if len(name) > 2] + [COUNTY, "彰化", "縣"]
+    diets = [word for word, _ in DIET_WORDS] + [word for word, _ in UNRECORDED_DIETS] + ["素"]
+    topics = [word for word, _ in EVENT_TOPICS + _EVENT_DIET_TOPICS]
+    limits = [word for _, words in LIMITS + SIDE_LIMITS for word in words]
+    people = _PEOPLE.split("|")
+    return tuple(names + diets + topics + list(EVENT_WORDS) + list(PLACE_WORDS) + limits + people
+                 + list(_GREETINGS + _THANKS + _MORE_THANKS) + list(_ELSEWHERE))
+
+
+def _with_details(t: str, proposal: Proposal) -> Proposal:
+    """``proposal`` with notes for the questions it does not answer (shared.turn.details).
+
+    Named details (要帶水嗎, 可以刷卡嗎, 狗可以去嗎, 小孩幾歲可以, 會不會很多人, 有椅子坐嗎) are said beside a
+    search, a limit or alone; any other question clause is said only beside a search (有沒有報佳音).
+    A suitability question (老人家可以去嗎) is not a 長輩 filter when the search has another condition.
+    掛號 is said as a booking LOCAL cannot make, not as a question about an illness.
+    Source: trial 5 findings 1, 2, 7, 8, 14, 15 and the minors 掛號 and 報佳音; DESIGN §5.
+    """
+    tool, args = proposal.tool, dict(proposal.args)
+    notes = tuple(note for note in proposal.notes if not note.startswith(("detail:", "unasked:")))
+    kinds = list(args.get("kinds") or [])
+    if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
+        return proposal
+    if _APPOINTMENT.search(t) and (tool in ("show_limits", "show_local_help") or (
+            not any(word in t for word in EVENT_WORDS) and read_diet(t)[0] is None and not places_named_in(t))):
+        # 可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor; an illness said too keeps the medical line
+        ill = "medical" in _limits(_APPOINTMENT.sub("｜", t), LIMITS)
+        kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
+        return Proposal("show_limits", {"kinds": (["medical"] if ill else []) + kinds + ["no_appointment"]},
+                        proposal.source)
+    if "medical" in notes and _APPOINTMENT.search(t) and "medical" not in _limits(_APPOINTMENT.sub("｜", t), LIMITS):
+        notes = tuple("no_appointment" if note == "medical" else note for note in notes)  # …順便幫我掛號
+    if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
+        return proposal
+    plain = t
+    for pattern in (_PARKING, _TRAVEL, _NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _APPOINTMENT, _BRING, _DISTANCE):
+        plain = pattern.sub("｜", plain)
+    named = places_named_in(t)
+    words = _vocabulary() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
+    plain = _without_names(plain, named) if named else plain
+    found = read_details(plain, words, read_date)
+    said = set(notes) | set(kinds)  # no_pets / no_bring (trial 4) already say it: never twice
+    found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
+    places = tool in ("search_local_places", "find_place") or args.get("kind") == "places"
+    if places and "detail:end_time" in found:  # 開到幾點 at a shop is its hours
+        notes += () if "no_hours" in notes else ("no_hours",)
+    if places:  # an event's details (70歲的阿嬤想找素食: no age line about a shop)
+        found = tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
+    if tool != "search_local_events":  # 要多久 beside a bus or a shop is the transport or hours limit
+        found = tuple(note for note in found if note != "detail:end_time")
+    if tool not in _DETAIL_TOOLS or "no_booking" in notes or any(note.startswith("unknown_area:") for note in notes):
+        found = tuple(note for note in found if note.startswith("detail:"))  # the limit or the picker answers it
+    who = suitability_people(t)
+    if tool == "search_local_events" and who and args.get("keyword"):
+        topic = _SUIT_TOPIC.get(who)
+        terms = args["keyword"].split(" ")
+        rest = [term for term in terms if term != topic]
+        if topic and len(rest) < len(terms) and (rest or args.get("date") or args.get("area")):
+            args["keyword"] = " ".join(rest) or None  # 一月九號 花壇市集 老人家可以去嗎: the market, not 市集 AND 長輩
+    if not found and args == proposal.args and notes == proposal.notes:
+        return proposal
+    if tool in ("show_local_help", "greeting", "thanks"):  # 你好 可以帶狗嗎: the detail, and the menu
+        return Proposal("show_limits", {"kinds": []}, proposal.source, notes + found) if found else proposal
+    return Proposal(tool, args, proposal.source, notes + found)
