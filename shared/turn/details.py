@@ -70,10 +70,11 @@ _CLAUSE = re.compile(r"[^，,。；;！!\s\n？?]+[？?]*")
 #: events), and words that only carry a question: taken out before the subject is looked for.
 _ANSWERED = re.compile(
     r"幾點|時間|什麼時候|哪天|哪一天|幾號|日期|在哪裡?|在哪邊|哪裡|地點|地址|位置|集合點?|電話|聯絡|來源|舉辦|開始|有辦|還有辦|照常"
-    r"|要不要|可不可以|會不會|有沒有|能不能|是不是|好不好|對不對|怎麼樣|怎樣|如何|多少|請問|想問|想知道|問一下|告訴我|跟我說"
+    r"|還有沒有|沒有|要不要|可不可以|會不會|有沒有|能不能|是不是|好不好|對不對|怎麼樣|怎樣|如何|多少|請問|想問|想知道|問一下|告訴我|跟我說"
     r"|有哪些|有什麼|有啥|什麼|甚麼|啥|哪些|哪個|哪家|哪間|推薦|介紹|看看|資訊|資料|好吃|好玩|好喝|不錯|有名|熱門|最近|附近"
     r"|一起|參加|出席|報名|帶孩子|帶小孩|順便|另外|然後|還有|或是|還是|是否|大概|一下|一點|有空|可以去|能去|去玩|去看"
     r"|那天|當天|那邊|這邊|那裡|這裡|那個|這個|這些|那些|哪一|以後|之後|之前|當日|全部|所有|其他|別的|適合|人家"
+    r"|超大型|大型|小型|熱鬧|有趣|特別|比較"
     r"|運動|健康|閱讀|節慶|休閒|藝文|旅遊|參觀|逛逛|逛街|走走|出去|出門"
     r"|進去|進場|入場|入內|休息|公休|營業|方便|早上|上午|中午|下午|傍晚|晚上|白天|晚間|清晨|半天|整天")
 _FILLER_CHARS = re.compile(r"[嗎呢吧啊呀喔哦啦耶欸嘛麻的了在去有是找查我你妳們好請幾個間家些一都也要想跟和與及或誰哪會能可以"
@@ -102,7 +103,8 @@ def _named(text: str) -> list[str]:
     return [kind for _, kind in sorted(found)]
 
 
-def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], str | None]) -> tuple[str, ...]:
+def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], str | None],
+                 answered: Callable[[str], bool] = lambda clause: False) -> tuple[str, ...]:
     """The notes for question clauses the router does not answer.
 
     Args:
@@ -110,6 +112,7 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
         consumed: the words the router reads (townships, shop names, diet, event, topic and limit
             words), taken out before a clause's subject is looked for.
         date_of: the date value a run of text reads as, or None (shared.turn.dates.read_date).
+        answered: True for a clause a limit already answers (要怎麼去, 要自己帶毛筆嗎): no other note from it.
     Returns:
         Notes in the order asked, each once: ``detail:<kind>`` (a DETAIL_WORDS key, ``crowd`` or ``organiser``),
         ``detail:suitability/<who>``, then at most one ``unasked:<words>`` (``unasked:`` when the
@@ -123,14 +126,14 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
         notes.append(f"detail:{kind}/{suitability_people(text)}" if kind == "suitability" else f"detail:{kind}")
     for match in _CLAUSE.finditer(text):
         clause = match.group(0)
-        if not _QUESTION.search(clause):
-            continue
+        if not _QUESTION.search(clause) or answered(clause) or _named(clause):
+            continue  # not a question, or said already (once is enough)
         rest = _SUITABILITY.sub("｜", clause)
         for _, pattern in _DETAILS:
             rest = pattern.sub("｜", rest)
         for word in words:
             rest = rest.replace(word, "｜")
-        runs = [run for run in re.split(r"[｜\s]+", rest) if run]
+        runs = [run for run in re.split(r"[｜〓\s]+", rest) if run]
         left = [part for run in runs for part in _leftover(run, date_of)]
         if len("".join(core for core, _ in left)) >= 2:
             unasked.append("".join(said for core, said in left if core))

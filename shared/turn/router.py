@@ -1043,6 +1043,10 @@ def _ack_only(text: str) -> bool:
 _DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
 #: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
 _APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
+#: Stands where a limit's phrase was (要怎麼去, 要自己帶): its clause is answered by the limit.
+_LIMIT_MARK = "〓"
+#: Notes whose words the reply already says (a title hint, a kind of restaurant, a finer diet, a shop).
+_WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:", "unknown_area:", "other_areas:")
 #: Details a side limit already says (trial 4 finding 3, 8): the limit's sentence stays, no second one.
 _SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
 #: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
@@ -1090,12 +1094,17 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_PARKING, _TRAVEL, _NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _APPOINTMENT, _BRING, _DISTANCE):
+    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER):
         plain = pattern.sub("｜", plain)
+    for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
+        plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
     named = places_named_in(t)
     words = _vocabulary() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
     plain = _without_names(plain, named) if named else plain
-    found = read_details(plain, words, read_date)
+    said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
+                       for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    found = read_details(plain, words + said_words, read_date,
+                         lambda clause: _LIMIT_MARK in clause or bool(_limits(clause, SIDE_LIMITS) or _hard_limits(clause)))
     said = set(notes) | set(kinds)  # no_pets / no_bring (trial 4) already say it: never twice
     found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
     places = tool in ("search_local_places", "find_place") or args.get("kind") == "places"
