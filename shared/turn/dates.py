@@ -15,7 +15,13 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``unreadable``;
   two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6); so are
   any two dates joined by 跟 / 和 / 或 / 還是 / 、 / 到 (後天跟大後天, 明天或週六, 聖誕節跟跨年: ``both:<v>|<v>``; one
-  side unread makes the pair ``unreadable``; trial 3 finding 2);
+  side unread makes the pair ``unreadable``; trial 3 finding 2); joined by 到 / 至 / ~ / - they are a range from
+  the first to the second (``range:<v>|<v>``), a week prefix on the first end carrying to a bare weekday on the
+  second (下個禮拜一到禮拜三 = 12/7–12/9, 下週三到五, 下週六跟週日), and a range whose end is before its start
+  (下週五到週三, 12/7到12/5) is unreadable, never re-ordered (trial 5 finding 3); two dates side by side with
+  no joiner (禮拜六禮拜日, 週六 週日, 12/5 12/6) are both read (trial 5 finding 5);
+- a dotted month.day (12.5, 1.9, 12．5) is a date unless written as a number: a price, distance, rating,
+  version or clock time (100.5元, 1.5公里, 4.5顆星, 早上9.30) is not (trial 5 finding 4);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1); a holiday's 連假 (元旦連假, 清明連假) is the holiday with the
   weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
@@ -42,7 +48,7 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
 - 元宵 (lunar 1/15: the calendar's first 春節 day + 14), 母親節 (second Sunday of May), 父親節 (8/8),
   萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``unreadable``.
 
-Source: trial 4 findings 1, 2, 13 and the minor 下下禮拜天 (https://pypi.org/project/lunardate/);
+Source: trial 5 findings 3, 4, 5; trial 4 findings 1, 2, 13 and the minor 下下禮拜天 (https://pypi.org/project/lunardate/);
 issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
 month-only, past ranges; unreadable dates get 「我看不懂這個日期」), item 3 (nearest day, past shown
 as past); https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an on PyPI.
@@ -76,7 +82,14 @@ _LUNAR_DAY = re.compile(rf"(大年|過年|春節|新年|正月)?初([一二三�
 _YMD = re.compile(r"(?<![\d/.\-])(\d{4}|1\d{2})\s*(?:年|/|-|\.)\s*(\d{1,2})\s*(?:月|/|-|\.)\s*(\d{1,2})(?![\d/\-])")
 _MD = re.compile(
     r"(?<![\d/:.])(\d{1,2})\s*(?:月\s*(\d{1,2})(?:\s*[日號号]|(?![\d個个場场人位次天點点時时分歲岁塊元碗份]))"
-    r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-]))")
+    r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-])|[.．](\d{1,2})(?![\d.．]))")
+#: A dotted month.day (12.5, 1.9, 12．5) is a date only outside a number's context: not a price, distance,
+#: weight, rating, dose, version or clock time (100.5元, 1.5公里, 4.5顆星, 9.30開門, 早上8.30, 版本1.2).
+#: Source: trial 5 finding 4 (12.5 彰化市有什麼 → a shop search with the date dropped).
+_DOT_UNIT = re.compile(r"^\s*(?:元|塊|圓|萬|千|百|公里|公尺|公分|公斤|公克|克|km|cm|mm|kg|m(?![a-z])|g(?![a-z])|k(?![a-z])|%|％|倍|折|成|分|顆|星|度|°"
+                       r"|小時|時|點|個|人|歲|杯|碗|份|斤|兩|吋|寸|坪|秒|mg|ml|cc|l(?![a-z])|開|左右)")
+_DOT_BEFORE = re.compile(r"(?:[$＄]|nt|ntd|v|ver|版本?|第|評分|分數|早上|上午|中午|下午|晚上|凌晨|半夜|約|大約|距離|身高|體重|血壓|血糖|體溫)\s*$")
+_NUMBER_CONTEXT = re.compile(r"元|塊錢|價|多少錢|費用|公里|公尺|距離|多遠|評分|幾顆星|版本|身高|體重|血壓|血糖|體溫|匯率|折扣|打折|度數")
 #: A day inside a relative month: 上個月22號, 下個月3號, 這個月5日, 本月12號 (the day is required).
 _RELATIVE_MONTH_DAY = re.compile(r"(?<![上下])(上上|下下|上|下|這|这|本)一?[個个]?\s*月\s*(\d{1,2})\s*(?:[日號号]|(?![\d個个場场人位次天點点時时分歲岁月/\-.]))")
 #: Early, middle or late in a month: 下個月初, 上個月底, 12月底, 1月中旬, 月底 (this month).
@@ -226,9 +239,9 @@ def _written(text: str) -> str | None:
         year, month, day = (int(group) for group in found.groups())
         year += 1911 if year < 1000 else 0
         return f"{year:04d}-{month:02d}-{day:02d}"
-    days = list(_MD.finditer(text))
+    days = [m for m in _MD.finditer(text) if m.group(5) is None or _dotted_date(text, m)]
     if days:
-        values = [f"{int(m.group(1)):02d}-{int(m.group(2) or m.group(3) or m.group(4)):02d}" for m in days]
+        values = [f"{int(m.group(1)):02d}-{int(m.group(2) or m.group(3) or m.group(4) or m.group(5)):02d}" for m in days]
         if len(days) >= 2 and _RANGE_JOIN.match(text[days[0].end():days[1].start()]):
             return f"mdrange:{values[0]}/{values[1]}"
         return f"md:{values[0]}"
@@ -236,6 +249,16 @@ def _written(text: str) -> str | None:
     if found:
         return f"day:{int(found.group(1)):02d}"
     return None
+
+
+def _dotted_date(text: str, found: re.Match[str]) -> bool:
+    """True when a dotted month.day (``_MD``'s fifth group: 12.5, 1.9) is a date: a real month and day,
+    not written as a number (a price, distance, rating, time or version; see _DOT_UNIT)."""
+    month, day = int(found.group(1)), int(found.group(5))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return False  # 15.5, 0.5, 3.14: a number
+    return not (_DOT_UNIT.match(text[found.end():]) or _DOT_BEFORE.search(text[:found.start()])
+                or _NUMBER_CONTEXT.search(text))
 
 
 #: A lunar date: 農曆十一月十五 (after _cn_numerals: 農曆11月15), 舊曆12月初八, 陰曆閏6月初一, 農曆11/15,
@@ -467,13 +490,69 @@ def _day_words(text: str) -> list[str]:
 
 #: Two dates joined (後天跟大後天, 明天或週六, 這週末和下週末, 聖誕節跟跨年): both are read. Each side is
 #: the words next to the joiner, up to a space or a sentence mark. Source: trial 3 finding 2.
-_PAIR_JOIN = re.compile(r"跟|和|與|及|以及|或是|或者|或|還是|、|到|至|~|～")
+_PAIR_JOIN = re.compile(r"跟|和|與|及|以及|或是|或者|或|還是|、|到|至|~|～|-|－|—|–")
+#: Joiners that make a range from the first date to the second (下週一到週三, 週三~週五): the end is
+#: never before the start (trial 5 finding 3).
+_RANGE_JOINERS = ("到", "至", "~", "～", "-", "－", "—", "–")
 _PAIR_SIDE_END = re.compile(r"[\s，,。？?！!；;]")
+#: A weekday written alone after a weekday and a joiner: 下週三到五, 禮拜一至三.
+_BARE_WEEKDAY_WORD = re.compile(r"^\s*([一二三四五六日天])(?![一二三四五六七八九十百千\d家個个間点點號号次位些起樣样人份碗天日月年週周])")
+
+
+def _weekday_of(value: str) -> int | None:
+    """The weekday (0 = Monday) of a bare weekday value (``weekday:N``, ``saturday``, ``sunday``); else None."""
+    if value in ("saturday", "sunday"):
+        return 5 if value == "saturday" else 6
+    found = re.fullmatch(r"weekday:([0-6])", value)
+    return int(found.group(1)) if found else None
+
+
+def _with_week_of(first: str, weekday: int) -> str | None:
+    """``weekday`` in the week ``first`` names (下週三 → next week): 下週三到週五 → 週五 is next week's.
+
+    Returns:
+        The prefixed value (``next_weekday:4``, ``next_sunday``, ``this_weekday:2``, ``last_weekday:0``,
+        ``week_offset:2/5``), or None when ``first`` names no week (a bare weekday, a date).
+    Source: trial 5 finding 3 (下個禮拜一到禮拜三 searched 12/2–12/7).
+    """
+    if first.startswith("next_weekday:") or first in ("next_saturday", "next_sunday"):
+        return {5: "next_saturday", 6: "next_sunday"}.get(weekday, f"next_weekday:{weekday}")
+    for kind in ("this_weekday", "last_weekday"):
+        if first.startswith(f"{kind}:"):
+            return f"{kind}:{weekday}"
+    offset = re.fullmatch(r"week_offset:(-?2)/[0-6]", first)
+    return f"week_offset:{offset.group(1)}/{weekday}" if offset else None
+
+
+def _second_of(first: str, second: str | None, right: str) -> str | None:
+    """The second date of a pair, in the first's week when it is a bare weekday (下週三到週五, 下週三到五).
+
+    Args:
+        first: the first side's value.
+        second: the second side's value, or None when it read no date.
+        right: the second side's text (a weekday alone, 五, is read after a weekday).
+    """
+    if second is None and (_weekday_of(first) is not None or _with_week_of(first, 0) is not None):
+        word = _BARE_WEEKDAY_WORD.match(right)
+        if word:
+            second = "saturday" if word.group(1) == "六" else "sunday" if word.group(1) in "日天" \
+                else f"weekday:{'一二三四五'.index(word.group(1))}"
+    if second is None:
+        return None
+    weekday = _weekday_of(second)
+    if weekday is not None:
+        return _with_week_of(first, weekday) or second
+    return second
 
 
 def _pair(text: str, first: str) -> str | None:
     """``both:<value>|<value>`` when ``text`` joins two dates and ``first`` (the one read) is one of
-    them; None otherwise (one date, or a reading that already covers both: 12/5到12/7, 週六和週日)."""
+    them; ``range:<value>|<value>`` when the joiner is 到 / 至 / ~ / - (from the first to the second);
+    None otherwise (one date, or a reading that already covers both: 12/5到12/7, 週六和週日).
+
+    A week prefix on the first side carries to a bare weekday on the second (下週三到週五 is next
+    week's Wednesday to Friday; 下週六跟週日 next week's two days). Source: trial 3 finding 2, trial 5 finding 3.
+    """
     for join in _PAIR_JOIN.finditer(text):
         before, after = text[:join.start()], text[join.end():]
         left_cut = max((m.end() for m in _PAIR_SIDE_END.finditer(before)), default=0)
@@ -482,12 +561,47 @@ def _pair(text: str, first: str) -> str | None:
         right = after[:right_cut.start()] if right_cut else after
         if not left.strip() or not right.strip():
             continue
-        values = [_one_date(left), _one_date(right)]
-        if None in values or values[0] == values[1] or first not in values:
+        left_value = _one_date(left)
+        values = [left_value, _second_of(left_value, _one_date(right), right) if left_value else None]
+        if None in values or values[0] == values[1] or first not in values + [_one_date(right)]:
             continue
         if UNREADABLE in values:
             return UNREADABLE  # 冬至跟聖誕節: one of the two is not read, so neither is searched alone
-        return f"both:{values[0]}|{values[1]}"
+        kind = "range" if join.group(0) in _RANGE_JOINERS else "both"
+        return f"{kind}:{values[0]}|{values[1]}"
+    return None
+
+
+#: Where a date is written, for two dates side by side with no joiner (禮拜六禮拜日, 12/5 12/6, 週六 週日).
+_MENTION = re.compile(rf"(?:上上|下下|上一?[個个]?|下一?[個个]?|這一?[個个]?|这[個个]?|本)?\s*{_WEEK}\s*[一二三四五六日天]"
+                      r"|(?<![\d/:.])\d{1,2}\s*(?:/\s*\d{1,2}|月\s*\d{1,2}\s*[日號号]?)(?![\d/])"
+                      r"|大後天|大前天|後天|前天|昨天|明天|今天|今晚|明晚")
+#: Values that name one day, or a day of a week: the kinds that may stand side by side.
+_DAY_VALUE = re.compile(r"(?:(?:next_|this_|last_)?weekday:\d|saturday|sunday|next_saturday|next_sunday|md:\d\d-\d\d"
+                        r"|week_offset:-?2/\d|\d{4}-\d\d-\d\d|today|tomorrow|day_after_tomorrow|three_days_later"
+                        r"|yesterday|day_before_yesterday|three_days_ago)")
+
+
+def _side_by_side(text: str, first: str) -> str | None:
+    """``both:<value>|<value>`` for dates written side by side with no joiner (禮拜六禮拜日, 週六 週日,
+    12/5 12/6, 下週六週日): the first and the last of the run, the week prefix carried as in _pair.
+    None when no two days stand side by side, or ``first`` is not the run's first date.
+    Source: trial 5 finding 5 (禮拜六禮拜日 花壇員林 checked 12/5 only).
+    """
+    mentions = list(_MENTION.finditer(text))
+    for index, found in enumerate(mentions):
+        run = [found]
+        for following in mentions[index + 1:]:
+            if text[run[-1].end():following.start()].strip():
+                break
+            run.append(following)
+        if len(run) < 2:
+            continue
+        values = [_one_date(found.group(0)), _one_date(run[-1].group(0))]
+        if values[0] != first or not all(value and _DAY_VALUE.fullmatch(value) for value in values):
+            return None
+        values[1] = _second_of(values[0], values[1], "")
+        return f"both:{values[0]}|{values[1]}" if values[1] and values[0] != values[1] else None
     return None
 
 
@@ -509,13 +623,14 @@ def read_date(text: str) -> str | None:
         ``lunar:MM-DD`` / ``lunar:LMM-DD`` (a leap month), ``lunar_day:DD``, ``lunar_month:MM`` (農曆 dates);
         ``unreadable`` when the text names a date that none of these read (12/1/3, 下下下週, 大大後天,
         護士節, 農曆那幾天); ``both:<value>|<value>`` for two
-        dates joined (明天或週六); None when it names no date.
+        dates joined (明天或週六) or side by side (禮拜六禮拜日); ``range:<value>|<value>`` for a range
+        (下週一到週三: the first's start to the second's end); None when it names no date.
     """
     text = _cn_numerals(_colloquial(text))
     first = _one_date(text)
     if first is None or first == UNREADABLE:
         return first
-    return _pair(text, first) or first
+    return _pair(text, first) or _side_by_side(text, first) or first
 
 
 def _one_date(text: str) -> str | None:
@@ -649,9 +764,12 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         value: see read_date; ``YYYY-MM-DD`` and ``start/end`` are parsed as they are.
         today: the Asia/Taipei calendar day of the turn (from the injected clock).
     Returns:
-        The range; for a day, month or holiday without a year, its nearest occurrence.
+        The range; for a day, month or holiday without a year, its nearest occurrence. A ``range:``
+        value runs from its first date's start to its second's end (a bare weekday second end is the
+        first such weekday from the start on: 週五到週一).
     Raises:
-        UnreadableDate: ``unreadable``, an impossible day (12/32), or an unknown keyword.
+        UnreadableDate: ``unreadable``, an impossible day (12/32), an unknown keyword, or a range whose
+            end is before its start (下週五到週三, 12/7到12/5: never re-ordered; trial 5 finding 3).
     """
     week_monday = today - timedelta(days=today.weekday())
     saturday = week_monday + timedelta(days=5)
@@ -738,6 +856,17 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         raise UnreadableDate(f"not a date: {value!r}")
     if kind in ("lunar", "lunar_day", "lunar_month"):
         return _lunar_span(kind, rest, today)
+    if kind == "range":  # 下週一到週三: from the first's start to the second's end, never re-ordered
+        first, _, second = rest.partition("|")
+        start = resolve_date_value(first, today)[0]
+        weekday = _weekday_of(second)
+        if weekday is not None:  # 週五到週一: the first such weekday from the start on
+            final = start + timedelta(days=(weekday - start.weekday()) % 7)
+            return start, final + timedelta(days=1)
+        final, end = resolve_date_value(second, today)
+        if final < start:
+            raise UnreadableDate(f"range end before its start: {value!r}")
+        return start, end
     if kind == "both":  # 明天或週六, 聖誕節跟跨年: one range covering both dates
         first, _, second = rest.partition("|")
         spans = [resolve_date_value(first, today), resolve_date_value(second, today)]
@@ -757,6 +886,8 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
             start = resolve_date_value(f"md:{first}", today)[0]
             month, day = (int(part) for part in second.split("-"))
             ends = [d for d in _dates(start.year, month, day) if d >= start]
+            if ends and min(ends).year > start.year and (min(ends) - start).days > 92:
+                ends = []  # 12/7到12/5: the end is before the start, not next year's 12/5
             if not ends:
                 raise UnreadableDate(f"range end before its start: {value!r}")
             return start, min(ends) + timedelta(days=1)

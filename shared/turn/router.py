@@ -640,6 +640,10 @@ def _ask_beside_limits(t: str) -> Proposal | None:
         areas = [area for clause in limited for area in townships_in(clause)]
         text = f"{areas[0]} {text}" if areas else text
     proposal = route(text)
+    said = next((value for clause in limited if (value := read_date(clause)) is not None), None)
+    if said is not None and "date" in proposal.args and proposal.args["date"] is None:
+        # 這禮拜六會不會下雨 員林的活動還有辦嗎: the day said with the limit is the events' day (trial 5 finding 9)
+        proposal = Proposal(proposal.tool, {**proposal.args, "date": said}, proposal.source, proposal.notes)
     return proposal if proposal.tool in _SEARCH_TOOLS else None
 
 
