@@ -554,7 +554,7 @@ def _pair(text: str, first: str) -> str | None:
     week's Wednesday to Friday; 下週六跟週日 next week's two days). Source: trial 3 finding 2, trial 5 finding 3.
     """
     for join in _PAIR_JOIN.finditer(text):
-        before, after = text[:join.start()], text[join.end():]
+        before, after = text[:join.start()].rstrip(), text[join.end():].lstrip()  # 下週一 到 週三
         left_cut = max((m.end() for m in _PAIR_SIDE_END.finditer(before)), default=0)
         right_cut = _PAIR_SIDE_END.search(after)
         left = before[left_cut:]
@@ -563,11 +563,13 @@ def _pair(text: str, first: str) -> str | None:
             continue
         left_value = _one_date(left)
         values = [left_value, _second_of(left_value, _one_date(right), right) if left_value else None]
-        if None in values or values[0] == values[1] or first not in values + [_one_date(right)]:
+        ranged = join.group(0) in _RANGE_JOINERS
+        days = ranged and first == f"days:{values[0]}/{values[1]}"  # 後天到明天: a range, never re-ordered
+        if None in values or values[0] == values[1] or (first not in values + [_one_date(right)] and not days):
             continue
         if UNREADABLE in values:
             return UNREADABLE  # 冬至跟聖誕節: one of the two is not read, so neither is searched alone
-        kind = "range" if join.group(0) in _RANGE_JOINERS else "both"
+        kind = "range" if ranged else "both"
         return f"{kind}:{values[0]}|{values[1]}"
     return None
 
@@ -863,6 +865,8 @@ def resolve_date_value(value: str, today: date) -> tuple[date, date]:
         if weekday is not None:  # 週五到週一: the first such weekday from the start on
             final = start + timedelta(days=(weekday - start.weekday()) % 7)
             return start, final + timedelta(days=1)
+        if re.fullmatch(r"day:\d{1,2}", second):  # 12月28號到3號: the first such day from the start on
+            return start, coming_day_of_month(int(second[4:]), start) + timedelta(days=1)
         final, end = resolve_date_value(second, today)
         if final < start:
             raise UnreadableDate(f"range end before its start: {value!r}")

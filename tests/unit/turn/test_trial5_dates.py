@@ -61,13 +61,16 @@ def ctx_at(now: datetime) -> EventContext:
     ("這禮拜五至禮拜天 彰化市", date(2026, 12, 4), date(2026, 12, 6)),
     ("週五到週一 鹿港", date(2026, 12, 4), date(2026, 12, 7)),                     # bare: the Monday after
     ("12/28到1/3 活動", date(2026, 12, 28), date(2027, 1, 3)),                     # across the new year
+    ("12月28號到3號 鹿港", date(2026, 12, 28), date(2027, 1, 3)),                  # a bare day after the start
+    ("下週一 到 週三 員林", date(2026, 12, 7), date(2026, 12, 9)),                 # spaces around 到
+    ("明天到後天 花壇", date(2026, 12, 2), date(2026, 12, 3)),
 ])
 def test_dates_range_carries_the_week_of_its_first_end(text, start, last):
     assert span(text) == (start, last + timedelta(days=1))
 
 
 @pytest.mark.parametrize("text", ["下週五到週三 鹿港有活動嗎", "下禮拜天到禮拜一", "下下週四~週二", "12/7到12/5 彰化市",
-                                  "這週六到上週日"])
+                                  "這週六到上週日", "後天到明天 鹿港"])
 def test_dates_range_ending_before_its_start_is_unreadable(text):
     value = read(text)
     assert value not in (None, UNREADABLE)
