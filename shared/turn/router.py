@@ -144,7 +144,7 @@ _BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|�
                     r"(?!小朋友|小孩|孩子|孫|狗|貓|寵物|長輩|阿公|阿嬤|爸|媽|家人|朋友|外套|傘|雨傘)"
                     r"|帶什麼|帶啥|準備什麼|準備啥|自備")
 #: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
-_DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
+_DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近的[^，。？?]{0,3}(?:店|餐廳)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
 
 _GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
               "有人嗎", "嘿", "早", "早上好", "午安好", "下午好", "晚上好", "大家好",
@@ -200,7 +200,7 @@ _PROGRESS = (r"(?:處理|修理?|弄|辦|做|解決)(?:好|完|掉)?了?(?:沒�
              r"|有(?:沒有)?人(?:看|理|處理|來|回|管)(?:過)?了?(?:沒有?|嗎)|進度|怎麼樣了|怎樣了|如何了|有下文|有消息|有回音"
              r"|結果(?:呢|如何)|還沒(?:好|處理|修|來)")
 _STATUS_BY_SUBJECT = re.compile(rf"{_OWN_REQUEST_REF}[^，。？?]{{0,12}}?(?:{_PROGRESS})")
-_CANCEL_VERB = r"(?:取消|撤回|撤銷|撤掉|撤了|撤除|撤下|不要了|不用了|作廢|收回|抽回|刪掉|刪除|拿掉)"
+_CANCEL_VERB = r"(?:取消|撤回|撤銷|撤掉|撤了|撤除|撤下|不要了|不用了|作廢|收回|抽回|刪掉|刪除|刪了|拿掉)"
 _CANCEL = re.compile(r"取消|撤回|不要了")
 _CANCEL_ANY = re.compile(_CANCEL_VERB)
 #: The user's request, said without 服務單 (那個單, 我剛剛送出的需求, 我的申請).
@@ -235,7 +235,10 @@ _PRIVACY = re.compile(r"我的偏好|偏好是什麼|記住了什麼|忘記我|�
 #: Asking whether the user's data goes to others (你們會不會把我的電話跟資料給別人): the privacy answer,
 #: which says who sees a request. Source: trial 4 finding 6.
 _SHARING = re.compile(r"(?:資料|電話|號碼|名字|個資|飲食習慣|飲食偏好)[^，。？?]{0,6}"
-                      r"(?:給別人|給其他人|給別的|外流|洩漏|外洩|賣給|賣掉|分享給|公開|給誰|被誰看|誰看得到)")
+                      r"(?:給別人|給其他人|給別的|外流|洩漏|外洩|賣給|賣掉|分享給|公開|給誰|被誰看|誰看得到)"
+                      r"|(?:賣|外流|洩漏|外洩|分享|交給別人)[^，。？?]{0,4}(?:我的)?(?:資料|個資|電話)"
+                      # whether LOCAL has the user's phone (你們有我的電話嗎): it keeps none
+                      r"|(?:你們|你)(?:有|存了?|知道|記得)(?:我的)(?:電話|手機)|我的(?:電話|手機)(?:號碼)?(?:你們|你)(?:有|存|知道)")
 
 
 @dataclass(frozen=True)
@@ -520,7 +523,7 @@ def _route(text: str) -> Proposal:
         return Proposal("greeting")
     by_subject = _STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
         and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)  # not 上次那個市集辦了沒
-    if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要)?取消", t):
+    if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)", t):
         cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
         return Proposal("handoff_cancel_help" if cancel else "handoff_status")
     if _SHARING.search(t):
@@ -650,7 +653,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
 #: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker (trial 4 minor).
 _WHOLE_COUNTY = re.compile(r"全彰化|整個彰化|彰化(?:全部|各地|各鄉鎮|全縣|都可以|都行|哪裡都)")
 #: A bare 彰化 beside another township (花壇 彰化 哪裡有全素): also asked, read as 彰化市; not 彰化縣 or 全彰化.
-_CHANGHUA_ALSO = re.compile(r"(?<![全個])彰化(?![市縣])")
+_CHANGHUA_ALSO = re.compile(r"(?<![全個住在從自到離])彰化(?![市縣人])")  # not 我住彰化, 從彰化, 彰化人
 #: 彰化 said before a township is the county it is in (彰化花壇, 彰化的花壇), not a second place.
 _CHANGHUA_BEFORE_TOWNSHIP = re.compile(
     r"彰化(?:縣)?\s*(?:的)?\s*(?:" + "|".join(sorted({name for name in TOWNSHIPS if name != "彰化市"} |

@@ -106,7 +106,8 @@ def test_webhook_ended_event_is_named_as_ended_never_listed_as_coming(service, l
 
 # --- a bare 彰化 beside a township (9) ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["彰化花壇有素食嗎", "彰化縣花壇有素食嗎", "彰化的員林有活動嗎", "彰化市有素食嗎", "花壇有素食嗎"])
+@pytest.mark.parametrize("text", ["彰化花壇有素食嗎", "彰化縣花壇有素食嗎", "彰化的員林有活動嗎", "彰化市有素食嗎", "花壇有素食嗎",
+                                  "我住彰化 想找花壇的素食", "我是彰化人 員林有活動嗎"])
 def test_router_changhua_as_the_county_or_absent_is_not_a_second_place(text):
     assert "changhua_as_city" not in route(text).notes
 
@@ -165,3 +166,26 @@ def test_router_whole_county_words_search_every_township(text):
 def test_router_taxi_is_its_own_limit_and_bus_stays_transport():
     assert route("可以幫我叫一台計程車到和米素食嗎").notes == ("taxi",)
     assert route("員林客運幾點有車").args["kinds"] == ["transport"]
+
+
+# --- more phrasings found after the trial (self-check) ----------------------------------------------------
+
+@pytest.mark.parametrize("text, tool, note", [
+    ("你們有我的電話嗎", "privacy_info", "sharing"), ("我的電話你們有嗎", "privacy_info", "sharing"),
+    ("你們會不會賣我的資料", "privacy_info", "sharing"), ("最近的素食店 彰化市", "search_local_places", "no_distance"),
+])
+def test_router_more_privacy_and_distance_phrasings(text, tool, note):
+    proposal = route(text)
+    assert proposal.tool == tool and note in proposal.notes
+
+
+@pytest.mark.parametrize("text", ["我要撤銷", "幫我把服務單刪了"])
+def test_router_more_cancel_phrasings(text):
+    assert route(text).tool == "handoff_cancel_help"
+
+
+def test_memory_removing_the_remembered_diet_is_no_remember_request():
+    from shared.memory.phrases import read_memory_request
+
+    assert read_memory_request("把記住的偏好拿掉") is None
+    assert route("把記住的偏好拿掉").notes == ("forget",)
