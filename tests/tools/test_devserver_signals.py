@@ -71,6 +71,10 @@ def test_devserver_sigint_with_sigint_ignored_by_the_caller_stops_every_child(tm
         still_serving = [name for name, port in ports.items() if _listening(port)]
         assert still_serving == []
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        if server.poll() is None:  # the claim failed: SIGTERM still lets the devserver stop its children
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
