@@ -38,8 +38,16 @@ def accepted(standin, path: str) -> list[dict]:
     return [c for c in standin.calls() if c["path"] == path and c["status"] == 200]
 
 
-def reply_text(standin, token: str) -> str:
-    calls = [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
+def reply_text(standin, token: str, *, wait_seconds: float = 30.0) -> str:
+    """The text replied with ``token``, waiting up to ``wait_seconds`` for it to be recorded ("" if
+    none): a 200 does not mean the reply is on record, since an event the webhook queued (its budget
+    spent on a loaded machine) is answered by the queued worker a moment later, with the same token.
+    ``wait_seconds=0`` reads what is recorded now (for "nobody was told yet")."""
+    def replies() -> list[dict]:
+        return [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
+
+    calls = wait_until(replies, wait_seconds) if wait_seconds > 0 else replies()
+    calls = calls or []
     assert len(calls) <= 1, "a reply token was used twice"
     return all_text(calls[0]["body"]["messages"]) if calls else ""
 

@@ -134,7 +134,7 @@ def test_handoff_faults_sigkill_after_commit_user_told_once(start_function, base
         answered = None
     assert answered is None or answered >= 500, f"a killed worker answered {answered}"
     assert request_rows(store_url) == 1
-    assert reply_text(line_standin, event["replyToken"]) == ""  # nobody was told yet
+    assert reply_text(line_standin, event["replyToken"], wait_seconds=0) == ""  # nobody was told yet
     operation = card_operation(base_env, data)
 
     if restart == "new_process_and_line_redelivery":

@@ -67,7 +67,7 @@ def test_handoff_http_card_confirm_repeat_concurrent_superseded(functions, line_
     answers = [reply_text(line_standin, e["replyToken"]) for e in events]
     ids = {found for text in answers for found in REQUEST_ID.findall(text)}
     assert len(ids) == 1 and request_id not in ids
-    assert all(REQUEST_ID.search(text) or "正在確認是否已登記" in text for text in answers)
+    assert all(REQUEST_ID.search(text) or "正在確認是否已登記" in text for text in answers), answers
     assert len(user_data(store_url, tenant)["handoff_requests"]) == 2
 
     # A superseded card creates nothing; the newer card still works.

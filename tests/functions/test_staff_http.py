@@ -224,7 +224,7 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     said = text_event("新需求：幫我測試一下", user_id=STAFF_A, group_id=GROUP)
     drafts_before = len(store_docs(store_url, "handoff_drafts"))
     assert post(webhook.url, line_body(said)).status_code == 200
-    assert reply_text(line_standin, said["replyToken"]) == ""
+    assert reply_text(line_standin, said["replyToken"], wait_seconds=0) == ""
     assert len(store_docs(store_url, "handoff_drafts")) == drafts_before
     wait_for(lambda: notices_settled(store_url), 20, "the queue to settle")
     assert resident_pushes(line_standin) == []
