@@ -13,20 +13,34 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock wheelhouse tasks-emulator-venv
+.PHONY: venv run test lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
 
 venv: $(STAMP)
 
+# The installer: uv (pinned and hashed in requirements-uv.lock, installed by pip into .venv-uv/) runs
+# `uv pip install` from the same locks as pip would, with the same hash checking, in a few seconds
+# instead of pip's minute. It never resolves anew: every lock is the whole pinned closure.
+# UV_LINK_MODE=copy: the cache and the venvs may be on different file systems (no hard links).
+UV_VENV := .venv-uv
+UV := $(UV_VENV)/bin/uv
+UV_INSTALL := UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never $(UV) pip install --quiet --no-progress
+export UV_NO_CONFIG := 1
+
+$(UV): requirements-uv.lock
+	@echo "setting up $(UV_VENV) from requirements-uv.lock" >&2
+	@$(PYTHON) -m venv $(UV_VENV) >&2
+	@$(UV_VENV)/bin/pip install --quiet --no-input --require-hashes -r requirements-uv.lock >&2
+	@touch $@
+
 # Setup output goes to stderr so that stdout stays machine-readable (headless run, user-data).
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml $(UV)
 	@echo "setting up $(VENV) from requirements.lock" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
-	@# Two installs: the runtime lock is hashed (pip's hash-checking mode), the dev lock is not.
-	@$(VENV)/bin/pip install --quiet --no-input -r requirements.lock >&2
-	@$(VENV)/bin/pip install --quiet --no-input -r requirements-dev.lock >&2
-	@$(VENV)/bin/pip install --quiet --no-input --no-deps -e . >&2
-	@# site-packages holds a few py2-only files (aenum/_py2.py) that never import; skip them.
-	@$(PY) -m compileall -q -j 0 -x '/_py2\.py$$' $(VENV)/lib shared functions tools >/dev/null
+	@# Two installs: the runtime lock is hashed (hash-checking mode), the dev lock is not.
+	@$(UV_INSTALL) --python $(PY) --compile-bytecode --require-hashes -r requirements.lock >&2
+	@$(UV_INSTALL) --python $(PY) --compile-bytecode -r requirements-dev.lock >&2
+	@$(UV_INSTALL) --python $(PY) --no-deps -e . >&2
+	@$(PY) -m compileall -q -j 0 shared functions tools >/dev/null
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -36,10 +50,19 @@ run: $(STAMP)
 # much of a test's time is spent waiting (stand-in latencies, leases, other processes), so four
 # workers keep two cores busy. Files go out in collection order, costliest first (tests/conftest.py),
 # not xdist's default of most tests first. TEST_WORKERS=0 runs in one process.
+# Before the workers start, side by side: the tool venvs some tests use (built on first use otherwise,
+# one worker waiting on each), and one collection pass that writes pytest's cache of rewritten test
+# modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that cache only when bytecode may be
+# written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without it, each worker re-parses and
+# rewrites every test module's asserts (about 6 s of CPU per worker). Its errors show in the real run.
 TEST_WORKERS ?= 4
 test: $(STAMP)
-	$(PY) -m compileall -q shared functions tools >/dev/null
+	@$(PY) -m compileall -q shared functions tools tests >/dev/null
+	@$(MAKE) --no-print-directory -j3 tool-venvs test-collect
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+
+test-collect: $(STAMP)
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest --collect-only -q -p no:xdist >/dev/null 2>&1 || true
 
 # ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
 lint: $(STAMP)
@@ -79,18 +102,6 @@ requests: $(STAMP)
 bundle: $(STAMP)
 	@$(PY) -m tools.bundle --out dist
 
-# The local wheel cache the bundle test installs from with no index: every file the runtime lock
-# names for this platform, downloaded once per lock (its SHA-256 is the stamp) and reused.
-WHEELHOUSE := .run/wheelhouse
-wheelhouse: $(WHEELHOUSE)/.lock-sha256
-
-$(WHEELHOUSE)/.lock-sha256: requirements.lock | $(STAMP)
-	@echo "filling $(WHEELHOUSE) from requirements.lock" >&2
-	@mkdir -p $(WHEELHOUSE)
-	@$(VENV)/bin/pip download --quiet --no-input --no-deps --only-binary=:all: --require-hashes \
-		-r requirements.lock -d $(WHEELHOUSE) >&2
-	@sha256sum requirements.lock | cut -d' ' -f1 | tr -d '\n' > $@
-
 # Re-pin after editing requirements*.in (PyPI). The runtime lock carries hashes: bundles copy them.
 PIP_COMPILE ?= pip-compile
 lock:
@@ -98,16 +109,17 @@ lock:
 	$(PIP_COMPILE) --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-dev.lock requirements-dev.in
 	$(PIP_COMPILE) --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-checkov.lock requirements-checkov.in
 	$(PIP_COMPILE) --generate-hashes --no-emit-index-url --no-emit-find-links --strip-extras --output-file=requirements-tasks-emulator.lock requirements-tasks-emulator.in
+	$(UV) pip compile --quiet --generate-hashes --universal --python-version 3.11 --output-file=requirements-uv.lock requirements-uv.in
 
 # checkov (static checks of infra/) in its own tool venv from its own lock: its dependencies
 # never enter the runtime or the dev lock. tests/deploy/test_infra.py builds it on first use.
 CHECKOV_VENV := .venv-checkov
 checkov-venv: $(CHECKOV_VENV)/.installed
 
-$(CHECKOV_VENV)/.installed: requirements-checkov.lock
+$(CHECKOV_VENV)/.installed: requirements-checkov.lock $(UV)
 	@echo "setting up $(CHECKOV_VENV) from requirements-checkov.lock" >&2
-	@$(PYTHON) -m venv $(CHECKOV_VENV) >&2
-	@$(CHECKOV_VENV)/bin/pip install --quiet --no-input -r requirements-checkov.lock >&2
+	@$(PYTHON) -m venv --without-pip $(CHECKOV_VENV) >&2
+	@$(UV_INSTALL) --python $(CHECKOV_VENV)/bin/python --compile-bytecode -r requirements-checkov.lock >&2
 	@touch $@
 
 # The Cloud Tasks emulator (gcloud-tasks-emulator from PyPI) for the tests, in its own tool venv:
@@ -115,13 +127,15 @@ $(CHECKOV_VENV)/.installed: requirements-checkov.lock
 TASKS_EMULATOR_VENV := .venv-tasks-emulator
 tasks-emulator-venv: $(TASKS_EMULATOR_VENV)/.installed
 
-$(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock
+$(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock $(UV)
 	@echo "setting up $(TASKS_EMULATOR_VENV) from requirements-tasks-emulator.lock" >&2
-	@$(PYTHON) -m venv $(TASKS_EMULATOR_VENV) >&2
-	@# --no-deps: the lock is the whole closure; pip would otherwise re-resolve the google-api-core[grpc]
-	@# extra against the emulator's protobuf<5 pin and refuse it in hash-checking mode.
-	@$(TASKS_EMULATOR_VENV)/bin/pip install --quiet --no-input --no-deps -r requirements-tasks-emulator.lock >&2
+	@$(PYTHON) -m venv --without-pip $(TASKS_EMULATOR_VENV) >&2
+	@# --no-deps: the lock is the whole closure; a resolver would otherwise re-resolve the
+	@# google-api-core[grpc] extra against the emulator's protobuf<5 pin and refuse it.
+	@$(UV_INSTALL) --python $(TASKS_EMULATOR_VENV)/bin/python --compile-bytecode --no-deps --require-hashes -r requirements-tasks-emulator.lock >&2
 	@touch $@
+
+tool-venvs: checkov-venv tasks-emulator-venv
 
 # The case file tests/eval/cases.json: the offline router by default; the model through the Gemini
 # stand-in with EVAL_ARGS="--model scripted"; the real model only with a key and "--model live --approve-live".
@@ -129,4 +143,4 @@ eval: $(STAMP)
 	@$(PY) -m tools.eval $(EVAL_ARGS)
 
 clean:
-	rm -rf $(VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run
+	rm -rf $(VENV) $(UV_VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run

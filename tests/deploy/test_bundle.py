@@ -1,5 +1,5 @@
-"""``make bundle``: each dist/<function>/ holds only what that function reaches, installs from a
-local wheel cache with no index into a fresh venv, and answers over functions-framework."""
+"""``make bundle``: each dist/<function>/ holds only what that function reaches, installs offline
+(uv's cache, no index) into a fresh venv, and answers over functions-framework."""
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +18,6 @@ from tests.conftest import REPO, TEST_SECRET, TEST_TOKEN, case_bytes, sign
 from tools import bundle
 from tools.function_process import FunctionProcess
 
-WHEELHOUSE = REPO / ".run" / "wheelhouse"
 BUNDLE_VENVS = REPO / ".run" / "bundle-venvs"
 
 
@@ -98,37 +97,37 @@ def test_bundle_plan_follows_only_reached_lazy_imports(tmp_path):
 
 # --- install and run ---------------------------------------------------------------------------
 
-def _wheelhouse() -> Path:
-    """The local wheel cache, filled once from the runtime lock (make wheelhouse) and reused."""
-    stamp = WHEELHOUSE / ".lock-sha256"
-    want = hashlib.sha256((REPO / "requirements.lock").read_bytes()).hexdigest()
-    if not (stamp.is_file() and stamp.read_text() == want):
-        built = subprocess.run(["make", "wheelhouse"], cwd=REPO, capture_output=True, text=True)
-        if built.returncode != 0:
-            pytest.fail(f"make wheelhouse failed:\n{built.stderr[-3000:]}")
-    return WHEELHOUSE
+UV = REPO / ".venv-uv" / "bin" / "uv"
 
 
 def _bundle_venv(fn: str, requirements: Path) -> Path:
-    """A venv with exactly the bundle's requirements, installed with no index from the wheel cache.
-    Reused while the requirements are the same (a fresh clone builds it fresh)."""
+    """A fresh venv with exactly the bundle's requirements, installed offline in hash-checking mode.
+
+    ``uv pip install --offline`` reads only uv's cache, which ``make venv`` filled from the same
+    runtime lock: no index and no network, so the bundle's requirements.txt alone (every transitive
+    pin with its hashes) must be enough, as it must be for Cloud Functions' build. Reused while the
+    requirements are the same (a fresh clone builds it fresh)."""
+    if not UV.exists():
+        built = subprocess.run(["make", "venv"], cwd=REPO, capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr[-3000:]
     digest = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
     venv = BUNDLE_VENVS / f"{fn}-{digest}"
+    python = str(venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(UV_NO_CONFIG="1", UV_LINK_MODE="copy", UV_PYTHON_DOWNLOADS="never")
     if not (venv / ".installed").is_file():
         shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-        env["PIP_CONFIG_FILE"] = os.devnull  # no configured index, find-links or constraints
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         install = subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "--quiet", "--no-input", "--no-index",
-             "--find-links", str(_wheelhouse()), "--require-hashes", "-r", str(requirements)],
+            [str(UV), "pip", "install", "--quiet", "--offline", "--no-progress", "--compile-bytecode",
+             "--python", python, "--require-hashes", "-r", str(requirements)],
             capture_output=True, text=True, env=env)
         assert install.returncode == 0, install.stderr[-3000:]
         (venv / ".installed").write_text(digest)
-    frozen = subprocess.run([str(venv / "bin" / "pip"), "freeze", "--all"], capture_output=True, text=True,
-                            check=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull}).stdout
+    frozen = subprocess.run([str(UV), "pip", "freeze", "--python", python], capture_output=True, text=True,
+                            check=True, env=env).stdout
     installed = {re.sub(r"[-_.]+", "-", line.split("==")[0].lower()) for line in frozen.splitlines() if "==" in line}
-    assert installed - {"pip", "setuptools", "wheel"} == _requirement_names(requirements), fn
+    assert installed == _requirement_names(requirements), fn
     return venv
 
 
