@@ -43,10 +43,33 @@ class ConnectionPerThread:
         self._local = threading.local()
 
     def get(self) -> sqlite3.Connection:
-        """This thread's connection in autocommit mode. Raises sqlite3.Error when it cannot be opened."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
+        """This thread's connection in autocommit mode. Raises sqlite3.Error when it cannot be opened
+        within ``timeout_seconds``.
+
+        Several connections setting up a fresh file at once (``journal_mode=WAL``, the schema) can get
+        "database is locked" at once, without SQLite's busy handler being called (a lock upgrade it
+        refuses to wait for, to avoid a deadlock: sqlite.org/c3ref/busy_handler.html), so a locked
+        set-up is tried again with a short backoff (tenacity, imported only then) until the timeout."""
+        known = getattr(self._local, "conn", None)
+        if known is not None and getattr(self._local, "pid", None) == os.getpid():
+            return known
+        conn: sqlite3.Connection
+        try:
+            conn = self._open()
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc):
+                raise
+            from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+            for attempt in Retrying(retry=retry_if_exception(_is_locked), reraise=True,
+                                    stop=stop_after_delay(self.timeout_seconds),
+                                    wait=wait_exponential(multiplier=0.005, max=0.2)):
+                with attempt:
+                    conn = self._open()
+        self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
         conn = None
         try:
             if self.read_only:
@@ -63,7 +86,6 @@ class ConnectionPerThread:
             if conn is not None:
                 conn.close()
             raise
-        self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -78,6 +100,11 @@ class ConnectionPerThread:
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             conn.close()
         self._local.conn = None
+
+
+def _is_locked(exc: BaseException) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED as the sqlite3 module raises them."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
