@@ -35,7 +35,7 @@ $(UV): requirements-uv.lock
 # Setup output goes to stderr so that stdout stays machine-readable (headless run, user-data).
 $(STAMP): requirements.lock requirements-dev.lock pyproject.toml $(UV)
 	@echo "setting up $(VENV) from requirements.lock" >&2
-	@$(PYTHON) -m venv $(VENV) >&2
+	@UV_PYTHON_DOWNLOADS=never $(UV) venv --quiet --clear --seed --python $(PYTHON) $(VENV) >&2
 	@# Two installs: the runtime lock is hashed (hash-checking mode), the dev lock is not.
 	@$(UV_INSTALL) --python $(PY) --compile-bytecode --require-hashes -r requirements.lock >&2
 	@$(UV_INSTALL) --python $(PY) --compile-bytecode -r requirements-dev.lock >&2
