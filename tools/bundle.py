@@ -54,6 +54,7 @@ IMPORT_TO_DIST = {
     "google.protobuf": "protobuf",
     "grpc": "grpcio",
     "cryptography": "cryptography",
+    "tenacity": "tenacity",
     "google.auth": "google-auth",
     "google.oauth2": "google-auth",
     "google.adk": "google-adk",
