@@ -29,7 +29,6 @@ import base64
 import hashlib
 import hmac
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,10 +43,6 @@ MAX_DEPTH = 16
 _SDK_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
 #: The text message fields a turn needs; newer parts (mention, emojis, …) are dropped when unknown.
 _TEXT_FIELDS = ("type", "id", "text", "quoteToken")
-#: Where a lone surrogate can come from in a body's text: a surrogate itself (text given as ``str``)
-#: or a JSON escape of one (``\\uD800``…``\\uDFFF``). A body without either parses to strings that
-#: all encode as UTF-8, so its events need no walk for them (``storable``).
-_SURROGATE_SOURCE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
 
 
 class DeliveryRejected(Exception):
@@ -118,8 +113,7 @@ def read_delivery(channel_secret: str, body: str | bytes, signature: str | None)
     events = payload.get("events") if isinstance(payload, dict) else None
     if not isinstance(events, list):
         raise DeliveryRejected("malformed_body", "malformed body")
-    surrogates = _SURROGATE_SOURCE.search(body_text) is not None
-    return [read_event(raw, surrogates=surrogates) for raw in events]
+    return [read_event(raw) for raw in events]
 
 
 def _not_utf8(channel_secret: str, body: bytes, signature: str) -> DeliveryRejected:
@@ -135,28 +129,18 @@ def _not_utf8(channel_secret: str, body: bytes, signature: str) -> DeliveryRejec
     return DeliveryRejected("bad_signature", "invalid signature")
 
 
-def read_event(raw: Any, *, surrogates: bool = True) -> ReadEvent:
-    """Read one raw event (see the module docstring); never raises.
-
-    Args:
-        surrogates: False when the body it came from cannot hold a lone surrogate
-            (``_SURROGATE_SOURCE``): ``raw`` is then kept as it is, with no walk of its strings.
-    """
-    keep = storable if surrogates else _same
+def read_event(raw: Any) -> ReadEvent:
+    """Read one raw event (see the module docstring); never raises."""
     if not isinstance(raw, dict):
         return ReadEvent(raw, None)
     problem = id_problem(raw)
     if problem is not None:
-        return ReadEvent(keep(raw), None, refusal=problem)
+        return ReadEvent(storable(raw), None, refusal=problem)
     try:
         event = Event.from_dict(raw)
     except _SDK_ERRORS:
         event = _message_from_raw(raw)
-    return ReadEvent(keep(raw), event)
-
-
-def _same(value: Any) -> Any:
-    return value
+    return ReadEvent(storable(raw), event)
 
 
 def storable(value: Any) -> Any:
