@@ -1,8 +1,6 @@
 """Fixed replies: the menu, help, welcome and guidance texts (no model, no store)."""
 from __future__ import annotations
 
-import functools
-
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.context import EventContext, Reply
@@ -13,11 +11,7 @@ MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
 HELP_CHOICES = (*MENU_CHOICES, "查看原本服務單")
 
 
-@functools.lru_cache(maxsize=32)
 def _menu_quick_reply(choices: tuple[str, ...] = MENU_CHOICES) -> QuickReply:
-    """The quick replies of ``choices``, built once per process per tuple of labels (seven
-    line-bot-sdk models validated each time: most of a fixed reply's CPU). The model is shared by
-    every reply that offers them: read it, never change it."""
     return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label))
                              for label in choices])
 
