@@ -129,8 +129,13 @@ class EventRef:
 
 def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
                 now: datetime, lease_seconds: float, event: dict | None = None,
-                claimant: str | None = None) -> ClaimResult:
+                claimant: str | None = None, start_reply: bool = False) -> ClaimResult:
     """Claim one webhook event id for this attempt, in one store transaction.
+
+    With ``start_reply`` the same transaction also records that this attempt is about to use the
+    reply token (what ``mark_reply_attempted`` records), for a reply computed before the claim with
+    no side effects: one commit instead of two, and the same guarantee (a takeover of a claim made
+    so never replies again: the reply's outcome is unknown to it, DESIGN §3).
 
     Args:
         tenant_id: the channel's tenant.
@@ -142,14 +147,19 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         claimant: an id of this attempt (random per delivery): when an earlier try of this same call
             committed but its answer was lost (a locked or slow store), trying again finds the
             claim its own rather than another attempt's live lease.
+        start_reply: record ``reply_attempted`` with a successful claim (see above).
     Returns:
-        ClaimResult with CLAIMED, DONE or IN_PROGRESS.
+        ClaimResult with CLAIMED, DONE, QUEUED or IN_PROGRESS. Its ``reply_attempted`` is True only
+        when an earlier attempt started a reply (the caller must then not reply): the reply this
+        call's own ``start_reply`` records never sets it.
     Raises:
         StoreUnavailable: the store could not be reached (answer 503; LINE redelivers).
     """
     require_aware(now)
     doc_id = _doc_id(tenant_id, webhook_event_id)
     lease_until = to_iso(now + timedelta(seconds=lease_seconds))
+    started = ({"reply_attempted": True, "reply_attempted_at": to_iso(now), "reply_attempted_by": claimant}
+               if start_reply else {})
 
     def txn(tx: Transaction) -> ClaimResult:
         doc = tx.get(COLLECTION, doc_id)
@@ -158,19 +168,24 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
                                            "event": event, "claimant": claimant,
                                            "state": PROCESSING.value, "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now),
-                                           "expire_at": expire_at(now + RETENTION)})
+                                           "expire_at": expire_at(now + RETENTION), **started})
             return ClaimResult(EventClaim.CLAIMED, 1)
         if doc["state"] == DONE:
             return ClaimResult(EventClaim.DONE, doc["attempt"])
         if doc["state"] == QUEUED:
             return ClaimResult(EventClaim.QUEUED, doc["attempt"])
         if claimant is not None and doc.get("claimant") == claimant and doc["state"] == PROCESSING:
-            return ClaimResult(EventClaim.CLAIMED, doc["attempt"], bool(doc.get("reply_attempted")))
+            # An earlier try of this same call committed; a reply it recorded for this call
+            # (``start_reply``) is not sent yet: the caller sends only after this returns.
+            own = start_reply and doc.get("reply_attempted_by") == claimant
+            return ClaimResult(EventClaim.CLAIMED, doc["attempt"], bool(doc.get("reply_attempted")) and not own)
         if from_iso(doc["lease_until"]) > now:
             return ClaimResult(EventClaim.IN_PROGRESS, doc["attempt"])
         attempt = doc["attempt"] + 1
-        tx.set(COLLECTION, doc_id, {**doc, "attempt": attempt, "lease_until": lease_until, "claimant": claimant})
-        return ClaimResult(EventClaim.CLAIMED, attempt, bool(doc.get("reply_attempted")))
+        earlier_reply = bool(doc.get("reply_attempted"))  # then never replied again: nothing more recorded
+        tx.set(COLLECTION, doc_id, {**doc, "attempt": attempt, "lease_until": lease_until, "claimant": claimant,
+                                    **({} if earlier_reply else started)})
+        return ClaimResult(EventClaim.CLAIMED, attempt, earlier_reply)
 
     return store.run_transaction(txn)
 

@@ -210,6 +210,27 @@ def failure_reply() -> Reply:
     return Reply([TextMessage(text="抱歉，這次沒有處理成功，請稍後再試一次。")])
 
 
+#: Fixed entries whose reply writes nothing and sends nothing (no store, no queue, no LINE call):
+#: the webhook may compute it before claiming the event, then claim the event and record the
+#: reply as started in one store transaction (``side_effect_free_reply``).
+SIDE_EFFECT_FREE_ENTRIES = frozenset({"我要預約", "選單"})
+
+
+def side_effect_free_reply(ctx: EventContext, event) -> Reply | None:
+    """``dispatch_event``'s reply when routing ``event`` is known to have no side effects, else None.
+
+    Only a one-to-one or group text message of a known user whose text is a
+    ``SIDE_EFFECT_FREE_ENTRIES`` word, outside the staff group, qualifies: its route is the fixed
+    entry's, which only builds messages. The reply is ``dispatch_event``'s own, so it is the same.
+    """
+    if not (isinstance(event, MessageEvent) and isinstance(event.message, TextMessageContent)
+            and ctx.actor is not None and (event.message.text or "").strip() in SIDE_EFFECT_FREE_ENTRIES):
+        return None
+    if staff_flow.owns(ctx.settings, event):
+        return None
+    return dispatch_event(ctx, event)
+
+
 def dispatch_event(ctx: EventContext, event) -> Reply | None:
     """Handle one verified event (a line-bot-sdk v3 ``Event``).
 

@@ -23,7 +23,7 @@ from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
 from shared.queued_event.task import enqueue as enqueue_event
 from shared.queued_event.worker import encode_messages
-from shared.routing import dispatch_event, failure_reply, needs_claim
+from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
 from shared.webhook import parse
 
@@ -79,12 +79,18 @@ class WebhookService:
             with ``defer=True`` hands the event to the queued-event worker.
         monotonic: seconds on a monotonic clock; a delivery's 2-second budget starts at its
             value when the delivery arrives (tests inject one that says part of it is spent).
+        early_reply: ``(EventContext, Event) -> Reply | None``: the reply of an event whose routing
+            has no side effects, computed before the claim, so that the claim also records the
+            reply as started (one store transaction fewer); None for any other event. By default
+            ``routing.side_effect_free_reply`` with the default routing table, and none with
+            another ``dispatch``.
     """
 
     def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway,
                  clock: Clock = utc_now, queue=None, memory=None, event_queue=None, dispatch=dispatch_event,
-                 monotonic: Callable[[], float] = time.monotonic):
+                 monotonic: Callable[[], float] = time.monotonic, early_reply=None):
         self.dispatch = dispatch
+        self.early_reply = early_reply or (side_effect_free_reply if dispatch is dispatch_event else None)
         self.settings = settings
         self.queue = queue
         self.event_queue = event_queue
@@ -166,26 +172,20 @@ class WebhookService:
             log("WARNING", "event deferred: webhook budget spent", **fields)
             return EventStatus.RETRY
         now = self.clock()
+        if event_id and self.early_reply is not None and getattr(event, "reply_token", None):
+            early = self._reply_before_claim(event, raw, now, deadline, fields)
+            if early is not None:
+                return early
         claim = None
         if event_id:
             claim = self._claim(event_id, now, deadline, fields, raw)
-            if claim is None:
-                return EventStatus.RETRY
-            if claim.claim in (EventClaim.DONE, EventClaim.QUEUED):
-                return EventStatus.DUPLICATE
-            if claim.claim is EventClaim.IN_PROGRESS:
-                log("INFO", "event held by another attempt", **fields)
-                return EventStatus.RETRY
-            if claim.reply_attempted:
-                # An earlier attempt crashed after starting its reply: never reply twice.
-                self._finish(event_id, claim.attempt, EventOutcome.REPLY_UNKNOWN, fields)
-                return EventStatus.DONE
+            status = self._unless_claimed(claim, event_id, fields)
+            if status is not None:
+                return status
         else:
             log("WARNING", "event without webhookEventId: not deduplicated", **fields)
 
-        actor = Actor(self.settings.tenant_id, user_id) if user_id else None
-        ctx = EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
-                           queue=self.queue, memory=self.memory, text_turn=self._text_turn(claim))
+        ctx = self._context(event, now, event_id, deadline, claimed=claim is not None)
         try:
             reply = self.dispatch(ctx, event)
         except StoreError as exc:
@@ -203,12 +203,63 @@ class WebhookService:
 
         return self._answer(event, raw, reply, claim, deadline, fields)
 
+    def _context(self, event, now, event_id: str | None, deadline: float, *, claimed: bool) -> EventContext:
+        user_id = getattr(getattr(event, "source", None), "user_id", None)
+        actor = Actor(self.settings.tenant_id, user_id) if user_id else None
+        return EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
+                            queue=self.queue, memory=self.memory, text_turn=self._text_turn(claimed))
+
+    def _unless_claimed(self, claim: inbox.ClaimResult | None, event_id: str, fields: dict) -> EventStatus | None:
+        """None when ``claim`` lets this attempt answer the event; else the event's status."""
+        if claim is None:
+            return EventStatus.RETRY
+        if claim.claim in (EventClaim.DONE, EventClaim.QUEUED):
+            return EventStatus.DUPLICATE
+        if claim.claim is EventClaim.IN_PROGRESS:
+            log("INFO", "event held by another attempt", **fields)
+            return EventStatus.RETRY
+        if claim.reply_attempted:
+            # An earlier attempt crashed after starting its reply: never reply twice.
+            self._finish(event_id, claim.attempt, EventOutcome.REPLY_UNKNOWN, fields)
+            return EventStatus.DONE
+        return None
+
+    def _reply_before_claim(self, event, raw: dict, now, deadline: float, fields: dict) -> EventStatus | None:
+        """Answer an event whose reply has no side effects (``early_reply``) with one store write fewer.
+
+        The reply is computed first; then one transaction claims the event and records the reply as
+        started (``inbox.claim_event(start_reply=True)``), and the reply is sent. A crash after that
+        commit leaves a reply of unknown outcome, which a takeover never repeats, exactly as after
+        ``mark_reply_attempted``. The claim is tried only while the budget still holds a reply after it.
+
+        Returns:
+            The event's status, or None when the event is not such an event, or the budget is too
+            short for a claim and a reply: then it is handled the usual way.
+        """
+        reply_reserve = _MIN_REPLY_SECONDS + _ANSWER_MARGIN_SECONDS
+        if time.monotonic() + self.settings.store_deadline_seconds > deadline - reply_reserve:
+            return None
+        ctx = self._context(event, now, fields["webhook_event_id"], deadline, claimed=True)
+        try:
+            reply = self.early_reply(ctx, event)
+        except Exception:  # noqa: BLE001 - routing is deterministic: the usual path meets and answers it again
+            return None
+        if (reply is None or reply.defer or not reply.messages or reply.after_reply is not None
+                or reply.on_reply_failed is not None):
+            return None
+        event_id = fields["webhook_event_id"]
+        claim = self._claim(event_id, now, deadline - reply_reserve, fields, raw, start_reply=True)
+        status = self._unless_claimed(claim, event_id, fields)
+        if status is not None:
+            return status
+        return self._send_reply(event.reply_token, raw, reply, claim, deadline, fields)
+
     # ---- the model turn (DESIGN §3, §8) ----------------------------------------------------------
 
-    def _text_turn(self, claim):
+    def _text_turn(self, claimed: bool):
         """Free text's turn: queued for the model when one is configured and the event can be queued
-        (it has an id and a queue exists); else None, the offline router, answered here."""
-        if self.settings.model_backend == "offline" or claim is None or self.event_queue is None:
+        (it was claimed: it has an id; and a queue exists); else None, the offline router, answered here."""
+        if self.settings.model_backend == "offline" or not claimed or self.event_queue is None:
             return None
         return defer_to_model
 
@@ -232,9 +283,13 @@ class WebhookService:
 
     # ---- claim -------------------------------------------------------------------------------
 
-    def _claim(self, event_id: str, now, deadline: float, fields: dict, raw: dict) -> inbox.ClaimResult | None:
+    def _claim(self, event_id: str, now, deadline: float, fields: dict, raw: dict, *,
+               start_reply: bool = False) -> inbox.ClaimResult | None:
         """Claim the event, trying again while the budget allows (a store lock is often brief).
 
+        Args:
+            deadline: no try starts unless it can end (its store deadline) by then (monotonic seconds).
+            start_reply: record the reply as started in the same transaction (``inbox.claim_event``).
         Returns None when the store never answered: nothing was recorded, so the answer is 503.
         """
         claimant = secrets.token_hex(8)  # this delivery's attempt, across its own tries
@@ -242,7 +297,7 @@ class WebhookService:
             try:
                 return inbox.claim_event(self.store, self.settings.tenant_id, event_id, now=now,
                                          lease_seconds=self.settings.event_lease_seconds, event=raw,
-                                         claimant=claimant)
+                                         claimant=claimant, start_reply=start_reply)
             except StoreError as exc:
                 if not exc.retryable or time.monotonic() + self.settings.store_deadline_seconds > deadline:
                     log("WARNING", "event claim failed", error=exc.__class__.__name__, **fields)
@@ -315,6 +370,11 @@ class WebhookService:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
                     **fields)
                 return self._queue(event_id, claim, raw, QueuedReason.REPLY_UNRECORDED, fields, reply=reply)
+        return self._send_reply(token, raw, reply, claim, deadline, fields)
+
+    def _send_reply(self, token: str, raw: dict, reply: Reply, claim, deadline: float, fields: dict) -> EventStatus:
+        """Send the reply whose attempt is recorded (or that has no inbox entry) and finish the event."""
+        event_id = fields["webhook_event_id"]
         # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
         # unsent reply for one of unknown outcome and never send it): at worst a little past the
         # budget, which LINE then counts as a slow answer, not a lost one.

@@ -212,3 +212,77 @@ def test_service_standby_mode_event_gets_no_reply(webhook_service, line_standin)
     event["mode"] = "standby"
     assert handle(webhook_service, line_body(event)).status == 200
     assert reply_calls(line_standin) == []
+
+
+class CountingStore:
+    """The store with its transactions counted (every other call passes through)."""
+
+    def __init__(self, store):
+        self._store = store
+        self.transactions = 0
+
+    def run_transaction(self, fn, **kwargs):
+        self.transactions += 1
+        return self._store.run_transaction(fn, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_side_effect_free_reply_claims_and_records_the_reply_in_one_transaction(webhook_service, line_standin):
+    store = webhook_service.store = CountingStore(webhook_service.store)
+    event = text_event("選單")
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
+    assert store.transactions == 2  # claim with the reply's start, then done
+    doc = store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+    assert doc["state"] == "done" and doc["outcome"] == "replied" and doc["reply_attempted"] is True
+    store.transactions = 0
+    other = text_event("查蔬食")  # not known to be free of side effects: claimed, then the reply recorded
+    assert handle(webhook_service, line_body(other)).status == 200
+    assert len(replies_to(line_standin, other["replyToken"])) == 1
+    assert store.transactions == 3
+
+
+def test_side_effect_free_reply_is_the_routed_reply(webhook_service):
+    from shared.context import EventContext
+    from shared.identity import Actor
+    from shared.routing import SIDE_EFFECT_FREE_ENTRIES, dispatch_event, side_effect_free_reply
+    from shared.webhook.parse import read_event
+
+    ctx = EventContext(webhook_service.settings, webhook_service.store, webhook_service.line,
+                       webhook_service.clock(), Actor("test-tenant", "U" + "1" * 32), "01EARLY", 0.0)
+    for text in SIDE_EFFECT_FREE_ENTRIES:
+        event = read_event(text_event(f" {text} ")).event
+        assert side_effect_free_reply(ctx, event).messages == dispatch_event(ctx, event).messages
+    for text in ("查蔬食", "留下服務詢問", "新需求：選單", "花壇有素食店嗎？"):
+        assert side_effect_free_reply(ctx, read_event(text_event(text)).event) is None
+    assert side_effect_free_reply(ctx, read_event(postback_event("menu:main")).event) is None
+
+
+def test_side_effect_free_reply_takeover_after_its_claim_never_replies(webhook_service, line_standin, clock):
+    """An attempt that claimed the event with its reply started and then died: its reply's outcome
+    is unknown, so the redelivery after the lease finishes the event and sends nothing."""
+    event = text_event("選單")
+    first = inbox.claim_event(webhook_service.store, "test-tenant", event["webhookEventId"], now=clock(),
+                              lease_seconds=30, claimant="a1", start_reply=True)
+    assert first.claim is inbox.EventClaim.CLAIMED and not first.reply_attempted
+    again = inbox.claim_event(webhook_service.store, "test-tenant", event["webhookEventId"], now=clock(),
+                              lease_seconds=30, claimant="a1", start_reply=True)  # its own answer was lost
+    assert again.claim is inbox.EventClaim.CLAIMED and not again.reply_attempted  # its reply is not sent yet
+    assert handle(webhook_service, line_body(event)).status == 503  # the lease is live
+    clock.at += timedelta(seconds=31)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert reply_calls(line_standin) == []
+    doc = webhook_service.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+    assert doc["state"] == "done" and doc["outcome"] == "reply_unknown"
+
+
+def test_side_effect_free_reply_takeover_of_an_unstarted_claim_replies_once(webhook_service, line_standin, clock):
+    event = text_event("選單")
+    inbox.claim_event(webhook_service.store, "test-tenant", event["webhookEventId"], now=clock(),
+                      lease_seconds=30)  # died before starting a reply
+    clock.at += timedelta(seconds=31)
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert len(replies_to(line_standin, event["replyToken"])) == 1
