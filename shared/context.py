@@ -12,6 +12,7 @@ from typing import Any, Callable
 from shared.config import Settings
 from shared.identity import Actor
 from shared.line import LineGateway
+from shared.outbox import Carried
 from shared.store import DocumentStore
 
 
@@ -49,6 +50,11 @@ class Reply:
     ``on_reply_failed`` runs once LINE refused it (definitely not delivered, e.g. 400 for a used
     token; not on a timeout) and the event is marked done (e.g. release an outbox claim early).
     Neither is ever called inside a store transaction function.
+
+    ``carries`` says what the messages tell (``shared.outbox.Carried``: a handoff receipt, a
+    "checking" answer); None is "nothing an outbox tracks" and is recorded as such. The webhook
+    records it in the write that marks the reply started, before sending, so a later push
+    deciding whether the resident still needs to be told reads it instead of guessing.
     """
 
     messages: list[Any] = field(default_factory=list)
@@ -57,3 +63,4 @@ class Reply:
     #: Send nothing now: hand the event to the queued-event worker (functions/agent), whose handler
     #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
     defer: bool = False
+    carries: Carried | None = None

@@ -7,7 +7,11 @@ States of an inbox document (collection ``webhook_inbox``, id ``<tenant>:<webhoo
 and the next delivery takes over (at least once in, exactly once in effect: DESIGN §3).
 
 Before a reply is sent the attempt records ``reply_attempted``: a takeover never replies
-again, because a reply whose outcome is unknown is never blindly retried (DESIGN §3).
+again, because a reply whose outcome is unknown is never blindly retried (DESIGN §3). The same
+write records what the reply carries (``shared.outbox.Carried``: a handoff receipt, a "checking"
+answer, or other), and so does the write that hands a rendered answer to the queue or that
+records the queued-event worker's answer before it is sent. An event gets at most one answer, so
+whoever later asks what it told the resident (``take_over_answer``) reads it, never guesses.
 
 An event the webhook cannot finish inside LINE's 2-second budget (the budget ran out, the store
 was busy, LINE answered the reply with 429 or no connection was made) is handed to the queue
@@ -52,7 +56,7 @@ class EventOutcome(enum.StrEnum):
     REPLY_UNKNOWN = "reply_unknown"  # a reply was started and its outcome is unknown: never repeated
     ABANDONED = "abandoned"          # its attempt died and nothing is left to answer it with (the sweep)
     TOLD_BY_PUSH = "told_by_push"    # an outbox push took its answer over before a reply started
-                                     # (``take_over_reply``)
+                                     # (``take_over_answer``)
 
 
 class QueuedReason(enum.StrEnum):
@@ -205,16 +209,22 @@ def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt
 
 
 def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id: str,
-                         attempt: int, *, now: datetime) -> bool:
-    """Record that this attempt is about to use the reply token.
+                         attempt: int, *, now: datetime, carries: outbox.Carried | None = None) -> bool:
+    """Record that this attempt is about to use the reply token, and what the reply carries.
 
+    Args:
+        carries: what the reply tells (``answer_carries`` / ``answer_notice``), in this same write
+            (no extra commit). None records nothing of it (as a document written before the
+            record existed); the webhook always passes one.
     Returns:
         False when a later attempt took the lease over: the caller must not reply.
     Raises:
         StoreUnavailable: then the caller must not reply either.
     """
-    return _update(store, tenant_id, webhook_event_id, attempt,
-                   {"reply_attempted": True, "reply_attempted_at": to_iso(now)})
+    changes: dict[str, Any] = {"reply_attempted": True, "reply_attempted_at": to_iso(now)}
+    if carries is not None:
+        changes.update(carries.fields())
+    return _update(store, tenant_id, webhook_event_id, attempt, changes)
 
 
 def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
@@ -232,7 +242,7 @@ def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attem
 
 def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
                 event: dict, reason: QueuedReason, now: datetime, answer: list[dict] | None = None,
-                reply_attempted: bool = False) -> bool:
+                reply_attempted: bool = False, carries: outbox.Carried | None = None) -> bool:
     """Hand this attempt's event to the queue: the document becomes ``queued`` (one transaction).
 
     Args:
@@ -241,6 +251,8 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
         answer: the answer already rendered (message dicts), for the worker to send as it is.
         reply_attempted: the reply token was used, or LINE asked to be called later (429): the worker
             must push rather than reply.
+        carries: what ``answer`` tells (``shared.outbox.Carried``), kept with it; None when there is
+            no answer yet (the worker records its own) or nothing is known of it.
     Returns:
         False when a later attempt owns the event (nothing written).
     Raises:
@@ -250,9 +262,14 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
     fields = {"state": QUEUED.value, "event": event, "queued_reason": QueuedReason(reason).value,
               "queued_at": to_iso(now),
               "answer": answer, "reply_attempted": reply_attempted,
+              **(carries.fields() if carries is not None and answer else _NOT_CARRIED),
               **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
                                      retry_key=answer_retry_key(tenant_id, webhook_event_id))}
     return _update(store, tenant_id, webhook_event_id, attempt, fields)
+
+
+#: No answer recorded yet: ``shared.outbox.Carried.of`` reads None.
+_NOT_CARRIED: dict[str, Any] = {"answer_carries": None, "answer_notice": None}
 
 
 def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str, dict]], *, now: datetime,
@@ -359,8 +376,9 @@ _RETRY_NAMESPACE = uuid.UUID("0b6e1f5c-2d8a-5e4b-9c3f-7a1d2e3f4a5b")
 
 
 def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], via: AnswerVia, owner: str,
-                  now: datetime) -> bool:
-    """Record, before sending, what the worker is about to send and how (``AnswerVia``).
+                  now: datetime, carries: outbox.Carried | None = None) -> bool:
+    """Record, before sending, what the worker is about to send, how (``AnswerVia``) and what it
+    carries (``carries``; None leaves the record as it is, e.g. an answer the webhook rendered).
 
     Later attempts send the same ``answer`` with the same retry key, and a reply once attempted is
     never attempted again. Returns False when ``owner`` no longer holds the notice.
@@ -375,7 +393,8 @@ def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], vi
         if doc is None or notice is None or not notice.held_by(owner):
             return False
         changes: dict[str, Any] = {"answer": answer, "answer_via": AnswerVia(via).value,
-                                   "answer_recorded_at": to_iso(now)}
+                                   "answer_recorded_at": to_iso(now),
+                                   **(carries.fields() if carries is not None else {})}
         if via is AnswerVia.REPLY:
             changes["reply_attempted"] = True
             changes["reply_attempted_at"] = to_iso(now)
@@ -438,8 +457,49 @@ def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> 
     return _reply_state_of(store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id)))
 
 
-def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str, *, now: datetime) -> ReplyState:
-    """``reply_state`` for a push about to tell what this event's reply would have told (one transaction).
+@dataclass(frozen=True)
+class EventAnswer:
+    """What became of one event's answer, and what it carried, as its inbox document records them.
+
+    Args:
+        state: the ReplyState (``reply_state``).
+        carries: the recorded ``shared.outbox.Carried``; None when nothing is recorded (a document
+            written before the record existed, an answer not rendered yet, or no document).
+        finished_silent: the event is finished and no answer to it was ever started (it had nothing
+            to say, an outbox push took its answer over, or it was abandoned): it told the resident
+            nothing at all.
+        unanswered_yet: the event is still ``processing`` and its attempt has not started a reply:
+            that attempt may still answer it.
+    """
+
+    state: ReplyState
+    carries: outbox.Carried | None = None
+    finished_silent: bool = False
+    unanswered_yet: bool = False
+
+
+def _answer_of(doc: dict | None) -> EventAnswer:
+    state = _reply_state_of(doc)
+    silent = (doc is not None and doc.get("state") == DONE and not doc.get("reply_attempted")
+              and doc.get("outcome") in (EventOutcome.NO_REPLY, EventOutcome.TOLD_BY_PUSH, EventOutcome.ABANDONED))
+    unanswered = doc is not None and doc.get("state") == PROCESSING and state is ReplyState.NOT_ATTEMPTED
+    return EventAnswer(state, outbox.Carried.of(doc), silent, unanswered)
+
+
+def event_answer(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> EventAnswer:
+    """What became of one event's answer and what it carried, as far as the inbox knows (one read,
+    nothing fenced: see ``take_over_answer``).
+
+    Raises:
+        StoreUnavailable: the inbox could not be read.
+    """
+    return _answer_of(store.get(COLLECTION, _doc_id(tenant_id, webhook_event_id)))
+
+
+def take_over_answer(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
+                     now: datetime) -> EventAnswer:
+    """``reply_state`` and the recorded content of an event's answer, for a push about to tell what
+    this event's answer would have told, or to follow it up (one transaction).
 
     When the event is still ``processing`` and its attempt has not started a reply, that attempt
     is fenced off in the same transaction: the event is finished (``outcome`` ``told_by_push``), so
@@ -447,19 +507,19 @@ def take_over_reply(store: DocumentStore, tenant_id: str, webhook_event_id: str,
     event finished, DESIGN §11), and a redelivery is a duplicate. The caller then pushes.
 
     Returns:
-        The ReplyState as read (NOT_ATTEMPTED when the event was fenced now).
+        The EventAnswer as read (state NOT_ATTEMPTED when the event was fenced now).
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: retryable; nothing was written.
     """
     require_aware(now)
     doc_id = _doc_id(tenant_id, webhook_event_id)
 
-    def txn(tx: Transaction) -> ReplyState:
+    def txn(tx: Transaction) -> EventAnswer:
         doc = tx.get(COLLECTION, doc_id)
-        state = _reply_state_of(doc)
-        if doc is not None and doc.get("state") == PROCESSING and state is ReplyState.NOT_ATTEMPTED:
+        answer = _answer_of(doc)
+        if answer.unanswered_yet:
             tx.set(COLLECTION, doc_id, {**doc, "state": DONE.value, "outcome": EventOutcome.TOLD_BY_PUSH.value,
                                         "done_at": to_iso(now)})
-        return state
+        return answer
 
     return store.run_transaction(txn)

@@ -20,6 +20,14 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
 ``Notice.of(doc)`` reads these fields as one typed record (``NoticeState``); a claim answers a
 ``NoticeClaim``. Stored values stay plain strings.
 
+What an answer *carries* is recorded too, on the webhook inbox document of the event it answers,
+before it is sent and in the same write that records it as started (``Carried``:
+``answer_carries`` and ``answer_notice``): a reply telling a handoff receipt, a "checking" answer,
+or anything else. Whoever later decides whether a notice is still to be told reads that record,
+never infers the answer's content from the notice's owner or from why a task was queued. A
+document written before this record existed has neither field (``Carried.of`` → None): its
+readers decide as they did before.
+
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped. The
 functions take the collection and any reference with a ``doc_id`` (a handoff ``Operation``, a
 webhook ``inbox.EventRef``), so every outbox follows the same rules.
@@ -139,6 +147,64 @@ class Notice:
     def held_by(self, owner: str) -> bool:
         """True while the notice is pending and ``owner`` is its owner."""
         return self.state is NoticeState.PENDING and self.owner == owner
+
+
+class AnswerCarries(enum.StrEnum):
+    """What one event's answer carries (``answer_carries``, stored as the plain value)."""
+
+    RECEIPT = "receipt"    # it tells the receipt notice named by ``answer_notice``
+    #: "正在確認是否已登記…": the outcome behind the notice named by ``answer_notice`` is being
+    #: checked. It tells nothing of that notice; a follow-up push is owed.
+    CHECKING = "checking"
+    OTHER = "other"        # it tells no outbox notice
+
+
+def notice_ref(collection: str, doc_id: str) -> str:
+    """How an answer names one outbox notice: ``<collection>/<doc_id>``."""
+    return f"{collection}/{doc_id}"
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one answer carries, as recorded before it is sent.
+
+    Args:
+        kind: RECEIPT, CHECKING or OTHER.
+        notice: the notice it tells (RECEIPT) or says is being checked (CHECKING), as
+            ``notice_ref(collection, doc_id)``; None for OTHER.
+    """
+
+    kind: AnswerCarries = AnswerCarries.OTHER
+    notice: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The stored fields (plain values): ``answer_carries`` and ``answer_notice``."""
+        return {"answer_carries": AnswerCarries(self.kind).value, "answer_notice": self.notice}
+
+    @classmethod
+    def of(cls, doc: dict[str, Any] | None) -> "Carried | None":
+        """The record of a stored document; None when it holds none (written before answers were
+        recorded, or no answer recorded yet) or a kind this code does not know: decide as before."""
+        if not doc or not doc.get("answer_carries"):
+            return None
+        try:
+            kind = AnswerCarries(doc["answer_carries"])
+        except ValueError:
+            return None
+        notice = doc.get("answer_notice")
+        return cls(kind, notice if isinstance(notice, str) else None)
+
+    def tells(self, collection: str, operation: OutboxRef) -> bool:
+        """True when this answer told (or, sent without an answer, may have told) that receipt notice."""
+        return self.kind is AnswerCarries.RECEIPT and self.notice == notice_ref(collection, operation.doc_id)
+
+    def checks(self, collection: str, operation: OutboxRef) -> bool:
+        """True when this answer said that notice's outcome is being checked (it told nothing of it)."""
+        return self.kind is AnswerCarries.CHECKING and self.notice == notice_ref(collection, operation.doc_id)
+
+
+#: The record of an answer that tells no outbox notice (what the webhook records by default).
+CARRIES_OTHER = Carried()
 
 
 def notice_fields(kind: str, owner: str, *, now: datetime, lease_seconds: float,

@@ -9,6 +9,10 @@ has the store deadline (``store_deadline_seconds``). Any store error on it — a
 write was sent, a slow or locked store, an injected fault — is an unknown outcome: the reply
 state is ``pending_verification`` (the user is told it is being checked, nothing more) and a
 reconcile task named from a hash of the key is queued. Nothing here imports the model.
+
+Every confirmation answer says what it carries (``Reply.carries``, recorded by the webhook before
+it is sent): the receipt of the operation's notice (a first answer or a repeat), or "checking"
+about it. The check after "checking", the relay and the re-queue read that record.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from shared.handoff.requests import (
     create_request,
 )
 from shared.logs import hash_user, log
+from shared.outbox import AnswerCarries, Carried, notice_ref
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
 from shared.turn.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
@@ -137,8 +142,14 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
         if redelivery:
             # The same event again (its first attempt died): the receipt was told, or is being told, elsewhere.
             return Reply([])
-        return Reply([wording.receipt_message(ctx.settings, result.receipt, variant="repeat")])
+        return Reply([wording.receipt_message(ctx.settings, result.receipt, variant="repeat")],
+                     carries=carried(AnswerCarries.RECEIPT, operation))
     return Reply([wording.refusal_message(result.status)])
+
+
+def carried(kind: AnswerCarries, operation: records.Operation) -> Carried:
+    """What a confirmation answer carries about the operation's notice (``handoff_operations``)."""
+    return Carried(kind, notice_ref(records.OPERATIONS, operation.doc_id))
 
 
 def _tell_receipt(ctx: EventContext, result: CreateResult, owner: str, variant: str) -> Reply:
@@ -151,7 +162,7 @@ def _tell_receipt(ctx: EventContext, result: CreateResult, owner: str, variant: 
         notify.release_claim(ctx.store, records.OPERATIONS, operation, owner, now=ctx.now)
 
     return Reply([wording.receipt_message(ctx.settings, result.receipt, variant=variant)], after_reply=delivered,
-                 on_reply_failed=refused)
+                 on_reply_failed=refused, carries=carried(AnswerCarries.RECEIPT, operation))
 
 
 def _pending(ctx: EventContext, reference: cards.Reference, exc: StoreError) -> Reply:
@@ -163,7 +174,8 @@ def _pending(ctx: EventContext, reference: cards.Reference, exc: StoreError) -> 
         claim_completed=state["claim_completed"], next_step=state["next_step"],
         retry_policy=state["retry_policy"], error=exc.__class__.__name__, queued=queued,
         task=task.task_name, user=hash_user(ctx.actor.user_id))
-    return Reply([wording.pending_message(will_check=queued)])
+    return Reply([wording.pending_message(will_check=queued)],
+                 carries=carried(AnswerCarries.CHECKING, reference.operation))
 
 
 def _log_answer(ctx: EventContext, status_word: str, result: CreateResult) -> None:

@@ -28,8 +28,11 @@ Crash windows (DESIGN §4, transactional outbox):
   sees it once; the 409 counts as delivered;
 * a process that dies after LINE accepted a *reply* and before "delivered" was written, or a
   reply sent without an answer: the push reads that event's inbox document first
-  (``shared.inbox.reply_state``): replied → "delivered", no push; unknown →
-  "reply_unknown", no push; refused or never started → push.
+  (``shared.inbox.take_over_answer``): replied → "delivered", no push; unknown →
+  "reply_unknown", no push; refused or never started → push. The document also records what
+  that reply carried (``shared.outbox.Carried``, written with ``reply_attempted``): a reply that
+  carried "checking" told nothing of the receipt, so the receipt is pushed; and the check after
+  "checking" pushes nothing when the checked event's own answer carried the receipt.
 
 Claims are plain reads-then-writes inside a store transaction, so they are Firestore-shaped.
 """

@@ -3,8 +3,11 @@
 ``ReconcileNotifier.deliver`` claims the operation's notice for the push (``notify.PUSH_OWNER``) and
 tells the user once; ``tell`` does it with a claim already decided (a create transaction decides
 its own). Before pushing a notice taken over from a reply, the inbox is asked what became of that
-reply (``inbox.take_over_reply``): replied → delivered, no push; unknown → never repeated; still
-running without a reply → fenced off, then pushed. Every push carries the operation's retry key
+reply and what it carried (``inbox.take_over_answer``): replied with this notice → delivered, no
+push; unknown → never repeated; a reply that carried something else ("checking") → pushed; still
+running without a reply → fenced off, then pushed. The check after "checking" reads the checked
+event's answer the same way: if it carried the receipt after all (a redelivery of the tap), that
+answer was the result and nothing is pushed. Every push carries the operation's retry key
 for its purpose, so a repeat is LINE's 409 (delivered). On the last attempt a push that still
 fails leaves a ``needs_human_followup`` record instead (``record_followup``).
 
@@ -109,9 +112,17 @@ class ReconcileNotifier:
         The first telling of a notice always carries the notice's own key (``tell.purpose``), whoever
         pushes it (the check after "checking", a relay, a re-queue), so a push whose "delivered" was
         lost is repeated as LINE's 409, never as a second message. A follow-up of "checking" whose
-        notice another path told first pushes once more under ``checked:<event>``.
+        notice another path told first pushes once more under ``checked:<event>``, but only when that
+        event's answer was "checking" (or is not recorded): the check first reads what the event's
+        answer carried (``_checked_answer``), and an answer that carried this receipt — delivered,
+        or with an unknown outcome — is the result itself, never followed by another push.
         """
         purpose = tell.purpose
+        delivered_by = tell.checked_owner or notify.PUSH_OWNER
+        if tell.checked_event is not None and decision is not notify.NoticeClaim.HELD:
+            settled = self._checked_answer(attempt, tell, decision)
+            if settled is not None:
+                return settled
         if decision is notify.NoticeClaim.DELIVERED:
             if tell.checked_event is None:
                 return tell.settled("already_delivered")
@@ -133,9 +144,10 @@ class ReconcileNotifier:
                 return tell.settled("left_to_reply")
             return tell.again("notice_held")
         if decision is notify.NoticeClaim.CLAIMED and tell.checked_event is None:
-            settled = self._after_earlier_reply(attempt, tell)
+            settled, follows = self._after_earlier_reply(attempt, tell)
             if settled is not None:
                 return settled
+            delivered_by = follows or delivered_by
         try:
             pushed = notify.push_notice(self.line, attempt.operation, tell.render(), purpose=purpose,
                                         timeout_seconds=self.settings.line_timeout_seconds)
@@ -149,20 +161,84 @@ class ReconcileNotifier:
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
         if decision is notify.NoticeClaim.CLAIMED:
             try:
-                notify.mark_delivered(self.store, tell.collection, attempt.operation,
-                                      tell.checked_owner or notify.PUSH_OWNER, now=self.clock())
+                notify.mark_delivered(self.store, tell.collection, attempt.operation, delivered_by, now=self.clock())
             except StoreError as exc:  # the next push of this notice carries the same key → 409
                 log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 
-    def _after_earlier_reply(self, attempt: Attempt, tell: Tell) -> ReconcileResult | None:
+    def _checked_answer(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim) -> ReconcileResult | None:
+        """The check after "checking": read what that event's answer carried before pushing anything.
+
+        The event named by the task (``tell.checked_event``) is *presumed* to have answered
+        "checking"; its inbox record says what it did answer (one plain read). With the notice
+        claimed, an attempt of it that has not started its reply is then fenced off
+        (``inbox.take_over_answer``, a transaction only in that case), so it cannot tell the
+        receipt after this push.
+
+        Returns:
+            None to go on as before (the answer was "checking", or is not recorded, or could not be
+            read on the last attempt); otherwise the answer without a push:
+            - that answer is still to come (queued, or its attempt still running): 503, look again;
+            - it carried this receipt and LINE accepted it: "delivered_by_reply" (the notice is
+              marked delivered by that reply when it was claimed here), or it was sent without an
+              answer: "reply_unknown" (perhaps shown: never repeated blindly, DESIGN §11);
+            - the notice was told by another path and this event's answer said no "checking"
+              (it said nothing, was refused, or carried something else): no follow-up is owed.
+        """
+        event = attempt.task.reply_event_id
+        if event is None:
+            return None  # no event to read: as before
+        operation, tenant = attempt.operation, self.settings.tenant_id
+        fenced = False
+        try:
+            answer = inbox.event_answer(self.store, tenant, event)
+            if answer.unanswered_yet and decision is notify.NoticeClaim.CLAIMED:
+                answer = inbox.take_over_answer(self.store, tenant, event, now=self.clock())
+                fenced = answer.unanswered_yet  # still unanswered when read again: fenced now
+        except StoreError as exc:
+            log("WARNING", "reconcile could not read the checked answer", error=exc.__class__.__name__)
+            return tell.again("store_unavailable") if not attempt.last else None
+        if answer.state is inbox.ReplyState.QUEUED or (answer.unanswered_yet and not fenced):
+            if not attempt.last:
+                return tell.again("answer_pending")  # read what it carried once it is sent
+            log("WARNING", "reconcile did not wait for the checked answer on its last attempt")
+            return None
+        carries = answer.carries
+        told = carries is not None and carries.tells(tell.collection, operation)
+        if told and answer.state in (inbox.ReplyState.REPLIED, inbox.ReplyState.UNKNOWN):
+            owner = notify.reply_owner(event)
+            log("INFO", "checked answer carried the receipt: not pushed", reply_state=answer.state.value,
+                user=hash_user(operation.actor.user_id))
+            if decision is not notify.NoticeClaim.CLAIMED:
+                return tell.settled("told_by_checked_answer")
+            try:
+                if answer.state is inbox.ReplyState.REPLIED:
+                    notify.mark_delivered(self.store, tell.collection, operation, owner, now=self.clock())
+                    return tell.settled("delivered_by_reply")
+                notify.settle_reply_unknown(self.store, tell.collection, operation, owner=owner, now=self.clock())
+                return tell.settled("reply_unknown")
+            except StoreError as exc:  # the next delivery reads the same record and decides the same
+                log("WARNING", "checked answer's telling not recorded", error=exc.__class__.__name__)
+                return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
+                                       dict(tell.detail))
+        said_checking = carries.checks(tell.collection, operation) if carries is not None else None
+        silent = answer.finished_silent or answer.state is inbox.ReplyState.FAILED
+        if decision is notify.NoticeClaim.DELIVERED and (silent or said_checking is False):
+            return tell.settled("already_delivered")  # told by another path; no "checking" to follow up
+        return None
+
+    def _after_earlier_reply(self, attempt: Attempt, tell: Tell) -> tuple[ReconcileResult | None, str | None]:
         """Before pushing a notice taken over from a reply, ask the inbox what became of that reply.
 
         Returns:
-            None to push (no earlier reply, or it was refused by LINE, or never started: an attempt
-            still running that has not started its reply is fenced off first, ``inbox.take_over_reply``);
-            otherwise the answer without a push: replied → "delivered"; sent without an answer (or
-            started by an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
+            (None, owner) to push, ``owner`` being who the push is recorded as (``notice_delivered_by``;
+            None: the push): no earlier reply, or it was refused by LINE, or never started (an attempt
+            still running that has not started its reply is fenced off first, ``inbox.take_over_answer``),
+            or its recorded content did not tell this notice (a "checking" answer: the push is then
+            that answer's follow-up, recorded as ``checked:<event>``, so the check owes nothing more).
+            Otherwise (the answer, None) without a push: replied with this notice (or not recorded:
+            as before, the reply that owned it) → "delivered"; sent without an answer (or started by
+            an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
         """
         operation = attempt.operation
         try:
@@ -170,34 +246,39 @@ class ReconcileNotifier:
             holder = (notice.taken_from if notice else None) or ""
             reply_event = notify.reply_event_of(holder)
             if reply_event is None or holder == attempt.void_owner:
-                return None
-            state = inbox.take_over_reply(self.store, self.settings.tenant_id, reply_event, now=self.clock())
+                return None, None
+            answer = inbox.take_over_answer(self.store, self.settings.tenant_id, reply_event, now=self.clock())
         except StoreError as exc:
             log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
             if not attempt.last:
-                return tell.again("store_unavailable")
+                return tell.again("store_unavailable"), None
             self.record_followup(attempt, "notice_unverified:inbox_unavailable", with_notice=False)
-            return tell.settled("not_pushed")
+            return tell.settled("not_pushed"), None
+        state = answer.state
         if state is inbox.ReplyState.QUEUED:
             # That event went to the queue, whose worker tells the user (by reply or push): wait for it.
             if not attempt.last:
-                return tell.again("notice_held")
+                return tell.again("notice_held"), None
             log("WARNING", "reconcile left the notice to a queued answer on its last attempt")
-            return tell.settled("left_to_queued_answer")
+            return tell.settled("left_to_queued_answer"), None
+        if answer.carries is not None and not answer.carries.tells(tell.collection, operation):
+            # Its reply told something else (e.g. "checking"): the notice is still to be told.
+            follows = f"checked:{reply_event}" if answer.carries.checks(tell.collection, operation) else None
+            return None, follows
         try:
             if state is inbox.ReplyState.REPLIED:
                 notify.mark_delivered(self.store, tell.collection, operation, holder, now=self.clock())
-                return tell.settled("delivered_by_reply")
+                return tell.settled("delivered_by_reply"), None
             if state is inbox.ReplyState.UNKNOWN:
                 notify.settle_reply_unknown(self.store, tell.collection, operation, owner=holder, now=self.clock())
                 log("WARNING", "receipt reply outcome unknown: not pushed again",
                     user=hash_user(operation.actor.user_id))
-                return tell.settled("reply_unknown")
+                return tell.settled("reply_unknown"), None
         except StoreError as exc:  # the next delivery reads the inbox again and decides the same
             log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
             return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
-                                   dict(tell.detail))
-        return None
+                                   dict(tell.detail)), None
+        return None, None
 
     def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
         """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""

@@ -9,7 +9,9 @@ The webhook hands an event to the queue when it cannot finish it inside LINE's 2
 3. gets the answer: the one the webhook (or an earlier attempt) already rendered and recorded, or
    else runs the **handler** on the event (the seam: ``EventHandler``, by default the webhook's own
    dispatch table; the model turn plugs in here);
-4. records what it is about to send and how (``inbox.record_answer``), then sends it: by reply while
+4. records what it is about to send, how, and what it carries (``inbox.record_answer``; the
+   ``shared.outbox.Carried`` of the handler's Reply, or the one recorded with the webhook's
+   rendered answer), then sends it: by reply while
    the reply token is fresh and unused, else by push with the event's ``X-Line-Retry-Key``;
 5. settles the notice from the LINE outcome table (``shared.line.port``): delivered → delivered;
    a reply of unknown outcome → reply_unknown (never repeated); a refused reply → pushed instead;
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 
@@ -158,7 +160,7 @@ class QueuedEventWorker:
 
     def _claimed(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, now: datetime, last: bool,
                  owner: str) -> WorkerResult:
-        reply, _ = self._answer(ref, doc, raw, user_id, now, last, owner)
+        reply, recorded = self._answer(ref, doc, raw, user_id, now, last, owner)
         if isinstance(reply, WorkerResult):
             return reply
         if reply is not None and reply.defer:  # deferring again would never answer
@@ -166,6 +168,8 @@ class QueuedEventWorker:
             from shared.routing import failure_reply
 
             reply = failure_reply()
+        if reply is not None and not recorded and reply.carries is None:
+            reply = replace(reply, carries=outbox.CARRIES_OTHER)  # the handler's answer tells no notice
         if reply is None or not reply.messages:
             # Nothing to say (e.g. a confirmation whose receipt another party tells): settled as
             # "nothing sent", so whoever asks the inbox (a receipt relay) knows this event told nothing.
@@ -178,7 +182,7 @@ class QueuedEventWorker:
         """The answer to send: the recorded one (True), or the handler's (False)."""
         if doc.get("answer"):
             try:
-                return Reply(decode_messages(doc["answer"])), True
+                return Reply(decode_messages(doc["answer"]), carries=outbox.Carried.of(doc)), True
             except (ValueError, TypeError, KeyError, AttributeError):
                 log("ERROR", "queued event's recorded answer is unreadable")
                 outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
@@ -231,7 +235,7 @@ class QueuedEventWorker:
             return WorkerResult("reply_unknown", 200, fields)
         if self._reply_allowed(doc, raw):
             if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
-                                       now=self.clock()):
+                                       now=self.clock(), carries=reply.carries):
                 return WorkerResult("lease_lost", 503)
             delivery = self._call(lambda: self.line.reply(raw["replyToken"], messages,
                                                           timeout_seconds=self.settings.line_timeout_seconds))
@@ -242,7 +246,7 @@ class QueuedEventWorker:
                                             now=self.clock())
                 return WorkerResult("reply_unknown", 200, fields)
             if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY_NOT_DELIVERED,
-                                       owner=owner, now=self.clock()):
+                                       owner=owner, now=self.clock(), carries=reply.carries):
                 return WorkerResult("lease_lost", 503)
             if delivery is not Delivery.REFUSED and not last:
                 return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
@@ -252,7 +256,7 @@ class QueuedEventWorker:
                                  reason="no_user_to_push", now=self.clock())
             return WorkerResult("no_user_to_push", 200, fields)
         if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.PUSH, owner=owner,
-                                   now=self.clock()):
+                                   now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
         delivery = self._call(lambda: self.line.push(user_id, messages, retry_key=retry_key,

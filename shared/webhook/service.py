@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shared import inbox
+from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply
@@ -363,8 +363,9 @@ class WebhookService:
             return self._queue(event_id, claim, raw, QueuedReason.BUDGET, fields, reply=reply)
         if claim is not None:
             try:
+                # What the reply carries is recorded in this same write, before it is sent.
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
-                                                  now=self.clock()):
+                                                  now=self.clock(), carries=reply.carries or outbox.CARRIES_OTHER):
                     return EventStatus.DONE  # a later attempt owns the event now
             except StoreError as exc:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
@@ -415,10 +416,11 @@ class WebhookService:
         if self.event_queue is None:
             return EventStatus.RETRY
         answer = encode_messages(reply.messages) if reply is not None and reply.messages else None
+        carries = (reply.carries or outbox.CARRIES_OTHER) if answer is not None and reply is not None else None
         try:
             if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
                                      reason=reason, now=self.clock(), answer=answer,
-                                     reply_attempted=reply_attempted):
+                                     reply_attempted=reply_attempted, carries=carries):
                 return EventStatus.DONE  # a later attempt owns the event now
         except StoreError as exc:
             log("WARNING", "event not queued: store unavailable", reason=reason.value, error=exc.__class__.__name__,
