@@ -66,7 +66,6 @@ IMPORT_TO_DIST = {
     "lunardate": "lunardate",
     "cn2an": "cn2an",
     "opencc": "opencc",
-    "tenacity": "tenacity",
 }
 
 #: Always present in a bundle: the framework Cloud Functions runs the entry point with.
