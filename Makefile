@@ -17,7 +17,7 @@ export LOCAL_STORE_URL LOCAL_TENANT_ID
 
 venv: $(STAMP)
 
-# The installer: uv (pinned and hashed in requirements-uv.lock, installed by pip into .venv-uv/) runs
+# The installer: uv (pinned and hashed in requirements-uv.lock, installed by pip in .venv-uv/) runs
 # `uv pip install` from the same locks as pip would, with the same hash checking, in a few seconds
 # instead of pip's minute. It never resolves anew: every lock is the whole pinned closure.
 # UV_LINK_MODE=copy: the cache and the venvs may be on different file systems (no hard links).
@@ -26,10 +26,14 @@ UV := $(UV_VENV)/bin/uv
 UV_INSTALL := UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never $(UV) pip install --quiet --no-progress
 export UV_NO_CONFIG := 1
 
+# pip installs the uv wheel into a plain folder (no venv to set up); a Python without pip gets a venv.
 $(UV): requirements-uv.lock
 	@echo "setting up $(UV_VENV) from requirements-uv.lock" >&2
-	@$(PYTHON) -m venv $(UV_VENV) >&2
-	@$(UV_VENV)/bin/pip install --quiet --no-input --require-hashes -r requirements-uv.lock >&2
+	@rm -rf $(UV_VENV)
+	@$(PYTHON) -m pip install --quiet --no-input --root-user-action=ignore --no-deps --target $(UV_VENV) \
+		--require-hashes -r requirements-uv.lock >&2 \
+	|| { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install --quiet --no-input --require-hashes \
+		-r requirements-uv.lock; } >&2
 	@touch $@
 
 # Setup output goes to stderr so that stdout stays machine-readable (headless run, user-data).
@@ -50,19 +54,24 @@ run: $(STAMP)
 # much of a test's time is spent waiting (stand-in latencies, leases, other processes), so four
 # workers keep two cores busy. Files go out in collection order, costliest first (tests/conftest.py),
 # not xdist's default of most tests first. TEST_WORKERS=0 runs in one process.
-# Before the workers start, side by side: the tool venvs some tests use (built on first use otherwise,
-# one worker waiting on each), and one collection pass that writes pytest's cache of rewritten test
-# modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that cache only when bytecode may be
-# written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without it, each worker re-parses and
-# rewrites every test module's asserts (about 6 s of CPU per worker). Its errors show in the real run.
+# Before the workers start, side by side: .venv, the tool venvs that some tests use (else built on
+# first use, one worker waiting on each), and, once .venv is there, one collection pass that writes
+# pytest's cache of rewritten test modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that
+# cache only where bytecode may be written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without
+# the pass each worker re-parses and rewrites every test module's asserts (about 6 s of CPU per
+# worker). It runs as two processes (tests/unit and the rest), one per core; its errors show in the
+# real run.
 TEST_WORKERS ?= 4
-test: $(STAMP)
-	@$(PY) -m compileall -q shared functions tools tests >/dev/null
-	@$(MAKE) --no-print-directory -j3 tool-venvs test-collect
+test:
+	@$(MAKE) --no-print-directory -j4 $(STAMP) tool-venvs test-collect
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test-collect: $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest --collect-only -q -p no:xdist >/dev/null 2>&1 || true
+	@$(PY) -m compileall -q shared functions tools tests >/dev/null
+	@export PYTHONDONTWRITEBYTECODE=; \
+	$(PY) -m pytest --collect-only -q -p no:xdist tests/unit >/dev/null 2>&1 & \
+	$(PY) -m pytest --collect-only -q -p no:xdist tests --ignore=tests/unit >/dev/null 2>&1; \
+	wait; true
 
 # ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
 lint: $(STAMP)
