@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -264,7 +265,16 @@ def _signal_group(child: Child, signum: int) -> None:
         pass
 
 
+#: Set once stopping has begun: every later stop signal is a no-op (``_raise_interrupt``).
+_STOPPING = threading.Event()
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
+    """The first stop signal raises KeyboardInterrupt; any later one (``timeout`` and make both
+    signalling, a second Ctrl-C) returns at once, so it cannot cut the cleanup short."""
+    if _STOPPING.is_set():
+        return
+    _STOPPING.set()
     raise KeyboardInterrupt
 
 
@@ -405,8 +415,14 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        _ignore_interrupts()  # a second Ctrl-C must not leave children behind
-        stop_children(children)
+        _STOPPING.set()  # a signal from here on stops nothing short (see _raise_interrupt)
+        _ignore_interrupts()
+        while True:  # one that slipped in before the line above interrupts stop_children: go again
+            try:
+                stop_children(children)
+                break
+            except KeyboardInterrupt:
+                continue
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -49,7 +50,24 @@ def test_devserver_stop_signals_raise_keyboard_interrupt_even_when_inherited_ign
     assert done.returncode == 7, done.stderr[-1000:]
 
 
-def test_devserver_sigint_with_sigint_ignored_by_the_caller_stops_every_child(tmp_path):
+def test_devserver_later_stop_signals_do_not_interrupt_the_cleanup():
+    # Trial 7: `timeout 90 make run` signalled the devserver twice (timeout and make); the second
+    # KeyboardInterrupt cut the cleanup short and four services stayed up. Only the first raises.
+    code = ("import os, signal, sys\n"
+            "from tools.devserver import _stop_on_signals\n"
+            "_stop_on_signals()\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGTERM); signal.pause()\n"
+            "except KeyboardInterrupt:\n"
+            "    pass\n"
+            "for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGTERM):\n"
+            "    os.kill(os.getpid(), signum)\n"
+            "sys.exit(7)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, timeout=60, capture_output=True, text=True)
+    assert done.returncode == 7, done.stderr[-1000:]
+
+
+def test_devserver_sigint_with_sigint_ignored_then_a_burst_of_signals_stops_every_child(tmp_path):
     signum = signal.SIGINT  # the trial's case; the other signals take the same path (test above)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
     ports = {name: free_port() for name in PORT_NAMES}
@@ -64,6 +82,10 @@ def test_devserver_sigint_with_sigint_ignored_by_the_caller_stops_every_child(tm
         assert ready["mode"] == "serve-only"
         assert all(_listening(port) for port in ports.values())
         server.send_signal(signum)
+        for _ in range(5):  # more stop signals while it stops its children (trial 7: timeout + make)
+            time.sleep(0.02)
+            if server.poll() is None:
+                server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
         # A child killed after the grace period may take a moment to close its socket on a loaded
         # machine: wait for the ports to close (the claim is that every child stops), then check.
