@@ -392,6 +392,7 @@ class ChatSession:
         self.in_staff_group = False
         self.secret = secret
         self.user_id = user_id
+        self.resident_id = user_id  # the one-to-one chat's user, kept while acting as staff
         self.standin_url = standin_url
         self.destination = destination
         self.wait_s = wait_s
@@ -405,7 +406,7 @@ class ChatSession:
 
     def switch_user(self, user_id: str) -> None:
         """Act as another LINE user, in a one-to-one chat, from now on."""
-        self.user_id = user_id
+        self.user_id = self.resident_id = user_id
         self._users.add(user_id)
         self.in_staff_group = False
 
@@ -575,7 +576,7 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
     if command == "/sticker":
         return line_events.sticker_event(user_id=session.user_id)
     if command == "/user":
-        user_id = argument.strip()
+        user_id = argument.strip() or session.resident_id  # bare /user: back to the one-to-one chat
         if user_id == "new":
             user_id = "U" + secrets.token_hex(16)
         if not USER_ID_RE.match(user_id):

@@ -403,6 +403,9 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             print("devserver: LINE_API_BASE_URL is set, so no stand-in runs and the chat cannot show "
                   "replies; serving only.", file=sys.stderr)
         if mode == "serve-only":
+            if config.start_standin and config.env.get("LOCAL_SERVE_ONLY") != "1":
+                print("devserver: standard input is not a terminal, so no chat reads it: serving only. "
+                      "For a script, run with LOCAL_HEADLESS=1 (one JSON object per line).", file=sys.stderr)
             return _serve_only(config, children)
         session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
                                    config.env["LINE_CHANNEL_SECRET"],

@@ -222,3 +222,22 @@ def test_headless_tap_without_choices_and_bad_line_each_get_one_error_line(sessi
 
     assert len(results) == 3
     assert all(r["status"] is None and r["error"] for r in results)
+
+
+def test_bare_user_command_returns_from_the_staff_group_to_the_one_to_one_chat():
+    # Trial 7: `/user` alone, which the help says returns to the one-to-one chat, asked for an id.
+    import io
+
+    from tools.chat import ChatSession, _command_event
+
+    session = ChatSession("http://127.0.0.1:9/", "secret", user_id="U" + "1" * 32,
+                          staff_group_id="C" + "2" * 32)
+    out = io.StringIO()
+    assert _command_event(session, "/staff", out) is None
+    assert session.in_staff_group and session.user_id != "U" + "1" * 32
+    assert _command_event(session, "/user", out) is None
+    assert (session.user_id, session.in_staff_group) == ("U" + "1" * 32, False)
+    assert _command_event(session, "/user U" + "3" * 32, out) is None
+    assert _command_event(session, "/staff", out) is None
+    assert _command_event(session, "/user", out) is None
+    assert session.user_id == "U" + "3" * 32  # the chat's latest resident, not the first
