@@ -23,6 +23,7 @@ from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
     ALREADY_CREATED,
+    AWAITING_ACCEPTANCE,
     REQUEST_CREATED,
     CreateResult,
     create_request,
@@ -54,7 +55,27 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         choices = (wording.STATUS_ENTRY, *MENU_CHOICES[:2]) if result.status == "daily_cap_reached" else HELP_CHOICES
         return Reply([with_menu(refused, choices)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
-    return Reply([cards.confirmation_card(ctx.settings, result.draft)])
+    messages = [cards.confirmation_card(ctx.settings, result.draft)]
+    earlier = _open_request_with_content(ctx, result.draft.content_hash)
+    if earlier is not None:
+        messages.append(wording.same_request_note(ctx.settings, earlier))
+    return Reply(messages)
+
+
+#: Requests still in a person's hands: the same text again is most likely the same matter.
+_OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, "accepted"})
+
+
+def _open_request_with_content(ctx: EventContext, content_hash: str) -> dict | None:
+    """The actor's latest request when it is still open and has this content hash (the same text sent
+    again, newcomer trial 7), else None. A store that cannot be read gives None: the card still goes."""
+    try:
+        latest = status.latest_request(ctx.store, ctx.actor)
+    except StoreError:
+        return None
+    if latest and latest.get("content_hash") == content_hash and latest.get("human_state") in _OPEN_HUMAN_STATES:
+        return latest
+    return None
 
 
 def handle_unsend(ctx: EventContext, message_id: str | None) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -203,3 +204,52 @@ def test_flow_checking_after_a_relay_still_queues_its_own_check(make_settings, s
     check = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "E2")
     assert queue.task(relay.task_name).payload["reason"] == RELAY
     assert queue.task(check.task_name).payload["reply_event_id"] == "E2"
+
+
+def _confirmed(ctx_for, text: str, event_id: str) -> str:
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(f"{event_id}-card"), text))
+    receipt = texts(flow.handle_postback(ctx_for(event_id), confirm))
+    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}", receipt)
+    return request_id
+
+
+def test_flow_same_text_as_an_open_request_card_says_so_and_still_offers_the_card(ctx_for):
+    # Trial 7 finding 5: the same text sent again made a second request with no word about the first.
+    first = _confirmed(ctx_for, "新需求：中正路上有大坑洞 機車騎士會摔", "EV-A")
+    again = flow.match_text(ctx_for("EV-B"), "新需求：中正路上有大坑洞 機車騎士會摔")
+    assert again.messages[0].to_dict()["type"] == "flex"  # the card still comes first, confirmable
+    note = again.messages[-1].text
+    assert first in note and "一樣的內容" in note and "不用再送" in note
+
+
+@pytest.mark.parametrize("second", ["新需求：中正路上有大坑洞", "新需求：公園路燈不亮"])
+def test_flow_other_text_after_a_request_gets_no_same_request_note(ctx_for, second):
+    _confirmed(ctx_for, "新需求：中正路上有大坑洞 機車騎士會摔", "EV-A")
+    again = flow.match_text(ctx_for("EV-B"), second)
+    assert len(again.messages) == 1
+
+
+def test_flow_same_text_after_the_request_was_completed_gets_no_note(ctx_for, store, actor):
+    _confirmed(ctx_for, "新需求：中正路上有大坑洞 機車騎士會摔", "EV-A")
+    from shared.handoff import status
+
+    latest = status.latest_request(store, actor)
+    store.set(records.REQUESTS, records.Operation(actor, latest["idempotency_key"]).doc_id,
+              {**latest, "human_state": "completed"})
+    again = flow.match_text(ctx_for("EV-B"), "新需求：中正路上有大坑洞 機車騎士會摔")
+    assert len(again.messages) == 1
+
+
+def test_webhook_same_text_twice_second_card_names_the_first_request(base_env, line_standin):
+    # Through the signed webhook: confirm one request, send the same text again.
+    from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
+    from tests.memory_support import webhook_with_memory
+
+    service = webhook_with_memory(base_env, FixedClock(NOW))
+    text = "新需求：中正路上有大坑洞 機車騎士會摔"
+    card = reply_messages(service, line_standin, text_event(text))[0]
+    confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
+    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+                              all_text(reply_messages(service, line_standin, postback_event(confirm))))
+    again = reply_messages(service, line_standin, text_event(text))
+    assert again[0]["type"] == "flex" and request_id in all_text(again[1:])
