@@ -53,7 +53,7 @@ def test_locked_set_up_is_tried_again_until_it_opens(tmp_path, monkeypatch):
         return real_open(self)
 
     monkeypatch.setattr(ConnectionPerThread, "_open", open_locked_twice)
-    files = ConnectionPerThread(str(tmp_path / "x.sqlite3"), timeout_seconds=5.0, schema=SCHEMA)
+    files = ConnectionPerThread(str(tmp_path / "x.sqlite3"), timeout_seconds=10.0, schema=SCHEMA)
     conn = files.get()
     assert len(calls) == 3
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -62,7 +62,7 @@ def test_locked_set_up_is_tried_again_until_it_opens(tmp_path, monkeypatch):
 
 def test_fresh_file_opened_by_four_threads_at_once_never_fails(tmp_path):
     # The real race, as seen under load: on the old code most runs of this test failed here.
-    files = [ConnectionPerThread(str(tmp_path / f"{i}.sqlite3"), timeout_seconds=5.0, schema=SCHEMA)
+    files = [ConnectionPerThread(str(tmp_path / f"{i}.sqlite3"), timeout_seconds=10.0, schema=SCHEMA)
              for i in range(40)]
     errors = _open_together([f.get for f in files], threads_per_file=4)
     assert errors == []
@@ -72,7 +72,7 @@ def test_fresh_file_opened_by_four_threads_at_once_never_fails(tmp_path):
 
 def test_fresh_file_store_first_writes_from_threads_at_once_all_land(tmp_path):
     # Through the store: each thread's first write opens its connection on the new file.
-    stores = [SqliteStore(str(tmp_path / f"s{i}.sqlite3")) for i in range(15)]
+    stores = [SqliteStore(str(tmp_path / f"s{i}.sqlite3"), deadline_seconds=10.0) for i in range(15)]
     names = iter(range(10**6))
     lock = threading.Lock()
 
