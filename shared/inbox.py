@@ -20,6 +20,15 @@ its work is durably queued): its document becomes ``queued``, holding the raw ev
 the answer was already rendered, that answer) and an outbox notice (``shared.outbox``,
 ``notice_kind`` "event_answer") that the queued-event worker claims, delivers or settles. A
 redelivery of a queued event is acknowledged and repeats nothing: the queue answers it once.
+
+What is kept (DESIGN §9; README "What LOCAL keeps about a user"): while an event is ``processing``
+or ``queued`` with its answer pending, the document holds the raw event (the message text, the
+reply token) and any rendered answer, because a takeover, the sweep or the queued-event worker
+may still have to answer it. The write that finishes it (``done``, or the queued answer's notice
+settled) also drops them (``finished``): what stays is the event's id, kind, LINE user id and
+message id, the states and times, and what its answer carried — what deduplication, reconcile
+and the outbox read. The document itself expires after ``RETENTION``. A document written before
+this rule keeps its text until it is next written, or it expires.
 """
 from __future__ import annotations
 
@@ -114,6 +123,42 @@ class ClaimResult:
     reply_attempted: bool = False
 
 
+#: The raw event's fields kept once the event is finished (``finished``): no message text, no
+#: postback data, no reply token.
+_KEPT_EVENT_FIELDS = ("type", "mode", "timestamp", "webhookEventId", "source", "deliveryContext")
+_KEPT_SOURCE_FIELDS = ("type", "userId", "groupId", "roomId")
+
+
+def user_of(event: dict | None) -> str | None:
+    """The LINE ``userId`` of a raw event's source, or None."""
+    source = event.get("source") if isinstance(event, dict) else None
+    user_id = source.get("userId") if isinstance(source, dict) else None
+    return user_id if isinstance(user_id, str) else None
+
+
+def finished(doc: dict) -> dict:
+    """``doc`` as it is kept once its event is finished: the raw event without its content.
+
+    The event keeps its kind, time, ids and source (``_KEPT_EVENT_FIELDS``) and, for a message, the
+    message's ``id`` and ``type``; its text, postback data and reply token are dropped, and so is
+    a rendered ``answer`` (only its record, ``answer_carries`` / ``answer_notice`` / ``answer_via``,
+    stays). ``content_removed`` is set. Idempotent; a pure function (callers write it inside the
+    transaction that finishes the event, so no extra commit).
+    """
+    event = doc.get("event")
+    kept: dict[str, Any] | None = None
+    if isinstance(event, dict):
+        kept = {name: event[name] for name in _KEPT_EVENT_FIELDS if name in event}
+        if isinstance(kept.get("source"), dict):
+            kept["source"] = {name: kept["source"][name] for name in _KEPT_SOURCE_FIELDS if name in kept["source"]}
+        message = event.get("message")
+        if isinstance(message, dict):
+            kept["message"] = {name: message[name] for name in ("id", "type") if name in message}
+    user_id = doc.get("user_id") or user_of(event)
+    return {**doc, "event": kept, "content_removed": True, **({"answer": None} if "answer" in doc else {}),
+            **({"user_id": user_id} if user_id else {})}
+
+
 def _doc_id(tenant_id: str, webhook_event_id: str) -> str:
     return f"{tenant_id}:{webhook_event_id}"
 
@@ -169,7 +214,7 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
         doc = tx.get(COLLECTION, doc_id)
         if doc is None:
             tx.create(COLLECTION, doc_id, {"tenant_id": tenant_id, "webhook_event_id": webhook_event_id,
-                                           "event": event, "claimant": claimant,
+                                           "user_id": user_of(event), "event": event, "claimant": claimant,
                                            "state": PROCESSING.value, "attempt": 1,
                                            "lease_until": lease_until, "received_at": to_iso(now),
                                            "expire_at": expire_at(now + RETENTION), **started})
@@ -195,14 +240,15 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
 
 
 def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int,
-            changes: dict) -> bool:
+            changes: dict, *, finish: bool = False) -> bool:
     doc_id = _doc_id(tenant_id, webhook_event_id)
 
     def txn(tx: Transaction) -> bool:
         doc = tx.get(COLLECTION, doc_id)
         if doc is None or doc["attempt"] != attempt or doc["state"] != PROCESSING:
             return False  # a later attempt owns it now, or it is finished or queued
-        tx.set(COLLECTION, doc_id, {**doc, **changes})
+        updated = {**doc, **changes}
+        tx.set(COLLECTION, doc_id, finished(updated) if finish else updated)
         return True
 
     return store.run_transaction(txn)
@@ -229,7 +275,8 @@ def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id:
 
 def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
               now: datetime, outcome: EventOutcome) -> bool:
-    """Finish the event; later deliveries of it are acknowledged and repeat nothing.
+    """Finish the event; later deliveries of it are acknowledged and repeat nothing. The same write
+    drops the raw event's content (``finished``).
 
     Args:
         outcome: how it ended (stored as ``outcome``).
@@ -237,7 +284,8 @@ def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attem
         False when a later attempt owns the event.
     """
     return _update(store, tenant_id, webhook_event_id, attempt,
-                   {"state": DONE.value, "outcome": EventOutcome(outcome).value, "done_at": to_iso(now)})
+                   {"state": DONE.value, "outcome": EventOutcome(outcome).value, "done_at": to_iso(now)},
+                   finish=True)
 
 
 def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
@@ -259,7 +307,8 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
         StoreUnavailable / StoreTimeout / TransactionConflict: not queued as far as the caller knows.
     """
     require_aware(now)
-    fields = {"state": QUEUED.value, "event": event, "queued_reason": QueuedReason(reason).value,
+    fields = {"state": QUEUED.value, "event": event, "user_id": user_of(event),
+              "queued_reason": QueuedReason(reason).value,
               "queued_at": to_iso(now),
               "answer": answer, "reply_attempted": reply_attempted,
               **(carries.fields() if carries is not None and answer else _NOT_CARRIED),
@@ -296,7 +345,8 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
             if event_id in results:
                 continue  # the same event twice in one body
             doc = docs[event_id]
-            queued = {"tenant_id": tenant_id, "webhook_event_id": event_id, "state": QUEUED.value, "event": raw,
+            queued = {"tenant_id": tenant_id, "webhook_event_id": event_id, "user_id": user_of(raw),
+                      "state": QUEUED.value, "event": raw,
                       "queued_reason": QueuedReason(reason).value, "queued_at": stamp, "answer": None, "reply_attempted": False,
                       "received_at": stamp, "lease_until": stamp,
                       **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
@@ -310,8 +360,8 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
                 results[event_id] = QueueResult.RETRY
             elif doc.get("reply_attempted"):
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
-                       {**doc, "attempt": doc["attempt"] + 1, "state": DONE.value,
-                        "outcome": EventOutcome.REPLY_UNKNOWN.value, "done_at": stamp})
+                       finished({**doc, "attempt": doc["attempt"] + 1, "state": DONE.value,
+                                 "outcome": EventOutcome.REPLY_UNKNOWN.value, "done_at": stamp}))
                 results[event_id] = QueueResult.DONE
             else:
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
@@ -356,7 +406,8 @@ def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: 
             return None
         if doc.get("reply_attempted") or not isinstance(doc.get("event"), dict):
             outcome = EventOutcome.REPLY_UNKNOWN if doc.get("reply_attempted") else EventOutcome.ABANDONED
-            tx.set(COLLECTION, doc_id, {**doc, "state": DONE.value, "outcome": outcome.value, "done_at": stamp})
+            tx.set(COLLECTION, doc_id, finished({**doc, "state": DONE.value, "outcome": outcome.value,
+                                                 "done_at": stamp}))
             return QueueResult.DONE
         tx.set(COLLECTION, doc_id, {**doc, "attempt": doc["attempt"] + 1, "state": QUEUED.value,
                                     "queued_reason": QueuedReason.ABANDONED.value, "queued_at": stamp, "answer": None,
@@ -518,8 +569,8 @@ def take_over_answer(store: DocumentStore, tenant_id: str, webhook_event_id: str
         doc = tx.get(COLLECTION, doc_id)
         answer = _answer_of(doc)
         if answer.unanswered_yet:
-            tx.set(COLLECTION, doc_id, {**doc, "state": DONE.value, "outcome": EventOutcome.TOLD_BY_PUSH.value,
-                                        "done_at": to_iso(now)})
+            tx.set(COLLECTION, doc_id, finished({**doc, "state": DONE.value,
+                                                 "outcome": EventOutcome.TOLD_BY_PUSH.value, "done_at": to_iso(now)}))
         return answer
 
     return store.run_transaction(txn)

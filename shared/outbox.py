@@ -37,7 +37,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from shared.clock import from_iso, require_aware, to_iso
 from shared.store import DocumentStore, Transaction
@@ -159,6 +159,15 @@ class AnswerCarries(enum.StrEnum):
     OTHER = "other"        # it tells no outbox notice
 
 
+#: What a settling write does to the rest of the document (e.g. ``shared.inbox.finished``: a queued
+#: event's raw content is dropped once its answer is settled), applied in the same write.
+Finish = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _same(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc
+
+
 def notice_ref(collection: str, doc_id: str) -> str:
     """How an answer names one outbox notice: ``<collection>/<doc_id>``."""
     return f"{collection}/{doc_id}"
@@ -270,8 +279,10 @@ def claim_notice(store: DocumentStore, collection: str, operation: OutboxRef, ow
 
 
 def mark_delivered(store: DocumentStore, collection: str, operation: OutboxRef, owner: str, *,
-                   now: datetime) -> bool:
+                   now: datetime, finish: Finish = _same) -> bool:
     """Record that ``owner`` told the user. Idempotent.
+
+    ``finish`` (see ``Finish``) shapes the document written, in the same write.
 
     Returns:
         True when this call wrote "delivered"; False when it already was, or there is no notice.
@@ -286,9 +297,9 @@ def mark_delivered(store: DocumentStore, collection: str, operation: OutboxRef, 
         notice = Notice.of(doc)
         if doc is None or notice is None or notice.state is DELIVERED:
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": DELIVERED.value, "notice_delivered_at": to_iso(now),
-                                    "notice_delivered_by": owner, "notice_claim_until": None,
-                                    "updated_at": to_iso(now)})
+        tx.set(collection, doc_id, finish({**doc, "notice_state": DELIVERED.value,
+                                           "notice_delivered_at": to_iso(now), "notice_delivered_by": owner,
+                                           "notice_claim_until": None, "updated_at": to_iso(now)}))
         return True
 
     return store.run_transaction(txn)
@@ -317,8 +328,10 @@ def release_claim(store: DocumentStore, collection: str, operation: OutboxRef, o
 
 
 def settle_reply_unknown(store: DocumentStore, collection: str, operation: OutboxRef, *, owner: str,
-                         now: datetime) -> bool:
+                         now: datetime, finish: Finish = _same) -> bool:
     """Record that the notice's reply (by ``owner``) may have reached the user: nobody pushes it.
+
+    ``finish`` (see ``Finish``) shapes the document written, in the same write.
 
     Returns:
         True when this call wrote "reply_unknown"; False when the notice is no longer pending.
@@ -332,20 +345,21 @@ def settle_reply_unknown(store: DocumentStore, collection: str, operation: Outbo
         notice = Notice.of(doc)
         if doc is None or notice is None or notice.state is not PENDING:
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": REPLY_UNKNOWN.value, "notice_claim_until": None,
-                                    "notice_unknown_reply": owner, "updated_at": to_iso(now)})
+        tx.set(collection, doc_id, finish({**doc, "notice_state": REPLY_UNKNOWN.value, "notice_claim_until": None,
+                                           "notice_unknown_reply": owner, "updated_at": to_iso(now)}))
         return True
 
     return store.run_transaction(txn)
 
 
 def settle_failed(store: DocumentStore, collection: str, operation: OutboxRef, *, owner: str, reason: str,
-                  now: datetime) -> bool:
+                  now: datetime, finish: Finish = _same) -> bool:
     """Record that the notice was definitely not delivered and will not be sent again.
 
     Args:
         owner: the owner whose send failed; it must hold the notice.
         reason: a short machine word (``push_refused``, ``not_delivered``).
+        finish: shapes the document written, in the same write (see ``Finish``).
     Returns:
         True when this call wrote "failed"; False when the notice is no longer pending or held by another.
     Raises:
@@ -358,8 +372,8 @@ def settle_failed(store: DocumentStore, collection: str, operation: OutboxRef, *
         notice = Notice.of(doc)
         if doc is None or notice is None or not notice.held_by(owner):
             return False
-        tx.set(collection, doc_id, {**doc, "notice_state": FAILED.value, "notice_claim_until": None,
-                                    "notice_failed_reason": reason, "updated_at": to_iso(now)})
+        tx.set(collection, doc_id, finish({**doc, "notice_state": FAILED.value, "notice_claim_until": None,
+                                           "notice_failed_reason": reason, "updated_at": to_iso(now)}))
         return True
 
     return store.run_transaction(txn)

@@ -11,7 +11,18 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
      "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}],
+     "handoff_actors": [{"current_draft_key", "requests_day", "requests_on_day", "updated_at"}],
+     "webhook_inbox": [{"webhook_event_id", "event_type", "message_id", "state", "outcome", "notice_state",
+                        "received_at", "queued_at", "done_at", "expire_at", "content_removed",
+                        "text" / "postback_data" / "answer_held" (only while they are still held)}],
      "log_user_hash": "<16 hex>" | null}
+
+``webhook_inbox`` is every event of this user LOCAL still remembers (``shared.inbox``: about 7
+days, to deduplicate LINE's deliveries). Its message text (or postback data) and a rendered
+answer not sent yet are held only until the event is answered (``content_removed`` then true);
+``text`` / ``postback_data`` are printed, and ``answer_held`` is true, while they are held. A document
+written before ``user_id`` was stored on it is found by its raw event's ``source.userId``, so
+this reads the tenant's whole inbox.
 
 ``log_user_hash`` is this user's keyed hash (``shared.logs.hash_user``, keyed from
 ``LOCAL_SIGNING_KEY``): the ``user`` field of their log lines and the ``user_hash`` of their turn
@@ -35,7 +46,7 @@ import sys
 from datetime import datetime
 from typing import Any, Mapping, TextIO
 
-from shared import logs
+from shared import inbox, logs
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
 from shared.logs import hash_user, log
@@ -52,6 +63,9 @@ CARD_FIELDS = ("status", "declined_at", "expire_at")
 AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
 STAFF_NOTICE_FIELDS = ("request_id", "purpose", "audience", "notice_state", "created_at")
 STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
+ACTOR_FIELDS = ("current_draft_key", "requests_day", "requests_on_day", "updated_at")
+INBOX_FIELDS = ("webhook_event_id", "state", "outcome", "notice_state", "received_at", "queued_at", "done_at",
+                "expire_at", "content_removed")
 
 
 def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -69,6 +83,27 @@ def _listed(store: DocumentStore, collection: str, tenant_id: str, user_id: str,
     docs = store.query(collection, where={"tenant_id": tenant_id, "user_id": user_id})
     rows = [_pick(doc, fields) for doc in docs if _owned(doc, tenant_id, user_id)]
     return sorted(rows, key=lambda row: str(row.get("created_at") or ""))
+
+
+def _inbox_entry(doc: Mapping[str, Any]) -> dict[str, Any]:
+    row = _pick(doc, INBOX_FIELDS)
+    event = doc.get("event") if isinstance(doc.get("event"), dict) else {}
+    message = event.get("message") if isinstance(event.get("message"), dict) else {}
+    row.update({name: value for name, value in (("event_type", event.get("type")), ("message_id", message.get("id")),
+                                                ("text", message.get("text"))) if value is not None})
+    postback = event.get("postback") if isinstance(event.get("postback"), dict) else {}
+    if postback.get("data") is not None:
+        row["postback_data"] = postback["data"]
+    if doc.get("answer"):
+        row["answer_held"] = True
+    return row
+
+
+def _inbox(store: DocumentStore, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+    docs = store.query(inbox.COLLECTION, where={"tenant_id": tenant_id})
+    rows = [_inbox_entry(doc) for doc in docs if doc.get("tenant_id") == tenant_id
+            and (doc.get("user_id") == user_id or inbox.user_of(doc.get("event")) == user_id)]
+    return sorted(rows, key=lambda row: str(row.get("received_at") or row.get("queued_at") or ""))
 
 
 def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any]:
@@ -104,13 +139,17 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
         "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for doc in store.query(
             "turn_audit", where={"tenant_id": tenant_id, "user_hash": hash_user(user_id)})),
             key=lambda row: str(row.get("at") or "")),
+        # The per-account counters of the handoff flow (daily cap, the current draft) and every
+        # webhook event still remembered, with its text while it is held.
+        "handoff_actors": _listed(store, "handoff_actors", tenant_id, user_id, ACTOR_FIELDS),
+        "webhook_inbox": _inbox(store, tenant_id, user_id),
     }
 
 
 def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
     return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": [],
             "handoff_operations": [], "handoff_followups": [], "declined_consent_cards": [], "staff_notices": [],
-            "staff_audit": [], "turn_audit": []}
+            "staff_audit": [], "turn_audit": [], "handoff_actors": [], "webhook_inbox": []}
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None,
@@ -162,7 +201,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         result["turn_audit"] = []
     log("INFO", "user data exported", user=hash_user(user_id), tenant=settings.tenant_id,
         preference=result["preference"] is not None, handoff_requests=len(result["handoff_requests"]),
-        drafts=len(result["drafts"]))
+        drafts=len(result["drafts"]), inbox_entries=len(result["webhook_inbox"]))
     out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
     out.flush()
     return 0

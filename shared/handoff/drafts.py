@@ -9,6 +9,12 @@ Limits (DESIGN §4): a draft is valid ``draft_ttl_seconds`` (600); the text hold
 ``request_text_max_chars`` characters (500); each user may have at most ``daily_request_cap``
 requests per Asia/Taipei day, and a new draft is refused once that many exist today (a user
 has at most one open draft: a newer one supersedes it).
+
+A draft's text is kept only while it may still become a request: a draft cancelled (「取消」),
+superseded by a newer one, or withdrawn (its message unsent) loses its ``text`` in the same write
+(``text_removed_at`` is set), unless its 「確認送出」 was recorded (``confirm_requested_at``): then a
+request may exist whose outcome is being checked, and a person following it up needs the text.
+A draft left open past its expiry keeps its text until it is cancelled or superseded.
 """
 from __future__ import annotations
 
@@ -29,6 +35,13 @@ DRAFT_PREFIXES = ("新需求：", "新需求:")
 OPEN, CONFIRMED, CANCELLED, SUPERSEDED = "open", "confirmed", "cancelled", "superseded"
 #: The user unsent (收回) the message the draft was made from: cancelled, and its text deleted.
 WITHDRAWN = "withdrawn"
+
+
+def _without_text(doc: dict, now: datetime) -> dict:
+    """A closed draft as kept: no ``text`` unless its confirmation was recorded (module docstring)."""
+    if doc.get("confirm_requested_at") or doc.get("text") is None:
+        return doc
+    return {**doc, "text": None, "text_removed_at": to_iso(now)}
 
 
 #: ``新需求`` at the start, optionally in brackets (【新需求】, [新需求], 「新需求」), then any colon
@@ -121,7 +134,8 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
         if _requests_today(actor_doc, day) >= settings.daily_request_cap:
             return DraftResult("daily_cap_reached", limit=settings.daily_request_cap)
         if previous is not None and previous.get("status") == OPEN:
-            tx.set(records.DRAFTS, previous_id, {**previous, "status": SUPERSEDED, "closed_at": to_iso(now)})
+            tx.set(records.DRAFTS, previous_id,
+                   _without_text({**previous, "status": SUPERSEDED, "closed_at": to_iso(now)}, now))
         tx.create(records.DRAFTS, operation.doc_id, {
             "tenant_id": actor.tenant_id, "user_id": actor.user_id,
             "idempotency_key": operation.idempotency_key, "text": text, "content_hash": draft.content_hash,
@@ -222,7 +236,7 @@ def withdraw_draft(store: DocumentStore, actor: Actor, message_id: str, *, now: 
         if doc is None or doc.get("source_message_id") != message_id or doc.get("status") != OPEN:
             return False
         tx.set(records.DRAFTS, doc_id, {**doc, "status": WITHDRAWN, "text": None, "closed_at": to_iso(now),
-                                        "confirm_state": None})
+                                        "confirm_state": None, "text_removed_at": to_iso(now)})
         return True
 
     return store.run_transaction(txn)
@@ -231,7 +245,8 @@ def withdraw_draft(store: DocumentStore, actor: Actor, message_id: str, *, now: 
 @dataclass(frozen=True)
 class CancelResult:
     """What ``cancel_draft`` found: "cancelled", "already_cancelled", "already_confirmed"
-    (``request_id`` set), "superseded", "expired" or "not_found". Only "cancelled" wrote."""
+    (``request_id`` set), "superseded", "withdrawn", "expired" or "not_found". Only "cancelled" and
+    "expired" (the text deleted) wrote."""
 
     status: str
     request_id: str | None = None
@@ -239,7 +254,9 @@ class CancelResult:
 
 def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, *,
                  now: datetime) -> CancelResult:
-    """Cancel an open draft (the card's 「取消」). A confirmed draft stays confirmed.
+    """Cancel an open draft (the card's 「取消」), and delete its text in the same write (unless its
+    confirmation was recorded: module docstring). A confirmed draft stays confirmed. 「取消」 on an
+    expired draft answers "expired" and deletes its text too (its status stays).
 
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: retryable; nothing certain.
@@ -260,8 +277,12 @@ def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, 
         if status == WITHDRAWN:
             return CancelResult("withdrawn")
         if now >= from_iso(doc["expires_at"]):
+            cleared = _without_text(doc, now)
+            if cleared is not doc:
+                tx.set(records.DRAFTS, operation.doc_id, cleared)
             return CancelResult("expired")
-        tx.set(records.DRAFTS, operation.doc_id, {**doc, "status": CANCELLED, "closed_at": to_iso(now)})
+        tx.set(records.DRAFTS, operation.doc_id,
+               _without_text({**doc, "status": CANCELLED, "closed_at": to_iso(now)}, now))
         return CancelResult("cancelled")
 
     return store.run_transaction(txn)

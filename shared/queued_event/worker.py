@@ -18,6 +18,8 @@ The webhook hands an event to the queue when it cannot finish it inside LINE's 2
    429, never started, or a push of unknown outcome → 503, and the next attempt pushes the same
    answer with the same retry key (LINE delivers it once); on the last attempt an answer still
    not delivered is settled ``failed`` (or ``reply_unknown`` when it may have reached the user).
+   Every settling write also drops the raw event's content and the rendered answer
+   (``shared.inbox.finished``), in that same write.
 
 A redelivery of the event to the webhook meanwhile is acknowledged and repeats nothing, so the
 event is answered once. Source: DESIGN §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
@@ -173,7 +175,8 @@ class QueuedEventWorker:
         if reply is None or not reply.messages:
             # Nothing to say (e.g. a confirmation whose receipt another party tells): settled as
             # "nothing sent", so whoever asks the inbox (a receipt relay) knows this event told nothing.
-            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner, reason="no_answer", now=self.clock())
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner, reason="no_answer", now=self.clock(),
+                                 finish=inbox.finished)
             return WorkerResult("no_answer", 200)
         return self._send(ref, doc, raw, user_id, reply, last, owner)
 
@@ -186,13 +189,13 @@ class QueuedEventWorker:
             except (ValueError, TypeError, KeyError, AttributeError):
                 log("ERROR", "queued event's recorded answer is unreadable")
                 outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
-                                     reason="answer_unreadable", now=self.clock())
+                                     reason="answer_unreadable", now=self.clock(), finish=inbox.finished)
                 return WorkerResult("answer_unreadable", 200), True
         event = read_event(raw).event  # as the webhook reads it: newer LINE values from the raw event
         if event is None:
             log("ERROR", "queued event unreadable")
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
-                                 reason="event_unreadable", now=self.clock())
+                                 reason="event_unreadable", now=self.clock(), finish=inbox.finished)
             return WorkerResult("event_unreadable", 200), False
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         ctx = EventContext(self.settings, self.store, self.line, now, actor, ref.webhook_event_id,
@@ -231,7 +234,7 @@ class QueuedEventWorker:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
             # the user, so it is never repeated (DESIGN §3).
             outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
-                                        now=self.clock())
+                                        now=self.clock(), finish=inbox.finished)
             return WorkerResult("reply_unknown", 200, fields)
         if self._reply_allowed(doc, raw):
             if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
@@ -243,7 +246,7 @@ class QueuedEventWorker:
                 return self._delivered(ref, reply, "replied", fields, owner)
             if delivery is Delivery.UNKNOWN:
                 outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
-                                            now=self.clock())
+                                            now=self.clock(), finish=inbox.finished)
                 return WorkerResult("reply_unknown", 200, fields)
             if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY_NOT_DELIVERED,
                                        owner=owner, now=self.clock(), carries=reply.carries):
@@ -253,7 +256,7 @@ class QueuedEventWorker:
             # refused (e.g. the token expired), or the last attempt: definitely not delivered → push now
         if not user_id:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
-                                 reason="no_user_to_push", now=self.clock())
+                                 reason="no_user_to_push", now=self.clock(), finish=inbox.finished)
             return WorkerResult("no_user_to_push", 200, fields)
         if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.PUSH, owner=owner,
                                    now=self.clock(), carries=reply.carries):
@@ -265,18 +268,18 @@ class QueuedEventWorker:
             return self._delivered(ref, reply, "pushed", fields, owner)
         if delivery is Delivery.REFUSED:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
-                                 reason="push_refused", now=self.clock())
+                                 reason="push_refused", now=self.clock(), finish=inbox.finished)
             self._after(reply.on_reply_failed, "answer-refused step")
             return WorkerResult("push_refused", 200, fields)
         if not last:
             return WorkerResult(f"push_{delivery.value}", 503, fields)  # same answer, same retry key
         if delivery is Delivery.UNKNOWN:
             outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
-                                        now=self.clock())
+                                        now=self.clock(), finish=inbox.finished)
             return WorkerResult("push_unknown", 200, fields)
         log("ERROR", "queued answer never delivered", delivery=delivery.value, **fields)
         outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
-                             reason=f"push_{delivery.value}", now=self.clock())
+                             reason=f"push_{delivery.value}", now=self.clock(), finish=inbox.finished)
         return WorkerResult(f"push_{delivery.value}", 200, fields)
 
     def _call(self, send: Callable[[], Any]) -> Delivery:
@@ -290,7 +293,8 @@ class QueuedEventWorker:
 
     def _delivered(self, ref: inbox.EventRef, reply: Reply, outcome: str, fields: dict, owner: str) -> WorkerResult:
         try:
-            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock())
+            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock(),
+                                  finish=inbox.finished)
         except StoreError as exc:  # the next delivery sends the same answer with the same key → 409
             log("WARNING", "queued answer delivered but not recorded", error=exc.__class__.__name__)
         self._after(reply.after_reply, "after-answer step")

@@ -368,8 +368,9 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
 #: 同意記住, which name the card's button). Source: DESIGN §6; trial 5 finding 10.
 _NOT_SAVED_LINE = "好的，不會幫你記：只有你在確認卡上自己按下同意，我才會保存一項飲食偏好；沒按就什麼都不存。這次只照你說的查。"
 #: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: DESIGN §6; trial 5 finding 10.
-_PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號，不含你打的字。"
-                       "想看或刪除，請點「我的偏好」。")
+#: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
+_PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號（30 天）；"
+                       "你傳的訊息內容回覆後就刪掉。想看或刪除，請點「我的偏好」。")
 
 
 def _shop_areas_without(area: str) -> list[str] | None:

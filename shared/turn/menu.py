@@ -175,31 +175,59 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
         quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
 
 
+#: The model backends that send the resident's words to Google's Gemini (``Settings.model_backend``).
+_MODEL_BACKENDS = ("gemini", "vertex")
+
+
 def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, sharing: bool = False) -> Reply:
-    """我的資料 / 忘記我 / 刪除我的資料 → what LOCAL keeps, and how to see or forget the preference.
+    """我的資料 / 忘記我 / 刪除我的資料 / 你們會記錄我打的字嗎 → what LOCAL keeps, for how long, and how
+    to see or forget the preference.
+
+    What it says is what the store holds (``make user-data`` lists each of these): a message's text
+    only until it is answered (``shared.inbox.finished``); each event's id, time, state and LINE
+    account id for about 7 days (``shared.inbox.RETENTION``); each search's conditions and result
+    ids for 30 days (``shared.turn.audit``); the consented diet; sent requests; a draft's text until
+    it is cancelled or superseded (``shared.handoff.drafts``); bookkeeping without content. LOCAL
+    never asks LINE for a profile, so it never sees or keeps a display name or picture.
 
     Args:
-        ctx: unused (the same shape as the other fixed replies).
+        ctx: when it says the model is on (``settings.model_backend`` gemini / vertex), the reply
+            also says that the words typed are sent to Google's Gemini to be read.
         forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的
             紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
             alone: the tap on 「忘記我的飲食偏好」 does it (DESIGN §6).
         sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): the
             reply starts with who sees what (no phone number is kept; a request goes to the staff who
             handle it, and their card has no LINE account; DESIGN §10; trial 4 finding 6).
-    Source: DESIGN §2, §4, §6, §7 (what is stored); tools/user_data.py; issue 9 item 11; trial 2 findings 4–5.
+    Source: DESIGN §2, §4, §6, §7, §9 (what is stored); tools/user_data.py; issue 9 item 11; trial 2
+    findings 4–5; newcomer trial (the privacy answer must equal the store).
     """
     lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
             "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
     if sharing:
-        lead += ("LOCAL 沒有存你的電話號碼。你送出的服務詢問只轉給處理的工作人員，他們看到的卡片不含你的 LINE 帳號。"
-                 "以下是 LOCAL 保存的全部資料。\n\n")
+        lead += ("LOCAL 沒有存你的電話號碼。\n"
+                 "你送出的服務詢問只轉給處理的工作人員，他們看到的卡片不含你的 LINE 帳號。\n\n")
+    model = ctx is not None and getattr(ctx.settings, "model_backend", None) in _MODEL_BACKENDS
+    lines = [
+        "LOCAL 會保存的資料：",
+        "・你傳的訊息內容：只在回覆你之前暫存，回覆後就刪掉。",
+        "・每則訊息的編號、時間、處理狀態和你的 LINE 帳號代碼（不含內容）：約 7 天後刪除，用來避免重複回覆。",
+        "・每次查詢的條件和結果編號：保留 30 天。",
+        "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）。",
+        "・你送出的服務詢問內容和編號，讓工作人員處理。",
+        "・還沒送出的服務詢問：按「取消」或改留新的一筆，內容就刪掉；沒按的話，內容會留著。",
+        "・另外只有處理紀錄（時間和狀態），沒有內容。",
+    ]
+    if model:
+        lines.append("・你打的字會交給 Google 的 Gemini 讀懂意思，再由 LOCAL 查資料回覆。")
+    lines += [
+        "",
+        "LOCAL 不會讀取你的 LINE 名字和大頭貼，也沒有保存。",
+        "想看或忘記飲食偏好，請點「我的偏好」或「忘記我的飲食偏好」。",
+        "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」，由工作人員處理。",
+    ]
     return Reply([TextMessage(
-        text=lead + "LOCAL 會保存的資料：\n"
-             "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）；\n"
-             "・你送出的服務詢問內容和編號，讓工作人員處理；\n"
-             "・每次查詢的條件和結果編號（不含你打的字，保留 30 天）。\n"
-             "想看或忘記飲食偏好，請點「我的偏好」或「忘記我的飲食偏好」。"
-             "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」，由工作人員處理。",
+        text=lead + "\n".join(lines),
         quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
 
 
