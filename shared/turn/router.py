@@ -65,6 +65,7 @@ from typing import Any
 
 from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
+from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import DATE_KEYWORDS, read_date
@@ -189,7 +190,9 @@ _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀�
                      r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)"
                      # trial 4 finding 7: 我剛剛報的冷氣那件 有人看了沒
                      r"|(?:報|反映|反應|申請|登記|送出?|留)的[^，。？?]{0,8}(?:那件|那個|那筆|事情?)"
-                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)")
+                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)"
+                     # trial 7 F6 (negatives of a create sentence): 我上次開的單呢, 幫我開的單處理了沒
+                     r"|(?:開|建立?|填|送|留)的(?:服務)?單(?![位車獨純身人點品據字])")
 #: The user's own earlier request named by its subject or by when it was sent (剛剛那個水溝蓋的, 我報的路燈,
 #: 上次那件), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply. Source: trial 5 finding 11.
 _OWN_REQUEST_REF = (r"(?:(?:剛剛|剛才|稍早|上次|上回|之前|前幾天|前天|昨天|那天|早上)(?:我)?(?:(?:送|報|反映|反應|說|講|問|申請|登記|留)的?)?"
@@ -521,6 +524,10 @@ def _route(text: str) -> Proposal:
         return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
     if _ABOUT.search(t):
         return Proposal("greeting")
+    if request_text_of(t) is not None:
+        # 幫我建立服務單：路燈壞了, 我要建單: a request to create one, never a status question (trial 7, F6);
+        # the request hook makes its card first, so this answers only where no hook ran (the 新需求 form).
+        return Proposal("handoff_info")
     by_subject = _STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
         and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)  # not 上次那個市集辦了沒
     if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)", t):
