@@ -777,7 +777,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
-    topics = _topics(_ASKER.sub("｜", _unnegated(t)[0]), with_diet=event_word)
+    topics = _topics(_without_goers(_ASKER.sub("｜", _unnegated(t)[0])), with_diet=event_word)
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
         notes += (f"unknown_area:{unknown}",)
@@ -917,6 +917,31 @@ _PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|
            # Taiwanese kin words (trial 4 finding 10: 我阿母吃早齋)
            r"阿母|阿爸|阿爹|老母|阿伯|阿姨|阿嬸|阿叔|阿舅|阿妗|阿姑|孫仔|孫子|孫女|後生|查某囝|囝仔")
 _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
+#: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去): no event
+#: topic when said after the events question (``_without_goers``), like who asks. Not a topic asked for
+#: (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
+#: Source: trial 7, F2.
+_GOERS = rf"(?:{_PEOPLE}|爸媽|父母|孫|小朋友|長者|老人|家裡的人)(?:們)?"
+_GOER = re.compile(rf"(?<!適合)(?<!給)(?<!的)(?:{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備)?"
+                   rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
+                   rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
+                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走)")
+
+
+def _without_goers(text: str) -> str:
+    """``text`` without who goes, said after the events question (這禮拜六日有啥活動 阿嬤想帶孫子去).
+
+    Only after the first event word: a party said before it may describe the event asked for
+    (帶小朋友去的活動, 阿嬤想去走走 鹿港這個月有什麼活動) and without an event word the people may be
+    the only cue of an events ask (週日想帶孩子去玩), so those keep their topic as before.
+    """
+    ends = [at + len(word) for word in EVENT_WORDS if (at := text.find(word)) >= 0]
+    if not ends:
+        return text
+    cut = min(ends)
+    return text[:cut] + _GOER.sub("｜", text[cut:])
+
+
 #: Another person's diet (我媽媽吃全素, 朋友說他吃素, 幫我爸找全素): searched, never offered as the
 #: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
 _OTHERS_DIET = re.compile(
@@ -1108,7 +1133,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER):
+    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER):
         plain = pattern.sub("｜", plain)
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
