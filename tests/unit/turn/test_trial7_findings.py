@@ -115,3 +115,26 @@ def test_trial7_f2_who_goes_is_no_topic(text, date):
 ])
 def test_trial7_f2_a_topic_asked_still_filters(text, keyword):
     assert route(text).args["keyword"] == keyword
+
+
+# -- F10: two dates apart are named apart, in the match and the no-match reply ----------------------
+
+@pytest.mark.parametrize("text, label, not_label", [
+    ("明天或週六田尾有活動嗎", "2026/12/2（三）、2026/12/5（六）", "2026/12/2（三）～2026/12/5（六）"),  # no match
+    ("明天或週六有活動嗎", "2026/12/2（三）、2026/12/5（六）", "2026/12/2（三）～2026/12/5（六）"),  # a match
+    ("週三跟週日鹿港有什麼活動", "2026/12/2（三）、2026/12/6（日）", "2026/12/2（三）～2026/12/6（日）"),
+    ("明天和這週末有活動嗎", "2026/12/2（三）、2026/12/5（六）～2026/12/6（日）", "2026/12/2（三）～2026/12/6（日）"),
+])
+def test_trial7_f10_two_dates_apart_are_named_apart(service, line_standin, text, label, not_label):
+    words = all_text(reply_messages(service, line_standin, text_event(text)))
+    assert label in words and not_label not in words
+
+
+@pytest.mark.parametrize("text, label", [
+    ("後天跟大後天有活動嗎", "2026/12/3（四）～2026/12/4（五）"),  # touching: one range, as asked
+    ("這週末田尾有活動嗎", "2026/12/5（六）～2026/12/6（日）"),
+    ("週六有活動嗎", "2026/12/5（六）"),
+])
+def test_trial7_f10_one_range_keeps_its_label(service, line_standin, text, label):
+    words = all_text(reply_messages(service, line_standin, text_event(text)))
+    assert label in words and "、2026/" not in words and "中間日子" not in words
