@@ -52,6 +52,9 @@ DEFAULT_CASES = REPO / "tests" / "eval" / "cases.json"
 #: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the case file assumes.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 USER_ID = "U0e7a1c2b3d4e5f60718293a4b5c6d7e8"
+#: The staff group of cases with staff steps (``{"staff": "take", "as": "A"}``), and its members.
+STAFF_GROUP = "C0e7a1c2b3d4e5f60718293a4b5c6d7e8"
+STAFF_IDS = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
 TENANT = "eval"
 #: Documents whose creation or change is a business write (the seed's requests and consented preferences).
 BUSINESS_COLLECTIONS = ("handoff_requests", "preferences")
@@ -159,6 +162,8 @@ class Harness:
         if self.mode == "scripted":
             env.update(LOCAL_MODEL="standin", GOOGLE_GEMINI_BASE_URL=self.standin.url,
                        LOCAL_MODEL_TIMEOUT_SECONDS=str(setup.get("model_timeout_seconds", 10)))
+        if _has_staff_steps(setup):
+            env.update(LOCAL_STAFF_GROUP_ID=STAFF_GROUP, LOCAL_STAFF_USER_IDS=",".join(STAFF_IDS.values()))
         settings = Settings.from_env(env)
         if self.mode == "live":  # the model's settings from the environment; the rest stays the eval's
             live = Settings.from_env()
@@ -170,7 +175,8 @@ class Harness:
 
     def _step(self, settings, store, step: dict, last: list[dict], history: list[list[dict]], *,
               fault: str | None = None) -> tuple[list[dict], str]:
-        """Send one text or tap as the eval user → (the reply's messages as LINE JSON, its event id)."""
+        """Send one text or tap as the eval user, or one staff button (``{"staff": op, "as": "A"}``) in the
+        staff group on the user's latest request → (the reply's messages as LINE JSON, its event id)."""
         from linebot.v3.webhooks import Event
 
         from shared.context import EventContext
@@ -183,7 +189,12 @@ class Harness:
         event_id = f"01EVAL{self._n:020d}"
         ids = {"user_id": USER_ID, "event_id": event_id, "reply_token": f"eval-{event_id}",
                "timestamp_ms": int(PINNED.timestamp() * 1000)}
-        if "text" in step:
+        actor_id, shared_chat = USER_ID, False
+        if "staff" in step:
+            actor_id, shared_chat = STAFF_IDS[step.get("as", "A")], True
+            raw = line_events.postback_event(_staff_button(settings, store, step["staff"]),
+                                             **{**ids, "user_id": actor_id}, group_id=STAFF_GROUP)
+        elif "text" in step:
             raw = line_events.text_event(step["text"], message_id=str(10**17 + self._n), **ids)
         else:
             source = history[step["step"]] if "step" in step else last
@@ -194,8 +205,8 @@ class Harness:
         memory = DirectMemoryClient(settings, store, lambda: PINNED)
         if fault == "memory_rejects":
             memory = _RejectingMemory()
-        ctx = EventContext(settings, store, None, PINNED, Actor(TENANT, USER_ID), event_id, time.monotonic() + 60,
-                           memory=memory, text_turn=self._text_turn(fault))
+        ctx = EventContext(settings, store, None, PINNED, Actor(TENANT, actor_id), event_id, time.monotonic() + 60,
+                           memory=memory, text_turn=self._text_turn(fault), shared_chat=shared_chat)
         reply = dispatch_event(ctx, Event.from_dict(raw))
         if reply is not None and reply.after_reply is not None:
             reply.after_reply()  # as if LINE accepted the reply
@@ -287,6 +298,25 @@ class _RejectingMemory:
         raise MemoryCallRejected(403)
 
 
+def _has_staff_steps(setup: dict) -> bool:
+    return any("staff" in step for step in [*setup.get("steps", []), setup.get("observe") or {}])
+
+
+def _staff_button(settings, store, op: str) -> str:
+    """The signed postback data of the staff card's ``op`` button for the latest request, made for the
+    request's current revision (the card the staff group would see now)."""
+    from shared.handoff import records
+    from shared.identity import Actor
+    from shared.staff import cards
+
+    requests = sorted(store.query("handoff_requests", where={}), key=lambda doc: doc.get("created_at") or "")
+    if not requests:
+        raise RuntimeError("a staff step needs a request")
+    request = requests[-1]
+    doc_id = records.Operation(Actor(request["tenant_id"], request["user_id"]), request["idempotency_key"]).doc_id
+    return cards.postback_data(settings, op, doc_id, int(request.get("staff_revision") or 0))
+
+
 def _business(store) -> dict[str, str]:
     return {f"{name}/{doc.get('request_id') or doc.get('user_id') or index}": json.dumps(doc, sort_keys=True)
             for name in BUSINESS_COLLECTIONS for index, doc in enumerate(store.query(name, where={}))}
@@ -307,6 +337,8 @@ def _fact(name: str, store, words: str) -> Any:
     if name == "preference":
         docs = store.query("preferences", where={})
         return docs[0].get("dietary_type") if docs else None
+    if name == "resident_notices":  # staff outbox entries for the resident (taken / completed / declined)
+        return len(store.query("staff_notices", where={"audience": "resident"}))
     if name == "shows_request_id":
         ids = [doc["request_id"] for doc in store.query("handoff_requests", where={})]
         return bool(ids) and all(request_id in words for request_id in ids)

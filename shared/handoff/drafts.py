@@ -51,18 +51,40 @@ def _without_text(doc: dict, now: datetime) -> dict:
 _DRAFT_PREFIX = re.compile(r"^\s*[【\[「『(（<＜]?\s*新需求\s*[】\]」』)）>＞]?(?:\s*[:：︰∶﹕꞉\-－—–→⇒➔➜➡⟶=＝>＞~～])*\s*")
 
 
+_SEPARATOR = r"[:：︰∶﹕꞉\-－—–→⇒➔➜➡⟶=＝>＞~～]"
+#: A sentence that asks to create a request (trial 7, F6: 幫我建立服務單：路燈壞了 was read as a status
+#: question): an optional asker (幫我, 我要, 麻煩你, 請) and a create verb (建立, 開, 建, 新增, 填, 送, 留,
+#: 登記, 申請) with a request noun (服務單, 單子, 單, 服務詢問, 需求), e.g. 幫我開一張單, 我要建單; or a create
+#: verb alone with a colon or a dash (幫我登記：…, 報修：…). Then the separators and spaces, the request
+#: text, or nothing (the caller shows the exact form). A status or cancel question (我的服務單呢, 登記了嗎,
+#: 幫我取消服務單) has no create verb at the start and is not read; text that starts with a status word
+#: after the phrase (幫我開的單呢, 建立的單子處理了沒) is not a request text either. Traditional or
+#: Simplified characters, as residents type them.
+_ASKER = r"(?:(?:請|请)?(?:麻煩|麻烦)?(?:你|妳|您)?(?:幫|帮|替)(?:我|忙)?|我(?:要|想要?|需要)|(?:請|请)|(?:麻煩|麻烦)(?:你|妳|您)?)?"
+_MEASURE = r"(?:一)?(?:張|张|個|个|筆|笔|份|件)?(?:新的?)?"
+_NOUN = r"(?:服務單|服务单|服務詢問|服务询问|單子|单子|需求單|需求单|需求|(?:單|单)(?![位車车獨独純纯身人點点品據据字]))"
+_CREATE_WITH_NOUN = rf"(?:建立|建|開立|开立|開|开|新增|填寫?|填写|送出?|留|登記|登记|申請|申请|提出?)\s*{_MEASURE}\s*{_NOUN}"
+_CREATE_WITH_COLON = rf"(?:建立|新增|登記|登记|報修|报修|反映|反應|反应)\s*{_SEPARATOR}"
+_CREATE_PREFIX = re.compile(rf"^\s*{_ASKER}\s*(?:{_CREATE_WITH_NOUN}|{_CREATE_WITH_COLON})(?:\s*(?:{_SEPARATOR}|[，,、。]))*\s*")
+#: Words after the phrase that make it a question about a request, not its text (幫我開的單呢).
+_NOT_REQUEST_TEXT = re.compile(r"^(?:的|了|嗎|吗|呢|沒|没|好了|處理|处理|進度|进度|在哪|怎|有人|[?？])")
+
+
 def request_text_of(message_text: str) -> str | None:
-    """The request text of a ``新需求：…`` message (stripped), or None for any other message.
+    """The request text of a ``新需求：…`` message or a create sentence (``幫我建立服務單：…``, stripped),
+    or None for any other message.
 
     Args:
         message_text: the whole message; only its start is read.
     Returns:
-        The text after the prefix ("" for a bare 新需求: the caller shows the exact form), or None
-        when the message does not start with 新需求.
+        The text after the prefix ("" for a bare 新需求 or 我要建單: the caller shows the exact form),
+        or None when the message starts with neither.
     """
     found = _DRAFT_PREFIX.match(message_text)
     if found is None:
-        return None
+        found = _CREATE_PREFIX.match(message_text)
+        if found is None or _NOT_REQUEST_TEXT.match(message_text[found.end():].strip()):
+            return None
     return message_text[found.end():].strip()
 
 

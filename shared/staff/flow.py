@@ -70,7 +70,7 @@ def handle_postback(ctx: EventContext, source: object, data: str) -> Reply:
         relay.enqueue_notice(ctx.queue, ctx.settings.tenant_id, result.notice.doc_id)
     card = _card(ctx.settings, reference.operation_doc_id, result.request)
     if result.status == transitions.APPLIED:
-        first = wording.applied_message(reference.op, staff, result.request)
+        first = wording.applied_message(reference.op, staff, result.request, notified=result.notice is not None)
     elif result.status == transitions.ALREADY_APPLIED:
         first = wording.already_applied_message(staff, result.request)
     else:

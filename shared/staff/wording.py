@@ -43,15 +43,30 @@ def resident_message(purpose: str, request_id: str | None) -> TextMessage:
     raise KeyError(purpose)
 
 
-def applied_message(op: str, staff: access.StaffMember, request: dict) -> TextMessage:
-    """The staff tapper's answer after their action applied."""
+def applied_message(op: str, staff: access.StaffMember, request: dict, *, notified: bool) -> TextMessage:
+    """The staff tapper's answer after their action applied.
+
+    Args:
+        notified: True only when this transition wrote the resident's notice (the staff outbox entry of
+            ``transitions.apply``). Without one (a request taken, returned and taken again: the resident
+            is told each outcome once) the answer never says the resident was told now; it says the
+            earlier notice stands and nothing was sent this time (trial 7, F9).
+    """
     rid = request.get("request_id", "")
-    texts = {
-        "take": f"{staff.label} 已接手 {rid}，已通知詢問者「已有專人接手」。處理結束後請按「{LABELS['done']}」。",
-        "decline": f"{staff.label} 已將 {rid} 標示為無法處理，並已通知詢問者。",
-        "done": f"{staff.label} 已將 {rid} 標示為已完成，並已通知詢問者。",
-        "back": f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手。",
-    }
+    if notified:
+        texts = {
+            "take": f"{staff.label} 已接手 {rid}，已通知詢問者「已有專人接手」。處理結束後請按「{LABELS['done']}」。",
+            "decline": f"{staff.label} 已將 {rid} 標示為無法處理，並已通知詢問者。",
+            "done": f"{staff.label} 已將 {rid} 標示為已完成，並已通知詢問者。",
+        }
+    else:
+        unchanged = "這次沒有再通知詢問者（同一筆服務詢問的每種結果只通知一次，先前已通知過）。"
+        texts = {
+            "take": f"{staff.label} 已接手 {rid}。{unchanged}處理結束後請按「{LABELS['done']}」。",
+            "decline": f"{staff.label} 已將 {rid} 標示為無法處理。{unchanged}",
+            "done": f"{staff.label} 已將 {rid} 標示為已完成。{unchanged}",
+        }
+    texts["back"] = f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手（不另通知詢問者）。"
     return TextMessage(text=texts[op])
 
 

@@ -222,7 +222,8 @@ def _events_search(ctx: EventContext, proposal: Proposal, tools: TurnTools) -> d
 
 def _only_the_days_asked(result: dict[str, Any], value: str | None, ctx: EventContext) -> dict[str, Any]:
     """Two dates apart (聖誕節跟跨年, 元旦跟春節: ``both:…``) are searched as one range covering both; the
-    events that run on neither are left out here, and the reply says so (``between_left_out``)."""
+    events that run on neither are left out here, and the reply says so (``between_left_out``); the
+    result's ``date_spans`` (``start/end`` each) make the reply name the two dates, not the range."""
     if not value or not value.startswith("both:") or result.get("status") not in ("ok", "no_match"):
         return result
     today = ctx.now.astimezone(TAIPEI).date()
@@ -230,13 +231,16 @@ def _only_the_days_asked(result: dict[str, Any], value: str | None, ctx: EventCo
     if spans[1][0] <= spans[0][1]:
         return result  # touching or overlapping (後天跟大後天): the range is exactly what was asked
     carry = {"date": value, "keyword": result["query"].get("keyword")}  # buttons ask the same two dates again
+    # the reply names the two dates apart (12/2（三）、12/5（六）), never the range between (trial 7, F10)
+    asked = {"date_spans": [f"{start.isoformat()}/{end.isoformat()}" for start, end in spans]}
     if result.get("status") == "no_match":
-        return {**result, "carry": carry}
+        return {**result, "carry": carry, **asked}
     kept = [event for event in result["events"]
             if any(start.isoformat() <= event["last_day"] and event["date"] < end.isoformat() for start, end in spans)]
     if not kept:
-        return {**result, "status": "no_match", "events": [], "total": 0, "between_left_out": True, "carry": carry}
-    return {**result, "events": kept, "total": len(kept), "between_left_out": True, "carry": carry}
+        return {**result, "status": "no_match", "events": [], "total": 0, "between_left_out": True, "carry": carry,
+                **asked}
+    return {**result, "events": kept, "total": len(kept), "between_left_out": True, "carry": carry, **asked}
 
 
 def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:

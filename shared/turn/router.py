@@ -65,6 +65,7 @@ from typing import Any
 
 from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
+from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import DATE_KEYWORDS, read_date
@@ -189,7 +190,9 @@ _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀�
                      r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)"
                      # trial 4 finding 7: 我剛剛報的冷氣那件 有人看了沒
                      r"|(?:報|反映|反應|申請|登記|送出?|留)的[^，。？?]{0,8}(?:那件|那個|那筆|事情?)"
-                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)")
+                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)"
+                     # trial 7 F6 (negatives of a create sentence): 我上次開的單呢, 幫我開的單處理了沒
+                     r"|(?:開|建立?|填|送|留)的(?:服務)?單(?![位車獨純身人點品據字])")
 #: The user's own earlier request named by its subject or by when it was sent (剛剛那個水溝蓋的, 我報的路燈,
 #: 上次那件), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply. Source: trial 5 finding 11.
 _OWN_REQUEST_REF = (r"(?:(?:剛剛|剛才|稍早|上次|上回|之前|前幾天|前天|昨天|那天|早上)(?:我)?(?:(?:送|報|反映|反應|說|講|問|申請|登記|留)的?)?"
@@ -521,6 +524,10 @@ def _route(text: str) -> Proposal:
         return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
     if _ABOUT.search(t):
         return Proposal("greeting")
+    if request_text_of(t) is not None:
+        # 幫我建立服務單：路燈壞了, 我要建單: a request to create one, never a status question (trial 7, F6);
+        # the request hook makes its card first, so this answers only where no hook ran (the 新需求 form).
+        return Proposal("handoff_info")
     by_subject = _STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
         and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)  # not 上次那個市集辦了沒
     if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)", t):
@@ -770,7 +777,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
-    topics = _topics(_ASKER.sub("｜", _unnegated(t)[0]), with_diet=event_word)
+    topics = _topics(_without_goers(_ASKER.sub("｜", _unnegated(t)[0])), with_diet=event_word)
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
         notes += (f"unknown_area:{unknown}",)
@@ -910,6 +917,31 @@ _PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|
            # Taiwanese kin words (trial 4 finding 10: 我阿母吃早齋)
            r"阿母|阿爸|阿爹|老母|阿伯|阿姨|阿嬸|阿叔|阿舅|阿妗|阿姑|孫仔|孫子|孫女|後生|查某囝|囝仔")
 _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
+#: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去): no event
+#: topic when said after the events question (``_without_goers``), like who asks. Not a topic asked for
+#: (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
+#: Source: trial 7, F2.
+_GOERS = rf"(?:{_PEOPLE}|爸媽|父母|孫|小朋友|長者|老人|家裡的人)(?:們)?"
+_GOER = re.compile(rf"(?<!適合)(?<!給)(?<!的)(?:{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備)?"
+                   rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
+                   rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
+                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走)")
+
+
+def _without_goers(text: str) -> str:
+    """``text`` without who goes, said after the events question (這禮拜六日有啥活動 阿嬤想帶孫子去).
+
+    Only after the first event word: a party said before it may describe the event asked for
+    (帶小朋友去的活動, 阿嬤想去走走 鹿港這個月有什麼活動) and without an event word the people may be
+    the only cue of an events ask (週日想帶孩子去玩), so those keep their topic as before.
+    """
+    ends = [at + len(word) for word in EVENT_WORDS if (at := text.find(word)) >= 0]
+    if not ends:
+        return text
+    cut = min(ends)
+    return text[:cut] + _GOER.sub("｜", text[cut:])
+
+
 #: Another person's diet (我媽媽吃全素, 朋友說他吃素, 幫我爸找全素): searched, never offered as the
 #: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
 _OTHERS_DIET = re.compile(
@@ -1101,7 +1133,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER):
+    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER):
         plain = pattern.sub("｜", plain)
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered

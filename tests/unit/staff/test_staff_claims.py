@@ -1,0 +1,94 @@
+"""What the staff tapper is told about the resident is true in the store (trial 7, F9).
+
+Signed webhook bodies go through a real ``WebhookService`` on a real SQLite file with the recording
+LINE stand-in: the resident confirms a request one-to-one, staff members tap the group card's
+buttons (postbacks from the staff group, made for the request's current revision). The kind: every
+staff answer that says the resident was told (「已通知詢問者」) comes from a transition that wrote the
+resident's notice (a ``staff_notices`` entry with ``audience: resident``); an answer after a
+transition that wrote none says no notice was sent this time. The resident is still told each
+outcome once (DESIGN §10): a take after 轉回待處理 writes no second 「已有專人接手」.
+"""
+from __future__ import annotations
+
+import pytest
+
+from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.handoff import records as handoff_records
+from shared.identity import Actor
+from shared.staff import cards
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, open_store
+from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tools.line_messages import postbacks
+
+GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+STAFF = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
+USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
+CLAIM = "已通知詢問者"
+NOT_SENT = "沒有再通知詢問者"
+
+
+@pytest.fixture
+def service(base_env, clock) -> WebhookService:
+    env = {**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": ",".join(STAFF.values())}
+    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
+    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
+
+
+def confirmed_request(service, standin, text: str = "新需求：路燈壞了") -> str:
+    """The resident's request through the card (one-to-one): the request's document id."""
+    card = reply_messages(service, standin, text_event(text, user_id=USER))
+    reply_messages(service, standin, postback_event(postbacks(card)["確認送出"], user_id=USER))
+    [request] = service.store.query(handoff_records.REQUESTS)
+    return handoff_records.Operation(Actor(request["tenant_id"], USER), request["idempotency_key"]).doc_id
+
+
+def resident_notices(service) -> int:
+    return len(service.store.query("staff_notices", where={"audience": "resident"}))
+
+
+def staff_tap(service, standin, doc_id: str, op: str, who: str) -> str:
+    """One staff button on the request's current card, tapped in the staff group → the answer's text."""
+    request = service.store.get(handoff_records.REQUESTS, doc_id)
+    data = cards.postback_data(service.settings, op, doc_id, int(request.get("staff_revision") or 0))
+    return all_text(reply_messages(service, standin, postback_event(data, user_id=STAFF[who], group_id=GROUP)))
+
+
+@pytest.mark.parametrize("taps", [
+    [("take", "A")],
+    [("take", "A"), ("back", "A"), ("take", "B")],  # the trial's steps
+    [("take", "A"), ("back", "A"), ("take", "A")],  # the same member takes it again
+    [("take", "A"), ("back", "B"), ("take", "B"), ("back", "A"), ("take", "A")],
+    [("take", "A"), ("back", "A"), ("take", "B"), ("done", "B")],
+    [("take", "A"), ("back", "A"), ("decline", "B")],
+    [("decline", "A")],
+], ids=["take", "take-back-take-other", "take-back-take-same", "three-takes", "retake-done", "back-decline",
+        "decline"])
+def test_staff_claims_resident_told_only_when_a_notice_was_written(service, line_standin, taps):
+    doc_id = confirmed_request(service, line_standin)
+    for op, who in taps:
+        before = resident_notices(service)
+        text = staff_tap(service, line_standin, doc_id, op, who)
+        written = resident_notices(service) - before
+        claims = CLAIM in text and NOT_SENT not in text
+        assert claims == (written == 1), (op, who, text)
+        if op != "back" and not written:
+            assert NOT_SENT in text  # says what happened: nothing was sent this time
+        if op == "back":
+            assert written == 0 and "不另通知詢問者" in text
+    # told once per outcome, whatever the staff did in between
+    purposes = sorted(n["purpose"] for n in service.store.query("staff_notices", where={"audience": "resident"}))
+    assert purposes == sorted({"take": "accepted", "done": "completed", "decline": "declined"}[op]
+                              for op in {op for op, _ in taps if op != "back"})
+
+
+def test_staff_claims_trial_example_second_take(service, line_standin):
+    """The trial's steps: A takes, A returns it, B takes. B is not told the resident was notified now."""
+    doc_id = confirmed_request(service, line_standin)
+    assert "已通知詢問者「已有專人接手」" in staff_tap(service, line_standin, doc_id, "take", "A")
+    staff_tap(service, line_standin, doc_id, "back", "A")
+    text = staff_tap(service, line_standin, doc_id, "take", "B")
+    assert "已接手" in text and "已通知詢問者「已有專人接手」" not in text
+    assert "這次沒有再通知詢問者" in text and "先前已通知過" in text
+    assert resident_notices(service) == 1
+    assert service.store.get(handoff_records.REQUESTS, doc_id)["human_state"] == "accepted"
