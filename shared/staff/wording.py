@@ -85,7 +85,7 @@ def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
         return TextMessage(text=f"{rid} 已由 {who} 接手，這次沒有變更。最新的卡片在下面。")
     closed = request.get("closed_by")
     if state in (records.COMPLETED, records.DECLINED) and closed:
-        words = "已完成" if state == records.COMPLETED else "標示為無法處理"
+        words = "標示為完成" if state == records.COMPLETED else "標示為無法處理"
         return TextMessage(text=f"{rid} 已由 {records.staff_label(closed)} {words}，這次沒有變更。")
     return TextMessage(text=f"這張卡片已不是 {rid} 的最新狀態，這次沒有變更。最新的卡片在下面。")
 

@@ -92,3 +92,14 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
     assert "這次沒有再通知詢問者" in text and "先前已通知過" in text
     assert resident_notices(service) == 1
     assert service.store.get(handoff_records.REQUESTS, doc_id)["human_state"] == "accepted"
+
+
+def test_stale_tap_on_a_completed_request_reads_once_as_completed():
+    # Trial 7 minor 6: 「已由 工作人員 #d57b 已完成」 said 已 twice.
+    from shared.staff import access, records, wording
+
+    member = access.StaffMember("U" + "a" * 32, "a" * 16)
+    request = {"request_id": "req-20261201-0123456789abcdef", "human_state": records.COMPLETED,
+               "closed_by": "b" * 16}
+    text = wording.stale_message(member, request).text
+    assert "已由" in text and "已完成" not in text and "完成" in text
