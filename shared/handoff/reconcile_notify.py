@@ -9,7 +9,10 @@ running without a reply → fenced off, then pushed. The check after "checking" 
 event's answer the same way: if it carried the receipt after all (a redelivery of the tap), that
 answer was the result and nothing is pushed. Every push carries the operation's retry key
 for its purpose, so a repeat is LINE's 409 (delivered). On the last attempt a push that still
-fails leaves a ``needs_human_followup`` record instead (``record_followup``).
+fails leaves a ``needs_human_followup`` record instead (``record_followup``). A push is made only
+after its claim transaction answered and what the event's answer carried was read: a last attempt
+that could do neither, or whose checked answer is still to come, pushes nothing (``unverified``;
+another retry key than the answer's would not deduplicate it) and leaves a pending notice to the sweep.
 
 No method runs inside a store transaction function (a LINE call there could repeat on a re-run).
 """
@@ -100,11 +103,36 @@ class ReconcileNotifier:
             decision = notify.claim_notice(self.store, tell.collection, attempt.operation, notify.PUSH_OWNER,
                                            now=attempt.now, lease_seconds=self.settings.event_lease_seconds,
                                            void_owner=attempt.void_owner)
-        except StoreError:
+        except StoreError as exc:
             if not attempt.last:
                 return ReconcileResult("store_unavailable", 503, tell.request_id)
-            decision = notify.NoticeClaim.NO_NOTICE  # last attempt: push anyway; the retry key dedups pushes
+            # No claim, so no reading of what the event's answer carried: another path (a reply, or a
+            # queued answer under the event's own retry key) may have told the receipt already, and
+            # the notice's retry key does not deduplicate that. Push nothing; the sweep re-queues a
+            # notice still pending.
+            return self.unverified(attempt, tell, "claim_unavailable", exc, followup=tell.checked_event is not None)
         return self.tell(attempt, tell, decision)
+
+    def unverified(self, attempt: Attempt, tell: Tell, why: str, exc: BaseException | None = None, *,
+                   followup: bool) -> ReconcileResult:
+        """The last attempt could not learn whether another path told (or is telling) this notice.
+
+        Nothing is pushed: a push is made only after this delivery claimed the notice and read what
+        the event's answer carried (a blind push could be the resident's second receipt, under
+        another retry key than the answer's). A notice left pending is re-queued by the sweep
+        (``shared.sweep``), which reads it all again. With ``followup`` (a "checking" answer whose
+        result no sweep may follow up: the notice may be settled already) a ``needs_human_followup``
+        record is left for a person.
+
+        Returns:
+            200 with ``notice`` "not_pushed".
+        """
+        log("WARNING", "reconcile pushed nothing on its last attempt: who told the notice is unverified",
+            reason=why, error=exc.__class__.__name__ if exc is not None else None,
+            user=hash_user(attempt.operation.actor.user_id))
+        if followup:
+            self.record_followup(attempt, f"notice_unverified:{why}", with_notice=False)
+        return tell.settled("not_pushed")
 
     def tell(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim) -> ReconcileResult:
         """Push unless the notice was delivered, or a live reply holds it (503).
@@ -128,10 +156,11 @@ class ReconcileNotifier:
                 return tell.settled("already_delivered")
             try:
                 told_by = (self.store.get(tell.collection, attempt.operation.doc_id) or {}).get("notice_delivered_by")
-            except StoreError:
+            except StoreError as exc:
                 if not attempt.last:
                     return tell.again("store_unavailable")
-                told_by = None  # last attempt: push under the follow-up's key (a repeat of it is LINE's 409)
+                # Perhaps this very follow-up told it first (under the notice's own key): never a blind second.
+                return self.unverified(attempt, tell, "notice_unreadable", exc, followup=True)
             if told_by == tell.checked_owner:
                 return tell.settled("already_delivered")  # this follow-up told it: a repeated delivery of the task
             purpose = tell.checked_owner or purpose
@@ -176,9 +205,11 @@ class ReconcileNotifier:
         receipt after this push.
 
         Returns:
-            None to go on as before (the answer was "checking", or is not recorded, or could not be
-            read on the last attempt); otherwise the answer without a push:
+            None to go on as before (the answer was "checking", or is not recorded); otherwise the
+            answer without a push:
             - that answer is still to come (queued, or its attempt still running): 503, look again;
+              on the last attempt nothing is pushed (``unverified``): that answer may carry the
+              receipt, under the event's own retry key; the same when the inbox cannot be read;
             - it carried this receipt and LINE accepted it: "delivered_by_reply" (the notice is
               marked delivered by that reply when it was claimed here), or it was sent without an
               answer: "reply_unknown" (perhaps shown: never repeated blindly, DESIGN §11);
@@ -197,12 +228,18 @@ class ReconcileNotifier:
                 fenced = answer.unanswered_yet  # still unanswered when read again: fenced now
         except StoreError as exc:
             log("WARNING", "reconcile could not read the checked answer", error=exc.__class__.__name__)
-            return tell.again("store_unavailable") if not attempt.last else None
+            if not attempt.last:
+                return tell.again("store_unavailable")
+            return self.unverified(attempt, tell, "inbox_unavailable", exc,
+                                   followup=decision is not notify.NoticeClaim.CLAIMED)
         if answer.state is inbox.ReplyState.QUEUED or (answer.unanswered_yet and not fenced):
             if not attempt.last:
                 return tell.again("answer_pending")  # read what it carried once it is sent
-            log("WARNING", "reconcile did not wait for the checked answer on its last attempt")
-            return None
+            # Still to come, and it may carry the receipt: never pushed beside it. A notice claimed
+            # here stays pending (push-claimed: that answer, if not yet made, says nothing of it) and
+            # the sweep's re-queue reads the answer once it is settled.
+            return self.unverified(attempt, tell, "answer_pending",
+                                   followup=decision is not notify.NoticeClaim.CLAIMED)
         carries = answer.carries
         told = carries is not None and carries.tells(tell.collection, operation)
         if told and answer.state in (inbox.ReplyState.REPLIED, inbox.ReplyState.UNKNOWN):

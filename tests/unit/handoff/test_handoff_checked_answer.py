@@ -20,7 +20,7 @@ import pytest
 
 from shared import inbox
 from shared.handoff import cards, drafts, notify, records, worker
-from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
+from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
@@ -366,3 +366,140 @@ def test_check_after_a_push_took_the_taps_answer_over_pushes_nothing_more(settin
     result = reconcile(settings, clock).run(tap.check(event_id), retry_count=0)
     assert (result.http_status, result.detail["notice"]) == (200, "already_delivered")
     assert len(told(line_standin, tap.request_id(store))) == 1
+
+
+# ---- a last attempt never pushes beside an answer it could not read -----------------------------------
+#
+# The flapping-lock run (tests/functions/test_flapping_lock.py) that told a receipt twice: the tap's
+# reply left the rendered receipt to the queue (its budget ran short, or its start could not be
+# recorded); the queued-event worker pushed it under the event's own retry key and the write that it
+# was delivered was lost, so the inbox still showed it queued. The relay's (or the check's) last
+# attempt then met a lost claim transaction (or still found that answer queued) and pushed the
+# receipt anyway, under the receipt's key: LINE deduplicates a key, not a message, so the resident
+# read it twice. A last attempt now pushes only after its claim answered and it read what the
+# event's answer carried; otherwise it pushes nothing and the sweep's re-queue settles the notice.
+
+def push_claim(write: Write) -> bool:
+    """The push side's claim on a receipt notice (``notify.claim_notice`` with owner ``push``)."""
+    return write[0] == records.OPERATIONS and write[2].get("notice_owner") == notify.PUSH_OWNER \
+        and write[2].get("notice_state") == notify.PENDING
+
+
+def answer_delivered(write: Write) -> bool:
+    """The queued-event worker's record that the event's answer was delivered."""
+    return write[0] == inbox.COLLECTION and write[2].get("notice_state") == notify.DELIVERED
+
+
+def reconcile_on(settings, store, clock) -> ReconcileService:
+    path = path_from_url(settings.store_url)
+    return ReconcileService(settings, store, SqliteStore(path, deadline_seconds=2.0, read_only=True),
+                            line_gateway(settings), clock=clock)
+
+
+def queued_receipt(settings, store, clock, tap: Tap, event_id: str, tmp_path, *, checked: bool) -> None:
+    """The tap's answer is the receipt, handed to the queue with its start unrecorded (``checked``:
+    after a first attempt that lost its create's answer and queued the check; else the first
+    attempt itself created the request and queued the relay)."""
+    if checked:
+        first_attempt_lost(settings, store, clock, tap, event_id, committed=True)
+    lossy = LossyStore(store)
+    lossy.lose(reply_started)
+    events = EmbeddedQueue(str(tmp_path / "events.sqlite3"), queue_name="queued-events",
+                           target_url="http://127.0.0.1:9/", auth_token="t")
+    assert deliver(webhook(settings, lossy, clock, event_queue=events), tap.event(event_id))["events"] == ["queued"]
+    doc = inbox_doc(store, settings, event_id)
+    assert (doc["state"], doc["answer_carries"]) == ("queued", "receipt")
+
+
+def answer_worker(settings, store, clock) -> QueuedEventWorker:
+    return QueuedEventWorker(settings, store, line_gateway(settings), clock=clock)
+
+
+def requeue(settings, store, clock, tap: Tap, tag: str):
+    """The sweep's re-queue of the operation's pending notice, one delivery."""
+    return reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), tag), retry_count=0)
+
+
+@pytest.mark.parametrize("path", ["relay", "requeue", "check"])
+def test_last_attempt_whose_claim_is_lost_pushes_nothing_beside_the_queued_answer(settings, store, clock,
+                                                                                  line_standin, tmp_path, path):
+    """The worker told the receipt (its "delivered" lost); the relay's, re-queue's or check's last
+    attempt could not claim the notice. Before the fix it pushed anyway (a second receipt under the
+    receipt's key); now it pushes nothing, and the next re-queue finds the answer told."""
+    tap = card(settings, store, clock, "U" + "4" * 32)
+    event_id = "01G8" + "0" * 22
+    queued_receipt(settings, store, clock, tap, event_id, tmp_path, checked=path == "check")
+    lossy = LossyStore(store)
+    lossy.lose(answer_delivered)
+    assert answer_worker(settings, lossy, clock).run(QueuedEventTask(settings.tenant_id, event_id),
+                                                     retry_count=0).http_status == 200
+    request_id = tap.request_id(store)
+    assert len(told(line_standin, request_id)) == 1  # the queued answer told the receipt
+    assert inbox_doc(store, settings, event_id)["notice_state"] == notify.PENDING  # ... unrecorded
+
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    task = {"relay": ReconcileTask(tap.operation, tap.draft.content_hash, RELAY, tag=event_id),
+            "requeue": worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+            "check": tap.check(event_id)}[path]
+    lossy = LossyStore(store)
+    lossy.lose(push_claim)
+    last = reconcile_on(settings, lossy, clock).run(task, retry_count=settings.queue_max_attempts - 1)
+    assert len(told(line_standin, request_id)) == 1  # the old code pushed a second receipt here
+    assert (last.http_status, last.detail.get("notice")) == (200, "not_pushed")
+
+    # The sweep: the queued answer is delivered again (LINE's 409 for its key), then the re-queue.
+    assert answer_worker(settings, store, clock).run(QueuedEventTask(settings.tenant_id, event_id),
+                                                     retry_count=1).http_status == 200
+    settled = requeue(settings, store, clock, tap, "r2")
+    assert settled.detail["notice"] in ("delivered_by_reply", "reply_unknown")
+    assert len(told(line_standin, request_id)) == 1
+    assert worker.pending_operations(store, settings.tenant_id) == []
+
+
+def test_check_last_attempt_with_the_receipt_answer_still_queued_pushes_nothing(settings, store, clock, line_standin,
+                                                                               tmp_path):
+    """The original failure: the check waited for the tap's queued receipt answer through all but its
+    last attempt, which pushed the receipt anyway; the worker then told it again. Now the last
+    attempt pushes nothing; the worker tells it, and the re-queue records that answer as the telling."""
+    tap = card(settings, store, clock, "U" + "5" * 32)
+    event_id = "01G9" + "0" * 22
+    queued_receipt(settings, store, clock, tap, event_id, tmp_path, checked=True)
+    for attempt in range(settings.queue_max_attempts - 1):
+        waiting = reconcile(settings, clock).run(tap.check(event_id), retry_count=attempt)
+        assert (waiting.http_status, waiting.outcome) == (503, "answer_pending")
+    last = reconcile(settings, clock).run(tap.check(event_id), retry_count=settings.queue_max_attempts - 1)
+    assert answer_worker(settings, store, clock).run(QueuedEventTask(settings.tenant_id, event_id),
+                                                     retry_count=0).http_status == 200
+    request_id = tap.request_id(store)
+    assert len(told(line_standin, request_id)) == 1  # the old code: the check's push, then the worker's
+    assert (last.http_status, last.detail.get("notice")) == (200, "not_pushed")
+    settled = requeue(settings, store, clock, tap, "r1")
+    assert (settled.http_status, settled.detail["notice"]) == (200, "delivered_by_reply")
+    assert len(told(line_standin, request_id)) == 1
+    assert store.get(records.FOLLOWUPS, tap.operation.doc_id) is None  # the sweep covered it: no person needed
+
+
+def test_check_last_attempt_before_the_queued_event_is_handled_leaves_the_receipt_to_the_sweep(
+        settings, store, clock, line_standin):
+    """The redelivered tap was queued before it was handled (no answer yet). The check's last attempt
+    pushes nothing but keeps its claim, so the worker's handler says nothing of the receipt; the
+    sweep's re-queue then pushes it once: never silent, never twice."""
+    tap = card(settings, store, clock, "U" + "6" * 32)
+    event_id = "01GA" + "0" * 22
+    first_attempt_lost(settings, store, clock, tap, event_id, committed=True)
+    queued = inbox.claim_and_queue(store, settings.tenant_id, [(event_id, tap.event(event_id))], now=clock(),
+                                   reason=inbox.QueuedReason.BUDGET, lease_seconds=settings.event_lease_seconds)
+    assert queued == {event_id: inbox.QueueResult.QUEUED}
+    last = reconcile(settings, clock).run(tap.check(event_id), retry_count=settings.queue_max_attempts - 1)
+    assert (last.http_status, last.detail.get("notice")) == (200, "not_pushed")
+    answered = answer_worker(settings, store, clock).run(QueuedEventTask(settings.tenant_id, event_id), retry_count=0)
+    assert answered.outcome == "no_answer"  # the push side holds the notice: the handler said nothing of it
+    request_id = tap.request_id(store)
+    assert told(line_standin, request_id) == []
+
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    settled = requeue(settings, store, clock, tap, "r1")
+    assert (settled.http_status, settled.detail["notice"]) == (200, "pushed")
+    [push] = told(line_standin, request_id)
+    assert push["path"] == PUSH and push["headers"]["x-line-retry-key"] == tap.operation.retry_key("receipt")
+    assert worker.pending_operations(store, settings.tenant_id) == []
