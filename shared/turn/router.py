@@ -558,8 +558,8 @@ def _names_event_kind(t: str) -> bool:
     place alone (八卦山停得下嗎 asks about parking at the hill)."""
     named = event_named(t)
     kinds = list(EVENT_WORDS) + [word for word, _ in EVENT_TOPICS]
-    return bool(named) and any(re.search(rf"{_EVENT_KINDS}$", piece) or any(k in piece for k in kinds)
-                               for piece in named.split(" "))
+    return named is not None and any(re.search(rf"{_EVENT_KINDS}$", piece) or any(k in piece for k in kinds)
+                                     for piece in named.split(" "))
 
 
 def _significant(piece: str) -> bool:
