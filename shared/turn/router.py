@@ -523,7 +523,13 @@ def event_titles(titles: tuple[str, ...] | None) -> Iterator[None]:
 @functools.lru_cache(maxsize=4)
 def _reading_titles(titles: tuple[str, ...]) -> tuple[str, ...]:
     """Titles in reading form, once per snapshot's titles (a snapshot changes at most daily)."""
+    for title in titles:
+        _RAW_TITLES.setdefault(reading_form(title), title)
     return tuple(dict.fromkeys(reading_form(title) for title in titles))
+
+
+#: A title's reading form → the title as recorded (the first one seen).
+_RAW_TITLES: dict[str, str] = {}
 
 
 #: The event titles the router reads named events with (event_titles), in reading form.
@@ -535,7 +541,7 @@ def _demo_titles() -> tuple[str, ...]:
     """The demo events snapshot's titles (reading form): the titles when no snapshot's were given."""
     from shared.events.search import load_event_snapshot  # the demo file, parsed once per process
     try:
-        return tuple(reading_form(event.title) for event in load_event_snapshot().events)
+        return _reading_titles(tuple(event.title for event in load_event_snapshot().events))
     except Exception:  # noqa: BLE001 - no demo file: no titles, the other rules still read the text
         return ()
 
@@ -553,6 +559,14 @@ _KIND_PHRASE = re.compile(rf"(?P<phrase>[\u4e00-\u9fff]{{2,6}}?{_EVENT_KINDS})"
                           r"(?=$|[^\u4e00-\u9fff]|幾|是|在|什|有|的|要|那|還|會|哪|怎|多|可|嗎|呢|時|門|好|開始|結束|誰|辦|從|到)")
 
 
+def _as_titled(piece: str, title: str) -> str:
+    """``piece`` (reading form) spelt as the snapshot's own title spells it, where that can be told (the
+    keyword is matched against the title as recorded)."""
+    raw = _RAW_TITLES.get(title, title)
+    at = title.find(piece)
+    return raw[at:at + len(piece)] if len(raw) == len(title) and at >= 0 else piece
+
+
 def _names_event_kind(t: str) -> bool:
     """True when the event named in ``t`` is said with its kind (龍舟賽, 花卉市集, 巷弄文化散步), not a
     place alone (八卦山停得下嗎 asks about parking at the hill)."""
@@ -568,6 +582,8 @@ def _significant(piece: str) -> bool:
     for word in sorted(_vocabulary(), key=len, reverse=True):
         if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"):
             rest = rest.replace(word, "｜")
+    for word in _NOT_PLACES + _NOT_TOWNSHIP_TYPOS:  # 社區, 附近: generic words, no event's name
+        rest = rest.replace(word, "｜")
     parts = [part for part in re.split(r"[｜]+", _NOT_TITLE.sub("｜", rest)) if len(part) >= 2]
     return bool(parts) and read_date(piece) is None
 
@@ -590,10 +606,10 @@ def event_named(t: str) -> str | None:
             while at < len(run) - 1:
                 size = next((n for n in range(len(run) - at, 1, -1) if run[at:at + n] in title), 0)
                 if size and _significant(run[at:at + size]):
-                    pieces.append(_strip_townships(run[at:at + size]) or run[at:at + size])
+                    pieces.append(_as_titled(_strip_townships(run[at:at + size]) or run[at:at + size], title))
                     at += size
                 else:
-                    at += 1
+                    at += max(size, 1)  # 社區長輩健康操: vocabulary only, and no piece of it either
         if sum(map(len, pieces)) > sum(map(len, best)):
             best = pieces
     if best:
@@ -847,11 +863,16 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
     spellings = "|".join(sorted({*TOWNSHIPS, *(_short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
     typed_places = re.finditer(
         rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={_PLACE_JOIN}(?:{spellings}))|(?:{spellings}){_PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
-        r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])", t)
+        r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
+        # trial 7 F7: 鹿巷這禮拜有活動嗎 (a word first, then when: a place is meant)
+        r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)|(?:週|周)末)",
+        t)
     known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES) + \
         list(_NOT_TOWNSHIP_TYPOS)
     for found in typed_places:
-        typed = found.group("a") or found.group("b") or found.group("c")
+        typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
+        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
+            continue  # a word before a date with no ask is no place
         if townships_in(typed) or any(k in typed or typed in k for k in known) or read_date(typed) is not None:
             continue
         near = [name for name in TOWNSHIPS if _one_apart(typed, name)]
@@ -1198,6 +1219,8 @@ def _ack_only(text: str) -> bool:
 
 
 
+#: Words that make a date a span (過年期間, 連假期間): part of the date, not a question (trial 7 F7).
+_DATE_SPAN_WORD = re.compile(r"期間|這段時間|那段時間|前後")
 #: Tools whose reply can say what the data does not record beside what it found (trial 5).
 _DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
 #: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
@@ -1253,7 +1276,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER):
+    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER, _WHOLE_COUNTY, _DATE_SPAN_WORD):
         plain = pattern.sub("｜", plain)
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
