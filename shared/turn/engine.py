@@ -46,7 +46,7 @@ from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.limits import limits_with_details, model_help_reply
 from shared.turn.menu import help_reply
-from shared.turn.router import Proposal, route
+from shared.turn.router import Proposal, event_titles, route
 
 #: The vague word that stands for "no township given" when a picker is wanted.
 _NO_TOWNSHIP = "附近"
@@ -96,7 +96,8 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
     Returns:
         The rendered reply: a fixed one (FIXED_TOOLS) or a tool's result (run_proposal).
     """
-    proposal = route(text)
+    with event_titles(current_event_titles(ctx)):
+        proposal = route(text)
     fixed = FIXED_TOOLS.get(proposal.tool)
     if fixed is None:
         return run_proposal(ctx, proposal)
@@ -141,6 +142,18 @@ def resolve_date(value: str | None, ctx: EventContext) -> str | None:
     except UnreadableDate as exc:
         raise InvalidDateRange(str(exc)) from exc
     return f"{start.isoformat()}/{end.isoformat()}"
+
+
+def current_event_titles(ctx: EventContext) -> tuple[str, ...] | None:
+    """The titles of the events snapshot this turn answers from, for the router to read a named event
+    (鹿港龍舟賽幾點開始: trial 7, F1). The snapshot is the one the events search loads (parsed once per
+    version per process), so this costs one pointer read; None (the router's demo titles) when it
+    cannot be read."""
+    try:
+        return tuple(event.title for event in load_current_snapshot(ctx.store).events)
+    except Exception as exc:  # noqa: BLE001 - titles only sharpen the reading; the turn goes on without them
+        log("WARNING", "event titles unavailable", error=exc.__class__.__name__)
+        return None
 
 
 def events_snapshot_args(ctx: EventContext) -> dict[str, Any]:

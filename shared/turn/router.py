@@ -38,6 +38,9 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    place word → ``search_local_events`` (keyword = the topics, AND; two joined by 跟 / 或 are either: ``市集|親子``;
    an unread date → ``unreadable``);
    who asks (阿嬤想問, 我媽要我問) is not a topic;
+   a named event (event_named: a piece of a title of the current events snapshot, 鹿港龍舟賽 → 龍舟賽, or an event
+   kind after a title-like word, 燈籠展) is an events ask too, said with a limit in one clause (鹿港龍舟賽那邊好停車嗎)
+   as well; never a shop hours question, an unknown subject or a township typo beside a real township (trial 7 F1);
 8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
    A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? no state is kept);
@@ -58,8 +61,11 @@ search → ``unasked:<words>``; a suitability question (老人家可以去嗎) i
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -492,12 +498,127 @@ def route(text: str) -> Proposal:
         A greeting before a question (早上好 今天有什麼活動) adds the note ``greeted`` to the answer. A
         question about a detail the data does not hold (要帶水嗎, 可以刷卡嗎) adds ``detail:<kind>`` /
         ``unasked:<words>`` notes (shared.turn.details; trial 5).
+    Named events are read against the titles given by ``event_titles`` (the turn engine gives the
+    current snapshot's), else the demo snapshot's.
     """
     t = _english_places(reading_form(text))
     proposal = _with_details(t, _route(text))
     if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
     return proposal
+
+
+@contextlib.contextmanager
+def event_titles(titles: tuple[str, ...] | None) -> Iterator[None]:
+    """Route with these event titles (the current events snapshot's): ``with event_titles(t): route(text)``.
+    None keeps the demo snapshot's. The router sees titles and text only, never a stored value."""
+    token = _TITLES.set(_reading_titles(tuple(titles))) if titles is not None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _TITLES.reset(token)
+
+
+@functools.lru_cache(maxsize=4)
+def _reading_titles(titles: tuple[str, ...]) -> tuple[str, ...]:
+    """Titles in reading form, once per snapshot's titles (a snapshot changes at most daily)."""
+    for title in titles:
+        _RAW_TITLES.setdefault(reading_form(title), title)
+    return tuple(dict.fromkeys(reading_form(title) for title in titles))
+
+
+#: A title's reading form → the title as recorded (the first one seen).
+_RAW_TITLES: dict[str, str] = {}
+
+
+#: The event titles the router reads named events with (event_titles), in reading form.
+_TITLES: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("event_titles", default=None)
+
+
+@functools.cache
+def _demo_titles() -> tuple[str, ...]:
+    """The demo events snapshot's titles (reading form): the titles when no snapshot's were given."""
+    from shared.events.search import load_event_snapshot  # the demo file, parsed once per process
+    try:
+        return _reading_titles(tuple(event.title for event in load_event_snapshot().events))
+    except Exception:  # noqa: BLE001 - no demo file: no titles, the other rules still read the text
+        return ()
+
+
+def _titles() -> tuple[str, ...]:
+    titles = _TITLES.get()
+    return _demo_titles() if titles is None else titles
+
+
+#: Kinds of event said after a title-like word (龍舟賽, 燈籠展, 媽祖祭, 花卉嘉年華), besides EVENT_WORDS.
+_EVENT_KINDS = r"(?:嘉年華|博覽會|音樂節|藝術節|文化節|燈節|花季|賽|展|祭)"
+#: A title-like word and its kind: 2–6 Han characters that are no question word, then the kind, then
+#: a question or the end (not 發展協會, 賽車場, 展開).
+_KIND_PHRASE = re.compile(rf"(?P<phrase>[\u4e00-\u9fff]{{2,6}}?{_EVENT_KINDS})"
+                          r"(?=$|[^\u4e00-\u9fff]|幾|是|在|什|有|的|要|那|還|會|哪|怎|多|可|嗎|呢|時|門|好|開始|結束|誰|辦|從|到)")
+
+
+def _as_titled(piece: str, title: str) -> str:
+    """``piece`` (reading form) spelt as the snapshot's own title spells it, where that can be told (the
+    keyword is matched against the title as recorded)."""
+    raw = _RAW_TITLES.get(title, title)
+    at = title.find(piece)
+    return raw[at:at + len(piece)] if len(raw) == len(title) and at >= 0 else piece
+
+
+def _names_event_kind(t: str) -> bool:
+    """True when the event named in ``t`` is said with its kind (龍舟賽, 花卉市集, 巷弄文化散步), not a
+    place alone (八卦山停得下嗎 asks about parking at the hill)."""
+    named = event_named(t)
+    kinds = list(EVENT_WORDS) + [word for word, _ in EVENT_TOPICS]
+    return named is not None and any(re.search(rf"{_EVENT_KINDS}$", piece) or any(k in piece for k in kinds)
+                                     for piece in named.split(" "))
+
+
+def _significant(piece: str) -> bool:
+    """True when a piece of an event title is more than townships, date, vocabulary and question words."""
+    rest = piece
+    for word in sorted(_vocabulary(), key=len, reverse=True):
+        if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"):
+            rest = rest.replace(word, "｜")
+    for word in _NOT_PLACES + _NOT_TOWNSHIP_TYPOS:  # 社區, 附近: generic words, no event's name
+        rest = rest.replace(word, "｜")
+    parts = [part for part in re.split(r"[｜]+", _NOT_TITLE.sub("｜", rest)) if len(part) >= 2]
+    return bool(parts) and read_date(piece) is None
+
+
+def event_named(t: str) -> str | None:
+    """The words of ``t`` that name one event: a title of the current events snapshot (event_titles)
+    holds them (鹿港龍舟賽幾點開始 → 龍舟賽 of 鹿港慶端陽龍舟賽; 田尾花卉市集 → 花卉市集), or
+    they are an event kind with a title-like word before it (龍舟賽是哪一天 → 龍舟賽), or None.
+
+    A title's piece counts when it is 2+ Han characters and more than township, date, vocabulary and
+    question words (鹿港, 週末, 市集 alone name no event). Several pieces of one title are joined by a space
+    (every term must be in the title). Source: trial 7, F1.
+    """
+    best: list[str] = []
+    runs = [run for run in re.findall(r"[\u4e00-\u9fff]+", t) if len(run) >= 2]
+    for title in _titles():
+        pieces: list[str] = []
+        for run in runs:
+            at = 0
+            while at < len(run) - 1:
+                size = next((n for n in range(len(run) - at, 1, -1) if run[at:at + n] in title), 0)
+                if size and _significant(run[at:at + size]):
+                    pieces.append(_as_titled(_strip_townships(run[at:at + size]) or run[at:at + size], title))
+                    at += size
+                else:
+                    at += max(size, 1)  # 社區長輩健康操: vocabulary only, and no piece of it either
+        if sum(map(len, pieces)) > sum(map(len, best)):
+            best = pieces
+    if best:
+        return " ".join(dict.fromkeys(best))
+    for found in _KIND_PHRASE.finditer(t):
+        phrase = _strip_townships(_NOT_TITLE.split(found.group("phrase"))[-1])
+        if len(phrase) >= 3 and _significant(phrase):
+            return phrase
+    return None
 
 
 def _route(text: str) -> Proposal:
@@ -552,10 +673,15 @@ def _route(text: str) -> Proposal:
             return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]},
                             notes=tuple(hard + _limits(t, SIDE_LIMITS)))
         beside = _ask_beside_limits(t)
+        if beside is None and _names_event_kind(t) and not set(hard) & {"medical", "emergency"} \
+                and read_diet(t)[0] in (None, "any"):
+            beside = _search(t, tuple(_limits(t, SIDE_LIMITS)))  # 鹿港龍舟賽那邊好停車嗎: the event, and parking
+            beside = beside if beside.tool in _SEARCH_TOOLS else None
         if beside is not None:  # 鹿港有素食店嗎？那邊停車方便嗎: the shops, and the parking limit
+            dropped = ("no_hours",) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
             return Proposal(beside.tool, beside.args, beside.source,
                             beside.notes + tuple(kind for kind in hard + _limits(t, SIDE_LIMITS)
-                                                 if kind not in beside.notes))
+                                                 if kind not in beside.notes and kind not in dropped))
         return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
     side = tuple(_limits(t, SIDE_LIMITS)) + weather_note
     if any(word in t for word in _ELSEWHERE) and not townships_in(t):
@@ -643,7 +769,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     text = " ".join(rest)
     asks = (any(word in text for word in EVENT_WORDS) or read_diet(text)[0] not in (None, "any")
             or any(word in _NOT_FOOD_SHOPS.sub("｜", text) for word in PLACE_WORDS)
-            or _topics(text, with_diet=False) or places_named_in(text))
+            or _topics(text, with_diet=False) or places_named_in(text) or event_named(text))
     if not asks:
         return None
     if not townships_in(text):
@@ -737,11 +863,16 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
     spellings = "|".join(sorted({*TOWNSHIPS, *(_short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
     typed_places = re.finditer(
         rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={_PLACE_JOIN}(?:{spellings}))|(?:{spellings}){_PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
-        r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])", t)
+        r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
+        # trial 7 F7: 鹿巷這禮拜有活動嗎 (a word first, then when: a place is meant)
+        r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)|(?:週|周)末)",
+        t)
     known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES) + \
         list(_NOT_TOWNSHIP_TYPOS)
     for found in typed_places:
-        typed = found.group("a") or found.group("b") or found.group("c")
+        typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
+        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
+            continue  # a word before a date with no ask is no place
         if townships_in(typed) or any(k in typed or typed in k for k in known) or read_date(typed) is not None:
             continue
         near = [name for name in TOWNSHIPS if _one_apart(typed, name)]
@@ -750,6 +881,10 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
         suffix = found.group("suffix")
         if suffix and townships_in(t[found.start():found.end() + 1]):
             continue  # part of a real name said with its suffix
+        if suffix == "市" and t[found.end():found.end() + 1] in ("集", "場", "區"):
+            continue  # 花卉市集, 魚市場: a market, not 花卉市 (trial 7, F1)
+        if townships_in(t) and any(typed in title for title in _titles()):
+            continue  # 田尾 … 花卉: a word of an event's title beside a real township
         near.sort(key=lambda name: 0 if suffix and name.endswith(suffix) else 1)
         return typed, suffix or "", near
     return None
@@ -778,6 +913,12 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
     topics = _topics(_without_goers(_ASKER.sub("｜", _unnegated(t)[0])), with_diet=event_word)
+    named_event = None if place_cue and not event_word else event_named(t)
+    if named_event and not event_word:  # 鹿港龍舟賽幾點開始: an events ask, never a shop or unknown subject
+        event_word = True
+        if not topics:
+            topics = [named_event]
+            named_event = None
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
         notes += (f"unknown_area:{unknown}",)
@@ -790,7 +931,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         if township is None and vague and not county_wide:
             return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
                                            "keyword": " ".join(topics) or None}, notes=notes)
-        hint = _title_hint(t)
+        hint = named_event or _title_hint(t)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
                         notes=notes + others + ((f"title:{hint}",) if hint else ()))
     if place_cue and township is None and diet is None and set(side) & {"no_booking", "no_hours"}:
@@ -1078,6 +1219,8 @@ def _ack_only(text: str) -> bool:
 
 
 
+#: Words that make a date a span (過年期間, 連假期間): part of the date, not a question (trial 7 F7).
+_DATE_SPAN_WORD = re.compile(r"期間|這段時間|那段時間|前後")
 #: Tools whose reply can say what the data does not record beside what it found (trial 5).
 _DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
 #: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
@@ -1133,7 +1276,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER):
+    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER, _WHOLE_COUNTY, _DATE_SPAN_WORD):
         plain = pattern.sub("｜", plain)
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
@@ -1142,6 +1285,9 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     plain = _without_names(plain, named) if named else plain
     said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
                        for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    if tool in ("search_local_events", "needs_area"):  # 龍舟賽是哪一天: the event's name is what was searched
+        said_words += tuple(word for word in re.split(r"[|\s]+", f"{args.get('keyword') or ''} {event_named(t) or ''}")
+                            if word)
     found = read_details(plain, words + said_words, read_date,
                          lambda clause: _LIMIT_MARK in clause or bool(_limits(clause, SIDE_LIMITS) or _hard_limits(clause)))
     said = set(notes) | set(kinds)  # no_pets / no_bring (trial 4) already say it: never twice
