@@ -247,12 +247,7 @@ def test_check_waits_for_a_queued_receipt_answer_then_pushes_nothing(settings, s
     to the queue. The check waits for the queued answer, then reads that it carried the receipt."""
     tap = card(settings, store, clock, "U" + "e" * 32)
     event_id = "01G2" + "0" * 22
-    first_attempt_lost(settings, store, clock, tap, event_id, committed=True)
-    lossy = LossyStore(store)
-    lossy.lose(reply_started)
-    events = EmbeddedQueue(str(tmp_path / "events.sqlite3"), queue_name="queued-events",
-                           target_url="http://127.0.0.1:9/", auth_token="t")
-    assert deliver(webhook(settings, lossy, clock, event_queue=events), tap.event(event_id))["events"] == ["queued"]
+    queued_receipt(settings, store, clock, tap, event_id, tmp_path, checked=True)
     request_id = tap.request_id(store)
     assert told(line_standin, request_id) == []
 
