@@ -94,6 +94,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     if request.kind == "offer" and request.dietary_type not in (None, "any") and \
             (ctx.memory is None or not ctx.settings.signing_key):
         return None  # a stated fact with the feature off: the turn engine answers it as a question
+    if request.dietary_type is None and replies.names_health(text):
+        return replies.ask_which_diet_reply(health_said=True)  # 幫我記住我有糖尿病: health is never kept
     return offer_card(ctx, request.dietary_type, kind=request.kind, unrecorded=request.unrecorded)
 
 

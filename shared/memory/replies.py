@@ -5,6 +5,8 @@ Each says what happened and what did not, and how to go on; none claims more tha
 """
 from __future__ import annotations
 
+import re
+
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.context import Reply
@@ -143,11 +145,29 @@ def rejected_reply(operation: str) -> Reply:
                   "你的飲食偏好沒有改變。")
 
 
-def ask_which_diet_reply() -> Reply:
-    """A remember request that names no diet: say what can be remembered."""
+#: Health conditions, allergies and medical diets a resident may ask to be remembered: LOCAL keeps
+#: one dietary condition only (DESIGN §6), never these (trial 7 minor 4: 幫我記住我有糖尿病，對花生過敏).
+_HEALTH_WORDS = re.compile(r"糖尿病|血糖|高血壓|血壓|過敏|痛風|尿酸|洗腎|腎臟|心臟病|膽固醇|中風|懷孕|吞嚥|"
+                           r"低鹽|少鹽|低糖|無糖|忌口|慢性病|吃藥|藥物")
+
+
+def names_health(text: str) -> bool:
+    """Whether ``text`` names a health condition, allergy or medical diet (``_HEALTH_WORDS``)."""
+    return bool(_HEALTH_WORDS.search(text or ""))
+
+
+def ask_which_diet_reply(*, health_said: bool = False) -> Reply:
+    """A remember request that names no diet: say what can be remembered.
+
+    Args:
+        health_said: the request named a health condition or allergy (``names_health``): the reply
+            first says that such facts are neither kept nor used, then offers the diets.
+    """
     labels = [f"以後都找{diet_label(d)}，幫我記住" for d in SAVABLE_DIETS]
+    health = ("健康狀況、過敏和忌口（例如糖尿病、花生過敏）我不會記住，這次也沒有保存；"
+              "查店家時，請直接向店家確認。\n") if health_said else ""
     return Reply([TextMessage(
-        text=f"我只能記住一項找店家用的飲食條件：{_SAVABLE_WORDS}。想記住哪一種呢？",
+        text=f"{health}我只能記住一項找店家用的飲食條件：{_SAVABLE_WORDS}。想記住哪一種呢？",
         quick_reply=QuickReply(items=[QuickReplyItem(action=MessageAction(label=f"記住：{diet_label(d)}", text=t))
                                       for d, t in zip(SAVABLE_DIETS, labels)]))])
 
