@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import itertools
 import json
 import os
 import re
@@ -188,14 +189,8 @@ class _CaseRun:
         text_event = line_events.text_event(REQUEST_TEXT, user_id=USER_ID)
         # As LINE does with redelivery on: a busy answer (503, a loaded machine) is sent again, and
         # the card may come from the queued worker a moment after the 200.
-        sends = [text_event]
-
-        def delivered() -> bool:
-            status = self.post(webhook.url, sends[-1])
-            sends.append({**text_event, "deliveryContext": {"isRedelivery": True}})
-            return status == 200
-
-        if not wait_until(delivered, 30, interval_s=0.5):
+        sends = itertools.chain([text_event], itertools.repeat({**text_event, "deliveryContext": {"isRedelivery": True}}))
+        if not wait_until(lambda: self.post(webhook.url, next(sends)) == 200, 30, interval_s=0.5):
             raise RuntimeError("the webhook did not accept the request text")
         card_calls = wait_until(lambda: [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
                                          and c["status"] == 200

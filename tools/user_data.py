@@ -152,10 +152,6 @@ def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
             "staff_audit": [], "turn_audit": [], "handoff_actors": [], "webhook_inbox": []}
 
 
-#: make run's development tenant (tools/devserver.DEV_SECRETS); no deployment uses it.
-_DEV_TENANT = "local-dev"
-
-
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None,
          stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Print one user's stored data as JSON on stdout. Returns the exit status (0, 1 or 2)."""
@@ -172,11 +168,11 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     if not USER_ID_RE.match(user_id):
         print("user-data: LINE_USER_ID must be a LINE user id: U followed by 32 lowercase hex digits", file=err)
         return 2
-    if not env.get("LOCAL_SIGNING_KEY") and env.get("LOCAL_TENANT_ID") == _DEV_TENANT:
-        # make run's development tenant: its functions run with make run's development key (tools/
-        # devserver.py), so the log hash an operator greps for is computed with that same key.
-        from tools.devserver import DEV_SECRETS
+    from tools.devserver import DEV_SECRETS
 
+    if not env.get("LOCAL_SIGNING_KEY") and env.get("LOCAL_TENANT_ID") == DEV_SECRETS["LOCAL_TENANT_ID"]:
+        # make run's development tenant (no deployment uses it): its functions run with make run's
+        # development key, so the log hash an operator greps for is computed with that same key.
         env = {**env, "LOCAL_SIGNING_KEY": DEV_SECRETS["LOCAL_SIGNING_KEY"]}
         log("INFO", "user data: LOCAL_SIGNING_KEY unset on make run's development tenant: using make run's "
             "development key")

@@ -30,6 +30,7 @@ from shared.handoff.requests import (
 )
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
+from shared.staff import records as staff_records
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
 from shared.turn.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
@@ -63,7 +64,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
 
 
 #: Requests still in a person's hands: the same text again is most likely the same matter.
-_OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, "accepted"})
+_OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, staff_records.ACCEPTED})
 
 
 def _open_request_with_content(ctx: EventContext, content_hash: str) -> dict | None:

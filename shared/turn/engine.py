@@ -13,6 +13,7 @@ Per turn:
 """
 from __future__ import annotations
 
+import contextvars
 import difflib
 import functools
 import time
@@ -96,8 +97,17 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
     Returns:
         The rendered reply: a fixed one (FIXED_TOOLS) or a tool's result (run_proposal).
     """
-    with event_titles(current_event_titles(ctx)):
-        proposal = route(text)
+    snapshot = _turn_snapshot_or_none(ctx)
+    token = _TURN_SNAPSHOT.set(snapshot)
+    try:
+        with event_titles(tuple(event.title for event in snapshot.events) if snapshot else None):
+            proposal = route(text)
+        return _answer(ctx, proposal)
+    finally:
+        _TURN_SNAPSHOT.reset(token)
+
+
+def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
     fixed = FIXED_TOOLS.get(proposal.tool)
     if fixed is None:
         return run_proposal(ctx, proposal)
@@ -144,13 +154,18 @@ def resolve_date(value: str | None, ctx: EventContext) -> str | None:
     return f"{start.isoformat()}/{end.isoformat()}"
 
 
-def current_event_titles(ctx: EventContext) -> tuple[str, ...] | None:
-    """The titles of the events snapshot this turn answers from, for the router to read a named event
-    (鹿港龍舟賽幾點開始: trial 7, F1). The snapshot is the one the events search loads (parsed once per
-    version per process), so this costs one pointer read; None (the router's demo titles) when it
-    cannot be read."""
+#: The events snapshot of the text turn under way (``run_text_turn``): read once, for the router's
+#: event titles and the events search alike, so one turn makes one snapshot read and answers from one
+#: version. None outside a text turn (the agent's tools) or when it could not be read.
+_TURN_SNAPSHOT: contextvars.ContextVar[Any] = contextvars.ContextVar("turn_events_snapshot", default=None)
+
+
+def _turn_snapshot_or_none(ctx: EventContext):
+    """The current events snapshot (``load_current_snapshot``: one store read; a new version's parts
+    parsed once per process), or None when it cannot be read: then the router reads named events with
+    its demo titles (trial 7, F1) and the events search loads, and reports, the snapshot itself."""
     try:
-        return tuple(event.title for event in load_current_snapshot(ctx.store).events)
+        return load_current_snapshot(ctx.store)
     except Exception as exc:  # noqa: BLE001 - titles only sharpen the reading; the turn goes on without them
         log("WARNING", "event titles unavailable", error=exc.__class__.__name__)
         return None
@@ -158,8 +173,9 @@ def current_event_titles(ctx: EventContext) -> tuple[str, ...] | None:
 
 def events_snapshot_args(ctx: EventContext) -> dict[str, Any]:
     """The events search's snapshot arguments for this turn: the store's newest real snapshot (the
-    demo one only when none exists) and the age after which it is said to be out of date."""
-    return {"snapshot_loader": lambda: load_current_snapshot(ctx.store),
+    demo one only when none exists; in a text turn, the one ``run_text_turn`` already read) and the
+    age after which it is said to be out of date."""
+    return {"snapshot_loader": lambda: _TURN_SNAPSHOT.get() or load_current_snapshot(ctx.store),
             "stale_after_seconds": ctx.settings.events_stale_after_seconds}
 
 

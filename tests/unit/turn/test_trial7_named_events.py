@@ -150,3 +150,17 @@ def test_trial7_f7_no_prompt_without_an_ask():
 def test_trial7_f7_reply_has_no_leftover_line(service, line_standin):
     words = all_text(reply_messages(service, line_standin, text_event("過年期間全彰化有什麼活動")))
     assert "期間全" not in words and "沒有記錄你問的" not in words
+
+
+def test_a_text_turn_reads_the_events_snapshot_once(base_env, line_standin, monkeypatch):
+    # The router's event titles and the events search share one read (one store round trip per turn).
+    from shared.turn import engine
+    from tests.conftest import FixedClock, reply_messages, text_event
+    from tests.memory_support import webhook_with_memory
+
+    reads = []
+    real = engine.load_current_snapshot
+    monkeypatch.setattr(engine, "load_current_snapshot", lambda store: reads.append(1) or real(store))
+    service = webhook_with_memory(base_env, FixedClock(datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)))
+    assert reply_messages(service, line_standin, text_event("這週末彰化市有什麼活動？"))
+    assert len(reads) == 1
