@@ -114,7 +114,7 @@ def _bundle_venv(fn: str, requirements: Path) -> Path:
     venv = BUNDLE_VENVS / f"{fn}-{digest}"
     python = str(venv / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
-    env.update(UV_NO_CONFIG="1", UV_LINK_MODE="copy", UV_PYTHON_DOWNLOADS="never")
+    env.update(UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")  # hard links from the cache, as make venv
     if not (venv / ".installed").is_file():
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

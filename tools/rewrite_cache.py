@@ -1,0 +1,72 @@
+"""A pytest plugin that writes pytest's cache of rewritten test modules, and runs no test.
+
+pytest rewrites the ``assert`` statements of every test module and conftest.py when it imports
+them, and caches the result beside each one (``__pycache__/<name>.cpython-311-pytest-<version>.pyc``)
+only where bytecode may be written. This machine sets PYTHONDONTWRITEBYTECODE=1, and every
+pytest-xdist worker collects the whole suite, so without the cache each of ``make test``'s workers
+rewrites every test module again. ``make test`` runs this plugin once, with bytecode allowed, before
+the workers start:
+
+    PYTHONDONTWRITEBYTECODE= python -m pytest -p tools.rewrite_cache
+
+It rewrites each file under ``testpaths`` that pytest would (a conftest.py, or a name that matches
+``python_files``) with pytest's own rewriter, without importing it: about 1.5 s of CPU, where a
+``--collect-only`` pass imports the whole suite's dependencies for the same cache. The plugins pytest
+loads at start-up are cached by that start-up itself, and the packages they mark for rewriting
+(hypothesis, anyio) by importing them here.
+
+The rewriter's functions are pytest's private ``_rewrite_test`` and ``_write_pyc`` (pytest is pinned in
+requirements-dev.lock). If they change, this says so on stderr and exits 0 having written nothing:
+the workers then rewrite for themselves, slower and with the same result.
+Source: pytest's ``_pytest/assertion/rewrite.py`` (``AssertionRewritingHook.exec_module``).
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+
+def rewritten_files(root: Path, testpaths: list[str], patterns: list[str]) -> list[Path]:
+    """The files under ``root / testpaths`` whose asserts pytest rewrites at import: every
+    conftest.py and every name matching one of ``patterns`` (the ``python_files`` ini option),
+    sorted."""
+    found: set[Path] = set()
+    for folder in testpaths or ["."]:
+        for path in (root / folder).rglob("*.py"):
+            if path.name == "conftest.py" or any(fnmatch(path.name, pattern) for pattern in patterns):
+                found.add(path)
+    return sorted(found)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int:
+    """Write the cache of every test file's rewritten code, then end the run (exit code 0)."""
+    try:
+        from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc, assertstate_key, get_cache_dir
+    except ImportError as exc:
+        print(f"rewrite_cache: pytest's rewriter moved ({exc}); the workers will rewrite", file=sys.stderr)
+        return 0
+    if sys.dont_write_bytecode or assertstate_key not in config.stash:
+        print("rewrite_cache: bytecode writing or assert rewriting is off; nothing written", file=sys.stderr)
+        return 0
+    state = config.stash[assertstate_key]
+    written = 0
+    for path in rewritten_files(config.rootpath, config.getini("testpaths"), config.getini("python_files")):
+        try:
+            source_hash, code = _rewrite_test(path, config)
+        except SyntaxError:
+            continue  # the real run reports it
+        cache = get_cache_dir(path)
+        cache.mkdir(exist_ok=True)
+        written += bool(_write_pyc(state, code, source_hash, cache / (path.name[:-3] + PYC_TAIL)))
+    for name in sorted(getattr(state.hook, "_must_rewrite", ())):  # plugins' packages: rewritten at import
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a plugin that fails to import fails the real run instead
+            continue
+    print(f"rewrite_cache: {written} rewritten test modules cached", file=sys.stderr)
+    return 0
