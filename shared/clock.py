@@ -1,7 +1,7 @@
 """Timezone-aware time. Deadlines are Asia/Taipei wall clock; end times are exclusive."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Callable
 from zoneinfo import ZoneInfo
 
@@ -39,3 +39,15 @@ def from_iso(text: str) -> datetime:
         ValueError: the text has no offset.
     """
     return require_aware(datetime.fromisoformat(text), "stored time")
+
+
+def wall_clock_text(iso_text: str | None, tz: tzinfo, pattern: str = "%Y/%m/%d %H:%M") -> str:
+    """Stored ISO text (UTC) → its wall-clock time in ``tz`` (Asia/Taipei for LOCAL), formatted with
+    ``pattern`` (default ``YYYY/MM/DD HH:MM``); "" when absent.
+
+    Raises:
+        ValueError: the text has no offset (``from_iso``).
+    """
+    if not iso_text:
+        return ""
+    return from_iso(iso_text).astimezone(tz).strftime(pattern)

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tools import chat
-
 REPO = Path(__file__).resolve().parents[1]
 RUN_DIR_NAME = ".run"
 FUNCTIONS = ("webhook", "reconcile", "memory", "agent")
@@ -407,6 +405,8 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
                 print("devserver: standard input is not a terminal, so no chat reads it: serving only. "
                       "For a script, run with LOCAL_HEADLESS=1 (one JSON object per line).", file=sys.stderr)
             return _serve_only(config, children)
+        from tools import chat  # the chat (and line-bot-sdk's webhook models) only when a chat runs
+
         session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
                                    config.env["LINE_CHANNEL_SECRET"],
                                    standin_url=f"http://127.0.0.1:{config.ports['line-standin']}",

@@ -31,7 +31,7 @@ from linebot.v3.messaging import (
 )
 
 from shared import signing
-from shared.clock import from_iso
+from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.replies.area_picker import checked_postback
 from shared.staff import records
@@ -124,9 +124,7 @@ def _is_hex64(value: str) -> bool:
 
 def local_time(settings: Settings, iso_text: str | None) -> str:
     """ISO UTC text → ``YYYY/MM/DD HH:MM`` on the configured wall clock (Asia/Taipei); "" if absent."""
-    if not iso_text:
-        return ""
-    return from_iso(iso_text).astimezone(settings.tz).strftime("%Y/%m/%d %H:%M")
+    return wall_clock_text(iso_text, settings.tz)
 
 
 def _excerpt(text: str, limit: int) -> str:

@@ -17,11 +17,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.clock import from_iso, require_aware
+from shared.clock import from_iso, require_aware, wall_clock_text
 from shared.config import Settings
 from shared.handoff import records as handoff_records
 from shared.identity import Actor
-from shared.staff import cards, records
+from shared.staff import records
 from shared.store import DocumentStore
 
 FOLLOWUP_STATE = "needs_human_followup"
@@ -50,7 +50,7 @@ def open_rows(settings: Settings, store: DocumentStore, *, now: datetime) -> lis
         rows.append({"kind": "followup", "human_state": FOLLOWUP_STATE,
                      "reference": str(followup.get("idempotency_key") or "")[:8], "reason": followup.get("reason"),
                      "created_at": followup.get("created_at"),
-                     "created_local": cards.local_time(settings, followup.get("created_at")),
+                     "created_local": wall_clock_text(followup.get("created_at"), settings.tz),
                      "age_seconds": _seconds_since(followup.get("created_at"), now)})
     for state in (records.AWAITING, records.ACCEPTED):
         for request in store.query(handoff_records.REQUESTS, where={"tenant_id": tenant, "human_state": state}):
@@ -64,7 +64,7 @@ def open_rows(settings: Settings, store: DocumentStore, *, now: datetime) -> lis
             rows.append({
                 "kind": "request", "human_state": state, "request_id": request.get("request_id"),
                 "created_at": request.get("created_at"),
-                "created_local": cards.local_time(settings, request.get("created_at")),
+                "created_local": wall_clock_text(request.get("created_at"), settings.tz),
                 "age_seconds": _seconds_since(request.get("created_at"), now),
                 "waiting_seconds": _seconds_since(request.get("awaiting_since") or request.get("created_at"), now),
                 "accepted_by": records.staff_label(request["accepted_by"]) if request.get("accepted_by") else None,
