@@ -59,15 +59,22 @@ def deliver(url: str, event: dict, deadline: float) -> int:
     raise AssertionError("an event was never accepted")
 
 
+def _answered_events(op: dict) -> set[str]:
+    """The confirmations an operation's receipt answers: the one that created it in the webhook
+    (``created_by_event``), or the one answered "checking" whose check created it in reconcile
+    (``checked_event``; ``created_by_event`` is then None)."""
+    return {op.get("created_by_event"), op.get("checked_event")} - {None}
+
+
 def receipt_keys(store_url: str) -> dict[str, str]:
     """webhookEventId of a confirmation → the retry key of its request's receipt notice.
 
     A confirmation whose reply never reached the resident is answered by the outbox instead: the
-    relay pushes the receipt with this key (and the queued event then says nothing more).
+    relay (or the check that created the request) pushes the receipt with this key, and the
+    event then says nothing more.
     """
-    return {op["created_by_event"]: Operation(Actor(op["tenant_id"], op["user_id"]),
-                                              op["idempotency_key"]).retry_key("receipt")
-            for op in store_docs(store_url, "handoff_operations") if op.get("created_by_event")}
+    return {event_id: Operation(Actor(op["tenant_id"], op["user_id"]), op["idempotency_key"]).retry_key("receipt")
+            for op in store_docs(store_url, "handoff_operations") for event_id in _answered_events(op)}
 
 
 def answers_for(standin, event: dict, receipts: dict[str, str] | None = None) -> list[dict]:
@@ -83,7 +90,7 @@ def answers_for(standin, event: dict, receipts: dict[str, str] | None = None) ->
 def docs_of(store_url: str, event_id: str) -> dict:
     """The inbox entry and (for a confirmation) the operation's notice fields, for a failure message."""
     inbox_doc = next((d for d in store_docs(store_url, "webhook_inbox") if d["webhook_event_id"] == event_id), {})
-    ops = [o for o in store_docs(store_url, "handoff_operations") if o.get("created_by_event") == event_id]
+    ops = [o for o in store_docs(store_url, "handoff_operations") if event_id in _answered_events(o)]
     keep = ("state", "outcome", "queued_reason", "answer_via", "reply_attempted", "attempt")
     return {"inbox": {k: inbox_doc.get(k) for k in keep}
             | {k: v for k, v in inbox_doc.items() if k.startswith("notice_") and k != "notice_retry_key"},
