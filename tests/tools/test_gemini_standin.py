@@ -7,10 +7,11 @@ from datetime import datetime, timezone
 
 import pytest
 import requests
-from google import genai
-from google.genai import errors
 
 from tools.gemini_standin import GeminiStandin, router_step
+
+# google.genai is imported by the fixtures and tests that use it, not at collection: every xdist
+# worker collects every file, and one runs this one.
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)  # Monday 12:00 in Asia/Taipei
 
@@ -25,6 +26,8 @@ def standin():
 def client(standin, monkeypatch):
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", standin.url)
     monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    from google import genai
+
     return genai.Client(api_key="test-key")
 
 
@@ -39,6 +42,8 @@ def test_gemini_standin_reached_through_google_gemini_base_url(standin, client):
 
 
 def test_gemini_standin_errors_reach_the_client_as_api_errors(standin, client):
+    from google.genai import errors
+
     standin.script([{"error": 429}, {"error": {"code": 503, "message": "overloaded"}}])
     with pytest.raises(errors.ClientError) as quota:
         client.models.generate_content(model="gemini-2.5-flash", contents="x")

@@ -11,9 +11,6 @@ from datetime import datetime, timezone
 
 import pytest
 
-from shared.agent.agent import build_agent, run_agent, run_model_text_turn
-from shared.agent.prompts import public_context
-from shared.agent.tools import LocalTools, TurnBinding, schema_problem
 from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
@@ -26,6 +23,9 @@ from shared.turn.engine import start_turn
 from shared.wiring import memory_client
 from tests.conftest import all_text
 from tools.gemini_standin import GeminiStandin
+
+# shared.agent.* (google.adk, google.genai) is imported by the tests that use it, not at collection:
+# every xdist worker collects every file, and one runs this one.
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
 ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
@@ -74,6 +74,8 @@ def business_rows(store) -> dict[str, int]:
 
 def turn(standin, settings, store, text: str, steps: list[dict], *, consumed: bool = True):
     standin.script(steps)
+    from shared.agent.agent import run_model_text_turn
+
     ctx = ctx_for(settings, store)
     reply = run_model_text_turn(ctx, text)
     if consumed:
@@ -208,6 +210,10 @@ def test_agent_second_tool_call_in_one_answer_is_refused(standin, settings, stor
 
 
 def test_agent_tool_call_in_another_users_session_is_refused(standin, settings, store):
+    from shared.agent.agent import build_agent, run_agent
+    from shared.agent.prompts import public_context
+    from shared.agent.tools import LocalTools, TurnBinding
+
     standin.script([call("search_local_places", area="花壇鄉")])
     ctx = ctx_for(settings, store)
     binding = TurnBinding(ctx, start_turn(ctx, read_snapshot=True), session_user=hash_user(ALICE.user_id),
@@ -262,6 +268,8 @@ def test_agent_tool_schemas_hide_tool_context_and_name_five_read_only_tools(stan
 
 
 def test_agent_schema_problem_accepts_only_declared_calls():
+    from shared.agent.tools import schema_problem
+
     assert schema_problem("search_local_places", {"area": "花壇鄉", "dietary_type": "any"}) is None
     assert schema_problem("search_local_events", {"date_from": "2026-12-05"}) is None
     assert schema_problem("search_local_events", {"date_to": "2026-12-05"}) == "date_to_without_date_from"

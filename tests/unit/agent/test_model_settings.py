@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.agent.agent import STANDIN_API_KEY, client_kwargs
 from shared.config import ConfigError, Settings
+
+# shared.agent.agent (google.adk, google.genai) is imported by the test that uses it, not at collection:
+# every xdist worker collects every file, and one runs this one.
 
 
 @pytest.mark.parametrize("env, backend", [
@@ -38,6 +40,8 @@ def test_model_settings_list_every_problem_at_once():
 
 
 def test_model_settings_client_kwargs_per_backend():
+    from shared.agent.agent import STANDIN_API_KEY, client_kwargs
+
     gemini = client_kwargs(Settings.from_env({"GEMINI_API_KEY": "k", "LOCAL_MODEL_TIMEOUT_SECONDS": "2.5"}))
     assert gemini == {"vertexai": False, "api_key": "k", "http_options": {"timeout": 2500}}
     vertex = client_kwargs(Settings.from_env({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p",
