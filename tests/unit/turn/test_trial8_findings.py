@@ -1,0 +1,124 @@
+"""Newcomer trial 8 (42 conversations through ``make run``, headless): F3 two asks of one kind, M1 a
+follow-up keeps the diet, and the other findings' turn-level rules.
+
+The trial's examples and our variants are also cases in tests/eval/cases.json (``kind`` ``trial8-N``,
+run through the webhook use case by test_eval_cases.py and by ``make eval``). This file checks the
+rules with more inputs, through a signed webhook body, and the negatives where a rule could over-fire.
+Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from urllib.parse import parse_qs
+
+import pytest
+
+from shared.line import limits
+from shared.turn.audit import COLLECTION as AUDIT
+from shared.turn.router import route, second_ask
+from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
+from tests.memory_support import postbacks, webhook_with_memory
+
+PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
+
+
+@pytest.fixture
+def service(base_env):
+    return webhook_with_memory(base_env, FixedClock(PINNED))
+
+
+def _audit(service, event):
+    return service.store.get(AUDIT, f"test-tenant:{event['webhookEventId']}")
+
+
+def _quick_labels(messages):
+    return [item["action"]["label"] for message in messages
+            for item in (message.get("quickReply") or {}).get("items", [])]
+
+
+# -- F3: two asks of one kind are never merged into one search -------------------------------------
+
+@pytest.mark.parametrize("text, first, second", [
+    # the trial's example: Christmas in 員林; markets county-wide 12/5–12/7
+    ("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集",
+     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "mdrange:12-05/12-07", "keyword": "市集"}),
+    ("聖誕節員林有活動嗎 12/5全彰化有市集嗎",  # said with a space between
+     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "md:12-05", "keyword": "市集"}),
+    # a condition the later ask leaves open is the first's: 全彰化 markets on Christmas
+    ("聖誕節員林有活動嗎？還有全彰化的市集",
+     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "md:12-25", "keyword": "市集"}),
+    ("這週末員林有活動嗎？鹿港下週末有市集嗎",
+     {"area": "員林市", "date": "weekend", "keyword": None},
+     {"area": "鹿港鎮", "date": "next_weekend", "keyword": "市集"}),
+    ("12/5員林有市集嗎？還有親子活動嗎",  # two topics asked apart: never ANDed
+     {"area": "員林市", "date": "md:12-05", "keyword": "市集"}, {"area": "員林市", "date": "md:12-05", "keyword": "親子"}),
+    ("明天有活動嗎？週六呢",  # two days asked apart: neither dropped
+     {"area": None, "date": "tomorrow", "keyword": None}, {"date": "saturday"}),
+])
+def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
+    proposal = route(text)
+    assert proposal.tool == "search_local_events"
+    assert {name: proposal.args[name] for name in first} == first
+    [note] = [note for note in proposal.notes if note.startswith("second_")]
+    assert second_ask(note) == ("events", second)
+
+
+@pytest.mark.parametrize("text, first, second", [
+    ("員林有全素的店嗎？還有鹿港的蛋奶素", ("search_local_places", "員林市", "vegan"),
+     {"area": "鹿港鎮", "diet": "ovo_lacto"}),
+    ("有全素的店嗎？還有鹿港的蛋奶素", ("needs_area", None, "vegan"), {"area": "鹿港鎮", "diet": "ovo_lacto"}),
+])
+def test_trial8_f3_two_shop_asks_keep_their_own_diets(text, first, second):
+    proposal = route(text)
+    assert (proposal.tool, proposal.args.get("area"), proposal.args["dietary_type"]) == first
+    [note] = [note for note in proposal.notes if note.startswith("second_")]
+    assert second_ask(note) == ("places", second)
+
+
+@pytest.mark.parametrize("text, args, notes", [
+    ("週六有活動嗎？有親子的嗎", {"date": "saturday", "keyword": "親子"}, ()),  # a refinement of the one ask
+    ("聖誕節員林有活動嗎？還有鹿港的呢", {"area": "員林市", "date": "md:12-25"}, ("other_areas:鹿港鎮",)),
+    ("員林有全素的店嗎？鹿港呢", {"area": "員林市", "dietary_type": "vegan"}, ("other_areas:鹿港鎮",)),
+    ("聖誕節員林有活動嗎", {"area": "員林市", "date": "md:12-25"}, ()),
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", {"area": "彰化市", "date": "weekend"}, ("also_places:彰化市/",)),
+    ("後天跟大後天有活動嗎", {"date": "days:day_after_tomorrow/three_days_later"}, ()),
+    ("這禮拜六日有啥活動 阿嬤想帶孫子去", {"date": "weekend", "keyword": None}, ()),
+])
+def test_trial8_f3_one_ask_is_unchanged(text, args, notes):
+    proposal = route(text)
+    assert {name: proposal.args.get(name) for name in args} == args
+    assert set(notes) <= set(proposal.notes)
+    assert not [note for note in proposal.notes if note.startswith("second_")]
+
+
+def test_trial8_f3_the_reply_says_which_ask_it_answered_and_offers_the_other(service, line_standin):
+    event = text_event("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集")
+    messages = reply_messages(service, line_standin, event)
+    words = all_text(messages)
+    assert "你問了兩件事，我一次查一件" in words
+    assert "員林市，2026/12/25（五）" in words  # the ask answered, named
+    assert "彰化縣各鄉鎮，2026/12/5（六）～2026/12/7（一），關鍵字「市集」" in words  # the other, named
+    audit = _audit(service, event)
+    assert audit["effective_args"] == {"area": "員林市", "date": "2026-12-25", "keyword": None}
+    buttons = postbacks(messages)
+    [label] = [label for label in buttons if "市集" in label]
+    assert limits.units(label) <= limits.ACTION_LABEL and _quick_labels(messages)[0] == label
+    data = buttons[label]
+    assert data.startswith("events:scope=all&")
+    assert parse_qs(data.partition("&")[2]) == {"date": ["2026-12-05/2026-12-08"], "keyword": ["市集"]}
+    # the button runs the other search on its own conditions, county-wide
+    tap = postback_event(data)
+    after = all_text(reply_messages(service, line_standin, tap))
+    assert "員林市" not in _audit(service, tap)["effective_args"].values()
+    assert _audit(service, tap)["effective_args"] == {"area": None, "date": "2026-12-05/2026-12-08", "keyword": "市集"}
+    assert "你問了" not in after
+
+
+def test_trial8_f3_a_shop_ask_beside_another_keeps_each_diet(service, line_standin):
+    event = text_event("員林有全素的店嗎？還有鹿港的蛋奶素")
+    messages = reply_messages(service, line_standin, event)
+    words = all_text(messages)
+    assert _audit(service, event)["effective_args"]["dietary_type"] == "vegan"
+    assert "鹿港鎮的蛋奶素店家" in words
+    buttons = postbacks(messages)
+    assert buttons["鹿港蛋奶素店家"] == "places:area=鹿港鎮&diet=ovo_lacto"
