@@ -52,6 +52,7 @@ from shared.turn.audit import record_turn
 from shared.turn.dates import UnreadableDate, resolve_date_value
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
+from shared.turn.follow_up import previous_search
 from shared.turn.limits import limits_with_details, model_help_reply
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, event_titles, route, second_ask
@@ -90,9 +91,17 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if "not_saved" in proposal.notes else menu.ack_reply(),
-    "ask_search_kind": lambda ctx, proposal: menu.ask_search_kind_reply(proposal.args["area"],
-                                                                        no_data="no_data" in proposal.notes),
+    "ask_search_kind": lambda ctx, proposal: _ask_search_kind(ctx, proposal),
 }
+
+
+def _ask_search_kind(ctx: EventContext, proposal: Proposal) -> Reply:
+    """那彰化市呢 → events or shops? The buttons keep the last search's conditions (trial 8 M1)."""
+    previous = previous_search(ctx)
+    return menu.ask_search_kind_reply(
+        proposal.args["area"], no_data="no_data" in proposal.notes,
+        diet=previous.dietary_type if previous else None,
+        date=previous.date if previous else None, keyword=previous.keyword if previous else None)
 
 
 def run_text_turn(ctx: EventContext, text: str) -> Reply:

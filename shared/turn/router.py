@@ -46,7 +46,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    as well; never a shop hours question, an unknown subject or a township typo beside a real township (trial 7 F1);
 8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
-   A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? no state is kept);
+   A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? the router keeps no state;
+   the engine's buttons keep the conditions of the resident's last search: shared.turn.follow_up, trial 8 M1);
 10. asking for a person without the 新需求 form (我想留言給你們, 我要找人幫忙) → ``handoff_info``; thanks or
    a greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,

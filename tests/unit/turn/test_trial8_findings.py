@@ -8,13 +8,14 @@ Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs
 
 import pytest
 
 from shared.line import limits
 from shared.turn.audit import COLLECTION as AUDIT
+from shared.turn.follow_up import FOLLOW_UP_WINDOW
 from shared.turn.router import route, second_ask
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
@@ -122,3 +123,78 @@ def test_trial8_f3_a_shop_ask_beside_another_keeps_each_diet(service, line_stand
     assert "鹿港鎮的蛋奶素店家" in words
     buttons = postbacks(messages)
     assert buttons["鹿港蛋奶素店家"] == "places:area=鹿港鎮&diet=ovo_lacto"
+
+
+# -- M1: a bare follow-up (那彰化市呢) keeps the previous search's conditions ----------------------
+
+def _follow_up(service, line_standin, first: str, follow: str):
+    reply_messages(service, line_standin, text_event(first))
+    return reply_messages(service, line_standin, text_event(follow))
+
+
+@pytest.mark.parametrize("first, follow", [
+    ("花壇有全素的店嗎", "那彰化市呢"),  # the trial's example: 全素 in another township, then 店家
+    ("花壇鄉有沒有純素的", "彰化市呢"),
+    ("花壇有不吃蛋的素食嗎", "換彰化市"),
+])
+def test_trial8_m1_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, first, follow):
+    messages = _follow_up(service, line_standin, first, follow)
+    buttons = postbacks(messages)
+    words = all_text(messages)
+    [shops] = [label for label in buttons if label.startswith("彰化市") and "店家" in label]
+    diet = parse_qs(buttons[shops].partition(":")[2])["diet"][0]
+    assert diet in ("vegan", "lacto") and "剛才說的條件" in words
+    tap = postback_event(buttons[shops])
+    after = all_text(reply_messages(service, line_standin, tap))
+    assert _audit(service, tap)["effective_args"]["dietary_type"] == diet
+    assert _audit(service, tap)["effective_args"]["area"] == "彰化市" and "這次依你說的條件" in after
+    # 不限素別 is one tap away, and asks for every shop
+    assert parse_qs(buttons["彰化市不限素別"].partition(":")[2])["diet"] == ["any"]
+
+
+def test_trial8_m1_follow_up_keeps_the_events_conditions(service, line_standin):
+    messages = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
+    data = postbacks(messages)["彰化市的活動"]
+    assert parse_qs(data.partition(":")[2]) == {"area": ["彰化市"], "date": ["2026-12-05/2026-12-07"],
+                                                 "keyword": ["市集"]}
+    assert "剛才問的條件：2026/12/5（六）～2026/12/6（日），關鍵字「市集」" in all_text(messages)
+    assert "diet=" not in postbacks(messages)["彰化市的店家"]
+
+
+@pytest.mark.parametrize("first", [
+    "花壇有什麼店",  # no diet said: nothing to keep
+    "花壇不限素別的店",
+    None,  # no earlier search
+])
+def test_trial8_m1_follow_up_without_a_diet_stays_plain(service, line_standin, first):
+    if first:
+        reply_messages(service, line_standin, text_event(first))
+    messages = reply_messages(service, line_standin, text_event("那彰化市呢"))
+    buttons = postbacks(messages)
+    assert buttons["彰化市的店家"] == "places:area=彰化市" and "剛才" not in all_text(messages)
+    assert "彰化市不限素別" not in buttons
+
+
+def test_trial8_m1_a_remembered_diet_is_not_carried_as_said(service, line_standin):
+    from tests.unit.turn.test_eval_cases import _remember
+
+    _remember(service, line_standin, "全素")
+    messages = _follow_up(service, line_standin, "花壇有素食店嗎", "那彰化市呢")
+    assert postbacks(messages)["彰化市的店家"] == "places:area=彰化市"  # the memory fills it again on its own
+    assert "剛才說的條件" not in all_text(messages)
+
+
+def test_trial8_m1_an_old_search_is_no_follow_up(base_env, line_standin):
+    clock = FixedClock(PINNED)
+    service = webhook_with_memory(base_env, clock)
+    reply_messages(service, line_standin, text_event("花壇有全素的店嗎"))
+    clock.at = PINNED + FOLLOW_UP_WINDOW + timedelta(minutes=1)
+    messages = reply_messages(service, line_standin, text_event("那彰化市呢"))
+    assert postbacks(messages)["彰化市的店家"] == "places:area=彰化市"
+
+
+def test_trial8_m1_a_group_follow_up_never_shows_a_one_to_one_diet(service, line_standin):
+    reply_messages(service, line_standin, text_event("花壇有全素的店嗎"))
+    group = "C" + "1" * 32
+    messages = reply_messages(service, line_standin, text_event("那彰化市呢", group_id=group))
+    assert "diet=" not in " ".join(postbacks(messages).values()) and "全素" not in all_text(messages)
