@@ -8,11 +8,15 @@ Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs
 
 import pytest
 
+from shared.handoff.records import REQUESTS, Operation
+from shared.handoff.status import OPEN_LISTED_MAX
+from shared.identity import Actor
 from shared.line import limits
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.follow_up import FOLLOW_UP_WINDOW
@@ -24,8 +28,13 @@ PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 As
 
 
 @pytest.fixture
-def service(base_env):
-    return webhook_with_memory(base_env, FixedClock(PINNED))
+def pinned():
+    return FixedClock(PINNED)
+
+
+@pytest.fixture
+def service(base_env, pinned):
+    return webhook_with_memory(base_env, pinned)
 
 
 def _audit(service, event):
@@ -198,3 +207,69 @@ def test_trial8_m1_a_group_follow_up_never_shows_a_one_to_one_diet(service, line
     group = "C" + "1" * 32
     messages = reply_messages(service, line_standin, text_event("那彰化市呢", group_id=group))
     assert "diet=" not in " ".join(postbacks(messages).values()) and "全素" not in all_text(messages)
+
+
+# -- M10: the status answer lists each open request ----------------------------------------------
+
+def _request(service, line_standin, text: str, clock: FixedClock | None = None) -> str:
+    if clock is not None:
+        clock.at += timedelta(minutes=1)  # one request after another, as a resident sends them
+    card = reply_messages(service, line_standin, text_event(f"新需求：{text}"))[0]
+    confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
+    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+                              all_text(reply_messages(service, line_standin, postback_event(confirm))))
+    return request_id
+
+
+def _close(service, request_id: str, state: str) -> None:
+    [doc] = [doc for doc in service.store.query(REQUESTS) if doc["request_id"] == request_id]
+    operation = Operation(Actor(doc["tenant_id"], doc["user_id"]), doc["idempotency_key"])
+    service.store.set(REQUESTS, operation.doc_id, {**doc, "human_state": state})  # as a staff transition leaves it
+
+
+@pytest.mark.parametrize("ask", ["查看原本服務單", "我的服務單呢", "我報的那件有人看了沒"])
+def test_trial8_m10_status_lists_every_open_request(service, line_standin, ask):
+    ids = [_request(service, line_standin, text) for text in ("路燈壞了", "水溝蓋破了")]
+    words = all_text(reply_messages(service, line_standin, text_event(ask)))
+    assert all(request_id in words for request_id in ids)
+    assert "2 筆服務詢問還沒結束" in words and "水溝蓋破了" in words and "路燈壞了" in words
+
+
+def test_trial8_m10_many_open_requests_are_bounded_and_counted(service, line_standin, pinned):
+    ids = [_request(service, line_standin, f"第{n}件事", pinned) for n in range(1, 6)]
+    words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
+    assert "5 筆服務詢問還沒結束" in words and f"先列最近的 {OPEN_LISTED_MAX} 筆" in words
+    assert words.count("內容：") == OPEN_LISTED_MAX and "第5件事" in words and "第1件事" not in words  # newest first
+    assert words.index("第5件事") < words.index("第4件事") < words.index("第3件事")
+    assert all(request_id in words for request_id in ids)  # the earlier ones by number
+    assert limits.units(words) <= limits.TEXT
+
+
+def test_trial8_m10_a_closed_latest_request_is_shown_beside_the_open_ones(service, line_standin, pinned):
+    open_id = _request(service, line_standin, "路燈壞了", pinned)
+    done_id = _request(service, line_standin, "水溝蓋破了", pinned)
+    _close(service, done_id, "completed")
+    words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
+    assert done_id in words and "標示這筆服務詢問結束" in words
+    assert open_id in words and "1 筆服務詢問還沒結束" in words
+    assert words.index(done_id) < words.index(open_id)  # the latest first, then the open one
+
+
+@pytest.mark.parametrize("closed", ["completed", "declined"])
+def test_trial8_m10_one_request_reads_as_before(service, line_standin, closed):
+    first = _request(service, line_standin, "路燈壞了")
+    words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
+    assert "你最近一筆服務詢問" in words and first in words and "還沒結束" not in words
+    _close(service, first, closed)
+    words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
+    assert first in words and "還沒結束" not in words  # a closed request is no open one
+
+
+def test_trial8_m10_another_residents_requests_are_not_listed(service, line_standin):
+    mine = _request(service, line_standin, "路燈壞了")
+    other = "U" + "9" * 32
+    card = reply_messages(service, line_standin, text_event("新需求：別人的事", user_id=other))[0]
+    confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
+    reply_messages(service, line_standin, postback_event(confirm, user_id=other))
+    words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
+    assert mine in words and "別人的事" not in words and "還沒結束" not in words
