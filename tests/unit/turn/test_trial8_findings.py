@@ -273,3 +273,46 @@ def test_trial8_m10_another_residents_requests_are_not_listed(service, line_stan
     reply_messages(service, line_standin, postback_event(confirm, user_id=other))
     words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
     assert mine in words and "別人的事" not in words and "還沒結束" not in words
+
+
+# -- M5 / M7: every card outcome and every staff outcome offers the menu --------------------------
+
+_HELP = {"查活動", "查蔬食", "留下服務詢問", "查看原本服務單"}
+
+
+def _card(service, line_standin, text="新需求：路燈壞了"):
+    return postbacks(reply_messages(service, line_standin, text_event(text)))
+
+
+def test_trial8_m5_an_expired_card_answers_with_the_menu(service, line_standin, pinned):
+    buttons = _card(service, line_standin)
+    pinned.at += timedelta(seconds=service.settings.draft_ttl_seconds + 1)
+    for label in ("確認送出", "取消"):
+        messages = reply_messages(service, line_standin, postback_event(buttons[label]))
+        assert "過期" in all_text(messages) and _HELP <= set(_quick_labels(messages)), label
+    assert service.store.query(REQUESTS) == []
+
+
+def test_trial8_m5_a_cancelled_card_confirmed_later_answers_with_the_menu(service, line_standin):
+    buttons = _card(service, line_standin)
+    reply_messages(service, line_standin, postback_event(buttons["取消"]))
+    messages = reply_messages(service, line_standin, postback_event(buttons["確認送出"]))
+    assert "已經取消" in all_text(messages) and _HELP <= set(_quick_labels(messages))
+    assert service.store.query(REQUESTS) == []
+
+
+def test_trial8_m5_a_superseded_or_unreadable_card_answers_with_the_menu(service, line_standin):
+    old = _card(service, line_standin)
+    _card(service, line_standin, "新需求：水溝蓋破了")
+    messages = reply_messages(service, line_standin, postback_event(old["確認送出"]))
+    assert "取代" in all_text(messages) and _HELP <= set(_quick_labels(messages))
+    tampered = old["確認送出"][:-4] + "AAAA"
+    messages = reply_messages(service, line_standin, postback_event(tampered))
+    assert "沒有送出" in all_text(messages) and _HELP <= set(_quick_labels(messages))
+    assert service.store.query(REQUESTS) == []
+
+
+def test_trial8_m5_a_confirmed_card_keeps_its_receipt_buttons(service, line_standin):
+    buttons = _card(service, line_standin)
+    messages = reply_messages(service, line_standin, postback_event(buttons["確認送出"]))
+    assert _quick_labels(messages) == ["查看原本服務單"]  # negative: the receipt is unchanged
