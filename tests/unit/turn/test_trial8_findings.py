@@ -316,3 +316,37 @@ def test_trial8_m5_a_confirmed_card_keeps_its_receipt_buttons(service, line_stan
     buttons = _card(service, line_standin)
     messages = reply_messages(service, line_standin, postback_event(buttons["確認送出"]))
     assert _quick_labels(messages) == ["查看原本服務單"]  # negative: the receipt is unchanged
+
+
+@pytest.mark.parametrize("purpose, first", [("declined", "留下服務詢問"), ("completed", "留下服務詢問"),
+                                            ("accepted", "查看原本服務單")])
+def test_trial8_m7_a_staff_outcome_tells_the_resident_with_the_menu(purpose, first):
+    from shared.staff.wording import resident_message
+
+    message = resident_message(purpose, "req-20261201-0123456789abcdef").to_dict()
+    labels = [item["action"]["label"] for item in message["quickReply"]["items"]]
+    assert set(labels) == _HELP and labels[0] == first
+    if purpose == "declined":  # the words name what the buttons do, not only 查活動 / 找蔬食
+        assert "留下服務詢問" in message["text"] and "查看原本服務單" in message["text"]
+
+
+@pytest.mark.parametrize("taps, purpose", [([("decline", "A")], "declined"),
+                                           ([("take", "A"), ("done", "A")], "completed")])
+def test_trial8_m7_the_pushed_notice_offers_the_menu(base_env, line_standin, taps, purpose):
+    # the whole path: the resident's card, the staff group's taps (signed bodies), then the relay's push
+    from shared.staff.records import NOTICES, notice_id
+    from shared.staff.relay import StaffRelay
+    from shared.wiring import line_gateway
+    from tests.unit.staff import test_staff_claims as staff
+
+    env = {**base_env, "LOCAL_STAFF_GROUP_ID": staff.GROUP, "LOCAL_STAFF_USER_IDS": ",".join(staff.STAFF.values())}
+    service = webhook_with_memory(env, FixedClock(PINNED))
+    doc_id = staff.confirmed_request(service, line_standin)
+    for op, who in taps:
+        staff.staff_tap(service, line_standin, doc_id, op, who)
+    assert service.store.get(NOTICES, notice_id(doc_id, purpose)) is not None
+    relay = StaffRelay(service.settings, service.store, line_gateway(service.settings), FixedClock(PINNED))
+    assert relay.deliver(notice_id(doc_id, purpose), last=True).http_status == 200
+    [push] = [call for call in line_standin.calls() if call["path"] == "/v2/bot/message/push"
+              and call["body"]["to"] == staff.USER and call["status"] == 200]
+    assert _HELP <= set(_quick_labels(push["body"]["messages"]))
