@@ -104,3 +104,21 @@ def refused_message(reason: str) -> TextMessage:
 def busy_message() -> TextMessage:
     """The store did not answer: the tapper may tap again (a repeat is safe)."""
     return TextMessage(text="抱歉，剛才系統忙碌，不確定有沒有變更成功。請稍後再按一次同一個按鈕，不會重複處理。")
+
+
+def group_help_message(*, resident_word: bool) -> TextMessage:
+    """A recognized word typed in the staff group (新需求, 選單, 說明 …): what staff can do there.
+
+    Args:
+        resident_word: the word is a resident's (新需求：…, 查看原本服務單, 幫我記住 …): say first that those
+            are done by the resident in the one-to-one chat, never here.
+    Source: DESIGN §10; trial 8 finding M9 (新需求 in the staff group got silence).
+    """
+    lead = ("服務詢問和飲食偏好由居民自己在和我的一對一聊天裡送出，這個群組裡不會建立或查詢。\n"
+            if resident_word else "")
+    return TextMessage(text=(
+        f"{lead}這個群組是工作人員處理服務詢問的地方，我只回應卡片上的按鈕：\n"
+        f"・新的服務詢問會以卡片出現，請按「{LABELS['take']}」或「{LABELS['decline']}」。\n"
+        f"・接手後，卡片上有「{LABELS['done']}」和「{LABELS['back']}」。\n"
+        "大家在群組裡的一般聊天，我不會回應。"))
+

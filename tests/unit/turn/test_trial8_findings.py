@@ -350,3 +350,58 @@ def test_trial8_m7_the_pushed_notice_offers_the_menu(base_env, line_standin, tap
     [push] = [call for call in line_standin.calls() if call["path"] == "/v2/bot/message/push"
               and call["body"]["to"] == staff.USER and call["status"] == 200]
     assert _HELP <= set(_quick_labels(push["body"]["messages"]))
+
+
+# -- M9: a recognized word in the staff group gets the group's help, staff chat gets nothing --------
+
+@pytest.fixture
+def staff_service(base_env, pinned):
+    from tests.unit.staff import test_staff_claims as staff
+
+    env = {**base_env, "LOCAL_STAFF_GROUP_ID": staff.GROUP, "LOCAL_STAFF_USER_IDS": ",".join(staff.STAFF.values())}
+    return webhook_with_memory(env, pinned)
+
+
+def _in_staff_group(text: str, who: str = "A") -> dict:
+    from tests.unit.staff import test_staff_claims as staff
+
+    return text_event(text, user_id=staff.STAFF[who], group_id=staff.GROUP)
+
+
+@pytest.mark.parametrize("text, resident", [
+    ("新需求", True),  # the trial's example
+    ("新需求：路燈壞了", True),
+    ("查看原本服務單", True),
+    ("選單", True),
+    ("查活動", True),
+    ("幫我記住全素", True),
+    ("說明", False),
+    ("help", False),
+    ("ＨＥＬＰ", False),
+    ("怎麼用", False),
+])
+def test_trial8_m9_a_recognized_word_in_the_staff_group_gets_the_help(staff_service, line_standin, text, resident):
+    messages = reply_messages(staff_service, line_standin, _in_staff_group(text))
+    words = all_text(messages)
+    assert "我來處理" in words and "無法處理" in words and "一般聊天，我不會回應" in words
+    assert ("一對一聊天" in words) is resident
+    # nothing a resident's word would do happens here: no card, no request, no search, no memory card
+    assert staff_service.store.query("handoff_drafts") == [] and staff_service.store.query(REQUESTS) == []
+    assert staff_service.store.query(AUDIT) == [] and "同意記住" not in words and "確認送出" not in words
+
+
+@pytest.mark.parametrize("text", ["今天誰值班？", "我來處理這件", "路燈那件我去看了", "謝謝大家", "好", "今天新需求好多",
+                                  "說明一下剛剛那件", "有人要吃飯嗎"])
+def test_trial8_m9_staff_talk_in_the_group_gets_no_answer(staff_service, line_standin, text):
+    from tests.conftest import line_body, replies_to, sign
+
+    event = _in_staff_group(text)
+    body = line_body(event)
+    assert staff_service.handle(body.decode(), sign(body)).status == 200
+    assert replies_to(line_standin, event["replyToken"]) == []
+
+
+def test_trial8_m9_other_groups_keep_the_one_to_one_guidance(staff_service, line_standin):
+    other_group = "C" + "2" * 32
+    words = all_text(reply_messages(staff_service, line_standin, text_event("新需求", group_id=other_group)))
+    assert "一對一聊天" in words and "我來處理" not in words
