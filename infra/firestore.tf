@@ -11,7 +11,7 @@ resource "google_firestore_database" "main" {
   depends_on                        = [google_project_service.apis]
 }
 
-# Queries with equality on several fields (shared/handoff/worker.py, shared/handoff/status.py,
+# Queries with equality on several fields (shared/handoff/worker.py, shared/handoff/status.py, shared/turn/follow_up.py,
 # tools/user_data.py). Firestore can merge single-field indexes for these, but a composite index
 # keeps them one index scan as the collections grow.
 locals {
@@ -20,6 +20,7 @@ locals {
     operations_state  = { collection = "handoff_operations", fields = ["tenant_id", "state"] }
     followups_status  = { collection = "handoff_followups", fields = ["tenant_id", "user_id", "status"] }
     audit_by_user     = { collection = "turn_audit", fields = ["tenant_id", "user_hash"] }
+    requests_by_user  = { collection = "handoff_requests", fields = ["tenant_id", "user_id"] }
   }
 
   # Collections whose documents carry `expire_at` (a Timestamp): Firestore deletes each document

@@ -113,6 +113,12 @@ def is_one_to_one_text(text: str) -> bool:
     return text.strip() in ONE_TO_ONE_ENTRIES or any(match(text) is not None for match in ONE_TO_ONE_TEXT)
 
 
+def _resident_word(text: str) -> bool:
+    """True for a word that is a resident's entry (a menu word, 新需求：…, 幫我記住…): recognized in the
+    staff group, where it gets the group's help instead of silence (trial 8 M9)."""
+    return text.strip() in FIXED_ENTRIES or is_one_to_one_text(text)
+
+
 def _in_shared_chat(event) -> bool:
     return getattr(getattr(event, "source", None), "type", None) in SHARED_CHATS
 
@@ -240,6 +246,6 @@ def dispatch_event(ctx: EventContext, event) -> Reply | None:
         StoreError: from a handler; retryable ones make LINE redeliver the event.
     """
     if staff_flow.owns(ctx.settings, event):  # the staff group, and staff buttons wherever tapped
-        return staff_flow.handle_event(ctx, event)
+        return staff_flow.handle_event(ctx, event, resident_word=_resident_word)
     handler = EVENT_HANDLERS.get(type(event))
     return handler(ctx, event) if handler else None

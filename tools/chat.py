@@ -24,7 +24,11 @@ JSON line per input on stdout::
     {"status": 200, "replies": [<recorded reply/push request bodies>],
      "choices": [{"n": 1, "label": "確認送出", "kind": "postback", "data": "..."}]}
 
-(plus ``"error"`` when the input could not be sent). Logs go to stderr.
+(plus ``"error"`` when the input could not be sent). Each chat keeps its own buttons, as in LINE:
+``choices`` and ``{"tap": n}`` are the current chat's (the user's one-to-one chat, or the staff group
+after ``{"staff": …}``); buttons pushed to another chat in the same exchange (the staff group's card,
+another user's notice) are listed apart as ``"other_choices": {"<chat id>": [...]}``, tappable after
+switching to that chat. Logs go to stderr.
 """
 
 from __future__ import annotations
@@ -111,6 +115,9 @@ class Rendered:
 
     lines: list[str] = field(default_factory=list)
     choices: list[Choice] = field(default_factory=list)
+    #: ``ChatSession.present`` only: the buttons sent to other chats (another user, the staff group),
+    #: by chat id, each list numbered from 1 and tappable from that chat.
+    other_choices: dict[str, list[Choice]] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -396,7 +403,8 @@ class ChatSession:
         self.standin_url = standin_url
         self.destination = destination
         self.wait_s = wait_s
-        self.choices: list[Choice] = []
+        self._choices: dict[str, list[Choice]] = {}  # each chat's last buttons (a user id or the group id)
+        self._token_chat: dict[str, str] = {}  # reply token → the chat its event came from
         self._users = {user_id}
         self._reply_tokens: set[str] = set()
         self._last_seq = 0
@@ -420,6 +428,18 @@ class ChatSession:
             raise ValueError("no staff group configured (LOCAL_STAFF_GROUP_ID)")
         self.user_id = user_id
         self.in_staff_group = True
+
+    @property
+    def chat_id(self) -> str:
+        """The chat the session speaks in now: the staff group (after ``act_as_staff``) or the user's
+        one-to-one chat."""
+        return self.staff_group_id if self.in_staff_group and self.staff_group_id else self.user_id
+
+    @property
+    def choices(self) -> list[Choice]:
+        """The buttons a tap acts on: the current chat's last answer that had any (trial 8 F4: not
+        another user's answer, nor the staff group's card while chatting as the resident)."""
+        return self._choices.get(self.chat_id, [])
 
     def poll(self) -> list[dict]:
         """Return new recorded LINE calls addressed to this session (replies to its
@@ -455,6 +475,7 @@ class ChatSession:
         token = event.get("replyToken")
         if token:
             self._reply_tokens.add(token)
+            self._token_chat[token] = self.chat_id
         body = line_events.webhook_body([event], self.destination)
         status, error, elapsed = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
         if status == 503:  # not taken yet (e.g. a cold store connection): LINE redelivers it once here
@@ -483,10 +504,14 @@ class ChatSession:
     def present(self, calls: list[dict], width: int | None = None) -> Rendered:
         """Render delivered messages (with a header per reply/push) and notes on the rest.
 
-        The choices shown become the tappable ones; a batch without choices keeps
-        the previous ones (older buttons stay tappable in LINE too).
+        Each chat keeps its own buttons, as in LINE: a reply belongs to the chat its event came from,
+        a push to the chat it is sent ``to``. The buttons shown for a chat become that chat's tappable
+        ones, numbered from 1; a batch without buttons for a chat keeps its previous ones (older
+        buttons stay tappable in LINE too). ``Rendered.choices`` are the current chat's,
+        ``Rendered.other_choices`` the other chats'.
         """
         out = Rendered()
+        batch: dict[str, list[Choice]] = {}
         for call in calls:
             body = call.get("body") or {}
             if call["path"] == LOADING_PATH:
@@ -497,14 +522,22 @@ class ChatSession:
                 out.lines.append(f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）")
                 continue
             to = body.get("to")
+            chat = to or self._token_chat.get(body.get("replyToken") or "", self.chat_id)
             suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
-                f"（給 {to}）" if to and to != self.user_id else "")
+                f"（給 {to}）" if to and to != self.chat_id else "")
             out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
-            part = render(body.get("messages") or [], width=width, start=len(out.choices) + 1)
+            mine = batch.setdefault(chat, [])
+            part = render(body.get("messages") or [], width=width, start=len(mine) + 1)
             out.lines.extend("  " + line if line else "" for line in part.lines)
-            out.choices.extend(part.choices)
-        if out.choices:
-            self.choices = out.choices
+            mine.extend(part.choices)
+            if part.choices and chat != self.chat_id:
+                where = "/staff" if chat == self.staff_group_id else f"/user {chat}"
+                out.lines.append(f"  （這些按鈕在另一個聊天室：先輸入 {where} 再點）")
+        for chat, choices in batch.items():
+            if choices:
+                self._choices[chat] = choices
+        out.choices = batch.get(self.chat_id, [])
+        out.other_choices = {chat: choices for chat, choices in batch.items() if choices and chat != self.chat_id}
         return out
 
     def event_for(self, choice: Choice) -> dict | None:
@@ -678,10 +711,12 @@ def headless_step(session: ChatSession, request: dict) -> dict:
             ``{"event": {...}}`` (missing common fields are filled in) or
             ``{"user": "U..."}``; optional ``"wait_seconds"``.
     Returns:
-        ``{"status", "replies", "choices"}`` (+ ``"error"``): status is the webhook's
-        HTTP status (None when nothing was sent); replies are the delivered reply/push
-        request bodies; choices are those in these replies (``tap`` uses the latest
-        non-empty list).
+        ``{"status", "replies", "choices"}`` (+ ``"other_choices"``, ``"error"``): status is the
+        webhook's HTTP status (None when nothing was sent); replies are the delivered reply/push
+        request bodies; choices are the buttons of these replies for the current chat (the
+        user's one-to-one chat, or the staff group after ``{"staff"}``): ``tap`` uses that chat's
+        latest non-empty list, never another user's or the group's; other_choices are the buttons
+        sent to other chats in this exchange, by chat id (tappable after switching to it).
     """
     wait_s = request.get("wait_seconds")
     event: dict | None = None
@@ -719,6 +754,8 @@ def headless_step(session: ChatSession, request: dict) -> dict:
     shown = session.present(exchange.calls)
     out: dict[str, Any] = {"status": exchange.status, "replies": [c["body"] for c in exchange.delivered],
                            "choices": [c.to_json() for c in shown.choices]}
+    if shown.other_choices:  # buttons sent to another chat: tappable after {"user"} / {"staff"}
+        out["other_choices"] = {chat: [c.to_json() for c in choices] for chat, choices in shown.other_choices.items()}
     if exchange.error is not None:
         out["error"] = exchange.error
     return out

@@ -43,13 +43,13 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return None
     if not ctx.settings.signing_key:
         log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
-        return Reply([wording.card_refused_message("no_signing_key")])
+        return Reply([with_menu(wording.card_refused_message("no_signing_key"), HELP_CHOICES)])
     try:
         result = drafts.create_draft(ctx.store, ctx.actor, request_text, now=ctx.now, settings=ctx.settings,
                                      source_message_id=ctx.message_id)
     except StoreError as exc:
         log("WARNING", "handoff draft not stored", error=exc.__class__.__name__, user=hash_user(ctx.actor.user_id))
-        return Reply([wording.store_busy_message()])
+        return Reply([with_menu(wording.store_busy_message(), HELP_CHOICES)])
     if result.draft is None:
         log("INFO", "handoff draft refused", status=result.status, user=hash_user(ctx.actor.user_id))
         refused = wording.draft_refused_message(result.status, length=result.length, limit=result.limit)
@@ -113,7 +113,7 @@ def handle_postback(ctx: EventContext, rest: str) -> Reply:
         reference = cards.verify_reference(ctx.settings, ctx.actor, rest)
     except cards.CardRefused as exc:
         log("WARNING", "handoff card refused", reason=exc.reason, user=hash_user(ctx.actor.user_id))
-        return Reply([wording.card_refused_message(exc.reason)])
+        return Reply([with_menu(wording.card_refused_message(exc.reason), HELP_CHOICES)])  # never a dead end
     if reference.op == cards.CANCEL:
         return _cancel(ctx, reference)
     return _confirm(ctx, reference)
@@ -124,7 +124,7 @@ def _cancel(ctx: EventContext, reference: cards.Reference) -> Reply:
         result = drafts.cancel_draft(ctx.store, reference.operation, reference.content_hash, now=ctx.now)
     except StoreError as exc:
         log("WARNING", "handoff cancel not stored", error=exc.__class__.__name__)
-        return Reply([wording.store_busy_cancel_message()])
+        return Reply([with_menu(wording.store_busy_cancel_message(), HELP_CHOICES)])
     return Reply([with_menu(wording.cancel_message(result.status, result.request_id), HELP_CHOICES)])
 
 
@@ -166,7 +166,8 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
             return Reply([])
         return Reply([wording.receipt_message(ctx.settings, result.receipt, variant="repeat")],
                      carries=carried(AnswerCarries.RECEIPT, operation))
-    return Reply([wording.refusal_message(result.status)])
+    # an expired, superseded or cancelled card: the menu, so the resident can go on (trial 8 M5)
+    return Reply([with_menu(wording.refusal_message(result.status), HELP_CHOICES)])
 
 
 def carried(kind: AnswerCarries, operation: records.Operation) -> Carried:

@@ -1,8 +1,11 @@
-"""查看原本服務單: the status of the user's latest handoff request, in honest words.
+"""查看原本服務單: the status of the user's requests, in honest words.
 
-Reads only (the user's own documents, by ``tenant_id`` and ``user_id``). A follow-up record newer
-than the latest request — an operation whose outcome could not be verified — is mentioned too,
-so the user is never left believing nothing happened. Source: DESIGN §4 (human lifecycle; status).
+Reads only (the user's own documents, by ``tenant_id`` and ``user_id``). Every request still open
+(awaiting acceptance or accepted) is listed, newest first, up to OPEN_LISTED_MAX with the count of
+the rest; the latest request is shown too when it is already closed. A follow-up record newer than
+the latest request — an operation whose outcome could not be verified — is mentioned too, so the
+user is never left believing nothing happened. Source: DESIGN §4 (human lifecycle; status); trial 8
+finding M10 (several open requests showed only the latest).
 """
 from __future__ import annotations
 
@@ -11,9 +14,14 @@ from linebot.v3.messaging import TextMessage
 from shared.config import Settings
 from shared.handoff import records, wording
 from shared.identity import Actor
+from shared.staff.records import OPEN_STATES
 from shared.store import DocumentStore
 
 _TEXT_EXCERPT_CHARS = 60
+#: The most open requests one status answer lists in full (the rest are counted).
+OPEN_LISTED_MAX = 3
+#: The most request ids named for the open requests past OPEN_LISTED_MAX.
+_EARLIER_IDS_MAX = 5
 
 
 def latest_request(store: DocumentStore, actor: Actor) -> dict | None:
@@ -40,21 +48,52 @@ def latest_followup(store: DocumentStore, actor: Actor) -> dict | None:
     return max(found, key=lambda doc: doc.get("created_at") or "", default=None)
 
 
+def open_requests(store: DocumentStore, actor: Actor) -> list[dict]:
+    """The actor's requests still open (``awaiting_acceptance`` / ``accepted``), newest first.
+
+    One equality query on (tenant_id, user_id) (the ``requests_by_user`` index, infra/firestore.tf);
+    a resident's requests are few (``LOCAL_DAILY_REQUEST_CAP`` a day).
+
+    Raises:
+        StoreUnavailable: the store could not be read.
+    """
+    found = store.query(records.REQUESTS, where={"tenant_id": actor.tenant_id, "user_id": actor.user_id})
+    return sorted((doc for doc in found if doc.get("human_state") in OPEN_STATES),
+                  key=lambda doc: (doc.get("created_at") or "", doc.get("request_id") or ""), reverse=True)
+
+
+def _request_lines(settings: Settings, request: dict) -> list[str]:
+    text = request.get("text") or ""
+    excerpt = text if len(text) <= _TEXT_EXCERPT_CHARS else text[:_TEXT_EXCERPT_CHARS] + "…"
+    return [f"單號：{request['request_id']}", f"登記時間：{wording.local_time(settings, request['created_at'])}",
+            f"內容：{excerpt}", f"目前狀態：{wording.human_state_words(request.get('human_state'))}。"]
+
+
 def status_message(settings: Settings, store: DocumentStore, actor: Actor) -> TextMessage:
-    """The answer to 查看原本服務單.
+    """The answer to 查看原本服務單: each open request (up to OPEN_LISTED_MAX, the rest counted), and
+    the latest request when it is closed.
 
     Raises:
         StoreUnavailable: the caller answers "try later".
     """
     request = latest_request(store, actor)
     followup = latest_followup(store, actor)
+    still_open = open_requests(store, actor)
     lines: list[str] = []
-    if request is not None:
-        text = request.get("text") or ""
-        excerpt = text if len(text) <= _TEXT_EXCERPT_CHARS else text[:_TEXT_EXCERPT_CHARS] + "…"
-        lines += ["你最近一筆服務詢問：", f"單號：{request['request_id']}",
-                  f"登記時間：{wording.local_time(settings, request['created_at'])}",
-                  f"內容：{excerpt}", f"目前狀態：{wording.human_state_words(request.get('human_state'))}。"]
+    if request is not None and all(doc["request_id"] != request["request_id"] for doc in still_open):
+        lines += ["你最近一筆服務詢問：", *_request_lines(settings, request)]  # closed (or not listed yet)
+    if len(still_open) == 1 and not lines:
+        lines += ["你最近一筆服務詢問：", *_request_lines(settings, still_open[0])]
+    elif still_open:
+        lines.append(("另外，" if lines else "") + f"你有 {len(still_open)} 筆服務詢問還沒結束"
+                     + (f"，先列最近的 {OPEN_LISTED_MAX} 筆：" if len(still_open) > OPEN_LISTED_MAX else "："))
+        for number, doc in enumerate(still_open[:OPEN_LISTED_MAX], start=1):
+            first, *rest = _request_lines(settings, doc)
+            lines += [f"{number}. {first}", *rest]
+        if len(still_open) > OPEN_LISTED_MAX:
+            earlier = [doc["request_id"] for doc in still_open[OPEN_LISTED_MAX:]]
+            named = "、".join(earlier[:_EARLIER_IDS_MAX]) + ("等" if len(earlier) > _EARLIER_IDS_MAX else "")
+            lines.append(f"較早的 {len(earlier)} 筆也還沒結束（單號：{named}）。")
     if followup is not None and (request is None or followup["created_at"] > request["created_at"]):
         lines.append("另外，有一筆送出後無法自動查證是否登記的詢問，已留下紀錄請工作人員人工確認。")
     if not lines:

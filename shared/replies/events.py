@@ -141,7 +141,7 @@ def keyword_words(keyword: str) -> str:
     return keyword.replace("|", "」或「")
 
 
-def _scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> str:
+def scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> str:
     """「彰化市，2026/12/5（六）～2026/12/6（日）」; two dates apart (``date_spans``, the engine's
     ``both:`` reading: 明天或週六) are named apart: 「田尾鄉，2026/12/2（三）、2026/12/5（六）」, never
     the range between them (which was searched only to cover both; trial 7, F10)."""
@@ -154,7 +154,7 @@ def _scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> 
 
 def _alt_text(result: dict[str, Any], titles: list[str]) -> str:
     prefix = "示範活動" if result["demo"] else "活動"
-    text = f"{prefix} {result['total']} 筆：{'、'.join(titles)}（{_scope_words(result['query'], result.get('date_spans'))}）"
+    text = f"{prefix} {result['total']} 筆：{'、'.join(titles)}（{scope_words(result['query'], result.get('date_spans'))}）"
     return limits.fit(text, limits.ALT_TEXT)
 
 
@@ -200,7 +200,7 @@ def _render_needs_area(result: dict[str, Any], vague: bool = False) -> list[Mess
 def _render_no_match(result: dict[str, Any]) -> list[Message]:
     query = result["query"]
     source = "示範資料" if result["demo"] else "活動資料"
-    lines = [f"{source}裡沒有找到符合「{_scope_words(query, result.get('date_spans'))}」的活動。"]
+    lines = [f"{source}裡沒有找到符合「{scope_words(query, result.get('date_spans'))}」的活動。"]
     items: list[QuickReplyItem] = []
     if query["area"] and query["area"] not in result.get("area_choices", []):
         lines.append(f"這份資料目前沒有{query['area']}的活動。")  # no 不限日期 there: it would find nothing either

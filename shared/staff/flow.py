@@ -2,7 +2,9 @@
 
 ``owns(settings, event)`` is checked before any resident routing: every event from the staff group,
 and every postback whose data starts with ``staff:`` wherever it comes from, is handled here and
-nowhere else (a staff member's text in the group never becomes a resident's turn or request).
+nowhere else (a staff member's text in the group never becomes a resident's turn or request). A
+recognized word typed there (a resident's entry, or 說明 / help) gets the group's help; other text,
+staff talking among themselves, gets no answer (trial 8 M9).
 
 A staff button is acted on only when, in order: the event comes from ``LOCAL_STAFF_GROUP_ID``, its
 user is allowed (``LOCAL_STAFF_USER_IDS``), and the card's signature holds for this group. Anything
@@ -14,13 +16,16 @@ Source: DESIGN §10, §2 (identity from the verified source only); issue 11 (Bui
 """
 from __future__ import annotations
 
-from linebot.v3.webhooks import PostbackEvent
+from collections.abc import Callable
+
+from linebot.v3.webhooks import MessageEvent, PostbackEvent, TextMessageContent
 
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
 from shared.staff import access, cards, records, relay, transitions, wording
 from shared.store import StoreError
+from shared.turn.text import reading_form
 
 
 def owns(settings: Settings, event: object) -> bool:
@@ -33,11 +38,35 @@ def owns(settings: Settings, event: object) -> bool:
     return False
 
 
-def handle_event(ctx: EventContext, event: object) -> Reply | None:
-    """One staff-side event. Group messages and other kinds get no answer; postbacks are staff buttons."""
-    if not isinstance(event, PostbackEvent):
-        return None  # the staff group is a place for people to talk: LOCAL answers only its buttons
-    return handle_postback(ctx, event.source, event.postback.data or "")
+#: Words staff may type to ask what LOCAL does in the group (compared whole, in reading form).
+STAFF_HELP_WORDS = frozenset({"說明", "使用說明", "幫助", "求助", "指令", "功能", "怎麼用", "help", "menu", "?", "？"})
+
+
+def handle_event(ctx: EventContext, event: object, *,
+                 resident_word: Callable[[str], bool] = lambda text: False) -> Reply | None:
+    """One staff-side event: postbacks are staff buttons; a text message whose whole text is a
+    recognized word gets the group's help (``wording.group_help_message``); any other message, and
+    other kinds, get no answer: the staff group is a place for people to talk.
+
+    Args:
+        ctx: the verified event.
+        event: a line-bot-sdk v3 webhook event that ``owns`` accepted.
+        resident_word: True for a resident's word (a menu entry, 新需求：…, 幫我記住…; given by
+            shared.routing, which knows them), answered with the help and where that is done.
+    Source: DESIGN §10; trial 8 finding M9.
+    """
+    if isinstance(event, PostbackEvent):
+        return handle_postback(ctx, event.source, event.postback.data or "")
+    message = getattr(event, "message", None)
+    if not isinstance(event, MessageEvent) or not isinstance(message, TextMessageContent):
+        return None
+    text = message.text or ""
+    said = reading_form(text).strip()
+    resident = resident_word(text)
+    if not resident and said not in STAFF_HELP_WORDS:
+        return None  # staff talking among themselves
+    log("INFO", "staff group help", resident_word=resident, user=hash_user(access.source_fields(event.source)[2]))
+    return Reply([wording.group_help_message(resident_word=resident)])
 
 
 def handle_postback(ctx: EventContext, source: object, data: str) -> Reply:

@@ -1,7 +1,7 @@
 """What the resident and the staff read about staff actions (zh-TW, short lines).
 
 The resident is told each outcome once, in plain words, without promising an outcome or a time
-(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined (with the menu). Staff are told
+(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined, each with the help menu (trial 8 M7). Staff are told
 who holds a request by a short label, never by a resident's id. Source: DESIGN §10; issue 11 (Build 4).
 """
 from __future__ import annotations
@@ -11,16 +11,13 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 from shared.handoff.wording import STATUS_ENTRY
 from shared.staff import access, records
 from shared.staff.cards import LABELS
-from shared.turn.menu import MENU_CHOICES
+from shared.turn.menu import HELP_CHOICES, MENU_CHOICES
 
 
-def _status_quick_reply() -> QuickReply:
-    return QuickReply(items=[QuickReplyItem(action=MessageAction(label=STATUS_ENTRY, text=STATUS_ENTRY))])
-
-
-def _menu_quick_reply() -> QuickReply:
+def _menu_quick_reply(*first: str) -> QuickReply:
+    """``first``, then the help menu (查活動, 查蔬食, 留下服務詢問, 查看原本服務單): a notice never ends the chat."""
     return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label))
-                             for label in MENU_CHOICES])
+                             for label in dict.fromkeys(first + HELP_CHOICES)])
 
 
 def resident_message(purpose: str, request_id: str | None) -> TextMessage:
@@ -32,14 +29,16 @@ def resident_message(purpose: str, request_id: str | None) -> TextMessage:
     number = f"（單號：{request_id}）" if request_id else ""
     if purpose == records.ACCEPTED:
         return TextMessage(text=(f"已有專人接手你的服務詢問{number}。\n"
-                                 f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_status_quick_reply())
+                                 f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_menu_quick_reply(STATUS_ENTRY))
     if purpose == records.COMPLETED:
         return TextMessage(text=(f"工作人員已將你的服務詢問{number}標示為處理結束。\n"
-                                 "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply())
+                                 "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply(MENU_CHOICES[2]))
     if purpose == records.DECLINED:
+        # trial 8 M7: the words named only 查活動 and 找蔬食; the resident may want the request or a new one
         return TextMessage(text=(f"很抱歉，工作人員這次無法處理你的服務詢問{number}。\n"
-                                 "你可以從下面的選單查活動、找蔬食，或之後再留下新的服務詢問。"),
-                           quick_reply=_menu_quick_reply())
+                                 f"可以點下面的選項：「{MENU_CHOICES[2]}」再留一筆、「{STATUS_ENTRY}」看你的服務單，"
+                                 "或查活動、查蔬食。"),
+                           quick_reply=_menu_quick_reply(MENU_CHOICES[2], STATUS_ENTRY))
     raise KeyError(purpose)
 
 
@@ -105,3 +104,21 @@ def refused_message(reason: str) -> TextMessage:
 def busy_message() -> TextMessage:
     """The store did not answer: the tapper may tap again (a repeat is safe)."""
     return TextMessage(text="抱歉，剛才系統忙碌，不確定有沒有變更成功。請稍後再按一次同一個按鈕，不會重複處理。")
+
+
+def group_help_message(*, resident_word: bool) -> TextMessage:
+    """A recognized word typed in the staff group (新需求, 選單, 說明 …): what staff can do there.
+
+    Args:
+        resident_word: the word is a resident's (新需求：…, 查看原本服務單, 幫我記住 …): say first that those
+            are done by the resident in the one-to-one chat, never here.
+    Source: DESIGN §10; trial 8 finding M9 (新需求 in the staff group got silence).
+    """
+    lead = ("服務詢問和飲食偏好由居民自己在和我的一對一聊天裡送出，這個群組裡不會建立或查詢。\n"
+            if resident_word else "")
+    return TextMessage(text=(
+        f"{lead}這個群組是工作人員處理服務詢問的地方，我只回應卡片上的按鈕：\n"
+        f"・新的服務詢問會以卡片出現，請按「{LABELS['take']}」或「{LABELS['decline']}」。\n"
+        f"・接手後，卡片上有「{LABELS['done']}」和「{LABELS['back']}」。\n"
+        "大家在群組裡的一般聊天，我不會回應。"))
+

@@ -19,10 +19,10 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
-from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
@@ -31,13 +31,20 @@ from shared.diets import UNRECORDED_DIETS, diet_label
 from shared.events.search import InvalidDateRange, parse_date_range, search_local_events
 from shared.events.snapshots import load_current_snapshot
 from shared.handoff import flow as handoff_flow
+from shared.line import limits
 from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
-from shared.replies.events import render_events
-from shared.replies.next_steps import asked_first, carried_query, events_next_steps, places_next_steps
+from shared.replies.events import render_events, scope_words
+from shared.replies.next_steps import (
+    ALL_TOWNSHIPS_DATA,
+    asked_first,
+    carried_query,
+    events_next_steps,
+    places_next_steps,
+)
 from shared.replies.places import render_places
 from shared.store import StoreError
 from shared.turn import menu
@@ -45,9 +52,10 @@ from shared.turn.audit import record_turn
 from shared.turn.dates import UnreadableDate, resolve_date_value
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
+from shared.turn.follow_up import previous_search
 from shared.turn.limits import limits_with_details, model_help_reply
 from shared.turn.menu import help_reply
-from shared.turn.router import Proposal, event_titles, route
+from shared.turn.router import Proposal, event_titles, route, second_ask
 
 #: The vague word that stands for "no township given" when a picker is wanted.
 _NO_TOWNSHIP = "附近"
@@ -83,9 +91,17 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if "not_saved" in proposal.notes else menu.ack_reply(),
-    "ask_search_kind": lambda ctx, proposal: menu.ask_search_kind_reply(proposal.args["area"],
-                                                                        no_data="no_data" in proposal.notes),
+    "ask_search_kind": lambda ctx, proposal: _ask_search_kind(ctx, proposal),
 }
+
+
+def _ask_search_kind(ctx: EventContext, proposal: Proposal) -> Reply:
+    """那彰化市呢 → events or shops? The buttons keep the last search's conditions (trial 8 M1)."""
+    previous = previous_search(ctx)
+    return menu.ask_search_kind_reply(
+        proposal.args["area"], no_data="no_data" in proposal.notes,
+        diet=previous.dietary_type if previous else None,
+        date=previous.date if previous else None, keyword=previous.keyword if previous else None)
 
 
 def run_text_turn(ctx: EventContext, text: str) -> Reply:
@@ -343,9 +359,88 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
     return None
 
 
+@dataclass(frozen=True)
+class SecondAsk:
+    """Another ask of the same kind as the one searched (a ``second_events`` / ``second_places`` note).
+
+    Attributes:
+        words: its conditions as the reply names them (「彰化縣各鄉鎮，2026/12/5（六）～2026/12/7（一），
+            關鍵字「市集」」; 「鹿港鎮的蛋奶素店家」).
+        action: the button that searches it, with those conditions (label ≤ 20 UTF-16 units).
+    """
+
+    words: str
+    action: PostbackAction | MessageAction
+
+
+def _today_of(result: dict[str, Any] | None) -> date:
+    """The turn's Asia/Taipei day, as the events search read it (its result's ``today``)."""
+    today = (result or {}).get("today")
+    if not today:
+        raise UnreadableDate("no day to read the date against")
+    return date.fromisoformat(today)
+
+
+def _short_area(area: str | None) -> str:
+    """員林市 → 員林, 二林鎮 → 二林 (not 鄉鎮 words of two characters); None → 全彰化."""
+    return "全彰化" if not area else (area[:-1] if len(area) > 2 else area)
+
+
+def _second_asks(proposal: Proposal, result: dict[str, Any] | None) -> list[SecondAsk]:
+    """The other asks of the proposal's kind (shared.turn.router._same_kind_asks), each named and offered
+    as a button; an ask whose date cannot be resolved is left out. Source: trial 8 finding F3."""
+    asks = []
+    for note in proposal.notes:
+        read = second_ask(note)
+        if read is None:
+            continue
+        kind, said = read
+        area = said.get("area")
+        if kind == "events":
+            date_range, short_date = None, ""
+            if said.get("date"):
+                try:
+                    start, end = resolve_date_value(said["date"], _today_of(result))
+                except UnreadableDate:
+                    continue
+                date_range = f"{start.isoformat()}/{end.isoformat()}"
+                last = end - timedelta(days=1)
+                short_date = f"{start.month}/{start.day}" + (f"～{last.month}/{last.day}" if last != start else "")
+            keyword = said.get("keyword")
+            words = scope_words({"area": area, "date": date_range, "keyword": keyword})
+            label = limits.fit(short_date + _short_area(area) + (keyword.replace("|", "或").replace(" ", "")
+                                                               if keyword else "活動"), limits.ACTION_LABEL)
+            data = (f"events:area={area}" if area else ALL_TOWNSHIPS_DATA) + carried_query(date_range, keyword)
+            asks.append(SecondAsk(words, checked_postback(label, data, limits.fit(f"查{words}的活動",
+                                                                                   limits.DISPLAY_TEXT))))
+        else:
+            diet = said.get("diet")
+            what = f"{diet_label(diet)}店家" if diet else "蔬食店家"
+            label = limits.fit(_short_area(area) + what if area else what, limits.ACTION_LABEL)
+            action: PostbackAction | MessageAction = (area_postback("places", area, diet=diet, label=label) if area
+                                                      else MessageAction(label=label, text=what))
+            asks.append(SecondAsk(f"{area}的{what}" if area else what, action))
+    return asks
+
+
+def _first_ask_words(proposal: Proposal, result: dict[str, Any] | None) -> str:
+    """The ask the reply answered, in words, beside another ask of its kind (see _second_asks)."""
+    query = (result or {}).get("query") or {}
+    if proposal.tool == "search_local_events" and query:
+        return scope_words(query, (result or {}).get("date_spans")) + "的活動"
+    what = f"{diet_label(query.get('dietary_type') or proposal.args.get('dietary_type'))}店家"
+    if proposal.tool == "search_local_places" and query.get("area"):
+        return f"{query['area']}的{what}"
+    return f"{what}（請先選鄉鎮）" if proposal.args.get("kind") != "events" else "活動（請先選鄉鎮）"
+
+
 def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, townships not searched."""
     lines = menu.limit_lines([note for note in proposal.notes if ":" not in note])
+    seconds = _second_asks(proposal, result)
+    if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
+        lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")
+        lines += [f"另一件：{ask.words}，請點下方的「{ask.action.label}」。" for ask in seconds]
     for note in proposal.notes:
         kind, _, value = note.partition(":")
         if kind == "other_areas" and value:
@@ -437,10 +532,11 @@ def _diet_said_beside_shop(proposal: Proposal) -> str | None:
     return next((note.partition(":")[2] for note in proposal.notes if note.startswith("diet_check:")), None)
 
 
-def _second_ask_items(proposal: Proposal) -> list[QuickReplyItem]:
-    """Buttons for what the message also asked but the reply did not search: another named shop,
-    the shop search beside an events question, the events search beside a shop question."""
-    items = []
+def _second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[QuickReplyItem]:
+    """Buttons for what the message also asked but the reply did not search: another ask of the same
+    kind, another named shop, the shop search beside an events question, the events search beside a
+    shop question."""
+    items = [QuickReplyItem(action=ask.action) for ask in _second_asks(proposal, result)]
     for note in proposal.notes:
         kind, _, value = note.partition(":")
         if kind == "other_places" and value:
@@ -719,7 +815,7 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
                                                 offer_memory=offer_memory and "diet_of_other" not in proposal.notes
                                                 and "not_saved" not in proposal.notes,
                                                 said=unrecorded))
-    _put_first(messages, _second_ask_items(proposal))
+    _put_first(messages, _second_ask_items(proposal, result))
     lines = _note_lines(proposal, result)
     if diet is not None and status in ("ok", "no_match"):
         note = origin_note(diet, snapshot, _unrecorded_diet(proposal))

@@ -4,7 +4,9 @@ from __future__ import annotations
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.context import EventContext, Reply
+from shared.diets import diet_label
 from shared.replies.area_picker import area_postback
+from shared.replies.events import scope_words
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
 #: The help's choices: the menu, and the status of the user's request (issue 9 item 9).
@@ -271,19 +273,36 @@ def unreadable_date_reply(choices: QuickReply | None = None) -> Reply:
         quick_reply=choices or _menu_quick_reply(HELP_CHOICES))])
 
 
-def ask_search_kind_reply(township: str, *, no_data: bool = False) -> Reply:
+def ask_search_kind_reply(township: str, *, no_data: bool = False, diet: str | None = None,
+                          date: str | None = None, keyword: str | None = None) -> Reply:
     """那鹿港呢 → ask whether events or shops are meant (the offline router keeps no conversation state).
 
     Args:
         township: a full township name.
         no_data: the message asked about something LOCAL has no data on (鹿港天后宮幾點開): say so first.
+        diet: the diet said in the resident's last shop search (shared.turn.follow_up), kept on the
+            店家 button; a 不限素別 button is offered beside it.
+        date: the range ("YYYY-MM-DD" or "start/end") of the last events search, kept on the 活動 button.
+        keyword: the topic terms of the last events search, kept on the 活動 button.
     Returns:
-        One text with two postback quick replies (``events:area=…`` / ``places:area=…``).
+        One text with postback quick replies (``events:area=…[&date=…][&keyword=…]`` /
+        ``places:area=…[&diet=…]``), saying which earlier conditions the buttons keep.
+    Source: trial 8 finding M1 (a follow-up keeps the previous search's diet).
     """
     lead = LIMIT_WORDS["no_data"] + "\n" if no_data else ""
-    return Reply([TextMessage(
-        text=f"{lead}想查{township}的活動，還是蔬食店家？請點一個：",
-        quick_reply=QuickReply(items=[
-            QuickReplyItem(action=area_postback("events", township, label=f"{township}的活動")),
-            QuickReplyItem(action=area_postback("places", township, label=f"{township}的店家")),
-        ]))])
+    kept = []
+    if date or keyword:
+        kept.append("活動接著用你剛才問的條件：" + scope_words({"area": None, "date": date, "keyword": keyword})
+                    .removeprefix("彰化縣各鄉鎮，").removeprefix("今天起所有日期，"))
+    if diet:
+        kept.append(f"店家接著用你剛才說的條件：{diet_label(diet)}；想不限素別，請點「{township}不限素別」。")
+    shops = f"{diet_label(diet)}店家" if diet else "蔬食店家"
+    items = [QuickReplyItem(action=area_postback("events", township, label=f"{township}的活動", date=date,
+                                                 keyword=keyword)),
+             QuickReplyItem(action=area_postback("places", township, diet=diet,
+                                                 label=f"{township}的{shops if diet else '店家'}"))]
+    if diet:
+        items.append(QuickReplyItem(action=area_postback("places", township, diet="any", label=f"{township}不限素別")))
+    return Reply([TextMessage(text=f"{lead}想查{township}的活動，還是{shops}？請點一個：" +
+                              "".join(f"\n（{line}）" for line in kept),
+                              quick_reply=QuickReply(items=items))])

@@ -33,7 +33,10 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
 6. an events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店) → the first
    ask is searched on its own words, the second is a note (``also_places:<township>/<type>`` or
    ``also_events:<township>/<date>``) the reply offers as a button: it never filters the first; two questions
-   with only a space between (员林有没有纯素的店 周末有活动吗) are two asks too (trial 5 finding 6);
+   with only a space between (员林有没有纯素的店 周末有活动吗) are two asks too (trial 5 finding 6); two asks of
+   one kind, each with conditions of its own (聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集), are never merged:
+   the first is searched, each later one is the note ``second_events:<query>`` / ``second_places:<query>``
+   the reply names and offers as a button (trial 8 F3);
 7. an event word, an event topic, kind or title word (市集, 長輩, 講座, 音樂表演, 展覽, 老街散步) or a date without a diet or
    place word → ``search_local_events`` (keyword = the topics, AND; two joined by 跟 / 或 are either: ``市集|親子``;
    an unread date → ``unreadable``);
@@ -43,7 +46,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    as well; never a shop hours question, an unknown subject or a township typo beside a real township (trial 7 F1);
 8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
-   A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? no state is kept);
+   A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? the router keeps no state;
+   the engine's buttons keep the conditions of the resident's last search: shared.turn.follow_up, trial 8 M1);
 10. asking for a person without the 新需求 form (我想留言給你們, 我要找人幫忙) → ``handoff_info``; thanks or
    a greeting inside other words → ``thanks`` / ``greeting``; anything else → ``show_local_help``.
 Notes carry what the reply must also say: a limit asked beside a search (``no_booking``,
@@ -723,11 +727,11 @@ def _route(text: str) -> Proposal:
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
     split = _two_asks(t, townships)
     if split is not None:
-        first_text, kind, second = split
+        first_text, kind, seconds = split
         proposal = _search(first_text, side)
         if proposal.tool in ("search_local_events", "search_local_places", "needs_area") and \
                 (proposal.tool != "needs_area" or proposal.args.get("kind", "places") == kind):
-            return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + (second,))
+            return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + seconds)
     return _search(t, side)
 
 
@@ -1005,14 +1009,16 @@ _ASKS = re.compile(r"有|嗎|呢|哪|什麼|啥|推薦|幾點|[?？]")
 _SHOP_ASK = re.compile(r"店|餐廳|小吃|料理|便當|吃(?:什麼|飯|的)|推薦.{0,4}吃")
 
 
-def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
-    """An events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店).
+def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
+    """An events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店), or two asks
+    of one kind with their own conditions (_same_kind_asks).
 
     Returns:
-        (text of the first ask, its kind ``events`` / ``places``, the note for the second ask:
-        ``also_places:<township>/<diet>`` or ``also_events:<township>/<date value>``), or None when
-        the message holds one kind of ask. The second ask never becomes a filter of the first
-        (no 蔬食 keyword on the events); the reply offers it as a button. Source: trial 1 finding 5.
+        (text of the first ask, its kind ``events`` / ``places``, the notes for the other asks:
+        ``also_places:<township>/<diet>`` or ``also_events:<township>/<date value>``; or
+        ``second_events:<query>`` / ``second_places:<query>``), or None when the message holds one ask.
+        The second ask never becomes a filter of the first (no 蔬食 keyword on the events); the reply
+        offers it as a button. Source: trial 1 finding 5.
     """
     clauses = [clause for clause in _ASK_BREAK.split(t) if clause and clause.strip()]
     if len(clauses) < 2:
@@ -1034,7 +1040,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
         else:
             kinds.append(None)
     if "events" not in kinds or "places" not in kinds:
-        return None
+        return _same_kind_asks(clauses, kinds)
     first = next(kind for kind in kinds if kind)
     mine = " ".join(clause for clause, kind in zip(clauses, kinds) if kind in (first, None))
     theirs = " ".join(clause for clause, kind in zip(clauses, kinds) if kind not in (first, None))
@@ -1048,8 +1054,94 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, str] | None:
     if first == "events":
         diet, unrecorded = read_diet(theirs)
         keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
-        return mine, first, f"also_places:{their_area}/{diet if keep else ''}"
-    return mine, first, f"also_events:{their_area}/{read_date(theirs) or ''}"
+        return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
+    return mine, first, (f"also_events:{their_area}/{read_date(theirs) or ''}",)
+
+
+#: The conditions an ask of each kind sets, by the name its search (and its postback) uses.
+_ASK_CONDITIONS = {"events": ("area", "date", "keyword"), "places": ("area", "dietary_type")}
+#: An area said as the whole county (全彰化): a condition of its own, unlike an area left unsaid.
+_ALL_AREAS = "*"
+#: The most asks of one kind offered as buttons beside the one searched.
+SECOND_ASKS_MAX = 2
+
+
+def second_ask(note: str) -> tuple[str, dict[str, str]] | None:
+    """A ``second_events:`` / ``second_places:`` note → (kind, {condition: value}); None for other notes."""
+    kind, _, query = note.partition(":")
+    if kind not in ("second_events", "second_places"):
+        return None
+    pairs = (pair.partition("=") for pair in query.split("&") if pair)
+    return kind.removeprefix("second_"), {name: value for name, _, value in pairs if value}
+
+
+def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, str] | None:
+    """The conditions one ask sets on its own (``area`` ``*`` for 全彰化), or None when its words are no
+    plain search of that kind (a limit, an unreadable date; a township picker unless ``picker``)."""
+    proposal = _search(text, ())
+    searched = proposal.tool == f"search_local_{kind}" or (
+        picker and proposal.tool == "needs_area" and proposal.args.get("kind", "places") == kind)
+    if not searched or proposal.args.get("date") == "unreadable":
+        return None
+    said = {name: str(proposal.args[name]) for name in _ASK_CONDITIONS[kind] if proposal.args.get(name)}
+    if kind == "places" and said.get("dietary_type") == "any":
+        said.pop("dietary_type")
+    if not said.get("area") and (COUNTY in text or _WHOLE_COUNTY.search(text)):
+        said["area"] = _ALL_AREAS
+    return said
+
+
+def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, str, tuple[str, ...]] | None:
+    """Two asks of one kind, each with conditions of its own (聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集;
+    員林有全素的店嗎？還有鹿港的蛋奶素): the first is searched on its own words, each later one is the note
+    ``second_events:<query>`` / ``second_places:<query>`` (``area=…&date=…&keyword=…`` /
+    ``area=…&diet=…``, the router's own values, read back by ``second_ask``; no ``area``: every
+    township), offered as a button. Their conditions
+    are never merged: a condition a later ask leaves open is the first's (還有鹿港的呢 keeps the date);
+    one the first leaves open is not filled from a later one.
+
+    Returns:
+        (text of the first ask, its kind, the notes), or None when the message is one ask: a later clause
+        that only adds a condition (週六有活動嗎？有親子的嗎) or only names another township (聖誕節員林有
+        活動嗎？還有鹿港的呢: ``other_areas``, whose button keeps the date and topic) refines the first.
+    Source: trial 8 finding F3.
+    """
+    groups: list[tuple[str, list[str]]] = []  # (kind, clauses): an ask with the clauses that follow it
+    for clause, kind in zip(clauses, kinds):
+        if kind and (not groups or groups[-1][0]):
+            groups.append((kind, [clause]))
+        elif groups:
+            groups[-1][1].append(clause)
+            groups[-1] = (groups[-1][0] or kind or "", groups[-1][1])
+        else:
+            groups.append((kind or "", [clause]))
+    asks = [(kind, " ".join(words)) for kind, words in groups if kind]
+    if len(asks) < 2 or len({kind for kind, _ in asks}) != 1:
+        return None
+    kind = asks[0][0]
+    first = _ask_conditions(asks[0][1], kind, picker=True)  # 有全素的店嗎？還有鹿港的蛋奶素: the picker first
+    if first is None:
+        return None
+    mine, notes = [asks[0][1]], list[str]()
+    for _, text in asks[1:]:
+        later = _ask_conditions(text, kind)
+        if later is None:
+            mine.append(text)
+            continue
+        differ = {name for name in later if name in first and later[name] != first[name]}
+        adds = {name for name in later if name not in first}
+        if not differ or (differ == {"area"} and not adds and _ALL_AREAS not in (first["area"], later["area"])):
+            mine.append(text)  # a refinement, or another township (other_areas keeps the rest)
+            continue
+        if len(notes) == SECOND_ASKS_MAX:
+            continue
+        asked = {**first, **later}
+        query = {("diet" if name == "dietary_type" else name): asked[name] for name in _ASK_CONDITIONS[kind]
+                 if asked.get(name) and asked[name] != _ALL_AREAS}
+        notes.append(f"second_{kind}:" + "&".join(f"{name}={value}" for name, value in query.items()))
+    if not notes:
+        return None
+    return " ".join(mine), kind, tuple(notes)
 
 
 #: Someone who asks, not what is asked about (阿嬤想問…, 我媽要我問…): never an event topic.

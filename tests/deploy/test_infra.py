@@ -280,7 +280,8 @@ def test_infra_firestore_is_native_with_indexes_for_the_equality_queries():
     indexes = locals_()["composite_indexes"]
     # The queries of the product path (shared/handoff/worker.py, shared/handoff/status.py).
     needed = {("handoff_operations", ("tenant_id", "notice_state")), ("handoff_operations", ("tenant_id", "state")),
-              ("handoff_followups", ("tenant_id", "user_id", "status"))}
+              ("handoff_followups", ("tenant_id", "user_id", "status")), ("handoff_requests", ("tenant_id", "user_id")),
+              ("turn_audit", ("tenant_id", "user_hash"))}
     declared = {(ix["collection"], tuple(ix["fields"])) for ix in indexes.values()}
     assert needed <= declared
 

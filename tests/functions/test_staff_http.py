@@ -220,11 +220,13 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     assert request_doc(store_url, request_id) == before
     assert store_docs(store_url, "staff_audit") == []
 
-    # A staff member's text in the staff group is never a resident's turn: no card, no draft.
+    # A staff member's text in the staff group is never a resident's turn: no card, no draft; a
+    # recognized word gets the group's help (trial 8 M9), never the resident's confirmation card.
     said = text_event("新需求：幫我測試一下", user_id=STAFF_A, group_id=GROUP)
     drafts_before = len(store_docs(store_url, "handoff_drafts"))
     assert post(webhook.url, line_body(said)).status_code == 200
-    assert reply_text(line_standin, said["replyToken"], wait_seconds=0) == ""
+    helped = reply_text(line_standin, said["replyToken"])
+    assert "一對一聊天" in helped and "我來處理" in helped and "確認送出" not in helped
     assert len(store_docs(store_url, "handoff_drafts")) == drafts_before
     wait_for(lambda: notices_settled(store_url), 20, "the queue to settle")
     assert resident_pushes(line_standin) == []

@@ -15,6 +15,7 @@ from linebot.v3.messaging import (
     Configuration,
     MessagingApi,
     PostbackAction,
+    PushMessageRequest,
     QuickReply,
     QuickReplyItem,
     ReplyMessageRequest,
@@ -140,9 +141,11 @@ def test_wrap_text_cjk_lines_stay_within_width():
 
 
 class _EchoWebhook:
-    """A stand-in bot: verifies the signature with the SDK and replies through the LINE stand-in."""
+    """A stand-in bot: verifies the signature with the SDK and replies through the LINE stand-in;
+    with ``group``, a text also pushes a card with a 「我來處理」 button to that group (as LOCAL's
+    staff card), and a postback's reply says which chat it came from."""
 
-    def __init__(self, standin: LineStandin) -> None:
+    def __init__(self, standin: LineStandin, group: str | None = None) -> None:
         api = MessagingApi(ApiClient(Configuration(host=standin.url, access_token=TOKEN)))
         parser = WebhookParser(SECRET)
 
@@ -158,8 +161,13 @@ class _EchoWebhook:
                     if isinstance(event, MessageEvent):
                         quick = QuickReply(items=[QuickReplyItem(action=PostbackAction(label="確認", data="ok:1"))])
                         message = TextMessage(text=f"收到：{event.message.text}", quick_reply=quick)
+                        if group:
+                            take = QuickReply(items=[QuickReplyItem(action=PostbackAction(label="我來處理",
+                                                                                          data="staff:take"))])
+                            api.push_message(PushMessageRequest(to=group, messages=[
+                                TextMessage(text="新的服務詢問", quick_reply=take)]))
                     else:
-                        message = TextMessage(text=f"按了：{event.postback.data}")
+                        message = TextMessage(text=f"按了：{event.postback.data}（{event.source.type}）")
                     api.reply_message(ReplyMessageRequest(reply_token=event.reply_token, messages=[message]))
                 self._answer(200)
 
@@ -206,7 +214,7 @@ def test_headless_text_then_tap_sends_postback_and_returns_replies(session):
     assert first["replies"][0]["messages"][0]["text"] == "收到：你好😀"
     assert first["choices"] == [{"n": 1, "label": "確認", "kind": "postback", "data": "ok:1"}]
     assert tapped["status"] == 200
-    assert tapped["replies"][0]["messages"][0]["text"] == "按了：ok:1"
+    assert tapped["replies"][0]["messages"][0]["text"] == "按了：ok:1（user）"
 
 
 def test_headless_wrong_secret_reports_webhook_400_and_no_replies(session):
@@ -241,3 +249,48 @@ def test_bare_user_command_returns_from_the_staff_group_to_the_one_to_one_chat()
     assert _command_event(session, "/staff", out) is None
     assert _command_event(session, "/user", out) is None
     assert session.user_id == "U" + "3" * 32  # the chat's latest resident, not the first
+
+
+GROUP = "C" + "7" * 32
+
+
+@pytest.fixture
+def group_session(monkeypatch):
+    monkeypatch.setattr(chat, "GRACE_SECONDS", 0.05)
+    monkeypatch.setattr(chat, "POLL_INTERVAL_SECONDS", 0.02)
+    with LineStandin(access_token=TOKEN) as standin:
+        bot = _EchoWebhook(standin, group=GROUP)
+        try:
+            yield chat.ChatSession(bot.url, SECRET, USER, standin.url, wait_s=2.0, staff_group_id=GROUP)
+        finally:
+            bot.close()
+
+
+def test_headless_tap_acts_on_the_current_chats_buttons_never_the_groups(group_session):
+    # Trial 8 F4: the staff card pushed in the same exchange was merged into the resident's choices,
+    # and a tap acted on whichever output came last.
+    said, tapped = _headless(group_session, {"text": "新需求：路燈壞了"}, {"tap": 1})
+    assert [c["label"] for c in said["choices"]] == ["確認"]
+    assert [c["label"] for c in said["other_choices"][GROUP]] == ["我來處理"]
+    assert tapped["replies"][0]["messages"][0]["text"] == "按了：ok:1（user）"
+    # acting as staff, tap 1 is the group's card, sent from the group
+    switched, as_staff = _headless(group_session, {"staff": ""}, {"tap": 1})
+    assert switched.get("error") is None
+    assert as_staff["replies"][0]["messages"][0]["text"] == "按了：staff:take（group）"
+
+
+def test_headless_tap_after_switching_user_is_that_users_own(group_session):
+    first, switched, tap = _headless(group_session, {"text": "你好"}, {"user": "U" + "8" * 32}, {"tap": 1})
+    assert first["choices"] and switched.get("error") is None
+    assert tap["status"] is None and "no choice" in tap["error"]  # not the first user's 確認
+    back, again = _headless(group_session, {"user": USER}, {"tap": 1})
+    assert again["replies"][0]["messages"][0]["text"] == "按了：ok:1（user）"  # each user keeps their own
+
+
+def test_present_numbers_each_chats_buttons_from_one_and_says_where_to_tap(group_session):
+    exchange = group_session.send(line_events.text_event("新需求：路燈壞了", user_id=USER))
+    shown = group_session.present(exchange.calls)
+    assert "[1] 確認" in shown.text and "[1] 我來處理" in shown.text and "[2]" not in shown.text
+    assert "先輸入 /staff 再點" in shown.text
+    assert [c.label for c in group_session.choices] == ["確認"]
+
