@@ -240,7 +240,7 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
 
 
 def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int,
-            changes: dict, *, finish: bool = False) -> bool:
+            changes: dict, *, finish: bool = False, durable: bool = True) -> bool:
     doc_id = _doc_id(tenant_id, webhook_event_id)
 
     def txn(tx: Transaction) -> bool:
@@ -251,7 +251,7 @@ def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt
         tx.set(COLLECTION, doc_id, finished(updated) if finish else updated)
         return True
 
-    return store.run_transaction(txn)
+    return store.run_transaction(txn, durable=durable)
 
 
 def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id: str,
@@ -274,18 +274,25 @@ def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id:
 
 
 def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
-              now: datetime, outcome: EventOutcome) -> bool:
+              now: datetime, outcome: EventOutcome, durable: bool = True) -> bool:
     """Finish the event; later deliveries of it are acknowledged and repeat nothing. The same write
     drops the raw event's content (``finished``).
 
     Args:
         outcome: how it ended (stored as ``outcome``).
+        durable: False only for the finish of a reply that carries nothing (no receipt, no notice,
+            no step after it) whose start was recorded durably (``claim_event(start_reply=True)``):
+            the store may then commit it without an fsync (``DocumentStore.run_transaction``). Should
+            a power loss lose it, the document reads as before it: ``processing`` with the reply
+            started, which every reader takes for a reply of unknown outcome and never repeats (a
+            redelivery after the lease and the sweep both finish it as ``reply_unknown``), and which
+            keeps the event's text until then.
     Returns:
         False when a later attempt owns the event.
     """
     return _update(store, tenant_id, webhook_event_id, attempt,
                    {"state": DONE.value, "outcome": EventOutcome(outcome).value, "done_at": to_iso(now)},
-                   finish=True)
+                   finish=True, durable=durable)
 
 
 def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,

@@ -11,7 +11,9 @@ holder asks SQLite for the file lock. SQLite's busy handler polls a held lock by
 10 … 100 ms between tries and never wakes on release, so eight request threads polling one file
 left the lock idle while they slept: that sleep was the webhook's p99 (issue 14). A Python lock
 hands over at release. The busy handler still arbitrates between processes (reconcile, the CLI
-tools). Durability is unchanged: ``synchronous=FULL`` and WAL, every commit on disk before it returns.
+tools). Durability is unchanged: ``synchronous=FULL`` and WAL, every commit on disk before it returns,
+except a write whose caller asks for none (``GroupCommit.run(durable=False)``: the finish of a reply
+that carries nothing, README "SQLite settings and what each keeps safe").
 """
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ class ConnectionPerThread:
                 conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=self.timeout_seconds,
                                        isolation_level=None)
             else:
-                conn = sqlite3.connect(self.path, timeout=self.timeout_seconds, isolation_level=None)
+                conn = sqlite3.connect(self.path, timeout=self.timeout_seconds, isolation_level=None,
+                                       factory=_Connection)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 for statement in self._schema:
@@ -100,6 +103,24 @@ class ConnectionPerThread:
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             conn.close()
         self._local.conn = None
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that remembers its ``PRAGMA synchronous`` level (``FULL`` when opened), so that
+    a write sets it only when it must change (``_set_synchronous``)."""
+
+    synchronous = "FULL"
+
+
+def _set_synchronous(conn: sqlite3.Connection, level: str) -> None:
+    """Make ``conn`` commit with ``PRAGMA synchronous=level`` ("FULL" or "NORMAL"); outside a
+    transaction only (SQLite refuses the change inside one). A connection that does not remember
+    its level (not opened here) is only ever written with its own setting, so only FULL is asked of it."""
+    current = getattr(conn, "synchronous", None)
+    if current == level or (current is None and level == "FULL"):
+        return
+    conn.execute(f"PRAGMA synchronous={level}")
+    conn.synchronous = level  # type: ignore[attr-defined]
 
 
 def _is_locked(exc: BaseException) -> bool:
@@ -173,6 +194,7 @@ def write_immediately(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection
         raise LockNotHad("in-process writer lock")
     try:
         try:
+            _set_synchronous(conn, "FULL")
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise LockNotHad(exc.__class__.__name__) from exc
@@ -202,11 +224,12 @@ def rollback_quietly(conn: sqlite3.Connection) -> None:
 class _Job:
     """One caller's transaction body waiting in a ``GroupCommit``."""
 
-    __slots__ = ("fn", "deadline", "wake", "lead", "finished", "result", "error")
+    __slots__ = ("fn", "deadline", "durable", "wake", "lead", "finished", "result", "error")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], Any], deadline: float):
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any], deadline: float, durable: bool = True):
         self.fn = fn
         self.deadline = deadline
+        self.durable = durable
         self.wake = threading.Event()
         self.lead = False
         self.finished = False
@@ -217,9 +240,15 @@ class _Job:
 class GroupCommit:
     """Group commit: the writers of one file in this process share one transaction and one fsync.
 
-    Each caller's body runs inside its own ``SAVEPOINT`` of one ``BEGIN IMMEDIATE`` … ``COMMIT``,
-    in arrival order, so it sees the writes of the bodies before it (serial order, as if committed
-    one by one); a body that raises is rolled back to its savepoint alone. One caller leads: it takes
+    Each caller's body runs in one ``BEGIN IMMEDIATE`` … ``COMMIT`` with the others, in arrival
+    order, so it sees the writes of the bodies before it (serial order, as if committed one by one).
+    A body that raises must leave no write of its own behind: a body of one statement gets that from
+    SQLite (a failing statement undoes its own changes, and the transaction goes on), a body of more
+    takes its own ``SAVEPOINT`` (``SqliteStore`` does). The others' writes are then committed; if
+    SQLite itself ended the transaction (an I/O error, a full disk), every body of the batch fails
+    with that error and nothing is written. No savepoint per body: a ``SAVEPOINT`` and a ``RELEASE``
+    are two statements more per body, and each statement lets the other threads take the GIL (issue
+    14's profile: fewer statements, fewer context switches). One caller leads: it takes
     every waiting body, runs the transaction on its own connection under the file's ``write_lock``,
     wakes the others, and hands the lead to the next waiting caller. Nobody returns before the
     ``COMMIT`` that holds its writes returned, so with ``synchronous=FULL`` each write is on disk when
@@ -243,20 +272,28 @@ class GroupCommit:
             return len(self._pending)
 
     def run(self, connect: Callable[[], sqlite3.Connection], fn: Callable[[sqlite3.Connection], T], *,
-            timeout_seconds: float) -> T:
+            timeout_seconds: float, durable: bool = True) -> T:
         """Run ``fn(conn)`` in the next group transaction and return its result once committed.
 
         Args:
             connect: this thread's connection to the file, used if this caller leads.
-            fn: the body; it runs inside a savepoint, maybe on another caller's thread.
+            fn: the body; it runs in a transaction shared with other bodies, maybe on another
+                caller's thread, and if it raises it must have written nothing (see the class).
             timeout_seconds: how long to wait for a transaction to take the body (and for the locks).
+            durable: True (the rule): the commit that holds the body's writes is fsynced before this
+                returns (``synchronous=FULL``). False: the caller accepts that a power loss or an OS
+                crash before the next durable commit of this file loses them (a process crash does
+                not: they are in the log); a batch is committed with ``synchronous=NORMAL`` (no
+                fsync) only when none of its bodies is durable. WAL frames are appended in commit
+                order and a durable commit's fsync of the log covers every frame before it, and a
+                checkpoint syncs the log first: what survives is always a prefix of the commits.
         Raises:
             LockNotHad: no transaction took the body in time, or none got the file's lock: nothing written.
             Whatever ``fn`` raised (its writes rolled back), or the ``sqlite3.Error`` of the commit
             (nothing written) or of opening the leader's connection.
         """
         deadline = time.monotonic() + timeout_seconds
-        job = _Job(fn, deadline)
+        job = _Job(fn, deadline, durable)
         with self._mutex:
             self._pending.append(job)
             if not self._leading:
@@ -315,12 +352,13 @@ class GroupCommit:
             return
         try:
             try:
+                _set_synchronous(conn, "FULL" if any(job.durable for job in batch) else "NORMAL")
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 fail_all(LockNotHad(exc.__class__.__name__))
                 return
             try:
-                if len(batch) == 1:  # alone: its own transaction, no savepoint needed
+                if len(batch) == 1:  # alone: its own transaction
                     try:
                         batch[0].result = batch[0].fn(conn)
                     except BaseException as exc:  # noqa: BLE001 - handed to its caller
@@ -329,13 +367,13 @@ class GroupCommit:
                         return
                 else:
                     for job in batch:
-                        conn.execute("SAVEPOINT group_job")
                         try:
                             job.result = job.fn(conn)
                         except BaseException as exc:  # noqa: BLE001 - handed to its caller
                             job.error = exc
-                            conn.execute("ROLLBACK TO group_job")
-                        conn.execute("RELEASE group_job")
+                            if not conn.in_transaction:  # SQLite ended it (I/O error, full disk): all lost
+                                fail_all(exc)
+                                return
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:  # the transaction itself failed: nothing of the batch is written
                 rollback_quietly(conn)

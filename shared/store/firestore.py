@@ -330,9 +330,9 @@ class FirestoreStore:
             raise _translate(exc, write_sent=False) from exc
         return [s.to_dict() for s in snaps]
 
-    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5) -> T:
+    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5, durable: bool = True) -> T:
         """Run ``fn(tx)`` in a Firestore transaction (``firestore.transactional``), which re-runs
-        it when the Commit is ABORTED by contention.
+        it when the Commit is ABORTED by contention. Every commit is durable: ``durable`` is ignored.
 
         Raises:
             RecordAlreadyExists: a buffered create hit an existing document; nothing written.

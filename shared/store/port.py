@@ -104,8 +104,14 @@ class DocumentStore(Protocol):
               limit: int | None = None) -> list[Doc]:
         """Documents whose top-level fields equal every value in ``where``."""
 
-    def run_transaction(self, fn: Callable[[Transaction], T], *, max_attempts: int = 5) -> T:
+    def run_transaction(self, fn: Callable[[Transaction], T], *, max_attempts: int = 5, durable: bool = True) -> T:
         """Run ``fn`` atomically; it may be called more than once.
+
+        ``durable=False`` lets an adapter return before the commit is safe from a power loss or an
+        OS crash (never from a process crash), provided a later durable commit makes it safe as well:
+        SQLite's ``synchronous=NORMAL`` for that one commit. Only for a write whose loss leaves a state
+        the code already treats as an honest unknown (the finish of a reply that carries nothing,
+        ``shared.inbox.mark_done``). Firestore commits are always durable and ignore it.
 
         Raises:
             TransactionConflict: still contended after ``max_attempts``.

@@ -193,13 +193,15 @@ class SqliteStore:
             raise StoreUnavailable(f"query failed: {exc.__class__.__name__}") from exc
         return [_loads(r[0]) for r in rows]
 
-    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5) -> T:
+    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5, durable: bool = True) -> T:
         """Run ``fn(tx)`` atomically; re-run it on TransactionConflict.
 
         The writers of this process commit together (``shared.sqlite_file.GroupCommit``): ``fn`` runs
-        in its own savepoint of a shared ``BEGIN IMMEDIATE`` transaction, maybe on another caller's
-        thread, and this call returns only after the ``COMMIT`` that holds its writes (on disk:
-        ``synchronous=FULL``).
+        in a shared ``BEGIN IMMEDIATE`` transaction, maybe on another caller's thread, and its
+        buffered writes are applied so that a failure leaves none of them (one write undoes itself,
+        more take a savepoint); this call returns only after the ``COMMIT`` that holds its writes (on
+        disk: ``synchronous=FULL``). With ``durable=False`` that commit may skip its fsync
+        (``GroupCommit.run``): a power loss or OS crash before the next durable commit may lose it.
 
         Raises:
             RecordAlreadyExists: a buffered create hit an existing id; nothing written.
@@ -207,10 +209,21 @@ class SqliteStore:
             StoreUnavailable: the lock was not had within the deadline; nothing written.
         """
         def body(conn: sqlite3.Connection) -> T:
-            if self._before_commit is None:  # nothing here raises a conflict: one attempt, no savepoint
+            # A body that raises leaves nothing written (GroupCommit's rule): ``fn`` only reads and
+            # buffers, one write undoes itself when it fails, and more than one take a savepoint.
+            if self._before_commit is None:  # nothing here raises a conflict: one attempt
                 tx = _SqliteTransaction(conn)
                 result = fn(tx)
-                self._apply(conn, tx.writes)
+                if len(tx.writes) <= 1:
+                    self._apply(conn, tx.writes)
+                    return result
+                conn.execute("SAVEPOINT store_writes")
+                try:
+                    self._apply(conn, tx.writes)
+                except BaseException:
+                    _undo_savepoint(conn, "store_writes")
+                    raise
+                conn.execute("RELEASE store_writes")
                 return result
             for attempt in range(1, max_attempts + 1):
                 conn.execute("SAVEPOINT store_attempt")
@@ -220,11 +233,13 @@ class SqliteStore:
                     self._apply(conn, tx.writes)
                     self._before_commit(attempt)
                 except TransactionConflict:
-                    conn.execute("ROLLBACK TO store_attempt")
-                    conn.execute("RELEASE store_attempt")
+                    _undo_savepoint(conn, "store_attempt")
                     if attempt == max_attempts:
                         raise
                     continue
+                except BaseException:
+                    _undo_savepoint(conn, "store_attempt")
+                    raise
                 conn.execute("RELEASE store_attempt")
                 return result
             raise TransactionConflict("transaction did not commit")  # pragma: no cover
@@ -232,7 +247,8 @@ class SqliteStore:
         try:
             if self.read_only:  # never joins the writers' group: its writes fail on their own
                 return write_immediately(self._conn(), body)
-            return group_commit(self.path).run(self._connections.get, body, timeout_seconds=self.deadline_seconds)
+            return group_commit(self.path).run(self._connections.get, body, timeout_seconds=self.deadline_seconds,
+                                               durable=durable)
         except LockNotHad as exc:
             raise StoreUnavailable(f"store busy: {exc}") from exc
         except sqlite3.Error as exc:
@@ -252,6 +268,16 @@ class SqliteStore:
                              (collection, doc_id, _dumps(data or {})))
             else:
                 conn.execute("DELETE FROM documents WHERE collection=? AND id=?", (collection, doc_id))
+
+
+def _undo_savepoint(conn: sqlite3.Connection, name: str) -> None:
+    """Roll back to savepoint ``name`` and release it; quiet when SQLite already ended the
+    transaction (an I/O error, a full disk): ``GroupCommit`` then fails the whole batch."""
+    try:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+    except sqlite3.Error:
+        pass
 
 
 def _field(name: str) -> str:

@@ -252,7 +252,11 @@ class WebhookService:
         status = self._unless_claimed(claim, event_id, fields)
         if status is not None:
             return status
-        return self._send_reply(event.reply_token, raw, reply, claim, deadline, fields)
+        # Its finish need not be fsynced (``inbox.mark_done(durable=False)``) when the reply carries
+        # nothing: lost to a power loss, it leaves the durable claim's "reply started", an unknown
+        # that is never repeated. A reply that carries a receipt or a notice keeps a durable finish.
+        return self._send_reply(event.reply_token, raw, reply, claim, deadline, fields,
+                                durable_finish=reply.carries is not None)
 
     # ---- the model turn (DESIGN §3, §8) ----------------------------------------------------------
 
@@ -373,8 +377,10 @@ class WebhookService:
                 return self._queue(event_id, claim, raw, QueuedReason.REPLY_UNRECORDED, fields, reply=reply)
         return self._send_reply(token, raw, reply, claim, deadline, fields)
 
-    def _send_reply(self, token: str, raw: dict, reply: Reply, claim, deadline: float, fields: dict) -> EventStatus:
-        """Send the reply whose attempt is recorded (or that has no inbox entry) and finish the event."""
+    def _send_reply(self, token: str, raw: dict, reply: Reply, claim, deadline: float, fields: dict, *,
+                    durable_finish: bool = True) -> EventStatus:
+        """Send the reply whose attempt is recorded (or that has no inbox entry) and finish the event
+        (``durable_finish``: see ``inbox.mark_done``'s ``durable``)."""
         event_id = fields["webhook_event_id"]
         # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
         # unsent reply for one of unknown outcome and never send it): at worst a little past the
@@ -405,7 +411,7 @@ class WebhookService:
         else:
             outcome = EventOutcome.REPLY_FAILED  # refused for good (or nowhere to queue): definitely not delivered
         if event_id and claim is not None:
-            self._finish(event_id, claim.attempt, outcome, fields)
+            self._finish(event_id, claim.attempt, outcome, fields, durable=durable_finish)
         if outcome is EventOutcome.REPLY_FAILED:
             self._after(reply.on_reply_failed, "reply-failed step", fields)
         return EventStatus.DONE
@@ -440,10 +446,11 @@ class WebhookService:
         except Exception as exc:  # the outbox lease still ends on its own
             log("WARNING", f"{what} failed", error=exc.__class__.__name__, **fields)
 
-    def _finish(self, event_id: str, attempt: int, outcome: EventOutcome, fields: dict) -> None:
+    def _finish(self, event_id: str, attempt: int, outcome: EventOutcome, fields: dict, *,
+                durable: bool = True) -> None:
         try:
             inbox.mark_done(self.store, self.settings.tenant_id, event_id, attempt,
-                            now=self.clock(), outcome=outcome)
+                            now=self.clock(), outcome=outcome, durable=durable)
         except StoreError as exc:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)

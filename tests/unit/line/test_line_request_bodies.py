@@ -88,3 +88,19 @@ def test_line_request_body_push_equals_the_sdk_serialisation(gateway, line_stand
     [call] = [c for c in line_standin.calls() if c["path"] == "/v2/bot/message/push"]
     assert call["status"] == 200
     assert call["body"] == _as_sent(PushMessageRequest(to=USER, messages=list(MESSAGES[kind])).to_dict())
+
+
+def test_line_request_reply_is_sent_as_the_sdks_reply_message_sends_it(gateway, line_standin):
+    """The gateway sends a reply through the SDK's ``ApiClient`` without ``MessagingApi.reply_message``'s
+    re-validation and answer model: the same call reaches LINE (method, path, headers, body)."""
+    from linebot.v3.messaging import ApiClient, Configuration, MessagingApi
+
+    ours, theirs = new_reply_token(), new_reply_token()
+    gateway.reply(ours, MESSAGES["menu"], timeout_seconds=5)
+    api = MessagingApi(ApiClient(Configuration(host=line_standin.url, access_token=TEST_TOKEN)))
+    api.reply_message(ReplyMessageRequest(reply_token=theirs, messages=list(MESSAGES["menu"])))
+    calls = {c["body"]["replyToken"]: c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"}
+    sent, expected = calls[ours], calls[theirs]
+    assert sent["status"] == expected["status"] == 200
+    assert (sent["method"], sent["headers"]) == (expected["method"], expected["headers"])
+    assert {**sent["body"], "replyToken": theirs} == expected["body"]

@@ -1,8 +1,8 @@
 """The SQLite store's group commit and in-process writer lock (shared/sqlite_file.py, issue 14).
 
-Writers of one process share one transaction and one fsync; each body runs in its own savepoint,
-so a body that raises is rolled back alone, later bodies see earlier ones' writes, and a caller
-returns only after the commit that holds its writes. The batches here are made deterministic by
+Writers of one process share one transaction and one fsync; a body that raises leaves none of its
+writes (one write undoes itself, a body of more takes its own savepoint), later bodies see earlier
+ones' writes, and a caller returns only after the commit that holds its writes. The batches here are made deterministic by
 holding the first body inside its transaction until the others are waiting.
 """
 from __future__ import annotations
@@ -87,6 +87,32 @@ def test_sqlite_group_commit_failing_body_rolls_back_alone_others_commit(tmp_pat
     assert callers[0].thread_of_body == callers[1].thread_of_body
 
 
+def test_sqlite_group_commit_body_failing_on_its_second_write_leaves_none_of_them(tmp_path):
+    path = str(tmp_path / "group.sqlite3")
+    store = SqliteStore(path, deadline_seconds=30.0)
+    store.set("things", "taken", {"v": 0})
+    holder, release = _hold_first_transaction(store)
+
+    def two_writes(tx):  # its first write is applied before its second one fails
+        tx.set("things", "half", {"v": 1})
+        tx.create("things", "taken", {"v": 1})
+
+    callers = [_Caller(store, lambda tx: tx.set("things", "before", {"v": 2})), _Caller(store, two_writes),
+               _Caller(store, lambda tx: tx.set("things", "after", {"v": 3}))]
+    for i, c in enumerate(callers):
+        c.start()
+        _wait_until(lambda n=i + 1: group_commit(path).waiting() == n, "the callers to queue")
+    release.set()
+    for c in (holder, *callers):
+        c.join(30)
+    assert isinstance(callers[1].error, RecordAlreadyExists)
+    assert callers[0].error is None and callers[2].error is None
+    assert store.get("things", "half") is None
+    assert store.get("things", "taken") == {"v": 0}
+    assert store.get("things", "before") == {"v": 2} and store.get("things", "after") == {"v": 3}
+    assert callers[0].thread_of_body == callers[1].thread_of_body == callers[2].thread_of_body
+
+
 def test_sqlite_group_commit_same_id_created_twice_in_one_batch_exactly_one_wins(tmp_path):
     path = str(tmp_path / "group.sqlite3")
     store = SqliteStore(path, deadline_seconds=30.0)
@@ -149,3 +175,48 @@ def test_sqlite_writer_lock_held_at_fork_is_free_in_the_child(tmp_path):
         child.join(60)
     assert child.exitcode == 0
     assert SqliteStore(path).get("things", "child")["pid"] == child.pid
+
+
+def test_sqlite_group_commit_skips_the_fsync_only_when_no_body_of_the_batch_is_durable(tmp_path):
+    from shared.sqlite_file import ConnectionPerThread
+
+    path = str(tmp_path / "sync.sqlite3")
+    connections = ConnectionPerThread(path, timeout_seconds=30.0, schema=("CREATE TABLE IF NOT EXISTS t (x)",))
+    group = group_commit(path)
+
+    def level_inside(conn) -> int:  # the level the body's transaction commits with: 1 NORMAL, 2 FULL
+        conn.execute("INSERT INTO t VALUES (1)")
+        return conn.execute("PRAGMA synchronous").fetchone()[0]
+
+    assert group.run(connections.get, level_inside, timeout_seconds=30.0, durable=False) == 1
+    assert group.run(connections.get, level_inside, timeout_seconds=30.0) == 2  # fsynced again
+
+    def batch(*durable: bool) -> list[int]:
+        inside, release = threading.Event(), threading.Event()
+        results: dict[int, int] = {}
+
+        def first(conn):
+            inside.set()
+            release.wait(30)
+
+        def run(i: int, fn, wants: bool) -> threading.Thread:
+            def call() -> None:
+                results[i] = group.run(connections.get, fn, timeout_seconds=30.0, durable=wants)
+
+            thread = threading.Thread(target=call, daemon=True)
+            thread.start()
+            return thread
+
+        threads = [run(-1, first, False)]
+        assert inside.wait(30)
+        for i, wants in enumerate(durable):
+            threads.append(run(i, level_inside, wants))
+            _wait_until(lambda n=i + 1: group.waiting() == n, "the callers to queue")
+        release.set()
+        for thread in threads:
+            thread.join(30)
+        return [results[i] for i in range(len(durable))]
+
+    assert batch(False, True) == [2, 2]  # one durable body: the whole batch is fsynced
+    assert batch(False, False) == [1, 1]
+    assert batch(True, False) == [2, 2]

@@ -286,3 +286,72 @@ def test_side_effect_free_reply_takeover_of_an_unstarted_claim_replies_once(webh
     assert handle(webhook_service, line_body(event)).status == 200
     assert handle(webhook_service, line_body(event)).status == 200
     assert len(replies_to(line_standin, event["replyToken"])) == 1
+
+
+class DurabilityStore(CountingStore):
+    """The store with each transaction's ``durable`` recorded; ``lose_non_durable`` makes it drop every
+    non-durable transaction after telling its caller it committed, as a power loss right after a
+    commit without an fsync would (the caller returns; the write is gone)."""
+
+    def __init__(self, store, *, lose_non_durable: bool = False):
+        super().__init__(store)
+        self.durable: list[bool] = []
+        self.lose_non_durable = lose_non_durable
+
+    def run_transaction(self, fn, **kwargs):
+        self.durable.append(kwargs.get("durable", True))
+        if self.lose_non_durable and not kwargs.get("durable", True):
+            return True  # what mark_done's transaction answers when it wrote
+        return super().run_transaction(fn, **kwargs)
+
+
+def test_side_effect_free_reply_finish_alone_is_not_fsynced(webhook_service, line_standin):
+    """The claim that records the reply as started is durable; only the finish of a reply that
+    carries nothing may skip its fsync. Every other event keeps durable writes throughout."""
+    store = webhook_service.store = DurabilityStore(webhook_service.store)
+    event = text_event("選單")
+    assert handle(webhook_service, line_body(event)).status == 200
+    assert store.durable == [True, False]  # claim with the reply's start, then done
+    store.durable.clear()
+    other = text_event("查蔬食")
+    assert handle(webhook_service, line_body(other)).status == 200
+    assert store.durable and all(store.durable)
+
+
+def test_side_effect_free_reply_finish_lost_to_a_power_loss_never_replies_twice(webhook_service, line_standin,
+                                                                                clock):
+    """A power loss takes the non-durable finish away: the inbox keeps the durable claim, "reply
+    started" and processing. A redelivery (after the lease) and the sweep each finish such an event
+    as reply_unknown, and neither replies, pushes or queues anything."""
+    from shared.sweep import finish_abandoned
+
+    store = webhook_service.store = DurabilityStore(webhook_service.store, lose_non_durable=True)
+    redelivered, swept = text_event("選單"), text_event("我要預約")
+    for event in (redelivered, swept):
+        assert handle(webhook_service, line_body(event)).status == 200
+        assert len(replies_to(line_standin, event["replyToken"])) == 1
+        doc = store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+        assert doc["state"] == "processing" and doc["reply_attempted"] is True  # the finish was lost
+    store.lose_non_durable = False
+    calls_before = len(line_standin.calls())
+
+    assert handle(webhook_service, line_body(redelivered)).status == 503  # its lease is still live
+    clock.at += timedelta(seconds=webhook_service.settings.event_lease_seconds + 1)
+    assert handle(webhook_service, line_body(redelivered)).status == 200
+
+    class RecordingQueue:
+        def __init__(self):
+            self.tasks = []
+
+        def enqueue(self, name, payload, *, delay_seconds=0.0):
+            self.tasks.append(name)
+
+    queue = RecordingQueue()
+    assert finish_abandoned(webhook_service.settings, store, queue, now=clock()) == 1  # only `swept` was left
+    assert queue.tasks == []
+    for event in (redelivered, swept):
+        doc = store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
+        assert doc["state"] == "done" and doc["outcome"] == "reply_unknown"
+        assert doc["content_removed"] is True and "text" not in (doc["event"].get("message") or {})
+        assert len(replies_to(line_standin, event["replyToken"])) == 1
+    assert len(line_standin.calls()) == calls_before  # no reply, no push
