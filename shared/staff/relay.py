@@ -32,6 +32,8 @@ TASK_KINDS = (NOTICE_TASK,)
 #: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
 #: How a staff notice ends without telling anyone.
 REFUSED, NOT_NEEDED = notify.NoticeState.REFUSED, notify.NoticeState.NOT_NEEDED
+#: A resident notice → the notice of the request's step before it, which must not be told after it.
+EARLIER_STEP = {records.COMPLETED: records.ACCEPTED, records.DECLINED: records.ACCEPTED}
 
 
 class InvalidStaffTask(ValueError):
@@ -212,6 +214,8 @@ class StaffRelay:
             self._settle(ref, NOT_NEEDED, now)
             return TaskResult("not_needed", 200, {"purpose": purpose})
         try:
+            if purpose in EARLIER_STEP and not self._earlier_step_settled(doc, now):
+                return TaskResult("earlier_notice_held", 200 if last else 503, {"purpose": purpose})
             decision = notify.claim_notice(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=now,
                                            lease_seconds=self.settings.event_lease_seconds)
         except StoreError:
@@ -239,6 +243,34 @@ class StaffRelay:
         log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
             duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
         return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+
+    def _earlier_step_settled(self, doc: dict[str, Any], now: datetime) -> bool:
+        """Before a resident hears a later step of a request (completed, declined), the earlier one
+        (accepted) is settled: told before, or, while still pending and unclaimed, ended here as not
+        needed (``notice_superseded_by``), in one transaction, since the later message says more and
+        "someone took it" after "it is finished" would mislead. False while a push holds the earlier
+        notice's claim (it is being told now): the later one waits for the queue's retry. A notice
+        whose push has been tried (``notice_push_claimed``) may have been shown already; ending it
+        keeps the order all the same. Source: DESIGN §10 (told once, in plain words).
+
+        Raises:
+            StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
+        """
+        earlier = records.NoticeRef(records.notice_id(doc.get("operation_doc") or "", EARLIER_STEP[doc["purpose"]]))
+
+        def txn(tx: Transaction) -> bool:
+            found = tx.get(records.NOTICES, earlier.doc_id)
+            notice = notify.Notice.of(found)
+            if found is None or notice is None or notice.state is not notify.NoticeState.PENDING:
+                return True
+            if notice.live_claim(now):
+                return False
+            tx.set(records.NOTICES, earlier.doc_id, {
+                **found, "notice_state": NOT_NEEDED.value, "notice_claim_until": None,
+                "notice_superseded_by": doc["purpose"], "updated_at": to_iso(now)})
+            return True
+
+        return self.store.run_transaction(txn)
 
     def _compose(self, doc: dict[str, Any]) -> tuple[str | None, list]:
         """(push target, messages); no messages when the notice is no longer needed.

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.config import Settings
 from shared.handoff import drafts, notify
 from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
@@ -21,11 +21,7 @@ from shared.staff.service import StaffTaskService
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.wiring import line_gateway
 from tests.conftest import all_text
-
-GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
-STAFF = "U1111111111111111111111111111aaaa"
-USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
-PUSH = "/v2/bot/message/push"
+from tests.unit.staff.conftest import GROUP, PUSH, STAFF, USER
 
 
 class GroupSource:
@@ -34,18 +30,6 @@ class GroupSource:
     type = "group"
     group_id = GROUP
     user_id = STAFF
-
-
-@pytest.fixture
-def settings(base_env) -> Settings:
-    return Settings.from_env({**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_REMIND_AFTER_SECONDS": "600",
-                              "LOCAL_QUEUE_MAX_ATTEMPTS": "3", "RECONCILE_FUNCTION_URL": "http://127.0.0.1:9/"},
-                             required=WEBHOOK_REQUIRED)
-
-
-@pytest.fixture
-def store(settings) -> SqliteStore:
-    return SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0)
 
 
 @pytest.fixture
