@@ -183,13 +183,42 @@ def run_preloaded(script: str, args: list[str], env: dict[str, str], *, cwd: Pat
         return subprocess.CompletedProcess([script, *args], child.exitcode, read(out), read(err))
 
 
-class _ForkedProcess:
-    """The part of ``subprocess.Popen`` that ``FunctionProcess`` uses, over a child forked by the
-    fork server (``pid``, ``poll``, ``wait``)."""
+def _run_module(module: str, args: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
+    """The forked child: what ``python -m MODULE ARGS`` would do in a new interpreter started in
+    ``cwd`` with ``env``, its own session, stdin from /dev/null and output to the log."""
+    import runpy
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, log_path: Path):
-        self._child = _fork_context().Process(target=_serve_forked, args=(args, env, str(cwd), str(log_path)),
-                                              daemon=True, name="function")
+    os.setsid()  # its own process group, as start_new_session=True gives a Popen child
+    _redirect(env, cwd, log_path, log_path)
+    sys.path.insert(0, cwd)  # as ``python -m`` puts the working directory first
+    sys.argv = [module, *args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def start_preloaded_module(module: str, args: list[str], env: dict[str, str], cwd: Path,
+                           log_path: Path) -> "_ForkedProcess":
+    """``python -m MODULE ARGS`` (cwd, env, its own session, output to ``log_path``) as its own OS
+    process, forked from the fork server that has imported ``PRELOADED_MODULES``: the command
+    ``make run`` starts each function and stand-in with, without a new interpreter's imports.
+
+    Returns:
+        A process handle with Popen's ``pid``, ``poll()`` and ``wait(timeout)`` (which raises
+        ``subprocess.TimeoutExpired``).
+    """
+    return _ForkedProcess([], env, cwd, log_path, module=(module, args))
+
+
+class _ForkedProcess:
+    """The part of ``subprocess.Popen`` that ``FunctionProcess`` and ``make run`` use, over a child
+    forked by the fork server (``pid``, ``poll``, ``wait``): ``functions_framework ARGS``, or
+    ``module=(name, args)`` for ``python -m name args``."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, log_path: Path, *,
+                 module: tuple[str, list[str]] | None = None):
+        target, target_args = ((_run_module, (module[0], module[1], env, str(cwd), str(log_path))) if module
+                               else (_serve_forked, (args, env, str(cwd), str(log_path))))
+        self._child = _fork_context().Process(target=target, args=target_args, daemon=True,
+                                              name=module[0] if module else "function")
         self._child.start()
         self.pid = self._child.pid
 

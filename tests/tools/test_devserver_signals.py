@@ -100,3 +100,39 @@ def test_devserver_sigint_with_sigint_ignored_then_a_burst_of_signals_stops_ever
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+def test_devserver_child_forked_from_the_preloaded_server_is_like_python_dash_m(tmp_path):
+    """make run forks `python -m MODULE ARGS` from the fork server (tools.devserver.start_child): the
+    child sees the command's module and arguments, its own environment and working directory, sits in
+    its own session (the stop signals reach its whole group), reads stdin from /dev/null, writes to
+    its log, and its exit status is the module's."""
+    from tools.devserver import start_child
+
+    (tmp_path / "probe_module.py").write_text(
+        "import json, os, sys\n"
+        "print(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd(), 'seen': os.environ.get('PROBE'),\n"
+        "                  'own_session': os.getsid(0) == os.getpid(), 'stdin': sys.stdin.read(),\n"
+        "                  'path0': sys.path[0]}), flush=True)\n"
+        "sys.exit(3)\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    port = free_port()
+    child = start_child("line-standin", [sys.executable, "-m", "probe_module", "--port", str(port)], port,
+                        {"PROBE": "seen", "PATH": os.environ.get("PATH", "")}, run_dir, cwd=tmp_path)
+    assert child.process.wait(timeout=60) == 3
+    assert child.process.pid != os.getpid()
+    [line] = [json.loads(x) for x in child.log_path.read_text().splitlines() if x.startswith("{")]
+    assert line == {"argv": ["--port", str(port)], "cwd": str(tmp_path), "seen": "seen", "own_session": True,
+                    "stdin": "", "path0": str(tmp_path)}
+
+
+def test_devserver_child_of_another_interpreter_is_started_as_a_command(tmp_path):
+    from tools.devserver import start_child
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    port = free_port()
+    child = start_child("line-standin", ["/bin/sh", "-c", "echo started as a command; exit 4"], port, {}, run_dir)
+    assert isinstance(child.process, subprocess.Popen)
+    assert child.process.wait(timeout=60) == 4 and "started as a command" in child.log_path.read_text()
