@@ -62,6 +62,17 @@ def _hold_first_transaction(store: SqliteStore):
     return holder, release
 
 
+def _run_queued(path, holder, release, callers) -> None:
+    """Start the callers one at a time, each queued behind the held first transaction, then let that
+    one commit and wait for all of them (the queued bodies then share one group transaction)."""
+    for i, c in enumerate(callers):
+        c.start()
+        _wait_until(lambda n=i + 1: group_commit(path).waiting() == n, "the callers to queue")
+    release.set()
+    for c in (holder, *callers):
+        c.join(30)
+
+
 def test_sqlite_group_commit_failing_body_rolls_back_alone_others_commit(tmp_path):
     path = str(tmp_path / "group.sqlite3")
     store = SqliteStore(path, deadline_seconds=30.0)
@@ -72,12 +83,7 @@ def test_sqlite_group_commit_failing_body_rolls_back_alone_others_commit(tmp_pat
         raise ValueError("this body fails")
 
     callers = [_Caller(store, failing), _Caller(store, lambda tx: tx.set("things", "kept", {"v": 2}))]
-    for i, c in enumerate(callers):
-        c.start()
-        _wait_until(lambda n=i + 1: group_commit(path).waiting() == n, "the callers to queue")
-    release.set()
-    for c in (holder, *callers):
-        c.join(30)
+    _run_queued(path, holder, release, callers)
     assert isinstance(callers[0].error, ValueError)
     assert callers[1].error is None
     assert store.get("things", "failing") is None
@@ -99,12 +105,7 @@ def test_sqlite_group_commit_body_failing_on_its_second_write_leaves_none_of_the
 
     callers = [_Caller(store, lambda tx: tx.set("things", "before", {"v": 2})), _Caller(store, two_writes),
                _Caller(store, lambda tx: tx.set("things", "after", {"v": 3}))]
-    for i, c in enumerate(callers):
-        c.start()
-        _wait_until(lambda n=i + 1: group_commit(path).waiting() == n, "the callers to queue")
-    release.set()
-    for c in (holder, *callers):
-        c.join(30)
+    _run_queued(path, holder, release, callers)
     assert isinstance(callers[1].error, RecordAlreadyExists)
     assert callers[0].error is None and callers[2].error is None
     assert store.get("things", "half") is None
@@ -122,12 +123,7 @@ def test_sqlite_group_commit_same_id_created_twice_in_one_batch_exactly_one_wins
         return lambda tx: tx.create("things", "one", {"v": value})
 
     callers = [_Caller(store, create(i)) for i in range(4)]
-    for i, c in enumerate(callers):
-        c.start()
-        _wait_until(lambda n=i + 1: group_commit(path).waiting() == n, "the callers to queue")
-    release.set()
-    for c in (holder, *callers):
-        c.join(30)
+    _run_queued(path, holder, release, callers)
     winners = [c for c in callers if c.error is None]
     assert len(winners) == 1
     assert all(isinstance(c.error, RecordAlreadyExists) for c in callers if c is not winners[0])
