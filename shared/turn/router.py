@@ -916,8 +916,12 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
-    topics = _topics(_without_goers(_ASKER.sub("｜", _unnegated(t)[0])), with_diet=event_word)
+    asked = _ASKER.sub("｜", _unnegated(t)[0])
+    topics = _topics(_without_goers(asked), with_diet=event_word)
     named_event = None if place_cue and not event_word else event_named(t)
+    party_free = _topics(_GOER.sub("｜", asked), with_diet=event_word)
+    if party_free != topics and (party_free or named_event):
+        topics = party_free  # 阿公想去看龍舟, 想帶阿公去看市集: the boats, the market; who goes filters nothing
     if named_event and not event_word:  # 鹿港龍舟賽幾點開始: an events ask, never a shop or unknown subject
         event_word = True
         if not topics:
@@ -1150,15 +1154,16 @@ _PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|
            # Taiwanese kin words (trial 4 finding 10: 我阿母吃早齋)
            r"阿母|阿爸|阿爹|老母|阿伯|阿姨|阿嬸|阿叔|阿舅|阿妗|阿姑|孫仔|孫子|孫女|後生|查某囝|囝仔")
 _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
-#: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去): no event
-#: topic when said after the events question (``_without_goers``), like who asks. Not a topic asked for
-#: (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
-#: Source: trial 7, F2.
+#: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去, 阿嬤想看):
+#: no event topic when said after the events question (``_without_goers``), like who asks, nor anywhere
+#: in a message that names an event or another topic (阿公想去看龍舟: the boats, not 長輩 events only).
+#: Not a topic asked for (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
+#: Source: trial 7, F2; trial 8, finding 1.
 _GOERS = rf"(?:{_PEOPLE}|爸媽|父母|孫|小朋友|長者|老人|家裡的人)(?:們)?"
 _GOER = re.compile(rf"(?<!適合)(?<!給)(?<!的)(?:{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備)?"
                    rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
                    rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
-                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走)")
+                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走|看|逛)")
 
 
 def _without_goers(text: str) -> str:

@@ -1,0 +1,50 @@
+"""Newcomer trial 8 (offline router, the signed webhook in process):
+
+- finding 1: who goes (阿公想去看龍舟, 阿嬤想看龍舟賽, 想帶阿公去看龍舟賽) was read as a 長輩 topic and
+  the event the message names was dropped, so a real event was reported missing to the very user
+  LOCAL is for. Who goes filters nothing when the message names an event or another topic; a topic
+  asked for (有長輩的活動嗎, 長輩可以去的市集) still filters.
+Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import all_text, reply_messages, text_event
+from tests.unit.turn.test_trial7_named_events import routed, service  # noqa: F401 - the TDX snapshot's webhook
+
+
+@pytest.mark.parametrize("text, keyword, area", [
+    ("阿公想去看龍舟", "龍舟", None),
+    ("阿嬤想看龍舟賽", "龍舟賽", None),
+    ("想帶阿公去看龍舟賽", "龍舟賽", None),
+    ("阿公要去看龍舟賽嗎", "龍舟賽", None),
+    ("阿嬤想去鹿港看龍舟", "龍舟", "鹿港鎮"),
+    # variants: another topic named beside who goes
+    ("阿公想去看市集", "市集", None),
+    ("想帶阿嬤去逛花卉市集", "市集", None),
+    ("我媽想看展覽", "展覽", None),
+])
+def test_trial8_who_goes_is_no_topic_beside_a_named_event_or_topic(text, keyword, area):
+    proposal = routed(text)
+    assert proposal.tool == "search_local_events", proposal
+    assert (proposal.args["keyword"], proposal.args["area"]) == (keyword, area)
+
+
+@pytest.mark.parametrize("text, keyword", [
+    ("有長輩的活動嗎", "長輩"),            # the topic asked for
+    ("長輩活動", "長輩"),
+    ("長輩可以去的市集", "市集 長輩"),
+    ("帶小朋友去的活動", "親子"),          # who goes is the only cue of what is asked
+    ("週日想帶孩子去玩", "親子"),
+    ("阿嬤想去走走 鹿港這個月有什麼活動", "長輩"),
+])
+def test_trial8_a_topic_asked_for_still_filters(text, keyword):
+    assert routed(text).args["keyword"] == keyword
+
+
+@pytest.mark.parametrize("text", ["阿公想去看龍舟", "阿嬤想看龍舟賽", "想帶阿公去看龍舟賽"])
+def test_trial8_the_named_event_is_found_for_who_goes(service, line_standin, text):  # noqa: F811
+    words = all_text(reply_messages(service, line_standin, text_event(text)))
+    assert "鹿港慶端陽龍舟賽" in words
+    assert "長輩" not in words and "沒有找到" not in words
