@@ -199,16 +199,20 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
             紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
             alone: the tap on 「忘記我的飲食偏好」 does it (DESIGN §6).
         sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): the
-            reply starts with who sees what (no phone number is kept; a request goes to the staff who
-            handle it, and their card has no LINE account; DESIGN §10; trial 4 finding 6).
+            reply starts with who sees what: LOCAL never gets a phone number from LINE nor asks for one,
+            but one written into a request is kept with that request's text (trial 8 finding 2: the
+            reply said no phone number was kept, right after a request carrying one); a request goes
+            to the staff who handle it, and their card has no LINE account (DESIGN §10; trial 4
+            finding 6).
     Source: DESIGN §2, §4, §6, §7, §9 (what is stored); tools/user_data.py; issue 9 item 11; trial 2
     findings 4–5; newcomer trial (the privacy answer must equal the store).
     """
     lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
             "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
     if sharing:
-        lead += ("LOCAL 沒有存你的電話號碼。\n"
-                 "你送出的服務詢問只轉給處理的工作人員，他們看到的卡片不含你的 LINE 帳號。\n\n")
+        lead += ("LOCAL 不會向 LINE 取得你的電話號碼，也不會主動跟你要。\n"
+                 "如果你把電話寫進服務詢問，它會和那筆詢問的內容一起保存，只轉給處理的工作人員；"
+                 "他們看到的卡片不含你的 LINE 帳號。\n\n")
     model = ctx is not None and getattr(ctx.settings, "model_backend", None) in _MODEL_BACKENDS
     lines = [
         "LOCAL 會保存的資料：",

@@ -4,6 +4,7 @@
   the event the message names was dropped, so a real event was reported missing to the very user
   LOCAL is for. Who goes filters nothing when the message names an event or another topic; a topic
   asked for (有長輩的活動嗎, 長輩可以去的市集) still filters.
+- finding 2: the privacy answer said 「LOCAL 沒有存你的電話號碼」 right after a request carrying one.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
@@ -48,3 +49,23 @@ def test_trial8_the_named_event_is_found_for_who_goes(service, line_standin, tex
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     assert "鹿港慶端陽龍舟賽" in words
     assert "長輩" not in words and "沒有找到" not in words
+
+
+def test_trial8_privacy_answer_after_a_request_with_a_phone_number_says_it_is_kept(service, line_standin):  # noqa: F811
+    """Finding 2: 「LOCAL 沒有存你的電話號碼」 right after a request carrying one. The answer now says a
+    number written into a request is kept with it, and the request's text does hold it."""
+    from shared.handoff import records
+
+    card = reply_messages(service, line_standin, text_event("新需求：請工作人員回電 0912-345-678，我姓陳"))
+    confirm = next(button["action"]["data"] for message in card
+                   for button in ((message.get("contents") or {}).get("footer") or {}).get("contents", [])
+                   if button.get("action", {}).get("label") == "確認送出")
+    from tests.conftest import postback_event
+
+    assert "單號" in all_text(reply_messages(service, line_standin, postback_event(confirm)))
+    [request] = service.store.query(records.REQUESTS, where={})
+    assert "0912-345-678" in request["text"]
+    for question in ("你們會不會把我的資料給別人", "你們有我的電話嗎"):
+        words = all_text(reply_messages(service, line_standin, text_event(question)))
+        assert "沒有存你的電話" not in words
+        assert "寫進服務詢問" in words and "一起保存" in words, words
