@@ -91,9 +91,6 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return replies.reported_speech_reply(request.dietary_type)  # 朋友說他吃素，幫我記住: no card
     if request.kind == "correct" and match_area(text).kind == "township":
         return None  # 「花壇改成蛋奶素呢」 refines a search; the turn engine answers it
-    if request.kind == "offer" and request.dietary_type not in (None, "any") and \
-            (ctx.memory is None or not ctx.settings.signing_key):
-        return None  # a stated fact with the feature off: the turn engine answers it as a question
     if request.dietary_type is None and replies.names_health(text):
         return replies.ask_which_diet_reply(health_said=True)  # 幫我記住我有糖尿病: health is never kept
     return offer_card(ctx, request.dietary_type, kind=request.kind, unrecorded=request.unrecorded)
@@ -109,8 +106,7 @@ def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "reme
         ctx: the verified event; ``ctx.actor`` is set.
         dietary_type: a savable diet (vegetarian, vegan, ovo_lacto, lacto); ``any`` and None
             get a kind answer without a card.
-        kind: ``remember``, ``correct`` or ``offer`` (a stated fact: the card comes with a line
-            saying it is only an offer); logged.
+        kind: ``remember`` or ``correct``; logged.
         unrecorded: a finer diet word the catalog does not record (五辛素), said before the card.
     Returns:
         The Flex consent card, or a kind answer (不限 is not stored; already remembered; feature off).
@@ -136,8 +132,6 @@ def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "reme
     log("INFO", "memory card offered", kind=kind, revision=snapshot.revision,
         user=hash_user(ctx.actor.user_id))
     card = consent_card(save, save_token, decline_token, current=snapshot.dietary_type, tz=ctx.settings.tz)
-    if kind == "offer":  # 我是吃素的喔: a fact, so the card is only an offer
-        return Reply([replies.offer_message(dietary_type), card])
     if unrecorded:  # 我吃五辛素 幫我記住: the finer word is not what the card keeps
         return Reply([replies.unrecorded_message(unrecorded, dietary_type), card])
     return Reply([card])

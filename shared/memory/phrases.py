@@ -16,7 +16,9 @@ Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is no
 - a third person's habit without a request (他以後都吃全素) is not a request either;
 - a negated diet word is not that diet (幫我記住我不吃素 → ``any``, which is never stored:
   shared.turn.router.diet_in);
-- a one-off condition (今天想吃素) has no cue for later and is left to the place search;
+- a one-off condition (今天想吃素) has no cue for later and is left to the place search; so are a bare
+  diet word (素食, 全素) and a statement of one's own diet (我吃素, 我是吃素的喔): the router answers with
+  the township picker for that diet, never a consent card alone (trial 8);
 - the text is read in shared.turn.text.reading_form first (Simplified 帮我记住 = 幫我記住).
 """
 from __future__ import annotations
@@ -45,21 +47,14 @@ _REPORTED_SPEECH = re.compile(r"說(他|她|祂)(們)?|(?<![跟和對向])(他|�
 _THIRD_PERSON = re.compile(r"聽說|(他|她)(們)?(以後|之後|平常|現在|一直|都|也)")
 
 
-#: A first-person statement of one's own diet and nothing else (我是吃素的喔, 我吃全素): a fact, not a
-#: request; the card is offered, not assumed. Source: issue 9 item 11.
-_STATED_FACT = re.compile(r"^(?:我|我們|我家)?(?:是|都是|都|平常都?|一直都?|現在都?|有在|固定)?(?:吃)?"
-                          r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人)?"
-                          r"(?:喔|哦|啦|耶|唷|欸|呢|啊|哦|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
-
-
 @dataclass(frozen=True)
 class MemoryRequest:
     """A request about the remembered diet.
 
     Attributes:
-        kind: ``remember``, ``correct``, ``offer`` (the user stated their own diet and nothing
-            else, 我是吃素的喔: a card is offered, saying nothing is stored unless they agree), or
-            ``reported`` (a request to remember what someone else said of their own habit: no card).
+        kind: ``remember``, ``correct``, or ``reported`` (a request to remember what someone else
+            said of their own habit: no card). A bare diet word or a statement of one's own diet with
+            no cue for later (素食, 我吃素) is no request: the router's picker answers it (trial 8).
         dietary_type: the diet the text names (``any`` for 不限), or None when it names none.
         unrecorded: the finer word the catalog does not record (五辛素), whose nearest recorded type
             is ``dietary_type`` (shared.diets.UNRECORDED_DIETS); the reply must say it is not kept.
@@ -95,9 +90,8 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         if diet is not None:
             return MemoryRequest("correct", diet, unrecorded)
     if not explicit and not _HABIT.search(compact):
-        if _STATED_FACT.match(compact):
-            diet = diet_in(compact)
-            return MemoryRequest("offer", diet) if diet not in (None, "any") else None
+        # 素食 / 我吃素 / 我是吃素的喔 ask for no memory: the router answers with the shop picker for that
+        # diet, which offers to remember only a statement about oneself (trial 8; router.OWN_DIET_STATEMENT)
         return None
     if _THIRD_PERSON.search(compact) and not explicit:
         return None

@@ -199,15 +199,6 @@ def same_value_reply(dietary_type: str) -> Reply:
     return _reply(f"目前記住的就是「{diet_label(dietary_type)}」，不用再記一次。", "我的偏好")
 
 
-def offer_message(dietary_type: str) -> TextMessage:
-    """Before the card offered for a stated fact (我是吃素的喔): nothing is stored unless agreed.
-
-    Source: DESIGN §6 (a card, no write); issue 9 item 11 (a stated fact gets the card only as an offer).
-    """
-    return TextMessage(text=f"知道了，你吃{diet_label(dietary_type)}。要不要我記住，之後查店家時沒說素別就用"
-                            f"「{diet_label(dietary_type)}」？想記住請按「同意記住」；不按就不會記住，什麼都不保存。")
-
-
 def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
     """Before the card for a finer type the catalog does not record (我吃五辛素 幫我記住).
 

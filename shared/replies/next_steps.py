@@ -53,6 +53,23 @@ def remember_phrase(dietary_type: str) -> str:
     return f"以後都找{diet_label(dietary_type)}，幫我記住"
 
 
+def remember_item(stated_diet: str | None, remembered: str | None) -> QuickReplyItem | None:
+    """The 「記住：全素」 button (it sends ``remember_phrase``, answered by a consent card), or None.
+
+    Args:
+        stated_diet: the diet said this turn (canonical), or None.
+        remembered: the consented diet, or None.
+    Returns:
+        None when the diet is not savable, is already the remembered one, or is the broad 蔬食 over a
+        remembered finer type (trial 1 finding 9: changing that is 「我的偏好」's job).
+    """
+    broader = stated_diet == "vegetarian" and remembered in SAVABLE_DIETS  # 蔬食 would overwrite a finer 全素
+    if stated_diet is None or stated_diet not in SAVABLE_DIETS or stated_diet == remembered or broader:
+        return None
+    return QuickReplyItem(action=MessageAction(label=f"記住：{diet_label(stated_diet)}",
+                                               text=remember_phrase(stated_diet)))
+
+
 def _other_areas(result: dict[str, Any], area: str | None, asked: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Townships to offer: those asked about but not searched first, then the others with data."""
     others = [township for township in result.get("area_choices", []) if township != area]
@@ -81,10 +98,9 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []
-    broader = stated_diet == "vegetarian" and remembered in SAVABLE_DIETS  # 蔬食 would overwrite a finer 全素
-    if offer_memory and not said and stated_diet in SAVABLE_DIETS and stated_diet != remembered and not broader:
-        label = diet_label(stated_diet)
-        items.append(QuickReplyItem(action=MessageAction(label=f"記住：{label}", text=remember_phrase(stated_diet))))
+    remember = remember_item(stated_diet, remembered) if offer_memory and not said else None
+    if remember is not None:
+        items.append(remember)
     if area and (event_areas is None or area in event_areas):
         items.append(QuickReplyItem(action=area_postback("events", area, label=f"{area}的活動")))
     keep = stated_diet if stated_diet else None

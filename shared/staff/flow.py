@@ -10,7 +10,8 @@ A staff button is acted on only when, in order: the event comes from ``LOCAL_STA
 user is allowed (``LOCAL_STAFF_USER_IDS``), and the card's signature holds for this group. Anything
 else changes nothing and gets a kind refusal. An applied action answers the tapper with the
 request's new card (「已完成」/「轉回待處理」 after 「我來處理」) and queues the resident's notice,
-which the transaction already wrote; a stale card answers who holds the request, with the current card.
+which the transaction already wrote; a stale card (an older revision) says it is not the latest and
+nothing changed, then who holds the request, with the current card.
 
 Source: DESIGN §10, §2 (identity from the verified source only); issue 11 (Build 1, 3).
 """

@@ -10,7 +10,7 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 
 from shared.handoff.wording import STATUS_ENTRY
 from shared.staff import access, records
-from shared.staff.cards import LABELS
+from shared.staff.cards import BUTTONS, LABELS
 from shared.turn.menu import HELP_CHOICES, MENU_CHOICES
 
 
@@ -75,18 +75,33 @@ def already_applied_message(staff: access.StaffMember, request: dict) -> TextMes
 
 
 def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
-    """A tap on a card that no longer matches the request: who holds it now, nothing changed."""
+    """A tap on a card of an older revision (or a state the request left): nothing changed.
+
+    Every answer says first that this card is not the latest and nothing was changed, then where the
+    request is now: still with the tapper (and not completed: a tap of 已完成 on an old card never reads
+    as done), with another member (「工作人員 #ab12」), closed, or waiting; the current card follows
+    (shared.staff.flow) while its state still has buttons.
+
+    Args:
+        staff: the verified tapper.
+        request: the request document as it is now (``transitions.TransitionResult.request``).
+    Source: DESIGN §10; trial 8 staff finding (「已由 你 接手，這次沒有變更」 did not say the card was old).
+    """
     rid = request.get("request_id", "")
+    head = f"這張卡片已不是 {rid} 的最新狀態，這次沒有任何變更。"
     state = request.get("human_state") or records.AWAITING
     holder = request.get("accepted_by")
     if state == records.ACCEPTED and holder:
-        who = "你" if holder == staff.hashed else records.staff_label(holder)
-        return TextMessage(text=f"{rid} 已由 {who} 接手，這次沒有變更。最新的卡片在下面。")
+        if holder == staff.hashed:
+            return TextMessage(text=f"{head}這筆仍由你接手，還沒有標示為完成。請用下面最新的卡片操作。")
+        return TextMessage(text=f"{head}目前由 {records.staff_label(holder)} 接手。最新的卡片在下面。")
     closed = request.get("closed_by")
     if state in (records.COMPLETED, records.DECLINED) and closed:
         words = "標示為完成" if state == records.COMPLETED else "標示為無法處理"
-        return TextMessage(text=f"{rid} 已由 {records.staff_label(closed)} {words}，這次沒有變更。")
-    return TextMessage(text=f"這張卡片已不是 {rid} 的最新狀態，這次沒有變更。最新的卡片在下面。")
+        return TextMessage(text=f"{head}這筆已由 {records.staff_label(closed)} {words}。")
+    if state == records.AWAITING:
+        return TextMessage(text=f"{head}這筆目前待處理，還沒有人接手。最新的卡片在下面。")
+    return TextMessage(text=head + ("最新的卡片在下面。" if state in BUTTONS else ""))
 
 
 def refused_message(reason: str) -> TextMessage:

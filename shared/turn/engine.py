@@ -44,6 +44,7 @@ from shared.replies.next_steps import (
     carried_query,
     events_next_steps,
     places_next_steps,
+    remember_item,
 )
 from shared.replies.places import render_places
 from shared.store import StoreError
@@ -783,6 +784,28 @@ def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
         messages[-1] = TextMessage(text=last.text, quick_reply=quick_reply)
 
 
+def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | None) -> None:
+    """A statement of one's own diet with no township (我吃全素, 我是素食者: router note ``own_diet``):
+    the shop picker for that diet stays the answer, and its last text gains one line and a
+    「記住：全素」 button after the townships (the button asks for the consent card; nothing is
+    stored here). Nothing is added when ``remember_item`` offers nothing (not savable, already
+    remembered, 蔬食 over a finer type) or the last message is not the picker's text.
+
+    Source: DESIGN §6 (a card only on request; nothing stored without consent); trial 8 finding
+    (素食 / 我吃素 got a consent card and no way to find food).
+    """
+    item = remember_item(stated, remembered)
+    if item is None or stated is None or not messages or not isinstance(messages[-1], TextMessage):
+        return
+    last = messages[-1]
+    label = diet_label(stated)
+    townships = list(last.quick_reply.items) if last.quick_reply else []
+    text = (f"{last.text}\n想讓我記住「{label}」，之後查店家沒說素別時就用嗎？"
+            f"可以點「記住：{label}」，會先給你看確認卡；不點就什麼都不保存。")
+    messages[-1] = TextMessage(text=text, quick_reply=QuickReply(
+        items=townships[:QUICK_REPLY_MAX_ITEMS - 1] + [item]))
+
+
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
             snapshot: PreferenceSnapshot | None, *, offer_memory: bool = True) -> Reply:
     if result is None:
@@ -815,6 +838,9 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
                                                 offer_memory=offer_memory and "diet_of_other" not in proposal.notes
                                                 and "not_saved" not in proposal.notes,
                                                 said=unrecorded))
+    if status == "needs_area" and not is_events and offer_memory and "own_diet" in proposal.notes and \
+            not {"diet_of_other", "not_saved"} & set(proposal.notes):
+        _offer_on_picker(messages, stated, snapshot.dietary_type if snapshot else None)
     _put_first(messages, _second_ask_items(proposal, result))
     lines = _note_lines(proposal, result)
     if diet is not None and status in ("ok", "no_match"):

@@ -182,6 +182,14 @@ _FORGET = re.compile(
 _FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言|(?:別|不要|不能|不可以|記得|不准)忘")
 #: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
 _NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
+#: A short statement of one's own diet and nothing else (我吃素, 我吃全素, 我是素食者, 我是吃素的喔): it
+#: says something about the user, so the picker may offer to remember it (``own_diet`` note); a bare
+#: word (素食, 全素, 蛋奶素) states nothing about the user and never does. Read on the compact
+#: reading form. Source: DESIGN §6; issue 9 item 11; trial 8 finding (a bare diet word was a dead end).
+OWN_DIET_STATEMENT = re.compile(
+    r"^(?:我們家|我們|我家|我自己|我本身|我)(?:是|都是|都|也|也是|平常都?|一直都?|現在都?|有在|固定|本身)?(?:吃)?"
+    r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人|者)?"
+    r"(?:喔|哦|啦|耶|唷|欸|呢|啊|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
 #: Saying one never asked to be remembered, or complaining about the offer (我又沒說要你記住 幹嘛一直問,
 #: 誰叫你記住的): never an offer to remember; the reply says nothing is kept without 同意記住.
 #: shared.memory.phrases reads it as no request. Source: trial 3 finding 9.
@@ -949,7 +957,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         return Proposal("ask_search_kind", {"area": township}, notes=("no_data",))
     if place_cue or township is not None:
         if township is None:
-            return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague}, notes=notes)
+            own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
+            return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague},
+                            notes=notes + (("own_diet",) if own else ()))
         kind = next((word for word in _SHOP_KINDS if word in food), None)
         return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
                         notes=notes + others + ((f"unrecorded_kind:{kind}",) if kind else ()))
