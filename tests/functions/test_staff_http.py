@@ -261,7 +261,7 @@ def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functio
     assert "沒有重複處理" in again
     _, stale, _ = tap(webhook.url, line_standin, take, STAFF_A)  # an older card: who closed it
     closer = request_doc(store_url, first_id)["closed_by"]
-    assert "沒有變更" in stale and f"#{closer[:4]}" in stale
+    assert "不是" in stale and "最新狀態" in stale and "沒有任何變更" in stale and f"#{closer[:4]}" in stale
 
     # The resident: told once per step, and 查看原本服務單 shows the same state.
     wait_for(lambda: notices_settled(store_url), 20, "the resident's notices")
