@@ -183,6 +183,8 @@ _COLLOQUIAL: tuple[tuple[str, str], ...] = (
     (r"(?<![國定續例休節])假日", "週末"),
 )
 _COLLOQUIAL_RE = [(re.compile(pattern), word) for pattern, word in _COLLOQUIAL]
+#: Any one of those words, longest first (明仔載 before 明仔): a date said in Taiwanese, as a whole.
+COLLOQUIAL_DATE_WORDS = re.compile("|".join(f"(?:{pattern})" for pattern, _ in _COLLOQUIAL))
 #: A weekday in digits (禮拜6, 週6, 星期6, 周６ after NFKC; 7 = Sunday), not a count (一週3次, 週休2日).
 _DIGIT_WEEKDAY = re.compile(r"(週|周|禮拜|礼拜|星期|拜)\s*([1-7])(?![\d次天日個个小點点時时人號号/.\-:月])")
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from shared.turn.dates import COLLOQUIAL_DATE_WORDS
+
 __all__ = ["DETAIL_WORDS", "detail_line", "read_details", "suitability_people"]
 
 #: Named details: kind → the words that ask for it. Order is the order they are said in.
@@ -155,7 +157,12 @@ def _leftover(run: str, date_of: Callable[[str], str | None]) -> list[tuple[str,
 
 
 def _cut_date(run: str, value: str, date_of: Callable[[str], str | None]) -> list[tuple[str, str]]:
-    """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音)."""
+    """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音); a Taiwanese
+    date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔: trial 8 finding 9)."""
+    for word in COLLOQUIAL_DATE_WORDS.finditer(run):
+        if date_of(word.group(0)) == value:
+            return [pair for part in (run[:word.start()], run[word.end():]) if part
+                    for pair in _leftover(part, date_of)]
     for size in range(1, len(run) + 1):
         for start in range(0, len(run) - size + 1):
             if date_of(run[start:start + size]) == value:
