@@ -29,6 +29,8 @@ from shared.webhook import parse
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
+#: More tries of the queue write for an answer LINE definitely did not get (429, no connection).
+_QUEUE_RETRIES = 2
 #: The shortest timeout a recorded reply is sent with (seconds); LINE usually answers in far less.
 _MIN_REPLY_SECONDS = 0.3
 #: An event is handled inline only while at least this much budget is left beyond what queueing the
@@ -405,9 +407,16 @@ class WebhookService:
             reason = (QueuedReason.REPLY_NOT_DELIVERED if delivery is Delivery.NOT_DELIVERED
                       else QueuedReason.REPLY_NEVER_STARTED)
             queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
+            # The answer is definitely undelivered and only the queue can still tell it: while the
+            # budget holds one more store write, try again, twice at most (a busy store may be free a
+            # moment later; a broken one fails fast, and is not hammered).
+            for _ in range(_QUEUE_RETRIES):
+                if queued is not EventStatus.RETRY or deadline - time.monotonic() < self._queue_reserve_seconds():
+                    break
+                queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
             if queued is EventStatus.QUEUED:
                 return queued
-            outcome = EventOutcome.REPLY_FAILED
+            outcome = EventOutcome.REPLY_FAILED  # not queued in time: recorded as not delivered
         else:
             outcome = EventOutcome.REPLY_FAILED  # refused for good (or nowhere to queue): definitely not delivered
         if event_id and claim is not None:

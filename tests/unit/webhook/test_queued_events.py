@@ -302,3 +302,29 @@ def test_queued_event_with_nothing_to_say_reads_as_not_told(pair, line_standin, 
     assert pair.told(user(9)) == []
     # a receipt relay asking the inbox learns that this event told nothing, so it pushes
     assert inbox.reply_state(pair.store, "test-tenant", event["webhookEventId"]) is inbox.ReplyState.FAILED
+
+
+def test_queued_reply_429_with_the_store_busy_at_first_is_queued_on_a_second_try(pair, line_standin, clock,
+                                                                               monkeypatch):
+    """The reply is refused with 429 (definitely not delivered) and the first queue write finds the
+    store busy: the webhook tries the write again within its budget, so the answer is pushed later
+    once, never dropped as ``reply_failed`` (seen in the flapping-lock run: the resident heard nothing)."""
+    from shared.store import StoreUnavailable
+
+    real, calls = inbox.queue_event, []
+
+    def busy_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise StoreUnavailable("locked")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(inbox, "queue_event", busy_once)
+    event = fresh_event("我要預約", user(9), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    assert len(calls) == 2
+    doc = inbox_doc(pair, event)
+    assert doc["state"] == "queued" and doc["queued_reason"] == "reply_not_delivered"
+    pair.drain()
+    assert len(pair.told(user(9))) == 1
