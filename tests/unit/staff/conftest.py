@@ -1,16 +1,21 @@
-"""The staff relay's and sweep's settings (a staff group, a 10-minute reminder, three queue attempts)
-and a real SQLite store; test_staff_domain.py has its own (two allowed staff members)."""
+"""The staff tests' set-up: the relay's and sweep's settings (a staff group, a 10-minute reminder,
+three queue attempts) and a real SQLite store (test_staff_domain.py has its own, with two allowed
+members), and the webhook service in process with the staff group and two allowed members."""
 from __future__ import annotations
 
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.store.sqlite import SqliteStore, path_from_url
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, open_store
 
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 STAFF = "U1111111111111111111111111111aaaa"
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 PUSH = "/v2/bot/message/push"
+#: Two allowed staff members (``LOCAL_STAFF_USER_IDS``) of the in-process webhook ``service``.
+STAFF_MEMBERS = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
 
 
 @pytest.fixture
@@ -23,3 +28,12 @@ def settings(base_env) -> Settings:
 @pytest.fixture
 def store(settings) -> SqliteStore:
     return SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0)
+
+
+@pytest.fixture
+def service(base_env, clock) -> WebhookService:
+    """The webhook service in process (real SQLite store, the LINE stand-in, the test clock) with the
+    staff group and the two ``STAFF_MEMBERS`` allowed."""
+    env = {**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": ",".join(STAFF_MEMBERS.values())}
+    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
+    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)

@@ -12,27 +12,18 @@ from __future__ import annotations
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import records as handoff_records
 from shared.identity import Actor
 from shared.staff import cards
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
 from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tests.unit.staff.conftest import STAFF_MEMBERS
 from tools.line_messages import postbacks
 
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
-STAFF = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
+STAFF = STAFF_MEMBERS
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 CLAIM = "已通知詢問者"
 NOT_SENT = "沒有再通知詢問者"
-
-
-@pytest.fixture
-def service(base_env, clock) -> WebhookService:
-    env = {**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": ",".join(STAFF.values())}
-    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
 
 
 def confirmed_request(service, standin, text: str = "新需求：路燈壞了") -> str:

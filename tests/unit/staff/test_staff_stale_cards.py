@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.handoff import records as handoff_records
 from shared.staff import cards
-from shared.webhook.service import WebhookService
-from shared.wiring import line_gateway, open_store
 from tests.conftest import all_text, postback_event, reply_messages
 from tests.unit.staff.test_staff_claims import GROUP, STAFF, confirmed_request, resident_notices, staff_tap
+from tools.line_messages import postbacks
 
 OLD = "這張卡片已不是"
 UNCHANGED = "沒有任何變更"
-
-
-@pytest.fixture
-def service(base_env, clock) -> WebhookService:
-    env = {**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": ",".join(STAFF.values())}
-    settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
-    return WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock)
 
 
 def _request(service, doc_id: str) -> dict:
@@ -46,19 +37,7 @@ def _has_current_card(service, messages, doc_id: str) -> bool:
     revision = int(_request(service, doc_id).get("staff_revision") or 0)
     current = {cards.postback_data(service.settings, op, doc_id, revision)
                for op in cards.BUTTONS.get(_request(service, doc_id)["human_state"], ())}
-    found = set()
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("type") == "postback":
-                found.add(node.get("data"))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(messages)
-    return bool(current) and current <= found
+    return bool(current) and current <= set(postbacks(messages).values())
 
 
 def _take_back_take(service, standin, who_again: str = "A") -> str:
