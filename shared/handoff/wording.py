@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.clock import from_iso
+from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.handoff.requests import Receipt
 
@@ -31,7 +31,7 @@ def _status_quick_reply() -> QuickReply:
 
 def local_time(settings: Settings, iso_text: str) -> str:
     """ISO UTC text → ``MM/DD HH:MM`` on the configured wall clock (Asia/Taipei)."""
-    return from_iso(iso_text).astimezone(settings.tz).strftime("%m/%d %H:%M")
+    return wall_clock_text(iso_text, settings.tz, "%m/%d %H:%M")
 
 
 def human_state_words(state: str | None) -> str:

@@ -29,8 +29,6 @@ from shared.webhook import parse
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
-#: More tries of the queue write for an answer LINE definitely did not get (429, no connection).
-_QUEUE_RETRIES = 2
 #: The shortest timeout a recorded reply is sent with (seconds); LINE usually answers in far less.
 _MIN_REPLY_SECONDS = 0.3
 #: An event is handled inline only while at least this much budget is left beyond what queueing the
@@ -407,17 +405,14 @@ class WebhookService:
             reason = (QueuedReason.REPLY_NOT_DELIVERED if delivery is Delivery.NOT_DELIVERED
                       else QueuedReason.REPLY_NEVER_STARTED)
             queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
-            # The answer is definitely undelivered and only the queue can still tell it: try the write
-            # again, twice at most (a busy store may be free a moment later; a broken one fails fast and
-            # is not hammered), the last time even past the budget: it costs what the finish below
-            # would, and a slow answer is better than none (seen: the finish went through 40 ms after
-            # the queue write failed, and the resident was told nothing).
-            for attempt in range(_QUEUE_RETRIES):
-                last = attempt == _QUEUE_RETRIES - 1
-                if queued is not EventStatus.RETRY:
-                    break
-                if not last and deadline - time.monotonic() < self._queue_reserve_seconds():
-                    continue
+            # The answer is definitely undelivered and only the queue can still tell it: a busy store
+            # may be free a moment later (seen: the finish went through 40 ms after the queue write
+            # failed, and the resident was told nothing). Try again while the budget holds a write,
+            # then once more even past it: that costs what the finish below would, and a slow answer
+            # is better than none. Two tries at most: a broken store fails fast and is not hammered.
+            if queued is EventStatus.RETRY and deadline - time.monotonic() >= self._queue_reserve_seconds():
+                queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
+            if queued is EventStatus.RETRY:
                 queued = self._queue(event_id, claim, raw, reason, fields, reply=reply, reply_attempted=True)
             if queued is EventStatus.QUEUED:
                 return queued

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import all_text, reply_messages, text_event
+from shared.handoff import records
+from tests.conftest import all_text, postback_event, reply_messages, text_event
 from tests.unit.turn.test_trial7_named_events import routed, service  # noqa: F401 - the TDX snapshot's webhook
 
 
@@ -54,14 +55,10 @@ def test_trial8_the_named_event_is_found_for_who_goes(service, line_standin, tex
 def test_trial8_privacy_answer_after_a_request_with_a_phone_number_says_it_is_kept(service, line_standin):  # noqa: F811
     """Finding 2: 「LOCAL 沒有存你的電話號碼」 right after a request carrying one. The answer now says a
     number written into a request is kept with it, and the request's text does hold it."""
-    from shared.handoff import records
-
     card = reply_messages(service, line_standin, text_event("新需求：請工作人員回電 0912-345-678，我姓陳"))
     confirm = next(button["action"]["data"] for message in card
                    for button in ((message.get("contents") or {}).get("footer") or {}).get("contents", [])
                    if button.get("action", {}).get("label") == "確認送出")
-    from tests.conftest import postback_event
-
     assert "單號" in all_text(reply_messages(service, line_standin, postback_event(confirm)))
     [request] = service.store.query(records.REQUESTS, where={})
     assert "0912-345-678" in request["text"]
