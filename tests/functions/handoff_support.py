@@ -11,7 +11,7 @@ from typing import Callable
 import requests
 
 from shared.store.sqlite import SqliteStore, path_from_url
-from tests.conftest import REPO, all_text, line_body, sign, text_event
+from tests.conftest import REPO, all_text, line_body, recorded_replies, replies_to, sign, text_event
 from tools.demo import wait_until
 from tools.function_process import read_entries
 
@@ -38,25 +38,26 @@ def accepted(standin, path: str) -> list[dict]:
     return [c for c in standin.calls() if c["path"] == path and c["status"] == 200]
 
 
-def reply_text(standin, token: str, *, wait_seconds: float = 30.0) -> str:
-    """The text replied with ``token``, waiting up to ``wait_seconds`` for it to be recorded ("" if
-    none): a 200 does not mean the reply is on record, since an event the webhook queued (its budget
-    spent on a loaded machine) is answered by the queued worker a moment later, with the same token.
-    ``wait_seconds=0`` reads what is recorded now (for "nobody was told yet")."""
-    def replies() -> list[dict]:
-        return [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
-
-    calls = wait_until(replies, wait_seconds) if wait_seconds > 0 else replies()
-    calls = calls or []
+def reply_messages(standin, token: str, *, wait_seconds: float = 30.0) -> list[dict]:
+    """The messages replied with ``token``, waiting up to ``wait_seconds`` for them to be recorded
+    (``[]`` if none): a 200 does not mean the reply is on record, since an event the webhook queued
+    (its budget spent on a loaded machine) is answered by the queued worker a moment later, with the
+    same token. ``wait_seconds=0`` reads what is recorded now (for "nobody was told yet")."""
+    calls = recorded_replies(standin, token, wait_seconds) if wait_seconds > 0 else replies_to(standin, token)
     assert len(calls) <= 1, "a reply token was used twice"
-    return all_text(calls[0]["body"]["messages"]) if calls else ""
+    return calls[0]["body"]["messages"] if calls else []
+
+
+def reply_text(standin, token: str, *, wait_seconds: float = 30.0) -> str:
+    """The text replied with ``token`` (``reply_messages``), "" if none."""
+    return all_text(reply_messages(standin, token, wait_seconds=wait_seconds))
 
 
 def card_postbacks(standin, token: str) -> dict[str, str]:
-    """``{"確認送出": data, "取消": data}`` from the card replied with ``token``."""
-    [call] = [c for c in accepted(standin, REPLY) if c["body"]["replyToken"] == token]
-    card = call["body"]["messages"][0]
-    return {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}
+    """``{"確認送出": data, "取消": data}`` from the card replied with ``token`` (waiting for it)."""
+    messages = reply_messages(standin, token)
+    assert messages, f"no reply with token {token}"
+    return {b["action"]["label"]: b["action"]["data"] for b in messages[0]["contents"]["footer"]["contents"]}
 
 
 def new_card(webhook_url: str, standin, text: str = "新需求：想參加週六的社區走讀，需要輪椅協助",

@@ -13,9 +13,11 @@ from tests.functions.handoff_support import (
     REQUEST_ID,
     USER,
     accepted,
+    card_postbacks,
     env_with,
     new_card,
     post,
+    reply_messages,
     reply_text,
     store_docs,
     wait_for,
@@ -52,10 +54,7 @@ def test_items_unsent_message_never_becomes_a_request(start_function, base_env, 
     webhook = start_function("webhook", env_with(base_env))
     message = text_event("新需求：我的電話是0912345678，請回電", user_id=USER)
     assert post(webhook.url, line_body(message)).status_code == 200
-    [call] = [c for c in accepted(line_standin, "/v2/bot/message/reply")
-              if c["body"]["replyToken"] == message["replyToken"]]
-    confirm = {b["action"]["label"]: b["action"]["data"]
-               for b in call["body"]["messages"][0]["contents"]["footer"]["contents"]}["確認送出"]
+    confirm = card_postbacks(line_standin, message["replyToken"])["確認送出"]
     unsend = line_events.unsend_event(message["message"]["id"], user_id=USER, event_id="01UNSENDPROCESS00000000001")
     assert post(webhook.url, line_body(unsend)).status_code == 200
     tap = postback_event(confirm, user_id=USER)
@@ -73,9 +72,9 @@ def test_items_expired_forget_button_offers_a_fresh_one(start_function, base_env
 
     def say(event) -> list[dict]:
         assert post(webhook.url, line_body(event)).status_code == 200
-        [call] = [c for c in accepted(line_standin, "/v2/bot/message/reply")
-                  if c["body"]["replyToken"] == event["replyToken"]]
-        return call["body"]["messages"]
+        messages = reply_messages(line_standin, event["replyToken"])
+        assert messages, "no reply"
+        return messages
 
     approve = postbacks(say(text_event("以後都找蔬食，幫我記住", user_id=USER)))["同意記住"]
     assert "已經記住" in all_text(say(postback_event(approve, user_id=USER)))

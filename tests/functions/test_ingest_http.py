@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, all_text, line_body, replies_to, sign, text_event
+from tests.conftest import REPO, all_text, line_body, recorded_replies, sign, text_event
 from tools import events as events_tool
 from tools.tdx_standin import CLIENT_ID, CLIENT_SECRET, TdxStandin
 
@@ -116,7 +116,7 @@ def _ask(webhook, standin, text: str) -> str:
     body = line_body(event)
     response = webhook.post("/", data=body, headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
     assert response.status_code == 200
-    [reply] = replies_to(standin, event["replyToken"])
+    [reply] = recorded_replies(standin, event["replyToken"])
     return all_text(reply["body"]["messages"])
 
 

@@ -19,7 +19,7 @@ from shared.identity import Actor
 from shared.memory.tokens import issue_card
 from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore, path_from_url
-from tests.conftest import REPO, all_text, case_bytes, line_body, postback_event, replies_to, sign, text_event
+from tests.conftest import REPO, all_text, case_bytes, line_body, postback_event, recorded_replies, sign, text_event
 from tests.memory_support import USER_A, USER_B, place_audits, postbacks, preference_of
 
 MEMORY_SOURCE = str(REPO / "functions" / "memory" / "main.py")
@@ -111,7 +111,7 @@ def post_signed(url: str, raw: bytes) -> None:
 
 def reply_words(standin, raw: bytes) -> tuple[str, list[dict]]:
     token = json.loads(raw)["events"][0]["replyToken"]
-    [reply] = replies_to(standin, token)
+    [reply] = recorded_replies(standin, token)
     return all_text(reply["body"]["messages"]), reply["body"]["messages"]
 
 

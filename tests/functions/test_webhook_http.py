@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from tests.conftest import all_text, case_bytes, line_body, replies_to, sign, text_event
+from tests.conftest import all_text, case_bytes, line_body, recorded_replies, sign, text_event
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def reply_token_of(name: str, index: int = 0) -> str:
 def test_webhook_http_huatan_places_one_sourced_reply(webhook, line_standin):
     status = post(webhook, case_bytes("text-places-huatan.json"))
     assert status == 200
-    replies = replies_to(line_standin, reply_token_of("text-places-huatan.json"))
+    replies = recorded_replies(line_standin, reply_token_of("text-places-huatan.json"))
     assert len(replies) == 1
     text = all_text(replies[0]["body"]["messages"])
     assert "和米素食" in text
@@ -77,12 +77,12 @@ def test_webhook_http_verify_empty_is_200_without_reply(webhook, line_standin):
 def test_webhook_http_batch_two_users_replies_to_each_token(webhook, line_standin):
     assert post(webhook, case_bytes("batch-two-users.json")) == 200
     for index in (0, 1):
-        assert len(replies_to(line_standin, reply_token_of("batch-two-users.json", index))) == 1
+        assert len(recorded_replies(line_standin, reply_token_of("batch-two-users.json", index))) == 1
 
 
 def test_webhook_http_nearby_asks_for_township_with_choices(webhook, line_standin):
     assert post(webhook, case_bytes("text-places-nearby.json")) == 200
-    [reply] = replies_to(line_standin, reply_token_of("text-places-nearby.json"))
+    [reply] = recorded_replies(line_standin, reply_token_of("text-places-nearby.json"))
     quick = [m.get("quickReply") for m in reply["body"]["messages"] if m.get("quickReply")]
     assert quick, "the question must offer township choices"
     labels = all_text(quick)
@@ -92,14 +92,14 @@ def test_webhook_http_nearby_asks_for_township_with_choices(webhook, line_standi
 
 def test_webhook_http_menu_offers_three_quick_replies(webhook, line_standin):
     assert post(webhook, case_bytes("text-menu.json")) == 200
-    [reply] = replies_to(line_standin, reply_token_of("text-menu.json"))
+    [reply] = recorded_replies(line_standin, reply_token_of("text-menu.json"))
     items = reply["body"]["messages"][-1]["quickReply"]["items"]
     assert [item["action"]["label"] for item in items] == ["查活動", "查蔬食", "留下服務詢問"]
 
 
 def test_webhook_http_events_reply_is_marked_demo(webhook, line_standin):
     assert post(webhook, case_bytes("text-events.json")) == 200
-    [reply] = replies_to(line_standin, reply_token_of("text-events.json"))
+    [reply] = recorded_replies(line_standin, reply_token_of("text-events.json"))
     assert "示範" in all_text(reply["body"]["messages"])
 
 
@@ -152,7 +152,7 @@ def test_webhook_http_eight_concurrent_deliveries_one_reply(webhook_process, lin
 def test_webhook_http_non_text_follow_unfollow_handled(webhook, line_standin):
     for name in ("sticker.json", "follow.json"):
         assert post(webhook, case_bytes(name)) == 200
-        assert len(replies_to(line_standin, reply_token_of(name))) == 1
+        assert len(recorded_replies(line_standin, reply_token_of(name))) == 1
     before = len(line_standin.calls())
     assert post(webhook, case_bytes("unfollow.json")) == 200
     assert len(line_standin.calls()) == before

@@ -11,7 +11,7 @@ import socket
 import pytest
 import requests
 
-from tests.conftest import line_body, replies_to, sign, text_event
+from tests.conftest import line_body, recorded_replies, replies_to, sign, text_event
 
 #: A safety net against a hang, never a speed claim (seconds).
 HANG = 20.0
@@ -94,7 +94,7 @@ def test_webhook_sockets_signed_chunked_body_under_cap_is_processed(webhook, lin
         assert _status_of(sock) == 200
     finally:
         sock.close()
-    assert len(replies_to(line_standin, event["replyToken"])) == 1
+    assert len(recorded_replies(line_standin, event["replyToken"])) == 1
 
 
 def test_webhook_sockets_content_length_over_cap_is_413_without_reading(webhook, line_standin):
@@ -117,7 +117,7 @@ def test_webhook_sockets_slow_clients_do_not_freeze_deliveries(webhook, line_sta
         response = requests.post(webhook.url, data=body, timeout=HANG,
                                  headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
         assert response.status_code == 200
-        assert len(replies_to(line_standin, event["replyToken"])) == 1
+        assert len(recorded_replies(line_standin, event["replyToken"])) == 1
         # Every slow client is answered (408) or dropped by the server, without sending more.
         for sock in [*slow, chunked_slow]:
             assert _status_of(sock) in (408, None)
