@@ -93,6 +93,9 @@ class Settings:
     queue_max_doublings: int = 16
     #: How long the queue waits for its target to answer one attempt (Cloud Tasks HTTP: 15 s–30 min).
     queue_dispatch_deadline_seconds: float = 30.0
+    #: Deliveries of one embedded queue in flight at once, per process (Cloud Tasks
+    #: ``maxConcurrentDispatches``; the production queues' own setting is in infra/).
+    queue_max_concurrent_dispatches: int = 4
     #: How often a serving webhook sweeps the store for work no task holds any more (seconds).
     sweep_interval_seconds: float = 60.0
     #: First reconcile attempt after an unknown create outcome waits this long (seconds).
@@ -258,6 +261,7 @@ class Settings:
             queue_max_attempts=integer("LOCAL_QUEUE_MAX_ATTEMPTS", 10),
             queue_max_doublings=integer("LOCAL_QUEUE_MAX_DOUBLINGS", 16),
             queue_dispatch_deadline_seconds=seconds("LOCAL_QUEUE_DISPATCH_DEADLINE_SECONDS", 30.0),
+            queue_max_concurrent_dispatches=integer("LOCAL_QUEUE_MAX_CONCURRENT_DISPATCHES", 4),
             sweep_interval_seconds=seconds("LOCAL_SWEEP_INTERVAL_SECONDS", 60.0),
             reconcile_delay_seconds=seconds("LOCAL_RECONCILE_DELAY_SECONDS", 1.0),
             tasks_queue_path=get("LOCAL_TASKS_QUEUE_PATH"),

@@ -107,7 +107,8 @@ def _task_queue(settings: Settings, tasks_queue_path: str | None, target_url: st
                              max_attempts=settings.queue_max_attempts,
                              max_doublings=settings.queue_max_doublings,
                              dispatch_deadline_seconds=settings.queue_dispatch_deadline_seconds,
-                             lock_timeout_seconds=settings.store_deadline_seconds)
+                             lock_timeout_seconds=settings.store_deadline_seconds,
+                             max_concurrent_dispatches=settings.queue_max_concurrent_dispatches)
     return None
 
 

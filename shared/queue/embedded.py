@@ -14,7 +14,9 @@ attempt, retried after ``backoff_seconds(retries so far)`` until ``max_attempts`
 the task is ``failed`` and kept. Names are reserved forever (Cloud Tasks keeps them for a while
 after a task ends), so re-enqueueing a finished operation creates nothing. A lease that expires
 (dispatcher killed mid-delivery) counts as an attempt without an answer; the task is due again at
-once, or ``failed`` if that was its last attempt.
+once, or ``failed`` if that was its last attempt. A delivery's result that finds the file locked
+by another writer is written again, with backoff, for up to the lease margin: a brief lock does
+not leave a delivered task waiting out its whole lease to be delivered once more.
 
 Headers, as Cloud Tasks sends them: ``X-CloudTasks-TaskRetryCount`` = attempts before this one
 (0 on the first); ``X-CloudTasks-TaskExecutionCount`` = earlier attempts that got an answer other
@@ -22,7 +24,9 @@ than 5xx; ``X-CloudTasks-TaskETA`` = this attempt's schedule time, epoch seconds
 ``X-CloudTasks-TaskPreviousResponse`` = the last status, when there was one. Every task of a queue
 goes to the queue's ``target_url`` (queue-level routing; the URL is not stored with the task).
 
-Threads: ``start()`` runs one daemon dispatcher per process (idempotent; it notices a fork).
+Threads: ``start()`` runs one daemon dispatcher per process (idempotent; it notices a fork). It
+alone claims tasks; with ``max_concurrent_dispatches`` above 1 it hands each claimed task to a
+short-lived daemon thread and goes on claiming while a slot is free.
 gunicorn (functions-framework) imports ``main.py`` in its master and then forks the worker, so a
 serving function starts it in the worker through ``shared.handoff.worker.BackgroundStart``:
 ``os.register_at_fork(after_in_child=background.after_fork)`` at import plus
@@ -39,6 +43,7 @@ import secrets
 import socket
 import sqlite3
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -186,6 +191,9 @@ class EmbeddedQueue:
         poll_interval_seconds: how often the dispatcher thread looks for due tasks.
         http: POST function (``http_post`` by default); a test seam.
         lock_timeout_seconds: SQLite busy_timeout per call, in seconds.
+        max_concurrent_dispatches: deliveries the dispatcher thread keeps in flight at once, each
+            on its own short-lived thread (Cloud Tasks ``maxConcurrentDispatches``); 1 delivers
+            one task after another.
     Raises:
         ValueError: inconsistent retry or deadline settings.
     """
@@ -194,13 +202,16 @@ class EmbeddedQueue:
                  min_backoff_seconds: float = 1.0, max_backoff_seconds: float = 60.0,
                  max_attempts: int = 5, max_doublings: int = 16, dispatch_deadline_seconds: float = 10.0,
                  clock: Clock = utc_now, poll_interval_seconds: float = 0.2, http: HttpPost | None = None,
-                 lease_margin_seconds: float = 5.0, lock_timeout_seconds: float = 1.0):
+                 lease_margin_seconds: float = 5.0, lock_timeout_seconds: float = 1.0,
+                 max_concurrent_dispatches: int = 1):
         if not (0 <= min_backoff_seconds <= max_backoff_seconds):
             raise ValueError("need 0 <= min_backoff_seconds <= max_backoff_seconds")
         if max_attempts < 1 or max_doublings < 0:
             raise ValueError("max_attempts must be >= 1 and max_doublings >= 0")
         if dispatch_deadline_seconds <= 0 or lease_margin_seconds < 0:
             raise ValueError("dispatch_deadline_seconds must be positive, lease_margin_seconds >= 0")
+        if max_concurrent_dispatches < 1:
+            raise ValueError("max_concurrent_dispatches must be >= 1")
         self.path = path
         self.queue_name = queue_name
         self.target_url = target_url
@@ -210,9 +221,11 @@ class EmbeddedQueue:
         self.max_attempts = int(max_attempts)
         self.max_doublings = int(max_doublings)
         self.dispatch_deadline_seconds = float(dispatch_deadline_seconds)
-        self.lease_seconds = float(dispatch_deadline_seconds) + float(lease_margin_seconds)
+        self.lease_margin_seconds = float(lease_margin_seconds)
+        self.lease_seconds = float(dispatch_deadline_seconds) + self.lease_margin_seconds
         self.poll_interval_seconds = float(poll_interval_seconds)
         self.lock_timeout_seconds = float(lock_timeout_seconds)
+        self.max_concurrent_dispatches = int(max_concurrent_dispatches)
         self._clock = clock
         self._http = http or http_post
         self._connections = ConnectionPerThread(path, timeout_seconds=self.lock_timeout_seconds, schema=_SCHEMA)
@@ -351,9 +364,32 @@ class EmbeddedQueue:
             if claim is None:
                 break
             status = self._deliver(claim)
-            self._record(claim, status, now or self._clock())
+            self._record_retrying(claim, status, now)
             delivered += 1
         return delivered
+
+    def _record_retrying(self, claim: _Claim, status: int | None, now: datetime | None) -> None:
+        """``_record``, tried again while the file is briefly locked, for up to ``lease_margin_seconds``
+        (real time, backing off from 0.05 s to 0.5 s).
+
+        The delivery has happened: a result lost to a lock held a moment by another writer would
+        leave the task ``running`` until its lease ends (the dispatch deadline plus the margin) and
+        then deliver it once more, which the target absorbs but which delays everything queued
+        behind it by the whole lease. Raises QueueUnavailable when the margin is spent; the lease
+        then decides, as for a dispatcher that died."""
+        give_up_at = time.monotonic() + self.lease_margin_seconds
+        pause = 0.05
+        while True:
+            try:
+                self._record(claim, status, now or self._clock())
+                return
+            except QueueUnavailable:
+                if time.monotonic() + pause > give_up_at:
+                    raise
+                log("WARNING", "queue task result not recorded yet; trying again", queue=self.queue_name,
+                    task=claim.name, status=status)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def _claim(self, now: datetime) -> _Claim | None:
         now_epoch = _epoch(now)
@@ -481,6 +517,36 @@ class EmbeddedQueue:
         log("INFO", "queue dispatcher started", queue=self.queue_name, pid=pid)
         return True
 
+    def _dispatch_concurrently(self, slots: threading.BoundedSemaphore, stop: threading.Event) -> None:
+        """Claim due tasks while a delivery slot is free, each delivered and recorded on a daemon
+        thread of its own, until none is due. Only this (the dispatcher) thread claims, so an idle
+        queue costs one claim per poll however many slots it has. Raises QueueUnavailable (claim)."""
+        while not stop.is_set():
+            if not slots.acquire(timeout=self.poll_interval_seconds):
+                continue  # every slot busy: look again (or stop)
+            try:
+                claim = self._claim(self._clock())
+            except BaseException:
+                slots.release()
+                raise
+            if claim is None:
+                slots.release()
+                return
+            threading.Thread(target=self._deliver_in_slot, args=(claim, slots), daemon=True,
+                             name=f"queue-delivery-{self.queue_name}").start()
+
+    def _deliver_in_slot(self, claim: _Claim, slots: threading.BoundedSemaphore) -> None:
+        try:
+            self._record_retrying(claim, self._deliver(claim), None)
+        except QueueUnavailable as exc:
+            log("WARNING", "queue task result not recorded; its lease decides", queue=self.queue_name,
+                task=claim.name, error=str(exc))
+        except Exception:  # noqa: BLE001 - a delivery thread must not die silently
+            log("ERROR", "queue delivery crashed", queue=self.queue_name, task=claim.name, exc_info=True)
+        finally:
+            self.close()  # this thread's connection
+            slots.release()
+
     def stop(self, timeout_seconds: float = 5.0) -> None:
         """Ask the dispatcher thread to stop and wait up to ``timeout_seconds`` for it."""
         with self._thread_lock:
@@ -492,9 +558,13 @@ class EmbeddedQueue:
             thread.join(timeout_seconds)
 
     def _run(self, stop: threading.Event, wake: threading.Event) -> None:
+        slots = threading.BoundedSemaphore(self.max_concurrent_dispatches)
         while not stop.is_set():
             try:
-                self.dispatch_due()
+                if self.max_concurrent_dispatches == 1:
+                    self.dispatch_due()
+                else:
+                    self._dispatch_concurrently(slots, stop)
             except QueueUnavailable as exc:
                 log("WARNING", "queue dispatch pass skipped", queue=self.queue_name, error=str(exc))
             except Exception:  # noqa: BLE001 - the thread must survive a bad pass; it is logged

@@ -69,7 +69,7 @@ def fresh(event: dict) -> dict:
     return event
 
 
-@pytest.mark.slow(seconds=19)
+@pytest.mark.slow(seconds=6)
 def test_delivery_hundred_events_slow_line_api_each_resident_answered_once(start_function, base_env, line_standin):
     webhook, _, _ = start_all(start_function, base_env)
     line_standin.set_latency(REPLY, 0.1)

@@ -107,7 +107,7 @@ def card_confirm_data(messages: list[dict]) -> str | None:
     return None
 
 
-@pytest.mark.slow(seconds=28)
+@pytest.mark.slow(seconds=17)
 def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_env, line_standin):
     store_url = base_env["LOCAL_STORE_URL"]
     webhook, _, _ = start_all(start_function, base_env, LOCAL_EVENT_LEASE_SECONDS="2",

@@ -221,6 +221,46 @@ def test_embedded_started_thread_dispatches_a_new_task_promptly(db):
         assert target.task_names() == ["prompt"]
 
 
+@pytest.mark.parametrize("slots", [1, 4])
+def test_embedded_dispatcher_keeps_up_to_max_concurrent_dispatches_in_flight(db, slots):
+    """Deliveries overlap up to the limit and never beyond it; each task is delivered once."""
+    import threading
+
+    lock, in_flight, peak, names = threading.Lock(), [0], [0], []
+    full = threading.Barrier(slots, timeout=20)  # passes only once ``slots`` deliveries overlap
+
+    def post(url, body, headers, timeout_seconds):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            names.append(headers["X-CloudTasks-TaskName"])
+        try:
+            full.wait()
+            return 200
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    queue = make_queue(db, "http://127.0.0.1:9/unused", http=post, max_concurrent_dispatches=slots)
+    for i in range(3 * slots):
+        queue.enqueue(f"burst-{i}", {"i": i})
+    queue.start()
+    try:
+        deadline = time.monotonic() + 30
+        while queue.counts()["succeeded"] < 3 * slots and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        queue.stop()
+    assert queue.counts()["succeeded"] == 3 * slots
+    assert peak[0] == slots
+    assert sorted(names) == sorted(f"burst-{i}" for i in range(3 * slots))
+
+
+def test_embedded_max_concurrent_dispatches_below_one_is_refused(db):
+    with pytest.raises(ValueError):
+        make_queue(db, "http://127.0.0.1:9/unused", max_concurrent_dispatches=0)
+
+
 def _dispatch_until_idle(path: str, target_url: str, start_event, results) -> None:
     queue = make_queue(path, target_url)
     start_event.wait(30)
@@ -280,6 +320,70 @@ def test_embedded_task_left_running_by_dead_dispatcher_is_delivered_after_lease_
         assert queue.dispatch_due(now=after_lease) == 1
         assert queue.task(name).state == "succeeded"
         assert [r["headers"]["X-CloudTasks-TaskRetryCount"] for r in target.requests] == ["0", "1"]
+
+
+def _locking_post(db, hold_seconds: float, started: list):
+    """An ``http`` seam: the real POST, then another writer takes the file's write lock for
+    ``hold_seconds`` (as a store transaction would), so the result must wait for it."""
+    import sqlite3
+    import threading
+
+    from shared.queue.embedded import http_post
+
+    def post(url, body, headers, timeout_seconds):
+        status = http_post(url, body, headers, timeout_seconds)
+        taken = threading.Event()
+
+        def hold():
+            conn = sqlite3.connect(str(db), isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            taken.set()
+            time.sleep(hold_seconds)
+            conn.execute("ROLLBACK")
+            conn.close()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        taken.wait(5)
+        started.append(holder)
+        return status
+
+    return post
+
+
+@pytest.mark.parametrize("hold_seconds", [0.3, 0.8])
+def test_embedded_result_written_once_a_brief_lock_is_gone_not_after_the_lease(db, hold_seconds):
+    held: list = []
+    with RecordingTarget() as target:
+        queue = make_queue(db, target.url, lock_timeout_seconds=0.05, lease_margin_seconds=3.0,
+                           http=_locking_post(db, hold_seconds, held))
+        name = task_name_for("briefly-locked")
+        queue.enqueue(name, {"n": 1})
+        assert queue.dispatch_due() == 1  # no QueueUnavailable: the result waited for the lock
+        for holder in held:
+            holder.join(5)
+        record = queue.task(name)
+        assert record.state == "succeeded" and record.attempts == 1
+        assert len(target.requests) == 1
+
+
+def test_embedded_result_lock_held_past_the_margin_leaves_it_to_the_lease(db):
+    held: list = []
+    with RecordingTarget() as target:
+        queue = make_queue(db, target.url, lock_timeout_seconds=0.05, lease_margin_seconds=0.2,
+                           http=_locking_post(db, 1.0, held))
+        name = task_name_for("long-locked")
+        queue.enqueue(name, {"n": 1})
+        with pytest.raises(QueueUnavailable):
+            queue.dispatch_due()
+        for holder in held:
+            holder.join(5)
+        record = queue.task(name)
+        assert record.state == "running"  # not recorded: the lease decides, as for a dead dispatcher
+        plain = make_queue(db, target.url)
+        assert plain.dispatch_due(now=record.lease_until + timedelta(seconds=1)) == 1
+        assert plain.task(name).state == "succeeded"
+        assert len(target.requests) == 2
 
 
 def _enqueue_in_process(path: str, target_url: str) -> None:
