@@ -199,17 +199,20 @@ def _colloquial(text: str) -> str:
 
 def _cn_numerals(text: str) -> str:
     """十二月五號 → 12月5號, 二零二六年 → 2026年 (cn2an); other text is left as it is."""
-    # cn2an and holidays load on first use, not at import: a cold start answering a fixed entry
-    # reads no date, and the two cost about a third of the webhook's own import time (issue 14, P1).
-    import cn2an
-
+    # cn2an loads only when a numeral is there to read, not at import nor for every text: a cold
+    # start answering a fixed entry reads no date (issue 14, P1), and importing it (with proces,
+    # which compiles its address patterns) took about 0.2 s of CPU on a text's first turn.
     def number(match: re.Match[str], group: int = 1) -> str:
+        import cn2an
+
         try:
             return str(int(cn2an.cn2an(match.group(group).replace("廿", "二十").replace("卅", "三十"), "smart")))
         except (ValueError, KeyError):
             return match.group(0)
 
     def year(match: re.Match[str]) -> str:
+        import cn2an
+
         digits = "".join("0" if ch in "零〇" else str(cn2an.cn2an(ch, "smart")) for ch in match.group(1)
                          if ch in "零〇一二三四五六七八九")
         return digits if len(digits) == len(match.group(1)) else match.group(0)
@@ -385,6 +388,8 @@ def _calendar_day(text: str) -> str | None:
     before 紀念日 / 節. Source: trial 3 finding 1; python-holidays' Taiwan calendar (categories
     public, optional, workday).
     """
+    if not any(end in text for end in CALENDAR_NAME_ENDS):
+        return None  # no name can be there: the calendar (holidays) is not loaded for this text
     best: dict[str, int] = {}
     for name in _calendar_names():
         tail = "紀念日" if name.endswith("紀念日") else "節" if name.endswith("節") else ""
@@ -719,6 +724,11 @@ def _tw_calendar(year: int, named: bool = False) -> tuple[tuple[date, str], ...]
     found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW",
                                       categories=_NAMED_CATEGORIES if named else ("public",))
     return tuple(sorted(found.items()))
+
+
+#: The last character of every name the Taiwan calendar gives a day (…紀念日, …節, 國慶日, 農曆除夕).
+#: A name is read by its end, so a text with none of these names no day; tested against the calendar.
+CALENDAR_NAME_ENDS = ("日", "節", "夕")
 
 
 @functools.lru_cache(maxsize=1)

@@ -79,3 +79,31 @@ def test_diets_one_label_table_is_used_by_place_replies_and_memory_cards():
               "catalog_version": "v1", "area_choices": ["花壇鄉"], "places": [], "total": 0}
     [message] = render_places(result)
     assert "花壇鄉、蔬食" in message.text and "素食」" not in message.text
+
+
+def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
+    """The calendar is skipped for a text with none of CALENDAR_NAME_ENDS: sound only while every
+    name of the vocabulary the reader matches (from the holidays package) ends with one."""
+    from shared.turn import dates
+
+    names = dates._calendar_names()
+    assert len(names) > 10 and all(name.endswith(dates.CALENDAR_NAME_ENDS) for name in names), names
+    assert read_date("植樹節有活動嗎") == "holiday:植樹節" and read_date("農曆除夕") and read_date("中秋")
+
+
+@pytest.mark.parametrize("text, loaded", [
+    ("花壇素食", set()), ("我要預約", set()), ("十二月五號有活動嗎", {"cn2an"}), ("植樹節有活動嗎", {"holidays"}),
+])
+def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
+    """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
+    each process's first text turn, a cold start's cost (issue 14, P1)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    code = ("import sys; from shared.turn.dates import read_date; from shared.turn.text import reading_form; "
+            f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == repr(sorted(loaded))
