@@ -39,12 +39,18 @@ $(UV): requirements-uv.lock
 	@touch $@
 
 # Setup output goes to stderr so that stdout stays machine-readable (headless run, user-data).
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml $(UV)
+# Two steps: the locks' packages ($(LOCKS_STAMP)), then the project itself ($(STAMP)), so that
+# `make test` can write pytest's rewrite cache (test-collect) while the project installs.
+LOCKS_STAMP := $(VENV)/.locks-installed
+$(LOCKS_STAMP): requirements.lock requirements-dev.lock $(UV)
 	@echo "setting up $(VENV) from requirements.lock" >&2
 	@UV_PYTHON_DOWNLOADS=never $(UV) venv --quiet --clear --seed --python $(PYTHON) $(VENV) >&2
 	@# Two installs: the runtime lock is hashed (hash-checking mode), the dev lock is not.
 	@$(UV_INSTALL) --python $(PY) --compile-bytecode --require-hashes -r requirements.lock >&2
 	@$(UV_INSTALL) --python $(PY) --compile-bytecode -r requirements-dev.lock >&2
+	@touch $@
+
+$(STAMP): $(LOCKS_STAMP) pyproject.toml
 	@$(UV_INSTALL) --python $(PY) --no-deps -e . >&2
 	@$(PY) -m compileall -q -j 0 shared functions tools >/dev/null
 	@touch $(STAMP)
@@ -56,13 +62,13 @@ run: $(STAMP)
 # much of a test's time is spent waiting (stand-in latencies, leases, other processes), so four
 # workers keep two cores busy. Files go out in collection order, costliest first (tests/conftest.py),
 # not xdist's default of most tests first. TEST_WORKERS=0 runs in one process.
-# Before the workers start, side by side: .venv, the tool venvs that some tests use (else built on
-# first use, one worker waiting on each), and, once .venv is there, one collection pass that writes
-# pytest's cache of rewritten test modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that
+# Before the workers start: the locks' packages in .venv first (uv installs that overlap wait on
+# each other's cache locks), then side by side the project itself, the tool venvs that some tests
+# use (else built on first use, one worker waiting on each), and a pass that writes pytest's cache of rewritten test modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that
 # cache only where bytecode may be written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without
 # it each worker re-parses and rewrites every test module's asserts. tools/rewrite_cache.py writes it
-# with pytest's own rewriter without importing the suite (3 s, where a --collect-only pass took 10 s);
-# its errors, if any, show in the real run.
+# with pytest's own rewriter without importing the suite or its conftest.py (2 s on two cores, where a
+# --collect-only pass took 10 s); its errors, if any, show in the real run.
 # The tests' temporary files (each test's SQLite file, logs, the emulators' data) go to tmpfs
 # (/dev/shm) where the machine has a writable one, else to TMPDIR: the store commits with
 # synchronous=FULL, and on this machine's disk the suite's fsyncs alone cost about 10 s of the run.
@@ -71,12 +77,13 @@ run: $(STAMP)
 TEST_WORKERS ?= 4
 TEST_TMPDIR ?= $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm || echo "$${TMPDIR:-/tmp}")
 test:
+	@$(MAKE) --no-print-directory $(LOCKS_STAMP)
 	@$(MAKE) --no-print-directory -j4 $(STAMP) tool-venvs test-collect
 	TMPDIR=$(TEST_TMPDIR) $(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
-test-collect: $(STAMP)
+test-collect: $(LOCKS_STAMP)
 	@$(PY) -m compileall -q -j 0 tests >/dev/null & \
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -p tools.rewrite_cache >/dev/null 2>&1; \
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --noconftest -p tools.rewrite_cache >/dev/null 2>&1; \
 	wait; true
 
 # ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
@@ -141,6 +148,8 @@ $(CHECKOV_VENV)/.installed: requirements-checkov.lock $(UV)
 
 # The Cloud Tasks emulator (gcloud-tasks-emulator from PyPI) for the tests, in its own tool venv:
 # it pins protobuf<5, which the runtime lock does not allow (tests/contract/tasks_emulator.py).
+# No --compile-bytecode: the tests start it without PYTHONDONTWRITEBYTECODE, so its first start
+# caches the bytecode of just what it imports; compiling its whole tree here took 7 s of CPU.
 TASKS_EMULATOR_VENV := .venv-tasks-emulator
 tasks-emulator-venv: $(TASKS_EMULATOR_VENV)/.installed
 
@@ -149,7 +158,7 @@ $(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock $(UV)
 	@$(PYTHON) -m venv --without-pip $(TASKS_EMULATOR_VENV) >&2
 	@# --no-deps: the lock is the whole closure; a resolver would otherwise re-resolve the
 	@# google-api-core[grpc] extra against the emulator's protobuf<5 pin and refuse it.
-	@$(UV_INSTALL) --python $(TASKS_EMULATOR_VENV)/bin/python --compile-bytecode --no-deps --require-hashes -r requirements-tasks-emulator.lock >&2
+	@$(UV_INSTALL) --python $(TASKS_EMULATOR_VENV)/bin/python --no-deps --require-hashes -r requirements-tasks-emulator.lock >&2
 	@touch $@
 
 tool-venvs: checkov-venv tasks-emulator-venv
