@@ -82,12 +82,17 @@ class Sizes:
     burst_max: int = 1600
     emulator_creates: int = 50
     emulator_rounds: int = 2
+    #: Fork P2's and the knee's servers from the preloaded fork server (tools/function_process.py)
+    #: instead of a new interpreter each. Only the smoke test, whose point is that every figure is
+    #: produced: a new interpreter's imports cost about 2 s of CPU a server. P1 always starts one.
+    forked_servers: bool = False
 
 
 FULL = Sizes()
 TINY = Sizes(cold_repeats=1, steady_requests=40, steady_rounds=2, connections=4, warmup=20, rss_late=60,
              creates=8, create_threads=2, create_rounds=1, one_card_threads=4, drain=10, drain_rounds=1,
-             approvals=4, approval_rounds=1, burst_start=4, burst_max=8, emulator_creates=3, emulator_rounds=1)
+             approvals=4, approval_rounds=1, burst_start=4, burst_max=8, emulator_creates=3, emulator_rounds=1,
+             forked_servers=True)
 
 
 # ---- small helpers ---------------------------------------------------------------------------------
@@ -178,17 +183,25 @@ def group_cpu_seconds(pid: int) -> float:
 class Server:
     """One functions-framework process (LOCAL's webhook or the echo bot) on a free loopback port."""
 
-    def __init__(self, kind: str, env: dict[str, str], log_dir: Path, *, extra_env: dict[str, str] | None = None):
+    def __init__(self, kind: str, env: dict[str, str], log_dir: Path, *, extra_env: dict[str, str] | None = None,
+                 forked: bool = False):
         self.kind = kind
         self.port = free_port()
         source, target = ("functions/webhook/main.py", "webhook") if kind == "local" else ("bench/echo_bot.py", "echo")
-        self.log = open(log_dir / f"{kind}-{self.port}.log", "wb")
+        args = ["--source", source, "--target", target, "--host", "127.0.0.1", "--port", str(self.port)]
+        log_path = log_dir / f"{kind}-{self.port}.log"
+        self.log = open(log_path, "ab")
         self.started = time.perf_counter()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "functions_framework", "--source", source, "--target", target,
-             "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=REPO, env={**env, **(extra_env or {})}, stdin=subprocess.DEVNULL, stdout=self.log,
-            stderr=subprocess.STDOUT, start_new_session=True)
+        self.process: Any
+        if forked:  # Sizes.forked_servers: the same command, forked from the preloaded fork server
+            from tools.function_process import start_preloaded_module
+
+            self.process = start_preloaded_module("functions_framework", args, {**env, **(extra_env or {})}, REPO,
+                                                  log_path)
+        else:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "functions_framework", *args], cwd=REPO, env={**env, **(extra_env or {})},
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def first_200(self, timeout_seconds: float = 60.0) -> float:
         """Post fixed-entry deliveries until one is answered 200; seconds since spawn."""
@@ -275,8 +288,8 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
     Each side gets ``steady_requests`` distinct events in ``steady_rounds`` interleaved chunks; the
     figures' min/median/max are over the chunks, and the pooled p99 over every request is kept too.
     """
-    local = Server("local", env, tmp)
-    echo = Server("echo", env, tmp)
+    local = Server("local", env, tmp, forked=sizes.forked_servers)
+    echo = Server("echo", env, tmp, forked=sizes.forked_servers)
     chunk = max(1, sizes.steady_requests // sizes.steady_rounds)
     try:
         local.first_200()
@@ -367,7 +380,7 @@ def burst_knee(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callable[[str]
 
 def _knee_of(sizes: Sizes, env: dict[str, str], tmp: Path, variant: dict[str, str], label: str,
              say: Callable[[str], None]) -> tuple[int, dict[int, dict]]:
-    server = Server("local", env, tmp, extra_env=variant)
+    server = Server("local", env, tmp, extra_env=variant, forked=sizes.forked_servers)
     tried: dict[int, dict] = {}
     try:
         server.first_200()
