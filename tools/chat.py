@@ -69,11 +69,19 @@ POLL_INTERVAL_SECONDS = 0.1
 HTTP_TIMEOUT_SECONDS = 10.0
 WEBHOOK_BUDGET_SECONDS = 2.0  # LINE counts a slower answer as request_timeout
 
+#: Message kinds whose webhook event carries a ``quoteToken`` (Messaging API, message event).
+QUOTABLE_MESSAGE_TYPES = frozenset({"text", "sticker", "image", "video"})
+
+
 def complete_event(event: dict, user_id: str = DEFAULT_USER_ID) -> dict:
     """Fill the common fields a script left out of a raw event (a copy; given fields win).
 
     Adds ``mode``, ``timestamp``, ``source`` (this user), ``webhookEventId``,
-    ``deliveryContext`` and, except for unfollow/leave/unsend events, ``replyToken``.
+    ``deliveryContext`` and, except for unfollow/leave/unsend events, ``replyToken``; a follow
+    event's ``follow``; a message's ``id`` and, for the kinds LINE quotes, ``quoteToken``. What only
+    the sender can say (a text, a postback's data) is never made up: without it the webhook does not
+    read the event, and ``headless_step`` says so. Source: the Messaging API reference, webhook
+    event objects.
     """
     kind = str(event.get("type", "message"))
     now_ms = int(time.time() * 1000)
@@ -83,7 +91,16 @@ def complete_event(event: dict, user_id: str = DEFAULT_USER_ID) -> dict:
                             "deliveryContext": {"isRedelivery": False}}
     if kind not in {"unfollow", "leave", "unsend"}:
         base["replyToken"] = line_events.new_reply_token()
-    return {**base, **event}
+    if kind == "follow":
+        base["follow"] = {"isUnblocked": False}
+    completed = {**base, **event}
+    message = event.get("message")
+    if kind == "message" and isinstance(message, dict):  # the ids LINE gives every message; never its text
+        completed["message"] = {"id": line_events.new_message_id(),
+                                **({"quoteToken": line_events.new_quote_token()}
+                                   if message.get("type") in QUOTABLE_MESSAGE_TYPES else {}),
+                                **message}
+    return completed
 
 
 # --------------------------------------------------------------------- rendering
@@ -329,11 +346,12 @@ def _loopback_session() -> requests.Session:
 
 
 def post_webhook(url: str, body: bytes, signature: str,
-                 timeout_s: float = HTTP_TIMEOUT_SECONDS) -> tuple[int | None, str | None, float]:
+                 timeout_s: float = HTTP_TIMEOUT_SECONDS) -> tuple[int | None, str | None, float, list[str]]:
     """POST a signed webhook body the way LINE does.
 
     Returns:
-        (HTTP status or None, error text or None, elapsed seconds). Connection
+        (HTTP status or None, error text or None, elapsed seconds, what became of each event: the
+        answer body's ``events`` list, e.g. ``["done"]``, or [] when there is none). Connection
         failures are returned, not raised.
     """
     headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "LineBotWebhook/2.0",
@@ -342,9 +360,15 @@ def post_webhook(url: str, body: bytes, signature: str,
     try:
         with _loopback_session() as session:
             response = session.post(url, data=body, headers=headers, timeout=timeout_s)
-        return response.status_code, None, time.monotonic() - started
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {}
+        events = answer.get("events") if isinstance(answer, dict) else None
+        outcomes = [str(e) for e in events] if isinstance(events, list) else []
+        return response.status_code, None, time.monotonic() - started, outcomes
     except requests.RequestException as exc:
-        return None, str(exc), time.monotonic() - started
+        return None, str(exc), time.monotonic() - started, []
 
 
 def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOUT_SECONDS) -> list[dict]:
@@ -362,6 +386,16 @@ def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOU
 
 
 # ----------------------------------------------------------------------- session
+#: The webhook's word for an event it did not read (shared.webhook.service.EventStatus) → what the
+#: person who sent it is told: the bot says nothing to such an event, so silence would mislead.
+UNREAD_OUTCOMES = {
+    "unreadable": "the webhook could not read this event in LINE's format (see the Messaging API's webhook "
+                  "event objects); nothing was stored and the bot sends no reply",
+    "refused": "the event's ids are not in LINE's format (webhookEventId, replyToken); nothing was stored "
+               "and the bot sends no reply",
+}
+
+
 @dataclass
 class Exchange:
     """What one sent event produced: the webhook's answer and the LINE calls seen since."""
@@ -370,6 +404,8 @@ class Exchange:
     error: str | None = None
     elapsed_s: float = 0.0
     calls: list[dict] = field(default_factory=list)
+    #: Why the webhook did not read the event (``UNREAD_OUTCOMES``), or None when it did.
+    unread: str | None = None
 
     @property
     def delivered(self) -> list[dict]:
@@ -477,15 +513,15 @@ class ChatSession:
             self._reply_tokens.add(token)
             self._token_chat[token] = self.chat_id
         body = line_events.webhook_body([event], self.destination)
-        status, error, elapsed = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
+        status, error, elapsed, outcomes = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
         if status == 503:  # not taken yet (e.g. a cold store connection): LINE redelivers it once here
             body = line_events.webhook_body([{**event, "deliveryContext": {"isRedelivery": True}}], self.destination)
-            status, error, elapsed = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
-        exchange = Exchange(status, error, elapsed, pending)
+            status, error, elapsed, outcomes = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
+        exchange = Exchange(status, error, elapsed, pending, unread=UNREAD_OUTCOMES.get(outcomes[0]) if outcomes else None)
         if not self.standin_url:
             return exchange
         wait = self.wait_s if wait_s is None else wait_s
-        if status is None or status >= 300 or not token:
+        if status is None or status >= 300 or not token or outcomes[:1] == ["ignored"] or exchange.unread:
             wait = min(wait, GRACE_SECONDS)  # nothing (more) is coming for this event
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
@@ -589,6 +625,8 @@ def _say(text: str, stream: TextIO) -> None:
 def _show(session: ChatSession, exchange: Exchange, stream: TextIO) -> None:
     if exchange.error is not None:
         _say(f"（無法連到 webhook：{exchange.error}）", stream)
+    elif exchange.unread is not None:
+        _say(f"（webhook 讀不懂這個事件，機器人不會回覆：{exchange.unread}）", stream)
     elif exchange.status != 200:
         _say(f"（webhook 回應 HTTP {exchange.status}）", stream)
     if exchange.elapsed_s > WEBHOOK_BUDGET_SECONDS:
@@ -756,8 +794,8 @@ def headless_step(session: ChatSession, request: dict) -> dict:
                            "choices": [c.to_json() for c in shown.choices]}
     if shown.other_choices:  # buttons sent to another chat: tappable after {"user"} / {"staff"}
         out["other_choices"] = {chat: [c.to_json() for c in choices] for chat, choices in shown.other_choices.items()}
-    if exchange.error is not None:
-        out["error"] = exchange.error
+    if exchange.error is not None or exchange.unread is not None:
+        out["error"] = exchange.error or exchange.unread
     return out
 
 

@@ -47,3 +47,25 @@ def test_chat_staff_command_acts_in_group_and_sees_group_cards(start_function, b
     [tapped] = run(session, {"tap": take[0].n})
     assert tapped["status"] == 200
     assert "已接手" in json.dumps(tapped["replies"], ensure_ascii=False)  # acted as staff, from the group
+
+
+@pytest.mark.parametrize("raw, readable", [
+    ({"type": "message"}, False),                                   # no message object
+    ({"type": "message", "message": {"type": "text"}}, False),      # no id nor text
+    ({"type": "postback"}, False),                                  # no postback object
+    ({"type": "message", "message": {"type": "text", "id": "468789577898262530", "text": "我要預約"}}, True),
+    ({"type": "follow"}, True),
+    ({"type": "message", "message": {"type": "sticker", "packageId": "11537", "stickerId": "52002734",
+                                     "stickerResourceType": "STATIC"}}, True),  # the README's /sticker
+])
+def test_chat_headless_event_the_webhook_cannot_read_says_so(start_function, base_env, line_standin, raw, readable):
+    """A raw ``{"event"}`` the real webhook does not read gets an error line saying why no reply
+    comes, never a silent empty answer; a complete one is answered as usual."""
+    webhook = start_function("webhook", env_with(base_env))
+    session = chat.ChatSession(webhook.url, base_env["LINE_CHANNEL_SECRET"], USER, line_standin.url, wait_s=3.0)
+    [answer] = run(session, {"event": raw})
+    assert answer["status"] == 200
+    if readable:
+        assert answer.get("error") is None and answer["replies"]
+    else:
+        assert "could not read this event" in answer["error"] and answer["replies"] == []
