@@ -64,9 +64,10 @@ run: $(STAMP)
 # not xdist's default of most tests first. TEST_WORKERS=0 runs in one process.
 # Before the workers start: the locks' packages in .venv first (uv installs that overlap wait on
 # each other's cache locks), then side by side the project itself, the tool venvs that some tests
-# use (else built on first use, one worker waiting on each), and a pass that writes pytest's cache of rewritten test modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that
-# cache only where bytecode may be written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without
-# it each worker re-parses and rewrites every test module's asserts. tools/rewrite_cache.py writes it
+# use (else built on first use, one worker waiting on each), and a pass that writes pytest's cache
+# of rewritten test modules (tests/**/__pycache__/*-pytest-*.pyc). pytest writes that cache only
+# where bytecode may be written, and this machine sets PYTHONDONTWRITEBYTECODE=1: without it each
+# worker re-parses and rewrites every test module's asserts. tools/rewrite_cache.py writes it
 # with pytest's own rewriter without importing the suite or its conftest.py (2 s on two cores, where a
 # --collect-only pass took 10 s); its errors, if any, show in the real run.
 # The tests' temporary files (each test's SQLite file, logs, the emulators' data) go to tmpfs

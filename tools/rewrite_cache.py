@@ -25,6 +25,7 @@ Source: pytest's ``_pytest/assertion/rewrite.py`` (``AssertionRewritingHook.exec
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 import os
 import sys
 from fnmatch import fnmatch
@@ -46,29 +47,25 @@ def rewritten_files(root: Path, testpaths: list[str], patterns: list[str]) -> li
     return sorted(found)
 
 
+#: ``_in_processes``' function, set before its pool forks (a closure over pytest's config cannot be
+#: pickled; a forked copy inherits it).
+_WRITE: Callable[[list[Path]], int] | None = None
+
+
+def _write_share(share: list[Path]) -> int:
+    assert _WRITE is not None
+    return _WRITE(share)
+
+
 def _in_processes(write: Callable[[list[Path]], int], files: list[Path], processes: int) -> int:
-    """``write`` over ``files`` split among ``processes`` forked copies of this one (rewriting is
-    CPU-bound, one file at a time); how many files they wrote. A copy that fails counts 0: the
-    workers rewrite what it left, with the same result."""
-    shares = [files[i::processes] for i in range(processes)][1:] if processes > 1 else []
-    children = []
-    for share in shares:
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the copy: write its share, report the count, leave without pytest's clean-up
-            os.close(reader)
-            try:
-                os.write(writer, str(write(share)).encode())
-            finally:
-                os._exit(0)
-        os.close(writer)
-        children.append((pid, reader))
-    written = write(files[::processes] if processes > 1 else files)
-    for pid, reader in children:
-        with os.fdopen(reader) as answer:
-            written += int(answer.read() or 0)
-        os.waitpid(pid, 0)
-    return written
+    """``write`` over ``files`` split among ``processes`` forked copies of this process
+    (multiprocessing's fork pool; rewriting is CPU-bound, one file at a time); how many they wrote."""
+    global _WRITE
+    if processes <= 1 or len(files) < 2:
+        return write(files)
+    _WRITE = write
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        return sum(pool.map(_write_share, [files[i::processes] for i in range(processes)]))
 
 
 @pytest.hookimpl(tryfirst=True)
