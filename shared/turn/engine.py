@@ -437,7 +437,10 @@ def _first_ask_words(proposal: Proposal, result: dict[str, Any] | None) -> str:
 
 def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, townships not searched."""
-    lines = menu.limit_lines([note for note in proposal.notes if ":" not in note])
+    kinds = [note for note in proposal.notes if ":" not in note]
+    if proposal.tool == "search_local_events":  # a price beside an event: its fee, not a shop's menu
+        kinds = ["no_price_event" if kind == "no_price" else kind for kind in kinds]
+    lines = menu.limit_lines(kinds)
     seconds = _second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
         lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")
@@ -448,9 +451,7 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             searched = (result or {}).get("query", {}).get("area") or ""
             lines.append(f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{value.replace(',', '、')}請點下方的按鈕。")
         elif kind == "unknown_area" and value:
-            near = difflib.get_close_matches(value, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
-            guess = f"你是說「{near[0]}」嗎？" if near else ""
-            lines.append(f"我不認得「{value}」這個地名，彰化縣的鄉鎮裡沒有。{guess}請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
+            lines.append(_unknown_area_line(value, proposal, result))
         elif kind == "unrecorded_kind" and value:
             lines.append(f"店家資料沒有記錄店家的類型（你說的「{value}」），這次先列出有素食品項的店家，請先打電話問店家。")
         elif kind == "changhua_as_city":
@@ -500,6 +501,23 @@ _NOT_SAVED_LINE = "好的，不會幫你記：只有你在確認卡上自己按�
 #: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
 _PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號（30 天）；"
                        "你傳的訊息內容回覆後就刪掉。想看或刪除，請點「我的偏好」。")
+
+
+def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
+    """溪胡 → 「我不認得「溪胡」…你是說「溪湖」嗎？」, and when that township is not among the buttons below
+    (``area_choices``: the townships with data), that this data has none there, so nobody looks for
+    a button that is not there (trial 8 finding 8)."""
+    near = difflib.get_close_matches(typed, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
+    line = f"我不認得「{typed}」這個地名，彰化縣的鄉鎮裡沒有。"
+    if not near:
+        return line + "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
+    township = next(name for name in TOWNSHIPS if name[:-1] == near[0])
+    choices = (result or {}).get("area_choices")
+    if isinstance(choices, list) and choices and township not in choices:
+        what = "活動" if proposal.tool == "search_local_events" or proposal.args.get("kind") == "events" else "店家"
+        return (line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}；"
+                f"下方是有{what}資料的鄉鎮，也可以再輸入一次鄉鎮名稱。")
+    return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
 
 
 def _shop_areas_without(area: str) -> list[str] | None:

@@ -136,6 +136,8 @@ LIMIT_WORDS: dict[str, str] = {
     "no_booking": "我沒辦法幫你訂位、預約、訂餐或報名；請直接聯絡店家或主辦單位（店家資料有電話的話，卡片上會列出）。",
     "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
     "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
+    # the same limit beside an events answer: an event has a fee or tickets, not a menu (trial 8 finding 10)
+    "no_price_event": "活動資料沒有記錄費用或門票價格，請以主辦單位公告為準。",
     "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
     "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
     "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
