@@ -440,6 +440,8 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     kinds = [note for note in proposal.notes if ":" not in note]
     if proposal.tool == "search_local_events":  # a price beside an event: its fee, not a shop's menu
         kinds = ["no_price_event" if kind == "no_price" else kind for kind in kinds]
+    else:
+        kinds = [kind for kind in kinds if kind not in menu.EVENTS_ONLY_LIMITS]
     lines = menu.limit_lines(kinds)
     seconds = _second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button

@@ -138,6 +138,8 @@ LIMIT_WORDS: dict[str, str] = {
     "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
     # the same limit beside an events answer: an event has a fee or tickets, not a menu (trial 8 finding 10)
     "no_price_event": "活動資料沒有記錄費用或門票價格，請以主辦單位公告為準。",
+    # beside an events answer only (shared.turn.engine): a day's list, start times only (trial 8 finding 11)
+    "evening": "你問的是晚上：活動資料只有開始時間，沒有結束時間，下面列的活動不分白天晚上；白天開始的活動，晚上可能已經結束，請先向主辦單位確認。",
     "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
     "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
     "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
@@ -146,6 +148,10 @@ LIMIT_WORDS: dict[str, str] = {
     "no_appointment": "我沒辦法幫你掛號或預約看診；請直接打電話給醫院或診所，或用它們的網路掛號。"
                       "身體不舒服請找醫師；緊急狀況請立刻打 119。",
 }
+
+
+#: Limits said only beside an events answer (shared.turn.engine drops them elsewhere).
+EVENTS_ONLY_LIMITS = frozenset({"evening", "no_price_event"})
 
 
 def limit_lines(kinds: list[str] | tuple[str, ...]) -> list[str]:
@@ -163,7 +169,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Returns:
         One text with the menu as quick replies; never a search. Source: issue 9 item 7.
     """
-    lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    lines = limit_lines([kind for kind in kinds if kind not in EVENTS_ONLY_LIMITS]) or ["這個我沒有資料可以回答。"]
     if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
         return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])

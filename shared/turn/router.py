@@ -154,6 +154,10 @@ SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|自備)"
                     r"(?!小朋友|小孩|孩子|孫|狗|貓|寵物|長輩|阿公|阿嬤|爸|媽|家人|朋友|外套|傘|雨傘)"
                     r"|帶什麼|帶啥|準備什麼|準備啥|自備")
+#: Asking about the evening (今晚有什麼活動, 明晚, 晚上): the events data has start times only, so a day's
+#: list may hold events that are over by then; said beside an events answer (trial 8 finding 11).
+#: Not 晚安 / 晚上好 (greetings) nor 昨晚 (the past).
+_EVENING = re.compile(r"今晚|明晚|今夜|晚上(?!好)|晚間|夜間|傍晚")
 #: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
 _DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近的[^，。？?]{0,3}(?:店|餐廳)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
 
@@ -454,6 +458,7 @@ def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[s
     found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
         found += (["no_bring"] if _BRING.search(text) else []) + (["no_distance"] if _DISTANCE.search(text) else [])
+        found += ["evening"] if _EVENING.search(text) else []
     return found
 
 
