@@ -171,8 +171,11 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
 def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False,
                        said: str | None = None) -> list[Message]:
     choices = result.get("area_choices", [])
+    # the diet said this turn, in the question too (全素 → 有全素的店家), not 蔬食 for every diet
+    what = ("的蔬食店家" if stated_diet in (None, "vegetarian") else "的店家（不限素別）" if stated_diet == "any"
+            else f"有{diet_label(stated_diet)}的店家")
     text = (
-        f"想找哪個鄉鎮的蔬食店家？目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。"
+        f"想找哪個鄉鎮{what}？目前有店家資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。"
         "請點下方的鄉鎮，或直接輸入鄉鎮名稱。"
     )
     if vague:
