@@ -90,6 +90,8 @@ EVENT_WORDS: tuple[str, ...] = (
     "活動", "市集", "展覽", "講座", "走讀", "表演", "節目", "課程", "好玩", "去哪玩", "玩什麼", "音樂會",
     "演唱", "祭典", "廟會", "踩街", "晚會", "體驗營", "演講", "工作坊", "研習", "電影", "比賽", "路跑", "燈會",
     "特展", "畫展",
+    # in English (What events are there in Huatan?): trial 8 finding 7 (read after case-folding)
+    "event", "activit", "festival", "exhibition", "concert", "workshop",
 )
 #: Event topics: a word residents use → the word the snapshot's titles and tags use. Every topic
 #: found becomes one keyword term (terms are ANDed over title + tags).
