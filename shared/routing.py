@@ -53,7 +53,7 @@ PostbackHandler = Callable[[EventContext, str], Reply]
 
 #: Exact texts (after trimming spaces), answered with no model: the rich menu and quick replies.
 FIXED_ENTRIES: dict[str, Entry] = {
-    "我要預約": menu.menu_reply,
+    "我要預約": menu.booking_menu_reply,
     "選單": menu.menu_reply,
     "查蔬食": fixed.places_picker,
     "查活動": fixed.events_picker,

@@ -31,12 +31,19 @@ def with_menu(message: TextMessage, choices: tuple[str, ...] = MENU_CHOICES) -> 
     return TextMessage(text=message.text, quick_reply=_menu_quick_reply(choices))
 
 
+_MENU_TEXT = "想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動\n・查蔬食：找有素食的店家\n・留下服務詢問：請真人幫忙"
+
+
 def menu_reply(ctx: EventContext | None = None) -> Reply:
-    """我要預約 → what LOCAL can do, as three quick replies."""
-    return Reply([TextMessage(
-        text="想做什麼呢？請點下面一個選項：\n・查活動：看各鄉鎮的活動\n"
-             "・查蔬食：找有素食的店家\n・留下服務詢問：請真人幫忙",
-        quick_reply=_menu_quick_reply())])
+    """選單 → what LOCAL can do, as three quick replies."""
+    return Reply([TextMessage(text=_MENU_TEXT, quick_reply=_menu_quick_reply())])
+
+
+def booking_menu_reply(ctx: EventContext | None = None) -> Reply:
+    """我要預約 (the rich menu's entry, also typed by someone who wants to book) → the menu, first saying
+    that LOCAL books nothing and that a person is reached through 留下服務詢問 (trial 8 finding 12)."""
+    return Reply([TextMessage(text="LOCAL 沒辦法直接幫你預約或訂位；想請真人幫忙，請點「留下服務詢問」。\n" + _MENU_TEXT,
+                              quick_reply=_menu_quick_reply())])
 
 
 def help_reply(note: str | None = None) -> Reply:
