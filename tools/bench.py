@@ -189,19 +189,20 @@ class Server:
         self.port = free_port()
         source, target = ("functions/webhook/main.py", "webhook") if kind == "local" else ("bench/echo_bot.py", "echo")
         args = ["--source", source, "--target", target, "--host", "127.0.0.1", "--port", str(self.port)]
-        log_path = log_dir / f"{kind}-{self.port}.log"
-        self.log = open(log_path, "ab")
+        self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.started = time.perf_counter()
         self.process: Any
         if forked:  # Sizes.forked_servers: the same command, forked from the preloaded fork server
             from tools.function_process import start_preloaded_module
 
             self.process = start_preloaded_module("functions_framework", args, {**env, **(extra_env or {})}, REPO,
-                                                  log_path)
+                                                  self.log_path)
         else:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "functions_framework", *args], cwd=REPO, env={**env, **(extra_env or {})},
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            with self.log_path.open("wb") as log:  # the child keeps its own copy of the descriptor
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "functions_framework", *args], cwd=REPO,
+                    env={**env, **(extra_env or {})}, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True)
 
     def first_200(self, timeout_seconds: float = 60.0) -> float:
         """Post fixed-entry deliveries until one is answered 200; seconds since spawn."""
@@ -210,7 +211,7 @@ class Server:
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise SystemExit(f"bench: {self.kind} exited while starting; see {self.log.name}")
+                raise SystemExit(f"bench: {self.kind} exited while starting; see {self.log_path}")
             body, signature = delivery()
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
@@ -221,7 +222,7 @@ class Server:
                     return time.perf_counter() - self.started
             except OSError:
                 time.sleep(0.01)
-        raise SystemExit(f"bench: {self.kind} gave no 200 within {timeout_seconds:.0f} s; see {self.log.name}")
+        raise SystemExit(f"bench: {self.kind} gave no 200 within {timeout_seconds:.0f} s; see {self.log_path}")
 
     def rss_kib(self, field: str = "VmRSS") -> int:
         return group_rss_kib(self.process.pid, field)
@@ -232,7 +233,6 @@ class Server:
         except (ProcessLookupError, PermissionError):
             pass
         self.process.wait()
-        self.log.close()
 
 
 def alternate(repeat: int, a: Callable[[], Any], b: Callable[[], Any]) -> tuple[Any, Any]:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,7 +57,8 @@ class FunctionProcess:
         if preloaded:
             if python is not None:
                 raise ValueError("a preloaded function runs this interpreter; python= needs a new one")
-            self.process: subprocess.Popen | _ForkedProcess = _ForkedProcess(args, env, cwd or REPO, log_path)
+            self.process: subprocess.Popen | _ForkedProcess = _ForkedProcess(
+                _serve_forked, (args, env, str(cwd or REPO), str(log_path)), name="function")
         else:
             self.process = subprocess.Popen(
                 [python or sys.executable, "-m", "functions_framework", *args],
@@ -205,20 +207,16 @@ def start_preloaded_module(module: str, args: list[str], env: dict[str, str], cw
         A process handle with Popen's ``pid``, ``poll()`` and ``wait(timeout)`` (which raises
         ``subprocess.TimeoutExpired``).
     """
-    return _ForkedProcess([], env, cwd, log_path, module=(module, args))
+    return _ForkedProcess(_run_module, (module, args, env, str(cwd), str(log_path)), name=module)
 
 
 class _ForkedProcess:
     """The part of ``subprocess.Popen`` that ``FunctionProcess`` and ``make run`` use, over a child
-    forked by the fork server (``pid``, ``poll``, ``wait``): ``functions_framework ARGS``, or
-    ``module=(name, args)`` for ``python -m name args``."""
+    forked by the fork server (``pid``, ``poll``, ``wait``) that runs ``target(*target_args)``:
+    ``_serve_forked`` (functions_framework) or ``_run_module`` (``python -m``)."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, log_path: Path, *,
-                 module: tuple[str, list[str]] | None = None):
-        target, target_args = ((_run_module, (module[0], module[1], env, str(cwd), str(log_path))) if module
-                               else (_serve_forked, (args, env, str(cwd), str(log_path))))
-        self._child = _fork_context().Process(target=target, args=target_args, daemon=True,
-                                              name=module[0] if module else "function")
+    def __init__(self, target: Callable[..., None], target_args: tuple, *, name: str):
+        self._child = _fork_context().Process(target=target, args=target_args, daemon=True, name=name)
         self._child.start()
         self.pid = self._child.pid
 

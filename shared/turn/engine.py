@@ -505,18 +505,24 @@ _PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意�
                        "你傳的訊息內容回覆後就刪掉。想看或刪除，請點「我的偏好」。")
 
 
+def _is_events(proposal: Proposal) -> bool:
+    """An events search, or a township picker asked for events (needs_area with kind=events)."""
+    return proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
+
+
 def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
     """溪胡 → 「我不認得「溪胡」…你是說「溪湖」嗎？」, and when that township is not among the buttons below
     (``area_choices``: the townships with data), that this data has none there, so nobody looks for
     a button that is not there (trial 8 finding 8)."""
-    near = difflib.get_close_matches(typed, [name[:-1] for name in TOWNSHIPS], n=1, cutoff=0.5)
+    by_short_name = {name[:-1]: name for name in TOWNSHIPS}
+    near = difflib.get_close_matches(typed, list(by_short_name), n=1, cutoff=0.5)
     line = f"我不認得「{typed}」這個地名，彰化縣的鄉鎮裡沒有。"
     if not near:
         return line + "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
-    township = next(name for name in TOWNSHIPS if name[:-1] == near[0])
+    township = by_short_name[near[0]]
     choices = (result or {}).get("area_choices")
     if isinstance(choices, list) and choices and township not in choices:
-        what = "活動" if proposal.tool == "search_local_events" or proposal.args.get("kind") == "events" else "店家"
+        what = "活動" if _is_events(proposal) else "店家"
         return (line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}；"
                 f"下方是有{what}資料的鄉鎮，也可以再輸入一次鄉鎮名稱。")
     return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
@@ -832,7 +838,7 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
         if proposal.source == "model":
             return model_help_reply(proposal.args.get("reason"))
         return help_reply()
-    is_events = proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
+    is_events = _is_events(proposal)
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
     offered = stated or _diet_said_beside_shop(proposal)
     vague = bool(proposal.args.get("vague"))

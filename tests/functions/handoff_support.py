@@ -38,7 +38,7 @@ def accepted(standin, path: str) -> list[dict]:
     return [c for c in standin.calls() if c["path"] == path and c["status"] == 200]
 
 
-def reply_messages(standin, token: str, *, wait_seconds: float = 30.0) -> list[dict]:
+def replied_messages(standin, token: str, *, wait_seconds: float = 30.0) -> list[dict]:
     """The messages replied with ``token``, waiting up to ``wait_seconds`` for them to be recorded
     (``[]`` if none): a 200 does not mean the reply is on record, since an event the webhook queued
     (its budget spent on a loaded machine) is answered by the queued worker a moment later, with the
@@ -49,13 +49,13 @@ def reply_messages(standin, token: str, *, wait_seconds: float = 30.0) -> list[d
 
 
 def reply_text(standin, token: str, *, wait_seconds: float = 30.0) -> str:
-    """The text replied with ``token`` (``reply_messages``), "" if none."""
-    return all_text(reply_messages(standin, token, wait_seconds=wait_seconds))
+    """The text replied with ``token`` (``replied_messages``), "" if none."""
+    return all_text(replied_messages(standin, token, wait_seconds=wait_seconds))
 
 
 def card_postbacks(standin, token: str) -> dict[str, str]:
     """``{"確認送出": data, "取消": data}`` from the card replied with ``token`` (waiting for it)."""
-    messages = reply_messages(standin, token)
+    messages = replied_messages(standin, token)
     assert messages, f"no reply with token {token}"
     return {b["action"]["label"]: b["action"]["data"] for b in messages[0]["contents"]["footer"]["contents"]}
 

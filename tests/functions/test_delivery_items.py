@@ -17,7 +17,7 @@ from tests.functions.handoff_support import (
     env_with,
     new_card,
     post,
-    reply_messages,
+    replied_messages,
     reply_text,
     store_docs,
     wait_for,
@@ -72,7 +72,7 @@ def test_items_expired_forget_button_offers_a_fresh_one(start_function, base_env
 
     def say(event) -> list[dict]:
         assert post(webhook.url, line_body(event)).status_code == 200
-        messages = reply_messages(line_standin, event["replyToken"])
+        messages = replied_messages(line_standin, event["replyToken"])
         assert messages, "no reply"
         return messages
 

@@ -24,7 +24,7 @@ from tests.functions.handoff_support import (
     env_with,
     new_card,
     post,
-    reply_messages,
+    replied_messages,
     reply_text,
     store_docs,
     user_data,
@@ -70,7 +70,7 @@ def tap(webhook_url: str, standin, data: str, user_id: str, group_id: str | None
     response = post(webhook_url, line_body(event))
     # An event the webhook queued (its budget spent on a loaded machine) is answered a moment later.
     queued = response.status_code == 200 and "queued" in response.json().get("events", [])
-    messages = reply_messages(standin, event["replyToken"], wait_seconds=30 if queued else 0)
+    messages = replied_messages(standin, event["replyToken"], wait_seconds=30 if queued else 0)
     return response.status_code, all_text(messages), messages
 
 

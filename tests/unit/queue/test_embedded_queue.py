@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
+import sqlite3
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -16,7 +18,7 @@ import pytest
 
 from shared.clock import utc_now
 from shared.queue import InvalidTask, QueueUnavailable, task_name_for
-from shared.queue.embedded import EmbeddedQueue, backoff_seconds
+from shared.queue.embedded import EmbeddedQueue, backoff_seconds, http_post
 from tests.unit.queue.queue_fakes import RecordingTarget
 
 TOKEN = "test-internal-token-do-not-log"
@@ -224,8 +226,6 @@ def test_embedded_started_thread_dispatches_a_new_task_promptly(db):
 @pytest.mark.parametrize("slots", [1, 4])
 def test_embedded_dispatcher_keeps_up_to_max_concurrent_dispatches_in_flight(db, slots):
     """Deliveries overlap up to the limit and never beyond it; each task is delivered once."""
-    import threading
-
     lock, in_flight, peak, names = threading.Lock(), [0], [0], []
     full = threading.Barrier(slots, timeout=20)  # passes only once ``slots`` deliveries overlap
 
@@ -325,11 +325,6 @@ def test_embedded_task_left_running_by_dead_dispatcher_is_delivered_after_lease_
 def _locking_post(db, hold_seconds: float, started: list):
     """An ``http`` seam: the real POST, then another writer takes the file's write lock for
     ``hold_seconds`` (as a store transaction would), so the result must wait for it."""
-    import sqlite3
-    import threading
-
-    from shared.queue.embedded import http_post
-
     def post(url, body, headers, timeout_seconds):
         status = http_post(url, body, headers, timeout_seconds)
         taken = threading.Event()

@@ -2,6 +2,8 @@
 diet-label table (issue 9 items 2, 3, 5; issue 8 item 5)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import date
 
 import holidays
@@ -10,9 +12,11 @@ import pytest
 from shared.diets import DIET_LABELS, diet_label
 from shared.memory.cards import remember_phrase
 from shared.replies.places import render_places
+from shared.turn import dates
 from shared.turn.dates import UNREADABLE, UnreadableDate, read_date, resolve_date_value
 from shared.turn.router import read_diet
 from shared.turn.text import reading_form
+from tests.conftest import REPO
 
 TODAY = date(2026, 12, 1)
 
@@ -84,8 +88,6 @@ def test_diets_one_label_table_is_used_by_place_replies_and_memory_cards():
 def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
     """The calendar is skipped for a text with none of CALENDAR_NAME_ENDS: sound only while every
     name of the vocabulary the reader matches (from the holidays package) ends with one."""
-    from shared.turn import dates
-
     names = dates._calendar_names()
     assert len(names) > 10 and all(name.endswith(dates.CALENDAR_NAME_ENDS) for name in names), names
     assert read_date("植樹節有活動嗎") == "holiday:植樹節" and read_date("農曆除夕") and read_date("中秋")
@@ -97,11 +99,6 @@ def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
 def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
     """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
     each process's first text turn, a cold start's cost (issue 14, P1)."""
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
     code = ("import sys; from shared.turn.dates import read_date; from shared.turn.text import reading_form; "
             f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
