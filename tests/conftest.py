@@ -144,21 +144,26 @@ def prepare_sqlite_file(store_url: str) -> None:
         queue.close()
 
 
-@pytest.fixture
-def base_env(store_url, line_standin) -> dict[str, str]:
-    """The variables a function needs on the embedded default, pointing at the stand-in; the
-    store's file already exists (``prepare_sqlite_file``)."""
+def function_env(store_url: str, standin_url: str) -> dict[str, str]:
+    """The variables a function needs on the embedded default (a SQLite store, the LINE stand-in at
+    ``standin_url``), after creating the store's file (``prepare_sqlite_file``)."""
     prepare_sqlite_file(store_url)
     return {
         "LINE_CHANNEL_SECRET": TEST_SECRET,
         "LINE_CHANNEL_ACCESS_TOKEN": TEST_TOKEN,
-        "LINE_API_BASE_URL": line_standin.url,
+        "LINE_API_BASE_URL": standin_url,
         "LOCAL_STORE_URL": store_url,
         "LOCAL_TENANT_ID": "test-tenant",
         "LOCAL_TIMEZONE": "Asia/Taipei",
         "LOCAL_SIGNING_KEY": "test-signing-key",
         "LOCAL_INTERNAL_TOKEN": "test-internal-token",
     }
+
+
+@pytest.fixture
+def base_env(store_url, line_standin) -> dict[str, str]:
+    """``function_env`` for this test's fresh SQLite file and stand-in."""
+    return function_env(store_url, line_standin.url)
 
 
 class FixedClock:
@@ -232,8 +237,8 @@ def start_function(tmp_path):
 
 def replies_to(standin, reply_token: str) -> list[dict]:
     """Recorded reply calls for one reply token that LINE accepted (status 200)."""
-    return [c for c in standin.calls() if c["path"] == "/v2/bot/message/reply"
-            and (c.get("body") or {}).get("replyToken") == reply_token and c["status"] == 200]
+    return standin.calls(where=lambda c: c["path"] == "/v2/bot/message/reply" and c["status"] == 200
+                         and (c.get("body") or {}).get("replyToken") == reply_token)
 
 
 def recorded_replies(standin, reply_token: str, timeout_seconds: float = 30.0) -> list[dict]:

@@ -97,14 +97,14 @@ class FunctionProcess:
         self._log.close()
 
 
-#: Third-party modules the fork server imports once (about 2 s of CPU per start, mostly line-bot-sdk's
-#: models). LOCAL's own modules are not preloaded: a function imports them fresh, with its own
-#: environment, exactly as a new interpreter would.
+#: Modules the fork server imports once: the heavy third-party libraries (about 2 s of CPU per start,
+#: mostly line-bot-sdk's models), then LOCAL's modules that the functions' main.py files import and
+#: OpenCC's converter (tools/forkserver_preload.py says why a forked function is still a new one).
 PRELOADED_MODULES = (
     "functions_framework", "functions_framework._cli", "functions_framework._http.gunicorn",
     "gunicorn.app.base", "gunicorn.workers.gthread", "flask", "requests", "pydantic",
     "linebot.v3.messaging", "linebot.v3.webhooks", "linebot.v3.webhook", "cn2an", "holidays", "opencc",
-    "cryptography.hazmat.primitives.kdf.kbkdf",
+    "cryptography.hazmat.primitives.kdf.kbkdf", "tools.forkserver_preload",
 )
 
 

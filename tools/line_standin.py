@@ -230,10 +230,17 @@ class LineStandin(StandinServer):
         self._last_port = server.server_address[1]
 
     # -- inspection ----------------------------------------------------------------
-    def calls(self, since_seq: int = 0) -> list[dict]:
-        """Return a copy of the recorded calls with ``seq > since_seq``, oldest first."""
+    def calls(self, since_seq: int = 0, where: Callable[[dict], bool] | None = None) -> list[dict]:
+        """Return a copy of the recorded calls with ``seq > since_seq``, oldest first.
+
+        Args:
+            since_seq: only calls recorded after this one.
+            where: only calls it returns true for; it is given each recorded call itself (read it,
+                do not change it), and only the calls it keeps are copied.
+        """
         with self._lock:
-            return [json.loads(json.dumps(c)) for c in self._calls if c["seq"] > since_seq]
+            return [json.loads(json.dumps(c)) for c in self._calls
+                    if c["seq"] > since_seq and (where is None or where(c))]
 
     def wait_for(self, predicate: Callable[[dict], bool], timeout_s: float = 5.0,
                  count: int = 1) -> list[dict]:

@@ -4,10 +4,11 @@ Each case is checked twice: the offline router's proposal (tool, arguments, note
 turn as LINE delivers it — a signed body into WebhookService (dispatch, fixed entries, the request
 and memory hooks, the turn engine, a real SQLite file, the LINE stand-in over loopback HTTP,
 functions/memory's use case in-process) — against the reply words, the audit status and the
-result ids. The clock is pinned to 2026-12-01 10:00 Asia/Taipei. Format: tests/eval/README.md.
+result ids. The store and the stand-in serve the whole module; each case is its own LINE user. The clock is pinned to 2026-12-01 10:00 Asia/Taipei. Format: tests/eval/README.md.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -20,8 +21,18 @@ from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.router import route
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
+from tests.conftest import (
+    TEST_TOKEN,
+    TEST_USER,
+    FixedClock,
+    all_text,
+    function_env,
+    postback_event,
+    reply_messages,
+    text_event,
+)
 from tests.memory_support import DirectMemoryClient, postbacks
+from tools.line_standin import LineStandin
 
 CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
 CASES = json.loads(CASES_PATH.read_text(encoding="utf-8"))
@@ -40,25 +51,41 @@ def _ids(cases):
     return [case["id"] for case in cases]
 
 
-@pytest.fixture
-def pinned_service(base_env):
+@pytest.fixture(scope="module")
+def eval_standin():
+    """One recording LINE stand-in for the module's cases (each reads only its own reply token)."""
+    with LineStandin(access_token=TEST_TOKEN) as standin:
+        yield standin
+
+
+@pytest.fixture(scope="module")
+def pinned_service(tmp_path_factory, eval_standin):
+    """One WebhookService on one real SQLite file for every case of the module. Each case speaks as
+    its own LINE user (``_case_user``), so none sees another's memory, draft or follow-up; a fresh
+    store and stand-in per case cost more than the 700 turns themselves."""
     clock = FixedClock(PINNED)
+    env = function_env(f"sqlite:///{tmp_path_factory.mktemp('eval') / 'local.sqlite3'}", eval_standin.url)
     # The claim is each case's reply, not the 2 s budget nor LINE's 1 s reply timeout (tests/unit/webhook's
     # budget tests): on a loaded machine a case must not be left to the queue because its first turn ran
     # slowly, nor its reply counted unknown because the stand-in answered late.
-    settings = replace(Settings.from_env(base_env, required=WEBHOOK_REQUIRED), webhook_budget_seconds=60.0,
+    settings = replace(Settings.from_env(env, required=WEBHOOK_REQUIRED), webhook_budget_seconds=60.0,
                        line_timeout_seconds=30.0)
     store = open_store(settings)
     memory = DirectMemoryClient(settings, open_store(settings), clock)
     return WebhookService(settings, store, line_gateway(settings), clock=clock, memory=memory)
 
 
+def _case_user(case_id: str) -> str:
+    """A LINE user id (``U`` + 32 hex digits) of the case's own."""
+    return "U" + hashlib.sha256(case_id.encode()).hexdigest()[:32]
+
+
 _send = reply_messages  # tests/conftest.py
 
 
-def _remember(service, standin, diet_words: str) -> None:
-    messages = _send(service, standin, text_event(f"以後都找{diet_words}，幫我記住"))
-    words = all_text(_send(service, standin, postback_event(postbacks(messages)["同意記住"])))
+def _remember(service, standin, diet_words: str, user: str = TEST_USER) -> None:
+    messages = _send(service, standin, text_event(f"以後都找{diet_words}，幫我記住", user_id=user))
+    words = all_text(_send(service, standin, postback_event(postbacks(messages)["同意記住"], user_id=user)))
     assert "已經記住" in words
 
 
@@ -87,13 +114,14 @@ def test_eval_case_router_proposes_the_expected_tool(case):
 
 
 @pytest.mark.parametrize("case", _WEBHOOK_CASES, ids=_ids(_WEBHOOK_CASES))
-def test_eval_case_through_the_webhook_replies_as_expected(case, pinned_service, line_standin):
+def test_eval_case_through_the_webhook_replies_as_expected(case, pinned_service, eval_standin):
     expect = case["expect"]
+    user = _case_user(case["id"])
     remembered = (case.get("setup") or {}).get("remembered")
     if remembered:
-        _remember(pinned_service, line_standin, _DIET_WORDS[remembered])
-    event = text_event(case["input"])
-    messages = _send(pinned_service, line_standin, event)
+        _remember(pinned_service, eval_standin, _DIET_WORDS[remembered], user)
+    event = text_event(case["input"], user_id=user)
+    messages = _send(pinned_service, eval_standin, event)
     words = all_text(messages)
     for needle in expect.get("must_contain", []):
         assert needle in words, (needle, words)
@@ -106,9 +134,10 @@ def test_eval_case_through_the_webhook_replies_as_expected(case, pinned_service,
         assert sorted(audit["result_ids"]) == sorted(expect["result_ids"]), audit["result_ids"]
 
 
-def test_eval_other_township_button_keeps_the_asked_dates(pinned_service, line_standin):
-    messages = _send(pinned_service, line_standin, text_event("花壇跟員林週末有活動嗎"))
+def test_eval_other_township_button_keeps_the_asked_dates(pinned_service, eval_standin):
+    user = _case_user("other-township-button")
+    messages = _send(pinned_service, eval_standin, text_event("花壇跟員林週末有活動嗎", user_id=user))
     buttons = postbacks(messages)
     assert buttons["員林市"] == "events:area=員林市&date=2026-12-05/2026-12-07"
-    again = _send(pinned_service, line_standin, postback_event(buttons["員林市"]))
+    again = _send(pinned_service, eval_standin, postback_event(buttons["員林市"], user_id=user))
     assert "員林市，2026/12/5（六）～2026/12/6（日）" in all_text(again)
