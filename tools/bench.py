@@ -32,6 +32,7 @@ import logging
 import os
 import platform
 import signal
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -722,6 +723,50 @@ def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], st
             say(f"Firestore emulator stopped in {time.perf_counter() - stopping:.1f} s")
 
 
+def _start_standin(tmp: Path, *, forked: bool) -> tuple[Any, str]:
+    """``python -m tools.line_standin --port PORT`` as its own process, in its own session (forked
+    from the preloaded fork server when ``forked``, as the servers are): (process handle, base URL).
+
+    Raises:
+        SystemExit: it exited, or did not listen within 60 s.
+    """
+    port = free_port()
+    args, env, log_path = ["--port", str(port)], {**os.environ, "PYTHONUNBUFFERED": "1"}, tmp / "line-standin.log"
+    process: Any
+    if forked:
+        from tools.function_process import start_preloaded_module
+
+        process = start_preloaded_module("tools.line_standin", args, env, REPO, log_path)
+    else:
+        with log_path.open("wb") as log:
+            process = subprocess.Popen([sys.executable, "-m", "tools.line_standin", *args], cwd=REPO, env=env,
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    _stop(process)
+    raise SystemExit(f"bench: the LINE stand-in did not start; see {log_path}")
+
+
+def _stop(process: Any) -> None:
+    """SIGTERM, then SIGKILL after 5 s; reaped either way."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(process.pid, signum)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every figure, print the table, write the JSON; returns 0.
 
@@ -748,11 +793,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="local-bench-") as tmp_name:
         tmp = Path(tmp_name)
         _quiet_logs(tmp / "in-process.log")
-        standin = subprocess.Popen([sys.executable, "-m", "tools.line_standin", "--port", "0"], cwd=REPO,
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+        # The figures that send to LINE (the emulator's use cases do not) get the stand-in, a process of its own.
+        standin, standin_url = (_start_standin(tmp, forked=sizes.forked_servers) if only & {"P1", "P2", "P4", "knee"}
+                                else (None, "http://127.0.0.1:9"))
         try:
-            standin_url = json.loads(standin.stdout.readline())["url"]
             env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GEMINI_"))}
             env.update({"LINE_CHANNEL_SECRET": SECRET, "LINE_CHANNEL_ACCESS_TOKEN": TOKEN,
                         "LINE_API_BASE_URL": standin_url, "LOCAL_STORE_URL": f"sqlite:///{tmp}/webhook.sqlite3",
@@ -791,11 +835,8 @@ def main(argv: list[str] | None = None) -> int:
             elif "emulator" in only:
                 emulator_note = "skipped (--no-emulator)"
         finally:
-            standin.send_signal(signal.SIGTERM)
-            try:
-                standin.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                standin.kill()
+            if standin is not None:
+                _stop(standin)
     facts["loadavg_end"] = list(os.getloadavg())
     facts["bench_seconds"] = round(time.perf_counter() - started, 1)
     document = {"machine": facts, "sizes": sizes.__dict__, "tiny": args.tiny, "figures": figures,

@@ -40,6 +40,13 @@ _QUIET_GCLOUD = {
     "CLOUDSDK_CORE_CHECK_GCE_METADATA": "false",
 }
 
+#: JVM options for an emulator that serves one test run (unless JAVA_TOOL_OPTIONS is set): the
+#: client compiler only and the serial collector. The emulator answers the same; its JVM spent
+#: 3.5 s of CPU instead of 6.1 s over the Firestore tests on this 2-core machine, where the server
+#: compiler's and the parallel collector's threads compete with the tests for the cores.
+#: (JDK tool reference: https://docs.oracle.com/en/java/javase/17/docs/specs/man/java.html)
+_SHORT_RUN_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 
 class EmulatorError(RuntimeError):
     """The emulator is installed but did not start or answer in time; not retryable here."""
@@ -105,7 +112,8 @@ class Emulator:
         """
         t0 = time.monotonic()
         self.host = f"127.0.0.1:{_free_port()}"
-        env = {**os.environ, **_QUIET_GCLOUD, "CLOUDSDK_CONFIG": os.path.join(self._dir, "gcloud")}
+        env = {"JAVA_TOOL_OPTIONS": _SHORT_RUN_JVM, **os.environ, **_QUIET_GCLOUD,
+               "CLOUDSDK_CONFIG": os.path.join(self._dir, "gcloud")}
         with open(self.log_path, "wb") as log:
             self._proc = subprocess.Popen(
                 [self.gcloud, "emulators", "firestore", "start", f"--host-port={self.host}"],
