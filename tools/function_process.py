@@ -37,9 +37,10 @@ class FunctionProcess:
         source: the entry file (default ``functions/<name>/main.py`` of this checkout).
         cwd: the child's working directory (default: the repository).
         preloaded: fork the child from a server process that has already imported the heavy
-            third-party libraries (``PRELOADED_MODULES``) instead of starting a new interpreter:
-            the same command line, environment, session and log, without paying ~2 s of CPU for
-            imports on every start (tests start about a hundred functions). Not with ``python``.
+            third-party libraries and LOCAL's modules (``PRELOADED_MODULES``) instead of starting
+            a new interpreter: the same command line, environment, session and log, without paying
+            ~2 s of CPU for imports on every start (tests start well over a hundred functions).
+            Not with ``python``, nor with another checkout's code: LOCAL's modules are this one's.
     Raises:
         RuntimeError: the process exited while starting, or did not listen in time.
     """
