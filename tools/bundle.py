@@ -47,6 +47,7 @@ IMPORT_TO_DIST = {
     "flask": "flask",
     "werkzeug": "werkzeug",
     "linebot": "line-bot-sdk",
+    "certifi": "certifi",
     "google.cloud.firestore": "google-cloud-firestore",
     "google.cloud.firestore_v1": "google-cloud-firestore",
     "google.cloud.tasks_v2": "google-cloud-tasks",

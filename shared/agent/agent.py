@@ -23,12 +23,16 @@ Only functions/agent imports this module (the webhook never loads google.adk or 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
+import ssl
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import certifi
 from google.adk.agents import LlmAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.models.google_llm import Gemini
@@ -74,6 +78,23 @@ STANDIN_API_KEY = "local-standin-key"
 MODEL_TIMEOUT, QUOTA, UPSTREAM_UNAVAILABLE = "model_timeout", "quota", "upstream_unavailable"
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context that google-genai would build for each client, built once per process.
+
+    The same trust as google-genai's default (``ssl.create_default_context`` with certifi's CA bundle,
+    or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). A client built without one loads the CA bundle for each
+    of its transports (httpx sync and async, aiohttp, websockets), about 20 ms of CPU each, and every
+    turn builds a client (``build_agent``). An ``SSLContext`` may be shared by many connections and
+    threads.
+    Source: Python ``ssl`` (https://docs.python.org/3/library/ssl.html#ssl.create_default_context);
+    google-genai ``HttpOptions.client_args`` / ``async_client_args`` (``verify`` for httpx, ``ssl`` for
+    aiohttp and websockets, each used as given).
+    """
+    return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE", certifi.where()),
+                                      capath=os.environ.get("SSL_CERT_DIR"))
+
+
 def client_kwargs(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for ``google.genai.Client``, from Settings only.
 
@@ -81,6 +102,8 @@ def client_kwargs(settings: Settings) -> dict[str, Any]:
       default credentials); ``standin``: a placeholder key and ``GOOGLE_GEMINI_BASE_URL``.
     - every backend: an HTTP timeout of ``model_timeout_seconds`` (google-genai counts milliseconds)
       and no retries (a failure is told, not hidden behind waiting).
+    - ``gemini`` and ``standin``: the process's one ``tls_context()`` for every transport. Vertex AI
+      keeps google-genai's own, which may carry the default client certificate (mTLS).
 
     Raises:
         ValueError: the model is off (``model_backend == "offline"``).
@@ -90,14 +113,16 @@ def client_kwargs(settings: Settings) -> dict[str, Any]:
     if settings.model_backend == "vertex":
         return {"vertexai": True, "project": settings.google_cloud_project,
                 "location": settings.google_cloud_location or "global", "http_options": http}
+    if settings.model_backend not in ("gemini", "standin"):
+        raise ValueError("the model is off (LOCAL_MODEL=offline, or no key configured)")
+    http["client_args"] = {"verify": tls_context()}
+    http["async_client_args"] = {"verify": tls_context(), "ssl": tls_context()}  # httpx's name; aiohttp's and websockets
     if settings.model_backend == "gemini":
         if settings.gemini_base_url:
             http["base_url"] = settings.gemini_base_url
         return {"vertexai": False, "api_key": settings.gemini_api_key, "http_options": http}
-    if settings.model_backend == "standin":
-        http["base_url"] = settings.gemini_base_url
-        return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
-    raise ValueError("the model is off (LOCAL_MODEL=offline, or no key configured)")
+    http["base_url"] = settings.gemini_base_url
+    return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
 
 
 def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:

@@ -43,10 +43,13 @@ def test_model_settings_client_kwargs_per_backend():
     from shared.agent.agent import STANDIN_API_KEY, client_kwargs
 
     gemini = client_kwargs(Settings.from_env({"GEMINI_API_KEY": "k", "LOCAL_MODEL_TIMEOUT_SECONDS": "2.5"}))
+    tls = gemini["http_options"].pop("client_args")["verify"]
+    assert gemini["http_options"].pop("async_client_args") == {"verify": tls, "ssl": tls}
     assert gemini == {"vertexai": False, "api_key": "k", "http_options": {"timeout": 2500}}
     vertex = client_kwargs(Settings.from_env({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p",
                                               "GOOGLE_CLOUD_LOCATION": "asia-east1"}))
     assert (vertex["vertexai"], vertex["project"], vertex["location"]) == (True, "p", "asia-east1")
+    assert "client_args" not in vertex["http_options"]  # google-genai's own context: it may carry mTLS
     standin = client_kwargs(Settings.from_env({"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}))
     assert (standin["api_key"], standin["http_options"]["base_url"]) == (STANDIN_API_KEY, "http://127.0.0.1:1")
     with pytest.raises(ValueError):
@@ -61,3 +64,25 @@ def test_agent_tool_schema_diet_literals_are_the_one_diet_table():
 
     assert get_args(tools.Dietary) == DIET_TYPES == tuple(DIET_LABELS)
     assert get_args(tools.Savable) == SAVABLE_DIETS and "any" not in SAVABLE_DIETS
+
+
+def test_model_settings_clients_share_one_verifying_tls_context(monkeypatch):
+    """Every turn builds a google-genai client (build_agent); each would load the CA bundle for its
+    httpx, aiohttp and websocket transports. The process builds one context, and it verifies."""
+    import ssl
+
+    from google import genai
+
+    from shared.agent.agent import client_kwargs, tls_context
+
+    tls_context.cache_clear()
+    built = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: built.append(k) or real(*a, **k))
+    for env in ({"GEMINI_API_KEY": "k"}, {"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"},
+                {"GEMINI_API_KEY": "k"}):
+        genai.Client(**client_kwargs(Settings.from_env(env)))
+    assert len(built) == 1
+    context = tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] > 0  # the CA bundle is loaded
