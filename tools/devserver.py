@@ -13,7 +13,8 @@ every port accepts connections, then:
   print the URLs as one JSON line on stdout and wait for SIGINT/SIGTERM/SIGHUP.
 
 Dev defaults fill only variables the environment does not set (the environment
-always wins). Children log to ``.run/<name>.log`` (``LOCAL_RUN_DIR``); the banner goes to stderr. On
+always wins). Children log to ``.run/<name>.log`` (``LOCAL_RUN_DIR``; the previous run's is
+``<name>.log.1``); the banner goes to stderr. On
 exit (end of input, /quit, SIGINT, SIGTERM or SIGHUP, even when the caller started it with SIGINT
 ignored) every child is sent SIGTERM, then SIGKILL after 5 s.
 """
@@ -191,7 +192,9 @@ def model_label(env: Mapping[str, str]) -> str:
 
 def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], run_dir: Path,
                 cwd: Path = REPO) -> Child:
-    """Start one child in its own session (Ctrl-C reaches only us), logging to ``run_dir/<name>.log``.
+    """Start one child in its own session (Ctrl-C reaches only us), logging to ``run_dir/<name>.log``;
+    the previous run's log, if any, becomes ``<name>.log.1`` (one generation, as logrotate names it),
+    so a restart after a failure keeps what the failed run wrote.
 
     A ``python -m MODULE …`` command for this very interpreter (``make run`` runs the devserver with
     the venv's) is forked from a fork server that has imported the third-party libraries once
@@ -206,6 +209,8 @@ def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], r
         raise StartupError(f"{name}: port {port} is already in use "
                            f"(another `make run`? set {PORT_VARIABLES[name][0]} to move it)")
     log_path = run_dir / f"{name}.log"
+    if log_path.exists() and log_path.stat().st_size:  # the last run's log, kept for one more run
+        log_path.replace(log_path.with_name(log_path.name + ".1"))
     if len(argv) > 2 and argv[0] == sys.executable and argv[1] == "-m":
         from tools.function_process import start_preloaded_module
 
@@ -321,7 +326,7 @@ def _banner(config: DevConfig, children: list[Child], mode: str, stream: IO[str]
         rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (external: replies cannot be shown here)"))
     rows.append(("store", str(config.store_path or env["LOCAL_STORE_URL"])))
     rows.append(("model", model_label(env)))
-    rows.append(("logs", str(config.run_dir / "<name>.log")))
+    rows.append(("logs", f"{config.run_dir / '<name>.log'}  (the previous run's: <name>.log.1)"))
     rows.append(("quit", {"interactive": "/quit, Ctrl-D or Ctrl-C", "headless": "end of input (EOF) or Ctrl-C",
                           "serve-only": "Ctrl-C or SIGTERM"}[mode]))
     print(f"LOCAL on loopback ({mode})", file=stream)

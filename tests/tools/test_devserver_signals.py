@@ -136,3 +136,23 @@ def test_devserver_child_of_another_interpreter_is_started_as_a_command(tmp_path
     child = start_child("line-standin", ["/bin/sh", "-c", "echo started as a command; exit 4"], port, {}, run_dir)
     assert isinstance(child.process, subprocess.Popen)
     assert child.process.wait(timeout=60) == 4 and "started as a command" in child.log_path.read_text()
+
+
+def test_devserver_child_log_of_the_previous_run_is_kept_one_generation(tmp_path):
+    """A restart after a failure must not wipe what the failed run wrote (trial 8, finding 14): the
+    new run writes ``<name>.log``, the last one is ``<name>.log.1``, and the one before is gone."""
+    from tools.devserver import start_child
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for run in ("first", "second", "third"):
+        child = start_child("line-standin", ["/bin/sh", "-c", f"echo {run} run"], free_port(), {}, run_dir)
+        assert child.process.wait(timeout=60) == 0
+    assert (run_dir / "line-standin.log").read_text() == "third run\n"
+    assert (run_dir / "line-standin.log.1").read_text() == "second run\n"
+    assert sorted(p.name for p in run_dir.iterdir()) == ["line-standin.log", "line-standin.log.1"]
+    # an empty log (a run that wrote nothing) does not push the last one out
+    (run_dir / "line-standin.log").write_text("")
+    child = start_child("line-standin", ["/bin/sh", "-c", "echo fourth run"], free_port(), {}, run_dir)
+    assert child.process.wait(timeout=60) == 0
+    assert (run_dir / "line-standin.log.1").read_text() == "second run\n"
