@@ -19,9 +19,11 @@ TOWNSHIPS_PATH = DATA_DIR / "townships.json"
 
 COUNTY = "彰化縣"
 
+#: Words for "near here": the catalogs keep no location, so nearness cannot be searched.
+NEAR_WORDS: tuple[str, ...] = ("集合點附近", "這附近", "附近", "這裡", "這邊")
 # Words that name a place without naming a township. "彰化" alone may be the county or the city;
 # "彰化市" never reaches this list because township names are matched first.
-VAGUE_WORDS: tuple[str, ...] = ("集合點附近", "這附近", "附近", "這裡", "這邊", COUNTY, "彰化")
+VAGUE_WORDS: tuple[str, ...] = (*NEAR_WORDS, COUNTY, "彰化")
 
 
 class UnknownArea(ValueError):
@@ -87,6 +89,26 @@ def match_area(text: str) -> AreaMatch:
     if any(word in text for word in VAGUE_WORDS):
         return AreaMatch("vague")
     return AreaMatch("none")
+
+
+def vague_words_in(text: str) -> tuple[str, ...]:
+    """The vague area words a message says, as a reply names them, in this order: the near word
+    (附近 for 這附近 and 集合點附近; 這裡, 這邊 as said), 彰化縣, and the bare 彰化 (not the one in 彰化縣).
+
+    Args:
+        text: user text in its reading form that names no township (``match_area`` says vague).
+    Returns:
+        E.g. ("附近",) for 附近有素食嗎, ("彰化縣",) for 彰化縣有素食嗎, ("附近", "彰化") for 彰化附近呢;
+        () when it says none.
+    Source: trial 8 finding 12 (彰化縣有素食嗎 was told why 附近 cannot be searched).
+    """
+    near = next((word for word in NEAR_WORDS if word in text), None)
+    words = ["附近" if near and "附近" in near else near] if near else []
+    if COUNTY in text:
+        words.append(COUNTY)
+    if "彰化" in text.replace(COUNTY, ""):
+        words.append("彰化")
+    return tuple(words)
 
 
 def townships_in(text: str) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools import line_events
-from tools.function_process import FunctionProcess
+from tools.function_process import FunctionProcess, free_port
 from tools.line_messages import all_text  # noqa: F401  (the tests' reader of sent messages)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,6 +164,15 @@ def function_env(store_url: str, standin_url: str) -> dict[str, str]:
 def base_env(store_url, line_standin) -> dict[str, str]:
     """``function_env`` for this test's fresh SQLite file and stand-in."""
     return function_env(store_url, line_standin.url)
+
+
+def free_run_ports() -> dict[str, str]:
+    """Every port variable ``make run`` reads (``tools.devserver.PORT_VARIABLES``), each set to a free
+    port: a test's ``make run`` must never meet a developer's own one on the defaults (8080–8083, 8090,
+    8091), nor another test's."""
+    from tools.devserver import PORT_VARIABLES
+
+    return {variable: str(free_port()) for variable, _ in PORT_VARIABLES.values()}
 
 
 class FixedClock:

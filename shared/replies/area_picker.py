@@ -95,3 +95,30 @@ def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None
     items = [QuickReplyItem(action=area_postback(kind, township, diet=diet, said=said, date=date, keyword=keyword))
              for township in townships[:QUICK_REPLY_MAX_ITEMS]]
     return QuickReply(items=items) if items else None
+
+
+def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
+    """Why a township is needed, naming only the vague words the resident said (no full stop).
+
+    Args:
+        words: ``shared.areas.vague_words_in`` of the message, e.g. ("附近",) or ("彰化縣",); () when
+            they are not known (a model's proposal): then every reason is given.
+        kind: which data the picker is for.
+    Returns:
+        E.g. 這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店 (places, 附近);
+        只說「彰化」分不出是彰化市還是整個彰化縣 (彰化); reasons joined by "；".
+    Source: DESIGN §5 (Areas: 附近 and the bare 彰化 name no township); trial 8 finding 12.
+    """
+    said = words or ("附近", "彰化")
+    parts = []
+    for word in said:
+        if word == "彰化":
+            parts.append("只說「彰化」分不出是彰化市還是整個彰化縣")
+        elif word == "彰化縣":
+            parts.append("「彰化縣」是整個縣，" + ("店家資料要先選一個鄉鎮" if kind == "places"
+                                                 else "可以點「全部鄉鎮」"))
+        elif kind == "places":
+            parts.append(f"這份資料沒有地圖定位和步行距離，所以沒辦法依「{word}」找最近的店")
+        else:
+            parts.append(f"這份資料沒有記錄地圖定位和步行距離，沒辦法依「{word}」判斷範圍")
+    return "；".join(parts)

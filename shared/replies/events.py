@@ -37,6 +37,7 @@ from shared.replies.area_picker import (
     area_postback,
     area_quick_reply,
     checked_postback,
+    vague_area_note,
 )
 from shared.replies.next_steps import all_townships_action, carried_query
 
@@ -176,10 +177,10 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
 
 
-def _render_needs_area(result: dict[str, Any], vague: bool = False) -> list[Message]:
+def _render_needs_area(result: dict[str, Any], vague: bool = False, vague_words: tuple[str, ...] = ()) -> list[Message]:
     choices = result.get("area_choices", [])
     lines = [
-        "想查哪個鄉鎮的活動？" + ("這份資料沒有記錄地圖定位和步行距離，「附近」或只說「彰化」沒辦法判斷範圍。" if vague else ""),
+        "想查哪個鄉鎮的活動？" + (vague_area_note(vague_words, "events") + "。" if vague else ""),
         f"有活動資料的鄉鎮：{'、'.join(choices) or '（目前沒有）'}。請點下方的鄉鎮或「全部鄉鎮」，或直接輸入鄉鎮名稱。",
         _demo_note(result),
     ]
@@ -234,11 +235,13 @@ _RENDERERS = {
 }
 
 
-def render_events(result: dict[str, Any], *, vague: bool = False) -> list[Message]:
+def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: tuple[str, ...] = ()) -> list[Message]:
     """Turn a search_local_events result into at most 2 LINE messages.
 
     Args:
         result: the dict returned by shared.events.search.search_local_events.
+        vague: the user said a vague area (附近, 彰化), not tapped 查活動.
+        vague_words: which ones (``shared.areas.vague_words_in``): only those are explained.
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles; alt_text starts 示範活動 for demo data),
         TextMessage (demo note, past and missing-field explanations)];
@@ -254,5 +257,5 @@ def render_events(result: dict[str, Any], *, vague: bool = False) -> list[Messag
     Source: DESIGN §5 (every events reply says 示範; past labelled; 這份快照未提供).
     """
     if result["status"] == "needs_area":
-        return _render_needs_area(result, vague)
+        return _render_needs_area(result, vague, vague_words)
     return _RENDERERS[result["status"]](result)

@@ -27,7 +27,7 @@ from linebot.v3.messaging import (
 from shared.clock import TAIPEI
 from shared.diets import diet_label
 from shared.line import limits
-from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply, vague_area_note
 
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
@@ -169,7 +169,7 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
 
 
 def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False,
-                       said: str | None = None) -> list[Message]:
+                       said: str | None = None, vague_words: tuple[str, ...] = ()) -> list[Message]:
     choices = result.get("area_choices", [])
     # the diet said this turn, in the question too (全素 → 有全素的店家), not 蔬食 for every diet
     what = ("的蔬食店家" if stated_diet in (None, "vegetarian") else "的店家（不限素別）" if stated_diet == "any"
@@ -179,7 +179,7 @@ def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, v
         "請點下方的鄉鎮，或直接輸入鄉鎮名稱。"
     )
     if vague:
-        text += "\n（這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店；只說「彰化」也分不出是哪個鄉鎮。）"
+        text += f"\n（{vague_area_note(vague_words, 'places')}。）"
     return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet,
                                                                 said=said if stated_diet else None))]
 
@@ -219,7 +219,7 @@ _RENDERERS = {
 
 
 def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vague: bool = False,
-                  said: str | None = None) -> list[Message]:
+                  said: str | None = None, vague_words: tuple[str, ...] = ()) -> list[Message]:
     """Turn a search_local_places result into at most 2 LINE messages.
 
     Args:
@@ -228,7 +228,8 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
             (``places:area=<township>&diet=<type>``) so the tap keeps it; so do no_match's other townships.
         said: finer diet words the catalog does not record (鍋邊素、不吃蔥蒜), kept on those buttons
             beside the diet (``&said=…``) so the reply after the tap still names them.
-        vague: the user said a vague area (附近, 彰化), not tapped 查蔬食.
+        vague: the user said a vague area (附近, 彰化, 彰化縣), not tapped 查蔬食.
+        vague_words: which ones (``shared.areas.vague_words_in``): only those are explained.
     Returns:
         ok → [FlexMessage (carousel, ≤ 12 bubbles, alt_text naming the shops and township),
         TextMessage (catalog version, what is not recorded, campaign state)];
@@ -242,7 +243,7 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
     Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
     """
     if result["status"] == "needs_area":
-        return _render_needs_area(result, stated_diet, vague, said)
+        return _render_needs_area(result, stated_diet, vague, said, vague_words)
     if result["status"] == "no_match":
         return _render_no_match(result, stated_diet, said)
     return _RENDERERS[result["status"]](result)

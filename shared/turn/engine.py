@@ -842,9 +842,10 @@ def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDi
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
     offered = stated or _diet_said_beside_shop(proposal)
     vague = bool(proposal.args.get("vague"))
+    vague_words = tuple(proposal.args.get("vague_words") or ())
     status = result.get("status")
-    messages = list(render_events(result, vague=vague) if is_events
-                    else render_places(result, stated_diet=stated, vague=vague,
+    messages = list(render_events(result, vague=vague, vague_words=vague_words) if is_events
+                    else render_places(result, stated_diet=stated, vague=vague, vague_words=vague_words,
                                        said=_unrecorded_diet(proposal) if stated else None))
     asked = tuple(area for note in proposal.notes if note.startswith("other_areas:")
                   for area in note.partition(":")[2].split(",") if area)

@@ -73,7 +73,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in
+from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in, vague_words_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
@@ -278,8 +278,9 @@ class Proposal:
             ``privacy_info``, ``greeting``, ``thanks``, ``ack``, ``ask_search_kind``, ``did_you_mean`` or
             ``show_local_help``.
         args: the tool's arguments (strings, lists or None). ``needs_area`` carries ``kind`` and
-            ``vague`` (True when the user said 附近 / 彰化: the reply explains why a township is
-            needed); ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``;
+            ``vague`` (True when the user said 附近 / 彰化 / 彰化縣: the reply explains why a township is
+            needed, naming only the words said, ``vague_words`` from ``shared.areas.vague_words_in``);
+            ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``;
             ``did_you_mean`` carries ``name``, ``area`` and ``text`` (the message with the catalog's spelling).
         source: ``offline_router``, ``postback``, ``fixed`` or ``model``.
         notes: what the reply must say besides the result (see the module docstring).
@@ -952,8 +953,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
         notes = tuple(note for note in notes if note not in ("no_hours", "generic_diet", "diet_of_other"))
         if township is None and vague and not county_wide:
-            return Proposal("needs_area", {"kind": "events", "vague": True, "date": date,
-                                           "keyword": " ".join(topics) or None}, notes=notes)
+            return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": list(vague_words_in(t)),
+                                           "date": date, "keyword": " ".join(topics) or None}, notes=notes)
         hint = named_event or _title_hint(t)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
                         notes=notes + others + ((f"title:{hint}",) if hint else ()))
@@ -965,7 +966,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if place_cue or township is not None:
         if township is None:
             own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
-            return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague},
+            return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague,
+                                           **({"vague_words": list(vague_words_in(t))} if vague else {})},
                             notes=notes + (("own_diet",) if own else ()))
         kind = next((word for word in _SHOP_KINDS if word in food), None)
         return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
@@ -975,7 +977,8 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if vague and unknown_subject(t):
         return Proposal("show_limits", {"kinds": ["no_data"]})  # 彰化縣長是誰: no data, not a shop picker
     if vague:
-        return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True})
+        return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True,
+                                       "vague_words": list(vague_words_in(t))})
     if _HANDOFF_INFO.search(t):
         return Proposal("handoff_info")
     if _CANCEL.search(t):

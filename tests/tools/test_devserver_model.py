@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from tests.conftest import free_run_ports
 from tools.devserver import REPO, build_env, model_label
-from tools.function_process import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +29,7 @@ def test_devserver_standin_model_sets_the_base_url_and_starts_the_standin(tmp_pa
 @pytest.mark.slow(seconds=14)
 def test_devserver_headless_turn_goes_through_the_model_standin(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
-    env.update({name: str(free_port()) for name in ("LOCAL_WEBHOOK_PORT", "LOCAL_RECONCILE_PORT", "LOCAL_MEMORY_PORT",
-                                                     "LOCAL_AGENT_PORT", "LOCAL_STANDIN_PORT", "LOCAL_GEMINI_STANDIN_PORT")})
+    env.update(free_run_ports())
     env.update(LOCAL_MODEL="standin", LOCAL_HEADLESS="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
                LOCAL_RUN_DIR=str(tmp_path / "run"))  # its own run directory: other tests may run make run too
     lines = '{"text": "花壇有素食嗎？", "wait_seconds": 120}\n{"text": "我要預約"}\n'

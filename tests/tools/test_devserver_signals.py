@@ -16,14 +16,13 @@ import time
 
 import pytest
 
+from tests.conftest import free_run_ports
 from tools.demo import wait_until
-from tools.devserver import REPO
+from tools.devserver import PORT_VARIABLES, REPO
 from tools.function_process import free_port
 
 pytestmark = pytest.mark.slow
 
-PORT_NAMES = ("LOCAL_WEBHOOK_PORT", "LOCAL_RECONCILE_PORT", "LOCAL_MEMORY_PORT", "LOCAL_AGENT_PORT",
-              "LOCAL_STANDIN_PORT")
 
 
 def _listening(port: int) -> bool:
@@ -70,8 +69,9 @@ def test_devserver_later_stop_signals_do_not_interrupt_the_cleanup():
 def test_devserver_sigint_with_sigint_ignored_then_a_burst_of_signals_stops_every_child(tmp_path):
     signum = signal.SIGINT  # the trial's case; the other signals take the same path (test above)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
-    ports = {name: free_port() for name in PORT_NAMES}
-    env.update({name: str(port) for name, port in ports.items()})
+    env.update(free_run_ports())
+    # what it serves: every port but the Gemini stand-in's, which starts only with LOCAL_MODEL=standin
+    ports = {variable: int(env[variable]) for name, (variable, _) in PORT_VARIABLES.items() if name != "gemini-standin"}
     env.update(LOCAL_SERVE_ONLY="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
                LOCAL_RUN_DIR=str(tmp_path / "run"))
     server = subprocess.Popen([sys.executable, "-m", "tools.devserver", "--start-timeout", "60"], cwd=REPO,

@@ -9,8 +9,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import REPO
-from tools.function_process import free_port
+from tests.conftest import REPO, free_run_ports
 
 
 @pytest.mark.slow(seconds=14)
@@ -18,9 +17,7 @@ def test_make_run_on_firestore_emulator_answers_and_stores_there(firestore_emula
     project = f"demo-local-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "FIRESTORE_"))}
     env.update({"LOCAL_STORE_URL": f"firestore://{project}", "FIRESTORE_EMULATOR_HOST": firestore_emulator_host,
-                "LOCAL_HEADLESS": "1", "LOCAL_WEBHOOK_PORT": str(free_port()),
-                "LOCAL_RECONCILE_PORT": str(free_port()), "LOCAL_MEMORY_PORT": str(free_port()),
-                "LOCAL_STANDIN_PORT": str(free_port()), "LOCAL_RUN_DIR": str(tmp_path / "run"),
+                "LOCAL_HEADLESS": "1", **free_run_ports(), "LOCAL_RUN_DIR": str(tmp_path / "run"),
                 # The claim is that it answers and stores on Firestore, not the 0.5 s default deadline.
                 "LOCAL_STORE_DEADLINE_SECONDS": "1.2"})  # as the e2e stack's webhook, under LINE's 2 s
     # Warm-up first, as the e2e stack does (_warm_up): the webhook builds its Firestore client on its

@@ -6,7 +6,17 @@ import json
 
 import pytest
 
-from shared.areas import ALIASES, TOWNSHIPS, TOWNSHIPS_PATH, AreaMatch, UnknownArea, match_area, normalize_area
+from shared.areas import (
+    ALIASES,
+    TOWNSHIPS,
+    TOWNSHIPS_PATH,
+    VAGUE_WORDS,
+    AreaMatch,
+    UnknownArea,
+    match_area,
+    normalize_area,
+    vague_words_in,
+)
 
 
 def test_townships_data_has_26_with_aliases_except_changhua_city():
@@ -81,3 +91,20 @@ def test_normalize_area_not_a_township_raises_unknown_area(value):
 
 def test_unknown_area_is_a_value_error():
     assert issubclass(UnknownArea, ValueError)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("附近有素食嗎", ("附近",)), ("這附近有素食嗎", ("附近",)), ("集合點附近吃什麼", ("附近",)),
+    ("這邊有什麼好吃的", ("這邊",)), ("這裡有活動嗎", ("這裡",)),
+    ("彰化縣有素食嗎", ("彰化縣",)), ("彰化有素食店嗎", ("彰化",)),
+    ("彰化附近有什麼活動", ("附近", "彰化")), ("彰化縣彰化哪裡有", ("彰化縣", "彰化")),
+    ("有素食嗎", ()),
+])
+def test_vague_words_in_names_only_what_was_said(text, words):
+    assert vague_words_in(text) == words
+
+
+def test_vague_words_in_finds_a_word_in_every_vague_message():
+    for word in VAGUE_WORDS:
+        assert match_area(f"{word}有什麼").kind == "vague"
+        assert vague_words_in(f"{word}有什麼"), word

@@ -405,3 +405,28 @@ def test_trial8_m9_other_groups_keep_the_one_to_one_guidance(staff_service, line
     other_group = "C" + "2" * 32
     words = all_text(reply_messages(staff_service, line_standin, text_event("新需求", group_id=other_group)))
     assert "一對一聊天" in words and "我來處理" not in words
+
+
+# -- F12: the picker explains only the vague words said -----------------------------------------
+
+@pytest.mark.parametrize("text, said, not_said", [
+    ("彰化縣有素食嗎", ["「彰化縣」是整個縣"], ["附近", "只說「彰化」"]),  # the trial's example
+    ("附近有素食嗎", ["依「附近」"], ["彰化縣", "只說「彰化」"]),
+    ("這邊有什麼好吃的素食", ["依「這邊」"], ["附近", "彰化縣"]),
+    ("彰化有素食店嗎", ["只說「彰化」"], ["附近", "「彰化縣」"]),
+    ("vegan in changhua", ["只說「彰化」"], ["附近"]),
+    ("附近有什麼活動", ["依「附近」"], ["只說「彰化」"]),
+    ("彰化附近有什麼活動", ["依「附近」", "只說「彰化」"], ["「彰化縣」"]),
+])
+def test_trial8_f12_vague_area_note_names_only_the_words_said(service, line_standin, text, said, not_said):
+    words = all_text(reply_messages(service, line_standin, text_event(text)))
+    assert "想找哪個鄉鎮" in words or "想查哪個鄉鎮" in words
+    for needle in said:
+        assert needle in words, (needle, words)
+    for needle in not_said:
+        assert needle not in words, (needle, words)
+
+
+def test_trial8_f12_a_tap_on_the_menu_explains_no_vague_word(service, line_standin):
+    words = all_text(reply_messages(service, line_standin, postback_event("menu:places")))
+    assert "附近" not in words and "只說「彰化」" not in words
