@@ -56,11 +56,13 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         choices = (wording.STATUS_ENTRY, *MENU_CHOICES[:2]) if result.status == "daily_cap_reached" else HELP_CHOICES
         return Reply([with_menu(refused, choices)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
-    messages = [cards.confirmation_card(ctx.settings, result.draft)]
+    card = cards.confirmation_card(ctx.settings, result.draft)
     earlier = _open_request_with_content(ctx, result.draft.content_hash)
-    if earlier is not None:
-        messages.append(wording.same_request_note(ctx.settings, earlier))
-    return Reply(messages)
+    if earlier is None:
+        return Reply([card])
+    # read before the card (newcomer trial 9): a resident who sends the same words again to ask
+    # "did it go through?" would otherwise tap the card's 確認送出 before reaching the note below it
+    return Reply([wording.same_request_note(ctx.settings, earlier), card])
 
 
 #: Requests still in a person's hands: the same text again is most likely the same matter.

@@ -58,8 +58,8 @@ def receipt_message(settings: Settings, receipt: Receipt, *, variant: str = "cre
 
 
 def same_request_note(settings: Settings, request_doc: dict) -> TextMessage:
-    """Beside a new card whose text equals an open request's: that one is already registered, so the
-    same matter needs no second request; another one is made only if the card is confirmed.
+    """Before a new card whose text equals an open request's: that one is already registered, so the
+    same matter needs no second request; another one is made only if the card below is confirmed.
 
     Args:
         request_doc: the open request (``request_id``, ``created_at`` ISO UTC, ``human_state``).
@@ -67,7 +67,7 @@ def same_request_note(settings: Settings, request_doc: dict) -> TextMessage:
     return TextMessage(text=(
         f"提醒：你在 {local_time(settings, request_doc['created_at'])} 已經送出一樣的內容"
         f"（單號：{request_doc['request_id']}，目前狀態：{human_state_words(request_doc.get('human_state'))}）。\n"
-        "同一件事不用再送；要另外再登記一筆，才按上面的「確認送出」。"))
+        "同一件事不用再送，下面的卡片不用按；要另外再登記一筆，才按卡片的「確認送出」。"))
 
 
 def pending_message(*, will_check: bool) -> TextMessage:

@@ -217,9 +217,9 @@ def test_flow_same_text_as_an_open_request_card_says_so_and_still_offers_the_car
     # Trial 7 finding 5: the same text sent again made a second request with no word about the first.
     first = _confirmed(ctx_for, "新需求：中正路上有大坑洞 機車騎士會摔", "EV-A")
     again = flow.match_text(ctx_for("EV-B"), "新需求：中正路上有大坑洞 機車騎士會摔")
-    assert again.messages[0].to_dict()["type"] == "flex"  # the card still comes first, confirmable
-    note = again.messages[-1].text
-    assert first in note and "一樣的內容" in note and "不用再送" in note
+    note, card = again.messages  # the note first (newcomer trial 9): read before the card is tapped
+    assert card.to_dict()["type"] == "flex"  # still confirmable: another request is the resident's choice
+    assert first in note.text and "一樣的內容" in note.text and "不用再送" in note.text and "下面的卡片" in note.text
 
 
 @pytest.mark.parametrize("second", ["新需求：中正路上有大坑洞", "新需求：公園路燈不亮"])
@@ -252,4 +252,4 @@ def test_webhook_same_text_twice_second_card_names_the_first_request(base_env, l
     [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
                               all_text(reply_messages(service, line_standin, postback_event(confirm))))
     again = reply_messages(service, line_standin, text_event(text))
-    assert again[0]["type"] == "flex" and request_id in all_text(again[1:])
+    assert [m["type"] for m in again] == ["text", "flex"] and request_id in all_text(again[:1])
