@@ -19,6 +19,7 @@ from shared.context import EventContext, Reply
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
 from shared.queued_event.task import enqueue as enqueue_event
@@ -153,6 +154,9 @@ class WebhookService:
                       index: int = 0) -> EventStatus:
         event_id = raw.get("webhookEventId") if isinstance(raw, dict) else None
         user_id = getattr(getattr(event, "source", None), "user_id", None)
+        if event is None:  # unreadable: still name whose it was (hashed), when its source says so in LINE's format
+            source = raw.get("source") if isinstance(raw, dict) else None
+            user_id = source.get("userId") if isinstance(source, dict) and is_user_id(source.get("userId")) else None
         fields = {"event_type": raw.get("type") if isinstance(raw, dict) else None,
                   "webhook_event_id": event_id, "user": hash_user(user_id)}
         if event is None:

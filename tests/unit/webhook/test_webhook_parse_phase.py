@@ -9,6 +9,7 @@ import pytest
 
 from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.logs import hash_user
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import (
@@ -127,7 +128,7 @@ def test_parse_newer_non_text_message_gets_the_short_fixed_reply(webhook_service
     assert "只看得懂文字" in all_text(reply["body"]["messages"])
 
 
-def test_parse_unknown_event_kind_is_ignored_without_reply(webhook_service, line_standin):
+def test_parse_unknown_event_kind_is_ignored_without_reply(webhook_service, line_standin, caplog):
     event = text_event("x")
     event["type"] = "teleport"
     del event["message"]
@@ -135,6 +136,10 @@ def test_parse_unknown_event_kind_is_ignored_without_reply(webhook_service, line
     assert result.status == 200
     assert result.body["events"] == ["unreadable"]
     assert reply_calls(line_standin) == []
+    # newcomer trial 9: the operator can still tell whose event was dropped (the keyed hash, never the id)
+    [entry] = [r for r in caplog.records if r.getMessage().startswith("event unreadable")]
+    assert entry.fields["user"] == hash_user(event["source"]["userId"]) is not None
+    assert event["source"]["userId"] not in json.dumps(entry.fields)
 
 
 # -- the budget: the 2-second clock starts when the delivery arrives ---------------------------------
