@@ -48,9 +48,11 @@ def booking_menu_reply(ctx: EventContext | None = None) -> Reply:
 
 def help_reply(note: str | None = None) -> Reply:
     """Free text the offline router could not read → the menu, saying how to ask."""
-    text = ("我目前是離線查詢模式，看得懂鄉鎮名稱、素食和活動這類關鍵字，例如「花壇有素食店嗎？」"
+    # plain words for residents (newcomer trial 9: 「離線查詢模式」 meant nothing to them); what it reads, not how
+    text = ("我認得的是鄉鎮名稱、素食和活動這類字，例如「花壇有素食店嗎？」"
             "或「這週末鹿港有什麼活動？」。也可以點下面的選項。")
-    return Reply([TextMessage(text=(note + "\n" if note else "") + text, quick_reply=_menu_quick_reply(HELP_CHOICES))])
+    return Reply([TextMessage(text=(note + "\n" if note else "這句我看不太懂。") + text,
+                              quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
 def welcome_reply() -> Reply:

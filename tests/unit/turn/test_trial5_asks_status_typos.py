@@ -135,7 +135,7 @@ def test_webhook_status_by_subject_after_a_request_shows_that_request(service, l
     receipt = all_text(reply_messages(service, line_standin, postback_event(postbacks(card)["確認送出"])))
     request_id = next(word for word in receipt.replace("：", " ").split() if word.startswith("req-"))
     words = all_text(reply_messages(service, line_standin, text_event("剛剛那個水溝蓋的 處理了沒")))
-    assert request_id in words and "水溝蓋" in words and "離線查詢模式" not in words
+    assert request_id in words and "水溝蓋" in words and "我認得的是鄉鎮名稱" not in words
 
 
 # --- finding 13: a misspelt township --------------------------------------------------------------------

@@ -222,7 +222,7 @@ def test_details_detail_line_without_detail_notes_is_none():
 def test_turn_detail_alone_reply_has_the_menu_not_the_offline_notice(service, line_standin):
     words = all_text(reply_messages(service, line_standin, text_event("可以刷卡嗎")))
     assert "資料沒有記錄付款方式" in words and "查活動" in words
-    assert "這個我沒有資料可以回答" not in words and "離線查詢模式" not in words
+    assert "這個我沒有資料可以回答" not in words and "我認得的是鄉鎮名稱" not in words
 
 
 def test_turn_detail_line_comes_before_the_cards(service, line_standin):
