@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from bench import plain
 from tools import bench_load, line_events
-from tools.function_process import free_port
+from tools.function_process import free_port, start_module
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "bench-channel-secret"
@@ -192,18 +192,9 @@ class Server:
         args = ["--source", source, "--target", target, "--host", "127.0.0.1", "--port", str(self.port)]
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.started = time.perf_counter()
-        self.process: Any
-        if forked:  # Sizes.forked_servers: the same command, forked from the preloaded fork server
-            from tools.function_process import start_preloaded_module
-
-            self.process = start_preloaded_module("functions_framework", args, {**env, **(extra_env or {})}, REPO,
-                                                  self.log_path)
-        else:
-            with self.log_path.open("wb") as log:  # the child keeps its own copy of the descriptor
-                self.process = subprocess.Popen(
-                    [sys.executable, "-m", "functions_framework", *args], cwd=REPO,
-                    env={**env, **(extra_env or {})}, stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True)
+        # Sizes.forked_servers: the same command, forked from the preloaded fork server
+        self.process: Any = start_module("functions_framework", args, {**env, **(extra_env or {})}, REPO,
+                                         self.log_path, preloaded=forked)
 
     def first_200(self, timeout_seconds: float = 60.0) -> float:
         """Post fixed-entry deliveries until one is answered 200; seconds since spawn."""
@@ -732,16 +723,7 @@ def _start_standin(tmp: Path, *, forked: bool) -> tuple[Any, str]:
     """
     port = free_port()
     args, env, log_path = ["--port", str(port)], {**os.environ, "PYTHONUNBUFFERED": "1"}, tmp / "line-standin.log"
-    process: Any
-    if forked:
-        from tools.function_process import start_preloaded_module
-
-        process = start_preloaded_module("tools.line_standin", args, env, REPO, log_path)
-    else:
-        with log_path.open("wb") as log:
-            process = subprocess.Popen([sys.executable, "-m", "tools.line_standin", *args], cwd=REPO, env=env,
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+    process: Any = start_module("tools.line_standin", args, env, REPO, log_path, preloaded=forked)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         try:

@@ -212,10 +212,9 @@ def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], r
     if log_path.exists() and log_path.stat().st_size:  # the last run's log, kept for one more run
         log_path.replace(log_path.with_name(log_path.name + ".1"))
     if len(argv) > 2 and argv[0] == sys.executable and argv[1] == "-m":
-        from tools.function_process import start_preloaded_module
+        from tools.function_process import start_module
 
-        log_path.write_bytes(b"")
-        return Child(name, port, log_path, start_preloaded_module(argv[2], argv[3:], dict(env), cwd, log_path))
+        return Child(name, port, log_path, start_module(argv[2], argv[3:], dict(env), cwd, log_path, preloaded=True))
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)

@@ -211,6 +211,23 @@ def start_preloaded_module(module: str, args: list[str], env: dict[str, str], cw
     return _ForkedProcess(_run_module, (module, args, env, str(cwd), str(log_path)), name=module)
 
 
+def start_module(module: str, args: list[str], env: dict[str, str], cwd: Path, log_path: Path, *,
+                 preloaded: bool) -> "subprocess.Popen | _ForkedProcess":
+    """``python -m MODULE ARGS`` (this interpreter; cwd, env, its own session, stdin from /dev/null,
+    stdout and stderr to a fresh ``log_path``): forked from the fork server when ``preloaded``
+    (``start_preloaded_module``), else a new interpreter.
+
+    Returns:
+        A ``subprocess.Popen``, or the fork's handle with Popen's ``pid``, ``poll()`` and ``wait(timeout)``.
+    """
+    if preloaded:
+        log_path.write_bytes(b"")
+        return start_preloaded_module(module, args, env, cwd, log_path)
+    with log_path.open("wb") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
 class _ForkedProcess:
     """The part of ``subprocess.Popen`` that ``FunctionProcess`` and ``make run`` use, over a child
     forked by the fork server (``pid``, ``poll``, ``wait``) that runs ``target(*target_args)``:

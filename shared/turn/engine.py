@@ -437,12 +437,8 @@ def _first_ask_words(proposal: Proposal, result: dict[str, Any] | None) -> str:
 
 def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, townships not searched."""
-    kinds = [note for note in proposal.notes if ":" not in note]
-    if proposal.tool == "search_local_events":  # a price beside an event: its fee, not a shop's menu
-        kinds = ["no_price_event" if kind == "no_price" else kind for kind in kinds]
-    else:
-        kinds = [kind for kind in kinds if kind not in menu.EVENTS_ONLY_LIMITS]
-    lines = menu.limit_lines(kinds)
+    lines = menu.limit_lines([note for note in proposal.notes if ":" not in note],
+                             beside_events=proposal.tool == "search_local_events")
     seconds = _second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
         lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")

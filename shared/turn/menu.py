@@ -159,12 +159,22 @@ LIMIT_WORDS: dict[str, str] = {
 }
 
 
-#: Limits said only beside an events answer (shared.turn.engine drops them elsewhere).
+#: Limits said only beside an events answer (``limit_lines(beside_events=True)``).
 EVENTS_ONLY_LIMITS = frozenset({"evening", "no_price_event"})
 
 
-def limit_lines(kinds: list[str] | tuple[str, ...]) -> list[str]:
-    """The sentences for each limit, in order, each once (emergency folded into medical)."""
+def limit_lines(kinds: list[str] | tuple[str, ...], *, beside_events: bool = False) -> list[str]:
+    """The sentences for each limit, in order, each once (emergency folded into medical).
+
+    Args:
+        kinds: ``LIMIT_WORDS`` keys, as the router noted them.
+        beside_events: the limits go with an events answer: a price asked is an event's fee
+            (``no_price_event``, trial 8 finding 10); otherwise ``EVENTS_ONLY_LIMITS`` are not said.
+    """
+    if beside_events:
+        kinds = ["no_price_event" if kind == "no_price" else kind for kind in kinds]
+    else:
+        kinds = [kind for kind in kinds if kind not in EVENTS_ONLY_LIMITS]
     if "medical" in kinds and "emergency" in kinds:
         kinds = [kind for kind in kinds if kind != "emergency"]
     return [LIMIT_WORDS[kind] for kind in dict.fromkeys(kinds) if kind in LIMIT_WORDS]
@@ -178,7 +188,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Returns:
         One text with the menu as quick replies; never a search. Source: issue 9 item 7.
     """
-    lines = limit_lines([kind for kind in kinds if kind not in EVENTS_ONLY_LIMITS]) or ["這個我沒有資料可以回答。"]
+    lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
     if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
         return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])

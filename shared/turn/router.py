@@ -914,6 +914,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     """The search (or fallback) a message asks for, once no fixed, limit or shop-name rule answered."""
     townships = townships_in(t)
     vague = match_area(t).kind == "vague"
+    said_vague = list(vague_words_in(t)) if vague else []  # needs_area's vague_words: only these are explained
     county_wide = not townships and (COUNTY in t or _WHOLE_COUNTY.search(t) is not None)
     diet, unrecorded = read_diet(t)
     date = read_date(t)
@@ -953,7 +954,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
         notes = tuple(note for note in notes if note not in ("no_hours", "generic_diet", "diet_of_other"))
         if township is None and vague and not county_wide:
-            return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": list(vague_words_in(t)),
+            return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": said_vague,
                                            "date": date, "keyword": " ".join(topics) or None}, notes=notes)
         hint = named_event or _title_hint(t)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
@@ -967,7 +968,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         if township is None:
             own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague,
-                                           **({"vague_words": list(vague_words_in(t))} if vague else {})},
+                                           **({"vague_words": said_vague} if vague else {})},
                             notes=notes + (("own_diet",) if own else ()))
         kind = next((word for word in _SHOP_KINDS if word in food), None)
         return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
@@ -978,7 +979,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         return Proposal("show_limits", {"kinds": ["no_data"]})  # 彰化縣長是誰: no data, not a shop picker
     if vague:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True,
-                                       "vague_words": list(vague_words_in(t))})
+                                       "vague_words": said_vague})
     if _HANDOFF_INFO.search(t):
         return Proposal("handoff_info")
     if _CANCEL.search(t):
