@@ -429,4 +429,5 @@ def test_trial8_f12_vague_area_note_names_only_the_words_said(service, line_stan
 
 def test_trial8_f12_a_tap_on_the_menu_explains_no_vague_word(service, line_standin):
     words = all_text(reply_messages(service, line_standin, postback_event("menu:places")))
+    assert "想找哪個鄉鎮" in words  # the picker itself
     assert "附近" not in words and "只說「彰化」" not in words
