@@ -148,7 +148,12 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
 
 #: How close a typed word must be to a shop's spelling to ask 「你是說…嗎？」 (difflib ratio, 0–1).
 CLOSE_NAME_RATIO = 0.75
+#: The most distinct stretches of one message fully compared with a shop's spelling (after difflib's
+#: cheap upper bounds let them through): a resident's message holds a few; a longer message full of
+#: near-names is asked about the closest of its first ones. It bounds place_close_to's work per message.
+CLOSE_NAME_COMPARISONS_MAX = 256
 _WORDLIKE = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
+_LATIN_WORD = re.compile(r"[a-z]+")
 
 
 def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[str, str] | None:
@@ -158,6 +163,13 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
     of the message one character shorter, as long or one longer (Latin spellings only with whole
     Latin words), by ``difflib.SequenceMatcher.ratio``; the best stretch at CLOSE_NAME_RATIO or above
     wins. It never decides alone: the caller asks 「你是說…嗎？」 with a button (trial 2 findings 7–8).
+
+    Cost, linear in the text: a stretch is compared only when it holds enough of the spelling's
+    characters to reach the ratio at all (where those characters are is found by one scan), each
+    distinct stretch once, and only after ``real_quick_ratio`` and ``quick_ratio``, difflib's upper
+    bounds of ``ratio`` (as ``difflib.get_close_matches`` does), let it through; at most
+    CLOSE_NAME_COMPARISONS_MAX full comparisons per message. The answer is the one comparing every
+    stretch would give, for any message with fewer candidates than that.
 
     Args:
         text: the message in its reading form (case-folded, Traditional; never logged); a message
@@ -175,26 +187,61 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
     except CatalogError:
         return None
     best: tuple[float, dict[str, str]] | None = None
-    for chunk in _WORDLIKE.findall(text.casefold()):
-        for place in catalog.places:
-            for spelling in place_aliases(place.name):
-                if len(spelling) < 4:
-                    continue
-                if spelling.isascii():
-                    stretches = re.findall(r"[a-z]+", chunk)
-                else:
-                    stretches = [chunk[i:i + n] for n in (len(spelling) - 1, len(spelling), len(spelling) + 1)
-                                 for i in range(max(0, len(chunk) - n + 1))]
-                close = [(difflib.SequenceMatcher(None, stretch, spelling).ratio(), stretch) for stretch in stretches]
-                close = [(ratio, stretch) for ratio, stretch in close if ratio >= CLOSE_NAME_RATIO]
-                if not close:
-                    continue
-                ratio = max(ratio for ratio, _ in close)
-                typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]  # 合米素食, not just 米素食
-                if best is None or ratio > best[0]:
-                    best = (ratio, {"id": place.id, "name": place.name, "area": place.area,
-                                    "typed": typed, "spelling": spelling})
+    budget = [CLOSE_NAME_COMPARISONS_MAX]
+    names = [(place, spelling, difflib.SequenceMatcher(None, "", spelling))  # the spelling's tables, once
+             for place in catalog.places for spelling in place_aliases(place.name) if len(spelling) >= 4]
+    shortest = min((len(spelling) // 2 for _, spelling, _ in names), default=0)
+    # a chunk said twice gives nothing new: only a closer stretch replaces the best one
+    for chunk in dict.fromkeys(_WORDLIKE.findall(text.casefold())):
+        if len(chunk) < shortest:
+            continue  # shorter than any stretch that can reach the ratio (2·len / (len + spelling))
+        for place, spelling, matcher in names:
+            stretches = _LATIN_WORD.findall(chunk) if spelling.isascii() else _stretches_near(chunk, spelling)
+            close = _close_stretches(matcher, dict.fromkeys(stretches), budget)
+            if not close:
+                continue
+            ratio = max(ratio for ratio, _ in close)
+            typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]  # 合米素食, not just 米素食
+            if best is None or ratio > best[0]:
+                best = (ratio, {"id": place.id, "name": place.name, "area": place.area,
+                                "typed": typed, "spelling": spelling})
     return best[1] if best else None
+
+
+def _stretches_near(chunk: str, spelling: str) -> list[str]:
+    """The stretches of ``chunk`` one character shorter than ``spelling``, as long or one longer, in that
+    order and left to right, that hold enough of the spelling's characters to reach CLOSE_NAME_RATIO:
+    ``ratio`` is 2·M / (both lengths) with M at most the stretch's characters that are in the spelling.
+
+    Cost: one scan for those characters, then per window size the windows around each run of them."""
+    hits = [found.start() for found in re.finditer("[" + re.escape("".join(set(spelling))) + "]", chunk)]
+    stretches: list[str] = []
+    for size in (len(spelling) - 1, len(spelling), len(spelling) + 1):
+        need = next((count for count in range(1, size + 1)
+                     if 2.0 * count / (size + len(spelling)) >= CLOSE_NAME_RATIO), size + 1)
+        for first in range(len(hits) - need + 1):
+            # the windows whose first such character is hits[first] and that reach hits[first + need - 1]
+            low = max(hits[first - 1] + 1 if first else 0, hits[first + need - 1] - size + 1)
+            high = min(hits[first], len(chunk) - size)
+            stretches.extend(chunk[start:start + size] for start in range(low, high + 1))
+    return stretches
+
+
+def _close_stretches(matcher: Any, stretches: dict[str, None], budget: list[int]) -> list[tuple[float, str]]:
+    """(ratio, stretch) for each stretch at CLOSE_NAME_RATIO or above, in the given order; ``matcher``
+    holds the spelling as its second sequence (difflib caches it), ``budget`` the full comparisons left."""
+    close = []
+    for stretch in stretches:
+        matcher.set_seq1(stretch)
+        if matcher.real_quick_ratio() < CLOSE_NAME_RATIO or matcher.quick_ratio() < CLOSE_NAME_RATIO:
+            continue
+        if budget[0] <= 0:
+            break
+        budget[0] -= 1
+        ratio = matcher.ratio()
+        if ratio >= CLOSE_NAME_RATIO:
+            close.append((ratio, stretch))
+    return close
 
 
 def diet_listed(names: list[str], dietary_type: str, *, catalog: PlaceCatalog | None = None) -> list[tuple[str, str]]:

@@ -55,8 +55,10 @@ as past); https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 
 #: Keywords a value may be, besides the written forms (``md:``, ``day:``, ``month:``,
@@ -131,6 +133,7 @@ _ENGLISH_DATES: tuple[tuple[str, str], ...] = (
     (r"this month", "this_month"),
 )
 _ENGLISH_DATE = [(re.compile(rf"(?<![a-z]){pattern}(?![a-z])"), value) for pattern, value in _ENGLISH_DATES]
+_LATIN = re.compile(r"[a-z]")
 #: Holidays of the lunar calendar that the Taiwan calendar does not list and LOCAL does not compute:
 #: named, they are ``unreadable`` (「我看不懂這個日期」 with choices), never "all dates".
 _UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "臘月", "寒假", "暑假", "boxing day", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
@@ -421,9 +424,10 @@ def _holiday(text: str) -> str | None:
     for word, value in _COMPUTED_HOLIDAYS:
         if word in text:
             return value
-    for pattern, value in _ENGLISH_DATE:
-        if pattern.search(text):
-            return value
+    if _LATIN.search(text):  # every English date word has a Latin letter: no scan of them otherwise
+        for pattern, value in _ENGLISH_DATE:
+            if pattern.search(text):
+                return value
     if any(word in text for word in _UNREAD_HOLIDAYS):
         return UNREADABLE
     named = _calendar_day(text)
@@ -484,14 +488,26 @@ def _week_value(match: re.Match[str]) -> str | None:
     return f"{prefix}{'this_' if this else ''}weekday:{weekday}"
 
 
+_DAY_CUE = re.compile(r"[天晚日早夜月]")
+_DAY_WORDS_RE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), keyword)
+                                                                for pattern, keyword in _DAY_WORDS)
+
+
 def _day_words(text: str) -> list[str]:
     """The day words of ``text`` (今天, 大後天 …) in order, longest first where they overlap (後天 inside
-    大後天 is not a second day)."""
+    大後天 is not a second day).
+
+    Cost: one scan per word, and per match a look at the characters it covers (a word already taken
+    marks its characters), so linear in ``len(text)`` however many day words it repeats."""
+    if not _DAY_CUE.search(text):
+        return []  # every day word holds one of these characters
     taken: list[tuple[int, int, str]] = []
-    for pattern, keyword in _DAY_WORDS:  # listed longest first
-        for found in re.finditer(pattern, text):
-            if not any(found.start() < end and start < found.end() for start, end, _ in taken):
+    covered = bytearray(len(text))
+    for pattern, keyword in _DAY_WORDS_RE:  # listed longest first
+        for found in pattern.finditer(text):
+            if not any(covered[found.start():found.end()]):
                 taken.append((found.start(), found.end(), keyword))
+                covered[found.start():found.end()] = b"\x01" * (found.end() - found.start())
     return [keyword for _, _, keyword in sorted(taken)]
 
 
@@ -552,20 +568,30 @@ def _second_of(first: str, second: str | None, right: str) -> str | None:
     return second
 
 
+#: The most joiners ``_pair`` looks at, and the most characters of each side it reads (the words
+#: next to a joiner): a resident's two dates are joined within a few words, and these bound the
+#: pair rule's work per message whatever the text (each side is read once per joiner).
+PAIR_JOINS_MAX = 16
+PAIR_SIDE_MAX = 64
+
+
 def _pair(text: str, first: str) -> str | None:
     """``both:<value>|<value>`` when ``text`` joins two dates and ``first`` (the one read) is one of
     them; ``range:<value>|<value>`` when the joiner is 到 / 至 / ~ / - (from the first to the second);
     None otherwise (one date, or a reading that already covers both: 12/5到12/7, 週六和週日).
 
     A week prefix on the first side carries to a bare weekday on the second (下週三到週五 is next
-    week's Wednesday to Friday; 下週六跟週日 next week's two days). Source: trial 3 finding 2, trial 5 finding 3.
+    week's Wednesday to Friday; 下週六跟週日 next week's two days). Each side is the words next to the
+    joiner up to a space or a sentence mark, at most PAIR_SIDE_MAX characters; the first
+    PAIR_JOINS_MAX joiners are tried. Cost: one scan for the joiners and one for the sentence marks,
+    then at most PAIR_JOINS_MAX times three readings of at most PAIR_SIDE_MAX characters.
+    Source: trial 3 finding 2, trial 5 finding 3.
     """
-    for join in _PAIR_JOIN.finditer(text):
-        before, after = text[:join.start()].rstrip(), text[join.end():].lstrip()  # 下週一 到 週三
-        left_cut = max((m.end() for m in _PAIR_SIDE_END.finditer(before)), default=0)
-        right_cut = _PAIR_SIDE_END.search(after)
-        left = before[left_cut:]
-        right = after[:right_cut.start()] if right_cut else after
+    ends = [found.start() for found in _PAIR_SIDE_END.finditer(text)]  # where a side stops
+    for tried, join in enumerate(_PAIR_JOIN.finditer(text)):
+        if tried == PAIR_JOINS_MAX:
+            break
+        left, right = _pair_sides(text, join, ends)
         if not left.strip() or not right.strip():
             continue
         left_value = _one_date(left)
@@ -579,6 +605,22 @@ def _pair(text: str, first: str) -> str | None:
         kind = "range" if ranged else "both"
         return f"{kind}:{values[0]}|{values[1]}"
     return None
+
+
+def _pair_sides(text: str, join: re.Match[str], ends: list[int]) -> tuple[str, str]:
+    """The words before and after a joiner, spaces next to it skipped (下週一 到 週三), each up to the
+    nearest space or sentence mark (``ends``: where those are, in order) and at most PAIR_SIDE_MAX
+    characters. Cost: the spaces skipped, and two binary searches in ``ends``."""
+    stop, start = join.start(), join.end()
+    while stop > 0 and text[stop - 1].isspace():
+        stop -= 1
+    while start < len(text) and text[start].isspace():
+        start += 1
+    before = bisect.bisect_left(ends, stop)  # how many ends lie before ``stop``
+    left_from = ends[before - 1] + 1 if before else 0
+    after = bisect.bisect_left(ends, start)
+    right_to = ends[after] if after < len(ends) else len(text)
+    return text[max(left_from, stop - PAIR_SIDE_MAX):stop], text[start:min(right_to, start + PAIR_SIDE_MAX)]
 
 
 #: Where a date is written, for two dates side by side with no joiner (禮拜六禮拜日, 12/5 12/6, 週六 週日).
@@ -600,7 +642,7 @@ def _side_by_side(text: str, first: str) -> str | None:
     mentions = list(_MENTION.finditer(text))
     for index, found in enumerate(mentions):
         run = [found]
-        for following in mentions[index + 1:]:
+        for following in map(mentions.__getitem__, range(index + 1, len(mentions))):  # no copy of the rest
             if text[run[-1].end():following.start()].strip():
                 break
             run.append(following)
@@ -614,6 +656,24 @@ def _side_by_side(text: str, first: str) -> str | None:
     return None
 
 
+#: Texts up to this long are read once per process and remembered (the router and the detail reader
+#: read the same short clauses and words many times); longer ones are read each time.
+MEMO_CHARS = 64
+
+
+def _memo_short(read: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """``read`` with its answers for texts of at most MEMO_CHARS characters remembered (the last 4,096):
+    a message that repeats a short clause pays for its reading once. ``read`` must be pure."""
+    remembered = functools.lru_cache(maxsize=4096)(read)
+
+    @functools.wraps(read)
+    def reading(text: str) -> str | None:
+        return remembered(text) if len(text) <= MEMO_CHARS else read(text)
+    reading.cache_clear = remembered.cache_clear  # type: ignore[attr-defined]
+    return reading
+
+
+@_memo_short
 def read_date(text: str) -> str | None:
     """The date a message asks about, as a value for ``resolve_date_value``; or None.
 
@@ -642,6 +702,7 @@ def read_date(text: str) -> str | None:
     return _pair(text, first) or _side_by_side(text, first) or first
 
 
+@_memo_short
 def _one_date(text: str) -> str | None:
     """read_date without the pair rule, on text whose Chinese numerals are already digits."""
     lunar = _lunar(text)

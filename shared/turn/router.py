@@ -68,6 +68,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -596,8 +597,12 @@ def _names_event_kind(t: str) -> bool:
                                      for piece in named.split(" "))
 
 
+@functools.lru_cache(maxsize=4096)
 def _significant(piece: str) -> bool:
-    """True when a piece of an event title is more than townships, date, vocabulary and question words."""
+    """True when a piece of an event title is more than townships, date, vocabulary and question words.
+
+    Cached: a piece is a substring of a title or a phrase of at most 7 characters, so the cache holds
+    what the snapshot's titles can give, and a message that repeats one piece pays for it once."""
     rest = piece
     for word in sorted(_vocabulary(), key=len, reverse=True):
         if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"):
@@ -608,32 +613,92 @@ def _significant(piece: str) -> bool:
     return bool(parts) and read_date(piece) is None
 
 
+def _is_han(char: str) -> bool:
+    return "\u4e00" <= char <= "\u9fff"
+
+
+#: The most places in a message at which one title's pieces are looked for: far more than a resident's
+#: message names of one event, and what bounds ``event_named``'s work per title whatever the text.
+TITLE_PLACES_MAX = 256
+
+
+def _pairs(text: str) -> dict[str, list[int]]:
+    """Every two-character stretch of ``text`` → where it starts, in order (one pass over the text)."""
+    index: dict[str, list[int]] = {}
+    for at, pair in enumerate(map(str.__add__, text, text[1:])):
+        index.setdefault(pair, []).append(at)
+    return index
+
+
+@functools.lru_cache(maxsize=1024)
+def _title_pairs(title: str) -> tuple[str, ...]:
+    """The distinct pairs of Han characters in ``title`` (every piece of two or more starts with one)."""
+    return tuple(dict.fromkeys(pair for pair in map(str.__add__, title, title[1:]) if _HAN_PAIR.fullmatch(pair)))
+
+
+_HAN_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
+
+
+def _title_pieces_in(t: str, title: str, pairs: dict[str, list[int]]) -> tuple[dict[str, None], int]:
+    """The significant pieces of ``title`` that ``t`` says, in the order said, and their lengths summed
+    over every time each is said (what ranks one title against another in ``event_named``).
+
+    A piece is the longest stretch of Han characters of ``t`` that the title holds, read from the start:
+    where one starts, the text after it is read next; where none does, the next character. Only the
+    places where a pair of the title's characters starts are visited (``pairs``, the text's pairs), in
+    order, at most ``TITLE_PLACES_MAX`` of them; a piece grows one character at a time while the title
+    holds it. Cost: O(len(title)) to gather the places, then at most TITLE_PLACES_MAX visits, each at
+    most len(title) checks of at most len(title) characters: nothing here grows with the text.
+    """
+    places = [pairs[pair] for pair in _title_pairs(title) if pair in pairs]
+    pieces: dict[str, None] = {}
+    size = at = 0
+    for visited, start in enumerate(heapq.merge(*places)):
+        if visited == TITLE_PLACES_MAX:
+            break
+        if start < at:
+            continue  # inside the piece just read
+        end = start + 2
+        while end < len(t) and _is_han(t[end]) and t[start:end + 1] in title:
+            end += 1
+        said, at = t[start:end], end
+        if _significant(said):  # 社區長輩健康操: vocabulary only, and no piece of it either
+            piece = _as_titled(_strip_townships(said) or said, title)
+            pieces.setdefault(piece)
+            size += len(piece)
+    return pieces, size
+
+
 def event_named(t: str) -> str | None:
     """The words of ``t`` that name one event: a title of the current events snapshot (event_titles)
     holds them (鹿港龍舟賽幾點開始 → 龍舟賽 of 鹿港慶端陽龍舟賽; 田尾花卉市集 → 花卉市集), or
     they are an event kind with a title-like word before it (龍舟賽是哪一天 → 龍舟賽), or None.
 
     A title's piece counts when it is 2+ Han characters and more than township, date, vocabulary and
-    question words (鹿港, 週末, 市集 alone name no event). Several pieces of one title are joined by a space
-    (every term must be in the title). Source: trial 7, F1.
+    question words (鹿港, 週末, 市集 alone name no event); at each position the longest piece of the title
+    is taken, then the text after it is read. Several pieces of one title are joined by a space
+    (every term must be in the title); the title whose pieces cover the most of the text wins (the
+    first such title on a tie). Source: trial 7, F1.
+
+    Cost: one pass over the text to index its pairs of characters, then per title at most
+    ``TITLE_PLACES_MAX`` places (``_title_pieces_in``), and one scan of ``_KIND_PHRASE``: linear in
+    ``len(t)``; no stretch of the text is tried against every title. Cached per text and titles (the
+    router asks up to four times per message).
     """
-    best: list[str] = []
-    runs = [run for run in re.findall(r"[\u4e00-\u9fff]+", t) if len(run) >= 2]
-    for title in _titles():
-        pieces: list[str] = []
-        for run in runs:
-            at = 0
-            while at < len(run) - 1:
-                size = next((n for n in range(len(run) - at, 1, -1) if run[at:at + n] in title), 0)
-                if size and _significant(run[at:at + size]):
-                    pieces.append(_as_titled(_strip_townships(run[at:at + size]) or run[at:at + size], title))
-                    at += size
-                else:
-                    at += max(size, 1)  # 社區長輩健康操: vocabulary only, and no piece of it either
-        if sum(map(len, pieces)) > sum(map(len, best)):
-            best = pieces
+    return _event_named(t, _titles())
+
+
+@functools.lru_cache(maxsize=16)
+def _event_named(t: str, titles: tuple[str, ...]) -> str | None:
+    best: dict[str, None] = {}
+    best_size = 0
+    pairs = _pairs(t)
+    for title in titles:
+        pieces, size = _title_pieces_in(t, title, pairs)
+        if size > best_size:
+            best, best_size = pieces, size
     if best:
-        return " ".join(dict.fromkeys(best))
+        return " ".join(best)
     for found in _KIND_PHRASE.finditer(t):
         phrase = _strip_townships(_NOT_TITLE.split(found.group("phrase"))[-1])
         if len(phrase) >= 3 and _significant(phrase):
@@ -779,7 +844,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
     limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search. Source: trial 3 finding 6.
     """
-    clauses = [clause for clause in _LIMIT_CLAUSE_BREAK.split(t) if clause and clause.strip()]
+    clauses = _clauses_read([clause for clause in _LIMIT_CLAUSE_BREAK.split(t) if clause and clause.strip()])
     if len(clauses) < 2:
         return None
     rest = [clause for clause in clauses if not _hard_limits(clause)]
@@ -889,13 +954,21 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
         t)
     known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES) + \
         list(_NOT_TOWNSHIP_TYPOS)
+    said_townships = townships_in(t)  # once, not per place-like word
+    near_of: dict[str, list[str]] = {}  # per word typed: a message may repeat it thousands of times
+
+    def townships_near(typed: str) -> list[str]:
+        if typed not in near_of:
+            vocabulary = townships_in(typed) or any(k in typed or typed in k for k in known) \
+                or read_date(typed) is not None
+            near_of[typed] = [] if vocabulary else [name for name in TOWNSHIPS if _one_apart(typed, name)]
+        return list(near_of[typed])
+
     for found in typed_places:
         typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
         if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
             continue  # a word before a date with no ask is no place
-        if townships_in(typed) or any(k in typed or typed in k for k in known) or read_date(typed) is not None:
-            continue
-        near = [name for name in TOWNSHIPS if _one_apart(typed, name)]
+        near = townships_near(typed)
         if not near:
             continue
         suffix = found.group("suffix")
@@ -903,7 +976,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
             continue  # part of a real name said with its suffix
         if suffix == "市" and t[found.end():found.end() + 1] in ("集", "場", "區"):
             continue  # 花卉市集, 魚市場: a market, not 花卉市 (trial 7, F1)
-        if townships_in(t) and any(typed in title for title in _titles()):
+        if said_townships and any(typed in title for title in _titles()):
             continue  # 田尾 … 花卉: a word of an event's title beside a real township
         near.sort(key=lambda name: 0 if suffix and name.endswith(suffix) else 1)
         return typed, suffix or "", near
@@ -1018,7 +1091,7 @@ def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
     """An events ask in another clause than a named shop's (和米禮拜天有開嗎？順便問花壇這禮拜天有活動嗎) →
     ``also_events:<township>/<date value>`` (offered as a button with its dates), or nothing.
     Source: trial 4 finding 14."""
-    for clause in _ASK_BREAK.split(t):
+    for clause in _clauses_read(_ASK_BREAK.split(t)):
         if not clause or not any(word in clause for word in EVENT_WORDS) or places_named_in(clause):
             continue
         areas = townships_in(clause)
@@ -1028,6 +1101,20 @@ def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
 
 #: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
 _ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
+#: The most clauses of one message read one by one as asks (beside a limit, a named shop, or two
+#: asks in one message): a resident's message has a few. Those after it are read together, as one
+#: last clause, so every word is still read once and the work per message is bounded: each clause
+#: read on its own costs a diet, date and topic reading.
+CLAUSES_MAX = 16
+
+
+def _clauses_read(clauses: list[str]) -> list[str]:
+    """``clauses`` with those after the CLAUSES_MAX-th joined (by a space) into the last one read."""
+    if len(clauses) <= CLAUSES_MAX:
+        return clauses
+    return clauses[:CLAUSES_MAX - 1] + [" ".join(clauses[CLAUSES_MAX - 1:])]
+
+
 #: A part of a message that asks something (used to split two asks said with a space between).
 _ASKS = re.compile(r"有|嗎|呢|哪|什麼|啥|推薦|幾點|[?？]")
 #: Words of a shop ask (besides diet words): a shop, a meal, a recommendation to eat.
@@ -1052,6 +1139,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
         clauses = [clause for clause in t.split() if clause]
         if len(clauses) < 2 or sum(1 for clause in clauses if _ASKS.search(clause)) < 2:
             return None
+    clauses = _clauses_read(clauses)
     kinds: list[str | None] = []
     for clause in clauses:
         diet = read_diet(clause)[0]
