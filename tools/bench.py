@@ -19,6 +19,11 @@ files in ``bench/``:
   for the default workers and for the variants in ``KNEE_VARIANTS``.
 * P3 and P5 again on Google's Firestore emulator where it is installed (emulator figures: they
   say nothing about production latency).
+* R1 reading cost: the offline router's time per message at 100, 1,000 and 5,000 UTF-16 units of
+  three shapes of hostile text (``tools/hostile_text.py``), the baseline the same router on 1,000
+  units: the ratio 5,000 / 1,000 is about 5 when the cost is linear.
+* R2 long message: the webhook's 200 for a signed 5,000-unit message of each shape, against its 200
+  for a fixed entry (選單) in the same process.
 
 Prints a table, writes ``out/bench.json`` (``--out``). No figure is asserted anywhere; the smoke
 test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only that each figure exists.
@@ -83,6 +88,9 @@ class Sizes:
     burst_max: int = 1600
     emulator_creates: int = 50
     emulator_rounds: int = 2
+    #: R1: routes timed per shape and length (interleaved); R2: long messages posted per shape.
+    router_repeats: int = 7
+    long_posts: int = 3
     #: Fork P2's and the knee's servers from the preloaded fork server (tools/function_process.py)
     #: instead of a new interpreter each. Only the smoke test, whose point is that every figure is
     #: produced: a new interpreter's imports cost about 2 s of CPU a server. P1 always starts one.
@@ -93,7 +101,7 @@ FULL = Sizes()
 TINY = Sizes(cold_repeats=1, steady_requests=40, steady_rounds=2, connections=4, warmup=20, rss_late=60,
              creates=8, create_threads=2, create_rounds=1, one_card_threads=4, drain=10, drain_rounds=1,
              approvals=4, approval_rounds=1, burst_start=4, burst_max=8, emulator_creates=3, emulator_rounds=1,
-             forked_servers=True)
+             router_repeats=1, long_posts=1, forked_servers=True)
 
 
 # ---- small helpers ---------------------------------------------------------------------------------
@@ -618,6 +626,83 @@ def approvals(sizes: Sizes, store, settings, plain_updates: Callable[[int], Any]
                    extra={"outcomes": dict(outcomes)})]
 
 
+# ---- reading cost: R1, R2 ------------------------------------------------------------------------
+
+#: The lengths R1 times the router at, in UTF-16 units (LINE's 5,000 limit is the last).
+ROUTER_LENGTHS = (100, 1000, 5000)
+
+
+def router_cost(sizes: Sizes, say: Callable[[str], None]) -> list[dict]:
+    """R1: ``shared.turn.router.route`` on each of ``hostile_text.BENCH_SHAPES`` at ROUTER_LENGTHS, in
+    this process (the demo events snapshot's titles): ms per message; the ratio is 5,000 units against
+    1,000 units of the same shape, per interleaved repeat."""
+    from shared.turn.router import route
+    from tools.hostile_text import BENCH_SHAPES, DESCRIPTIONS, hostile_text
+
+    for shape in BENCH_SHAPES:  # load what a process loads once (vocabulary, calendar, titles)
+        route(hostile_text(shape, 100))
+    rows = []
+    for shape in BENCH_SHAPES:
+        texts = {length: hostile_text(shape, length) for length in ROUTER_LENGTHS}
+        times: dict[int, list[float]] = {length: [] for length in ROUTER_LENGTHS}
+        for r in range(sizes.router_repeats):
+            for length in (ROUTER_LENGTHS if r % 2 == 0 else ROUTER_LENGTHS[::-1]):
+                started = time.perf_counter()
+                route(texts[length])
+                times[length].append((time.perf_counter() - started) * 1000)
+        medians = {length: statistics.median(values) for length, values in times.items()}
+        say(f"R1 {shape}: " + ", ".join(f"{length} units {ms:.1f} ms" for length, ms in medians.items()))
+        rows.append(figure("R1", f"router per message, {DESCRIPTIONS[shape]}: 5,000 units", "ms", times[5000],
+                           times[1000], goal="≤ 6×", goal_met=lambda r: r <= 6.0,
+                           baseline_name="the same router on 1,000 units of the same text",
+                           note="median ms per message: " + ", ".join(
+                               f"{length:,} units {ms:.1f}" for length, ms in medians.items()),
+                           extra={"ms_by_units": {str(length): values for length, values in times.items()}}))
+    return rows
+
+
+def long_message(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callable[[str], None]) -> list[dict]:
+    """R2: seconds to the webhook's 200 for a signed 5,000-unit message of each shape, interleaved with
+    a fixed entry (選單) on the same server; the goal is LINE's 2 s for the slowest."""
+    import http.client
+
+    from tools.hostile_text import BENCH_SHAPES, hostile_text
+
+    server = Server("local", env, tmp, forked=sizes.forked_servers)
+
+    def post(text: str) -> float:
+        body, signature = delivery(text)
+        started = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        conn.request("POST", "/", body, {"Content-Type": "application/json", "X-Line-Signature": signature})
+        status = conn.getresponse().status
+        conn.close()
+        if status != 200:
+            raise SystemExit(f"bench: the webhook answered {status} to a long message; see {server.log_path}")
+        return time.perf_counter() - started
+
+    rows = []
+    try:
+        server.first_200()
+        for shape in BENCH_SHAPES:
+            text = hostile_text(shape, 5000)
+            post(text)  # the first read of a shape loads what it needs once
+            local, base = [], []
+            for r in range(sizes.long_posts):
+                a, b = alternate(r, lambda text=text: post(text), lambda: post(FIXED_TEXT))
+                local.append(a)
+                base.append(b)
+            say(f"R2 {shape}: 5,000 units {statistics.median(local) * 1000:.0f} ms, "
+                f"選單 {statistics.median(base) * 1000:.0f} ms")
+            rows.append(figure("R2", f"webhook 200 for a 5,000-unit message ({shape})", "s", local, base,
+                               goal="≤ 2 s (LINE's wait)", baseline_name="the fixed entry 選單, same server",
+                               note="signed delivery of one text event, one connection each",
+                               extra={"goal_met": max(local) <= 2.0}))
+    finally:
+        server.stop()
+    return rows
+
+
 # ---- the run -------------------------------------------------------------------------------------
 
 def machine() -> dict:
@@ -754,13 +839,13 @@ def main(argv: list[str] | None = None) -> int:
 
     Args:
         argv: ``--tiny`` (the smoke test's sizes), ``--out PATH`` (default out/bench.json),
-            ``--no-emulator`` (skip the Firestore emulator figures), ``--only P1,P2,…`` (a subset).
+            ``--no-emulator`` (skip the Firestore emulator figures), ``--only P1,P2,…,R1,R2`` (a subset).
     """
     parser = argparse.ArgumentParser(prog="python -m tools.bench")
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
     parser.add_argument("--no-emulator", action="store_true")
-    parser.add_argument("--only", default="P1,P2,P3,P4,P5,knee,emulator")
+    parser.add_argument("--only", default="P1,P2,P3,P4,P5,knee,R1,R2,emulator")
     args = parser.parse_args(argv)
     sizes = TINY if args.tiny else FULL
     only = set(args.only.split(","))
@@ -776,7 +861,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         _quiet_logs(tmp / "in-process.log")
         # The figures that send to LINE (the emulator's use cases do not) get the stand-in, a process of its own.
-        standin, standin_url = (_start_standin(tmp, forked=sizes.forked_servers) if only & {"P1", "P2", "P4", "knee"}
+        standin, standin_url = (_start_standin(tmp, forked=sizes.forked_servers)
+                                if only & {"P1", "P2", "P4", "knee", "R2"}
                                 else (None, "http://127.0.0.1:9"))
         try:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GEMINI_"))}
@@ -811,6 +897,10 @@ def main(argv: list[str] | None = None) -> int:
                 figures += reconcile_drain(sizes, tmp / "reconcile.sqlite3", standin_url, say)
             if "knee" in only:
                 figures += burst_knee(sizes, env, tmp, say)
+            if "R1" in only:
+                figures += router_cost(sizes, say)
+            if "R2" in only:
+                figures += long_message(sizes, env, tmp, say)
             if "emulator" in only and not args.no_emulator:
                 rows, emulator_note = _firestore(sizes, say)
                 figures += rows

@@ -25,6 +25,12 @@ EXPECTED = [
     ("P5", "4 concurrent approvals of one card", True),
     ("knee", "burst knee [default", False), ("knee", "burst knee [WORKERS=2]", False),
     ("knee", "burst knee [THREADS=16]", False),
+    ("R1", "router per message, one character repeated", True),
+    ("R1", "router per message, a real question repeated", True),
+    ("R1", "router per message, emoji mixed", True),
+    ("R2", "webhook 200 for a 5,000-unit message (char)", True),
+    ("R2", "webhook 200 for a 5,000-unit message (sentence)", True),
+    ("R2", "webhook 200 for a 5,000-unit message (emoji)", True),
 ]
 
 
@@ -43,13 +49,17 @@ def _numbers(spread: dict) -> bool:
     return all(isinstance(spread[k], (int, float)) and math.isfinite(spread[k]) for k in ("min", "median", "max"))
 
 
+def spread(values: list[float]) -> dict:
+    return {"min": min(values), "median": sorted(values)[len(values) // 2], "max": max(values)}
+
+
 def _row(figures: list[dict], name: str, measure: str) -> dict:
     rows = [f for f in figures if f["name"] == name and f["measure"].startswith(measure)]
     assert len(rows) == 1, (name, measure, [(f["name"], f["measure"]) for f in figures])
     return rows[0]
 
 
-@pytest.mark.slow(seconds=20)
+@pytest.mark.slow(seconds=26)
 def test_bench_tiny_run_produces_every_figure_with_baseline_and_ratio(tmp_path):
     document = _run_bench(tmp_path, "--no-emulator")
     assert {"cores", "python", "sqlite"} <= set(document["machine"])
@@ -59,6 +69,9 @@ def test_bench_tiny_run_produces_every_figure_with_baseline_and_ratio(tmp_path):
         if has_baseline:
             assert row["baseline_name"]
             assert _numbers(row["baseline"]) and _numbers(row["ratio"])
+    for row in (f for f in document["figures"] if f["name"] == "R1"):  # each length was timed
+        assert set(row["ms_by_units"]) == {"100", "1000", "5000"}
+        assert all(_numbers(spread(values)) for values in row["ms_by_units"].values())
     assert document["firestore_emulator"].startswith("skipped")
 
 
