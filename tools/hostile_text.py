@@ -1,6 +1,7 @@
-"""Long messages of the shapes that once made reading cost grow faster than the text (README, Hostile
-and unusual input): one repeated character, a repeated township name, a repeated holiday suffix,
-emoji mixed with the router's words, a repeated real sentence and random Han characters.
+"""Long messages of the shapes that stress a reader's cost (README, Hostile and unusual input): one
+repeated character, a repeated township name, a repeated holiday suffix, emoji mixed with the
+router's words, a repeated real sentence and random Han characters. A reader whose work grows
+faster than the text shows it on these.
 
 Used by ``make bench`` (the router-cost figure), by the router's shape test and by the webhook's
 process test, so the three measure the same texts. Every text is deterministic (a fixed seed) and

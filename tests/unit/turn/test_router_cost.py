@@ -1,6 +1,5 @@
-"""Reading a message costs work linear in its length: the offline router (with the date reader, the
-detail reader and the match against the events snapshot's titles) and the other steps the webhook
-runs on a text message (README, Hostile and unusual input).
+"""Reading a message costs work linear in its length: the offline router, with the date reader, the
+detail reader and the match against the events snapshot's titles (README, Hostile and unusual input).
 
 What is counted is work, not time: every Python line run and every call into C (``str``, ``re``,
 builtins) while a step reads a text, through ``sys.settrace`` and ``sys.setprofile``. A step that
@@ -18,11 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from shared.handoff.drafts import request_text_of
-from shared.memory.phrases import read_memory_request
-from shared.turn.crisis import is_crisis
 from shared.turn.router import event_titles, route
-from shared.turn.text import reading_form
 from tools.hostile_text import SHAPES, hostile_text
 
 #: 5× the text may cost at most this many times the work (linear, with room for what a text's
@@ -31,7 +26,7 @@ GROWTH_MAX = 6.0
 SHORT, LONG = 1000, 5000
 #: The modules whose cached readings of a text are cleared before each count.
 _READERS = ("shared.turn.router", "shared.turn.dates", "shared.turn.details", "shared.areas", "shared.places.search",
-            "shared.turn.text", "shared.turn.crisis", "shared.memory.phrases", "shared.handoff.drafts")
+            "shared.turn.text", "shared.turn.crisis")
 
 
 class StepBudgetExceeded(BaseException):
@@ -117,13 +112,3 @@ def test_route_with_many_titles_work_grows_linearly_with_the_text(shape):
             return route(text)
 
     assert_linear(read, shape)
-
-
-@pytest.mark.parametrize("step", [
-    pytest.param(lambda text: is_crisis(reading_form(text)), id="crisis"),
-    pytest.param(read_memory_request, id="memory_request"),
-    pytest.param(request_text_of, id="request_text"),
-])
-@pytest.mark.parametrize("shape", ("char", "emoji", "sentence", "random"))
-def test_webhook_text_steps_work_grows_linearly_with_the_text(step, shape):
-    assert_linear(step, shape)
