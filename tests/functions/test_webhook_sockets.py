@@ -106,18 +106,23 @@ def test_webhook_sockets_content_length_over_cap_is_413_without_reading(webhook,
         sock.close()
 
 
+def _signed_delivery_is_answered(webhook, line_standin) -> None:
+    """A signed delivery to the served webhook gets its 200 and its one reply (within ``HANG``)."""
+    event = text_event("花壇有素食店嗎？")
+    body = line_body(event)
+    response = requests.post(webhook.url, data=body, timeout=HANG,
+                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
+    assert response.status_code == 200
+    assert len(recorded_replies(line_standin, event["replyToken"])) == 1
+
+
 def test_webhook_sockets_slow_clients_do_not_freeze_deliveries(webhook, line_standin):
     # Twice as many slow clients as the worker has threads: each sends its headers and 1 byte of
     # a 10-byte body, then nothing, and keeps its connection open.
     slow = [_open(webhook, _head("Content-Length: 10\r\n") + "{") for _ in range(8)]
     chunked_slow = _open(webhook, _head("Transfer-Encoding: chunked\r\n") + "1\r\n{\r\n")
     try:
-        event = text_event("花壇有素食店嗎？")
-        body = line_body(event)
-        response = requests.post(webhook.url, data=body, timeout=HANG,
-                                 headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
-        assert response.status_code == 200
-        assert len(recorded_replies(line_standin, event["replyToken"])) == 1
+        _signed_delivery_is_answered(webhook, line_standin)
         # Every slow client is answered (408) or dropped by the server, without sending more.
         for sock in [*slow, chunked_slow]:
             assert _status_of(sock) in (408, None)
@@ -176,31 +181,6 @@ class _Trickle:
             sock.close()
 
 
-def _signed_delivery_is_answered(webhook, line_standin) -> None:
-    event = text_event("花壇有素食店嗎？")
-    body = line_body(event)
-    response = requests.post(webhook.url, data=body, timeout=HANG,
-                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
-    assert response.status_code == 200
-    assert len(recorded_replies(line_standin, event["replyToken"])) == 1
-
-
-def test_webhook_sockets_slow_heads_do_not_hold_every_thread(webhook, line_standin):
-    # Twice as many clients as the worker has threads, each sending its request line and headers
-    # one byte at a time; a signed delivery alongside is still answered, while they all trickle on.
-    socks = []
-    for _ in range(8):
-        sock = socket.create_connection(("127.0.0.1", webhook.port), timeout=HANG)
-        sock.sendall(_ENDLESS_HEAD[:1])
-        socks.append(sock)
-    trickle = _Trickle(socks, sent=1)
-    try:
-        _signed_delivery_is_answered(webhook, line_standin)
-        assert trickle.still_waiting() == 8
-    finally:
-        trickle.close()
-
-
 def _read_response(sock: socket.socket) -> tuple[int, bytes]:
     """One whole HTTP/1.1 response with a Content-Length on ``sock``: (status, the bytes after its head)."""
     data = b""
@@ -218,23 +198,35 @@ def _read_response(sock: socket.socket) -> tuple[int, bytes]:
     return int(head.split(b" ", 2)[1]), rest[length:]
 
 
-def test_webhook_sockets_slow_second_head_on_a_kept_alive_connection_holds_no_thread(webhook, line_standin):
-    # Each client asks once in full (a GET: 405, and the connection is kept alive), then sends its
-    # next request's head one byte at a time.
+def _trickling_heads(webhook, *, after_one_request: bool) -> _Trickle:
+    """Twice as many clients as the worker has threads, each sending a request head one byte at a
+    time: on a fresh connection, or after one whole request (a GET: 405, the connection kept alive)."""
     socks = []
     for _ in range(8):
         sock = socket.create_connection(("127.0.0.1", webhook.port), timeout=HANG)
-        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        status, after = _read_response(sock)
-        assert (status, after) == (405, b"")
+        if after_one_request:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert _read_response(sock) == (405, b"")
         sock.sendall(_ENDLESS_HEAD[:1])
         socks.append(sock)
-    trickle = _Trickle(socks, sent=1)
+    return _Trickle(socks, sent=1)
+
+
+def _delivery_answered_while_they_trickle(webhook, line_standin, trickle: _Trickle) -> None:
+    """A signed delivery gets its 200 and its reply while every trickling client is still held open."""
     try:
         _signed_delivery_is_answered(webhook, line_standin)
-        assert trickle.still_waiting() == 8
+        assert trickle.still_waiting() == len(trickle.socks)
     finally:
         trickle.close()
+
+
+def test_webhook_sockets_slow_heads_do_not_hold_every_thread(webhook, line_standin):
+    _delivery_answered_while_they_trickle(webhook, line_standin, _trickling_heads(webhook, after_one_request=False))
+
+
+def test_webhook_sockets_slow_second_head_on_a_kept_alive_connection_holds_no_thread(webhook, line_standin):
+    _delivery_answered_while_they_trickle(webhook, line_standin, _trickling_heads(webhook, after_one_request=True))
 
 
 @pytest.fixture
