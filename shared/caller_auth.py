@@ -5,28 +5,41 @@
 - Production (no internal token): a Google-signed ID token whose audience is the called function's
   URL, verified with google-auth's ``id_token.verify_oauth2_token`` (signature, expiry, issuer,
   audience) and, when an expected caller is configured, its verified ``email``. google-auth is
-  imported only on that path. A bearer that is not a well-formed JWT (three base64url segments,
-  a JSON header naming RS256 and a key id) is refused with 401 before anything is fetched, and
-  Google's certificates are fetched through one process-wide CacheControl session, which keeps
-  them for as long as Google's ``Cache-Control`` headers allow (google-auth's documented way).
+  imported only on that path. A bearer that is not a well-formed JWT is refused with 401 before
+  anything is fetched and before google-auth reads it: three base64url segments, at most 8,192
+  characters, a header and a claims set that are JSON objects nested at most 4 deep with Unicode
+  text only (``shared.bounded_json``: google-auth's own ``json.loads`` would raise
+  ``RecursionError`` on a deeply nested header), the header naming RS256 and a key id, and a
+  signature that decodes. Whatever google-auth then raises on a token it cannot verify is a 403
+  (a ``ValueError`` or ``GoogleAuthError``: signature, expiry, audience, issuer) or, anything
+  else, a 401: no credential ever answers 500. Google's certificates are fetched through one
+  process-wide CacheControl session, which keeps them for as long as Google's ``Cache-Control``
+  headers allow (google-auth's documented way).
 
 Source: Google Cloud docs, "Authenticating service-to-service" and Cloud Tasks "Create HTTP
 target tasks" (OIDC token, audience); google-auth ``google.oauth2.id_token`` (its module docstring:
-"caching … using CacheControl"), ``google.auth.jwt.decode_header``; RFC 7519 §7.2 (JWT validation);
+"caching … using CacheControl"), ``google.auth.jwt`` (it decodes the header and claims with
+``json.loads``); RFC 7515 §7.1 (compact serialization), RFC 7519 §7.2 (JWT validation);
 ``hmac.compare_digest``.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
 import re
 import threading
 from typing import Any
+
+from shared import bounded_json
 
 BEARER = "Bearer "
 #: One JWS compact segment: base64url without padding (RFC 7515 §2, §7.1).
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 #: Google ID tokens are about 1 KiB; anything far longer is not one.
 _MAX_JWT_CHARS = 8192
+#: A JOSE header and an ID token's claims are flat objects (RFC 7515 §4, RFC 7519 §4).
+_MAX_JWT_DEPTH = 4
 _CERT_REQUEST: Any = None
 _CERT_REQUEST_LOCK = threading.Lock()
 
@@ -74,8 +87,9 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
     if not authorization or not authorization.startswith(BEARER) or not authorization[len(BEARER):].strip():
         raise Unauthenticated("bearer credentials required")
     presented = authorization[len(BEARER):].strip()
-    if internal_token:
-        if not hmac.compare_digest(presented.encode("utf-8"), internal_token.encode("utf-8")):
+    if internal_token:  # surrogatepass: any str has bytes to compare, even a lone surrogate
+        if not hmac.compare_digest(presented.encode("utf-8", "surrogatepass"),
+                                   internal_token.encode("utf-8", "surrogatepass")):
             raise Forbidden("wrong internal token")
         return
     if not audience:
@@ -93,6 +107,10 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
         raise VerifierUnavailable("could not fetch Google's certificates") from exc
     except (ValueError, google_exceptions.GoogleAuthError) as exc:  # signature, expiry, audience, issuer
         raise Forbidden("ID token did not verify") from exc
+    except Exception as exc:  # noqa: BLE001 - e.g. a TypeError on a claim of the wrong type: unreadable
+        raise Unauthenticated("ID token could not be read") from exc
+    if not isinstance(claims, dict):
+        raise Unauthenticated("ID token could not be read")
     if expected_email and (claims.get("email") != expected_email or not claims.get("email_verified")):
         raise Forbidden("ID token is not from the expected caller")
 
@@ -100,22 +118,35 @@ def verify_caller(authorization: str | None, *, internal_token: str | None, audi
 def is_well_formed_jwt(token: str) -> bool:
     """True when ``token`` has the shape of a Google ID token: a signed JWT in compact form.
 
-    Three non-empty base64url segments, at most 8,192 characters, and a header that google-auth's
-    ``jwt.decode_header`` reads as JSON with ``alg`` RS256 and a ``kid``. Nothing is verified here
-    and nothing is fetched: this only spares the certificate fetch for what cannot be a token.
+    Three non-empty base64url segments, at most 8,192 characters; the header and the claims set
+    decode to JSON objects (``shared.bounded_json.loads``: UTF-8, at most ``_MAX_JWT_DEPTH`` deep,
+    Unicode text), the header with ``alg`` RS256 and a ``kid``; the signature decodes. Nothing is
+    verified and nothing is fetched: this spares the certificate fetch for what cannot be a token,
+    and google-auth only ever reads what passed it.
     """
     if len(token) > _MAX_JWT_CHARS:
         return False
     parts = token.split(".")
     if len(parts) != 3 or not all(_SEGMENT.fullmatch(part) for part in parts):
         return False
-    from google.auth import jwt
-
-    try:
-        header = jwt.decode_header(token)
-    except (ValueError, TypeError, UnicodeError):
+    header, claims, signature = (_base64url(part) for part in parts)
+    if header is None or claims is None or signature is None:
         return False
-    return isinstance(header, dict) and header.get("alg") == "RS256" and isinstance(header.get("kid"), str)
+    try:
+        header_value = bounded_json.loads(header, max_depth=_MAX_JWT_DEPTH)
+        claims_value = bounded_json.loads(claims, max_depth=_MAX_JWT_DEPTH)
+    except bounded_json.MalformedJSON:
+        return False
+    return (isinstance(header_value, dict) and isinstance(claims_value, dict)
+            and header_value.get("alg") == "RS256" and isinstance(header_value.get("kid"), str))
+
+
+def _base64url(segment: str) -> bytes | None:
+    """The bytes of one base64url segment without padding (RFC 7515 §2), or None."""
+    try:
+        return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def certificate_request(session: Any = None) -> Any:

@@ -19,6 +19,10 @@ A public endpoint must not let a client decide how much it reads or how long a t
   not a ``threading.Timer`` thread per request: starting a thread for each request cost the webhook
   about 0.4 ms of CPU per request under load (issue 14's profile), for a timer that almost never fires.
 
+* **JSON.** ``read_json`` is how the internal functions read their bodies: capped, then parsed by
+  ``shared.bounded_json.loads`` (UTF-8, a nesting depth, no lone surrogates), so any body that is
+  not the JSON they read is a ``MalformedBody`` (400), never an exception that escapes as a 500.
+
 functions-framework's after-request hook reads "the entire request" again (``get_data``); the
 stream is replaced by the bytes already read, so that hook never touches the socket.
 
@@ -43,11 +47,16 @@ from typing import Any
 
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
+from shared import bounded_json
 from shared.logs import log
 
 #: How long a body may take before its request counts as a slow client (seconds). A LINE delivery
 #: sends its body with its headers, so it is read well within this.
 PROMPT_SECONDS = 0.25
+#: Largest body an internal function reads (bytes): its task or call bodies are well under 2 KiB.
+INTERNAL_MAX_BODY_BYTES = 64 * 1024
+#: Deepest JSON nesting an internal function reads: its bodies are flat objects.
+INTERNAL_MAX_DEPTH = 8
 
 
 class BodyError(Exception):
@@ -66,6 +75,16 @@ class BodyIncomplete(BodyError):
     """The body did not arrive in time, or the client stopped sending. Not retryable as sent."""
 
     status = 408
+
+
+class MalformedBody(BodyError):
+    """The body is not the JSON the endpoint reads (``reason``: see ``shared.bounded_json``). Not retryable."""
+
+    status = 400
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"malformed body: {reason}")
 
 
 class SlowClientGate:
@@ -263,6 +282,24 @@ def read_body(request: Any, *, max_bytes: int, gate: SlowClientGate | None = Non
         raise
     request.stream = io.BytesIO(data)  # what was read, and nothing more, for any later reader
     return data
+
+
+def read_json(request: Any, *, max_bytes: int = INTERNAL_MAX_BODY_BYTES,
+              max_depth: int = INTERNAL_MAX_DEPTH) -> Any:
+    """The body of a Flask request as JSON: at most ``max_bytes`` (``read_body``, no deadline), UTF-8,
+    nested at most ``max_depth`` deep, every string Unicode text (``shared.bounded_json.loads``).
+
+    Returns:
+        The parsed value, of any JSON type (the caller checks its shape).
+    Raises:
+        BodyTooLarge, BodyIncomplete: see ``read_body``.
+        MalformedBody: not UTF-8, not JSON, too deep, or a string with a lone surrogate (400).
+    """
+    data = read_body(request, max_bytes=max_bytes)
+    try:
+        return bounded_json.loads(data, max_depth=max_depth)
+    except bounded_json.MalformedJSON as exc:
+        raise MalformedBody(exc.reason) from None
 
 
 def _read_capped(request: Any, max_bytes: int, gate: SlowClientGate | None, sock: Any) -> bytes:

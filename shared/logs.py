@@ -4,11 +4,21 @@ Never log tokens, secrets, signatures or request text; user ids go through ``has
 HMAC keyed from ``LOCAL_SIGNING_KEY``: someone who has a user id but not the key cannot find that
 user's lines. An operator who holds the key finds one resident's lines with ``make user-data``
 (its ``log_user_hash``) and a log query on ``jsonPayload.user`` (README, "Logs").
+
+Every line is bounded whatever its fields hold, in one place (``JsonFormatter``): a value may come
+from a request (an unknown event type, an error's message, a header), so every string in a field,
+at any depth, and the message, is cut at ``MAX_FIELD_CHARS`` characters with a marker that says how
+long it was (``…[cut: 100000 chars]``); lists and objects keep ``MAX_FIELD_ITEMS`` items and
+``MAX_FIELD_DEPTH`` levels; a traceback keeps its first and last ``MAX_TRACEBACK_CHARS // 2``
+characters (its outer frames and its exception line). A line still longer than one ``write`` takes
+(``PIPE_BUF``, see ``JsonLineHandler``) has its longest fields replaced by a marker with their size
+until it fits, so only a line with a traceback is ever written in more than one ``write``.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import logging
 import os
@@ -20,24 +30,102 @@ from datetime import UTC, datetime
 from typing import Any
 
 _LOGGER = logging.getLogger("local")
+#: Longest string a log line carries in its message or any field (characters); longer is cut.
+MAX_FIELD_CHARS = 256
+#: Most items of a list or object in a field, and its deepest nesting; the rest is cut.
+MAX_FIELD_ITEMS, MAX_FIELD_DEPTH = 32, 4
+#: Longest traceback in a line (characters): its start and its end are kept.
+MAX_TRACEBACK_CHARS = 8192
+#: Integers wider than this many bits are written as a marker (a huge one could not even be printed).
+_MAX_INT_BITS = 64
+
+
+def _cut(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """``text`` itself, or its first ``limit`` characters and a marker with its whole length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…[cut: {len(text)} chars]"
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """A JSON-ready copy of a field's value within the line's bounds (see the module docstring).
+
+    Strings (and any other object, through ``str``) are cut at ``MAX_FIELD_CHARS``; a list, tuple,
+    set or dict keeps ``MAX_FIELD_ITEMS`` items, the rest named by a marker, and nothing below
+    ``MAX_FIELD_DEPTH`` levels; an int wider than 64 bits becomes a marker. Linear in what is kept.
+    """
+    if value is None or isinstance(value, (bool, float)):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= _MAX_INT_BITS else f"[int of {value.bit_length()} bits]"
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if depth >= MAX_FIELD_DEPTH:
+            return f"[{type(value).__name__} of {len(value)} items]"
+        if isinstance(value, dict):
+            kept = {_cut(str(key)): bounded(item, depth + 1)
+                    for key, item in itertools.islice(value.items(), MAX_FIELD_ITEMS)}
+            if len(value) > MAX_FIELD_ITEMS:
+                kept["…"] = f"[cut: {len(value)} items]"
+            return kept
+        items = [bounded(item, depth + 1) for item in itertools.islice(value, MAX_FIELD_ITEMS)]
+        if len(value) > MAX_FIELD_ITEMS:
+            items.append(f"…[cut: {len(value)} items]")
+        return items
+    return _cut(str(value))
+
+
+def _cut_traceback(text: str) -> str:
+    if len(text) <= MAX_TRACEBACK_CHARS:
+        return text
+    half = MAX_TRACEBACK_CHARS // 2
+    return f"{text[:half]}\n…[cut: {len(text)} chars]…\n{text[-half:]}"
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``severity``, ``message``, ``time`` (UTC) and the record's ``fields``."""
+    """One JSON object per line: ``severity``, ``message``, ``time`` (UTC) and the record's ``fields``,
+    every value within the bounds of ``bounded`` and a traceback within ``MAX_TRACEBACK_CHARS``."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
             "severity": record.levelname,
-            "message": record.getMessage(),
+            "message": _cut(record.getMessage()),
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "logger": record.name,
         }
-        entry.update(getattr(record, "fields", {}))
+        names = []
+        for name, value in getattr(record, "fields", {}).items():
+            name = name if type(name) is str and len(name) <= MAX_FIELD_CHARS else _cut(str(name))
+            names.append(name)
+            # the common case first: a short string or a plain value, as it is
+            short = type(value) is str and len(value) <= MAX_FIELD_CHARS
+            entry[name] = value if short or value is None or type(value) in (bool, float) else bounded(value)
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        line = json.dumps(entry, ensure_ascii=False, default=str)
-        # A lone surrogate (from ASCII-escaped JSON) cannot be written as UTF-8: keep it escaped.
-        return line.encode("utf-8", "backslashreplace").decode("utf-8")
+            entry["exception"] = _cut_traceback(self.formatException(record.exc_info))
+            return _json_line(entry)
+        line = _json_line(entry)
+        if _fits_one_write(line):
+            return line
+        # Still longer than one write takes: the longest fields give way to a marker, one by one.
+        sizes = {name: len(_json_line(entry[name])) for name in names}
+        for name in sorted(names, key=sizes.__getitem__, reverse=True):
+            entry[name] = f"[cut: {sizes[name]} chars of JSON]"
+            line = _json_line(entry)
+            if _fits_one_write(line):
+                break
+        return line
+
+
+def _json_line(value: Any) -> str:
+    line = json.dumps(value, ensure_ascii=False)
+    # A lone surrogate (from ASCII-escaped JSON) cannot be written as UTF-8: keep it escaped.
+    return line.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _fits_one_write(line: str) -> bool:
+    """True when the line and its newline are at most ``PIPE_BUF`` bytes (``JsonLineHandler``)."""
+    return len(line) < _ATOMIC_BYTES // 4 or len(line.encode("utf-8")) < _ATOMIC_BYTES
 
 
 #: A write of at most this many bytes to a pipe is atomic (POSIX ``PIPE_BUF``, 4096 on Linux): it is

@@ -1,7 +1,7 @@
 """``make run``: the three LOCAL functions on loopback, a LINE stand-in, and a chat.
 
 Starts, from the repository root, each function as its own functions-framework
-process (``functions/<name>/main.py``, target ``<name>``), plus the LINE stand-in
+process (``functions/<name>/main.py``, target ``<name>``, served by ``tools.function_server``), plus the LINE stand-in
 (``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, and, with
 ``LOCAL_MODEL=standin``, the Gemini API stand-in (``tools.gemini_standin``, recording in
 ``.run/gemini-calls.jsonl``) unless ``GOOGLE_GEMINI_BASE_URL`` is already set; waits until
@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from tools.function_process import SERVER_MODULE
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_DIR_NAME = ".run"
@@ -159,8 +161,9 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def function_argv(python: str, functions_dir: Path, name: str, port: int) -> list[str]:
-    """The exact command line for one function under functions-framework."""
-    return [python, "-m", "functions_framework", "--source", str(functions_dir / name / "main.py"),
+    """The exact command line for one function: functions-framework's app and gunicorn application,
+    whose threads never wait for a request head (tools/function_server.py)."""
+    return [python, "-m", SERVER_MODULE, "--source", str(functions_dir / name / "main.py"),
             "--target", name, "--host", "127.0.0.1", "--port", str(port)]
 
 

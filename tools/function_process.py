@@ -1,6 +1,9 @@
-"""A real ``python -m functions_framework`` process serving one LOCAL function on loopback.
+"""A real functions-framework process serving one LOCAL function on loopback.
 
-Used by ``make demo`` and the tests whose claims are about processes.
+Used by ``make demo`` and the tests whose claims are about processes. By default the process is
+``python -m tools.function_server`` (functions-framework's app and gunicorn application, with a worker
+whose threads never wait for a request head: tools/function_server.py says why); a bundle is started
+as deployed, with ``module="functions_framework"``.
 """
 from __future__ import annotations
 
@@ -41,13 +44,15 @@ class FunctionProcess:
             a new interpreter: the same command line, environment, session and log, without paying
             ~2 s of CPU for imports on every start (tests start well over a hundred functions).
             Not with ``python``, nor with another checkout's code: LOCAL's modules are this one's.
+        module: what serves it, ``python -m MODULE --source … --target … --host … --port …``:
+            ``SERVER_MODULE`` (this checkout's), or ``functions_framework`` as deployed.
     Raises:
         RuntimeError: the process exited while starting, or did not listen in time.
     """
 
     def __init__(self, name: str, env: dict[str, str], log_path: Path, *, start_timeout_seconds: float = 30.0,
                  port: int | None = None, python: str | None = None, source: Path | None = None,
-                 cwd: Path | None = None, preloaded: bool = False):
+                 cwd: Path | None = None, preloaded: bool = False, module: str | None = None):
         self.name = name
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -55,14 +60,15 @@ class FunctionProcess:
         self._log = open(log_path, "wb")
         args = ["--source", str(source or f"functions/{name}/main.py"),
                 "--target", name, "--host", "127.0.0.1", "--port", str(self.port)]
+        module = module or SERVER_MODULE
         if preloaded:
             if python is not None:
                 raise ValueError("a preloaded function runs this interpreter; python= needs a new one")
             self.process: subprocess.Popen | _ForkedProcess = _ForkedProcess(
-                _serve_forked, (args, env, str(cwd or REPO), str(log_path)), name="function")
+                _run_module, (module, args, env, str(cwd or REPO), str(log_path)), name="function")
         else:
             self.process = subprocess.Popen(
-                [python or sys.executable, "-m", "functions_framework", *args],
+                [python or sys.executable, "-m", module, *args],
                 cwd=cwd or REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
                 start_new_session=True)  # its own process group: stop() ends the master and its workers
         deadline = time.monotonic() + start_timeout_seconds
@@ -98,6 +104,9 @@ class FunctionProcess:
         self._log.close()
 
 
+#: What serves a function locally (``make run``, the tests, ``make demo``): tools/function_server.py.
+SERVER_MODULE = "tools.function_server"
+
 #: Modules the fork server imports once: the heavy third-party libraries (about 2 s of CPU per start,
 #: mostly line-bot-sdk's models), then LOCAL's modules that the functions' main.py files import and
 #: OpenCC's converter (tools/forkserver_preload.py says why a forked function is still a new one).
@@ -105,7 +114,7 @@ PRELOADED_MODULES = (
     "functions_framework", "functions_framework._cli", "functions_framework._http.gunicorn",
     "gunicorn.app.base", "gunicorn.workers.gthread", "flask", "requests", "pydantic",
     "linebot.v3.messaging", "linebot.v3.webhooks", "linebot.v3.webhook", "cn2an", "holidays", "opencc",
-    "cryptography.hazmat.primitives.kdf.kbkdf", "tools.forkserver_preload",
+    "cryptography.hazmat.primitives.kdf.kbkdf", SERVER_MODULE, "tools.forkserver_preload",
 )
 
 
@@ -135,18 +144,6 @@ def _redirect(env: dict[str, str], cwd: str, stdout_path: str, stderr_path: str)
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-
-
-def _serve_forked(args: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-    """The forked child: what ``python -m functions_framework ARGS`` would do in a new interpreter
-    started in ``cwd`` with ``env``, its own session, stdin from /dev/null and output to the log."""
-    os.setsid()  # its own process group: stop() ends the master and its workers
-    _redirect(env, cwd, log_path, log_path)
-    sys.path.insert(0, cwd)  # as ``python -m`` puts the working directory first
-    sys.argv = ["functions_framework", *args]
-    from functions_framework._cli import _cli
-
-    _cli.main(args=args, prog_name="python -m functions_framework")
 
 
 def _run_script(script: str, args: list[str], env: dict[str, str], cwd: str, stdout_path: str,
@@ -231,7 +228,7 @@ def start_module(module: str, args: list[str], env: dict[str, str], cwd: Path, l
 class _ForkedProcess:
     """The part of ``subprocess.Popen`` that ``FunctionProcess`` and ``make run`` use, over a child
     forked by the fork server (``pid``, ``poll``, ``wait``) that runs ``target(*target_args)``:
-    ``_serve_forked`` (functions_framework) or ``_run_module`` (``python -m``)."""
+    ``_run_module`` (``python -m MODULE``: a function's server, a stand-in)."""
 
     def __init__(self, target: Callable[..., None], target_args: tuple, *, name: str):
         self._child = _fork_context().Process(target=target, args=target_args, daemon=True, name=name)

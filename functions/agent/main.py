@@ -16,6 +16,7 @@ from shared import wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.config import AGENT_REQUIRED, Settings
 from shared.handoff import worker
+from shared.http_body import BodyError, read_json
 from shared.logs import log
 from shared.queued_event.task import QueuedEventTask
 
@@ -52,8 +53,10 @@ def agent(request):
         log("WARNING", "agent call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
     try:
-        task = QueuedEventTask.from_payload(request.get_json(silent=True))
+        task = QueuedEventTask.from_payload(read_json(request))
         retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
+    except BodyError as exc:
+        return {"error": str(exc)}, exc.status
     except ValueError as exc:  # InvalidQueuedEventTask, or a retry count that is not a number
         return {"error": str(exc) or "bad task"}, 400
     result = _worker().run(task, retry_count=max(0, retry_count))

@@ -14,6 +14,7 @@ import functions_framework
 from shared import logs, wiring
 from shared.caller_auth import CallerAuthError
 from shared.config import MEMORY_REQUIRED, Settings
+from shared.http_body import BodyError, read_json
 from shared.identity import Actor
 from shared.logs import log
 from shared.memory.auth import verify_caller
@@ -48,7 +49,10 @@ def memory(request):
     except CallerAuthError as exc:
         log("WARNING", "memory call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
-    parsed = _actor(request.get_json(silent=True))
+    try:
+        parsed = _actor(read_json(request))
+    except BodyError as exc:
+        return {"error": str(exc)}, exc.status
     if parsed is None:
         return {"error": "expected JSON {tenant_id, user_id, token} for this tenant"}, 400
     try:

@@ -19,6 +19,7 @@ from shared.config import RECONCILE_REQUIRED, Settings
 from shared.handoff import worker
 from shared.handoff.queue_auth import verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
+from shared.http_body import BodyError, read_json
 from shared.logs import log
 from shared.staff.service import StaffTaskService, is_staff_task
 from shared.store import StoreError
@@ -63,7 +64,10 @@ def reconcile(request):
     except CallerAuthError as exc:
         log("WARNING", "reconcile call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
-    payload = request.get_json(silent=True)
+    try:
+        payload = read_json(request)
+    except BodyError as exc:
+        return {"error": str(exc)}, exc.status
     if isinstance(payload, dict) and payload.get("kind") == SWEEP_KIND:
         # The scheduler's sweep (production; a serving webhook sweeps on the embedded default).
         try:

@@ -35,6 +35,7 @@ from typing import Any
 from linebot.v3.webhook import SignatureValidator
 from linebot.v3.webhooks import Event, MessageContent, MessageEvent
 
+from shared.bounded_json import deeper_than
 from shared.line.ids import id_problem
 
 #: LINE's webhook objects nest a handful of levels (body → events → event → message → mention →
@@ -108,7 +109,7 @@ def read_delivery(channel_secret: str, body: str | bytes, signature: str | None)
         payload = json.loads(body_text)
     except (ValueError, RecursionError) as exc:
         raise DeliveryRejected("malformed_body", "malformed body") from exc
-    if _deeper_than(payload, MAX_DEPTH):
+    if deeper_than(payload, MAX_DEPTH):
         raise DeliveryRejected("too_deep", "malformed body")
     events = payload.get("events") if isinstance(payload, dict) else None
     if not isinstance(events, list):
@@ -194,16 +195,3 @@ def _sdk_event(raw: dict) -> MessageEvent | None:
     except _SDK_ERRORS:
         return None
     return event if isinstance(event, MessageEvent) else None
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """True when JSON ``value`` nests more than ``limit`` containers deep (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, (dict, list)):
-            if depth > limit:
-                return True
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, depth + 1) for child in children)
-    return False

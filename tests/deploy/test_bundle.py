@@ -137,7 +137,8 @@ def _start(fn: str, dist: Path, env: dict[str, str], tmp_path: Path) -> Function
              if not k.startswith(("LINE_", "LOCAL_", "PYTHON", "RECONCILE_", "MEMORY_"))}
     child.update(env)
     return FunctionProcess(fn, child, tmp_path / f"{fn}.log", python=str(venv / "bin" / "python"),
-                           source=dist / fn / "main.py", cwd=dist / fn, start_timeout_seconds=120)
+                           source=dist / fn / "main.py", cwd=dist / fn, start_timeout_seconds=120,
+                           module="functions_framework")  # as deployed
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ process (concurrent deliveries to one worker, a body cap before reading) use a r
 from __future__ import annotations
 
 import json
+import select
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -163,3 +164,16 @@ def test_webhook_http_oversized_body_is_413_without_reply(webhook_process, line_
     body = line_body(text_event("花" * 600_000))  # about 1.8 MB of UTF-8
     assert post_http(webhook_process.url, body) == 413
     assert line_standin.calls() == []
+
+
+def test_webhook_http_huge_unknown_event_type_is_logged_cut_in_lines_of_one_write(webhook_process, line_standin):
+    kind = "hologram" * 12_500  # 100,000 characters, no type LINE has
+    normal = text_event("花壇有素食店嗎？")
+    body = line_body({**text_event("花壇有素食店嗎？"), "type": kind}, normal)
+    assert post_http(webhook_process.url, body) == 200
+    assert len(recorded_replies(line_standin, normal["replyToken"])) == 1  # the other event loses nothing
+    lines = [line for line in webhook_process.log_path.read_bytes().splitlines() if line.startswith(b"{")]
+    entries = [json.loads(line) for line in lines]
+    logged = [e["event_type"] for e in entries if str(e.get("event_type")).startswith("hologram")]
+    assert logged and all(len(value) < 400 and "100000" in value for value in logged)
+    assert all(len(line) + 1 <= select.PIPE_BUF for line in lines)  # one write each, no lock
