@@ -96,12 +96,6 @@ variable "ingest_schedule" {
   default     = "30 5 * * *"
 }
 
-variable "functions_deployed" {
-  description = "False on the first apply (the functions do not exist yet); true after the first Cloud Build deploy, to grant run.invoker on the private functions' services."
-  type        = bool
-  default     = false
-}
-
 variable "github_owner" {
   description = "Owner of the GitHub repository the Cloud Build trigger watches (connected to Cloud Build beforehand)."
   type        = string
