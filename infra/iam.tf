@@ -57,3 +57,12 @@ resource "google_secret_manager_secret_iam_member" "function_secret" {
 # declared here: the functions' Cloud Run services exist only after their first deploy, so
 # cloudbuild.yaml grants it in each function's deploy step (gcloud functions
 # add-invoker-policy-binding, idempotent). A later `terraform apply` neither needs nor removes it.
+
+# Deployments made before this rule held these bindings in Terraform's state (a second apply): forget
+# them without revoking, so that an upgrade's apply does not take run.invoker from the callers.
+removed {
+  from = google_cloud_run_v2_service_iam_member.invoker
+  lifecycle {
+    destroy = false
+  }
+}

@@ -26,6 +26,8 @@ from tests.deploy.deploy_support import (
     locals_,
     outputs,
     resources,
+    tf,
+    unquote,
     variables,
 )
 
@@ -268,6 +270,10 @@ def test_infra_invoker_grants_need_no_second_apply():
         for key in ("for_each", "count"):
             assert "deployed" not in str(body.get(key, "")), body.get(key)
     assert not [v for v in variables() if "deployed" in v]
+    # An upgraded deployment's old bindings are forgotten by Terraform, not revoked.
+    [removed] = [unquote(block) for block in tf().get("removed", [])]
+    assert removed["from"] == "google_cloud_run_v2_service_iam_member.invoker"
+    assert removed["lifecycle"][0]["destroy"] is False
     for fn, script in deploy_scripts().items():
         deploy = script.index(f"gcloud functions deploy {fn} ")
         for grant in re.finditer(r"gcloud functions add-invoker-policy-binding", script):
