@@ -11,17 +11,15 @@ resource "google_firestore_database" "main" {
   depends_on                        = [google_project_service.apis]
 }
 
-# Queries with equality on several fields (shared/handoff/worker.py, shared/handoff/status.py, shared/turn/follow_up.py,
-# tools/user_data.py). Firestore can merge single-field indexes for these, but a composite index
-# keeps them one index scan as the collections grow.
+# Composite indexes: only what a query needs beyond the automatic single-field indexes. Firestore
+# answers equality filters on several fields by merging single-field indexes, and orders on one
+# field with its single-field index; a composite index is needed where equality filters come with an
+# order on another field (Firestore docs, "Standard edition index overview" and "Index types").
+# Every store.query(...) in shared/ and tools/ today is equality-only or ordered with no filter
+# (events_snapshots by fetched_at), so none is declared: each would only cost index writes.
+# tests/deploy/test_infra.py derives this map from the queries and fails when they disagree.
 locals {
-  composite_indexes = {
-    operations_notice = { collection = "handoff_operations", fields = ["tenant_id", "notice_state"] }
-    operations_state  = { collection = "handoff_operations", fields = ["tenant_id", "state"] }
-    followups_status  = { collection = "handoff_followups", fields = ["tenant_id", "user_id", "status"] }
-    audit_by_user     = { collection = "turn_audit", fields = ["tenant_id", "user_hash"] }
-    requests_by_user  = { collection = "handoff_requests", fields = ["tenant_id", "user_id"] }
-  }
+  composite_indexes = {}
 
   # Collections whose documents carry `expire_at` (a Timestamp): Firestore deletes each document
   # within about 24 hours after that time (Firestore docs, "Manage data retention with TTL policies").
@@ -36,10 +34,12 @@ resource "google_firestore_index" "composite" {
   dynamic "fields" {
     for_each = each.value.fields
     content {
-      field_path = fields.value
-      order      = "ASCENDING"
+      field_path = fields.value.field
+      order      = fields.value.order
     }
   }
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_firestore_field" "ttl" {
@@ -52,4 +52,6 @@ resource "google_firestore_field" "ttl" {
 
   # A TTL field needs no index of its own (it is never queried).
   index_config {}
+
+  depends_on = [google_project_service.apis]
 }

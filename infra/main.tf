@@ -1,11 +1,15 @@
 # LOCAL on Google Cloud: the resources every function needs. The functions themselves are deployed
 # by Cloud Build (cloudbuild.yaml); this file declares who they run as and what they may touch.
 # The table of roles in infra/README.md is the contract (tests/deploy/test_infra.py checks both).
+# Every other resource depends on google_project_service.apis: on a new project an API is enabled
+# before anything (a service account, a grant, a bucket) that needs it is created.
 
 locals {
   # One entry per function: its service account, its Secret Manager secrets (env name -> secret id
   # comes from local.secrets), whether it creates Cloud Tasks (handoff reconcile tasks and the
   # re-queue sweep), and who may invoke it (public = anyone on the internet, LINE included).
+  # `invokers` get roles/run.invoker on the function's Cloud Run service from cloudbuild.yaml, right
+  # after the function's deploy (the service does not exist before it): never a second apply.
   functions = {
     webhook = {
       public   = true
@@ -56,13 +60,6 @@ locals {
     }
   ]...)
 
-  # Every (private function, caller) pair that gets run.invoker on that function's service.
-  invoker_grants = merge([
-    for fn, cfg in local.functions : {
-      for caller in cfg.invokers : "${fn}/${caller}" => { function = fn, caller = caller }
-    }
-  ]...)
-
   enqueuers = [for fn, cfg in local.functions : fn if cfg.enqueues]
 
   # The two queues (same retry policy): handoff reconcile tasks and queued webhook events.
@@ -75,23 +72,28 @@ locals {
     for fn in local.enqueuers : { for q, _ in local.queues : "${fn}/${q}" => { function = fn, queue = q } }
   ]...)
 
-  function_urls = { for fn, _ in local.functions : fn => "https://${var.region}-${var.project_id}.cloudfunctions.net/${fn}" }
+  function_urls    = { for fn, _ in local.functions : fn => "https://${var.region}-${var.project_id}.cloudfunctions.net/${fn}" }
   queue_path       = "projects/${var.project_id}/locations/${var.region}/queues/${var.queue_name}"
   agent_queue_path = "projects/${var.project_id}/locations/${var.region}/queues/${var.agent_queue_name}"
 }
 
+# Every API a resource here or a deploy step uses: cloudresourcemanager for the project IAM grants,
+# monitoring for the alert policies and the dashboard, storage for the build's source bucket.
 resource "google_project_service" "apis" {
   for_each = toset([
     "artifactregistry.googleapis.com",
     "cloudbuild.googleapis.com",
     "cloudfunctions.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
     "cloudscheduler.googleapis.com",
     "cloudtasks.googleapis.com",
     "firestore.googleapis.com",
     "iam.googleapis.com",
     "logging.googleapis.com",
+    "monitoring.googleapis.com",
     "run.googleapis.com",
     "secretmanager.googleapis.com",
+    "storage.googleapis.com",
   ])
   service            = each.value
   disable_on_destroy = false

@@ -33,6 +33,16 @@ output "build_service_account" {
   value       = google_service_account.build.id
 }
 
+output "functions_build_service_account" {
+  description = "The account Cloud Functions builds the function images with (gcloud functions deploy --build-service-account)."
+  value       = google_service_account.functions_build.id
+}
+
+output "build_source_staging_dir" {
+  description = "gcloud builds submit --gcs-source-staging-dir value: a bucket the deployer may read (the default PROJECT_cloudbuild bucket is not granted)."
+  value       = "gs://${google_storage_bucket.build_source.name}/source"
+}
+
 output "secret_ids" {
   description = "Secret Manager containers to fill (environment variable -> secret id)."
   value       = local.secrets

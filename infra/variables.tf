@@ -96,10 +96,16 @@ variable "ingest_schedule" {
   default     = "30 5 * * *"
 }
 
-variable "functions_deployed" {
-  description = "False on the first apply (the functions do not exist yet); true after the first Cloud Build deploy, to grant run.invoker on the private functions' services."
-  type        = bool
-  default     = false
+variable "notification_channels" {
+  description = "Cloud Monitoring notification channels every LOCAL alert notifies, as full names (projects/PROJECT_ID/notificationChannels/CHANNEL_ID): e.g. an SMS or a chat channel made in the console. Empty = incidents open in the console only, unless alert_email is set."
+  type        = list(string)
+  default     = []
+}
+
+variable "alert_email" {
+  description = "Email address of the operator; when set, an email notification channel is created and every alert notifies it as well."
+  type        = string
+  default     = ""
 }
 
 variable "github_owner" {

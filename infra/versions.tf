@@ -1,7 +1,7 @@
 # Terraform and the Google provider. Nothing here holds a secret value or a credential:
 # `terraform apply` runs with the operator's application default credentials.
 terraform {
-  required_version = ">= 1.5.0"
+  required_version = ">= 1.7.0" # removed blocks (iam.tf)
   required_providers {
     google = {
       source  = "hashicorp/google"

@@ -7,7 +7,13 @@ Each bundle holds what Cloud Functions (2nd gen, python311) needs and nothing el
   ``__init__.py``;
 * ``data/…`` — only the snapshots those modules name;
 * ``requirements.txt`` — exactly the function's own third-party distributions and their
-  dependencies, pinned and hashed, copied line for line from ``requirements.lock``.
+  dependencies, pinned and hashed, copied line for line from ``requirements.lock``;
+* ``__pycache__/*.cpython-311.pyc`` beside every ``.py`` — bytecode for the runtime's Python
+  (``RUNTIME``), hash-based and checked (PEP 552): valid whatever the files' modification times,
+  which the upload and the image export change (docs/deploy.md, "Bytecode"), so a cold start
+  reads it and compiles nothing;
+* ``.gcloudignore`` — naming only itself, so that ``gcloud functions deploy`` uploads all the rest
+  (``__pycache__`` included) whatever gcloud's default ignore list becomes.
 
 Which modules a function reaches: a name-level walk of the import graph (``ast``, nothing is
 imported or run). It starts at every top-level definition of ``main.py``; a reached function or
@@ -23,13 +29,16 @@ distributions' metadata (``importlib.metadata``), so the bundle installs offline
 ``pip install --require-hashes``.
 
 Usage: ``python -m tools.bundle [--out dist] [function ...]``. Exit 2 when a reached import has no
-known distribution or a needed distribution has no hashed line in the lock.
+known distribution, a needed distribution has no hashed line in the lock, or this Python is not the
+runtime's (its bytecode would be for another interpreter).
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
+import py_compile
 import re
 import shutil
 import sys
@@ -71,6 +80,11 @@ IMPORT_TO_DIST = {
 
 #: Always present in a bundle: the framework Cloud Functions runs the entry point with.
 BASE_DISTS = ("functions-framework",)
+
+#: The Cloud Functions runtime every bundle is deployed to (cloudbuild.yaml's ``--runtime``), and
+#: the Python it runs: the bundles' bytecode is compiled by, and only valid for, that interpreter.
+RUNTIME = "python311"
+RUNTIME_PYTHON = (3, 11)
 
 
 def _norm(name: str) -> str:
@@ -350,6 +364,9 @@ def write(bundle: Bundle, out: Path, root: Path = REPO) -> Path:
     for rel in bundle.data_files:
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / rel, target / rel)
+    compile_bytecode(target)
+    (target / ".gcloudignore").write_text(
+        "# make bundle: upload everything else, __pycache__ included (tools/bundle.py)\n.gcloudignore\n")
     (target / "requirements.txt").write_text(
         f"# {bundle.function}: its own dependencies, from requirements.lock (make bundle)\n"
         + requirements_for(set(bundle.distributions), root / "requirements.lock"))
@@ -357,6 +374,36 @@ def write(bundle: Bundle, out: Path, root: Path = REPO) -> Path:
         {"function": bundle.function, "modules": list(bundle.modules), "data": list(bundle.data_files),
          "distributions": list(bundle.distributions)}, indent=1) + "\n")
     return target
+
+
+def compile_bytecode(bundle_dir: Path) -> list[Path]:
+    """Write ``__pycache__/<name>.cpython-311.pyc`` for every ``.py`` under ``bundle_dir``.
+
+    Checked hash-based pycs (PEP 552, ``PycInvalidationMode.CHECKED_HASH``): the import system
+    compares the source's hash with the one recorded, never its modification time, so the pyc stays
+    valid after the upload and the image export, which rewrite every file's time. Each code object's
+    file name is the bundle-relative path, so the same sources give the same bytes anywhere.
+
+    Returns:
+        The pyc paths written.
+    Raises:
+        BundleError: this interpreter is not ``RUNTIME_PYTHON`` (the pycs would carry another magic
+            number and cache tag, and the runtime would ignore them), or a file does not compile.
+    """
+    if sys.version_info[:2] != RUNTIME_PYTHON:
+        raise BundleError(f"bundles carry bytecode for {RUNTIME}: run make bundle with Python "
+                          f"{'.'.join(map(str, RUNTIME_PYTHON))}, not {sys.version.split()[0]}")
+    written = []
+    for source in sorted(bundle_dir.rglob("*.py")):
+        cfile = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            py_compile.compile(str(source), cfile=str(cfile), dfile=source.relative_to(bundle_dir).as_posix(),
+                               doraise=True, optimize=0,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        except py_compile.PyCompileError as exc:
+            raise BundleError(f"{source.relative_to(bundle_dir)} does not compile: {exc.msg}") from exc
+        written.append(cfile)
+    return written
 
 
 def all_functions(root: Path = REPO) -> list[str]:

@@ -97,3 +97,38 @@ def config_env_names() -> set[str]:
 def function_names() -> list[str]:
     """The deployable functions: every functions/<name>/main.py."""
     return sorted(p.parent.name for p in (REPO / "functions").glob("*/main.py"))
+
+
+def hcl_text(value: str) -> str:
+    """The text of an HCL string as python-hcl2 returns it (quotes already stripped by ``unquote``):
+    ``\\"`` and ``\\\\`` unescaped; a heredoc (``<<-EOT … EOT``) without its markers and indent."""
+    if value.startswith('"<<'):
+        value = value[1:-1]
+    if value.startswith("<<"):
+        body = value.split("\n", 1)[1].rsplit("\n", 1)[0]
+        lines = body.split("\n")
+        indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+        return "\n".join(line[indent:] for line in lines)
+    return re.sub(r'\\(["\\])', r"\1", value)
+
+
+def deploy_scripts() -> dict[str, str]:
+    """``{function: its deploy step's script}`` (``deploy-<function>`` steps of cloudbuild.yaml)."""
+    return {step["id"].removeprefix("deploy-"): "\n".join(step.get("args", []))
+            for step in cloudbuild()["steps"] if step["id"].startswith("deploy-")}
+
+
+#: One invoker grant in a deploy step: ``gcloud functions add-invoker-policy-binding FN … --member=…``.
+INVOKER_GRANT = re.compile(r"^\s*gcloud functions add-invoker-policy-binding (\w+) --region=\$\{_REGION\} "
+                           r"--member=serviceAccount:(local-[a-z-]+)@\$\{PROJECT_ID\}\.iam\.gserviceaccount\.com\s*$",
+                           re.M)
+
+
+def invoker_grants() -> dict[str, set[str]]:
+    """``{function: the accounts its deploy step grants run.invoker}`` from cloudbuild.yaml."""
+    grants: dict[str, set[str]] = {}
+    for fn, script in deploy_scripts().items():
+        for target, account in INVOKER_GRANT.findall(script):
+            assert target == fn, f"deploy-{fn} grants run.invoker on {target}"
+            grants.setdefault(fn, set()).add(account)
+    return grants

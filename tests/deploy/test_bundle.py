@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,77 @@ def test_bundle_plan_follows_only_reached_lazy_imports(tmp_path):
     planned = bundle.plan("f", root=tmp_path)
     assert "requests" in planned.distributions and "line-bot-sdk" not in planned.distributions
     assert planned.modules == ("shared", "shared.pick")
+
+
+# --- bytecode ------------------------------------------------------------------------------------
+
+#: What the image export writes as every file's modification time (buildpacks/lifecycle,
+#: archive.NormalizedModTime): 1980-01-01T00:00:01Z.
+EXPORTED_MTIME = datetime(1980, 1, 1, 0, 0, 1, tzinfo=UTC).timestamp()
+#: PEP 552 flags word of a hash-based pyc whose hash the import system checks against the source.
+CHECKED_HASH_FLAGS = 0b11
+
+
+def test_bundle_ships_checked_hash_bytecode_for_the_runtime_python_beside_every_module(dist):
+    assert bundle.RUNTIME == f"python{bundle.RUNTIME_PYTHON[0]}{bundle.RUNTIME_PYTHON[1]}"
+    for fn in bundle.all_functions():
+        sources = sorted((dist / fn).rglob("*.py"))
+        assert len(sources) > 3, fn
+        for source in sources:
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            assert cached.name.endswith(f".cpython-{''.join(map(str, bundle.RUNTIME_PYTHON))}.pyc"), cached
+            header = cached.read_bytes()[:16]
+            assert header[:4] == importlib.util.MAGIC_NUMBER, cached
+            assert int.from_bytes(header[4:8], "little") == CHECKED_HASH_FLAGS, cached
+            assert header[8:16] == importlib.util.source_hash(source.read_bytes()), cached
+        assert (dist / fn / ".gcloudignore").read_text().splitlines()[-1] == ".gcloudignore"
+
+
+def test_bundle_first_import_reads_bytecode_and_writes_none_after_the_image_export(dist, tmp_path):
+    # The webhook's bundle as the runtime sees it: every file's time set as the image export sets it.
+    app = tmp_path / "workspace"
+    shutil.copytree(dist / "webhook", app)
+    for path in app.rglob("*"):
+        os.utime(path, (EXPORTED_MTIME, EXPORTED_MTIME))
+    before = {p.relative_to(app): p.read_bytes() for p in app.rglob("*") if p.is_file()}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "LINE_", "LOCAL_"))}
+    env.update(LINE_CHANNEL_SECRET=TEST_SECRET, LINE_CHANNEL_ACCESS_TOKEN=TEST_TOKEN, LOCAL_TENANT_ID="bundle-test",
+               LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'w.sqlite3'}", LOCAL_SIGNING_KEY="bundle-signing-key")
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import main; "
+              "print(json.dumps({n: m.__spec__.origin for n, m in sys.modules.items() "
+              "if getattr(getattr(m, '__spec__', None), 'origin', None)}))")
+    run = subprocess.run([sys.executable, "-v", "-c", script, str(app)], cwd=app, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    origins = json.loads(run.stdout.splitlines()[-1])
+    ours = {name: origin for name, origin in origins.items() if origin.startswith(str(app))}
+    assert {"main", "shared.webhook.service", "shared.config"} <= set(ours)
+    assert not [n for n, o in origins.items() if o.startswith(str(REPO / "shared"))], "imported the repo's shared/"
+    loaded = set(re.findall(r"^# code object from '?([^'\n]+)'?$", run.stderr, re.M))
+    for name, origin in ours.items():
+        assert importlib.util.cache_from_source(origin) in loaded, f"{name} was not read from its pyc"
+        assert origin not in loaded, f"{name} was compiled from source"
+    written = re.findall(r"^# (?:wrote|created) '?([^'\n]+)", run.stderr, re.M)
+    assert not [w for w in written if w.startswith(str(app))]
+    after = {p.relative_to(app): p.read_bytes() for p in app.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_bundle_bytecode_of_an_edited_source_is_not_used(dist, tmp_path):
+    # Checked, not unchecked, hash-based pycs: a source changed after make bundle runs as changed.
+    app = tmp_path / "workspace"
+    shutil.copytree(dist / "memory", app)
+    edited = app / "shared" / "identity.py"
+    edited.write_text(edited.read_text() + "\nEDITED_AFTER_BUNDLE = True\n")
+    script = "import sys; sys.path.insert(0, sys.argv[1]); import shared.identity as m; print(m.EDITED_AFTER_BUNDLE)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    run = subprocess.run([sys.executable, "-v", "-c", script, str(app)], cwd=app, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["True"]
+    loaded = set(re.findall(r"^# code object from '?([^'\n]+)'?$", run.stderr, re.M))
+    assert str(edited) in loaded  # compiled from the edited source
+    assert importlib.util.cache_from_source(str(app / "shared" / "__init__.py")) in loaded  # the rest from pycs
 
 
 # --- install and run ---------------------------------------------------------------------------

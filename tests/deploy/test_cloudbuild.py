@@ -4,8 +4,13 @@ from __future__ import annotations
 import re
 
 from shared.config import Settings
-from tests.deploy.deploy_support import REPO, cloudbuild, config_env_names, locals_, variables
+from tests.deploy.deploy_support import REPO, cloudbuild, config_env_names, locals_, resources, variables
 from tests.deploy.test_infra import _deploy_flags
+from tools import bundle
+
+#: Environment variables the functions' framework reads, not shared/config.py: functions-framework's
+#: gunicorn thread count (Cloud Run functions docs, "Concurrency": THREADS equal to the concurrency).
+FRAMEWORK_ENV = {"THREADS"}
 
 #: Substitutions Cloud Build itself provides (Cloud Build docs, "Substituting variable values").
 BUILT_IN = {"PROJECT_ID", "PROJECT_NUMBER", "BUILD_ID", "LOCATION", "TRIGGER_NAME", "COMMIT_SHA",
@@ -46,11 +51,12 @@ def test_cloudbuild_shell_variables_are_escaped():
         assert bare_upper <= BUILT_IN | set(cloudbuild()["substitutions"]), (step["id"], bare_upper)
 
 
-def test_cloudbuild_step_order_test_bundle_private_then_public_then_smoke():
+def test_cloudbuild_step_order_checks_bundle_private_then_public_then_smoke():
     steps = _steps()
     order = [s["id"] for s in cloudbuild()["steps"]]
-    assert order[:2] == ["test", "bundle"]
-    assert "waitFor" not in steps["test"] or steps["test"]["waitFor"] == ["-"]
+    assert order[:4] == ["lint", "firestore-emulator", "test", "bundle"]
+    assert steps["lint"]["waitFor"] == ["-"] and steps["firestore-emulator"]["waitFor"] == ["-"]
+    assert set(steps["test"]["waitFor"]) == {"lint", "firestore-emulator"}
     assert steps["bundle"]["waitFor"] == ["test"]
     for first in ("deploy-memory", "deploy-reconcile", "deploy-ingest"):
         assert steps[first]["waitFor"] == ["bundle"], first  # these two run in parallel
@@ -89,7 +95,7 @@ def test_cloudbuild_env_names_known_to_config_and_secrets_not_inline():
     for fn, flags in _deploy_flags().items():
         env = _env_pairs(flags["--set-env-vars"])
         secrets = _env_pairs(flags["--set-secrets"])
-        assert set(env) <= known, (fn, set(env) - known)
+        assert set(env) <= known | FRAMEWORK_ENV, (fn, set(env) - known)
         assert set(secrets) <= known & secret_envs, fn
         assert not set(env) & secret_envs, f"{fn} passes a secret as a plain env var"
         for ref in secrets.values():
@@ -145,3 +151,100 @@ def test_cloudbuild_smoke_posts_a_signed_empty_verify_body():
 def test_cloudbuild_has_an_explicit_timeout_and_logging():
     assert re.fullmatch(r"\d+s", cloudbuild()["timeout"])
     assert cloudbuild()["options"]["logging"] == "CLOUD_LOGGING_ONLY"  # a user-chosen build account
+
+
+# --- checks before any deploy ------------------------------------------------------------------
+
+def _waits_for(step_id: str) -> set[str]:
+    """Every step ``step_id`` waits for, directly or not (Cloud Build: a step without ``waitFor``
+    waits for all the steps before it; ``["-"]`` for none)."""
+    order = [s["id"] for s in cloudbuild()["steps"]]
+    steps = _steps()
+    direct = steps[step_id].get("waitFor")
+    before = order[:order.index(step_id)]
+    todo = list(before if direct is None else [d for d in direct if d != "-"])
+    seen: set[str] = set()
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(_waits_for(current))
+    return seen
+
+
+def test_cloudbuild_lint_and_the_firestore_suite_run_before_any_deploy():
+    steps = _steps()
+    assert steps["lint"]["args"] == ["-c", "make lint"]
+    script = "\n".join(steps["test"]["args"])
+    assert script.rstrip().endswith("make test") and "set -euo pipefail" in script
+    # The suite runs against Google's emulator, started in its own container on the build's network.
+    emulator = steps["firestore-emulator"]
+    assert emulator["name"] == "gcr.io/cloud-builders/docker"
+    assert emulator["args"][:4] == ["run", "--detach", "--network=cloudbuild", "--name=firestore-emulator"]
+    assert emulator["args"][4] == "${_EMULATOR_IMAGE}"
+    assert cloudbuild()["substitutions"]["_EMULATOR_IMAGE"].startswith("gcr.io/google.com/cloudsdktool/google-cloud-cli:")
+    assert emulator["args"][5:] == ["gcloud", "emulators", "firestore", "start", "--host-port=0.0.0.0:8080"]
+    assert steps["test"]["env"] == ["FIRESTORE_EMULATOR_HOST=firestore-emulator:8080"]
+    assert "wait_until_answers('$$FIRESTORE_EMULATOR_HOST'" in script
+    # With FIRESTORE_EMULATOR_HOST set the suite's emulator fixture uses it and never skips.
+    assert 'host = os.environ.get("FIRESTORE_EMULATOR_HOST")' in (REPO / "tests" / "conftest.py").read_text()
+    # A failed check fails the build: every deploy waits for both, and no step may fail quietly.
+    for step_id in steps:
+        if step_id.startswith("deploy-") or step_id in ("bundle", "smoke"):
+            assert {"lint", "test", "firestore-emulator"} <= _waits_for(step_id), step_id
+    for step in cloudbuild()["steps"]:
+        assert not {"allowFailure", "allowExitCodes"} & set(step), step["id"]
+
+
+# --- sizes, build account, bytecode ------------------------------------------------------------
+
+def _seconds(value: str) -> int:
+    assert re.fullmatch(r"\d+s", value), value
+    return int(value[:-1])
+
+
+def test_cloudbuild_every_function_is_sized_explicitly():
+    for fn, f in _deploy_flags().items():
+        for flag in ("--cpu", "--memory", "--concurrency", "--min-instances", "--max-instances", "--timeout"):
+            assert f.get(flag), (fn, flag)
+        concurrency = int(f["--concurrency"])
+        # Cloud Run functions docs, "Concurrency": above 1 needs at least 1 vCPU, and Python needs
+        # as many threads (functions-framework's THREADS) as concurrent requests.
+        assert concurrency == 1 or float(f["--cpu"]) >= 1, fn
+        assert _env_pairs(f["--set-env-vars"])["THREADS"] == str(concurrency), fn
+        assert 0 <= int(f["--min-instances"]) <= int(f["--max-instances"]), fn
+    flags = _deploy_flags()
+    assert flags["webhook"]["--min-instances"] == "1"  # LINE's answer budget is shorter than a cold start
+
+
+def test_cloudbuild_queue_targets_take_every_concurrent_dispatch_and_outlive_their_callers():
+    flags = _deploy_flags()
+    dispatches = variables()["queue_max_concurrent_dispatches"]["default"]
+    for fn in ("reconcile", "agent"):  # the two queues' targets
+        capacity = int(flags[fn]["--max-instances"]) * int(flags[fn]["--concurrency"])
+        assert capacity >= dispatches, fn
+    jobs = resources("google_cloud_scheduler_job")
+    for job, fn in (("sweep", "reconcile"), ("ingest", "ingest")):
+        assert _seconds(jobs[job]["attempt_deadline"]) <= _seconds(flags[fn]["--timeout"]), job
+
+
+def test_cloudbuild_sizes_are_the_ones_argued_in_docs_deploy():
+    text = (REPO / "docs" / "deploy.md").read_text()
+    rows = {m[0]: m[1:] for m in re.findall(
+        r"^\| `(\w+)` \| ([\d.]+) \| (\w+) \| (\d+) \| (\d+) \| (\d+) \| (\d+s) \|", text, re.M)}
+    assert set(rows) == set(_deploy_flags())
+    for fn, f in _deploy_flags().items():
+        assert rows[fn] == (f["--cpu"], f["--memory"], f["--concurrency"], f["--min-instances"],
+                            f["--max-instances"], f["--timeout"]), fn
+
+
+def test_cloudbuild_images_are_built_by_their_own_account_with_hash_based_bytecode():
+    for fn, f in _deploy_flags().items():
+        assert f["--build-service-account"] == (
+            "projects/${PROJECT_ID}/serviceAccounts/local-functions-build@${PROJECT_ID}.iam.gserviceaccount.com"), fn
+        # With SOURCE_DATE_EPOCH set, compileall's default is checked hash-based pycs (py_compile docs),
+        # so the buildpack's own compile of the source writes pycs that the image export keeps valid.
+        assert "SOURCE_DATE_EPOCH" in _env_pairs(f["--set-build-env-vars"]), fn
+        assert f["--runtime"] == bundle.RUNTIME, fn
+    major, minor = bundle.RUNTIME_PYTHON
+    assert _steps()["bundle"]["name"] == f"python:{major}.{minor}"  # the pycs are for the runtime's Python

@@ -2,10 +2,13 @@
 shared/config.py, cloudbuild.yaml and infra/README.md's role table; and checkov over infra/."""
 from __future__ import annotations
 
+import ast
+import importlib
 import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 
@@ -16,10 +19,15 @@ from tests.deploy.deploy_support import (
     all_resources,
     cloudbuild,
     config_env_names,
+    deploy_scripts,
     function_names,
+    hcl_text,
+    invoker_grants,
     locals_,
     outputs,
     resources,
+    tf,
+    unquote,
     variables,
 )
 
@@ -145,12 +153,11 @@ def _each_items(for_each: str | None) -> list[tuple[str, object]]:
     if for_each == "local.enqueuer_grants":
         return [(f"{fn}/{q}", {"function": fn, "queue": q}) for fn, cfg in fns.items() if cfg["enqueues"]
                 for q in locals_()["queues"]]
+    if for_each == "local.build_project_roles":
+        return list(locals_()["build_project_roles"].items())
     if for_each == "local.secret_grants":
         return [(f"{fn}/{env}", {"function": fn, "secret_id": _secret_env_to_id()[env]})
                 for fn, cfg in fns.items() for env in cfg["secrets"]]
-    if for_each == "var.functions_deployed ? local.invoker_grants : {}":
-        return [(f"{fn}/{caller}", {"function": fn, "caller": caller})
-                for fn, cfg in fns.items() for caller in cfg["invokers"]]
     raise AssertionError(f"test does not know the for_each {for_each!r}: teach _each_items")
 
 
@@ -161,6 +168,10 @@ def _member_account(member: str, key: str, value) -> str:
         return "local-build"
     if body == "google_service_account.tasks.email":
         return "local-tasks"
+    if body == "google_service_account.functions_build.email":
+        return "local-functions-build"
+    if body == "local.build_accounts[each.value.account]":
+        return _member_account("serviceAccount:${" + locals_()["build_accounts"][value["account"]] + "}", key, value)
     m = re.fullmatch(r"google_service_account\.function\[each\.(key|value|value\.function)\]\.email", body)
     if m:
         return "local-" + {"key": key, "value": value, "value.function": getattr(value, "get", lambda _: None)(
@@ -180,11 +191,12 @@ def _target(kind: str, body: dict, value) -> str:
         ref = body["secret_id"]
         m = re.search(r'secret\["([^"]+)"\]|secret\[each\.value\.secret_id\]', ref)
         return m.group(1) if m and m.group(1) else value["secret_id"]
-    if kind == "google_cloud_run_v2_service_iam_member":
-        return value["function"]
     if kind == "google_service_account_iam_member":
         sa = body["service_account_id"]
-        return "local-tasks" if "tasks" in sa else "function accounts"
+        return {"google_service_account.tasks.name": "local-tasks",
+                "google_service_account.functions_build.name": "local-functions-build"}.get(sa, "function accounts")
+    if kind == "google_storage_bucket_iam_member":
+        return "bucket"
     if kind == "google_cloud_tasks_queue_iam_member":
         return "queue"
     if kind == "google_artifact_registry_repository_iam_member":
@@ -193,18 +205,24 @@ def _target(kind: str, body: dict, value) -> str:
 
 
 def _tf_grants() -> dict[str, set[tuple[str, str]]]:
+    """``{account: {(role, target)}}`` of every grant: Terraform's, and the run.invoker grants that
+    cloudbuild.yaml makes after each deploy."""
     grants: dict[str, set[tuple[str, str]]] = {}
     for kind, _name, body in all_resources():
         if "role" not in body or "member" not in body:
             continue
         for key, value in _each_items(body.get("for_each")):
             account = _member_account(body["member"], key, value)
-            grants.setdefault(account, set()).add((body["role"], _target(kind, body, value)))
+            role = value["role"] if body["role"] == "each.value.role" else body["role"]
+            grants.setdefault(account, set()).add((role, _target(kind, body, value)))
+    for fn, accounts in invoker_grants().items():
+        for account in accounts:
+            grants.setdefault(account, set()).add(("roles/run.invoker", fn))
     return grants
 
 
 def _readme_grants() -> dict[str, set[str]]:
-    rows = re.findall(r"^\| `(local-[a-z]+)` \| (.+) \|$", (INFRA / "README.md").read_text(), re.M)
+    rows = re.findall(r"^\| `(local-[a-z-]+)` \| (.+) \|$", (INFRA / "README.md").read_text(), re.M)
     assert rows, "infra/README.md lost its role table"
     return {account: set(re.findall(r"roles/[A-Za-z.]+", cell)) for account, cell in rows}
 
@@ -230,17 +248,160 @@ def test_infra_secret_accessor_only_on_each_functions_own_secrets():
         assert set(re.findall(r"`([a-z-]+)`", cell)) == expected, fn
 
 
-def test_infra_run_invoker_only_on_private_functions():
+def test_infra_run_invoker_only_on_private_functions_for_their_callers():
     fns = locals_()["functions"]
-    invoked = {target for pairs in _tf_grants().values() for role, target in pairs if role == "roles/run.invoker"}
-    assert invoked == {fn for fn, cfg in fns.items() if cfg["invokers"]}
-    assert all(not fns[fn]["public"] for fn in invoked)
+    accounts = {caller: "local-tasks" if caller == "tasks" else f"local-{caller}"
+                for cfg in fns.values() for caller in cfg["invokers"]}
+    assert invoker_grants() == {fn: {accounts[c] for c in cfg["invokers"]} for fn, cfg in fns.items() if cfg["invokers"]}
+    assert all(not fns[fn]["public"] for fn in invoker_grants())
     assert [fn for fn, cfg in fns.items() if cfg["public"]] == ["webhook"]
     # No project-wide invoker, no public binding declared in Terraform.
-    for kind, _name, body in all_resources():
-        if body.get("role") == "roles/run.invoker":
-            assert kind == "google_cloud_run_v2_service_iam_member"
+    for _kind, _name, body in all_resources():
+        assert body.get("role") != "roles/run.invoker"
         assert "allUsers" not in str(body.get("member", ""))
+
+
+def test_infra_invoker_grants_need_no_second_apply():
+    # Terraform manages no IAM on the functions' Cloud Run services (they do not exist before the
+    # first deploy); each grant is made by the step that deploys its function, after the deploy.
+    kinds = {kind for kind, _, _ in all_resources()}
+    assert not {k for k in kinds if k.startswith(("google_cloud_run", "google_cloudfunctions"))}
+    for _kind, _name, body in all_resources():
+        for key in ("for_each", "count"):
+            assert "deployed" not in str(body.get(key, "")), body.get(key)
+    assert not [v for v in variables() if "deployed" in v]
+    # An upgraded deployment's old bindings are forgotten by Terraform, not revoked.
+    [removed] = [unquote(block) for block in tf().get("removed", [])]
+    assert removed["from"] == "google_cloud_run_v2_service_iam_member.invoker"
+    assert removed["lifecycle"][0]["destroy"] is False
+    for fn, script in deploy_scripts().items():
+        deploy = script.index(f"gcloud functions deploy {fn} ")
+        for grant in re.finditer(r"gcloud functions add-invoker-policy-binding", script):
+            assert grant.start() > deploy, f"deploy-{fn} grants before its function exists"
+    # The runbook has one apply, before the build, and no second one.
+    for doc in (INFRA / "README.md", REPO / "docs" / "deploy.md"):
+        text = doc.read_text()
+        assert "functions_deployed" not in text and "second pass" not in text.lower(), doc.name
+    text = (REPO / "docs" / "deploy.md").read_text()
+    steps = text[text.index("## Steps"):text.index("### Rotating a secret")]
+    assert steps.count("terraform apply") == 1
+    assert steps.index("terraform apply") < steps.index("gcloud builds submit")
+
+
+def test_infra_private_callers_are_granted_before_their_callers_deploy():
+    # memory's callers (webhook, agent) deploy after the step that grants them memory's invoker.
+    steps = {step["id"]: step for step in cloudbuild()["steps"]}
+    assert invoker_grants()["memory"] == {"local-webhook", "local-agent"}
+    for fn, accounts in invoker_grants().items():
+        for account in accounts:
+            caller = account.removeprefix("local-")
+            if f"deploy-{caller}" in steps:
+                assert f"deploy-{fn}" in steps[f"deploy-{caller}"]["waitFor"], (fn, caller)
+
+
+# --- APIs --------------------------------------------------------------------------------------
+
+#: The API each resource type needs (Google provider resource → the service it calls). A new type
+#: must be added here, with its API enabled in infra/main.tf.
+RESOURCE_API = {
+    "google_project_service": "serviceusage.googleapis.com",
+    "google_project_iam_member": "cloudresourcemanager.googleapis.com",
+    "google_service_account": "iam.googleapis.com",
+    "google_service_account_iam_member": "iam.googleapis.com",
+    "google_artifact_registry_repository": "artifactregistry.googleapis.com",
+    "google_artifact_registry_repository_iam_member": "artifactregistry.googleapis.com",
+    "google_cloudbuild_trigger": "cloudbuild.googleapis.com",
+    "google_storage_bucket": "storage.googleapis.com",
+    "google_storage_bucket_iam_member": "storage.googleapis.com",
+    "google_secret_manager_secret": "secretmanager.googleapis.com",
+    "google_secret_manager_secret_iam_member": "secretmanager.googleapis.com",
+    "google_firestore_database": "firestore.googleapis.com",
+    "google_firestore_index": "firestore.googleapis.com",
+    "google_firestore_field": "firestore.googleapis.com",
+    "google_cloud_tasks_queue": "cloudtasks.googleapis.com",
+    "google_cloud_tasks_queue_iam_member": "cloudtasks.googleapis.com",
+    "google_cloud_scheduler_job": "cloudscheduler.googleapis.com",
+    "google_logging_metric": "logging.googleapis.com",
+    "google_monitoring_alert_policy": "monitoring.googleapis.com",
+    "google_monitoring_notification_channel": "monitoring.googleapis.com",
+    "google_monitoring_dashboard": "monitoring.googleapis.com",
+}
+
+#: What the deploy steps call besides: gcloud functions deploy (2nd gen: Cloud Functions, its Cloud
+#: Run service, its Cloud Build build, its Artifact Registry image, their logs).
+DEPLOY_APIS = {"cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
+               "artifactregistry.googleapis.com", "logging.googleapis.com"}
+
+
+def _enabled_apis() -> set[str]:
+    body = resources("google_project_service")["apis"]["for_each"]
+    return set(re.findall(r"[a-z]+\.googleapis\.com", str(body)))
+
+
+def test_infra_enables_every_api_its_resources_and_deploys_use():
+    needed = set(DEPLOY_APIS)
+    for kind, _name, _body in all_resources():
+        assert kind in RESOURCE_API, f"teach RESOURCE_API which API {kind} needs"
+        needed.add(RESOURCE_API[kind])
+    needed.discard("serviceusage.googleapis.com")  # on in every project: it enables the others
+    assert needed <= _enabled_apis(), sorted(needed - _enabled_apis())
+    assert {"cloudresourcemanager.googleapis.com", "monitoring.googleapis.com"} <= _enabled_apis()
+
+
+def test_infra_every_resource_waits_for_the_api_enablement():
+    for kind, name, body in all_resources():
+        if kind == "google_project_service":
+            continue
+        assert "google_project_service.apis" in body.get("depends_on", []), f"{kind}.{name}"
+
+
+# --- build service accounts and sources --------------------------------------------------------
+
+def test_infra_functions_build_account_has_exactly_the_build_roles():
+    # Cloud Run functions docs, "Custom service account for Cloud Build": logs, images, source.
+    assert _tf_grants()["local-functions-build"] == {("roles/logging.logWriter", "project"),
+                                                     ("roles/artifactregistry.writer", "repository"),
+                                                     ("roles/storage.objectViewer", "project")}
+    source = resources("google_project_iam_member")["functions_build_source"]
+    assert "condition" not in resources("google_project_iam_member")["build"]
+    condition = source["condition"][0] if isinstance(source["condition"], list) else source["condition"]
+    expression = hcl_text(condition["expression"])
+    prefixes = re.findall(r'resource\.name\.startsWith\("([^"]+)"\)', expression)
+    assert sorted(prefixes) == ["projects/_/buckets/gcf-v2-sources-", "projects/_/buckets/gcf-v2-uploads-"]
+    assert set(re.sub(r'resource\.name\.startsWith\("[^"]+"\)', "", expression).split()) == {"||"}
+    writer = resources("google_artifact_registry_repository_iam_member")["functions_build_writer"]
+    assert writer["repository"] == "google_artifact_registry_repository.functions.name"
+    # The deployer may deploy with it (actAs), and nothing else may.
+    assert ("roles/iam.serviceAccountUser", "local-functions-build") in _tf_grants()["local-build"]
+    assert outputs()["functions_build_service_account"]["value"] == "google_service_account.functions_build.id"
+
+
+def test_infra_trigger_and_manual_builds_can_read_their_source():
+    trigger = resources("google_cloudbuild_trigger")["deploy"]
+    assert trigger["service_account"] == "google_service_account.build.id" and "github" in trigger
+    bucket = resources("google_storage_bucket")["build_source"]
+    assert bucket["uniform_bucket_level_access"] is True and bucket["public_access_prevention"] == "enforced"
+    reader = resources("google_storage_bucket_iam_member")["build_reads_source"]
+    assert reader["bucket"] == "google_storage_bucket.build_source.name"
+    assert reader["role"] == "roles/storage.objectViewer"
+    assert _member_account(reader["member"], "", None) == "local-build"
+    staging = outputs()["build_source_staging_dir"]["value"]
+    assert staging == "gs://${google_storage_bucket.build_source.name}/source"
+    manual = re.search(r"gcloud builds submit[^`]*?(?=\n\s*```)", (REPO / "docs" / "deploy.md").read_text(), re.S).group(0)
+    assert '--gcs-source-staging-dir="$(terraform -chdir=infra output -raw build_source_staging_dir)"' in manual
+    assert '--service-account="$(terraform -chdir=infra output -raw build_service_account)"' in manual
+
+
+def test_infra_image_cleanup_policy_deletes_old_images_and_keeps_recent_ones():
+    repo = resources("google_artifact_registry_repository")["functions"]
+    assert repo.get("cleanup_policy_dry_run") is False
+    policies = {p["action"]: p for p in repo["cleanup_policies"]}
+    delete = policies["DELETE"]["condition"]
+    delete = delete[0] if isinstance(delete, list) else delete
+    assert delete["tag_state"] == "ANY" and re.fullmatch(r"\d+s", delete["older_than"])
+    keep = policies["KEEP"]["most_recent_versions"]
+    keep = keep[0] if isinstance(keep, list) else keep
+    assert keep["keep_count"] >= 2  # the serving revision's image and the one before it
 
 
 def test_infra_enqueuers_act_as_the_tasks_invoker_only():
@@ -274,16 +435,88 @@ def test_infra_ttl_declared_for_every_collection_with_expire_at():
     assert set(locals_()["ttl_collections"]) == set(EXPIRE_AT_WRITERS.values())
 
 
-def test_infra_firestore_is_native_with_indexes_for_the_equality_queries():
+@dataclass(frozen=True)
+class StoreQuery:
+    """One ``store.query(...)`` call: where it is, its collection (None when not a constant), the
+    fields of its equality filters, and its order (``(field, "ASCENDING" | "DESCENDING")`` or None)."""
+
+    where: str
+    collection: str | None
+    equals: tuple[str, ...]
+    order: tuple[str, str] | None
+
+
+def _constant(node: ast.expr | None, module: str) -> object:
+    """The value of a literal or of a module-level name (``records.OPERATIONS``); raises on others."""
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return eval(ast.unparse(node), vars(importlib.import_module(module)))  # noqa: S307 - repo constants only
+
+
+def store_queries() -> list[StoreQuery]:
+    """Every ``.query(collection, where={...}, order_by=..., descending=...)`` call in shared/, functions/
+    and tools/ (the store adapters themselves excepted), read from the source with ``ast``."""
+    found = []
+    for path in sorted([*REPO.glob("shared/**/*.py"), *REPO.glob("functions/*/main.py"), *REPO.glob("tools/*.py")]):
+        rel = path.relative_to(REPO)
+        if rel.parts[:2] == ("shared", "store"):
+            continue
+        module = ".".join(rel.with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "query"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            where = kw.get("where")
+            assert where is None or isinstance(where, ast.Dict), f"{rel}:{node.lineno}: where= must be a dict literal"
+            equals = tuple(_constant(k, module) for k in where.keys) if where is not None else ()
+            order_field = _constant(kw.get("order_by"), module)
+            descending = _constant(kw.get("descending"), module)
+            try:
+                collection = _constant(node.args[0], module) if node.args else None
+            except (NameError, AttributeError):
+                collection = None  # a parameter (tools/user_data.py): fine while it orders nothing
+            order = (order_field, "DESCENDING" if descending else "ASCENDING") if order_field else None
+            found.append(StoreQuery(f"{rel}:{node.lineno}", collection, equals, order))
+    return found
+
+
+def needed_composite_indexes(queries: list[StoreQuery]) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """``{(collection, ((field, order), ...))}`` that Firestore needs beyond its single-field indexes.
+
+    Equality filters alone are served by merging single-field indexes, and an order alone by the
+    field's own single-field index (both directions are kept); equality filters with an order on
+    another field need a composite index: the equality fields, then the order field
+    (Firestore docs, "Standard edition index overview", "Index types").
+    """
+    needed = set()
+    for q in queries:
+        if q.order is None or not set(q.equals) - {q.order[0]}:
+            continue
+        assert q.collection is not None, f"{q.where}: an ordered query needs a constant collection"
+        fields = tuple((f, "ASCENDING") for f in sorted(set(q.equals) - {q.order[0]}))
+        needed.add((q.collection, (*fields, q.order)))
+    return needed
+
+
+def test_infra_firestore_declares_exactly_the_composite_indexes_the_queries_need():
+    # The rule itself: equality alone or an order alone needs nothing; both need one index.
+    eq = StoreQuery("x", "c", ("tenant_id", "state"), None)
+    ordered = StoreQuery("x", "c", (), ("at", "DESCENDING"))
+    both = StoreQuery("x", "c", ("tenant_id",), ("at", "DESCENDING"))
+    assert needed_composite_indexes([eq, ordered]) == set()
+    assert needed_composite_indexes([both]) == {("c", (("tenant_id", "ASCENDING"), ("at", "DESCENDING")))}
     db = resources("google_firestore_database")["main"]
     assert db["type"] == "FIRESTORE_NATIVE" and db["name"] == "(default)"
-    indexes = locals_()["composite_indexes"]
-    # The queries of the product path (shared/handoff/worker.py, shared/handoff/status.py).
-    needed = {("handoff_operations", ("tenant_id", "notice_state")), ("handoff_operations", ("tenant_id", "state")),
-              ("handoff_followups", ("tenant_id", "user_id", "status")), ("handoff_requests", ("tenant_id", "user_id")),
-              ("turn_audit", ("tenant_id", "user_hash"))}
-    declared = {(ix["collection"], tuple(ix["fields"])) for ix in indexes.values()}
-    assert needed <= declared
+    queries = store_queries()
+    assert len(queries) >= 15 and any(q.order for q in queries)  # the scan sees the store's callers
+    declared = {(ix["collection"], tuple((f["field"], f["order"]) for f in ix["fields"]))
+                for ix in (locals_()["composite_indexes"] or {}).values()}
+    assert declared == needed_composite_indexes(queries)
+    index = resources("google_firestore_index")["composite"]
+    assert index["for_each"] == "local.composite_indexes"
 
 
 # --- checkov -----------------------------------------------------------------------------------
