@@ -115,8 +115,9 @@ def production(function_app, base_env, tdx, monkeypatch, signing):
 
 
 # One app and one certificate transport for all examples (fixtures are per test, not per example).
-_PER_TEST = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                           HealthCheck.too_slow])
+# Derandomized, without a database, as the webhook fuzz test: the same examples on every run.
+_PER_TEST = settings(deadline=None, derandomize=True, database=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -193,7 +194,7 @@ def test_internal_functions_over_http_any_bearer_and_any_body_is_never_5xx(start
 
     # Malformed credentials only: a well-formed JWT needs Google's certificates, which no process
     # here can fetch (the in-process tests serve them).
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(_PER_TEST, max_examples=40)
     @given(bearer=BEARERS.map(_header_text).filter(lambda value: not is_well_formed_jwt(value[len("Bearer "):]))
            .map(lambda value: value.encode("utf-8", "surrogatepass")))
     @example(bearer=DEEP_HEADER_BEARER.encode())
@@ -202,7 +203,7 @@ def test_internal_functions_over_http_any_bearer_and_any_body_is_never_5xx(start
         # 400 or 431: gunicorn refused the header itself (a character or a length it does not take)
         assert response.status_code in (400, 401, 403, 431), response.text
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(_PER_TEST, max_examples=40)
     @given(body=ANY_BODY)
     @example(body=DEEP_BODY)
     def any_body(body):
