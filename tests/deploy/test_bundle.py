@@ -121,6 +121,7 @@ def test_bundle_ships_checked_hash_bytecode_for_the_runtime_python_beside_every_
         assert (dist / fn / ".gcloudignore").read_text().splitlines()[-1] == ".gcloudignore"
 
 
+@pytest.mark.slow
 def test_bundle_first_import_reads_bytecode_and_writes_none_after_the_image_export(dist, tmp_path):
     # The webhook's bundle as the runtime sees it: every file's time set as the image export sets it.
     app = tmp_path / "workspace"
@@ -151,6 +152,7 @@ def test_bundle_first_import_reads_bytecode_and_writes_none_after_the_image_expo
     assert after == before
 
 
+@pytest.mark.slow
 def test_bundle_bytecode_of_an_edited_source_is_not_used(dist, tmp_path):
     # Checked, not unchecked, hash-based pycs: a source changed after make bundle runs as changed.
     app = tmp_path / "workspace"
