@@ -632,6 +632,15 @@ def approvals(sizes: Sizes, store, settings, plain_updates: Callable[[int], Any]
 ROUTER_LENGTHS = (100, 1000, 5000)
 
 
+def fresh_text(shape: str, length: int, repeat: int) -> str:
+    """``hostile_text(shape, length)`` ending in the repeat's number instead (still ``length`` units): a
+    text the process has not read before, so no answer remembered for a whole message is reused."""
+    from tools.hostile_text import hostile_text
+
+    tag = f"{repeat:03d}"
+    return hostile_text(shape, length - len(tag)) + tag
+
+
 def router_cost(sizes: Sizes, say: Callable[[str], None]) -> list[dict]:
     """R1: ``shared.turn.router.route`` on each of ``hostile_text.BENCH_SHAPES`` at ROUTER_LENGTHS, in
     this process (the demo events snapshot's titles): ms per message; the ratio is 5,000 units against
@@ -643,12 +652,12 @@ def router_cost(sizes: Sizes, say: Callable[[str], None]) -> list[dict]:
         route(hostile_text(shape, 100))
     rows = []
     for shape in BENCH_SHAPES:
-        texts = {length: hostile_text(shape, length) for length in ROUTER_LENGTHS}
         times: dict[int, list[float]] = {length: [] for length in ROUTER_LENGTHS}
         for r in range(sizes.router_repeats):
             for length in (ROUTER_LENGTHS if r % 2 == 0 else ROUTER_LENGTHS[::-1]):
+                text = fresh_text(shape, length, r)
                 started = time.perf_counter()
-                route(texts[length])
+                route(text)
                 times[length].append((time.perf_counter() - started) * 1000)
         medians = {length: statistics.median(values) for length, values in times.items()}
         say(f"R1 {shape}: " + ", ".join(f"{length} units {ms:.1f} ms" for length, ms in medians.items()))
@@ -685,10 +694,10 @@ def long_message(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callable[[st
     try:
         server.first_200()
         for shape in BENCH_SHAPES:
-            text = hostile_text(shape, 5000)
-            post(text)  # the first read of a shape loads what it needs once
+            post(hostile_text(shape, 5000))  # the first read of a shape loads what it needs once
             local, base = [], []
             for r in range(sizes.long_posts):
+                text = fresh_text(shape, 5000, r)
                 a, b = alternate(r, lambda text=text: post(text), lambda: post(FIXED_TEXT))
                 local.append(a)
                 base.append(b)

@@ -350,7 +350,7 @@ def _english_places(t: str) -> str:
 
 def _has_word(text: str, word: str) -> bool:
     """``word`` in ``text``; a Latin word must stand alone (vegan in 彰化市vegan, not in vegans-only)."""
-    if not word.isascii():
+    if not word.isascii() or word not in text:  # the scan below only for a Latin word the text holds
         return word in text
     return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
 
@@ -1366,6 +1366,8 @@ def unknown_subject(text: str) -> str | None:
         for word in words:
             rest = rest.replace(word, " ")
     for word in _GREETINGS + _THANKS + _ACK:
+        if word not in rest:
+            continue  # neither replacement below can change the text
         rest = re.sub(rf"(?<![a-z]){re.escape(word)}(?![a-z])", " ", rest) if word.isascii() else rest.replace(word, " ")
     rest = _SUBJECT_NOISE.sub("", _ASK_FILLER.sub(" ", rest))
     return rest or None
