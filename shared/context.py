@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
+from shared.clock import from_epoch_ms
 from shared.config import Settings
 from shared.identity import Actor
 from shared.line import LineGateway
@@ -40,6 +41,22 @@ class EventContext:
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
     #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
     shared_chat: bool = False
+    #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
+    #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
+    #: may be much later for an event the queue answers (e.g. a consent card's expiry).
+    event_time: datetime | None = None
+
+
+def event_time_of(event: Any) -> datetime | None:
+    """The aware UTC time of a line-bot-sdk webhook event's ``timestamp`` (epoch ms), or None when it
+    has none a clock can read."""
+    milliseconds = getattr(event, "timestamp", None)
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, (int, float)):
+        return None
+    try:
+        return from_epoch_ms(milliseconds)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from linebot.v3.messaging import Message
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.context import EventContext, Reply
+from shared.context import EventContext, Reply, event_time_of
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
@@ -200,7 +200,7 @@ class QueuedEventWorker:
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         ctx = EventContext(self.settings, self.store, self.line, now, actor, ref.webhook_event_id,
                            time.monotonic() + self.settings.agent_budget_seconds,
-                           queue=self.queue, memory=self.memory)
+                           queue=self.queue, memory=self.memory, event_time=event_time_of(event))
         try:
             return self.handler(ctx, event), False
         except StoreError as exc:

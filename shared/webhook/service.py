@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.context import EventContext, Reply
+from shared.context import EventContext, Reply, event_time_of
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
@@ -211,7 +211,8 @@ class WebhookService:
         user_id = getattr(getattr(event, "source", None), "user_id", None)
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         return EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
-                            queue=self.queue, memory=self.memory, text_turn=self._text_turn(claimed))
+                            queue=self.queue, memory=self.memory, text_turn=self._text_turn(claimed),
+                            event_time=event_time_of(event))
 
     def _unless_claimed(self, claim: inbox.ClaimResult | None, event_id: str, fields: dict) -> EventStatus | None:
         """None when ``claim`` lets this attempt answer the event; else the event's status."""
