@@ -72,6 +72,14 @@ class Reply:
     "checking" answer); None is "nothing an outbox tracks" and is recorded as such. The webhook
     records it in the write that marks the reply started, before sending, so a later push
     deciding whether the resident still needs to be told reads it instead of guessing.
+
+    ``follow_up`` is for an answer that must reach the resident even when its reply's outcome is
+    unknown (a memory outcome: the resident cannot tell whether the tap counted): the messages
+    pushed once, with the event's ``X-Line-Retry-Key``, after a reply LINE answered 5xx or not at
+    all, or whose attempt died after recording it (README "Delivery"). They restate the state, so
+    reading them after the reply did land is harmless. None, for an answer the resident can simply
+    ask again (a search): an unknown reply is never repeated. A handoff receipt has none: its
+    outbox notice is followed up by the reconcile relay instead (``shared.handoff.reconcile_notify``).
     """
 
     messages: list[Any] = field(default_factory=list)
@@ -81,3 +89,4 @@ class Reply:
     #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
     defer: bool = False
     carries: Carried | None = None
+    follow_up: list[Any] | None = None

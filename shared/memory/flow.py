@@ -227,4 +227,5 @@ def _with_fresh_forget_button(ctx: EventContext, answer: Reply) -> Reply:
     except StoreError as exc:  # the text still says how to forget by typing
         log("WARNING", "fresh forget button not offered", error=exc.__class__.__name__)
         return answer
-    return Reply([*answer.messages, *view.messages][:5])
+    follow_up = [*answer.follow_up, *view.messages][:5] if answer.follow_up else None
+    return Reply([*answer.messages, *view.messages][:5], follow_up=follow_up)
