@@ -59,6 +59,11 @@ def event_time_of(event: Any) -> datetime | None:
         return None
 
 
+#: How every message pushed after a reply of unknown outcome begins (``Reply.follow_up``, a handoff
+#: receipt restated): the resident may be reading it for the second time.
+RESTATED_HEAD = "剛才的回覆可能沒有送到，再說一次："
+
+
 @dataclass(frozen=True)
 class Reply:
     """Messages to send with the event's reply token (1–5 line-bot-sdk message models).

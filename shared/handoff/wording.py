@@ -11,6 +11,7 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 
 from shared.clock import wall_clock_text
 from shared.config import Settings
+from shared.context import RESTATED_HEAD
 from shared.handoff.requests import Receipt
 
 #: Human lifecycle (DESIGN §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
@@ -51,7 +52,7 @@ def receipt_message(settings: Settings, receipt: Receipt, *, variant: str = "cre
     head = {
         "after_check": "通知：剛才確認中的服務詢問，已查證「有登記成功」。",
         "repeat": "這筆服務詢問先前已經登記過了，不會重複登記。",
-        "restated": "剛才的回覆可能沒有送到，再說一次：你的服務詢問已登記，不會重複登記。",
+        "restated": f"{RESTATED_HEAD}你的服務詢問已登記，不會重複登記。",
     }.get(variant, "已登記你的服務詢問。")
     return TextMessage(text=(
         f"{head}\n單號：{receipt.request_id}\n登記時間：{local_time(settings, receipt.created_at)}\n"

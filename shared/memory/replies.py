@@ -9,7 +9,7 @@ import re
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.context import Reply
+from shared.context import RESTATED_HEAD, Reply
 from shared.memory.diet import SAVABLE_DIETS, diet_label
 from shared.memory.port import (
     ALREADY_APPLIED,
@@ -34,20 +34,16 @@ def _quick(*labels: str) -> QuickReply:
     return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label)) for label in labels])
 
 
-#: Before an outcome pushed after a reply of unknown outcome: it may be the second time it is read.
-RESTATED_HEAD = "剛才的回覆可能沒有送到，再說一次：\n"
-
-
 def _reply(text: str, *labels: str, outcome: bool = False) -> Reply:
     """A memory text with its own buttons, then the menu: never a dead end (先不要 included;
     trial 2 finding 6).
 
     With ``outcome`` (what functions/memory decided: saved, forgotten, cancelled, refused) the Reply
-    also carries its ``follow_up``: the same words after ``RESTATED_HEAD``, pushed once should the
+    also carries its ``follow_up``: the same words after ``shared.context.RESTATED_HEAD``, pushed once should the
     reply's outcome be unknown (README "Delivery"). They state what is now remembered, so reading
     them twice is harmless."""
     quick = _quick(*dict.fromkeys(labels + MENU_CHOICES))
-    follow_up = [TextMessage(text=RESTATED_HEAD + text, quick_reply=quick)] if outcome else None
+    follow_up = [TextMessage(text=f"{RESTATED_HEAD}\n{text}", quick_reply=quick)] if outcome else None
     return Reply([TextMessage(text=text, quick_reply=quick)], follow_up=follow_up)
 
 
