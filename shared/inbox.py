@@ -29,7 +29,7 @@ redelivery of a queued event is acknowledged and repeats nothing: the queue answ
 
 What is kept (DESIGN §9; README "What LOCAL keeps about a user"): while an event is ``processing``
 or ``queued`` with its answer pending, the document holds the raw event (the message text, the
-reply token) and any rendered answer, because a takeover, the sweep or the queued-event worker
+reply token) and any rendered answer and follow-up, because a takeover, the sweep or the queued-event worker
 may still have to answer it. The write that finishes it (``done``, or the queued answer's notice
 settled) also drops them (``finished``): what stays is the event's id, kind, LINE user id and
 message id, the states and times, and what its answer carried — what deduplication, reconcile

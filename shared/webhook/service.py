@@ -427,7 +427,7 @@ class WebhookService:
         # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
         # unsent reply for one of unknown outcome and never send it): at worst a little past the
         # budget, which LINE then counts as a slow answer, not a lost one.
-        reserve = self._queue_reserve_seconds() if self.event_queue is not None else _ANSWER_MARGIN_SECONDS
+        reserve = self._queue_reserve_seconds() if self._owed_queue() is not None else _ANSWER_MARGIN_SECONDS
         timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
                                               deadline - time.monotonic() - reserve))
         faults.before_reply(self.settings, owed=bool(reply.follow_up) or (
