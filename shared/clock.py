@@ -32,6 +32,15 @@ def to_iso(value: datetime) -> str:
     return require_aware(value).astimezone(timezone.utc).isoformat()
 
 
+def from_epoch_ms(milliseconds: int | float) -> datetime:
+    """Epoch milliseconds (LINE's webhook event ``timestamp``) → aware datetime in UTC.
+
+    Raises:
+        ValueError / OverflowError / OSError: not a representable instant.
+    """
+    return datetime.fromtimestamp(milliseconds / 1000.0, timezone.utc)
+
+
 def from_iso(text: str) -> datetime:
     """ISO 8601 text with an offset → aware datetime.
 

@@ -27,7 +27,7 @@ TDX_API_BASE_DEFAULT = "https://tdx.transportdata.tw/api/basic"
 AGENT_REQUIRED = ("LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
 
 #: Fault-injection names (tests and the demo only; refused unless the store is the embedded SQLite).
-FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT"})
+FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_AFTER_COMMIT", "KILL_BEFORE_REPLY"})
 
 
 #: ``LOCAL_MODEL`` values: unset/auto (a key or Vertex AI turns the model on), offline, standin.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
+from shared.clock import from_epoch_ms
 from shared.config import Settings
 from shared.identity import Actor
 from shared.line import LineGateway
@@ -40,6 +41,27 @@ class EventContext:
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
     #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
     shared_chat: bool = False
+    #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
+    #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
+    #: may be much later for an event the queue answers (e.g. a consent card's expiry).
+    event_time: datetime | None = None
+
+
+def event_time_of(event: Any) -> datetime | None:
+    """The aware UTC time of a line-bot-sdk webhook event's ``timestamp`` (epoch ms), or None when it
+    has none a clock can read."""
+    milliseconds = getattr(event, "timestamp", None)
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, (int, float)):
+        return None
+    try:
+        return from_epoch_ms(milliseconds)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+#: How every message pushed after a reply of unknown outcome begins (``Reply.follow_up``, a handoff
+#: receipt restated): the resident may be reading it for the second time.
+RESTATED_HEAD = "剛才的回覆可能沒有送到，再說一次："
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,14 @@ class Reply:
     "checking" answer); None is "nothing an outbox tracks" and is recorded as such. The webhook
     records it in the write that marks the reply started, before sending, so a later push
     deciding whether the resident still needs to be told reads it instead of guessing.
+
+    ``follow_up`` is for an answer that must reach the resident even when its reply's outcome is
+    unknown (a memory outcome: the resident cannot tell whether the tap counted): the messages
+    pushed once, with the event's ``X-Line-Retry-Key``, after a reply LINE answered 5xx or not at
+    all, or whose attempt died after recording it (README "Delivery"). They restate the state, so
+    reading them after the reply did land is harmless. None, for an answer the resident can simply
+    ask again (a search): an unknown reply is never repeated. A handoff receipt has none: its
+    outbox notice is followed up by the reconcile relay instead (``shared.handoff.reconcile_notify``).
     """
 
     messages: list[Any] = field(default_factory=list)
@@ -64,3 +94,4 @@ class Reply:
     #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
     defer: bool = False
     carries: Carried | None = None
+    follow_up: list[Any] | None = None

@@ -13,6 +13,12 @@ answer, or other), and so does the write that hands a rendered answer to the que
 records the queued-event worker's answer before it is sent. An event gets at most one answer, so
 whoever later asks what it told the resident (``take_over_answer``) reads it, never guesses.
 
+A reply whose answer must reach the resident (a memory outcome: ``shared.context.Reply.follow_up``)
+records its follow-up in that same write. Whoever learns that the reply's outcome is unknown — the
+attempt itself (LINE answered 5xx or not at all), a redelivery or the sweep taking over an attempt
+that died — hands the follow-up to the queue for one push with the event's retry key
+(``follow_up_queued``, reason ``reply_unknown``) instead of finishing the event silent.
+
 An event the webhook cannot finish inside LINE's 2-second budget (the budget ran out, the store
 was busy, LINE answered the reply with 429 or no connection was made) is handed to the queue
 (DESIGN §11: an event is done only when its reply was sent, its reply's outcome is recorded, or
@@ -23,7 +29,7 @@ redelivery of a queued event is acknowledged and repeats nothing: the queue answ
 
 What is kept (DESIGN §9; README "What LOCAL keeps about a user"): while an event is ``processing``
 or ``queued`` with its answer pending, the document holds the raw event (the message text, the
-reply token) and any rendered answer, because a takeover, the sweep or the queued-event worker
+reply token) and any rendered answer and follow-up, because a takeover, the sweep or the queued-event worker
 may still have to answer it. The write that finishes it (``done``, or the queued answer's notice
 settled) also drops them (``finished``): what stays is the event's id, kind, LINE user id and
 message id, the states and times, and what its answer carried — what deduplication, reconcile
@@ -77,6 +83,9 @@ class QueuedReason(enum.StrEnum):
     REPLY_NOT_DELIVERED = "reply_not_delivered"  # LINE answered the reply 429
     REPLY_NEVER_STARTED = "reply_never_started"  # no connection to LINE was made for the reply
     REPLY_UNRECORDED = "reply_unrecorded"        # the reply attempt could not be recorded first
+    #: The reply's outcome is unknown (LINE 5xx, a timeout, or its attempt died after recording it)
+    #: and its answer must still reach the resident: the recorded follow-up is pushed once.
+    REPLY_UNKNOWN = "reply_unknown"
     ABANDONED = "abandoned"                      # its attempt died before answering (the sweep)
 
 
@@ -141,8 +150,8 @@ def finished(doc: dict) -> dict:
 
     The event keeps its kind, time, ids and source (``_KEPT_EVENT_FIELDS``) and, for a message, the
     message's ``id`` and ``type``; its text, postback data and reply token are dropped, and so is
-    a rendered ``answer`` (only its record, ``answer_carries`` / ``answer_notice`` / ``answer_via``,
-    stays). ``content_removed`` is set. Idempotent; a pure function (callers write it inside the
+    a rendered ``answer`` and ``follow_up`` (only their record, ``answer_carries`` / ``answer_notice`` /
+    ``answer_via``, stays). ``content_removed`` is set. Idempotent; a pure function (callers write it inside the
     transaction that finishes the event, so no extra commit).
     """
     event = doc.get("event")
@@ -155,8 +164,8 @@ def finished(doc: dict) -> dict:
         if isinstance(message, dict):
             kept["message"] = {name: message[name] for name in ("id", "type") if name in message}
     user_id = doc.get("user_id") or user_of(event)
-    return {**doc, "event": kept, "content_removed": True, **({"answer": None} if "answer" in doc else {}),
-            **({"user_id": user_id} if user_id else {})}
+    dropped = {name: None for name in ("answer", "follow_up") if name in doc}
+    return {**doc, "event": kept, "content_removed": True, **dropped, **({"user_id": user_id} if user_id else {})}
 
 
 def _doc_id(tenant_id: str, webhook_event_id: str) -> str:
@@ -255,13 +264,18 @@ def _update(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt
 
 
 def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id: str,
-                         attempt: int, *, now: datetime, carries: outbox.Carried | None = None) -> bool:
+                         attempt: int, *, now: datetime, carries: outbox.Carried | None = None,
+                         follow_up: list[dict] | None = None) -> bool:
     """Record that this attempt is about to use the reply token, and what the reply carries.
 
     Args:
         carries: what the reply tells (``answer_carries`` / ``answer_notice``), in this same write
             (no extra commit). None records nothing of it (as a document written before the
             record existed); the webhook always passes one.
+        follow_up: the messages (JSON dicts) owed by push if this reply's outcome is unknown
+            (``shared.context.Reply.follow_up``), kept as ``follow_up`` in this same write, so
+            whoever takes over an attempt that died after this write pushes them
+            (``follow_up_queued``); None: an unknown reply is never repeated.
     Returns:
         False when a later attempt took the lease over: the caller must not reply.
     Raises:
@@ -270,6 +284,8 @@ def mark_reply_attempted(store: DocumentStore, tenant_id: str, webhook_event_id:
     changes: dict[str, Any] = {"reply_attempted": True, "reply_attempted_at": to_iso(now)}
     if carries is not None:
         changes.update(carries.fields())
+    if follow_up:
+        changes["follow_up"] = follow_up
     return _update(store, tenant_id, webhook_event_id, attempt, changes)
 
 
@@ -297,7 +313,8 @@ def mark_done(store: DocumentStore, tenant_id: str, webhook_event_id: str, attem
 
 def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
                 event: dict, reason: QueuedReason, now: datetime, answer: list[dict] | None = None,
-                reply_attempted: bool = False, carries: outbox.Carried | None = None) -> bool:
+                reply_attempted: bool = False, carries: outbox.Carried | None = None,
+                follow_up: list[dict] | None = None) -> bool:
     """Hand this attempt's event to the queue: the document becomes ``queued`` (one transaction).
 
     Args:
@@ -308,6 +325,8 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
             must push rather than reply.
         carries: what ``answer`` tells (``shared.outbox.Carried``), kept with it; None when there is
             no answer yet (the worker records its own) or nothing is known of it.
+        follow_up: what the worker pushes if its reply of ``answer`` has an unknown outcome
+            (``shared.context.Reply.follow_up``), kept with it.
     Returns:
         False when a later attempt owns the event (nothing written).
     Raises:
@@ -317,7 +336,7 @@ def queue_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, att
     fields = {"state": QUEUED.value, "event": event, "user_id": user_of(event),
               "queued_reason": QueuedReason(reason).value,
               "queued_at": to_iso(now),
-              "answer": answer, "reply_attempted": reply_attempted,
+              "answer": answer, "reply_attempted": reply_attempted, "follow_up": follow_up if answer else None,
               **(carries.fields() if carries is not None and answer else _NOT_CARRIED),
               **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
                                      retry_key=answer_retry_key(tenant_id, webhook_event_id))}
@@ -335,7 +354,8 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
     For each ``(webhook_event_id, raw_event)``: a new event, or one whose earlier attempt lost its
     lease before starting a reply, becomes ``queued``; a finished or queued one is a duplicate; one
     whose lease is live stays with its holder; one whose earlier attempt started a reply and died
-    is finished as ``reply_unknown`` (never replied twice).
+    is never replied twice: queued to push its recorded follow-up (``follow_up_queued``), or else
+    finished as ``reply_unknown``.
 
     Returns:
         webhook_event_id → QueueResult (QUEUED, DUPLICATE, DONE or RETRY).
@@ -366,10 +386,12 @@ def claim_and_queue(store: DocumentStore, tenant_id: str, items: list[tuple[str,
             elif from_iso(doc["lease_until"]) > now:
                 results[event_id] = QueueResult.RETRY
             elif doc.get("reply_attempted"):
+                owed = follow_up_queued(doc, tenant_id, event_id, now=now)
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
+                       {**owed, "attempt": doc["attempt"] + 1} if owed is not None else
                        finished({**doc, "attempt": doc["attempt"] + 1, "state": DONE.value,
                                  "outcome": EventOutcome.REPLY_UNKNOWN.value, "done_at": stamp}))
-                results[event_id] = QueueResult.DONE
+                results[event_id] = QueueResult.QUEUED if owed is not None else QueueResult.DONE
             else:
                 tx.set(COLLECTION, _doc_id(tenant_id, event_id),
                        {**doc, **queued, "received_at": doc.get("received_at", stamp), "attempt": doc["attempt"] + 1})
@@ -397,9 +419,10 @@ def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: 
     """Finish one abandoned event (the sweep): no resident depends on LINE's redelivery.
 
     Returns:
-        QUEUED (no reply was started and the raw event is kept: the queue answers it; queue its
-        task), DONE (a reply was started: its outcome is unknown, so it is never repeated; or
-        nothing is left to answer it with), or None (it is no longer abandoned).
+        QUEUED (no reply was started and the raw event is kept: the queue answers it; or a reply
+        was started whose follow-up is recorded: the queue pushes it, ``follow_up_queued``; queue
+        its task), DONE (a reply was started with no follow-up: its outcome is unknown, so it is
+        never repeated; or nothing is left to answer it with), or None (it is no longer abandoned).
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: retryable; the next sweep tries again.
     """
@@ -411,6 +434,10 @@ def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: 
         doc = tx.get(COLLECTION, doc_id)
         if doc is None or doc.get("state") != PROCESSING or from_iso(doc["lease_until"]) > now:
             return None
+        owed = follow_up_queued(doc, tenant_id, webhook_event_id, now=now)
+        if owed is not None:
+            tx.set(COLLECTION, doc_id, {**owed, "attempt": doc["attempt"] + 1})
+            return QueueResult.QUEUED
         if doc.get("reply_attempted") or not isinstance(doc.get("event"), dict):
             outcome = EventOutcome.REPLY_UNKNOWN if doc.get("reply_attempted") else EventOutcome.ABANDONED
             tx.set(COLLECTION, doc_id, finished({**doc, "state": DONE.value, "outcome": outcome.value,
@@ -425,6 +452,57 @@ def take_over_abandoned(store: DocumentStore, tenant_id: str, webhook_event_id: 
     return store.run_transaction(txn)
 
 
+def follow_up_queued(doc: dict, tenant_id: str, webhook_event_id: str, *, now: datetime) -> dict | None:
+    """``doc`` handed to the queue to push its recorded follow-up, or None when it has none.
+
+    For an event whose reply was started (``reply_attempted``) and whose outcome is unknown — LINE
+    answered 5xx or not at all, or the attempt died after recording it — while its answer must
+    still reach the resident (``follow_up``, recorded with the reply: ``shared.context.Reply``).
+    The document becomes ``queued`` (reason ``reply_unknown``) with the follow-up as its answer and
+    a fresh answer notice; the reply token is never used again, so the worker pushes it with the
+    event's ``X-Line-Retry-Key`` (``answer_retry_key``): once, however often it is taken over. What
+    the reply carried (``answer_carries``) stays. A pure function: callers write it in their own
+    transaction (the attempt number is theirs to set).
+    """
+    require_aware(now)
+    follow_up = doc.get("follow_up")
+    if not doc.get("reply_attempted") or not isinstance(follow_up, list) or not follow_up:
+        return None
+    return {**doc, "state": QUEUED.value, "queued_reason": QueuedReason.REPLY_UNKNOWN.value,
+            "queued_at": to_iso(now), "answer": follow_up, "follow_up": None, "reply_attempted": True,
+            "lease_until": to_iso(now),
+            **outbox.notice_fields(ANSWER_KIND, QUEUE_OWNER, now=now, lease_seconds=0.0,
+                                   retry_key=answer_retry_key(tenant_id, webhook_event_id))}
+
+
+def queue_follow_up(store: DocumentStore, tenant_id: str, webhook_event_id: str, attempt: int, *,
+                    now: datetime) -> bool:
+    """Hand an event whose earlier attempt started a reply and died to the queue, to push the
+    follow-up that attempt recorded (``follow_up_queued``), in one transaction.
+
+    Args:
+        attempt: this attempt's number (``ClaimResult.attempt``), which must still own the event.
+    Returns:
+        True when queued (queue its task); False when no follow-up is recorded, or another attempt
+        owns the event (nothing written: finish it as before).
+    Raises:
+        StoreUnavailable / StoreTimeout / TransactionConflict: nothing is known to be queued.
+    """
+    doc_id = _doc_id(tenant_id, webhook_event_id)
+
+    def txn(tx: Transaction) -> bool:
+        doc = tx.get(COLLECTION, doc_id)
+        if doc is None or doc["attempt"] != attempt or doc["state"] != PROCESSING:
+            return False
+        owed = follow_up_queued(doc, tenant_id, webhook_event_id, now=now)
+        if owed is None:
+            return False
+        tx.set(COLLECTION, doc_id, owed)
+        return True
+
+    return store.run_transaction(txn)
+
+
 def answer_retry_key(tenant_id: str, webhook_event_id: str) -> str:
     """The ``X-Line-Retry-Key`` of a queued event's answer pushed by the worker (uuid5, deterministic)."""
     return str(uuid.uuid5(_RETRY_NAMESPACE, f"{tenant_id}/{webhook_event_id}/event_answer"))
@@ -434,9 +512,12 @@ _RETRY_NAMESPACE = uuid.UUID("0b6e1f5c-2d8a-5e4b-9c3f-7a1d2e3f4a5b")
 
 
 def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], via: AnswerVia, owner: str,
-                  now: datetime, carries: outbox.Carried | None = None) -> bool:
+                  now: datetime, carries: outbox.Carried | None = None,
+                  follow_up: list[dict] | None = None) -> bool:
     """Record, before sending, what the worker is about to send, how (``AnswerVia``) and what it
-    carries (``carries``; None leaves the record as it is, e.g. an answer the webhook rendered).
+    carries (``carries``; None leaves the record as it is, e.g. an answer the webhook rendered), and,
+    for a reply, the ``follow_up`` a later attempt pushes should this one die before learning its
+    outcome (None leaves it as it is).
 
     Later attempts send the same ``answer`` with the same retry key, and a reply once attempted is
     never attempted again. Returns False when ``owner`` no longer holds the notice.
@@ -452,7 +533,8 @@ def record_answer(store: DocumentStore, ref: EventRef, *, answer: list[dict], vi
             return False
         changes: dict[str, Any] = {"answer": answer, "answer_via": AnswerVia(via).value,
                                    "answer_recorded_at": to_iso(now),
-                                   **(carries.fields() if carries is not None else {})}
+                                   **(carries.fields() if carries is not None else {}),
+                                   **({"follow_up": follow_up} if follow_up is not None else {})}
         if via is AnswerVia.REPLY:
             changes["reply_attempted"] = True
             changes["reply_attempted_at"] = to_iso(now)
@@ -528,12 +610,16 @@ class EventAnswer:
             nothing at all.
         unanswered_yet: the event is still ``processing`` and its attempt has not started a reply:
             that attempt may still answer it.
+        by_push: the answer was last sent by push (``answer_via`` push), with the event's own
+            ``X-Line-Retry-Key``: an UNKNOWN state is that push's, retried under that key and never
+            repeated under another one.
     """
 
     state: ReplyState
     carries: outbox.Carried | None = None
     finished_silent: bool = False
     unanswered_yet: bool = False
+    by_push: bool = False
 
 
 def _answer_of(doc: dict | None) -> EventAnswer:
@@ -541,7 +627,8 @@ def _answer_of(doc: dict | None) -> EventAnswer:
     silent = (doc is not None and doc.get("state") == DONE and not doc.get("reply_attempted")
               and doc.get("outcome") in (EventOutcome.NO_REPLY, EventOutcome.TOLD_BY_PUSH, EventOutcome.ABANDONED))
     unanswered = doc is not None and doc.get("state") == PROCESSING and state is ReplyState.NOT_ATTEMPTED
-    return EventAnswer(state, outbox.Carried.of(doc), silent, unanswered)
+    by_push = doc is not None and doc.get("answer_via") == AnswerVia.PUSH
+    return EventAnswer(state, outbox.Carried.of(doc), silent, unanswered, by_push)
 
 
 def event_answer(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> EventAnswer:

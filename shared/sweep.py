@@ -28,7 +28,9 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
 
     Args:
         queue: the reconcile queue (None: handoff work is not swept).
-        event_queue: the queued-event queue (None: queued events are not swept).
+        event_queue: the queued-event queue, or, in a webhook-only deployment, the webhook's
+            ``shared.queued_event.local.LocalEventQueue``, which answers them in its process (None:
+            queued events are not swept).
         now: aware "now" (the clock when None).
     Returns:
         ``{"handoff": n, "abandoned_events": a, "queued_events": m, "staff_reminders": r,

@@ -154,9 +154,19 @@ def memory_client(settings: Settings):
 
 
 def webhook_service(settings: Settings):
-    """The webhook use case wired to the configured store, LINE API, queue and memory function."""
+    """The webhook use case wired to the configured store, LINE API, queue and memory function.
+
+    Without an event queue (a webhook-only deployment) an answer still owed by push is answered in
+    this process (``shared.queued_event.local.LocalEventQueue``: the queued-event worker with the
+    webhook's own dispatch table, never the model)."""
+    from shared.queued_event.local import LocalEventQueue
+    from shared.queued_event.worker import QueuedEventWorker
     from shared.webhook.service import WebhookService
 
-    return WebhookService(settings, open_store(settings), line_gateway(settings),
-                          queue=task_queue(settings), memory=memory_client(settings),
-                          event_queue=agent_queue(settings))
+    store, line, queue, memory = open_store(settings), line_gateway(settings), task_queue(settings), \
+        memory_client(settings)
+    event_queue = agent_queue(settings)
+    local = None if event_queue is not None else LocalEventQueue(
+        QueuedEventWorker(settings, store, line, queue=queue, memory=memory))
+    return WebhookService(settings, store, line, queue=queue, memory=memory, event_queue=event_queue,
+                          local_events=local)

@@ -5,17 +5,26 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.turn.audit import COLLECTION as AUDIT
+from tests.conftest import postback_event
 from tools.line_messages import postbacks  # noqa: F401  (postback buttons in sent messages)
 from tools.memory_direct import DirectMemoryClient  # noqa: F401  (the tests' in-process memory client)
 
 USER_A = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"   # the user of the acceptance cases
 USER_B = "Ub0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+
+
+def tap_event(data: str, user_id: str, at: datetime) -> dict:
+    """A postback event tapped at ``at``: its ``timestamp`` (epoch ms) as LINE stamps the tap."""
+    event = postback_event(data, user_id=user_id)
+    event["timestamp"] = int(at.timestamp() * 1000)
+    return event
 
 
 def preference_of(store, user_id: str = USER_A, tenant_id: str = "test-tenant") -> PreferenceSnapshot:

@@ -2,6 +2,8 @@
 webhook reaches functions/memory over HTTP through ``shared.wiring``)."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.identity import Actor
@@ -28,7 +30,8 @@ class DirectMemoryClient:
         self.store = store
         self.clock = clock
 
-    def submit(self, actor: Actor, token: str, *, timeout_seconds: float) -> MemoryResult:
+    def submit(self, actor: Actor, token: str, *, timeout_seconds: float,
+               tapped_at: datetime | None = None) -> MemoryResult:
         """See MemoryClient.submit. Store errors map as functions/memory's 503 does over HTTP.
 
         Raises:
@@ -36,7 +39,7 @@ class DirectMemoryClient:
             MemoryUnavailable: another retryable store error; nothing written.
         """
         try:
-            return submit_card(self.settings, self.store, actor, token, clock=self.clock)
+            return submit_card(self.settings, self.store, actor, token, clock=self.clock, tapped_at=tapped_at)
         except StoreTimeout as exc:
             raise MemoryOutcomeUnknown("store timeout") from exc
         except StoreError as exc:

@@ -2,17 +2,21 @@
 
 The only writer of preferences (DESIGN §6). Accepts only authenticated calls from the webhook
 (``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, a Google ID token in production).
-Body: ``{tenant_id, user_id, token}``; the actor comes from the webhook's verified event.
+Body: ``{tenant_id, user_id, token, tapped_at?}``; the actor and the tap's time (ISO 8601 with an
+offset: the verified event's ``timestamp``, at which the card's expiry is judged) come from the
+webhook's verified event.
 Answers 200 ``{outcome, revision, dietary_type, operation}`` for every domain outcome (refusals
 included), 401/403 for bad credentials, 400 for a malformed body, 503 when the store failed
 (``error: outcome_unknown`` when a write may have landed; the same token can be sent again).
 """
 import functools
+from datetime import datetime
 
 import functions_framework
 
 from shared import logs, wiring
 from shared.caller_auth import CallerAuthError
+from shared.clock import from_iso
 from shared.config import MEMORY_REQUIRED, Settings
 from shared.http_body import BodyError, read_json
 from shared.identity import Actor
@@ -39,6 +43,19 @@ def _actor(body) -> tuple[Actor, str] | None:
     return Actor(tenant, user), token
 
 
+def _tapped_at(body) -> tuple[bool, datetime | None]:
+    """(readable, the tap's aware time or None): ``tapped_at`` is optional, ISO 8601 with an offset."""
+    value = body.get("tapped_at") if isinstance(body, dict) else None
+    if value is None:
+        return True, None
+    if not isinstance(value, str) or len(value) > 40:
+        return False, None
+    try:
+        return True, from_iso(value)
+    except ValueError:
+        return False, None
+
+
 @functions_framework.http
 def memory(request):
     """Apply one consent-card token (flask.Request, POST JSON) → (JSON body, status)."""
@@ -50,13 +67,15 @@ def memory(request):
         log("WARNING", "memory call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
     try:
-        parsed = _actor(read_json(request))
+        payload = read_json(request)
     except BodyError as exc:
         return {"error": str(exc)}, exc.status
-    if parsed is None:
-        return {"error": "expected JSON {tenant_id, user_id, token} for this tenant"}, 400
+    parsed = _actor(payload)
+    readable, tapped_at = _tapped_at(payload)
+    if parsed is None or not readable:
+        return {"error": "expected JSON {tenant_id, user_id, token, tapped_at?} for this tenant"}, 400
     try:
-        result = submit_card(SETTINGS, _store(), *parsed)
+        result = submit_card(SETTINGS, _store(), *parsed, tapped_at=tapped_at)
     except StoreTimeout:
         return {"error": "outcome_unknown"}, 503
     except StoreError as exc:

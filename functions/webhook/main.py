@@ -37,10 +37,13 @@ def _start_background() -> None:
     staff_service.start_background(SETTINGS, service.store, service.queue)  # undelivered staff notices
     worker.start_queue_work(SETTINGS, service.store, service.event_queue, requeue=False)
 
-    def sweep_once() -> None:
-        sweep(SETTINGS, service.store, service.queue, service.event_queue)
+    # Without an event queue, the answers still owed by push are answered here (``local_events``).
+    events = service.event_queue if service.event_queue is not None else service.local_events
 
-    if service.event_queue is not None:
+    def sweep_once() -> None:
+        sweep(SETTINGS, service.store, service.queue, events)
+
+    if events is not None:
         worker.start_thread("queued-event-requeue", sweep_once)
     worker.start_sweeps("sweep", SETTINGS.sweep_interval_seconds, sweep_once)
 

@@ -9,10 +9,13 @@ checks the store again before injecting anything.
 * ``AFTER_COMMIT``: the create commits, then the call raises StoreTimeout (outcome unknown).
 * ``KILL_AFTER_COMMIT``: the create commits, then the process is killed with SIGKILL, before any
   reply (the crash window of the transactional outbox).
+* ``KILL_BEFORE_REPLY``: the webhook records a reply that must reach the resident (a receipt, or
+  an answer with a follow-up: a memory outcome) as started, then the process is killed with
+  SIGKILL before the reply is sent (the window where a takeover cannot tell whether it was sent).
 * ``LOOKUP_UNAVAILABLE``: reconcile's read-only lookup raises StoreUnavailable.
 
-Only the webhook's first write attempt and reconcile's lookup pass through the seam; reconcile's
-own create never does, so BEFORE_WRITE leaves the second attempt free to succeed.
+Only the webhook's first write attempt, its owed replies and reconcile's lookup pass through the
+seam; reconcile's own create never does, so BEFORE_WRITE leaves the second attempt free to succeed.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ T = TypeVar("T")
 BEFORE_WRITE = "BEFORE_WRITE"
 AFTER_COMMIT = "AFTER_COMMIT"
 KILL_AFTER_COMMIT = "KILL_AFTER_COMMIT"
+KILL_BEFORE_REPLY = "KILL_BEFORE_REPLY"
 LOOKUP_UNAVAILABLE = "LOOKUP_UNAVAILABLE"
 
 
@@ -58,6 +62,15 @@ def webhook_create(settings: Settings, create: Callable[[], CreateResult]) -> Cr
         log("WARNING", "fault injected", fault=AFTER_COMMIT)
         raise StoreTimeout("injected AFTER_COMMIT: committed, but the answer was lost")
     return result
+
+
+def before_reply(settings: Settings, *, owed: bool) -> None:
+    """The webhook is about to send a reply whose start is recorded; ``owed``: it must reach the
+    resident (a receipt, or an answer with a follow-up). Kills the process (SIGKILL) when
+    KILL_BEFORE_REPLY is injected and the reply is owed; otherwise does nothing."""
+    if owed and KILL_BEFORE_REPLY in active(settings):
+        log("WARNING", "fault injected", fault=KILL_BEFORE_REPLY)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def reconcile_lookup(settings: Settings, lookup: Callable[[], T]) -> T:

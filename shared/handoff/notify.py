@@ -6,8 +6,10 @@ announces:
 
 * ``notice_kind``: "receipt", "not_created" or "needs_human_followup";
 * ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
-  "reply_unknown" when the reply that owned it was sent without an answer (it may have reached
-  the user, so nobody pushes it again: DESIGN §3; the user can still ask 查看原本服務單);
+  "reply_unknown" when a keyed push of the queued-event worker that told it ended without an
+  answer (it may have reached the user, so nobody pushes it again under another key: DESIGN §11;
+  the user can still ask 查看原本服務單). A *reply* of unknown outcome is followed by one push of
+  the receipt instead, restated (``reconcile_notify``);
 * ``notice_owner``: who may tell the user now: ``reply:<webhookEventId>`` (the webhook answering
   that event with its reply token) or ``push`` (functions/reconcile); ``notice_claim_until``: the
   owner's lease (ISO UTC). Another party may take over only after the lease (or once the owner
@@ -28,8 +30,8 @@ Crash windows (DESIGN §4, transactional outbox):
   sees it once; the 409 counts as delivered;
 * a process that dies after LINE accepted a *reply* and before "delivered" was written, or a
   reply sent without an answer: the push reads that event's inbox document first
-  (``shared.inbox.take_over_answer``): replied → "delivered", no push; unknown →
-  "reply_unknown", no push; refused or never started → push. The document also records what
+  (``shared.inbox.take_over_answer``): replied → "delivered", no push; unknown → one push with
+  the notice's retry key, worded to be read twice; refused or never started → push. The document also records what
   that reply carried (``shared.outbox.Carried``, written with ``reply_attempted``): a reply that
   carried "checking" told nothing of the receipt, so the receipt is pushed; and the check after
   "checking" pushes nothing when the checked event's own answer carried the receipt.

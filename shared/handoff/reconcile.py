@@ -72,11 +72,13 @@ def _receipt_tell(task: ReconcileTask, receipt, outcome: str, settings: Settings
 
     A "checking" answer is followed up even when the receipt reached the user earlier by another
     path (an earlier tap): the user who was told "checking" hears the result (``Tell.checked_event``).
+    After a reply of unknown outcome that carried it, the receipt is pushed in restating words.
     """
     variant = _receipt_variant(task)
     checked = (task.reply_event_id or "unknown") if task.reason == UNKNOWN_OUTCOME else None
     return Tell(records.OPERATIONS, "receipt", lambda: [wording.receipt_message(settings, receipt, variant=variant)],
-                outcome, receipt.request_id, checked_event=checked)
+                outcome, receipt.request_id, checked_event=checked,
+                restate=lambda: [wording.receipt_message(settings, receipt, variant="restated")])
 
 
 class ReconcileService:

@@ -4,8 +4,12 @@
 tells the user once; ``tell`` does it with a claim already decided (a create transaction decides
 its own). Before pushing a notice taken over from a reply, the inbox is asked what became of that
 reply and what it carried (``inbox.take_over_answer``): replied with this notice → delivered, no
-push; unknown → never repeated; a reply that carried something else ("checking") → pushed; still
-running without a reply → fenced off, then pushed. The check after "checking" reads the checked
+push; unknown (LINE answered 5xx or not at all, or its attempt died after starting it) → pushed once
+with the notice's retry key, in words that restate the state (``Tell.restate``), so that reading it
+after the reply did land is harmless: a receipt must reach the resident; a reply that carried
+something else ("checking") → pushed; still running without a reply → fenced off, then pushed. An
+answer the queued-event worker sent by push under the event's own retry key whose outcome stayed
+unknown is never pushed again under another key. The check after "checking" reads the checked
 event's answer the same way: if it carried the receipt after all (a redelivery of the tap), that
 answer was the result and nothing is pushed. Every push carries the operation's retry key
 for its purpose, so a repeat is LINE's 409 (delivered). On the last attempt a push that still
@@ -47,6 +51,8 @@ class Tell:
         checked_event: the webhook event answered "checking" that this telling follows up. Its user
             hears the result even when the receipt reached them by another path first (an earlier
             tap): then the push is keyed ``checked:<event>`` instead, so it too is sent once.
+        restate: builds the messages pushed after a reply of unknown outcome that carried this
+            notice: they restate the state (read twice, they are harmless); None: ``render``.
     """
 
     collection: str
@@ -56,6 +62,11 @@ class Tell:
     request_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     checked_event: str | None = None
+    restate: Callable[[], list[Any]] | None = None
+
+    def messages(self, *, restated: bool) -> list[Any]:
+        """What to push: ``restate``'s words after a reply of unknown outcome, else ``render``'s."""
+        return (self.restate if restated and self.restate is not None else self.render)()
 
     @property
     def checked_owner(self) -> str | None:
@@ -142,13 +153,15 @@ class ReconcileNotifier:
         lost is repeated as LINE's 409, never as a second message. A follow-up of "checking" whose
         notice another path told first pushes once more under ``checked:<event>``, but only when that
         event's answer was "checking" (or is not recorded): the check first reads what the event's
-        answer carried (``_checked_answer``), and an answer that carried this receipt — delivered,
-        or with an unknown outcome — is the result itself, never followed by another push.
+        answer carried (``_checked_answer``), and an answer that carried this receipt and was
+        delivered is the result itself, never followed by another push. A reply of unknown outcome
+        that carried it is followed by one push with the notice's own key, in restating words.
         """
         purpose = tell.purpose
         delivered_by = tell.checked_owner or notify.PUSH_OWNER
+        restated = False  # this push follows a reply of unknown outcome that carried the notice
         if tell.checked_event is not None and decision is not notify.NoticeClaim.HELD:
-            settled = self._checked_answer(attempt, tell, decision)
+            settled, restated = self._checked_answer(attempt, tell, decision)
             if settled is not None:
                 return settled
         if decision is notify.NoticeClaim.DELIVERED:
@@ -173,13 +186,20 @@ class ReconcileNotifier:
                 return tell.settled("left_to_reply")
             return tell.again("notice_held")
         if decision is notify.NoticeClaim.CLAIMED and tell.checked_event is None:
-            settled, follows = self._after_earlier_reply(attempt, tell)
+            settled, follows, restated = self._after_earlier_reply(attempt, tell)
             if settled is not None:
                 return settled
             delivered_by = follows or delivered_by
+        return self._push(attempt, tell, decision, purpose=purpose, delivered_by=delivered_by, restated=restated)
+
+    def _push(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim, *, purpose: str,
+              delivered_by: str, restated: bool) -> ReconcileResult:
+        """Push the notice under ``purpose``'s retry key (``tell.messages``) and, when this delivery
+        claimed it, record it delivered by ``delivered_by``. A retryable failure answers 503 (the
+        same key next time); the last attempt's failure leaves a ``needs_human_followup`` record."""
         try:
-            pushed = notify.push_notice(self.line, attempt.operation, tell.render(), purpose=purpose,
-                                        timeout_seconds=self.settings.line_timeout_seconds)
+            pushed = notify.push_notice(self.line, attempt.operation, tell.messages(restated=restated),
+                                        purpose=purpose, timeout_seconds=self.settings.line_timeout_seconds)
         except LineSendError as exc:
             # Every row but REFUSED may be tried again: the push carries its retry key (DESIGN §11).
             log("WARNING", "reconcile push failed", error=exc.__class__.__name__,
@@ -195,7 +215,8 @@ class ReconcileNotifier:
                 log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 
-    def _checked_answer(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim) -> ReconcileResult | None:
+    def _checked_answer(self, attempt: Attempt, tell: Tell,
+                        decision: notify.NoticeClaim) -> tuple[ReconcileResult | None, bool]:
         """The check after "checking": read what that event's answer carried before pushing anything.
 
         The event named by the task (``tell.checked_event``) is *presumed* to have answered
@@ -205,20 +226,25 @@ class ReconcileNotifier:
         receipt after this push.
 
         Returns:
-            None to go on as before (the answer was "checking", or is not recorded); otherwise the
-            answer without a push:
+            (None, restated) to go on and push: the answer was "checking" or is not recorded
+            (restated False); or it carried this receipt with an unknown reply outcome and the
+            notice was claimed here (restated True: the receipt must reach the resident, so it is
+            pushed once, in restating words, with the notice's own key). Otherwise (the answer,
+            False) without a push:
             - that answer is still to come (queued, or its attempt still running): 503, look again;
               on the last attempt nothing is pushed (``unverified``): that answer may carry the
               receipt, under the event's own retry key; the same when the inbox cannot be read;
             - it carried this receipt and LINE accepted it: "delivered_by_reply" (the notice is
-              marked delivered by that reply when it was claimed here), or it was sent without an
-              answer: "reply_unknown" (perhaps shown: never repeated blindly, DESIGN §11);
+              marked delivered by that reply when it was claimed here); or it was pushed by the
+              queued-event worker under the event's own key with an unknown outcome, or the notice
+              was not claimed here: "reply_unknown" / "told_by_checked_answer" (never repeated
+              under another key, DESIGN §11);
             - the notice was told by another path and this event's answer said no "checking"
               (it said nothing, was refused, or carried something else): no follow-up is owed.
         """
         event = attempt.task.reply_event_id
         if event is None:
-            return None  # no event to read: as before
+            return None, False  # no event to read: as before
         operation, tenant = attempt.operation, self.settings.tenant_id
         fenced = False
         try:
@@ -229,53 +255,72 @@ class ReconcileNotifier:
         except StoreError as exc:
             log("WARNING", "reconcile could not read the checked answer", error=exc.__class__.__name__)
             if not attempt.last:
-                return tell.again("store_unavailable")
+                return tell.again("store_unavailable"), False
             return self.unverified(attempt, tell, "inbox_unavailable", exc,
-                                   followup=decision is not notify.NoticeClaim.CLAIMED)
+                                   followup=decision is not notify.NoticeClaim.CLAIMED), False
         if answer.state is inbox.ReplyState.QUEUED or (answer.unanswered_yet and not fenced):
             if not attempt.last:
-                return tell.again("answer_pending")  # read what it carried once it is sent
+                return tell.again("answer_pending"), False  # read what it carried once it is sent
             # Still to come, and it may carry the receipt: never pushed beside it. A notice claimed
             # here stays pending (push-claimed: that answer, if not yet made, says nothing of it) and
             # the sweep's re-queue reads the answer once it is settled.
             return self.unverified(attempt, tell, "answer_pending",
-                                   followup=decision is not notify.NoticeClaim.CLAIMED)
+                                   followup=decision is not notify.NoticeClaim.CLAIMED), False
         carries = answer.carries
         told = carries is not None and carries.tells(tell.collection, operation)
         if told and answer.state in (inbox.ReplyState.REPLIED, inbox.ReplyState.UNKNOWN):
-            owner = notify.reply_owner(event)
-            log("INFO", "checked answer carried the receipt: not pushed", reply_state=answer.state.value,
-                user=hash_user(operation.actor.user_id))
-            if decision is not notify.NoticeClaim.CLAIMED:
-                return tell.settled("told_by_checked_answer")
-            try:
-                if answer.state is inbox.ReplyState.REPLIED:
-                    notify.mark_delivered(self.store, tell.collection, operation, owner, now=self.clock())
-                    return tell.settled("delivered_by_reply")
-                notify.settle_reply_unknown(self.store, tell.collection, operation, owner=owner, now=self.clock())
-                return tell.settled("reply_unknown")
-            except StoreError as exc:  # the next delivery reads the same record and decides the same
-                log("WARNING", "checked answer's telling not recorded", error=exc.__class__.__name__)
-                return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
-                                       dict(tell.detail))
+            if (answer.state is inbox.ReplyState.UNKNOWN and decision is notify.NoticeClaim.CLAIMED
+                    and not answer.by_push):
+                log("WARNING", "checked answer carried the receipt, outcome unknown: pushed once, restated",
+                    user=hash_user(operation.actor.user_id))
+                return None, True
+            return self._told_by_checked_answer(attempt, tell, decision, answer), False
         said_checking = carries.checks(tell.collection, operation) if carries is not None else None
         silent = answer.finished_silent or answer.state is inbox.ReplyState.FAILED
         if decision is notify.NoticeClaim.DELIVERED and (silent or said_checking is False):
-            return tell.settled("already_delivered")  # told by another path; no "checking" to follow up
-        return None
+            return tell.settled("already_delivered"), False  # told by another path; no "checking" to follow up
+        return None, False
 
-    def _after_earlier_reply(self, attempt: Attempt, tell: Tell) -> tuple[ReconcileResult | None, str | None]:
+    def _told_by_checked_answer(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim,
+                                answer: inbox.EventAnswer) -> ReconcileResult:
+        """The checked event's answer carried this receipt: LINE accepted it (→ delivered by that
+        reply), or its outcome is one nobody repeats (a keyed push of the queued-event worker, or a
+        notice not claimed here). Nothing is pushed."""
+        operation = attempt.operation
+        owner = notify.reply_owner(attempt.task.reply_event_id)
+        log("INFO", "checked answer carried the receipt: not pushed", reply_state=answer.state.value,
+            user=hash_user(operation.actor.user_id))
+        if decision is not notify.NoticeClaim.CLAIMED:
+            return tell.settled("told_by_checked_answer")
+        try:
+            if answer.state is inbox.ReplyState.REPLIED:
+                notify.mark_delivered(self.store, tell.collection, operation, owner, now=self.clock())
+                return tell.settled("delivered_by_reply")
+            notify.settle_reply_unknown(self.store, tell.collection, operation, owner=owner, now=self.clock())
+            return tell.settled("reply_unknown")
+        except StoreError as exc:  # the next delivery reads the same record and decides the same
+            log("WARNING", "checked answer's telling not recorded", error=exc.__class__.__name__)
+            return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
+                                   dict(tell.detail))
+
+
+    def _after_earlier_reply(self, attempt: Attempt,
+                             tell: Tell) -> tuple[ReconcileResult | None, str | None, bool]:
         """Before pushing a notice taken over from a reply, ask the inbox what became of that reply.
 
         Returns:
-            (None, owner) to push, ``owner`` being who the push is recorded as (``notice_delivered_by``;
-            None: the push): no earlier reply, or it was refused by LINE, or never started (an attempt
-            still running that has not started its reply is fenced off first, ``inbox.take_over_answer``),
-            or its recorded content did not tell this notice (a "checking" answer: the push is then
-            that answer's follow-up, recorded as ``checked:<event>``, so the check owes nothing more).
-            Otherwise (the answer, None) without a push: replied with this notice (or not recorded:
-            as before, the reply that owned it) → "delivered"; sent without an answer (or started by
-            an attempt that died) → "reply_unknown", never repeated blindly (DESIGN §3).
+            (None, owner, restated) to push, ``owner`` being who the push is recorded as
+            (``notice_delivered_by``; None: the push): no earlier reply, or it was refused by LINE, or
+            never started (an attempt still running that has not started its reply is fenced off
+            first, ``inbox.take_over_answer``), or its recorded content did not tell this notice (a
+            "checking" answer: the push is then that answer's follow-up, recorded as
+            ``checked:<event>``, so the check owes nothing more). ``restated`` is True when that reply
+            told this notice (or is not recorded: the reply that owned it) and its outcome is unknown
+            (sent without an answer, or started by an attempt that died): the notice must reach the
+            resident, so it is pushed once, in restating words (``Tell.restate``), with its own key.
+            Otherwise (the answer, None, False) without a push: replied with this notice → "delivered";
+            pushed by the queued-event worker under the event's own key with an unknown outcome →
+            "reply_unknown" (never repeated under another key, DESIGN §11).
         """
         operation = attempt.operation
         try:
@@ -283,39 +328,44 @@ class ReconcileNotifier:
             holder = (notice.taken_from if notice else None) or ""
             reply_event = notify.reply_event_of(holder)
             if reply_event is None or holder == attempt.void_owner:
-                return None, None
+                return None, None, False
             answer = inbox.take_over_answer(self.store, self.settings.tenant_id, reply_event, now=self.clock())
         except StoreError as exc:
             log("WARNING", "reconcile could not read the earlier reply", error=exc.__class__.__name__)
             if not attempt.last:
-                return tell.again("store_unavailable"), None
+                return tell.again("store_unavailable"), None, False
             self.record_followup(attempt, "notice_unverified:inbox_unavailable", with_notice=False)
-            return tell.settled("not_pushed"), None
+            return tell.settled("not_pushed"), None, False
         state = answer.state
         if state is inbox.ReplyState.QUEUED:
             # That event went to the queue, whose worker tells the user (by reply or push): wait for it.
             if not attempt.last:
-                return tell.again("notice_held"), None
+                return tell.again("notice_held"), None, False
             log("WARNING", "reconcile left the notice to a queued answer on its last attempt")
-            return tell.settled("left_to_queued_answer"), None
+            return tell.settled("left_to_queued_answer"), None, False
         if answer.carries is not None and not answer.carries.tells(tell.collection, operation):
             # Its reply told something else (e.g. "checking"): the notice is still to be told.
             follows = f"checked:{reply_event}" if answer.carries.checks(tell.collection, operation) else None
-            return None, follows
+            return None, follows, False
+        if state is inbox.ReplyState.UNKNOWN and not answer.by_push:
+            # A reply may or may not have shown it, and the resident must know it: told once more by
+            # push, with the notice's retry key (a repeat of this push is LINE's 409), restated.
+            log("WARNING", "receipt reply outcome unknown: pushed once, restated", user=hash_user(operation.actor.user_id))
+            return None, None, True
         try:
             if state is inbox.ReplyState.REPLIED:
                 notify.mark_delivered(self.store, tell.collection, operation, holder, now=self.clock())
-                return tell.settled("delivered_by_reply"), None
+                return tell.settled("delivered_by_reply"), None, False
             if state is inbox.ReplyState.UNKNOWN:
                 notify.settle_reply_unknown(self.store, tell.collection, operation, owner=holder, now=self.clock())
-                log("WARNING", "receipt reply outcome unknown: not pushed again",
+                log("WARNING", "receipt pushed with the event's key, outcome unknown: not pushed again",
                     user=hash_user(operation.actor.user_id))
-                return tell.settled("reply_unknown"), None
+                return tell.settled("reply_unknown"), None, False
         except StoreError as exc:  # the next delivery reads the inbox again and decides the same
             log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
             return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
-                                   dict(tell.detail)), None
-        return None, None
+                                   dict(tell.detail)), None, False
+        return None, None, False
 
     def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
         """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""

@@ -11,6 +11,7 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 
 from shared.clock import wall_clock_text
 from shared.config import Settings
+from shared.context import RESTATED_HEAD
 from shared.handoff.requests import Receipt
 
 #: Human lifecycle (DESIGN §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
@@ -44,12 +45,14 @@ def receipt_message(settings: Settings, receipt: Receipt, *, variant: str = "cre
 
     Args:
         variant: "created" (first answer to the confirmation), "repeat" (the card was tapped
-            again: same request, not registered twice) or "after_check" (pushed after the user
-            was told "checking").
+            again: same request, not registered twice), "after_check" (pushed after the user
+            was told "checking") or "restated" (pushed after a reply of unknown outcome that
+            carried the receipt: the user may be reading it a second time, so it restates it).
     """
     head = {
         "after_check": "通知：剛才確認中的服務詢問，已查證「有登記成功」。",
         "repeat": "這筆服務詢問先前已經登記過了，不會重複登記。",
+        "restated": f"{RESTATED_HEAD}你的服務詢問已登記，不會重複登記。",
     }.get(variant, "已登記你的服務詢問。")
     return TextMessage(text=(
         f"{head}\n單號：{receipt.request_id}\n登記時間：{local_time(settings, receipt.created_at)}\n"

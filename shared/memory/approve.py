@@ -8,9 +8,13 @@ The transaction function only reads and writes documents: the store may run it m
 | ``last_nonce == n`` and ``revision == r + 1``     | already_applied (idempotent)   |
 | ``revision != r``                                 | stale_memory_card              |
 | a decline token (先不要)                           | memory_declined                |
-| ``now >= e``                                      | expired_memory_card            |
+| the tap at or after ``e`` (``judged_at``)         | expired_memory_card            |
 | the card was declined (``memory_cards``)          | declined_memory_card           |
 | otherwise: write ``revision + 1``, ``last_nonce`` | memory_saved / memory_forgotten|
+
+A card is judged at its tap: the webhook event's ``timestamp`` (``tapped_at``), passed by the webhook,
+never later than the call, so a tap made in time still counts when a queued event is answered
+minutes later; the end is exclusive (``signing.is_expired``). Without a tap time, at the call.
 
 A decline token (先不要) of a current card records the card's nonce as cancelled and leaves the
 preference and its revision untouched. A decline of a card that is no longer current (approved
@@ -43,8 +47,21 @@ from shared.store import DocumentStore, expire_at
 DECLINED_CARD_RETENTION = timedelta(days=1)
 
 
+def judged_at(now: datetime, tapped_at: datetime | None) -> datetime:
+    """The instant a card's expiry is judged at: the tap (``tapped_at``), or ``now`` when there is
+    none or it is later than ``now`` (a tap cannot come after the call it caused).
+
+    Raises:
+        ValueError: ``now`` or ``tapped_at`` is naive.
+    """
+    require_aware(now)
+    if tapped_at is None:
+        return now
+    return min(require_aware(tapped_at, "tapped_at"), now)
+
+
 def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: Actor,
-           now: datetime) -> tuple[MemoryResult, list[tuple[str, str, dict]]]:
+           now: datetime, tapped_at: datetime | None = None) -> tuple[MemoryResult, list[tuple[str, str, dict]]]:
     """The approve table as a pure function of what the transaction read.
 
     Args:
@@ -52,7 +69,8 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
         cancelled: the ``memory_cards`` document of this nonce, or None.
         card: a verified payload.
         actor: the account (doc ids).
-        now: aware instant of the call.
+        now: aware instant of the call (recorded in what is written).
+        tapped_at: aware instant of the tap, or None; the expiry is judged at ``judged_at``.
     Returns:
         (result, writes) where each write is (collection, doc_id, data) to ``set``.
     """
@@ -76,7 +94,7 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
                   "status": "declined", "declined_at": to_iso(now),
                   "expire_at": expire_at(max(expires, now) + DECLINED_CARD_RETENTION)}
         return result(MEMORY_DECLINED), [(MEMORY_CARDS, card_id(actor, card.nonce), record)]
-    if is_expired(card.expires_epoch_seconds, now):
+    if is_expired(card.expires_epoch_seconds, judged_at(now, tapped_at)):
         return result(EXPIRED_MEMORY_CARD), []
     if cancelled:
         return result(DECLINED_MEMORY_CARD), []
@@ -90,14 +108,17 @@ def decide(row: dict | None, cancelled: dict | None, card: CardPayload, actor: A
     return result(outcome, revision + 1, new.get("dietary_type")), [(PREFERENCES, preference_id(actor), new)]
 
 
-def apply_card(store: DocumentStore, actor: Actor, card: CardPayload, now: datetime) -> MemoryResult:
+def apply_card(store: DocumentStore, actor: Actor, card: CardPayload, now: datetime, *,
+               tapped_at: datetime | None = None) -> MemoryResult:
     """Apply a verified token for its actor, exactly once.
 
     Args:
         store: the document store (functions/memory's).
         actor: (tenant_id, user_id) the token was verified for.
         card: the verified payload (shared.memory.tokens.verify_card).
-        now: aware instant; compared with the card's expiry (end exclusive).
+        now: aware instant of the call, recorded in what is written.
+        tapped_at: aware instant of the tap (the webhook event's ``timestamp``), or None; the
+            card's expiry (end exclusive) is judged at it, never later than ``now`` (``judged_at``).
     Returns:
         MemoryResult: memory_saved, memory_forgotten, memory_declined, already_applied,
         stale_memory_card, expired_memory_card or declined_memory_card.
@@ -112,7 +133,7 @@ def apply_card(store: DocumentStore, actor: Actor, card: CardPayload, now: datet
     def transaction(tx) -> MemoryResult:
         row = tx.get(PREFERENCES, preference_id(actor))
         cancelled = tx.get(MEMORY_CARDS, card_id(actor, card.nonce))
-        result, writes = decide(row, cancelled, card, actor, now)
+        result, writes = decide(row, cancelled, card, actor, now, tapped_at)
         for collection, doc_id, data in writes:
             tx.set(collection, doc_id, data)
         return result

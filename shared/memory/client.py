@@ -1,15 +1,18 @@
 """HTTP adapter of the MemoryClient port: the webhook's client of functions/memory.
 
-POST ``MEMORY_FUNCTION_URL`` with JSON ``{tenant_id, user_id, token}`` and an ``Authorization``
+POST ``MEMORY_FUNCTION_URL`` with JSON ``{tenant_id, user_id, token, tapped_at?}`` and an ``Authorization``
 header (shared.memory.auth); the function answers 200 ``{outcome, revision, …}`` for every domain
 outcome, 401/403/400 for a refused call and 503 for a retryable store error. The timeout is the
 caller's, cut to fit LINE's 2-second webhook budget (DESIGN §3).
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 import requests
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
 
+from shared.clock import to_iso
 from shared.identity import Actor
 from shared.logs import hash_user, log
 from shared.memory.errors import MemoryCallRejected, MemoryOutcomeUnknown, MemoryUnavailable
@@ -43,8 +46,9 @@ class HttpMemoryClient:
             self._session = requests.Session()
         return self._session
 
-    def submit(self, actor: Actor, token: str, *, timeout_seconds: float) -> MemoryResult:
-        """See MemoryClient.submit.
+    def submit(self, actor: Actor, token: str, *, timeout_seconds: float,
+               tapped_at: datetime | None = None) -> MemoryResult:
+        """See MemoryClient.submit. ``tapped_at`` is sent as ``tapped_at`` (ISO 8601, UTC).
 
         Raises:
             MemoryUnavailable: no connection, no credentials, or 503 before writing.
@@ -58,6 +62,8 @@ class HttpMemoryClient:
         except Exception as exc:  # google.auth errors: metadata server unreachable, etc.
             raise MemoryUnavailable(f"no credentials: {exc.__class__.__name__}") from exc
         body = {"tenant_id": actor.tenant_id, "user_id": actor.user_id, "token": token}
+        if tapped_at is not None:
+            body["tapped_at"] = to_iso(tapped_at)
         try:
             response = self._http().post(self.url, json=body, timeout=timeout_seconds,
                                          headers={"Authorization": authorization})

@@ -55,10 +55,16 @@ def _timeout(ctx: EventContext) -> float:
     return min(ctx.settings.memory_timeout_seconds, left)
 
 
-def _submit(ctx: EventContext, token: str, operation: str) -> tuple[MemoryResult | None, Reply | None]:
-    """Send a token to functions/memory; on failure, the honest reply instead of a result."""
+def _submit(ctx: EventContext, token: str, operation: str, *,
+            tapped: bool = False) -> tuple[MemoryResult | None, Reply | None]:
+    """Send a token to functions/memory; on failure, the honest reply instead of a result.
+
+    With ``tapped`` (a card's button) the tap's time goes with it: the verified event's
+    ``timestamp`` (``ctx.event_time``), at which functions/memory judges the card's expiry.
+    """
+    tapped_at = ctx.event_time if tapped else None
     try:
-        return ctx.memory.submit(ctx.actor, token, timeout_seconds=_timeout(ctx)), None
+        return ctx.memory.submit(ctx.actor, token, timeout_seconds=_timeout(ctx), tapped_at=tapped_at), None
     except MemoryOutcomeUnknown:
         log("WARNING", "memory call outcome unknown", user=hash_user(ctx.actor.user_id))
         return None, replies.outcome_unknown_reply(operation)
@@ -204,7 +210,7 @@ def handle_postback(ctx: EventContext, rest: str) -> Reply:
     except InvalidMemoryCard as exc:
         log("WARNING", "memory card refused", reason=str(exc), user=hash_user(ctx.actor.user_id))
         return replies.outcome_reply(MemoryResult(INVALID_MEMORY_CARD, 0))
-    result, failure = _submit(ctx, rest, card.operation)
+    result, failure = _submit(ctx, rest, card.operation, tapped=True)
     if failure is not None:
         return failure
     if result.outcome == EXPIRED_MEMORY_CARD and card.operation == "forget":
@@ -221,4 +227,5 @@ def _with_fresh_forget_button(ctx: EventContext, answer: Reply) -> Reply:
     except StoreError as exc:  # the text still says how to forget by typing
         log("WARNING", "fresh forget button not offered", error=exc.__class__.__name__)
         return answer
-    return Reply([*answer.messages, *view.messages][:5])
+    follow_up = [*answer.follow_up, *view.messages][:5] if answer.follow_up else None
+    return Reply([*answer.messages, *view.messages][:5], follow_up=follow_up)

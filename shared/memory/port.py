@@ -7,6 +7,7 @@ in-process, with an injected clock). Source: DESIGN §1, §6.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from shared.identity import Actor
@@ -51,13 +52,17 @@ class MemoryResult:
 class MemoryClient(Protocol):
     """Submits consent-card tokens to the only writer of preferences."""
 
-    def submit(self, actor: Actor, token: str, *, timeout_seconds: float) -> MemoryResult:
+    def submit(self, actor: Actor, token: str, *, timeout_seconds: float,
+               tapped_at: datetime | None = None) -> MemoryResult:
         """Apply one token (save, forget or decline) for the verified actor.
 
         Args:
             actor: from the verified webhook event; the token must be signed for it.
             token: the card token, without the ``mem:`` prefix.
             timeout_seconds: the whole call's budget (it runs inside LINE's 2-second webhook).
+            tapped_at: when the card was tapped: the verified webhook event's ``timestamp`` (aware),
+                never anything read from the postback data. The card's expiry is judged at it
+                (no later than the call itself); None: judged at the call.
         Returns:
             The MemoryResult, refusals included (stale, expired, invalid …).
         Raises:

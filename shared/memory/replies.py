@@ -9,7 +9,7 @@ import re
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.context import Reply
+from shared.context import RESTATED_HEAD, Reply
 from shared.memory.diet import SAVABLE_DIETS, diet_label
 from shared.memory.port import (
     ALREADY_APPLIED,
@@ -34,10 +34,17 @@ def _quick(*labels: str) -> QuickReply:
     return QuickReply(items=[QuickReplyItem(action=MessageAction(label=label, text=label)) for label in labels])
 
 
-def _reply(text: str, *labels: str) -> Reply:
-    """A memory outcome's text with its own buttons, then the menu: never a dead end (先不要 included;
-    trial 2 finding 6)."""
-    return Reply([TextMessage(text=text, quick_reply=_quick(*dict.fromkeys(labels + MENU_CHOICES)))])
+def _reply(text: str, *labels: str, outcome: bool = False) -> Reply:
+    """A memory text with its own buttons, then the menu: never a dead end (先不要 included;
+    trial 2 finding 6).
+
+    With ``outcome`` (what functions/memory decided: saved, forgotten, cancelled, refused) the Reply
+    also carries its ``follow_up``: the same words after ``shared.context.RESTATED_HEAD``, pushed once should the
+    reply's outcome be unknown (README "Delivery"). They state what is now remembered, so reading
+    them twice is harmless."""
+    quick = _quick(*dict.fromkeys(labels + MENU_CHOICES))
+    follow_up = [TextMessage(text=f"{RESTATED_HEAD}\n{text}", quick_reply=quick)] if outcome else None
+    return Reply([TextMessage(text=text, quick_reply=quick)], follow_up=follow_up)
 
 
 def _current(result: MemoryResult) -> str:
@@ -49,52 +56,52 @@ def _current(result: MemoryResult) -> str:
 def _saved(result: MemoryResult) -> Reply:
     return _reply(f"好的，已經記住你的飲食偏好：{diet_label(result.dietary_type)}。\n"
                   "之後查店家時，如果你沒有說素別，就會依這個偏好幫你找；你當次說的條件一定優先。\n"
-                  "想查看或更正，請說「我的偏好」；想停止使用，請說「忘記我的飲食偏好」。", "我的偏好")
+                  "想查看或更正，請說「我的偏好」；想停止使用，請說「忘記我的飲食偏好」。", "我的偏好", outcome=True)
 
 
 def _forgotten(result: MemoryResult) -> Reply:
     return _reply("已經忘記你的飲食偏好。之後查店家不會再套用，記錄裡也不留飲食內容；"
-                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）", *MENU_CHOICES)
+                  "之前還沒按的確認卡都不能再用了。\n（已經傳到聊天室的舊訊息不會因此消失。）", *MENU_CHOICES, outcome=True)
 
 
 def nothing_to_forget_reply() -> Reply:
     """忘記 when no value was stored: say so; cards still waiting for 同意 were cancelled all the same."""
-    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。", *MENU_CHOICES)
+    return _reply("目前沒有記住任何飲食偏好，所以沒有東西要忘記；之前還沒按的確認卡也都不能再用了。", *MENU_CHOICES, outcome=True)
 
 
 def _declined(result: MemoryResult) -> Reply:
-    return _reply(f"好的，這次先不記住，這張確認卡已取消。你的飲食偏好沒有改變：{_current(result)}")
+    return _reply(f"好的，這次先不記住，這張確認卡已取消。你的飲食偏好沒有改變：{_current(result)}", outcome=True)
 
 
 def _already(result: MemoryResult) -> Reply:
     if result.operation == "forget":
-        return _reply(f"這個按鈕已經處理過了，不會重複處理。{_current(result)}")
+        return _reply(f"這個按鈕已經處理過了，不會重複處理。{_current(result)}", outcome=True)
     if result.operation == "decline":
         return _reply(f"這張確認卡之前已經同意過了，所以已經記住，不會取消。{_current(result)}\n"
-                      "想停止使用，請說「忘記我的飲食偏好」。")
-    return _reply(f"這張確認卡已經處理過了，不會重複保存，版本也沒有變。{_current(result)}", "我的偏好")
+                      "想停止使用，請說「忘記我的飲食偏好」。", outcome=True)
+    return _reply(f"這張確認卡已經處理過了，不會重複保存，版本也沒有變。{_current(result)}", "我的偏好", outcome=True)
 
 
 def _stale(result: MemoryResult) -> Reply:
     return _reply("這張確認卡已經失效：在它之後，你的飲食偏好有更正或忘記過，所以舊卡不能再用，"
-                  f"這次什麼都沒有改變。{_current(result)}\n{_HOW_TO_REMEMBER}", "我的偏好")
+                  f"這次什麼都沒有改變。{_current(result)}\n{_HOW_TO_REMEMBER}", "我的偏好", outcome=True)
 
 
 def _expired(result: MemoryResult) -> Reply:
     if result.operation == "forget":
         return _reply("這個「忘記」按鈕已經超過有效時間，這次沒有做任何變更。"
-                      "以下是你目前的偏好，附上新的按鈕；也可以直接輸入「忘記我的飲食偏好」。", "忘記我的飲食偏好")
-    return _reply(f"這張確認卡已經超過有效時間，所以沒有保存任何東西。{_current(result)}\n{_HOW_TO_REMEMBER}")
+                      "以下是你目前的偏好，附上新的按鈕；也可以直接輸入「忘記我的飲食偏好」。", "忘記我的飲食偏好", outcome=True)
+    return _reply(f"這張確認卡已經超過有效時間，所以沒有保存任何東西。{_current(result)}\n{_HOW_TO_REMEMBER}", outcome=True)
 
 
 def _refused_declined(result: MemoryResult) -> Reply:
     return _reply("這張確認卡你已經按過「先不要」，已經取消了，所以這次不會記住。"
-                  f"{_current(result)}\n{_HOW_TO_REMEMBER}")
+                  f"{_current(result)}\n{_HOW_TO_REMEMBER}", outcome=True)
 
 
 def _invalid(result: MemoryResult) -> Reply:
     return _reply("這張確認卡無法使用：它不是發給這個 LINE 帳號的，或內容不完整。這次什麼都沒有保存或改變。\n"
-                  "想記住自己的飲食偏好，請自己說，例如「以後都找蔬食，幫我記住」。")
+                  "想記住自己的飲食偏好，請自己說，例如「以後都找蔬食，幫我記住」。", outcome=True)
 
 
 _OUTCOME_REPLIES = {

@@ -4,6 +4,8 @@ production writes preferences.
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.identity import Actor
@@ -18,7 +20,7 @@ from shared.turn.audit import scrub_remembered_diet
 
 
 def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: str, *,
-                clock: Clock = utc_now) -> MemoryResult:
+                clock: Clock = utc_now, tapped_at: datetime | None = None) -> MemoryResult:
     """Verify ``token`` under the actor's key and apply it.
 
     Args:
@@ -27,11 +29,15 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
         actor: from the verified webhook event, passed on by the webhook.
         token: the card token without ``mem:``.
         clock: aware "now"; injected by tests.
+        tapped_at: when the card was tapped, as the webhook read it from the verified event's
+            ``timestamp`` (the caller is authenticated; a postback cannot set it). The card's expiry
+            is judged at it, or at ``now`` when it is None or later than ``now``.
     Returns:
         MemoryResult; an altered token, another account's token or a retired key gives
         ``invalid_memory_card`` with the current revision and nothing written.
     Raises:
         MemoryNotConfigured: LOCAL_SIGNING_KEY is not set.
+        ValueError: ``tapped_at`` is naive.
         StoreError: from the store; retryable ones leave nothing written (StoreTimeout: unknown;
             also when a forget was applied but the turn records could not all be scrubbed: the
             same token, sent again, is ``already_applied`` and scrubs again).
@@ -43,7 +49,7 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
         log("WARNING", "memory card refused", reason=str(exc), user=hash_user(actor.user_id))
         return MemoryResult(INVALID_MEMORY_CARD, read_preference(store, actor).revision, None, None)
     now = clock()
-    result = apply_card(store, actor, card, now)
+    result = apply_card(store, actor, card, now, tapped_at=tapped_at)
     log("INFO", "memory card applied", outcome=result.outcome, operation=card.operation,
         revision=result.revision, user=hash_user(actor.user_id))
     if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):

@@ -14,7 +14,10 @@ The webhook hands an event to the queue when it cannot finish it inside LINE's 2
    rendered answer), then sends it: by reply while
    the reply token is fresh and unused, else by push with the event's ``X-Line-Retry-Key``;
 5. settles the notice from the LINE outcome table (``shared.line.port``): delivered → delivered;
-   a reply of unknown outcome → reply_unknown (never repeated); a refused reply → pushed instead;
+   a reply of unknown outcome → reply_unknown (never repeated), unless its answer must reach the
+   resident (``Reply.follow_up``, recorded with the reply): its follow-up is then pushed once with
+   the event's retry key, also when an earlier attempt died after starting the reply; a refused
+   reply → pushed instead;
    429, never started, or a push of unknown outcome → 503, and the next attempt pushes the same
    answer with the same retry key (LINE delivers it once); on the last attempt an answer still
    not delivered is settled ``failed`` (or ``reply_unknown`` when it may have reached the user).
@@ -37,7 +40,7 @@ from linebot.v3.messaging import Message
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.context import EventContext, Reply
+from shared.context import EventContext, Reply, event_time_of
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
@@ -185,7 +188,8 @@ class QueuedEventWorker:
         """The answer to send: the recorded one (True), or the handler's (False)."""
         if doc.get("answer"):
             try:
-                return Reply(decode_messages(doc["answer"]), carries=outbox.Carried.of(doc)), True
+                follow_up = decode_messages(doc["follow_up"]) if doc.get("follow_up") else None
+                return Reply(decode_messages(doc["answer"]), carries=outbox.Carried.of(doc), follow_up=follow_up), True
             except (ValueError, TypeError, KeyError, AttributeError):
                 log("ERROR", "queued event's recorded answer is unreadable")
                 outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
@@ -200,7 +204,7 @@ class QueuedEventWorker:
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         ctx = EventContext(self.settings, self.store, self.line, now, actor, ref.webhook_event_id,
                            time.monotonic() + self.settings.agent_budget_seconds,
-                           queue=self.queue, memory=self.memory)
+                           queue=self.queue, memory=self.memory, event_time=event_time_of(event))
         try:
             return self.handler(ctx, event), False
         except StoreError as exc:
@@ -227,42 +231,61 @@ class QueuedEventWorker:
 
     def _send(self, ref: inbox.EventRef, doc: dict, raw: dict, user_id: str | None, reply: Reply,
               last: bool, owner: str) -> WorkerResult:
-        answer = encode_messages(reply.messages)
-        messages = reply.messages[:5]
         fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
         if doc.get("answer_via") == AnswerVia.REPLY:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
-            # the user, so it is never repeated (DESIGN §3).
-            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
-                                        now=self.clock(), finish=inbox.finished)
-            return WorkerResult("reply_unknown", 200, fields)
-        if self._reply_allowed(doc, raw):
-            if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
-                                       now=self.clock(), carries=reply.carries):
-                return WorkerResult("lease_lost", 503)
-            delivery = self._call(lambda: self.line.reply(raw["replyToken"], messages,
-                                                          timeout_seconds=self.settings.line_timeout_seconds))
-            if delivery is Delivery.DELIVERED:
-                return self._delivered(ref, reply, "replied", fields, owner)
-            if delivery is Delivery.UNKNOWN:
+            # the user, so it is never repeated (DESIGN §3); the follow-up it recorded, if any, is
+            # pushed instead (``Reply.follow_up``).
+            if not reply.follow_up:
                 outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
                                             now=self.clock(), finish=inbox.finished)
                 return WorkerResult("reply_unknown", 200, fields)
-            if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY_NOT_DELIVERED,
-                                       owner=owner, now=self.clock(), carries=reply.carries):
-                return WorkerResult("lease_lost", 503)
-            if delivery is not Delivery.REFUSED and not last:
-                return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
-            # refused (e.g. the token expired), or the last attempt: definitely not delivered → push now
+            reply = Reply(reply.follow_up, carries=reply.carries)
+        elif self._reply_allowed(doc, raw):
+            replied = self._reply(ref, raw, reply, last, owner, fields)
+            if isinstance(replied, WorkerResult):
+                return replied
+            reply = replied
+        return self._push(ref, doc, user_id, reply, last, owner, fields)
+
+    def _reply(self, ref: inbox.EventRef, raw: dict, reply: Reply, last: bool, owner: str,
+               fields: dict) -> WorkerResult | Reply:
+        """Reply with the event's token: the WorkerResult when that settles this attempt, else the
+        Reply to push now (refused, or the last attempt; or the follow-up of a reply of unknown outcome)."""
+        answer = encode_messages(reply.messages)
+        follow_up = encode_messages(reply.follow_up) if reply.follow_up else None
+        if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
+                                   now=self.clock(), carries=reply.carries, follow_up=follow_up):
+            return WorkerResult("lease_lost", 503)
+        delivery = self._call(lambda: self.line.reply(raw["replyToken"], reply.messages[:5],
+                                                      timeout_seconds=self.settings.line_timeout_seconds))
+        if delivery is Delivery.DELIVERED:
+            return self._delivered(ref, reply, "replied", fields, owner)
+        if delivery is Delivery.UNKNOWN:
+            if reply.follow_up:  # it must reach the resident: its follow-up is pushed once, now
+                return Reply(reply.follow_up, carries=reply.carries)
+            outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
+                                        now=self.clock(), finish=inbox.finished)
+            return WorkerResult("reply_unknown", 200, fields)
+        if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY_NOT_DELIVERED,
+                                   owner=owner, now=self.clock(), carries=reply.carries):
+            return WorkerResult("lease_lost", 503)
+        if delivery is not Delivery.REFUSED and not last:
+            return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
+        return reply  # refused (e.g. the token expired), or the last attempt: definitely not delivered
+
+    def _push(self, ref: inbox.EventRef, doc: dict, user_id: str | None, reply: Reply, last: bool, owner: str,
+              fields: dict) -> WorkerResult:
+        """Push the answer with the event's retry key (``inbox.answer_retry_key``) and settle it."""
         if not user_id:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="no_user_to_push", now=self.clock(), finish=inbox.finished)
             return WorkerResult("no_user_to_push", 200, fields)
-        if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.PUSH, owner=owner,
-                                   now=self.clock(), carries=reply.carries):
+        if not inbox.record_answer(self.store, ref, answer=encode_messages(reply.messages), via=AnswerVia.PUSH,
+                                   owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
-        delivery = self._call(lambda: self.line.push(user_id, messages, retry_key=retry_key,
+        delivery = self._call(lambda: self.line.push(user_id, reply.messages[:5], retry_key=retry_key,
                                                      timeout_seconds=self.settings.line_timeout_seconds))
         if delivery is Delivery.DELIVERED:
             return self._delivered(ref, reply, "pushed", fields, owner)

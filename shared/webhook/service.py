@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.context import EventContext, Reply
+from shared.context import EventContext, Reply, event_time_of
+from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
@@ -76,6 +77,11 @@ class WebhookService:
         memory: the client of functions/memory, or None.
         event_queue: the task queue of queued events (functions/agent), or None: then what cannot be
             finished in time is answered 503 (LINE redelivers, if the operator enabled it).
+        local_events: without an ``event_queue`` (a webhook-only deployment), where an answer still
+            owed by push goes: a reply LINE answered 429 or never received, or the follow-up of a
+            reply of unknown outcome (``Reply.follow_up``). ``shared.queued_event.local.LocalEventQueue``
+            runs the queued-event worker on it at once, in this process; the sweep retries what is
+            still pending. None: such an answer is not sent again.
         dispatch: ``(EventContext, Event) -> Reply | None``; the routing table by default. A Reply
             with ``defer=True`` hands the event to the queued-event worker.
         monotonic: seconds on a monotonic clock; a delivery's 2-second budget starts at its
@@ -89,12 +95,13 @@ class WebhookService:
 
     def __init__(self, settings: Settings, store: DocumentStore, line: LineGateway,
                  clock: Clock = utc_now, queue=None, memory=None, event_queue=None, dispatch=dispatch_event,
-                 monotonic: Callable[[], float] = time.monotonic, early_reply=None):
+                 monotonic: Callable[[], float] = time.monotonic, early_reply=None, local_events=None):
         self.dispatch = dispatch
         self.early_reply = early_reply or (side_effect_free_reply if dispatch is dispatch_event else None)
         self.settings = settings
         self.queue = queue
         self.event_queue = event_queue
+        self.local_events = local_events
         self.memory = memory
         self.store = store
         self.line = line
@@ -211,10 +218,15 @@ class WebhookService:
         user_id = getattr(getattr(event, "source", None), "user_id", None)
         actor = Actor(self.settings.tenant_id, user_id) if user_id else None
         return EventContext(self.settings, self.store, self.line, now, actor, event_id, deadline,
-                            queue=self.queue, memory=self.memory, text_turn=self._text_turn(claimed))
+                            queue=self.queue, memory=self.memory, text_turn=self._text_turn(claimed),
+                            event_time=event_time_of(event))
 
     def _unless_claimed(self, claim: inbox.ClaimResult | None, event_id: str, fields: dict) -> EventStatus | None:
-        """None when ``claim`` lets this attempt answer the event; else the event's status."""
+        """None when ``claim`` lets this attempt answer the event; else the event's status.
+
+        An earlier attempt that started its reply and died is never replied to again: the follow-up
+        it recorded (``Reply.follow_up``) is queued for a push, or, without one, the event is
+        finished as ``reply_unknown``."""
         if claim is None:
             return EventStatus.RETRY
         if claim.claim in (EventClaim.DONE, EventClaim.QUEUED):
@@ -224,9 +236,34 @@ class WebhookService:
             return EventStatus.RETRY
         if claim.reply_attempted:
             # An earlier attempt crashed after starting its reply: never reply twice.
+            queued = self._queue_follow_up(event_id, claim.attempt, fields)
+            if queued is not None:
+                return queued
             self._finish(event_id, claim.attempt, EventOutcome.REPLY_UNKNOWN, fields)
             return EventStatus.DONE
         return None
+
+    def _owed_queue(self):
+        """Where an answer owed by push goes: the event queue, or else ``local_events`` (or None)."""
+        return self.event_queue if self.event_queue is not None else self.local_events
+
+    def _queue_follow_up(self, event_id: str, attempt: int, fields: dict) -> EventStatus | None:
+        """Queue the push of the follow-up an earlier, dead attempt recorded with its reply
+        (``inbox.queue_follow_up``): QUEUED, or RETRY when the store did not answer (the follow-up
+        stays recorded: 503, and LINE's redelivery or the sweep tries again); None when there is no
+        follow-up (or nowhere to push it from)."""
+        queue = self._owed_queue()
+        if queue is None:
+            return None
+        try:
+            if not inbox.queue_follow_up(self.store, self.settings.tenant_id, event_id, attempt, now=self.clock()):
+                return None
+        except StoreError as exc:
+            log("WARNING", "follow-up not queued: store unavailable", error=exc.__class__.__name__, **fields)
+            return EventStatus.RETRY
+        enqueue_event(queue, QueuedEventTask(self.settings.tenant_id, event_id))
+        log("INFO", "event queued", reason=QueuedReason.REPLY_UNKNOWN.value, with_answer=True, **fields)
+        return EventStatus.QUEUED
 
     def _reply_before_claim(self, event, raw: dict, now, deadline: float, fields: dict) -> EventStatus | None:
         """Answer an event whose reply has no side effects (``early_reply``) with one store write fewer.
@@ -249,7 +286,7 @@ class WebhookService:
         except Exception:  # noqa: BLE001 - routing is deterministic: the usual path meets and answers it again
             return None
         if (reply is None or reply.defer or not reply.messages or reply.after_reply is not None
-                or reply.on_reply_failed is not None):
+                or reply.on_reply_failed is not None or reply.follow_up):
             return None
         event_id = fields["webhook_event_id"]
         claim = self._claim(event_id, now, deadline - reply_reserve, fields, raw, start_reply=True)
@@ -373,7 +410,8 @@ class WebhookService:
             try:
                 # What the reply carries is recorded in this same write, before it is sent.
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
-                                                  now=self.clock(), carries=reply.carries or outbox.CARRIES_OTHER):
+                                                  now=self.clock(), carries=reply.carries or outbox.CARRIES_OTHER,
+                                                  follow_up=_encoded(reply.follow_up)):
                     return EventStatus.DONE  # a later attempt owns the event now
             except StoreError as exc:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
@@ -389,9 +427,11 @@ class WebhookService:
         # Once the attempt is recorded the reply is always sent (a takeover would take a recorded,
         # unsent reply for one of unknown outcome and never send it): at worst a little past the
         # budget, which LINE then counts as a slow answer, not a lost one.
-        reserve = self._queue_reserve_seconds() if self.event_queue is not None else _ANSWER_MARGIN_SECONDS
+        reserve = self._queue_reserve_seconds() if self._owed_queue() is not None else _ANSWER_MARGIN_SECONDS
         timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
                                               deadline - time.monotonic() - reserve))
+        faults.before_reply(self.settings, owed=bool(reply.follow_up) or (
+            reply.carries is not None and reply.carries.kind is outbox.AnswerCarries.RECEIPT))
         try:
             self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
             delivery = Delivery.DELIVERED
@@ -403,8 +443,13 @@ class WebhookService:
             self._after(reply.after_reply, "after-reply step", fields)
             outcome = EventOutcome.REPLIED
         elif delivery is Delivery.UNKNOWN:
-            outcome = EventOutcome.REPLY_UNKNOWN  # LINE may have processed it: never repeated (DESIGN §11)
-        elif delivery.send_later and claim is not None and self.event_queue is not None:
+            # LINE may have processed it: never repeated (DESIGN §11), unless its answer must reach the
+            # resident: then its follow-up is pushed once, with the event's retry key.
+            followed = self._follow_up_unknown(event_id, claim, raw, reply, fields)
+            if followed is not None:
+                return followed
+            outcome = EventOutcome.REPLY_UNKNOWN
+        elif delivery.send_later and claim is not None and self._owed_queue() is not None:
             # 429 or no connection: definitely not delivered; the queue pushes the same answer later.
             reason = (QueuedReason.REPLY_NOT_DELIVERED if delivery is Delivery.NOT_DELIVERED
                       else QueuedReason.REPLY_NEVER_STARTED)
@@ -429,24 +474,42 @@ class WebhookService:
             self._after(reply.on_reply_failed, "reply-failed step", fields)
         return EventStatus.DONE
 
+    def _follow_up_unknown(self, event_id: str, claim, raw: dict, reply: Reply, fields: dict) -> EventStatus | None:
+        """A reply of unknown outcome whose answer must reach the resident (``Reply.follow_up``):
+        the same write that records the unknown outcome queues its follow-up for one push (reason
+        ``reply_unknown``). Returns QUEUED (or DONE: a later attempt owns the event); DONE too when
+        the store did not take the write: the follow-up recorded with the reply's start stays, and
+        the sweep (or LINE's redelivery) queues it once the lease ends. None when there is no
+        follow-up, or nowhere to push it from: the event is finished ``reply_unknown``."""
+        if not reply.follow_up or claim is None or not event_id or self._owed_queue() is None:
+            return None
+        queued = self._queue(event_id, claim, raw, QueuedReason.REPLY_UNKNOWN, fields,
+                             reply=Reply(reply.follow_up, carries=reply.carries), reply_attempted=True)
+        return EventStatus.DONE if queued is EventStatus.RETRY else queued
+
     def _queue(self, event_id: str, claim, raw: dict, reason: QueuedReason, fields: dict, *,
                reply: Reply | None = None, reply_attempted: bool = False) -> EventStatus:
-        """Hand the event (and its rendered answer, if any) to the queue: QUEUED, DONE or RETRY (503)."""
-        if self.event_queue is None:
+        """Hand the event (and its rendered answer, if any) to the queue: QUEUED, DONE or RETRY (503).
+
+        An answer owed by push (``reply_attempted``: the token was used, or LINE asked to be called
+        later) goes to ``local_events`` when there is no event queue."""
+        queue = self._owed_queue() if reply_attempted else self.event_queue
+        if queue is None:
             return EventStatus.RETRY
         answer = encode_messages(reply.messages) if reply is not None and reply.messages else None
         carries = (reply.carries or outbox.CARRIES_OTHER) if answer is not None and reply is not None else None
         try:
             if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
                                      reason=reason, now=self.clock(), answer=answer,
-                                     reply_attempted=reply_attempted, carries=carries):
+                                     reply_attempted=reply_attempted, carries=carries,
+                                     follow_up=_encoded(reply.follow_up) if reply is not None else None):
                 return EventStatus.DONE  # a later attempt owns the event now
         except StoreError as exc:
             log("WARNING", "event not queued: store unavailable", reason=reason.value, error=exc.__class__.__name__,
                 **fields)
             return EventStatus.RETRY
         # The store holds it now; a queue that does not confirm is covered by the start-up re-queue.
-        enqueue_event(self.event_queue, QueuedEventTask(self.settings.tenant_id, event_id))
+        enqueue_event(queue, QueuedEventTask(self.settings.tenant_id, event_id))
         log("INFO", "event queued", reason=reason.value, with_answer=answer is not None, **fields)
         return EventStatus.QUEUED
 
@@ -468,6 +531,11 @@ class WebhookService:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)
         log("INFO", "event finished", outcome=outcome.value, **fields)
+
+
+def _encoded(messages: list | None) -> list[dict] | None:
+    """A Reply's ``follow_up`` as stored (JSON dicts), or None."""
+    return encode_messages(messages) if messages else None
 
 
 def _event_type(raw) -> str | None:

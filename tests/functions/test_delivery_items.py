@@ -4,6 +4,7 @@ becomes a request, and an expired forget button answers with a fresh one."""
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.functions.handoff_support import (
     store_docs,
     wait_for,
 )
-from tests.memory_support import postbacks
+from tests.memory_support import postbacks, tap_event
 from tools import line_events
 
 pytestmark = pytest.mark.slow
@@ -76,13 +77,16 @@ def test_items_expired_forget_button_offers_a_fresh_one(start_function, base_env
         assert messages, "no reply"
         return messages
 
+    def tap(data: str) -> list[dict]:  # tapped now: LINE stamps the event with the tap's time
+        return say(tap_event(data, USER, datetime.now(timezone.utc)))
+
     approve = postbacks(say(text_event("以後都找蔬食，幫我記住", user_id=USER)))["同意記住"]
-    assert "已經記住" in all_text(say(postback_event(approve, user_id=USER)))
+    assert "已經記住" in all_text(tap(approve))
     view_at = time.monotonic()
     old = postbacks(say(text_event("我的偏好", user_id=USER)))["忘記這個偏好"]
     wait_for(lambda: time.monotonic() - view_at > 4.5, 15, "the forget button to expire")
-    answer = say(postback_event(old, user_id=USER))
+    answer = tap(old)
     assert "超過有效時間" in all_text(answer)
     fresh = postbacks(answer)["忘記這個偏好"]
     assert fresh != old
-    assert "已經忘記" in all_text(say(postback_event(fresh, user_id=USER)))
+    assert "已經忘記" in all_text(tap(fresh))

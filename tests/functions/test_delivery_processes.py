@@ -7,7 +7,11 @@ from __future__ import annotations
 import time
 
 import pytest
+import requests
 
+from shared import inbox
+from shared.handoff.records import Operation
+from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
 from tests.conftest import all_text, line_body, postback_event, text_event
@@ -24,6 +28,7 @@ from tests.functions.handoff_support import (
     told_request_ids,
     wait_for,
 )
+from tests.memory_support import postbacks
 
 pytestmark = pytest.mark.slow
 
@@ -100,33 +105,80 @@ def confirm_with_fault(webhook_url: str, standin, fault) -> dict:
 FAST_LEASE = {"LOCAL_EVENT_LEASE_SECONDS": "1.5"}
 
 
-def test_delivery_confirm_reply_5xx_after_processing_told_once(start_function, base_env, line_standin):
+def receipt_pushes(standin, user_id: str = USER) -> list[dict]:
+    return [c for c in standin.calls() if c["path"] == PUSH and c["body"]["to"] == user_id]
+
+
+def test_delivery_confirm_reply_5xx_after_processing_pushed_once_restated(start_function, base_env, line_standin):
     webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
     event, response = confirm_with_fault(webhook.url, line_standin,
                                          lambda: line_standin.fail_next(REPLY, 500, after_processing=True))
     assert response.status_code == 200
     store_url = base_env["LOCAL_STORE_URL"]
     [request] = store_docs(store_url, "handoff_requests")
-    # the relay task runs after the reply's lease: it must not push a receipt LINE may have shown
-    wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "reply_unknown",
-             20, "the notice to settle as reply_unknown")
+    # the relay task runs after the reply's lease: LINE may have shown the receipt, or not; it is
+    # pushed once, restated, with the receipt's retry key
+    wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "delivered",
+             20, "the receipt notice to be delivered")
     wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
-    assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
     processed = [c for c in line_standin.calls()
                  if c["path"] == REPLY and c["body"]["replyToken"] == event["replyToken"]]
     assert [c["status"] for c in processed] == [500]
     assert REQUEST_ID.findall(all_text(processed[0]["body"]["messages"])) == [request["request_id"]]
+    [pushed] = receipt_pushes(line_standin)
+    key = Operation(Actor(base_env["LOCAL_TENANT_ID"], USER), request["idempotency_key"]).retry_key("receipt")
+    assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, key)
+    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [request["request_id"]]
+    assert "再說一次" in all_text(pushed["body"]["messages"])
+
+
+def test_delivery_confirm_killed_after_the_reply_started_pushed_once_restated(start_function, base_env,
+                                                                              line_standin):
+    """The webhook's worker records the receipt's reply as started and is killed before sending it
+    (SIGKILL): nobody can tell whether it was sent. The relay pushes the receipt once, restated,
+    with the receipt's retry key; the respawned worker and LINE's redelivery reply nothing."""
+    webhook, _, _ = start_all(start_function, base_env, LOCAL_FAULTS="KILL_BEFORE_REPLY", **FAST_LEASE)
+    data = new_card(webhook.url, line_standin)["確認送出"]
+    event = fresh(postback_event(data, user_id=USER))
+    try:  # the worker dies: no answer, or gunicorn's 5xx
+        answered: int | None = post(webhook.url, line_body(event)).status_code
+    except requests.RequestException:
+        answered = None
+    assert answered is None or answered >= 500, f"a killed worker answered {answered}"
+    store_url = base_env["LOCAL_STORE_URL"]
+    [request] = store_docs(store_url, "handoff_requests")
+    [pushed] = wait_for(lambda: receipt_pushes(line_standin), 30, "the receipt push")
+    key = Operation(Actor(base_env["LOCAL_TENANT_ID"], USER), request["idempotency_key"]).retry_key("receipt")
+    assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, key)
+    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [request["request_id"]]
+
+    def redeliver() -> bool:  # LINE's redelivery of the tap, once the dead attempt's lease is over
+        try:
+            return post(webhook.url, line_body(event)).status_code == 200
+        except requests.RequestException:
+            return False
+
+    wait_for(redeliver, 20, "the redelivered tap to be accepted", interval_s=0.3)
+    wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
+    assert len(receipt_pushes(line_standin)) == 1
+    assert [c for c in line_standin.calls() if c["path"] == REPLY and c["body"]["replyToken"] == event["replyToken"]] == []
+    assert store_docs(store_url, "handoff_operations")[0]["notice_state"] == "delivered"
+
+
+def post_while_line_unreachable(url: str, standin, event: dict):
+    """Post the event while the LINE stand-in refuses every connection (no call is ever made)."""
+    standin.refuse_connections()
+    try:
+        return post(url, line_body(event))
+    finally:
+        standin.accept_connections()
 
 
 def test_delivery_confirm_connection_refused_told_once_by_push(start_function, base_env, line_standin):
     webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
     data = new_card(webhook.url, line_standin)["確認送出"]
     event = fresh(postback_event(data, user_id=USER))
-    line_standin.refuse_connections()
-    try:
-        response = post(webhook.url, line_body(event))
-    finally:
-        line_standin.accept_connections()
+    response = post_while_line_unreachable(webhook.url, line_standin, event)
     assert response.status_code == 200 and response.json()["events"] == ["queued"]
     store_url = base_env["LOCAL_STORE_URL"]
     [request] = store_docs(store_url, "handoff_requests")
@@ -152,3 +204,79 @@ def test_delivery_confirm_reply_429_told_once_later(start_function, base_env, li
     # a redelivery of the same event now repeats nothing
     assert post(webhook.url, line_body(event)).json()["events"] == ["duplicate"]
     assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
+
+
+SWEEP_OFTEN = {"LOCAL_SWEEP_INTERVAL_SECONDS": "0.5"}
+
+
+def accepted_pushes(standin, user_id: str) -> list[dict]:
+    return [c for c in accepted(standin, PUSH) if c["body"]["to"] == user_id]
+
+
+@pytest.mark.parametrize("wiring", ["agent", "webhook_only"])
+def test_delivery_memory_outcome_killed_after_the_reply_started_pushed_once(start_function, base_env, line_standin,
+                                                                            wiring):
+    """functions/memory saved the diet; the webhook's worker recorded the outcome's reply as started
+    and was killed before sending it. The sweep of the respawned worker hands the recorded
+    follow-up to the queued-event worker (functions/agent, or the webhook's own process without
+    one), which pushes it once with the event's retry key."""
+    memory = start_function("memory", env_with(base_env))
+    extra = {"MEMORY_FUNCTION_URL": memory.url, "LOCAL_FAULTS": "KILL_BEFORE_REPLY", **FAST_LEASE, **SWEEP_OFTEN}
+    if wiring == "agent":
+        webhook, _, _ = start_all(start_function, base_env, **extra)
+    else:
+        webhook = start_function("webhook", env_with(base_env, **extra))
+    card = fresh(text_event("長輩吃素，以後優先找蔬食，幫我記住", user_id=USER))
+    assert post(webhook.url, line_body(card)).status_code == 200
+    [shown] = wait_for(lambda: [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == card["replyToken"]],
+                       20, "the consent card")
+    tap = fresh(postback_event(postbacks(shown["body"]["messages"])["同意記住"], user_id=USER))
+    try:  # the worker dies: no answer, or gunicorn's 5xx
+        answered: int | None = post(webhook.url, line_body(tap)).status_code
+    except requests.RequestException:
+        answered = None
+    assert answered is None or answered >= 500, f"a killed worker answered {answered}"
+    [pushed] = wait_for(lambda: accepted_pushes(line_standin, USER), 30, "the outcome's push")
+    assert pushed["headers"]["x-line-retry-key"] == inbox.answer_retry_key(base_env["LOCAL_TENANT_ID"],
+                                                                           tap["webhookEventId"])
+    words = all_text(pushed["body"]["messages"])
+    assert "再說一次" in words and "已經記住你的飲食偏好：蔬食" in words
+    time.sleep(1.5)  # three more sweeps
+    store_url = base_env["LOCAL_STORE_URL"]
+    wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
+    assert len(accepted_pushes(line_standin, USER)) == 1
+    assert [c for c in line_standin.calls() if c["path"] == REPLY and c["body"]["replyToken"] == tap["replyToken"]] == []
+    [preference] = store_docs(store_url, "preferences")
+    assert (preference["dietary_type"], preference["revision"]) == ("vegetarian", 1)
+
+
+@pytest.mark.parametrize("fault", ["429", "never_started"])
+def test_delivery_webhook_only_reply_not_delivered_is_pushed_once_with_a_retry_key(start_function, base_env,
+                                                                                   line_standin, fault):
+    """No event queue is configured (no functions/agent): a reply LINE refuses with 429, or one whose
+    connection was never made, is followed by one push with the event's retry key, as in the full
+    wiring, from the webhook's own process (at once, or by its sweep once LINE is reachable again)."""
+    webhook = start_function("webhook", env_with(base_env, **SWEEP_OFTEN))
+    other = "U" + "f" * 32
+    plain = fresh(text_event("我要預約", user_id=other))
+    assert post(webhook.url, line_body(plain)).status_code == 200
+    [answer] = wait_for(lambda: [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == plain["replyToken"]],
+                        20, "the answer to the same words")
+    event = fresh(text_event("我要預約", user_id=USER))
+    if fault == "429":
+        line_standin.fail_next(REPLY, 429)
+        response = post(webhook.url, line_body(event))
+    else:
+        response = post_while_line_unreachable(webhook.url, line_standin, event)
+    assert response.status_code == 200 and response.json()["events"] == ["queued"]
+    [pushed] = wait_for(lambda: accepted_pushes(line_standin, USER), 20, "the push")
+    assert pushed["headers"]["x-line-retry-key"] == inbox.answer_retry_key(base_env["LOCAL_TENANT_ID"],
+                                                                           event["webhookEventId"])
+    assert all_text(pushed["body"]["messages"]) == all_text(answer["body"]["messages"])
+    assert post(webhook.url, line_body(event)).json()["events"] == ["duplicate"]  # LINE's redelivery
+    time.sleep(1.5)  # three more sweeps
+    assert len(accepted_pushes(line_standin, USER)) == 1
+    assert [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == event["replyToken"]] == []
+    [doc] = [d for d in store_docs(base_env["LOCAL_STORE_URL"], "webhook_inbox")
+             if d["webhook_event_id"] == event["webhookEventId"]]
+    assert doc["notice_state"] == "delivered"

@@ -8,18 +8,37 @@ import json
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import requests
 from functions_framework import create_app
 
+from shared.clock import TAIPEI
+from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.identity import Actor
 from shared.memory.tokens import issue_card
+from shared.queue.embedded import EmbeddedQueue
+from shared.queued_event.task import QueuedEventTask
+from shared.queued_event.worker import QueuedEventWorker
 from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore, path_from_url
-from tests.conftest import REPO, all_text, case_bytes, line_body, postback_event, recorded_replies, sign, text_event
+from shared.webhook.service import WebhookService
+from shared.wiring import line_gateway, memory_client, open_store
+from tests.conftest import (
+    REPO,
+    FixedClock,
+    all_text,
+    case_bytes,
+    line_body,
+    postback_event,
+    recorded_replies,
+    reply_messages,
+    sign,
+    text_event,
+)
 from tests.memory_support import USER_A, USER_B, place_audits, postbacks, preference_of
 
 MEMORY_SOURCE = str(REPO / "functions" / "memory" / "main.py")
@@ -203,3 +222,63 @@ def test_memory_http_twenty_concurrent_approvals_save_once(start_function, base_
     assert sorted(r["outcome"] for r in results) == ["already_applied"] * 19 + ["memory_saved"]
     assert {r["revision"] for r in results} == {1}
     assert preference_of(SqliteStore(path_from_url(store_url))).revision == 1
+
+
+@pytest.mark.parametrize("tapped_at", ["yesterday", 1790577600000, "2026-11-30T04:00:00", ["2026-11-30T04:00:00Z"]],
+                         ids=["words", "epoch_ms", "no_offset", "list"])
+def test_memory_http_tap_time_not_iso_with_offset_is_400_and_nothing_written(memory_app, store_url, tapped_at):
+    response = memory_app.post("/", json={**body(mint()), "tapped_at": tapped_at}, headers=AUTH)
+    assert response.status_code == 400
+    assert preference_of(SqliteStore(path_from_url(store_url))).revision == 0
+
+
+def late_tap(data: str, user_id: str, tapped: datetime) -> dict:
+    event = postback_event(data, user_id=user_id)
+    event["timestamp"] = int(tapped.timestamp() * 1000)  # LINE stamps the tap; the body is signed with it
+    return event
+
+
+@pytest.mark.slow
+def test_memory_http_consent_card_is_judged_at_the_tap_when_answered_ten_minutes_later(
+        start_function, base_env, store_url, line_standin):
+    """The webhook passes the tap's time (the signed event's ``timestamp``) to functions/memory, a real
+    process judging by its own clock: a card tapped 1 s before its expiry and answered 10 minutes
+    later, by the webhook itself (a late delivery) or by the queued-event worker, is saved; a tap at
+    the expiry instant is refused (the end is exclusive)."""
+    memory = start_function("memory", base_env)
+    settings = Settings.from_env({**base_env, "MEMORY_FUNCTION_URL": memory.url}, required=WEBHOOK_REQUIRED)
+    issued = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=15)
+    clock = FixedClock(issued)
+    worker = QueuedEventWorker(settings, open_store(settings), line_gateway(settings),
+                               memory=memory_client(settings), clock=clock)
+    events = EmbeddedQueue(path_from_url(store_url), queue_name="queued-events", target_url="http://agent.invalid/",
+                           auth_token=None, http=lambda url, raw, headers, timeout_seconds: worker.run(
+                               QueuedEventTask.from_payload(json.loads(raw)), retry_count=0).http_status)
+    budget = settings.webhook_budget_seconds
+    webhook = WebhookService(settings, open_store(settings), line_gateway(settings), clock=clock,
+                             memory=memory_client(settings), event_queue=events)
+    # A delivery that arrived when only 1.2 s of LINE's budget was left: too little to answer it here.
+    late_webhook = WebhookService(settings, webhook.store, webhook.line, clock=clock, memory=webhook.memory,
+                                  event_queue=events, monotonic=lambda: time.monotonic() - (budget - 1.2))
+    store = SqliteStore(path_from_url(store_url))
+    cases = [(USER_A, "webhook", 1, "已經記住"), (USER_B, "webhook", 0, "超過有效時間"),
+             ("U" + "c" * 32, "queued", 1, "已經記住"), ("U" + "d" * 32, "queued", 0, "超過有效時間")]
+    for user_id, path, seconds_before, said in cases:
+        clock.at = issued
+        card = reply_messages(webhook, line_standin, text_event("長輩吃素，以後優先找蔬食，幫我記住", user_id=user_id))
+        expiry = issued + timedelta(seconds=settings.memory_card_ttl_seconds)
+        assert f"有效至 {expiry.astimezone(TAIPEI):%H:%M:%S}" in all_text(card)
+        tap = late_tap(postbacks(card)["同意記住"], user_id, expiry - timedelta(seconds=seconds_before))
+        clock.at = expiry + timedelta(minutes=10)  # answered 10 minutes after the tap
+        if path == "webhook":
+            words = all_text(reply_messages(webhook, line_standin, tap))
+        else:
+            body_bytes = line_body(tap)
+            assert late_webhook.handle(body_bytes, sign(body_bytes)).body["events"] == ["queued"]
+            while events.dispatch_due(limit=10):
+                pass
+            [pushed] = [c for c in line_standin.calls() if c["path"].endswith("/push") and c["body"]["to"] == user_id]
+            words = all_text(pushed["body"]["messages"])
+        assert said in words, (user_id, path, seconds_before, words)
+        saved = preference_of(store, user_id)
+        assert (saved.dietary_type, saved.revision) == (("vegetarian", 1) if seconds_before else (None, 0))

@@ -202,12 +202,11 @@ def inbox_doc(store, settings, event_id: str) -> dict:
 
 # ---- the run that found it: the redelivered tap's reply carried the receipt ---------------------------
 
-@pytest.mark.parametrize("fault", ["delivered_write_lost", "delivered_and_done_lost", "reply_outcome_unknown"])
-@pytest.mark.parametrize("first", ["check", "requeue_then_check"])
-def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store, clock, line_standin, fault, first):
-    """The redelivery replied the receipt; what recorded it was lost (or LINE's answer was): the
-    check (and a re-queue before it) reads that the reply carried the receipt and pushes nothing.
-    A later redelivery repeats nothing either: the resident reads the receipt once."""
+def redelivered_receipt_reply(settings, store, clock, line_standin, fault: str) -> tuple[Tap, str]:
+    """The tap's first attempt lost (``first_attempt_lost``); LINE's redelivery replied the receipt,
+    and ``fault`` lost what recorded it: "delivered" (``delivered_write_lost``), "delivered" and the
+    event's end (``delivered_and_done_lost``: the reply reads as started, outcome unknown), or LINE's
+    answer (``reply_outcome_unknown``: a 500 after LINE showed it). Returns the tap and its event id."""
     tap = card(settings, store, clock, "U" + "d" * 32)
     event_id = "01G1" + "0" * 22
     first_attempt_lost(settings, store, clock, tap, event_id, committed=True)
@@ -219,6 +218,15 @@ def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store,
         if fault == "delivered_and_done_lost":
             lossy.lose(event_finished)
     deliver(webhook(settings, lossy, clock), tap.event(event_id))
+    return tap, event_id
+
+
+@pytest.mark.parametrize("first", ["check", "requeue_then_check"])
+def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store, clock, line_standin, first):
+    """The redelivery replied the receipt and the write that it was delivered was lost: the check
+    (and a re-queue before it) reads that the reply carried the receipt and pushes nothing. A later
+    redelivery repeats nothing either: the resident reads the receipt once."""
+    tap, event_id = redelivered_receipt_reply(settings, store, clock, line_standin, "delivered_write_lost")
     request_id = tap.request_id(store)
     shown = (200, 500)
     assert len(told(line_standin, request_id, shown)) == 1  # the redelivery's reply carried the receipt
@@ -229,17 +237,47 @@ def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store,
         clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
         requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
                                                   retry_count=0)
-        assert requeued.http_status == 200 and requeued.detail["notice"] in ("delivered_by_reply", "reply_unknown")
+        assert requeued.http_status == 200 and requeued.detail["notice"] == "delivered_by_reply"
     result = reconcile(settings, clock).run(tap.check(event_id), retry_count=0)
     assert result.http_status == 200, result
-    assert result.detail["notice"] in ("delivered_by_reply", "reply_unknown", "told_by_checked_answer")
+    assert result.detail["notice"] in ("delivered_by_reply", "told_by_checked_answer")
     again = reconcile(settings, clock).run(tap.check(event_id), retry_count=1)  # a duplicate delivery
     assert again.http_status == 200
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # LINE redelivers once the lease is over
     deliver(webhook(settings, store, clock), {**tap.event(event_id), "deliveryContext": {"isRedelivery": True}})
     assert len(told(line_standin, request_id, shown)) == 1
-    assert tap.op_doc(store)["notice_state"] in (notify.DELIVERED, notify.REPLY_UNKNOWN)
+    assert tap.op_doc(store)["notice_state"] == notify.DELIVERED
     assert worker.pending_operations(store, settings.tenant_id) == []  # nothing left for a sweep to push
+
+
+@pytest.mark.parametrize("fault", ["delivered_and_done_lost", "reply_outcome_unknown"])
+@pytest.mark.parametrize("first", ["check", "requeue_then_check"])
+def test_check_after_a_redelivered_receipt_reply_of_unknown_outcome_pushes_it_once_restated(
+        settings, store, clock, line_standin, fault, first):
+    """The redelivery's reply carried the receipt and its outcome is unknown (LINE answered 500, or
+    the event reads as still replying): LINE may have shown it, or not, and the resident must know
+    it. Whoever comes first (the check, or a re-queue before it) pushes it once, with the receipt's
+    retry key, in words that restate it; every later delivery and LINE's redelivery add nothing."""
+    tap, event_id = redelivered_receipt_reply(settings, store, clock, line_standin, fault)
+    request_id = tap.request_id(store)
+    shown = (200, 500)
+    assert len(told(line_standin, request_id, shown)) == 1  # the reply (perhaps shown)
+    if first == "requeue_then_check":
+        clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+        requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+                                                  retry_count=0)
+        assert (requeued.http_status, requeued.detail["notice"]) == (200, "pushed")
+    result = reconcile(settings, clock).run(tap.check(event_id), retry_count=0)
+    assert result.http_status == 200, result
+    reconcile(settings, clock).run(tap.check(event_id), retry_count=1)  # a duplicate delivery
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    deliver(webhook(settings, store, clock), {**tap.event(event_id), "deliveryContext": {"isRedelivery": True}})
+    [push] = [c for c in told(line_standin, request_id, shown) if c["path"] == PUSH]
+    assert push["status"] == 200 and push["headers"]["x-line-retry-key"] == tap.operation.retry_key("receipt")
+    assert "再說一次" in all_text(push["body"]["messages"])  # worded for a second reading
+    assert len(told(line_standin, request_id, shown)) == 2  # the reply of unknown outcome, then one push
+    assert tap.op_doc(store)["notice_state"] == notify.DELIVERED
+    assert worker.pending_operations(store, settings.tenant_id) == []
 
 
 def test_check_waits_for_a_queued_receipt_answer_then_pushes_nothing(settings, store, clock, line_standin, tmp_path):

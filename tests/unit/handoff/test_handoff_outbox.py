@@ -1,9 +1,12 @@
 """The notification outbox (claims, retry keys) and the start-up re-queue."""
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from shared import inbox
 from shared.handoff import cards, drafts, notify, records, wording, worker
@@ -15,8 +18,10 @@ from shared.queue.embedded import EmbeddedQueue
 from shared.queued_event.task import QueuedEventTask
 from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import SqliteStore, path_from_url
+from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
-from tests.conftest import line_body, postback_event, sign
+from tests.conftest import all_text, line_body, postback_event, sign, text_event
+from tests.functions.handoff_support import card_postbacks
 from tests.unit.handoff.conftest import OTHER_USER
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -283,3 +288,69 @@ def test_outbox_relay_fences_a_slow_attempt_that_never_started_its_reply(webhook
     assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
     doc = store.get(inbox.COLLECTION, f"{settings.tenant_id}:{event_id}")
     assert (doc["state"], doc["outcome"]) == ("done", inbox.EventOutcome.TOLD_BY_PUSH)
+
+
+REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
+#: How the confirmation's reply ends with an unknown outcome: LINE's 5xx (before or after it showed
+#: the receipt) or no answer within the reply's timeout (the stand-in answers after it, having shown it).
+UNKNOWN_REPLIES = {
+    "500": lambda standin: standin.fail_next(REPLY, 500),
+    "500_after_processing": lambda standin: standin.fail_next(REPLY, 500, after_processing=True),
+    "503": lambda standin: standin.fail_next(REPLY, 503),
+    "timeout": lambda standin: standin.delay_next(REPLY, 1.0),
+}
+
+
+@pytest.mark.parametrize("fault", list(UNKNOWN_REPLIES))
+def test_outbox_receipt_reply_of_unknown_outcome_is_pushed_once_restated(make_settings, clock, line_standin, fault):
+    """A confirmation's receipt reply whose outcome is unknown still reaches the resident: the relay
+    the webhook queued pushes it once, with the receipt's retry key, in words that restate it; a
+    second delivery of the relay and LINE's redelivery of the tap send nothing more."""
+    settings = make_settings(LOCAL_LINE_TIMEOUT_SECONDS="0.5")
+    path = path_from_url(settings.store_url)
+    reconcile = ReconcileService(settings, SqliteStore(path, deadline_seconds=2.0),
+                                 SqliteStore(path, deadline_seconds=2.0, read_only=True),
+                                 line_gateway(settings), clock=clock)
+    relayed: list[int] = []
+
+    def deliver(url, raw, headers, timeout_seconds) -> int:
+        result = reconcile.run(ReconcileTask.from_payload(json.loads(raw)),
+                               retry_count=int(headers["X-CloudTasks-TaskRetryCount"]))
+        relayed.append(result.http_status)
+        return result.http_status
+
+    queue = EmbeddedQueue(path, queue_name="handoff-reconcile", target_url="http://reconcile.invalid/",
+                          auth_token=None, clock=clock, http=deliver, min_backoff_seconds=0.0, max_backoff_seconds=0.0)
+    store = SqliteStore(path, deadline_seconds=2.0)
+    webhook = WebhookService(settings, store, line_gateway(settings), clock=clock, queue=queue)
+    user = "U" + "e" * 32
+    card = text_event("新需求：社區路燈不亮，想請人來看看", user_id=user)
+    body = line_body(card)
+    assert webhook.handle(body.decode(), sign(body)).status == 200
+    confirm = card_postbacks(line_standin, card["replyToken"])["確認送出"]
+    tap = postback_event(confirm, user_id=user)
+    UNKNOWN_REPLIES[fault](line_standin)
+    body = line_body(tap)
+    assert webhook.handle(body.decode(), sign(body)).body["events"] == ["done"]
+    [request] = store.query(records.REQUESTS)
+    [reply] = line_standin.wait_for(lambda c: c["path"] == REPLY and c["body"]["replyToken"] == tap["replyToken"])
+    assert request["request_id"] in all_text(reply["body"]["messages"])  # the receipt was in the reply
+    assert not [c for c in line_standin.calls() if c["path"] == PUSH]
+
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 2)  # the relay runs after the reply's lease
+    while queue.dispatch_due(limit=10):
+        pass
+    [pushed] = [c for c in line_standin.calls() if c["path"] == PUSH and c["body"]["to"] == user]
+    operation = records.Operation(Actor(settings.tenant_id, user), confirm.split(".")[2])
+    assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, operation.retry_key("receipt"))
+    words = all_text(pushed["body"]["messages"])
+    assert request["request_id"] in words and "再說一次" in words and "已登記" in words
+    assert relayed == [200]
+
+    relay = ReconcileTask(operation, request["content_hash"], RELAY, tag=tap["webhookEventId"])
+    assert queue.task(relay.task_name).payload == relay.payload()  # the task the webhook queued
+    assert reconcile.run(relay, retry_count=1).http_status == 200  # a second delivery of the relay
+    body = line_body({**tap, "deliveryContext": {"isRedelivery": True}})
+    assert webhook.handle(body.decode(), sign(body)).body["events"] == ["duplicate"]
+    assert len([c for c in line_standin.calls() if c["path"] == PUSH]) == 1
+    assert len([c for c in line_standin.calls() if c["path"] == REPLY and c["body"]["replyToken"] == tap["replyToken"]]) == 1

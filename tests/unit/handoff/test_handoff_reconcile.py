@@ -260,8 +260,8 @@ def test_reconcile_task_names_differ_by_purpose_and_event_but_are_deterministic(
 
 
 @pytest.mark.parametrize("attempted,outcome,pushed,notice_state", [
-    (True, "reply_unknown", False, "reply_unknown"),
-    (True, None, False, "reply_unknown"),          # died after starting the reply
+    (True, "reply_unknown", True, "delivered"),    # perhaps told: told once more, restated
+    (True, None, True, "delivered"),               # died after starting the reply: the same
     (True, "replied", False, "delivered"),         # told; only "delivered" was not written
     (True, "reply_failed", True, "delivered"),     # LINE refused: definitely not told
     (False, None, True, "delivered"),              # killed after the commit, before the reply

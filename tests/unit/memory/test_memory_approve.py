@@ -64,6 +64,27 @@ def test_approve_expiry_is_exclusive_at_e(store):
     assert apply_card(store, ALICE, saving, at_expiry - timedelta(seconds=1)).outcome == "memory_saved"
 
 
+@pytest.mark.parametrize("tap_before_expiry,outcome", [(timedelta(seconds=1), "memory_saved"),
+                                                        (timedelta(0), "expired_memory_card")],
+                         ids=["tap_1s_before_expiry", "tap_at_expiry"])
+def test_approve_expiry_is_judged_at_the_tap_not_the_call(store, tap_before_expiry, outcome):
+    saving = card()
+    expiry = datetime.fromtimestamp(saving.expires_epoch_seconds, timezone.utc)
+    tapped = expiry - tap_before_expiry
+    result = apply_card(store, ALICE, saving, tapped + timedelta(minutes=10), tapped_at=tapped)  # answered late
+    assert result.outcome == outcome
+    assert read_preference(store, ALICE).revision == (1 if outcome == "memory_saved" else 0)
+
+
+def test_approve_tap_time_after_the_call_is_judged_at_the_call(store):
+    saving = card()
+    expiry = datetime.fromtimestamp(saving.expires_epoch_seconds, timezone.utc)
+    result = apply_card(store, ALICE, saving, expiry, tapped_at=expiry - timedelta(seconds=1) + timedelta(hours=1))
+    assert result.outcome == "expired_memory_card"  # a tap cannot come after the call it caused
+    with pytest.raises(ValueError):
+        apply_card(store, ALICE, saving, NOW, tapped_at=NOW.replace(tzinfo=None))
+
+
 def test_approve_declined_card_is_refused_and_decline_changes_nothing(store):
     saving = card()
     declined = apply_card(store, ALICE, card(op="decline", nonce=saving.nonce), NOW)

@@ -14,7 +14,7 @@ from shared.store import TransactionConflict
 from shared.store.sqlite import SqliteStore
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
-from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tests.conftest import all_text, reply_messages, text_event
 from tests.memory_support import (
     USER_A,
     USER_B,
@@ -23,6 +23,7 @@ from tests.memory_support import (
     place_audits,
     postbacks,
     preference_of,
+    tap_event,
 )
 
 
@@ -47,7 +48,7 @@ def text(service, standin, words, user=USER_A):
 
 
 def tap(service, standin, data, user=USER_A):
-    return say(service, standin, postback_event(data, user_id=user))
+    return say(service, standin, tap_event(data, user, service.clock()))  # tapped now
 
 
 def card_buttons(service, standin, words="長輩吃素，以後優先找蔬食，幫我記住"):

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tests.conftest import all_text, reply_messages, text_event
 from tests.functions.handoff_support import user_data
-from tests.memory_support import USER_A, place_audits, postbacks, preference_of, webhook_with_memory
+from tests.memory_support import USER_A, place_audits, postbacks, preference_of, tap_event, webhook_with_memory
 
 DIET_WORDS = ("vegetarian", "vegan", "ovo_lacto", "lacto", "蔬食", "全素", "蛋奶素", "奶素")
 
@@ -28,7 +28,7 @@ def text(service, standin, words):
 
 
 def tap(service, standin, data):
-    return say(service, standin, postback_event(data, user_id=USER_A))
+    return say(service, standin, tap_event(data, USER_A, service.clock()))  # tapped now
 
 
 def remember_vegetarian(service, standin):
