@@ -31,6 +31,7 @@ test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only that each 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import logging
@@ -698,7 +699,7 @@ def long_message(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callable[[st
             local, base = [], []
             for r in range(sizes.long_posts):
                 text = fresh_text(shape, 5000, r)
-                a, b = alternate(r, lambda text=text: post(text), lambda: post(FIXED_TEXT))
+                a, b = alternate(r, functools.partial(post, text), lambda: post(FIXED_TEXT))
                 local.append(a)
                 base.append(b)
             say(f"R2 {shape}: 5,000 units {statistics.median(local) * 1000:.0f} ms, "
@@ -710,6 +711,13 @@ def long_message(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callable[[st
     finally:
         server.stop()
     return rows
+
+
+def reading_cost(only: set[str], sizes: Sizes, env: dict[str, str], tmp: Path,
+                 say: Callable[[str], None]) -> list[dict]:
+    """R1 and R2, those of them in ``only``."""
+    return ((router_cost(sizes, say) if "R1" in only else [])
+            + (long_message(sizes, env, tmp, say) if "R2" in only else []))
 
 
 # ---- the run -------------------------------------------------------------------------------------
@@ -906,10 +914,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures += reconcile_drain(sizes, tmp / "reconcile.sqlite3", standin_url, say)
             if "knee" in only:
                 figures += burst_knee(sizes, env, tmp, say)
-            if "R1" in only:
-                figures += router_cost(sizes, say)
-            if "R2" in only:
-                figures += long_message(sizes, env, tmp, say)
+            figures += reading_cost(only, sizes, env, tmp, say)
             if "emulator" in only and not args.no_emulator:
                 rows, emulator_note = _firestore(sizes, say)
                 figures += rows
