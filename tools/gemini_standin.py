@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -163,10 +162,11 @@ def router_step(text: str, now: datetime | None = None) -> Step:
     Maps the router's Proposal onto the agent's tool schema (shared.agent.tools): places →
     ``search_local_places(area, dietary_type)``; a shop's name → ``search_local_places(area,
     keyword)``; a limit → ``show_local_help(reason)``; events → ``search_local_events(area, date_from,
-    date_to, keyword)`` with the date keyword resolved on ``now`` (Asia/Taipei); a vague area →
+    date_to, keyword)`` with the router's DateSpec resolved on ``now``'s Asia/Taipei day; a vague area →
     the same search with ``area="附近"``; anything else → ``show_local_help(reason="other")``.
     """
-    from shared.turn.engine import resolve_date
+    from shared.clock import TAIPEI
+    from shared.turn.datespec import UnreadableDate
     from shared.turn.router import route
 
     proposal = route(text)
@@ -187,13 +187,14 @@ def router_step(text: str, now: datetime | None = None) -> Step:
     if proposal.tool in ("search_local_events", "needs_area"):
         call = {"name": "search_local_events", "args": {"area": args.get("area") or ("附近" if proposal.tool == "needs_area" else None)}}
         call["args"] = {key: value for key, value in call["args"].items() if value}
+        spec = args.get("date")
+        today = (now or datetime.now(timezone.utc)).astimezone(TAIPEI).date()
         try:
-            span = resolve_date(args.get("date"), SimpleNamespace(now=now or datetime.now(timezone.utc)))
-        except ValueError:
-            span = None
-        if span and "/" in span:
-            start, end = span.split("/", 1)
-            call["args"].update(date_from=start, date_to=end)
+            start, end = spec.resolve(today) if spec is not None else (None, None)
+        except UnreadableDate:
+            start = end = None
+        if start and end:
+            call["args"].update(date_from=start.isoformat(), date_to=end.isoformat())
         return Step({"function_call": call})
     return Step({"function_call": {"name": "show_local_help", "args": {"reason": "other"}}})
 

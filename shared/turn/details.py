@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from shared.turn.dates import COLLOQUIAL_DATE_WORDS
+from shared.turn.datespec import DateSpec
 
 __all__ = ["DETAIL_WORDS", "detail_line", "read_details", "suitability_people"]
 
@@ -106,7 +107,7 @@ def _named(text: str) -> list[str]:
     return [kind for _, kind in sorted(found)]
 
 
-def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], str | None],
+def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], DateSpec | None],
                  answered: Callable[[str], bool] = lambda clause: False) -> tuple[str, ...]:
     """The notes for question clauses the router does not answer.
 
@@ -114,7 +115,7 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
         text: the message in its reading form (shared.turn.text.reading_form); never logged.
         consumed: the words the router reads (townships, shop names, diet, event, topic and limit
             words), taken out before a clause's subject is looked for.
-        date_of: the date value a run of text reads as, or None (shared.turn.dates.read_date).
+        date_of: the date a run of text reads as, or None (shared.turn.dates.read_date).
         answered: True for a clause a limit already answers (要怎麼去, 要自己帶毛筆嗎): no other note from it.
     Returns:
         Notes in the order asked, each once: ``detail:<kind>`` (a DETAIL_WORDS key, ``crowd`` or ``organiser``),
@@ -146,7 +147,7 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
     return tuple(notes)
 
 
-def _leftover(run: str, date_of: Callable[[str], str | None]) -> list[tuple[str, str]]:
+def _leftover(run: str, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """What is left of a run once its date part, the answered words and the filler are taken out:
     (the subject's letters, the words as said around them), one pair per part."""
     value = date_of(run) if len(run) <= 24 else None
@@ -156,7 +157,7 @@ def _leftover(run: str, date_of: Callable[[str], str | None]) -> list[tuple[str,
     return [(_FILLER_CHARS.sub("", said), said)]
 
 
-def _cut_date(run: str, value: str, date_of: Callable[[str], str | None]) -> list[tuple[str, str]]:
+def _cut_date(run: str, value: DateSpec, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音); a Taiwanese
     date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔: trial 8 finding 9)."""
     for word in COLLOQUIAL_DATE_WORDS.finditer(run):
