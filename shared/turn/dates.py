@@ -1,10 +1,11 @@
 """The dates residents write, read without a clock and resolved later with one.
 
-``read_date`` (pure) turns a message into a date *value*: a keyword (``weekend``), a written date
-(``md:12-05``, ``2026-12-05``) or ``unreadable`` when the text clearly names a date that is not
-read. ``resolve_date_value`` turns a value into an Asia/Taipei range ``start/end`` (end exclusive)
-for a given "today". A date that is not read never becomes "all dates": it is ``unreadable``, and
-the turn engine answers 「我看不懂這個日期」 with choices.
+``read_date`` (pure) turns a message into a ``DateSpec`` (shared.turn.datespec: a week, a weekday, a
+written date, a holiday …), or ``Unreadable`` when the text clearly names a date that is not read;
+``DateSpec.resolve`` turns it into Asia/Taipei days (start, end exclusive) for a given "today". A
+date that is not read never becomes "all dates": it is ``Unreadable``, and the turn engine answers
+「我看不懂這個日期」 with choices. Time words are read whole (``WHOLE_WORDS``): 想確認一下星期六 is this
+Saturday, never 下星期六.
 
 What is read (weeks start on Monday; a day without a year is the *nearest* such day, so 11/22 on
 2026-12-01 is 2026-11-22, shown as past, and 1/9 is 2027-01-09):
@@ -12,11 +13,11 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   12月5日, 12月5號, 十二月五號 (Chinese numerals read by ``cn2an``); a day without a month (5號, 廿五號,
   十五號) is the *coming* one: this month's when it has not passed (today counts), else next month's
   (``coming_day_of_month``: 25號 on 12/26 is 1/25), never silently a past day; 大年初五 / 過年初三 is that day
-  of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``unreadable``;
+  of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``Unreadable``;
   two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6); so are
-  any two dates joined by 跟 / 和 / 或 / 還是 / 、 / 到 (後天跟大後天, 明天或週六, 聖誕節跟跨年: ``both:<v>|<v>``; one
-  side unread makes the pair ``unreadable``; trial 3 finding 2); joined by 到 / 至 / ~ / - they are a range from
-  the first to the second (``range:<v>|<v>``), a week prefix on the first end carrying to a bare weekday on the
+  any two dates joined by 跟 / 和 / 或 / 還是 / 、 / 到 (後天跟大後天, 明天或週六, 聖誕節跟跨年: ``Both``; one
+  side unread makes the pair ``Unreadable``; trial 3 finding 2); joined by 到 / 至 / ~ / - they are a range from
+  the first to the second (``Range``), a week prefix on the first end carrying to a bare weekday on the
   second (下個禮拜一到禮拜三 = 12/7–12/9, 下週三到五, 下週六跟週日), and a range whose end is before its start
   (下週五到週三, 12/7到12/5) is unreadable, never re-ordered (trial 5 finding 3); two dates side by side with
   no joiner (禮拜六禮拜日, 週六 週日, 12/5 12/6) are both read (trial 5 finding 5);
@@ -24,29 +25,30 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   version or clock time (100.5元, 1.5公里, 4.5顆星, 早上9.30) is not (trial 5 finding 4);
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1); a holiday's 連假 (元旦連假, 清明連假) is the holiday with the
-  weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
+  weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``Unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
   ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every day that
   calendar names in its public, optional and workday categories, read whole or by the end of the name
   (中秋節, 端午節, 國慶日, 行憲紀念日, 開國紀念日, 軍人節, 植樹節, 婦女節 …); a …節 / …紀念日 it does not name
-  (護士節, 結婚紀念日) is ``unreadable`` (a festival that is an event, 音樂節, is no date; trial 3 finding 1);
-- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天 (大大後天 is ``unreadable``);
+  (護士節, 結婚紀念日) is ``Unreadable`` (a festival that is an event, 音樂節, is no date; trial 3 finding 1);
+- days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天 (大大後天 is ``Unreadable``);
 - Taiwanese and colloquial words, read as the words above: 今仔日, 今暗, 明仔載 / 明仔再, 後日, 落後日 (大後天),
   昨昏 / 昨暝, 前日, 頂禮拜 (上), 後禮拜 (下), 拜六, 月尾 (月底), 元月 (1月), 今明兩天 / 這兩天 (今天跟明天), 明後天,
-  假日 (週末); 今日頭條, 明日之星, 禮拜堂, 做禮拜 are no dates; 這幾天, 過幾天, 年後, 下半月 are ``unreadable``;
+  假日 (週末); 今日頭條, 明日之星, 禮拜堂, 做禮拜 are no dates; 這幾天, 過幾天, 年後, 下半月 are ``Unreadable``;
 - weeks: 這週 / 本週, 下週, 上週, 週末 / 這週末, 下週末, 上週末, 週六 / 下週三 / 上禮拜五 / 這星期日 …, with
-  下下 / 上上 two weeks away (下下禮拜天, 上上週, 下下週末; 下下下 is ``unreadable``); a weekday in digits
+  下下 / 上上 two weeks away (下下禮拜天, 上上週, 下下週末; 下下下 is ``Unreadable``); a weekday in digits
   (禮拜6, 週6, 星期7 = 日, 周６ after NFKC);
 - lunar dates, converted by ``lunardate``: 農曆 / 舊曆 / 陰曆 + month + day (農曆十一月十五 → 2026-12-23, 農曆11/15,
   閏六月), 臘月初八, 正月十五, X月初N; 農曆初一 / 農曆十五 (no month) is the coming one; 農曆七月 the whole lunar
-  month; a 農曆 not read otherwise is ``unreadable`` (or a lunar holiday: 農曆新年, 農曆除夕), never solar;
-- months: 這個月, 下個月, 上個月; a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
-  上上個月3號 is ``unreadable``); 年底 (the nearest December), 年初 (January); early / middle / late in a month: 下個月初 (1–10), 月中 (11–20),
+  month; a 農曆 not read otherwise is ``Unreadable`` (or a lunar holiday: 農曆新年, 農曆除夕), never solar;
+- months: 這個月, 下個月, 上個月 (下下個月 / 上上個月 are ``Unreadable``, never 下個月 read out of them);
+  a day inside one: 上個月22號, 下個月3號, 本月12號 (that one day;
+  上上個月3號 is ``Unreadable``); 年底 (the nearest December), 年初 (January); early / middle / late in a month: 下個月初 (1–10), 月中 (11–20),
   上個月底 / 12月底 / 1月下旬 (21 to the month's end);
 - English: Xmas / X'mas / Christmas (12/25), Christmas Eve, New Year (1/1), New Year's Eve,
   Chinese New Year / CNY, Valentine's, Halloween, Mother's / Father's Day, Dragon Boat, Mid-Autumn,
   today / tonight / tomorrow / (this|next|last) weekend / week / month;
 - 元宵 (lunar 1/15: the calendar's first 春節 day + 14), 母親節 (second Sunday of May), 父親節 (8/8),
-  萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``unreadable``.
+  萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``Unreadable``.
 
 Source: trial 5 findings 3, 4, 5; trial 4 findings 1, 2, 13 and the minor 下下禮拜天 (https://pypi.org/project/lunardate/);
 issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
@@ -167,7 +169,8 @@ _HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
 )
 
 _DAY_WORDS: tuple[tuple[str, DateSpec], ...] = (
-    ("大大後天", UNREADABLE), ("大大前天", UNREADABLE), ("大後天", RelativeDay(3)), ("大前天", RelativeDay(-3)),
+    ("大大後天", UNREADABLE), ("大大前天", UNREADABLE), ("(?:上上|下下)一?[個个]?\\s*月", UNREADABLE),
+    ("大後天", RelativeDay(3)), ("大前天", RelativeDay(-3)),
     ("後天", RelativeDay(2)), ("前天", RelativeDay(-2)),
     ("昨天", RelativeDay(-1)), ("昨晚", RelativeDay(-1)), ("昨日", RelativeDay(-1)),
     ("明天", RelativeDay(1)), ("明晚", RelativeDay(1)), ("明早", RelativeDay(1)), ("明日", RelativeDay(1)),
@@ -203,6 +206,28 @@ _COLLOQUIAL_RE = [(re.compile(pattern), word) for pattern, word in _COLLOQUIAL]
 COLLOQUIAL_DATE_WORDS = re.compile("|".join(f"(?:{pattern})" for pattern, _ in _COLLOQUIAL))
 #: A weekday in digits (禮拜6, 週6, 星期6, 周６ after NFKC; 7 = Sunday), not a count (一週3次, 週休2日).
 _DIGIT_WEEKDAY = re.compile(r"(週|周|禮拜|礼拜|星期|拜)\s*([1-7])(?![\d次天日個个小點点時时人號号/.\-:月])")
+
+
+#: Whole words that end in 上 or 下, whose 上 / 下 is never a week or month prefix (下週, 上個月): the
+#: filler 一下 (看一下, 問一下, 等一下, 確認一下), and words of a time or a place (早上, 晚上, 馬上,
+#: 樓上, 樓下, 線上, 網上). Before a week or month word such a word is read as a break, so the time word
+#: is read whole: 想確認一下星期六 asks about this Saturday, 看一下下禮拜 about next week (一下, then
+#: 下禮拜), 查一下上個月22號 about last month's 22nd, 馬上週末了 about this weekend. A 上 / 下 that may
+#: end a name (花壇鄉下週末, 鹿港鎮上週末, 八卦山下星期六) stays a prefix: the name is read first.
+#: Source: README "Dates" (words are read whole).
+WHOLE_WORDS: tuple[str, ...] = ("一下", "早上", "晚上", "馬上", "樓上", "樓下", "線上", "網上")
+#: Not after a weekday's or a number's word, where 一 ends that word (禮拜一下週三, 初一下個月, 十一下週).
+#: One space at most between words: the reading form (shared.turn.text) collapses runs of spaces.
+_WORD_BEFORE_TIME = re.compile("(?<![週周拜期初十廿卅])(?:" + "|".join(WHOLE_WORDS)
+                               + rf")(?=\s?[上下]{{0,3}}\s?(?:一?[個个])?\s?(?:{_WEEK}|月))")
+#: A week or month word after such a word with nothing to say which (問一下個月, 看一下個禮拜六): a
+#: date is named, but not which one, so it is unreadable (asked again), never this one or next.
+_WHICH_LEFT_OUT = re.compile(rf"｜\s?[個个]\s?(?:{_WEEK}|月)")
+
+
+def _whole_words(text: str) -> str:
+    """``text`` with each WHOLE_WORDS word before a week or month word replaced by a break (｜)."""
+    return _WORD_BEFORE_TIME.sub("｜", text)
 
 
 def _colloquial(text: str) -> str:
@@ -246,6 +271,11 @@ def _relative_month(which: str | None) -> RelativeMonth:
 
 def _written(text: str) -> DateSpec | None:
     """A written date, month-day, range or day of month; None when there is none."""
+    return _in_a_month(text) or _written_day(text)
+
+
+def _in_a_month(text: str) -> DateSpec | None:
+    """A day of a relative month (上個月22號) or a part of a month (下個月初, 12月底); None otherwise."""
     relative = _RELATIVE_MONTH_DAY.search(text)
     if relative:
         if relative.group(1) in ("上上", "下下"):
@@ -257,6 +287,12 @@ def _written(text: str) -> DateSpec | None:
         if which in ("上上", "下下"):
             return UNREADABLE
         return MonthPart(Month(int(month)) if month else _relative_month(which), _PARTS[name])
+    return None
+
+
+def _written_day(text: str) -> DateSpec | None:
+    """A written date (2026/12/5, 12/5, 12.5, 12月5號), two joined as a range (12/5到12/7), or a day
+    of the month alone (25號); None otherwise."""
     found = _YMD.search(text)
     if found:
         year, month, day = (int(group) for group in found.groups())
@@ -322,22 +358,34 @@ def _lunar(text: str) -> DateSpec | None:
     prefix = _LUNAR_PREFIX.search(text)
     if _LUNAR_DIET.search(text):
         return None
-    candidates = [(found, bool(prefix and found.start() >= prefix.end() and not text[prefix.end():found.start()].strip()))
-                  for found in _LUNAR_DATE.finditer(text)]
-    for found, prefixed in candidates:
-        month_word, day_word = found.group("month"), found.group("day") or found.group("slash_day")
-        if not prefixed:
-            if found.group("slash_day") or month_word == "正" and day_word.startswith("初"):
-                continue
-            if month_word not in ("臘", "腊", "冬", "正") and not re.match(r"初\s*[一二三四五六七八九十]", day_word):
-                continue
-        month, day = _lunar_number(month_word), _lunar_number(day_word)
-        if month is None or day is None or not (1 <= month <= 12 and 1 <= day <= 30):
-            return UNREADABLE
-        return LunarDate(month, day, bool(found.group("leap")))
-    if prefix is None:
-        return None
-    rest = text[prefix.end():]
+    for found in _LUNAR_DATE.finditer(text):
+        prefixed = bool(prefix and found.start() >= prefix.end() and not text[prefix.end():found.start()].strip())
+        if prefixed or _lunar_without_prefix(found):
+            return _lunar_date(found)
+    return None if prefix is None else _after_lunar_prefix(text[prefix.end():])
+
+
+def _lunar_without_prefix(found: re.Match[str]) -> bool:
+    """True when a _LUNAR_DATE match is lunar with no 農曆 before it: 臘月 / 冬月 / 正月 with a day, or
+    X月初N (正月初N is left to ``_lunar_day``: the Lunar New Year's days)."""
+    month_word, day_word = found.group("month"), found.group("day") or found.group("slash_day")
+    if found.group("slash_day") or month_word == "正" and day_word.startswith("初"):
+        return False
+    return month_word in ("臘", "腊", "冬", "正") or bool(re.match(r"初\s*[一二三四五六七八九十]", day_word))
+
+
+def _lunar_date(found: re.Match[str]) -> DateSpec:
+    """A _LUNAR_DATE match → its LunarDate; Unreadable when its month or day is no lunar one."""
+    month = _lunar_number(found.group("month"))
+    day = _lunar_number(found.group("day") or found.group("slash_day"))
+    if month is None or day is None or not (1 <= month <= 12 and 1 <= day <= 30):
+        return UNREADABLE
+    return LunarDate(month, day, bool(found.group("leap")))
+
+
+def _after_lunar_prefix(rest: str) -> DateSpec | None:
+    """What follows a 農曆 that starts no lunar month-and-day: a lunar month (農曆七月), a lunar
+    festival left to _holiday (農曆七夕), a day (農曆十五); Unreadable or None otherwise."""
     month_only = _LUNAR_MONTH.match(rest.lstrip())
     if month_only:
         month = _lunar_number(month_only.group("month"))
@@ -423,8 +471,16 @@ def _calendar_day(text: str) -> DateSpec | None:
 
 
 def _holiday(text: str) -> DateSpec | None:
+    """A holiday named by LOCAL's words, in English, or by the Taiwan calendar; Unreadable for one
+    LOCAL does not compute (七夕, 冬至, 護士節); None when none is named."""
     if "七夕" in text:
         return UNREADABLE  # 七夕情人節 is lunar 7/7, not 2/14
+    return _local_holiday(text) or _english_date(text) or _calendar_or_unread(text)
+
+
+def _local_holiday(text: str) -> DateSpec | None:
+    """LOCAL's own holiday words: 聖誕 / 跨年 / 元旦 …, the Lunar New Year's, the calendar's spoken
+    names (清明, 中秋 …) and the computed days (元宵, 母親節)."""
     for word, month_day in _FIXED_HOLIDAYS:
         if word in text:
             return month_day
@@ -438,9 +494,15 @@ def _holiday(text: str) -> DateSpec | None:
     for word, value in _COMPUTED_HOLIDAYS:
         if word in text:
             return value
-    for pattern, value in _ENGLISH_DATE:
-        if pattern.search(text):
-            return value
+    return None
+
+
+def _english_date(text: str) -> DateSpec | None:
+    return next((value for pattern, value in _ENGLISH_DATE if pattern.search(text)), None)
+
+
+def _calendar_or_unread(text: str) -> DateSpec | None:
+    """A day the Taiwan calendar names, or Unreadable for a named day nothing reads; else None."""
     if any(word in text for word in _UNREAD_HOLIDAYS):
         return UNREADABLE
     named = _calendar_day(text)
@@ -469,8 +531,12 @@ def _week(text: str) -> DateSpec | None:
     if not values:
         found = _BARE_WEEKEND.search(text)
         return None if found is None else Week(_weeks_of(found.group(1) or "") or 0, weekend=True)
-    if UNREADABLE in values:
-        return UNREADABLE
+    return UNREADABLE if UNREADABLE in values else _day_beats_weekend(values)
+
+
+def _day_beats_weekend(values: list[DateSpec]) -> DateSpec:
+    """The week phrases read, as one: a named day in a weekend's week (下週末的週日: next week's
+    Sunday), else the first day, weekend or week."""
     weekends = [value for value in values if isinstance(value, Week) and value.weekend]
     days = [value for value in values if isinstance(value, Weekday)]
     if weekends and days:
@@ -486,17 +552,22 @@ def _week_value(match: re.Match[str]) -> DateSpec | None:
     which, day, second = match.group(1) or "", match.group(2), match.group(3)
     weeks = _weeks_of(which)
     if weeks in (-2, 2):  # 下下禮拜天, 上上週三, 下下週末, 下下個禮拜: two weeks away
-        weekday = _WEEKDAYS[day] if day else None
-        if day is None or weekday is None or (weekday == 5 and second in ("日", "天")):
-            return Week(weeks, weekend=day is not None)
-        return Weekday(weekday, weeks)
+        return _two_weeks_away(weeks, day, second)
     if day is None:
         if match.group(0).strip() in ("拜", "星期") or not which:
             return None  # 拜拜, 一星期: not a week
         return Week(weeks or 0)
     weekday = _WEEKDAYS[day]
-    if weekday is None or (weekday == 5 and second in ("日", "天")) or (day == "日" and second == "六"):
-        return Week(weeks or 0, weekend=True)
+    if weekday is None or (day == "六" and second in ("日", "天")) or (day == "日" and second == "六"):
+        return Week(weeks or 0, weekend=True)  # 週末, 週六日, 禮拜日六
+    return Weekday(weekday, weeks)
+
+
+def _two_weeks_away(weeks: int, day: str | None, second: str | None) -> DateSpec:
+    """下下 / 上上 with a week word: the week (下下禮拜), its weekend (下下週末, 下下週六日) or a day."""
+    weekday = _WEEKDAYS[day] if day else None
+    if weekday is None or (weekday == 5 and second in ("日", "天")):
+        return Week(weeks, weekend=day is not None)
     return Weekday(weekday, weeks)
 
 
@@ -559,21 +630,27 @@ def _pair(text: str, first: DateSpec) -> DateSpec | None:
         right_cut = _PAIR_SIDE_END.search(after)
         left = before[left_cut:]
         right = after[:right_cut.start()] if right_cut else after
-        if not left.strip() or not right.strip():
-            continue
-        left_value = _one_date(left)
-        right_value = _second_of(left_value, _one_date(right), right) if left_value else None
-        if left_value is None or right_value is None or left_value == right_value:
-            continue
-        ranged = join.group(0) in _RANGE_JOINERS
-        days = ranged and isinstance(left_value, RelativeDay) and isinstance(right_value, RelativeDay) \
-            and first == Days(left_value, right_value)  # 後天到明天: a range, never re-ordered
-        if first not in (left_value, right_value, _one_date(right)) and not days:
-            continue
-        if UNREADABLE in (left_value, right_value):
-            return UNREADABLE  # 冬至跟聖誕節: one of the two is not read, so neither is searched alone
-        return Range(left_value, right_value) if ranged else Both(left_value, right_value)
+        joined = _joined(first, left, right, ranged=join.group(0) in _RANGE_JOINERS) \
+            if left.strip() and right.strip() else None
+        if joined is not None:
+            return joined
     return None
+
+
+def _joined(first: DateSpec, left: str, right: str, *, ranged: bool) -> DateSpec | None:
+    """The two dates of one joiner's sides as Both / Range, when ``first`` is one of them; None when a
+    side reads no date, both read the same, or ``first`` is neither (see _pair)."""
+    left_value = _one_date(left)
+    right_value = _second_of(left_value, _one_date(right), right) if left_value else None
+    if left_value is None or right_value is None or left_value == right_value:
+        return None
+    days = ranged and isinstance(left_value, RelativeDay) and isinstance(right_value, RelativeDay) \
+        and first == Days(left_value, right_value)  # 後天到明天: a range, never re-ordered
+    if first not in (left_value, right_value, _one_date(right)) and not days:
+        return None
+    if UNREADABLE in (left_value, right_value):
+        return UNREADABLE  # 冬至跟聖誕節: one of the two is not read, so neither is searched alone
+    return Range(left_value, right_value) if ranged else Both(left_value, right_value)
 
 
 #: Where a date is written, for two dates side by side with no joiner (禮拜六禮拜日, 12/5 12/6, 週六 週日).
@@ -622,7 +699,7 @@ def read_date(text: str) -> DateSpec | None:
         A DateSpec (shared.turn.datespec); Unreadable when the text names a date that none of these
         read (12/1/3, 下下下週, 大大後天, 護士節, 農曆那幾天); None when it names no date.
     """
-    text = _cn_numerals(_colloquial(text))
+    text = _cn_numerals(_whole_words(_colloquial(text)))
     first = _one_date(text)
     if first is None or first == UNREADABLE:
         return first
@@ -631,6 +708,8 @@ def read_date(text: str) -> DateSpec | None:
 
 def _one_date(text: str) -> DateSpec | None:
     """read_date without the pair rule, on text whose Chinese numerals are already digits."""
+    if _WHICH_LEFT_OUT.search(text):
+        return UNREADABLE
     lunar = _lunar(text)
     if lunar is not None:
         return lunar
@@ -640,19 +719,33 @@ def _one_date(text: str) -> DateSpec | None:
     for reader in (_written, _lunar_day, _holiday):
         value = reader(text)
         if value is not None:
-            if "連假" in text and (isinstance(value, MonthDay) and value.year is None or isinstance(value, Holiday)) \
-                    and value != _LUNAR_NEW_YEAR:
-                return LongWeekend(value)  # 元旦連假: the holiday with the days off joined to it
-            return value
+            return _long_weekend(text, value)
+    return _month_alone(text) or _week(text) or _day_word_date(text)
+
+
+def _long_weekend(text: str, value: DateSpec) -> DateSpec:
+    """元旦連假: a holiday or month-day said with 連假 is that holiday with the days off joined to it."""
+    if "連假" not in text or value == _LUNAR_NEW_YEAR:  # 過年連假: already the whole block
+        return value
+    if isinstance(value, Holiday) or isinstance(value, MonthDay) and value.year is None:
+        return LongWeekend(value)
+    return value
+
+
+def _month_alone(text: str) -> DateSpec | None:
+    """1月, 12月 (the nearest such month); 年底 / 年尾 (the nearest December), 年初 (January)."""
     month = _MONTH_ONLY.search(text)
     if month:
         return Month(int(month.group(1)))
     for words, value in ((("年底", "年尾", "歲末"), Month(12)), (("年初",), Month(1))):
         if any(word in text for word in words):
-            return value  # the nearest December / January
-    week = _week(text)
-    if week is not None:
-        return week
+            return value
+    return None
+
+
+def _day_word_date(text: str) -> DateSpec | None:
+    """The day words of ``text`` (今天, 明天跟後天: both days and any between); Unreadable for one not
+    read (大大後天) or a text that clearly names a date nothing read (_DATE_CUE); else None."""
     days = _day_words(text)
     if UNREADABLE in days:
         return UNREADABLE  # 大大後天: not read, never another day

@@ -78,7 +78,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 Part = Literal["early", "mid", "late"]
 #: A month part's days: first day, and the first day after it (None: the month's end).
@@ -92,6 +92,15 @@ class UnreadableDate(ValueError):
 
 class DateSpec(ABC):
     """A date a message asks about; see the module docstring for the kinds and their encoding."""
+
+    #: Fields the encoding writes as two digits (MM, DD): each is 0–99. An impossible day (2/30, 13月)
+    #: is kept, to be refused by ``resolve``; a value no encoding can write is refused when built.
+    _two_digit_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        """Raises ValueError for a field outside ``_two_digit_fields``' 0–99."""
+        if not all(0 <= getattr(self, name) <= 99 for name in self._two_digit_fields):
+            raise ValueError(f"no two-digit encoding for {self!r}")
 
     @abstractmethod
     def resolve(self, today: date) -> tuple[date, date]:
@@ -117,13 +126,6 @@ class DateSpec(ABC):
             UnreadableDate: the text is not the grammar (a tampered or unknown value).
         """
         return _parse(text.strip())
-
-
-def _two_digits(*numbers: int) -> None:
-    """Fields the encoding writes as two digits (MM, DD) are 0–99 (an impossible day such as 2/30 is
-    kept, to be refused by ``resolve``). Raises ValueError otherwise."""
-    if not all(0 <= number <= 99 for number in numbers):
-        raise ValueError(f"no two-digit encoding for {numbers}")
 
 
 def _span(start: date, days: int = 1) -> tuple[date, date]:
@@ -327,8 +329,10 @@ class MonthDay(DateSpec):
     day: int
     year: int | None = None
 
+    _two_digit_fields = ("month", "day")
+
     def __post_init__(self) -> None:
-        _two_digits(self.month, self.day)
+        super().__post_init__()
         if self.year is not None and not 1000 <= self.year <= 9999:
             raise ValueError(f"no four-digit encoding for year {self.year}")
 
@@ -368,8 +372,7 @@ class Month(DateSpec):
 
     month: int
 
-    def __post_init__(self) -> None:
-        _two_digits(self.month)
+    _two_digit_fields = ("month",)
 
     def resolve(self, today: date) -> tuple[date, date]:
         if not 1 <= self.month <= 12:
@@ -427,8 +430,7 @@ class DayOfMonth(DateSpec):
     day: int
     month: RelativeMonth | None = None
 
-    def __post_init__(self) -> None:
-        _two_digits(self.day)
+    _two_digit_fields = ("day",)
 
     def resolve(self, today: date) -> tuple[date, date]:
         if self.month is None:
@@ -536,8 +538,7 @@ class NewYearDay(DateSpec):
 
     day: int
 
-    def __post_init__(self) -> None:
-        _two_digits(self.day)
+    _two_digit_fields = ("day",)
 
     def resolve(self, today: date) -> tuple[date, date]:
         if not 1 <= self.day <= 15:
@@ -579,8 +580,7 @@ class LunarDate(DateSpec):
     day: int
     leap: bool = False
 
-    def __post_init__(self) -> None:
-        _two_digits(self.month, self.day)
+    _two_digit_fields = ("month", "day")
 
     def resolve(self, today: date) -> tuple[date, date]:
         this_year = _lunar_of(today).year
@@ -598,8 +598,7 @@ class LunarDay(DateSpec):
 
     day: int
 
-    def __post_init__(self) -> None:
-        _two_digits(self.day)
+    _two_digit_fields = ("day",)
 
     def resolve(self, today: date) -> tuple[date, date]:
         for ahead in range(62):  # two lunar months at most: every lunar month has 29 or 30 days
@@ -619,8 +618,7 @@ class LunarMonth(DateSpec):
 
     month: int
 
-    def __post_init__(self) -> None:
-        _two_digits(self.month)
+    _two_digit_fields = ("month",)
 
     def resolve(self, today: date) -> tuple[date, date]:
         this_year = _lunar_of(today).year
