@@ -41,10 +41,11 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from shared.turn.datespec import Both, DateSpec, UnreadableDate, date_arg
 from tools.line_messages import all_text, postbacks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -322,13 +323,37 @@ def _business(store) -> dict[str, str]:
             for name in BUSINESS_COLLECTIONS for index, doc in enumerate(store.query(name, where={}))}
 
 
+#: The calendar day of PINNED in Asia/Taipei: the day every case's dates are resolved against.
+PINNED_DAY = date(2026, 12, 1)
+
+
+def asked_dates(spec: DateSpec | None, today: date = PINNED_DAY) -> str | list[str] | None:
+    """The calendar days a date asks, as a case writes them (tests/eval/README.md).
+
+    Returns:
+        None for no date; ``"unreadable"`` when it resolves to no day (the reply asks again);
+        ``"YYYY-MM-DD"`` for one day, ``"YYYY-MM-DD/YYYY-MM-DD"`` (end exclusive) for more; for two
+        dates (Both) the list of the two, each so written.
+    """
+    if spec is None:
+        return None
+    try:
+        spans = spec.spans(today)
+    except UnreadableDate:
+        return "unreadable"
+    words = [start.isoformat() if end - start == timedelta(days=1) else f"{start.isoformat()}/{end.isoformat()}"
+             for start, end in spans]
+    return words if isinstance(spec, Both) else words[0]
+
+
 def _argument(audit: dict | None, name: str, model: bool) -> Any:
     if audit is None:
         return None
     if model:
         calls = (audit.get("model") or {}).get("calls") or []
         return (calls[0]["args"] if calls else {}).get(name)
-    return (audit.get("proposed_args") or {}).get(name)
+    value = (audit.get("proposed_args") or {}).get(name)
+    return asked_dates(date_arg(value)) if name == "date" else value  # the audit holds a date encoded
 
 
 def _fact(name: str, store, words: str) -> Any:

@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -163,39 +162,53 @@ def router_step(text: str, now: datetime | None = None) -> Step:
     Maps the router's Proposal onto the agent's tool schema (shared.agent.tools): places →
     ``search_local_places(area, dietary_type)``; a shop's name → ``search_local_places(area,
     keyword)``; a limit → ``show_local_help(reason)``; events → ``search_local_events(area, date_from,
-    date_to, keyword)`` with the date keyword resolved on ``now`` (Asia/Taipei); a vague area →
+    date_to, keyword)`` with the router's DateSpec resolved on ``now``'s Asia/Taipei day; a vague area →
     the same search with ``area="附近"``; anything else → ``show_local_help(reason="other")``.
     """
-    from shared.turn.engine import resolve_date
     from shared.turn.router import route
 
-    proposal = route(text)
+    return Step({"function_call": _router_call(route(text), now or datetime.now(timezone.utc))})
+
+
+def _router_call(proposal: Any, now: datetime) -> dict[str, Any]:
+    """The function call (name, args) router_step maps ``proposal`` onto."""
     args = proposal.args
+    events = proposal.tool == "search_local_events" or (proposal.tool == "needs_area" and args.get("kind") == "events")
     if proposal.tool == "find_place":  # a shop by name
         call_args = {key: value for key, value in (("area", args.get("area")), ("keyword", args.get("name"))) if value}
-        return Step({"function_call": {"name": "search_local_places", "args": call_args}})
+        return {"name": "search_local_places", "args": call_args}
     if proposal.tool == "show_limits":
         kinds = args.get("kinds") or []
         reason = next((_LIMIT_REASONS[kind] for kind in kinds if kind in _LIMIT_REASONS), "other")
-        return Step({"function_call": {"name": "show_local_help", "args": {"reason": reason}}})
-    if proposal.tool == "search_local_places" or (proposal.tool == "needs_area" and args.get("kind") != "events"):
-        call: dict[str, Any] = {"name": "search_local_places",
-                                "args": {"area": args.get("area") or "附近"}}
-        if args.get("dietary_type"):
-            call["args"]["dietary_type"] = args["dietary_type"]
-        return Step({"function_call": call})
-    if proposal.tool in ("search_local_events", "needs_area"):
-        call = {"name": "search_local_events", "args": {"area": args.get("area") or ("附近" if proposal.tool == "needs_area" else None)}}
-        call["args"] = {key: value for key, value in call["args"].items() if value}
-        try:
-            span = resolve_date(args.get("date"), SimpleNamespace(now=now or datetime.now(timezone.utc)))
-        except ValueError:
-            span = None
-        if span and "/" in span:
-            start, end = span.split("/", 1)
-            call["args"].update(date_from=start, date_to=end)
-        return Step({"function_call": call})
-    return Step({"function_call": {"name": "show_local_help", "args": {"reason": "other"}}})
+        return {"name": "show_local_help", "args": {"reason": reason}}
+    if proposal.tool in ("search_local_places", "needs_area") and not events:
+        diet = {"dietary_type": args["dietary_type"]} if args.get("dietary_type") else {}
+        return {"name": "search_local_places", "args": {"area": args.get("area") or "附近"} | diet}
+    if events:
+        return _events_call(proposal, now)
+    return {"name": "show_local_help", "args": {"reason": "other"}}
+
+
+def _events_call(proposal: Any, now: datetime) -> dict[str, Any]:
+    """search_local_events with the proposal's township (附近 for a picker) and dates."""
+    area = proposal.args.get("area") or ("附近" if proposal.tool == "needs_area" else None)
+    return {"name": "search_local_events",
+            "args": ({"area": area} if area else {}) | _date_args(proposal.args.get("date"), now)}
+
+
+def _date_args(spec: Any, now: datetime) -> dict[str, str]:
+    """``date_from`` / ``date_to`` (YYYY-MM-DD, the end exclusive) for the router's DateSpec resolved on
+    ``now``'s Asia/Taipei day; nothing for no date or one that resolves to no day."""
+    from shared.clock import TAIPEI
+    from shared.turn.datespec import UnreadableDate
+
+    if spec is None:
+        return {}
+    try:
+        start, end = spec.resolve(now.astimezone(TAIPEI).date())
+    except UnreadableDate:
+        return {}
+    return {"date_from": start.isoformat(), "date_to": end.isoformat()}
 
 
 #: The router's limit kinds (shared.turn.menu.LIMIT_WORDS) → show_local_help's reason.

@@ -40,6 +40,7 @@ from google.adk.tools.tool_context import ToolContext
 from shared.context import EventContext
 from shared.diets import DIET_TYPES, SAVABLE_DIETS
 from shared.logs import log
+from shared.turn.datespec import date_arg
 from shared.turn.engine import (
     DEFAULT_TOOLS,
     ToolRun,
@@ -205,7 +206,7 @@ class LocalTools:
         if date_from:
             span = f"{date_from}/{date_to}" if date_to else date_from
         return self._invoke(tool_context, Proposal("search_local_events", {
-            "area": area, "date": span, "keyword": keyword}, source="model"))
+            "area": area, "date": date_arg(span), "keyword": keyword}, source="model"))
 
     def show_local_help(self, reason: HelpReason = "other",
                         tool_context: Optional[ToolContext] = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from shared.turn.dates import COLLOQUIAL_DATE_WORDS
+from shared.turn.datespec import DateSpec
 
 __all__ = ["DETAIL_WORDS", "detail_line", "read_details", "suitability_people"]
 
@@ -74,7 +75,7 @@ _CLAUSE = re.compile(r"[^，,。；;！!\s\n？?]+[？?]*")
 #: events), and words that only carry a question: taken out before the subject is looked for.
 _ANSWERED = re.compile(
     r"幾點|時間|什麼時候|哪天|哪一天|幾號|日期|在哪裡?|在哪邊|哪裡|地點|地址|位置|集合點?|電話|聯絡|來源|舉辦|開始|有辦|還有辦|照常"
-    r"|還有沒有|沒有|要不要|可不可以|會不會|有沒有|能不能|是不是|好不好|對不對|怎麼樣|怎樣|如何|多少|請問|想問|想知道|問一下|告訴我|跟我說"
+    r"|還有沒有|沒有|要不要|可不可以|會不會|有沒有|能不能|是不是|好不好|對不對|怎麼樣|怎樣|如何|多少|請問|想問|想知道|問一下|確認|了解|查詢|告訴我|跟我說"
     r"|有哪些|有什麼|有啥|什麼|甚麼|啥|哪些|哪個|哪家|哪間|推薦|介紹|看看|資訊|資料|好吃|好玩|好喝|不錯|有名|熱門|最近|附近"
     r"|一起|參加|出席|報名|帶孩子|帶小孩|順便|另外|然後|還有|或是|還是|是否|大概|一下|一點|有空|可以去|能去|去玩|去看"
     r"|那天|當天|那邊|這邊|那裡|這裡|那個|這個|這些|那些|哪一|以後|之後|之前|當日|全部|所有|其他|別的|適合|人家"
@@ -113,7 +114,7 @@ def _named(text: str) -> list[str]:
 QUESTION_CLAUSES_MAX = 32
 
 
-def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], str | None],
+def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], DateSpec | None],
                  answered: Callable[[str], bool] = lambda clause: False) -> tuple[str, ...]:
     """The notes for question clauses the router does not answer.
 
@@ -121,7 +122,7 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
         text: the message in its reading form (shared.turn.text.reading_form); never logged.
         consumed: the words the router reads (townships, shop names, diet, event, topic and limit
             words), taken out before a clause's subject is looked for.
-        date_of: the date value a run of text reads as, or None (shared.turn.dates.read_date).
+        date_of: the date a run of text reads as, or None (shared.turn.dates.read_date).
         answered: True for a clause a limit already answers (要怎麼去, 要自己帶毛筆嗎): no other note from it.
     Returns:
         Notes in the order asked, each once: ``detail:<kind>`` (a DETAIL_WORDS key, ``crowd`` or ``organiser``),
@@ -151,7 +152,7 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], st
     return tuple(notes)
 
 
-def _unasked(clause: str, words: list[str], date_of: Callable[[str], str | None]) -> str | None:
+def _unasked(clause: str, words: list[str], date_of: Callable[[str], DateSpec | None]) -> str | None:
     """The words of a question clause's subject once the details, ``words`` and dates are taken out,
     as said; None when fewer than two of its letters are left."""
     rest = _SUITABILITY.sub("｜", clause)
@@ -166,7 +167,7 @@ def _unasked(clause: str, words: list[str], date_of: Callable[[str], str | None]
     return None
 
 
-def _leftover(run: str, date_of: Callable[[str], str | None]) -> list[tuple[str, str]]:
+def _leftover(run: str, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """What is left of a run once its date part, the answered words and the filler are taken out:
     (the subject's letters, the words as said around them), one pair per part."""
     value = date_of(run) if len(run) <= 24 else None
@@ -176,7 +177,7 @@ def _leftover(run: str, date_of: Callable[[str], str | None]) -> list[tuple[str,
     return [(_FILLER_CHARS.sub("", said), said)]
 
 
-def _cut_date(run: str, value: str, date_of: Callable[[str], str | None]) -> list[tuple[str, str]]:
+def _cut_date(run: str, value: DateSpec, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音); a Taiwanese
     date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔: trial 8 finding 9)."""
     for word in COLLOQUIAL_DATE_WORDS.finditer(run):

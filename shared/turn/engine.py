@@ -28,7 +28,7 @@ from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
-from shared.events.search import InvalidDateRange, parse_date_range, search_local_events
+from shared.events.search import InvalidDateRange, search_local_events
 from shared.events.snapshots import load_current_snapshot
 from shared.handoff import flow as handoff_flow
 from shared.line import limits
@@ -50,7 +50,7 @@ from shared.replies.places import render_places
 from shared.store import StoreError
 from shared.turn import menu
 from shared.turn.audit import record_turn
-from shared.turn.dates import UnreadableDate, resolve_date_value
+from shared.turn.datespec import Both, DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, encoded
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
@@ -131,7 +131,7 @@ def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
     reply = fixed(ctx, proposal)
     record_turn(ctx.store, {
         "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
-        "tool": proposal.tool, "proposed_args": dict(proposal.args), "effective_args": None, "origin": None,
+        "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None, "origin": None,
         "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
     }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
     log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed",
@@ -139,36 +139,35 @@ def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
     return reply
 
 
-def resolve_date(value: str | None, ctx: EventContext) -> str | None:
-    """A date value (shared.turn.dates.read_date, or a postback keyword) → "YYYY-MM-DD/YYYY-MM-DD".
+def resolve_date(spec: DateSpec | None, ctx: EventContext) -> str | None:
+    """A date (shared.turn.dates.read_date, a postback's or the model's) → the events search's
+    "YYYY-MM-DD/YYYY-MM-DD" argument.
 
-    "Today" is ``ctx.now``'s Asia/Taipei calendar day; weeks start on Monday; a day, month or
-    holiday without a year is its nearest occurrence (11/22 on 2026-12-01 is 2026-11-22, past).
-    A "YYYY-MM-DD" or "start/end" range passes through unchanged for the events search.
+    "Today" is ``ctx.now``'s Asia/Taipei calendar day (shared.turn.datespec: weeks start on Monday;
+    a day, month or holiday without a year is its nearest occurrence, 11/22 on 2026-12-01 is
+    2026-11-22, past).
 
     Args:
-        value: the value, or None (every date).
+        spec: the date, or None (every date).
         ctx: the event; only ``ctx.now`` (aware) is read.
     Returns:
-        The range (Asia/Taipei, end exclusive), the value unchanged when it is already one, or None.
+        The range (Asia/Taipei, end exclusive), or None.
     Raises:
-        InvalidDateRange: the value is ``unreadable`` or names no real day (12/32, 2/30, 13月);
+        InvalidDateRange: the date is Unreadable or names no real day (12/32, 2/30, 13月);
             run_proposal answers 「我看不懂這個日期」 with choices.
-    Source: issue 9 items 2 and 3.
     """
-    if value is None:
+    if spec is None:
         return None
     try:
-        parse_date_range(value)
-        return value
-    except InvalidDateRange:
-        pass
-    today = ctx.now.astimezone(TAIPEI).date()
-    try:
-        start, end = resolve_date_value(value, today)
+        start, end = spec.resolve(_today(ctx))
     except UnreadableDate as exc:
         raise InvalidDateRange(str(exc)) from exc
     return f"{start.isoformat()}/{end.isoformat()}"
+
+
+def _today(ctx: EventContext) -> date:
+    """The turn's Asia/Taipei calendar day."""
+    return ctx.now.astimezone(TAIPEI).date()
 
 
 #: The events snapshot of the text turn under way (``run_text_turn``): read once, for the router's
@@ -266,17 +265,17 @@ def _events_search(ctx: EventContext, proposal: Proposal, tools: TurnTools) -> d
     return result
 
 
-def _only_the_days_asked(result: dict[str, Any], value: str | None, ctx: EventContext) -> dict[str, Any]:
-    """Two dates apart (聖誕節跟跨年, 元旦跟春節: ``both:…``) are searched as one range covering both; the
+def _only_the_days_asked(result: dict[str, Any], spec: DateSpec | None, ctx: EventContext) -> dict[str, Any]:
+    """Two dates apart (聖誕節跟跨年, 元旦跟春節: Both) are searched as one range covering both; the
     events that run on neither are left out here, and the reply says so (``between_left_out``); the
     result's ``date_spans`` (``start/end`` each) make the reply name the two dates, not the range."""
-    if not value or not value.startswith("both:") or result.get("status") not in ("ok", "no_match"):
+    if not isinstance(spec, Both) or result.get("status") not in ("ok", "no_match"):
         return result
-    today = ctx.now.astimezone(TAIPEI).date()
-    spans = sorted(resolve_date_value(part, today) for part in value.partition(":")[2].split("|"))
+    spans = spec.spans(_today(ctx))
     if spans[1][0] <= spans[0][1]:
         return result  # touching or overlapping (後天跟大後天): the range is exactly what was asked
-    carry = {"date": value, "keyword": result["query"].get("keyword")}  # buttons ask the same two dates again
+    # the buttons' postbacks ask the same two dates again (the boundary encoding: shared.turn.datespec)
+    carry = {"date": spec.encode(), "keyword": result["query"].get("keyword")}
     # the reply names the two dates apart (12/2（三）、12/5（六）), never the range between (trial 7, F10)
     asked = {"date_spans": [f"{start.isoformat()}/{end.isoformat()}" for start, end in spans]}
     if result.get("status") == "no_match":
@@ -401,7 +400,7 @@ def _second_asks(proposal: Proposal, result: dict[str, Any] | None) -> list[Seco
             date_range, short_date = None, ""
             if said.get("date"):
                 try:
-                    start, end = resolve_date_value(said["date"], _today_of(result))
+                    start, end = said["date"].resolve(_today_of(result))
                 except UnreadableDate:
                     continue
                 date_range = f"{start.isoformat()}/{end.isoformat()}"
@@ -599,6 +598,12 @@ def _revision_changed_reply() -> Reply:
     return Reply([TextMessage(text="你的飲食偏好剛剛有變更，為了不用舊的條件，這次的結果先不顯示。請再問一次。")])
 
 
+def audit_args(proposal: Proposal) -> dict[str, Any]:
+    """The proposal's arguments as the audit record holds them: a date in its boundary encoding
+    (shared.turn.datespec), every other argument as it is."""
+    return {name: encoded(value) for name, value in proposal.args.items()}
+
+
 def _result_ids(result: dict[str, Any] | None) -> list[str]:
     items = (result or {}).get("places") or (result or {}).get("events") or []
     return [item.get("id") for item in items if isinstance(item, dict)]
@@ -699,7 +704,7 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
     status, reply = run.status, run.reply
     record: dict[str, Any] = {
         "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
-        "tool": proposal.tool, "proposed_args": dict(proposal.args), "effective_args": None,
+        "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None,
         "origin": diet.origin if diet is not None else None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
     }
@@ -776,10 +781,11 @@ def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason:
 def _date_choices(area: str | None, keyword: str | None = None) -> QuickReply:
     """Date choices for 「我看不懂這個日期」, keeping the township and the topic the user asked about."""
     where = (f"&area={area}" if area else "") + carried_query(keyword=keyword)
-    choices = (("今天", "today"), ("明天", "tomorrow"), ("這週末", "weekend"), ("下週末", "next_weekend"),
-               ("這個月", "this_month"), ("下個月", "next_month"))
-    items = [QuickReplyItem(action=checked_postback(label, f"events:date={value}{where}", f"查{label}的活動"))
-             for label, value in choices]
+    choices: tuple[tuple[str, DateSpec], ...] = (
+        ("今天", RelativeDay(0)), ("明天", RelativeDay(1)), ("這週末", Week(0, weekend=True)),
+        ("下週末", Week(1, weekend=True)), ("這個月", RelativeMonth(0)), ("下個月", RelativeMonth(1)))
+    items = [QuickReplyItem(action=checked_postback(label, f"events:date={spec.encode()}{where}", f"查{label}的活動"))
+             for label, spec in choices]
     items.append(QuickReplyItem(action=checked_postback("不限日期", f"events:scope=all{where}", "查所有日期的活動")))
     return QuickReply(items=items)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 from shared.context import EventContext, Reply
+from shared.turn.datespec import date_arg
 from shared.turn.engine import run_proposal
 from shared.turn.router import Proposal, read_diet
 
@@ -42,8 +43,10 @@ def handle_places_postback(ctx: EventContext, rest: str) -> Reply:
 
 
 def handle_events_postback(ctx: EventContext, rest: str) -> Reply:
-    """``events:area=<township>[&date=<keyword or range>][&keyword=<terms>]`` (or ``events:scope=all``
-    with the same optional date and keyword) → an events search."""
+    """``events:area=<township>[&date=<date>][&keyword=<terms>]`` (or ``events:scope=all`` with the
+    same optional date and keyword) → an events search. The date is in the boundary encoding
+    (shared.turn.datespec); one that is not is answered 「我看不懂這個日期」 with choices."""
     query = _query(rest)
     return run_proposal(ctx, Proposal("search_local_events", {
-        "area": query.get("area"), "date": query.get("date"), "keyword": query.get("keyword")}, source="postback"))
+        "area": query.get("area"), "date": date_arg(query.get("date")), "keyword": query.get("keyword")},
+        source="postback"))

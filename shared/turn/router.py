@@ -79,11 +79,12 @@ from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
-from shared.turn.dates import DATE_KEYWORDS, read_date
+from shared.turn.dates import read_date
+from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
 from shared.turn.details import read_details, suitability_people
 from shared.turn.text import reading_form
 
-__all__ = ["DATE_KEYWORDS", "DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
+__all__ = ["DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
            "read_diet", "route"]
 
 #: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
@@ -453,8 +454,8 @@ def diet_in(text: str) -> str | None:
     return read_diet(text)[0]
 
 
-def date_in(text: str) -> str | None:
-    """The date value a message asks about (shared.turn.dates.read_date on its reading form)."""
+def date_in(text: str) -> DateSpec | None:
+    """The date a message asks about (shared.turn.dates.read_date on its reading form)."""
     return read_date(reading_form(text))
 
 
@@ -1095,7 +1096,7 @@ def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
         if not clause or not any(word in clause for word in EVENT_WORDS) or places_named_in(clause):
             continue
         areas = townships_in(clause)
-        return (f"also_events:{areas[0] if areas else named[0]['area']}/{read_date(clause) or ''}",)
+        return (f"also_events:{areas[0] if areas else named[0]['area']}/{_date_words(clause)}",)
     return ()
 
 
@@ -1168,7 +1169,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
         diet, unrecorded = read_diet(theirs)
         keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
         return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
-    return mine, first, (f"also_events:{their_area}/{read_date(theirs) or ''}",)
+    return mine, first, (f"also_events:{their_area}/{_date_words(theirs)}",)
 
 
 #: The conditions an ask of each kind sets, by the name its search (and its postback) uses.
@@ -1179,13 +1180,24 @@ _ALL_AREAS = "*"
 SECOND_ASKS_MAX = 2
 
 
-def second_ask(note: str) -> tuple[str, dict[str, str]] | None:
-    """A ``second_events:`` / ``second_places:`` note → (kind, {condition: value}); None for other notes."""
+def _date_words(text: str) -> str:
+    """The date of ``text`` as a note carries it for a button's postback: its boundary encoding
+    (shared.turn.datespec), or empty when the text names none."""
+    spec = read_date(text)
+    return spec.encode() if spec is not None else ""
+
+
+def second_ask(note: str) -> tuple[str, dict[str, Any]] | None:
+    """A ``second_events:`` / ``second_places:`` note → (kind, {condition: value}), its ``date`` a
+    DateSpec; None for other notes."""
     kind, _, query = note.partition(":")
     if kind not in ("second_events", "second_places"):
         return None
     pairs = (pair.partition("=") for pair in query.split("&") if pair)
-    return kind.removeprefix("second_"), {name: value for name, _, value in pairs if value}
+    said: dict[str, Any] = {name: value for name, _, value in pairs if value}
+    if "date" in said:
+        said["date"] = date_arg(said["date"])
+    return kind.removeprefix("second_"), said
 
 
 def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, str] | None:
@@ -1194,9 +1206,9 @@ def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, 
     proposal = _search(text, ())
     searched = proposal.tool == f"search_local_{kind}" or (
         picker and proposal.tool == "needs_area" and proposal.args.get("kind", "places") == kind)
-    if not searched or proposal.args.get("date") == "unreadable":
+    if not searched or isinstance(proposal.args.get("date"), Unreadable):
         return None
-    said = {name: str(proposal.args[name]) for name in _ASK_CONDITIONS[kind] if proposal.args.get(name)}
+    said = {name: str(encoded(proposal.args[name])) for name in _ASK_CONDITIONS[kind] if proposal.args.get(name)}
     if kind == "places" and said.get("dietary_type") == "any":
         said.pop("dietary_type")
     if not said.get("area") and (COUNTY in text or _WHOLE_COUNTY.search(text)):

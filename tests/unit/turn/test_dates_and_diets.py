@@ -13,16 +13,28 @@ from shared.diets import DIET_LABELS, diet_label
 from shared.memory.cards import remember_phrase
 from shared.replies.places import render_places
 from shared.turn import dates
-from shared.turn.dates import UNREADABLE, UnreadableDate, read_date, resolve_date_value
+from shared.turn.dates import read_date
+from shared.turn.datespec import (
+    DayOfMonth,
+    Holiday,
+    Month,
+    MonthDay,
+    Range,
+    Unreadable,
+    UnreadableDate,
+    Week,
+    date_arg,
+)
 from shared.turn.router import read_diet
 from shared.turn.text import reading_form
 from tests.conftest import REPO
+from tests.unit.turn.date_support import NOT_READ, asked, span
 
 TODAY = date(2026, 12, 1)
 
 
 def test_dates_lunar_new_year_comes_from_the_holidays_calendar_block():
-    start, end = resolve_date_value(read_date("過年"), TODAY)
+    start, end = read_date("過年").resolve(TODAY)
     calendar = holidays.country_holidays("TW", years=2027, language="zh_TW")
     assert calendar.get(start) and "除夕" in calendar.get(start)
     assert all(calendar.get(day) for day in (start, end.fromordinal(end.toordinal() - 1)))
@@ -34,14 +46,14 @@ def test_dates_lunar_new_year_comes_from_the_holidays_calendar_block():
     ("十一月二十二日", date(2026, 11, 22)), ("民國115年12月19日", date(2026, 12, 19)),
 ])
 def test_dates_chinese_numerals_and_roc_years_are_read(text, expected):
-    assert resolve_date_value(read_date(reading_form(text)), TODAY)[0] == expected
+    assert asked(text, TODAY) == span(expected)
 
 
 @pytest.mark.parametrize("text", ["下下下週三", "12/1/3", "上上個月3號", "上上上個週末"])
 def test_dates_a_named_date_that_is_not_read_is_unreadable_never_none(text):
-    assert read_date(reading_form(text)) == UNREADABLE
+    assert asked(text, TODAY) == NOT_READ
     with pytest.raises(UnreadableDate):
-        resolve_date_value(UNREADABLE, TODAY)
+        Unreadable().resolve(TODAY)
 
 
 @pytest.mark.parametrize("text", ["04-7284398", "兩碗帶走", "3個月", "8:30集合", "拜拜"])
@@ -49,22 +61,23 @@ def test_dates_phone_numbers_counts_and_times_are_not_dates(text):
     assert read_date(reading_form(text)) is None
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("md:11-22", (date(2026, 11, 22), date(2026, 11, 23))),   # 9 days ago beats 356 days ahead
-    ("month:11", (date(2026, 11, 1), date(2026, 12, 1))),
-    ("month:01", (date(2027, 1, 1), date(2027, 2, 1))),
-    ("day:05", (date(2026, 12, 5), date(2026, 12, 6))),
-    ("last_week", (date(2026, 11, 23), date(2026, 11, 30))),
-    ("mdrange:12-30/01-02", (date(2026, 12, 30), date(2027, 1, 3))),  # a range across the year end
+@pytest.mark.parametrize("spec, expected", [
+    (MonthDay(11, 22), (date(2026, 11, 22), date(2026, 11, 23))),   # 9 days ago beats 356 days ahead
+    (Month(11), (date(2026, 11, 1), date(2026, 12, 1))),
+    (Month(1), (date(2027, 1, 1), date(2027, 2, 1))),
+    (DayOfMonth(5), (date(2026, 12, 5), date(2026, 12, 6))),
+    (Week(-1), (date(2026, 11, 23), date(2026, 11, 30))),
+    (Range(MonthDay(12, 30), MonthDay(1, 2)), (date(2026, 12, 30), date(2027, 1, 3))),  # across the year end
 ])
-def test_dates_values_resolve_to_the_nearest_range(value, expected):
-    assert resolve_date_value(value, TODAY) == expected
+def test_dates_values_resolve_to_the_nearest_range(spec, expected):
+    assert spec.resolve(TODAY) == expected
 
 
-@pytest.mark.parametrize("value", ["md:12-32", "md:02-30", "month:13", "holiday:不存在的節日", "weekday:x"])
-def test_dates_impossible_values_raise_unreadable_date(value):
+@pytest.mark.parametrize("spec", [MonthDay(12, 32), MonthDay(2, 30), Month(13), Holiday("不存在的節日"),
+                                  date_arg("weekday:x")])
+def test_dates_impossible_values_raise_unreadable_date(spec):
     with pytest.raises(UnreadableDate):
-        resolve_date_value(value, TODAY)
+        spec.resolve(TODAY)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -90,7 +103,8 @@ def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
     name of the vocabulary the reader matches (from the holidays package) ends with one."""
     names = dates._calendar_names()
     assert len(names) > 10 and all(name.endswith(dates.CALENDAR_NAME_ENDS) for name in names), names
-    assert read_date("植樹節有活動嗎") == "holiday:植樹節" and read_date("農曆除夕") and read_date("中秋")
+    assert asked("植樹節有活動嗎", TODAY) == span(date(2027, 3, 12))
+    assert isinstance(asked("農曆除夕", TODAY), tuple) and isinstance(asked("中秋", TODAY), tuple)
 
 
 @pytest.mark.parametrize("text, loaded", [

@@ -18,7 +18,8 @@ import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.turn.audit import COLLECTION as AUDIT
-from shared.turn.router import route
+from shared.turn.datespec import date_arg
+from shared.turn.router import route, second_ask
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import (
@@ -32,6 +33,7 @@ from tests.conftest import (
     text_event,
 )
 from tests.memory_support import DirectMemoryClient, postbacks
+from tools.eval import asked_dates
 from tools.line_standin import LineStandin
 
 CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
@@ -103,14 +105,36 @@ def test_eval_cases_file_is_one_list_with_unique_ids_and_known_fields():
         assert isinstance(case["input"], str) and set(case["expect"]) <= known, case["id"]
 
 
+def _dates_words(spec) -> str:
+    """A date inside a note, as a case writes it: its days (asked_dates), two dates joined by a comma."""
+    words = asked_dates(spec)
+    return ",".join(words) if isinstance(words, list) else words or ""
+
+
+def _with_days(note: str) -> str:
+    """A note whose date is carried for a button (``also_events:<township>/<date>``,
+    ``second_events:…&date=<date>…``), with that date written as the days it asks on the pinned day."""
+    kind, _, value = note.partition(":")
+    if kind == "also_events":
+        area, _, when = value.partition("/")
+        return f"{kind}:{area}/{_dates_words(date_arg(when))}"
+    said = second_ask(note)
+    if said is None or "date" not in said[1]:
+        return note
+    pairs = (pair.partition("=") for pair in value.split("&"))
+    return f"{kind}:" + "&".join(f"{name}={_dates_words(said[1]['date']) if name == 'date' else word}"
+                                 for name, _, word in pairs)
+
+
 @pytest.mark.parametrize("case", _ROUTER_CASES, ids=_ids(_ROUTER_CASES))
 def test_eval_case_router_proposes_the_expected_tool(case):
     expect = case["expect"]
     proposal = route(case["input"])
     assert proposal.tool == expect["tool"], case["notes"]
     for name, value in (expect.get("arguments") or {}).items():
-        assert proposal.args.get(name) == value, (name, proposal.args)
-    assert set(expect.get("notes", [])) <= set(proposal.notes), proposal.notes
+        got = asked_dates(proposal.args.get(name)) if name == "date" else proposal.args.get(name)
+        assert got == value, (name, proposal.args)
+    assert set(expect.get("notes", [])) <= {_with_days(note) for note in proposal.notes}, proposal.notes
 
 
 @pytest.mark.parametrize("case", _WEBHOOK_CASES, ids=_ids(_WEBHOOK_CASES))

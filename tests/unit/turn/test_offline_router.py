@@ -1,6 +1,8 @@
 """The offline router reads townships, diet words and event words, and only proposes."""
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from shared.turn.router import route
@@ -52,7 +54,8 @@ def test_router_diet_without_area_needs_area():
 def test_router_event_words_search_events_with_weekend():
     proposal = route("這週末彰化市有什麼活動？")
     assert proposal.tool == "search_local_events"
-    assert proposal.args == {"area": "彰化市", "date": "weekend", "keyword": None}
+    assert {**proposal.args, "date": None} == {"area": "彰化市", "date": None, "keyword": None}
+    assert proposal.args["date"].resolve(date(2026, 12, 1)) == (date(2026, 12, 5), date(2026, 12, 7))
 
 
 def test_router_event_words_with_vague_area_need_area():

@@ -22,13 +22,14 @@ from shared.places.search import diet_listed
 from shared.routing import route_text
 from shared.store.sqlite import SqliteStore
 from shared.turn.crisis import is_crisis
-from shared.turn.dates import UnreadableDate, read_date, resolve_date_value
+from shared.turn.datespec import DayOfMonth, Holiday, MonthDay, RelativeMonth, UnreadableDate
 from shared.turn.diet_origin import resolve_diet
 from shared.turn.menu import LIMIT_WORDS
 from shared.turn.router import route
 from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
+from tests.unit.turn.date_support import NOT_READ, asked, span
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei, a Tuesday
 TODAY = date(2026, 12, 1)
@@ -109,30 +110,31 @@ def test_router_asker_is_not_an_event_keyword(text, keyword):
 
 # --- finding 4: a day inside a relative month --------------------------------------------------
 
-@pytest.mark.parametrize("text, value, day", [
-    ("上個月22號彰化市有什麼活動", "last_month_day:22", date(2026, 11, 22)),
-    ("下個月3號", "next_month_day:03", date(2027, 1, 3)),
-    ("這個月5日有活動嗎", "this_month_day:05", date(2026, 12, 5)),
-    ("本月12號", "this_month_day:12", date(2026, 12, 12)),
-    ("上個月二十九日", "last_month_day:29", date(2026, 11, 29)),
-    ("下一個月31號", "next_month_day:31", date(2027, 1, 31)),
+@pytest.mark.parametrize("text, day", [
+    ("上個月22號彰化市有什麼活動", date(2026, 11, 22)),
+    ("下個月3號", date(2027, 1, 3)),
+    ("這個月5日有活動嗎", date(2026, 12, 5)),
+    ("本月12號", date(2026, 12, 12)),
+    ("上個月二十九日", date(2026, 11, 29)),
+    ("下一個月31號", date(2027, 1, 31)),
 ])
-def test_dates_relative_month_day_is_that_one_day(text, value, day):
-    assert read_date(reading_form(text)) == value
-    assert resolve_date_value(value, TODAY) == (day, date.fromordinal(day.toordinal() + 1))
+def test_dates_relative_month_day_is_that_one_day(text, day):
+    assert asked(text, TODAY) == span(day)
 
 
 def test_dates_relative_month_day_that_does_not_exist_is_unreadable():
+    assert asked("下個月31號", date(2026, 10, 15)) == NOT_READ  # there is no 11/31
     with pytest.raises(UnreadableDate):
-        resolve_date_value("next_month_day:31", date(2026, 10, 15))  # there is no 11/31
+        DayOfMonth(31, RelativeMonth(1)).resolve(date(2026, 10, 15))
 
 
 @pytest.mark.parametrize("text, value", [
-    ("上上個月3號", "unreadable"), ("下下個月10號", "unreadable"),
-    ("這個月12月12日有活動嗎", "md:12-12"), ("下個月3個活動", "next_month"), ("上個月", "last_month"),
+    ("上上個月3號", NOT_READ), ("下下個月10號", NOT_READ),
+    ("這個月12月12日有活動嗎", span(date(2026, 12, 12))), ("下個月3個活動", (date(2027, 1, 1), date(2027, 2, 1))),
+    ("上個月", (date(2026, 11, 1), date(2026, 12, 1))),
 ])
 def test_dates_relative_month_day_keeps_other_readings(text, value):
-    assert read_date(reading_form(text)) == value
+    assert asked(text, TODAY) == value
 
 
 # --- finding 5: a second ask is offered, never a filter ------------------------------------------
@@ -281,30 +283,34 @@ def test_router_help_words_beside_a_search_still_search(text, tool):
 # --- extra: English holiday and day words --------------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [
-    ("Xmas彰化市有啥活動", "md:12-25"), ("X'mas", "md:12-25"), ("x’mas 鹿港", "md:12-25"), ("CHRISTMAS", "md:12-25"),
-    ("christmas eve", "md:12-24"), ("New Year's Eve", "md:12-31"), ("new year", "md:01-01"),
-    ("Chinese New Year", "holiday:lunar_new_year"), ("CNY員林", "holiday:lunar_new_year"),
-    ("valentine's day", "md:02-14"), ("mid-autumn festival", "holiday:中秋節"), ("dragon boat", "holiday:端午節"),
-    ("this weekend", "weekend"), ("tomorrow", "tomorrow"), ("tonight", "today"),
-    ("元宵節", "holiday:lantern"), ("母親節", "holiday:mothers_day"), ("七夕", "unreadable"), ("重陽節", "unreadable"),
-    ("寒假有活動嗎", "unreadable"), ("暑假活動", "unreadable"), ("easter活動", "unreadable"),
+    ("Xmas彰化市有啥活動", span(date(2026, 12, 25))), ("X'mas", span(date(2026, 12, 25))),
+    ("x’mas 鹿港", span(date(2026, 12, 25))), ("CHRISTMAS", span(date(2026, 12, 25))),
+    ("christmas eve", span(date(2026, 12, 24))), ("New Year's Eve", span(date(2026, 12, 31))),
+    ("new year", span(date(2027, 1, 1))),
+    ("Chinese New Year", (date(2027, 2, 4), date(2027, 2, 11))), ("CNY員林", (date(2027, 2, 4), date(2027, 2, 11))),
+    ("valentine's day", span(date(2027, 2, 14))), ("mid-autumn festival", span(date(2026, 9, 25))),
+    ("dragon boat", span(date(2026, 6, 19))),
+    ("this weekend", (date(2026, 12, 5), date(2026, 12, 7))), ("tomorrow", span(date(2026, 12, 2))),
+    ("tonight", span(date(2026, 12, 1))),
+    ("元宵節", span(date(2027, 2, 20))), ("母親節", span(date(2027, 5, 9))), ("七夕", NOT_READ), ("重陽節", NOT_READ),
+    ("寒假有活動嗎", NOT_READ), ("暑假活動", NOT_READ), ("easter活動", NOT_READ),
 ])
 def test_dates_english_and_more_holiday_words(text, value):
-    assert read_date(reading_form(text)) == value
+    assert asked(text, TODAY) == value
 
 
-@pytest.mark.parametrize("value, day", [
-    ("holiday:lantern", date(2027, 2, 20)),        # lunar 1/15 of 2027: 春節 2027-02-06 + 14 days
-    ("holiday:mothers_day", date(2027, 5, 9)),     # the second Sunday of May 2027
-    ("md:12-25", date(2026, 12, 25)),
+@pytest.mark.parametrize("spec, day", [
+    (Holiday("lantern"), date(2027, 2, 20)),        # lunar 1/15 of 2027: 春節 2027-02-06 + 14 days
+    (Holiday("mothers_day"), date(2027, 5, 9)),     # the second Sunday of May 2027
+    (MonthDay(12, 25), date(2026, 12, 25)),
 ])
-def test_dates_computed_holidays_resolve_to_one_day(value, day):
-    assert resolve_date_value(value, TODAY) == (day, date.fromordinal(day.toordinal() + 1))
+def test_dates_computed_holidays_resolve_to_one_day(spec, day):
+    assert spec.resolve(TODAY) == span(day)
 
 
 def test_dates_lantern_is_fifteen_days_into_each_lunar_year():
     # 2026's 春節 began 2026-02-17 (the holidays package's Taiwan calendar): 元宵 was 2026-03-03
-    assert resolve_date_value("holiday:lantern", date(2026, 3, 1)) == (date(2026, 3, 3), date(2026, 3, 4))
+    assert Holiday("lantern").resolve(date(2026, 3, 1)) == (date(2026, 3, 3), date(2026, 3, 4))
 
 
 # --- more of the same kinds, found after the trial --------------------------------------------------
@@ -314,23 +320,19 @@ def test_crisis_distress_gets_the_crisis_reply(text):
     assert route(text).args.get("kinds", [None])[0] == "crisis"
 
 
-@pytest.mark.parametrize("text, value, start, end", [
-    ("下個月初有什麼活動", "month_part:next/early", date(2027, 1, 1), date(2027, 1, 11)),
-    ("上個月底彰化市的活動", "month_part:last/late", date(2026, 11, 21), date(2026, 12, 1)),
-    ("12月底有什麼活動", "month_part:12/late", date(2026, 12, 21), date(2027, 1, 1)),
-    ("1月中旬鹿港", "month_part:01/mid", date(2027, 1, 11), date(2027, 1, 21)),
-    ("月底有活動嗎", "month_part:this/late", date(2026, 12, 21), date(2027, 1, 1)),
-    ("年底有活動嗎", "month:12", date(2026, 12, 1), date(2027, 1, 1)),
+@pytest.mark.parametrize("text, first, days", [
+    ("下個月初有什麼活動", date(2027, 1, 1), 10), ("上個月底彰化市的活動", date(2026, 11, 21), 10),
+    ("12月底有什麼活動", date(2026, 12, 21), 11), ("1月中旬鹿港", date(2027, 1, 11), 10),
+    ("月底有活動嗎", date(2026, 12, 21), 11), ("年底有活動嗎", date(2026, 12, 1), 31),
 ])
-def test_dates_part_of_a_month_is_that_third_of_it(text, value, start, end):
-    assert read_date(reading_form(text)) == value
-    assert resolve_date_value(value, TODAY) == (start, end)
+def test_dates_part_of_a_month_is_that_third_of_it(text, first, days):
+    assert asked(text, TODAY) == span(first, days)
 
 
-@pytest.mark.parametrize("text, value", [("正月初一有活動嗎", "holiday:lunar_new_year"), ("上上個月底", "unreadable"),
-                                         ("臘月底有活動嗎", "unreadable")])
+@pytest.mark.parametrize("text, value", [("正月初一有活動嗎", (date(2027, 2, 4), date(2027, 2, 11))), ("上上個月底", NOT_READ),
+                                         ("臘月底有活動嗎", NOT_READ)])
 def test_dates_lunar_month_words_are_not_a_month_part(text, value):
-    assert read_date(reading_form(text)) == value
+    assert asked(text, TODAY) == value
 
 
 @pytest.mark.parametrize("text", ["聖誕快樂", "Merry Christmas!", "新年快樂～", "恭喜發財", "Happy New Year", "中秋節快樂"])
@@ -340,7 +342,7 @@ def test_router_season_greeting_is_a_greeting_not_an_events_search(text):
 
 def test_router_season_greeting_with_a_question_still_searches():
     proposal = route("聖誕快樂 彰化市有什麼活動")
-    assert proposal.tool == "search_local_events" and proposal.args["date"] == "md:12-25"
+    assert proposal.tool == "search_local_events" and proposal.args["date"].resolve(TODAY) == span(date(2026, 12, 25))
 
 
 def test_router_someone_elses_plain_diet_is_not_filled_by_the_users_memory():
@@ -380,14 +382,14 @@ def test_webhook_no_data_reply_says_so_and_offers_the_townships_searches(pinned_
     assert set(postbacks(messages)) == {"鹿港鎮的活動", "鹿港鎮的店家"}
 
 
-@pytest.mark.parametrize("text, date_value, keyword", [
-    ("週日想帶孩子去玩 順便吃素", "sunday", "親子"),
-    ("12/12鹿港？那邊有素食店嗎", "md:12-12", None),
+@pytest.mark.parametrize("text, day, keyword", [
+    ("週日想帶孩子去玩 順便吃素", date(2026, 12, 6), "親子"),
+    ("12/12鹿港？那邊有素食店嗎", date(2026, 12, 12), None),
 ])
-def test_router_second_ask_beside_a_day_and_topic_without_an_event_word(text, date_value, keyword):
+def test_router_second_ask_beside_a_day_and_topic_without_an_event_word(text, day, keyword):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
-    assert (proposal.args["date"], proposal.args["keyword"]) == (date_value, keyword)
+    assert (proposal.args["date"].resolve(TODAY), proposal.args["keyword"]) == (span(day), keyword)
     assert any(note.startswith("also_places:") for note in proposal.notes)
 
 

@@ -15,11 +15,12 @@ import pytest
 from shared.memory.phrases import read_memory_request
 from shared.places.search import place_close_to
 from shared.turn.crisis import is_crisis
-from shared.turn.dates import UnreadableDate, coming_day_of_month, read_date, resolve_date_value
+from shared.turn.datespec import DayOfMonth, NewYearDay, UnreadableDate, coming_day_of_month
 from shared.turn.router import read_diet, route
 from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import USER_A, postbacks, webhook_with_memory
+from tests.unit.turn.date_support import NOT_READ, asked, span
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 TODAY = date(2026, 12, 1)
@@ -225,13 +226,15 @@ def test_crisis_taking_ones_medicine_is_not_an_overdose(text):
 # --- findings 15–17: dates beside a township; a bare day of the month ------------------------------
 
 @pytest.mark.parametrize("text, value", [
-    ("廿五號彰化市有啥", "day:25"), ("初五 員林 有什麼", "unreadable"),  # the trial's
-    ("十五號員林有啥", "day:15"), ("卅號鹿港有什麼", "day:30"), ("廿一號", "day:21"), ("初三花壇有什麼", "unreadable"),
-    ("大年初五鹿港有活動嗎", "cny_day:05"), ("過年初三", "cny_day:03"), ("大年初一", "cny_day:01"),
-    ("正月初一有活動嗎", "holiday:lunar_new_year"), ("下個月初", "month_part:next/early"), ("初一十五吃素", None),
+    ("廿五號彰化市有啥", span(date(2026, 12, 25))), ("初五 員林 有什麼", NOT_READ),  # the trial's
+    ("十五號員林有啥", span(date(2026, 12, 15))), ("卅號鹿港有什麼", span(date(2026, 12, 30))), ("廿一號", span(date(2026, 12, 21))),
+    ("初三花壇有什麼", NOT_READ),
+    ("大年初五鹿港有活動嗎", span(date(2027, 2, 10))), ("過年初三", span(date(2027, 2, 8))), ("大年初一", span(date(2027, 2, 6))),
+    ("正月初一有活動嗎", (date(2027, 2, 4), date(2027, 2, 11))), ("下個月初", (date(2027, 1, 1), date(2027, 1, 11))),
+    ("初一十五吃素", None),
 ])
 def test_read_date_chinese_days_and_lunar_days(text, value):
-    assert read_date(reading_form(text)) == value
+    assert asked(text, TODAY) == value
 
 
 @pytest.mark.parametrize("text", ["廿五號彰化市有啥", "初五 員林 有什麼", "十五號員林有啥", "大年初五鹿港有活動嗎"])
@@ -250,19 +253,18 @@ def test_router_date_beside_a_township_is_an_events_question(text):
 ])
 def test_coming_day_of_month_is_never_in_the_past(day, today, expected):
     assert coming_day_of_month(day, today) == expected
-    assert resolve_date_value(f"day:{day:02d}", today) == (expected, date.fromordinal(expected.toordinal() + 1))
+    assert DayOfMonth(day).resolve(today) == span(expected)
 
 
-@pytest.mark.parametrize("value, start", [("cny_day:05", date(2027, 2, 10)), ("cny_day:01", date(2027, 2, 6)),
-                                          ("cny_day:15", date(2027, 2, 20))])
-def test_resolve_cny_day_counts_from_the_calendars_first_spring_festival_day(value, start):
-    assert resolve_date_value(value, TODAY)[0] == start
+@pytest.mark.parametrize("day, start", [(5, date(2027, 2, 10)), (1, date(2027, 2, 6)), (15, date(2027, 2, 20))])
+def test_resolve_cny_day_counts_from_the_calendars_first_spring_festival_day(day, start):
+    assert NewYearDay(day).resolve(TODAY) == span(start)
 
 
-@pytest.mark.parametrize("value", ["day:32", "day:00", "cny_day:16"])
-def test_resolve_impossible_days_are_unreadable(value):
+@pytest.mark.parametrize("spec", [DayOfMonth(32), DayOfMonth(0), NewYearDay(16)])
+def test_resolve_impossible_days_are_unreadable(spec):
     with pytest.raises(UnreadableDate):
-        resolve_date_value(value, TODAY)
+        spec.resolve(TODAY)
 
 
 # --- minor: the generic words of a shop's name are no diet asked ------------------------------------
@@ -278,26 +280,26 @@ def test_router_shop_name_words_are_not_a_diet_check(text, notes):
 
 # --- minor: a holiday's 連假 is the days off joined to it --------------------------------------------
 
-@pytest.mark.parametrize("text, value, span", [
-    ("元旦連假彰化市有活動嗎", "long_weekend:md:01-01", (date(2027, 1, 1), date(2027, 1, 4))),  # Fri 1/1 – Sun 1/3
-    ("清明連假", "long_weekend:holiday:民族掃墓節", (date(2027, 4, 3), date(2027, 4, 7))),
-    ("元旦", "md:01-01", (date(2027, 1, 1), date(2027, 1, 2))),  # the day alone is unchanged
-    ("過年連假", "holiday:lunar_new_year", (date(2027, 2, 4), date(2027, 2, 11))),  # already the whole block
+@pytest.mark.parametrize("text, days", [
+    ("元旦連假彰化市有活動嗎", (date(2027, 1, 1), date(2027, 1, 4))),  # Fri 1/1 – Sun 1/3
+    ("清明連假", (date(2027, 4, 3), date(2027, 4, 7))),
+    ("元旦", (date(2027, 1, 1), date(2027, 1, 2))),  # the day alone is unchanged
+    ("過年連假", (date(2027, 2, 4), date(2027, 2, 11))),  # already the whole block
 ])
-def test_read_date_long_weekend_joins_weekends_and_calendar_holidays(text, value, span):
-    assert read_date(reading_form(text)) == value
-    assert resolve_date_value(value, TODAY) == span
+def test_read_date_long_weekend_joins_weekends_and_calendar_holidays(text, days):
+    assert asked(text, TODAY) == days
 
 
 def test_read_date_bare_long_weekend_is_unreadable():
-    assert read_date(reading_form("連假有活動嗎")) == "unreadable"
+    assert asked("連假有活動嗎", TODAY) == NOT_READ
 
 
 # --- minor: English township names ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text, tool, area", [
     ("changhua city有素食嗎", "search_local_places", "彰化市"), ("Lukang 有什麼活動", "search_local_events", "鹿港鎮"),
-    ("vegan food in Yuanlin", "search_local_places", "員林市"), ("Huatan township vegetarian", "search_local_places", "花壇鄉"),
+    ("vegan food in Yuanlin", "search_local_places", "員林市"),
+    ("Huatan township vegetarian", "search_local_places", "花壇鄉"),
     ("events in ERLIN this weekend", "search_local_events", "二林鎮"),
 ])
 def test_router_english_township_names_are_read(text, tool, area):

@@ -14,11 +14,11 @@ from urllib.parse import parse_qs
 import pytest
 
 from shared.memory.phrases import read_memory_request
-from shared.turn.dates import UNREADABLE, read_date, resolve_date_value
+from shared.turn.datespec import DateSpec
 from shared.turn.router import read_diet, route
-from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
+from tests.unit.turn.date_support import NOT_READ, asked, span
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 TODAY = date(2026, 12, 1)
@@ -29,8 +29,8 @@ def service(base_env):
     return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-def _range(text: str) -> tuple[date, date]:
-    return resolve_date_value(read_date(reading_form(text)), TODAY)
+def _range(text: str) -> tuple[date, date] | str | None:
+    return asked(text, TODAY)
 
 
 def _query(data: str) -> dict[str, str]:
@@ -51,16 +51,16 @@ def test_dates_calendar_named_day_is_read(text, start):
 
 @pytest.mark.parametrize("text", ["護士節鹿港有活動嗎", "結婚紀念日", "世界地球日有活動嗎", "七夕情人節", "誕辰紀念日"])
 def test_dates_named_day_not_in_the_calendar_is_unreadable(text):
-    assert read_date(reading_form(text)) == UNREADABLE
+    assert _range(text) == NOT_READ
 
 
 @pytest.mark.parametrize("text", ["音樂節有什麼", "蔬食節有活動嗎", "這個季節", "有什麼節目", "節慶活動", "茉莉花節"])
 def test_dates_festival_and_other_jie_words_are_no_date(text):
-    assert read_date(reading_form(text)) is None
+    assert _range(text) is None
 
 
 def test_dates_valentines_day_alone_is_still_february():
-    assert read_date(reading_form("情人節有活動嗎")) == "md:02-14"
+    assert _range("情人節有活動嗎") == span(date(2027, 2, 14))
 
 
 # --- finding 2: two dates joined are both read --------------------------------------------------------
@@ -78,15 +78,16 @@ def test_dates_two_dates_joined_cover_both(text, expected):
 
 
 @pytest.mark.parametrize("text, value", [
-    ("明天和美有活動嗎", "tomorrow"),  # 和美 is a township, not 和 + a date
-    ("週六到鹿港走走", "saturday"), ("我明天跟朋友去鹿港", "tomorrow"), ("12/5、12/6", "mdrange:12-05/12-06"),
+    ("明天和美有活動嗎", span(date(2026, 12, 2))),  # 和美 is a township, not 和 + a date
+    ("週六到鹿港走走", span(date(2026, 12, 5))), ("我明天跟朋友去鹿港", span(date(2026, 12, 2))),
+    ("12/5、12/6", (date(2026, 12, 5), date(2026, 12, 7))),
 ])
 def test_dates_a_joiner_without_a_second_date_reads_one(text, value):
-    assert read_date(reading_form(text)) == value
+    assert _range(text) == value
 
 
 def test_dates_pair_with_an_unread_side_is_unreadable():
-    assert read_date(reading_form("冬至跟聖誕節有活動嗎")) == UNREADABLE
+    assert _range("冬至跟聖誕節有活動嗎") == NOT_READ
 
 
 # --- finding 4: topics joined by 跟 / 或 are either ----------------------------------------------------
@@ -156,7 +157,9 @@ def test_webhook_picker_then_next_township_keeps_date_and_topic(service, line_st
 
 def test_webhook_unreadable_date_choices_keep_the_topic(service, line_standin):
     choices = postbacks(reply_messages(service, line_standin, text_event("冬至 親子活動 彰化市")))
-    assert _query(choices["這週末"]) == {"date": "weekend", "area": "彰化市", "keyword": "親子"}
+    query = _query(choices["這週末"])
+    assert query.pop("date") and query == {"area": "彰化市", "keyword": "親子"}
+    assert DateSpec.parse(_query(choices["這週末"])["date"]).resolve(TODAY) == span(date(2026, 12, 5), 2)
 
 
 def test_webhook_places_picker_keeps_the_unrecorded_diet(service, line_standin):

@@ -18,15 +18,15 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lunardate import LunarDate
+from lunardate import LunarDate as LunarLibraryDate
 
 from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
-from shared.turn.dates import UNREADABLE, UnreadableDate, read_date, resolve_date_value
+from shared.turn.datespec import DateSpec, LunarDate, NewYearDay, UnreadableDate, date_arg
 from shared.turn.engine import resolve_date
-from shared.turn.router import route
-from shared.turn.text import reading_form
+from shared.turn.router import date_in, route
+from tests.unit.turn.date_support import NOT_READ, asked, span
 
 TODAY = date(2026, 12, 1)
 MONDAY = date(2026, 11, 30)
@@ -34,14 +34,14 @@ ACTOR = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 _NUMERALS = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十"]
 
 
-def read(text: str) -> str | None:
-    return read_date(reading_form(text))
+def read(text: str) -> DateSpec | None:
+    return date_in(text)
 
 
 def day_of(text: str, today: date = TODAY) -> date:
-    start, end = resolve_date_value(read(text), today)
-    assert end == start + timedelta(days=1), (text, start, end)
-    return start
+    days = asked(text, today)
+    assert isinstance(days, tuple) and days[1] == days[0] + timedelta(days=1), (text, days)
+    return days[0]
 
 
 def chinese(number: int) -> str:
@@ -61,61 +61,58 @@ def ctx_at(now: datetime) -> EventContext:
 
 # --- 1. lunar dates ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, value, day", [
-    ("農曆十一月十五 員林有活動嗎", "lunar:11-15", date(2026, 12, 23)),   # the trial's example
-    ("農曆11月15日鹿港", "lunar:11-15", date(2026, 12, 23)),
-    ("農曆11/15", "lunar:11-15", date(2026, 12, 23)),
-    ("舊曆十二月初八", "lunar:12-08", date(2027, 1, 15)),
-    ("臘月初八鹿港有什麼活動", "lunar:12-08", date(2027, 1, 15)),
-    ("十二月初八 花壇", "lunar:12-08", date(2027, 1, 15)),             # X月初N is a lunar day
-    ("陰曆正月十五", "lunar:01-15", date(2027, 2, 20)),
-    ("正月十五員林", "lunar:01-15", date(2027, 2, 20)),
-    ("农历十一月廿三", "lunar:11-23", date(2026, 12, 31)),              # Simplified, 廿 = 20
-    ("農曆十月二十", "lunar:10-20", date(2026, 11, 28)),                # nearest: five days ago, shown as past
+@pytest.mark.parametrize("text, day", [
+    ("農曆十一月十五 員林有活動嗎", date(2026, 12, 23)),   # the trial's example
+    ("農曆11月15日鹿港", date(2026, 12, 23)),
+    ("農曆11/15", date(2026, 12, 23)),
+    ("舊曆十二月初八", date(2027, 1, 15)),
+    ("臘月初八鹿港有什麼活動", date(2027, 1, 15)),
+    ("十二月初八 花壇", date(2027, 1, 15)),             # X月初N is a lunar day
+    ("陰曆正月十五", date(2027, 2, 20)),
+    ("正月十五員林", date(2027, 2, 20)),
+    ("农历十一月廿三", date(2026, 12, 31)),              # Simplified, 廿 = 20
+    ("農曆十月二十", date(2026, 11, 28)),                # nearest: five days ago, shown as past
 ])
-def test_dates_lunar_date_is_converted_by_the_lunar_calendar(text, value, day):
-    assert read(text) == value
+def test_dates_lunar_date_is_converted_by_the_lunar_calendar(text, day):
     assert day_of(text) == day
 
 
-@pytest.mark.parametrize("text, value, day", [
-    ("農曆初一 鹿港有活動嗎", "lunar_day:01", date(2026, 12, 9)),    # the coming lunar 1st
-    ("農曆十五", "lunar_day:15", date(2026, 12, 23)),
-    ("舊曆廿三號", "lunar_day:23", date(2026, 12, 1)),               # today is lunar 10/23: today counts
+@pytest.mark.parametrize("text, day", [
+    ("農曆初一 鹿港有活動嗎", date(2026, 12, 9)),    # the coming lunar 1st
+    ("農曆十五", date(2026, 12, 23)),
+    ("舊曆廿三號", date(2026, 12, 1)),               # today is lunar 10/23: today counts
 ])
-def test_dates_lunar_day_without_a_month_is_the_coming_one(text, value, day):
-    assert read(text) == value
+def test_dates_lunar_day_without_a_month_is_the_coming_one(text, day):
     assert day_of(text) == day
+    assert day_of(text, day + timedelta(days=1)) > day + timedelta(days=27)  # the day after: the next lunar month's
 
 
 @pytest.mark.parametrize("text", ["尾牙", "冬至有活動嗎", "七夕", "農曆七夕", "重陽節"])
 def test_dates_lunar_festivals_local_does_not_compute_stay_unreadable(text):
-    assert read(text) == UNREADABLE
+    assert asked(text, TODAY) == NOT_READ
 
 
 def test_dates_lunar_month_alone_is_that_whole_lunar_month():
-    assert read("陰曆十二月員林有什麼活動") == "lunar_month:12"
-    assert resolve_date_value("lunar_month:12", TODAY) == (date(2027, 1, 8), date(2027, 2, 6))
+    assert asked("陰曆十二月員林有什麼活動", TODAY) == (date(2027, 1, 8), date(2027, 2, 6))
 
 
 def test_dates_lunar_leap_month_is_read_only_where_a_year_has_it():
-    assert read("農曆閏六月初一") == "lunar:L06-01"
-    assert resolve_date_value("lunar:L06-01", TODAY)[0] == date(2025, 7, 25)  # lunar 2025 had a leap 6th month
+    assert asked("農曆閏六月初一", TODAY) == span(date(2025, 7, 25))  # lunar 2025 had a leap 6th month
     with pytest.raises(UnreadableDate):
-        resolve_date_value("lunar:L02-01", TODAY)  # no leap 2nd month in lunar 2025-2027
+        LunarDate(2, 1, leap=True).resolve(TODAY)  # no leap 2nd month in lunar 2025-2027
 
 
 @pytest.mark.parametrize("text", ["農曆那幾天花壇有活動嗎", "舊曆的日子有活動嗎", "陰曆十三月初一", "農曆七月底"])
 def test_dates_lunar_prefix_that_is_not_read_is_unreadable_never_solar(text):
-    assert read(text) == UNREADABLE
+    assert asked(text, TODAY) == NOT_READ
 
 
 @pytest.mark.parametrize("text, value", [
-    ("農曆新年鹿港有活動嗎", "holiday:lunar_new_year"), ("農曆除夕", "holiday:農曆除夕"),
+    ("農曆新年鹿港有活動嗎", (date(2027, 2, 4), date(2027, 2, 11))), ("農曆除夕", (date(2027, 2, 4), date(2027, 2, 6))),
     ("初一十五吃素", None), ("農曆初一十五吃素 花壇", None),           # a diet, not a date
 ])
 def test_dates_lunar_holidays_and_the_diet_keep_their_reading(text, value):
-    assert read(text) == value
+    assert asked(text, TODAY) == value
 
 
 @settings(max_examples=150, deadline=None)
@@ -123,43 +120,52 @@ def test_dates_lunar_holidays_and_the_diet_keep_their_reading(text, value):
        digits=st.booleans())
 def test_dates_any_prefixed_lunar_date_is_that_lunar_day_or_unreadable(month, day, prefix, digits):
     text = f"{prefix}{month}月{day}日" if digits else f"{prefix}{chinese(month)}月{lunar_day_word(day)}"
-    assert read(text) == f"lunar:{month:02d}-{day:02d}"
-    try:
-        start, _ = resolve_date_value(read(text), TODAY)
-    except UnreadableDate:
-        return  # a 30th that no nearby lunar year's month has
-    found = LunarDate.from_solar_date(start.year, start.month, start.day)
+    days = asked(text, TODAY)
+    if days == NOT_READ:  # only a 30th that no nearby lunar year's month has
+        this_year = LunarLibraryDate.from_solar_date(TODAY.year, TODAY.month, TODAY.day).year
+        assert day == 30
+        for year in (this_year - 1, this_year, this_year + 1):
+            with pytest.raises(ValueError):
+                LunarLibraryDate(year, month, day).to_solar_date()
+        return
+    assert isinstance(days, tuple) and days[1] == days[0] + timedelta(days=1)
+    found = LunarLibraryDate.from_solar_date(days[0].year, days[0].month, days[0].day)
     assert (found.month, found.day, found.is_leap_month) == (month, day, False)
 
 
 @pytest.mark.parametrize("today", [date(2026, 12, 1), date(2027, 6, 1), date(2028, 12, 31), date(2030, 3, 1)])
 def test_dates_lunar_new_years_day_agrees_with_the_holidays_calendar(today):
     # two maintained calendars agree: lunardate's 1/1 is the holidays package's first 春節 day
-    assert resolve_date_value("lunar:01-01", today) == resolve_date_value("cny_day:01", today)
+    assert LunarDate(1, 1).resolve(today) == NewYearDay(1).resolve(today)
 
 
 def test_router_lunar_date_next_to_a_township_is_an_events_search():
     proposal = route("農曆十一月十五 員林有活動嗎")
-    assert (proposal.tool, proposal.args["area"], proposal.args["date"]) == ("search_local_events", "員林市",
-                                                                             "lunar:11-15")
+    assert (proposal.tool, proposal.args["area"]) == ("search_local_events", "員林市")
+    assert proposal.args["date"].resolve(TODAY) == span(date(2026, 12, 23))
 
 
 # --- 2. Taiwanese and colloquial day words -----------------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [
-    ("今仔日彰化市有啥物活動", "today"), ("今日有啥活動", "today"), ("今暗鹿港", "today"),
-    ("明仔載鹿港有活動無", "tomorrow"), ("明仔再員林", "tomorrow"), ("明仔暗", "tomorrow"),
-    ("後日員林有啥物活動", "day_after_tomorrow"), ("落後日花壇", "three_days_later"),
-    ("昨昏花壇有啥活動", "yesterday"), ("昨暝", "yesterday"), ("前日彰化市", "day_before_yesterday"),
-    ("這禮拜花壇", "this_week"), ("後禮拜鹿港有啥物活動", "next_week"), ("頂禮拜彰化市", "last_week"),
-    ("下禮拜員林", "next_week"), ("禮拜日員林", "sunday"), ("禮拜天員林", "sunday"), ("拜六彰化市有活動無", "saturday"),
-    ("頂禮拜六", "last_weekday:5"), ("後禮拜三員林", "next_weekday:2"), ("月尾鹿港", "month_part:this/late"),
-    ("要去禮拜六的市集", "saturday"), ("做禮拜天的活動", "sunday"), ("12月初一起去鹿港", "month_part:12/early"),
-    ("假日鹿港有活動嗎", "weekend"), ("元月有活動嗎", "month:01"), ("今明兩天彰化市", "days:today/tomorrow"),
-    ("這兩天有活動嗎", "days:today/tomorrow"), ("明後天員林", "days:tomorrow/day_after_tomorrow"),
+    ("今仔日彰化市有啥物活動", span(date(2026, 12, 1))), ("今日有啥活動", span(date(2026, 12, 1))), ("今暗鹿港", span(date(2026, 12, 1))),
+    ("明仔載鹿港有活動無", span(date(2026, 12, 2))), ("明仔再員林", span(date(2026, 12, 2))), ("明仔暗", span(date(2026, 12, 2))),
+    ("後日員林有啥物活動", span(date(2026, 12, 3))), ("落後日花壇", span(date(2026, 12, 4))),
+    ("昨昏花壇有啥活動", span(date(2026, 11, 30))), ("昨暝", span(date(2026, 11, 30))), ("前日彰化市", span(date(2026, 11, 29))),
+    ("這禮拜花壇", (date(2026, 11, 30), date(2026, 12, 7))), ("後禮拜鹿港有啥物活動", (date(2026, 12, 7), date(2026, 12, 14))),
+    ("頂禮拜彰化市", (date(2026, 11, 23), date(2026, 11, 30))),
+    ("下禮拜員林", (date(2026, 12, 7), date(2026, 12, 14))), ("禮拜日員林", span(date(2026, 12, 6))),
+    ("禮拜天員林", span(date(2026, 12, 6))), ("拜六彰化市有活動無", span(date(2026, 12, 5))),
+    ("頂禮拜六", span(date(2026, 11, 28))), ("後禮拜三員林", span(date(2026, 12, 9))),
+    ("月尾鹿港", (date(2026, 12, 21), date(2027, 1, 1))),
+    ("要去禮拜六的市集", span(date(2026, 12, 5))), ("做禮拜天的活動", span(date(2026, 12, 6))),
+    ("12月初一起去鹿港", (date(2026, 12, 1), date(2026, 12, 11))),
+    ("假日鹿港有活動嗎", (date(2026, 12, 5), date(2026, 12, 7))), ("元月有活動嗎", (date(2027, 1, 1), date(2027, 2, 1))),
+    ("今明兩天彰化市", (date(2026, 12, 1), date(2026, 12, 3))),
+    ("這兩天有活動嗎", (date(2026, 12, 1), date(2026, 12, 3))), ("明後天員林", (date(2026, 12, 2), date(2026, 12, 4))),
 ])
 def test_dates_taiwanese_and_colloquial_day_words_are_read(text, value):
-    assert read(text) == value
+    assert asked(text, TODAY) == value
 
 
 @pytest.mark.parametrize("text", [
@@ -173,7 +179,7 @@ def test_dates_words_that_contain_a_day_word_are_not_dates(text):
 @pytest.mark.parametrize("text", ["大大後天花壇有活動嗎", "下下下週三", "上上上個週末", "大大前天", "這幾天鹿港有活動嗎",
                                   "過幾天花壇有活動嗎", "年後有活動嗎", "禮拜8有活動嗎", "下半月員林"])
 def test_dates_day_words_not_read_are_unreadable_never_all_dates(text):
-    assert read(text) == UNREADABLE
+    assert asked(text, TODAY) == NOT_READ
 
 
 @pytest.mark.parametrize("now, expected", [
@@ -197,13 +203,14 @@ def test_resolve_date_coming_lunar_first_turns_at_taipei_midnight(now, expected)
 
 @pytest.mark.parametrize("text", ["鹿港 禮拜6 下午有什麼", "週６彰化市", "星期6員林", "周6 花壇", "礼拜6"])
 def test_dates_weekday_in_digits_is_read(text):
-    assert read(text) == "saturday"
     assert day_of(text) == date(2026, 12, 5)
+    assert day_of(text, date(2026, 12, 6)) == date(2026, 12, 12)  # on a Sunday: the coming Saturday
 
 
 def test_router_weekday_in_digits_next_to_a_township_is_an_events_search():
     proposal = route("鹿港 禮拜6 下午有什麼")
-    assert (proposal.tool, proposal.args["area"], proposal.args["date"]) == ("search_local_events", "鹿港鎮", "saturday")
+    assert (proposal.tool, proposal.args["area"]) == ("search_local_events", "鹿港鎮")
+    assert proposal.args["date"].resolve(TODAY) == span(date(2026, 12, 5))
 
 
 _WEEKDAY_WORDS = [(word, index) for index, word in enumerate("一二三四五六")] + [("日", 6), ("天", 6)] + \
@@ -226,14 +233,16 @@ def test_dates_every_weekday_spelling_works_with_every_prefix(prefix, weeks, wee
     ("上上週", date(2026, 11, 16), date(2026, 11, 23)),
 ])
 def test_dates_week_after_next_and_before_last_are_read(text, start, end):
-    assert resolve_date_value(read(text), TODAY) == (start, end)
+    assert asked(text, TODAY) == (start, end)
 
 
 @pytest.mark.parametrize("value", ["week_offset:x/6", "week_offset:2/7", "week_offset:2/month", "lunar:13-01",
                                    "lunar:xx", "lunar_day:31", "days:today", "days:days:today/tomorrow/today"])
-def test_resolve_tampered_new_values_are_unreadable(value):
+def test_resolve_tampered_postback_dates_are_unreadable(value):
+    spec = date_arg(value)  # a postback's date, read at the boundary
+    assert spec is not None
     with pytest.raises(UnreadableDate):
-        resolve_date_value(value, TODAY)
+        spec.resolve(TODAY)
 
 
 # --- the new words joined to another date (trial 3 finding 2's pair rule) ------------------------------
@@ -246,4 +255,4 @@ def test_resolve_tampered_new_values_are_unreadable(value):
     ("落後日跟後日", date(2026, 12, 3), date(2026, 12, 5)),
 ])
 def test_dates_new_words_joined_to_another_date_cover_both(text, start, end):
-    assert resolve_date_value(read(text), TODAY) == (start, end)
+    assert asked(text, TODAY) == (start, end)

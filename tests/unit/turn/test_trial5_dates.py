@@ -20,26 +20,33 @@ import pytest
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.context import EventContext
 from shared.identity import Actor
-from shared.turn.dates import UNREADABLE, UnreadableDate, read_date, resolve_date_value
+from shared.turn.datespec import Both, DateSpec, Range, UnreadableDate, date_arg
 from shared.turn.engine import resolve_date
-from shared.turn.router import route
+from shared.turn.router import date_in, route
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import DirectMemoryClient, postbacks
+from tests.unit.turn.date_support import NOT_READ, asked
 
 TODAY = date(2026, 12, 1)
 ACTOR = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 
 
-def read(text: str) -> str | None:
-    from shared.turn.text import reading_form
-
-    return read_date(reading_form(text))
+#: A Sunday: a bare weekday (週六) is the coming one, a week's (這禮拜六) may be past.
+SUNDAY = date(2026, 12, 6)
 
 
-def span(text: str, today: date = TODAY) -> tuple[date, date]:
-    return resolve_date_value(read(text), today)
+def read(text: str) -> DateSpec | None:
+    return date_in(text)
+
+
+def span(text: str, today: date = TODAY) -> tuple[date, date] | str | None:
+    return asked(text, today)
+
+
+def day(first: date) -> tuple[date, date]:
+    return first, first + timedelta(days=1)
 
 
 def ctx_at(now: datetime) -> EventContext:
@@ -72,10 +79,8 @@ def test_dates_range_carries_the_week_of_its_first_end(text, start, last):
 @pytest.mark.parametrize("text", ["下週五到週三 鹿港有活動嗎", "下禮拜天到禮拜一", "下下週四~週二", "12/7到12/5 彰化市",
                                   "這週六到上週日", "後天到明天 鹿港"])
 def test_dates_range_ending_before_its_start_is_unreadable(text):
-    value = read(text)
-    assert value not in (None, UNREADABLE)
-    with pytest.raises(UnreadableDate):
-        resolve_date_value(value, TODAY)
+    assert isinstance(read(text), Range)  # read as the range it is, never dropped
+    assert span(text) == NOT_READ
 
 
 @pytest.mark.parametrize("text, start, end", [
@@ -86,16 +91,20 @@ def test_dates_pair_carries_the_week_prefix_to_a_bare_weekday(text, start, end):
     assert span(text) == (start, end)
 
 
-@pytest.mark.parametrize("text", ["週三到一家素食店吃飯", "下週三到六點 鹿港", "禮拜一到五個人"])
-def test_dates_range_a_number_after_to_is_no_weekday(text):
-    assert not (read(text) or "").startswith(("range:", "both:"))
+@pytest.mark.parametrize("text, first", [("週三到一家素食店吃飯", date(2026, 12, 2)), ("下週三到六點 鹿港", date(2026, 12, 9)),
+                                         ("禮拜一到五個人", date(2026, 12, 7))])
+def test_dates_range_a_number_after_to_is_no_weekday(text, first):
+    assert not isinstance(read(text), (Range, Both))
+    assert span(text) == day(first)
 
 
 @pytest.mark.parametrize("value", ["range:", "range:next_weekday:0", "range:next_weekday:0|xx", "range:xx|weekday:2",
                                    "range:md:12-07|md:12-05"])
-def test_resolve_tampered_range_values_are_unreadable(value):
+def test_resolve_tampered_range_postback_dates_are_unreadable(value):
+    spec = date_arg(value)  # a postback's date, read at the boundary
+    assert spec is not None
     with pytest.raises(UnreadableDate):
-        resolve_date_value(value, TODAY)
+        spec.resolve(TODAY)
 
 
 @pytest.mark.parametrize("now, expected", [
@@ -117,7 +126,7 @@ def test_resolve_date_bare_weekday_range_turns_at_taipei_midnight(now, expected)
 def test_router_next_week_range_searches_next_weeks_days():
     proposal = route("下個禮拜一到禮拜三 彰化市有活動嗎")
     assert (proposal.tool, proposal.args["area"]) == ("search_local_events", "彰化市")
-    assert resolve_date_value(proposal.args["date"], TODAY) == (date(2026, 12, 7), date(2026, 12, 10))
+    assert proposal.args["date"].resolve(TODAY) == (date(2026, 12, 7), date(2026, 12, 10))
 
 
 # --- 4. a dotted month.day is a date; a number is not ---------------------------------------------------
@@ -167,19 +176,21 @@ def test_dates_side_by_side_are_both_read(text, start, last):
     assert span(text) == (start, last + timedelta(days=1))
 
 
-@pytest.mark.parametrize("text, value", [
-    ("這週末週六 彰化市", "saturday"),            # a weekend and a day: the day, as before
-    ("週六下午 彰化市", "saturday"),
-    ("12/5 下午2點 彰化市", "md:12-05"),
-    ("禮拜六日 員林", "weekend"),
+@pytest.mark.parametrize("text, days, on_sunday", [
+    ("這週末週六 彰化市", day(date(2026, 12, 5)), day(date(2026, 12, 12))),  # a weekend and a day: the day, as before
+    ("週六下午 彰化市", day(date(2026, 12, 5)), day(date(2026, 12, 12))),
+    ("12/5 下午2點 彰化市", day(date(2026, 12, 5)), day(date(2026, 12, 5))),
+    ("禮拜六日 員林", (date(2026, 12, 5), date(2026, 12, 7)), (date(2026, 12, 5), date(2026, 12, 7))),
 ])
-def test_dates_one_date_with_other_words_is_not_a_pair(text, value):
-    assert read(text) == value
+def test_dates_one_date_with_other_words_is_not_a_pair(text, days, on_sunday):
+    assert not isinstance(read(text), Both)
+    assert (span(text), span(text, SUNDAY)) == (days, on_sunday)
 
 
 def test_router_side_by_side_days_keep_the_other_township():
     proposal = route("禮拜六禮拜日 花壇員林 有啥活動")
-    assert proposal.args["date"] == "both:saturday|sunday"
+    assert proposal.args["date"].spans(TODAY) == (day(date(2026, 12, 5)), day(date(2026, 12, 6)))
+    assert asked("禮拜六禮拜日 花壇員林 有啥活動", SUNDAY, apart=True) == (day(date(2026, 12, 6)), day(date(2026, 12, 12)))
     assert "other_areas:員林市" in proposal.notes
 
 
@@ -203,17 +214,18 @@ def test_webhook_side_by_side_days_other_township_button_keeps_both_days(pinned_
 
 # --- 9. a date said with a limit applies to the events ----------------------------------------------------
 
-@pytest.mark.parametrize("text, limit, area, value", [
-    ("這禮拜六會不會下雨 員林的活動還有辦嗎", "weather", "員林市", "this_weekday:5"),   # the trial's example
-    ("明天會下雨嗎 鹿港有活動嗎", "weather", "鹿港鎮", "tomorrow"),
-    ("12/12去鹿港好停車嗎 有活動嗎", "parking", "鹿港鎮", "md:12-12"),
-    ("下下週六怎麼搭車去員林 有活動嗎", "transport", "員林市", "week_offset:2/5"),
-    ("週六彰化市有接駁車嗎 有什麼活動", "shuttle", "彰化市", "saturday"),
+@pytest.mark.parametrize("text, limit, area, first, on_sunday", [
+    ("這禮拜六會不會下雨 員林的活動還有辦嗎", "weather", "員林市", date(2026, 12, 5), date(2026, 12, 5)),  # the trial's
+    ("明天會下雨嗎 鹿港有活動嗎", "weather", "鹿港鎮", date(2026, 12, 2), date(2026, 12, 7)),
+    ("12/12去鹿港好停車嗎 有活動嗎", "parking", "鹿港鎮", date(2026, 12, 12), date(2026, 12, 12)),
+    ("下下週六怎麼搭車去員林 有活動嗎", "transport", "員林市", date(2026, 12, 19), date(2026, 12, 19)),
+    ("週六彰化市有接駁車嗎 有什麼活動", "shuttle", "彰化市", date(2026, 12, 5), date(2026, 12, 12)),
 ])
-def test_router_date_said_with_a_limit_applies_to_the_events(text, limit, area, value):
+def test_router_date_said_with_a_limit_applies_to_the_events(text, limit, area, first, on_sunday):
     proposal = route(text)
     assert proposal.tool == "search_local_events" and limit in proposal.notes, proposal
-    assert (proposal.args["area"], proposal.args["date"]) == (area, value)
+    assert proposal.args["area"] == area
+    assert (proposal.args["date"].resolve(TODAY), proposal.args["date"].resolve(SUNDAY)) == (day(first), day(on_sunday))
 
 
 @pytest.mark.parametrize("text", ["員林有什麼活動 會下雨嗎", "鹿港有活動嗎 停車方便嗎"])
@@ -223,7 +235,7 @@ def test_router_limit_without_a_date_keeps_every_date(text):
 
 def test_router_date_in_the_search_clause_wins_over_the_limits():
     proposal = route("明天會下雨嗎 鹿港週六有活動嗎")
-    assert proposal.args["date"] == "saturday"
+    assert proposal.args["date"].resolve(TODAY) == day(date(2026, 12, 5))
 
 
 @pytest.mark.parametrize("now, expected", [

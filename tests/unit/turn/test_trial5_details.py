@@ -6,7 +6,7 @@ Fully answered questions get no such line (the negatives below).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -66,8 +66,9 @@ def test_router_detail_a_limit_already_says_is_not_said_twice(text, limit, detai
 
 def test_router_detail_beside_a_search_keeps_the_search():
     proposal = route("12月19 員林 健康操幾點 要帶水嗎")
-    assert (proposal.tool, proposal.args) == (
-        "search_local_events", {"area": "員林市", "date": "md:12-19", "keyword": "健康操"})
+    assert (proposal.tool, {**proposal.args, "date": None}) == (
+        "search_local_events", {"area": "員林市", "date": None, "keyword": "健康操"})
+    assert proposal.args["date"].resolve(PINNED.date()) == (date(2026, 12, 19), date(2026, 12, 20))
 
 
 def test_router_suitability_question_is_not_a_topic_filter():

@@ -8,7 +8,7 @@ Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import pytest
 
@@ -17,6 +17,7 @@ from shared.handoff.drafts import request_text_of
 from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
+from tests.unit.turn.date_support import span
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 
@@ -84,19 +85,19 @@ def test_trial7_f6_bare_create_shows_the_form(service, line_standin):
 
 # -- F2: who goes is no event topic ---------------------------------------------------------------
 
-@pytest.mark.parametrize("text, date", [
-    ("這禮拜六日有啥活動 阿嬤想帶孫子去", "weekend"),  # the trial's example
-    ("週末有活動嗎 想帶爸媽去", "weekend"),
-    ("週六有什麼活動 帶小孩去玩", "saturday"),
-    ("這週末有活動嗎 阿公要去", "weekend"),
-    ("週六有活動嗎 我要帶阿嬤一起去", "saturday"),
-    ("週末有什麼活動 我想陪我媽出去走走", "weekend"),
-    ("明天有活動嗎 孫子也要去", "tomorrow"),
+@pytest.mark.parametrize("text, days", [
+    ("這禮拜六日有啥活動 阿嬤想帶孫子去", (date(2026, 12, 5), date(2026, 12, 7))),  # the trial's example
+    ("週末有活動嗎 想帶爸媽去", (date(2026, 12, 5), date(2026, 12, 7))),
+    ("週六有什麼活動 帶小孩去玩", span(date(2026, 12, 5))),
+    ("這週末有活動嗎 阿公要去", (date(2026, 12, 5), date(2026, 12, 7))),
+    ("週六有活動嗎 我要帶阿嬤一起去", span(date(2026, 12, 5))),
+    ("週末有什麼活動 我想陪我媽出去走走", (date(2026, 12, 5), date(2026, 12, 7))),
+    ("明天有活動嗎 孫子也要去", span(date(2026, 12, 2))),
 ])
-def test_trial7_f2_who_goes_is_no_topic(text, date):
+def test_trial7_f2_who_goes_is_no_topic(text, days):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
-    assert proposal.args["date"] == date and proposal.args["keyword"] is None
+    assert proposal.args["date"].resolve(PINNED.date()) == days and proposal.args["keyword"] is None
 
 
 @pytest.mark.parametrize("text, keyword", [

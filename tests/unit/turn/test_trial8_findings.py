@@ -9,7 +9,7 @@ Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from urllib.parse import parse_qs
 
 import pytest
@@ -23,6 +23,7 @@ from shared.turn.follow_up import FOLLOW_UP_WINDOW
 from shared.turn.router import route, second_ask
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
+from tests.unit.turn.date_support import span
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 
@@ -48,29 +49,41 @@ def _quick_labels(messages):
 
 # -- F3: two asks of one kind are never merged into one search -------------------------------------
 
+#: The pinned day every date below is resolved against.
+TODAY = PINNED.date()
+CHRISTMAS, DEC_5, TOMORROW, SATURDAY = (span(date(2026, 12, day)) for day in (25, 5, 2, 5))
+WEEKEND, NEXT_WEEKEND = span(date(2026, 12, 5), 2), span(date(2026, 12, 12), 2)
+
+
+def _days(said: dict) -> dict:
+    """Conditions with their date as the days it asks on the pinned day."""
+    return {name: value.resolve(TODAY) if name == "date" else value for name, value in said.items()}
+
+
 @pytest.mark.parametrize("text, first, second", [
     # the trial's example: Christmas in 員林; markets county-wide 12/5–12/7
     ("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集",
-     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "mdrange:12-05/12-07", "keyword": "市集"}),
+     {"area": "員林市", "date": CHRISTMAS, "keyword": None}, {"date": span(date(2026, 12, 5), 3), "keyword": "市集"}),
     ("聖誕節員林有活動嗎 12/5全彰化有市集嗎",  # said with a space between
-     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "md:12-05", "keyword": "市集"}),
+     {"area": "員林市", "date": CHRISTMAS, "keyword": None}, {"date": DEC_5, "keyword": "市集"}),
     # a condition the later ask leaves open is the first's: 全彰化 markets on Christmas
     ("聖誕節員林有活動嗎？還有全彰化的市集",
-     {"area": "員林市", "date": "md:12-25", "keyword": None}, {"date": "md:12-25", "keyword": "市集"}),
+     {"area": "員林市", "date": CHRISTMAS, "keyword": None}, {"date": CHRISTMAS, "keyword": "市集"}),
     ("這週末員林有活動嗎？鹿港下週末有市集嗎",
-     {"area": "員林市", "date": "weekend", "keyword": None},
-     {"area": "鹿港鎮", "date": "next_weekend", "keyword": "市集"}),
+     {"area": "員林市", "date": WEEKEND, "keyword": None},
+     {"area": "鹿港鎮", "date": NEXT_WEEKEND, "keyword": "市集"}),
     ("12/5員林有市集嗎？還有親子活動嗎",  # two topics asked apart: never ANDed
-     {"area": "員林市", "date": "md:12-05", "keyword": "市集"}, {"area": "員林市", "date": "md:12-05", "keyword": "親子"}),
+     {"area": "員林市", "date": DEC_5, "keyword": "市集"}, {"area": "員林市", "date": DEC_5, "keyword": "親子"}),
     ("明天有活動嗎？週六呢",  # two days asked apart: neither dropped
-     {"area": None, "date": "tomorrow", "keyword": None}, {"date": "saturday"}),
+     {"area": None, "date": TOMORROW, "keyword": None}, {"date": SATURDAY}),
 ])
 def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
-    assert {name: proposal.args[name] for name in first} == first
+    assert _days({name: proposal.args[name] for name in first}) == first
     [note] = [note for note in proposal.notes if note.startswith("second_")]
-    assert second_ask(note) == ("events", second)
+    kind, said = second_ask(note)
+    assert (kind, _days(said)) == ("events", second)
 
 
 @pytest.mark.parametrize("text, first, second", [
@@ -86,17 +99,17 @@ def test_trial8_f3_two_shop_asks_keep_their_own_diets(text, first, second):
 
 
 @pytest.mark.parametrize("text, args, notes", [
-    ("週六有活動嗎？有親子的嗎", {"date": "saturday", "keyword": "親子"}, ()),  # a refinement of the one ask
-    ("聖誕節員林有活動嗎？還有鹿港的呢", {"area": "員林市", "date": "md:12-25"}, ("other_areas:鹿港鎮",)),
+    ("週六有活動嗎？有親子的嗎", {"date": SATURDAY, "keyword": "親子"}, ()),  # a refinement of the one ask
+    ("聖誕節員林有活動嗎？還有鹿港的呢", {"area": "員林市", "date": CHRISTMAS}, ("other_areas:鹿港鎮",)),
     ("員林有全素的店嗎？鹿港呢", {"area": "員林市", "dietary_type": "vegan"}, ("other_areas:鹿港鎮",)),
-    ("聖誕節員林有活動嗎", {"area": "員林市", "date": "md:12-25"}, ()),
-    ("週末彰化市有活動嗎？順便推薦附近的素食店", {"area": "彰化市", "date": "weekend"}, ("also_places:彰化市/",)),
-    ("後天跟大後天有活動嗎", {"date": "days:day_after_tomorrow/three_days_later"}, ()),
-    ("這禮拜六日有啥活動 阿嬤想帶孫子去", {"date": "weekend", "keyword": None}, ()),
+    ("聖誕節員林有活動嗎", {"area": "員林市", "date": CHRISTMAS}, ()),
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", {"area": "彰化市", "date": WEEKEND}, ("also_places:彰化市/",)),
+    ("後天跟大後天有活動嗎", {"date": span(date(2026, 12, 3), 2)}, ()),
+    ("這禮拜六日有啥活動 阿嬤想帶孫子去", {"date": WEEKEND, "keyword": None}, ()),
 ])
 def test_trial8_f3_one_ask_is_unchanged(text, args, notes):
     proposal = route(text)
-    assert {name: proposal.args.get(name) for name in args} == args
+    assert _days({name: proposal.args.get(name) for name in args}) == args
     assert set(notes) <= set(proposal.notes)
     assert not [note for note in proposal.notes if note.startswith("second_")]
 
