@@ -24,7 +24,7 @@ from typing import Any
 
 from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
@@ -54,7 +54,7 @@ from shared.turn.dates import UnreadableDate, resolve_date_value
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
-from shared.turn.limits import limits_with_details, model_help_reply
+from shared.turn.limits import limits_with_details
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, event_titles, route, second_ask
 
@@ -220,8 +220,9 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
         return tools.places(args.get("area"), dietary_type, args.get("keyword"), now=ctx.now)
     if proposal.tool == "search_local_events":
         return _events_search(ctx, proposal, tools)
-    if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it
-        return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
+    if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it;
+        # every township when none was said (a model's call: it does not know where the shop is)
+        return tools.places(args.get("area") or WHOLE_COUNTY, "any", args.get("name"), now=ctx.now)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
             # the dates and topic read this turn ride on the picker's buttons (過年 彰化有什麼活動)
@@ -382,6 +383,15 @@ def _today_of(result: dict[str, Any] | None) -> date:
     return date.fromisoformat(today)
 
 
+def _date_span(value: str, today: date) -> tuple[date, date]:
+    """A note's date: an engine range (``YYYY-MM-DD`` or ``start/end``, a model's call) as it is, else a
+    router date value (shared.turn.dates.resolve_date_value). Raises UnreadableDate."""
+    try:
+        return parse_date_range(value)
+    except InvalidDateRange:
+        return resolve_date_value(value, today)
+
+
 def _short_area(area: str | None) -> str:
     """員林市 → 員林, 二林鎮 → 二林 (not 鄉鎮 words of two characters); None → 全彰化."""
     return "全彰化" if not area else (area[:-1] if len(area) > 2 else area)
@@ -401,7 +411,7 @@ def _second_asks(proposal: Proposal, result: dict[str, Any] | None) -> list[Seco
             date_range, short_date = None, ""
             if said.get("date"):
                 try:
-                    start, end = resolve_date_value(said["date"], _today_of(result))
+                    start, end = _date_span(said["date"], _today_of(result))
                 except UnreadableDate:
                     continue
                 date_range = f"{start.isoformat()}/{end.isoformat()}"
@@ -654,8 +664,9 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     """Resolve the effective diet and run the one read-only tool (DESIGN §7 steps 3–4).
 
     Never raises for a bad argument: an unknown area, diet or date gets a kind reply
-    (``invalid_argument``). ``propose_dietary_memory`` renders the consent card and
-    ``request_memory_management`` the 我的偏好 / 忘記我的飲食偏好 buttons; neither writes anything.
+    (``invalid_argument``). A proposal of ``FIXED_TOOLS`` (a greeting, a limit, the request status …)
+    gets its fixed reply (status ``fixed``), as in a text turn; ``propose_dietary_memory`` renders the
+    consent card. None of them writes anything.
 
     Args:
         ctx: the verified event.
@@ -668,10 +679,11 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     reply = None
     result = None
     try:
-        if proposal.tool == "propose_dietary_memory":
+        fixed = FIXED_TOOLS.get(proposal.tool)
+        if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
+            reply, status = fixed(ctx, proposal), "fixed"
+        elif proposal.tool == "propose_dietary_memory":
             reply, status = offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"
-        elif proposal.tool == "request_memory_management":  # the buttons only: functions/memory acts on a tap
-            reply, status = menu.privacy_reply(ctx), "memory_management"
         else:
             diet = resolve_diet(proposal.args.get("dietary_type"), snapshot,
                                 generic="generic_diet" in proposal.notes) if takes_diet(proposal) else None
@@ -831,8 +843,6 @@ def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | 
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
             snapshot: PreferenceSnapshot | None, *, offer_memory: bool = True) -> Reply:
     if result is None:
-        if proposal.source == "model":
-            return model_help_reply(proposal.args.get("reason"))
         return help_reply()
     is_events = _is_events(proposal)
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None

@@ -44,7 +44,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    a named event (event_named: a piece of a title of the current events snapshot, 鹿港龍舟賽 → 龍舟賽, or an event
    kind after a title-like word, 燈籠展) is an events ask too, said with a limit in one clause (鹿港龍舟賽那邊好停車嗎)
    as well; never a shop hours question, an unknown subject or a township typo beside a real township (trial 7 F1);
-8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
+8. a diet word, a place word or a township → ``search_local_places``; 全彰化 (整個彰化 …) → every township
+   (area ``全彰化``); no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
    A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? the router keeps no state;
    the engine's buttons keep the conditions of the resident's last search: shared.turn.follow_up, trial 8 M1);
@@ -73,7 +74,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in, vague_words_in
+from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_in, vague_words_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
@@ -83,7 +84,7 @@ from shared.turn.details import read_details, suitability_people
 from shared.turn.text import reading_form
 
 __all__ = ["DATE_KEYWORDS", "DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
-           "read_diet", "route"]
+           "is_emergency", "read_diet", "route"]
 
 #: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
 EVENT_WORDS: tuple[str, ...] = (
@@ -457,6 +458,12 @@ def date_in(text: str) -> str | None:
     return read_date(reading_form(text))
 
 
+def is_emergency(text: str) -> bool:
+    """True when ``text`` (reading form) tells of an emergency (跌倒了起不來, 呼吸困難, 叫救護車): rule 0,
+    answered with 119 before anything else, and never left to the model (shared.routing)."""
+    return bool(_limits(text, LIMITS[:1]))
+
+
 def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
     found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
@@ -646,7 +653,7 @@ def _route(text: str) -> Proposal:
     t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
-    urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
+    urgent = (["crisis"] if is_crisis(t) else []) + (["emergency"] if is_emergency(t) else [])
     if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
         return Proposal("show_limits", {"kinds": urgent})
     if _only_small_talk(t, _THANKS):
@@ -965,6 +972,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         # 鹿港天后宮幾點開, 花壇鄉長是誰: a township with a subject LOCAL has no data on, not a shop search
         return Proposal("ask_search_kind", {"area": township}, notes=("no_data",))
     if place_cue or township is not None:
+        if township is None and _WHOLE_COUNTY.search(t):  # 全彰化有全素的店嗎: every township, no picker
+            return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": diet, "keyword": None},
+                            notes=notes)
         if township is None:
             own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague,
