@@ -220,9 +220,8 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
         return tools.places(args.get("area"), dietary_type, args.get("keyword"), now=ctx.now)
     if proposal.tool == "search_local_events":
         return _events_search(ctx, proposal, tools)
-    if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it;
-        # every township when none was said (a model's call: it does not know where the shop is)
-        return tools.places(args.get("area") or WHOLE_COUNTY, "any", args.get("name"), now=ctx.now)
+    if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it
+        return _find_place(ctx, args.get("name"), args.get("area"), tools)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
             # the dates and topic read this turn ride on the picker's buttons (過年 彰化有什麼活動)
@@ -230,6 +229,20 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
                                 **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
+
+
+def _find_place(ctx: EventContext, name: str | None, area: str | None, tools: TurnTools) -> dict[str, Any]:
+    """A shop by name in its township. With no township said (a model's call: it cannot know where the
+    shop is; the router reads it from the catalog) the name is looked up in every township first, and
+    when the shops found are all in one township, that township's search is the answer, as the
+    router's would be; else the every-township result is (none found, or namesakes in several)."""
+    if not area:
+        found = tools.places(WHOLE_COUNTY, "any", name, now=ctx.now)
+        areas = {place.get("area") for place in found.get("places") or []}
+        if found.get("status") != "ok" or len(areas) != 1:
+            return found
+        area = areas.pop()
+    return tools.places(area, "any", name, now=ctx.now)
 
 
 #: How far back a keyword search with no date looks when nothing coming matches (八卦山健走還有沒有:
@@ -495,8 +508,9 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
                           or proposal.args.get("kind") == "places" else "events")
     lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record (trial 5)
     if proposal.tool == "find_place" and result and result.get("status") == "ok":
-        lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
-        lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet
+        name = _shop_name(proposal, result)
+        lines.insert(0, f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
+        lines = _diet_check_lines(proposal, name) + lines  # the answer first: which shop lists the diet
     if "greeted" in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
@@ -541,12 +555,19 @@ def _shop_areas_without(area: str) -> list[str] | None:
     return having if having and area not in having else None
 
 
-def _diet_check_lines(proposal: Proposal) -> list[str]:
+def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
+    """The named shop as the catalog spells it (john手作 → John手作蔬食: a model's call says the name as the
+    resident wrote it; the router's is the catalog's already), when one shop was found; else as asked."""
+    places = result.get("places") or []
+    return places[0]["name"] if len(places) == 1 else proposal.args.get("name") or ""
+
+
+def _diet_check_lines(proposal: Proposal, name: str) -> list[str]:
     """Per named shop, whether the catalog lists the diet asked about (和米素食跟john手作 哪間有全素)."""
     diet = next((note.partition(":")[2] for note in proposal.notes if note.startswith("diet_check:")), None)
     if not diet:
         return []
-    names = [proposal.args.get("name")] + [note.partition(":")[2] for note in proposal.notes
+    names = [name] + [note.partition(":")[2] for note in proposal.notes
                                            if note.startswith("other_places:")]
     label = diet_label(diet)
     words = {
