@@ -145,9 +145,10 @@ def test_agent_limit_asked_beside_a_search_is_said(standin, settings, store, tex
 
 
 def test_agent_opening_hours_beside_events_is_not_said_as_a_shops_hours(standin, settings, store):
-    messages, _ = model_turn(standin, settings, store, "這週末彰化市的市集幾點開始", call(
+    messages, audit = model_turn(standin, settings, store, "這週末彰化市的市集幾點開始", call(
         "search_local_events", area="彰化市", date_from="2026-12-05", date_to="2026-12-06", keyword="市集",
         limits_asked=["opening_hours"]))
+    assert audit["tool"] == "search_local_events" and audit["status"] in ("ok", "no_match")
     assert "營業時間" not in all_text(messages)
 
 

@@ -184,26 +184,44 @@ def test_agent_model_prose_is_never_sent(standin, settings, store):
     (call("search_local_events", date_from="2026-12-07", date_to="2026-12-05"), "bad_tool_call"),
     (call("propose_dietary_memory"), "bad_tool_call"),
     (call("show_limits", kinds=["anything"]), "bad_tool_call"),
-    (call("search_local_places", area="台中市"), "bad_tool_call"),
-    (call("search_local_events", date_from="2026-12-5"), "bad_tool_call"),
-    (call("search_local_events", date_to="2026-12-05"), "bad_tool_call"),
-    (call("search_local_events", second_ask_kind="events", second_ask_date_from="2026-12-07",
-          second_ask_date_to="2026-12-06"), "bad_tool_call"),
-    (call("find_place", area="花壇鄉"), "bad_tool_call"),
-    (call("search_local_places", diet_is_someone_elses="yes"), "bad_tool_call"),
-    (call("show_limits", kinds=[]), "bad_tool_call"),
-    (call("small_talk", kind="goodbye"), "bad_tool_call"),
 ], ids=["429", "500", "503", "504", "not-json", "malformed-call", "unknown-tool", "extra-arg-user-id",
         "diet-outside-enum", "area-not-a-string", "impossible-date", "inverted-range", "missing-required",
-        "limit-outside-enum", "township-outside-enum", "day-not-iso", "end-without-start",
-        "second-ask-inverted-range", "shop-without-name", "flag-not-a-boolean", "no-limit-kind",
-        "small-talk-outside-enum"])
+        "limit-outside-enum"])
 def test_agent_failure_gets_the_honest_message_menu_and_reason(standin, settings, store, step, reason):
     before = business_rows(store)
     messages, audit = turn(standin, settings, store, "花壇有素食嗎", [step])
     assert HONEST in all_text(messages)
     assert {"查活動", "查蔬食", "留下服務詢問"} <= set(quick_reply_labels(messages))
     assert (audit["status"], audit["reason"], audit["tool"], audit["result_ids"]) == ("not_answered", reason, None, [])
+    assert business_rows(store) == before
+
+
+@pytest.mark.parametrize("step, detail", [
+    (call("search_local_places", area="台中市"), "area: Input should be '彰化市'"),
+    (call("search_local_places", area="花壇"), "area: Input should be '彰化市'"),
+    (call("search_local_events", date_from="2026-12-5"), "date_from: String should match pattern"),
+    (call("search_local_events", date_from="2026-02-30"), "not a real day"),
+    (call("search_local_events", date_from="2026-12-07", date_to="2026-12-06"), "date_to before date_from"),
+    (call("search_local_events", date_to="2026-12-05"), "date_to without date_from"),
+    (call("search_local_events", second_ask_kind="events", second_ask_date_from="2026-12-07",
+          second_ask_date_to="2026-12-06"), "date_to before date_from"),
+    (call("find_place", area="花壇鄉"), "missing:name"),
+    (call("find_place", name="和米素食", second_ask_kind="places"), "second_ask_kind: Input should be 'events'"),
+    (call("search_local_places", diet_is_someone_elses="yes"), "diet_is_someone_elses: Input should be a valid boolean"),
+    (call("search_local_places", limits_asked=["parking", "medicine"]), "limits_asked.1: Input should be"),
+    (call("show_limits", kinds=[]), "kinds: List should have at least 1 item"),
+    (call("small_talk", kind="goodbye"), "kind: Input should be 'greeting', 'thanks' or 'ok'"),
+    (call("show_privacy", topic="delete_everything"), "topic: Input should be"),
+], ids=["another-county-as-area", "short-township-name", "day-not-iso", "impossible-day", "end-before-start",
+        "end-without-start", "second-ask-end-before-start", "shop-without-name", "shop-with-a-second-shop-ask",
+        "flag-not-a-boolean", "limit-outside-enum", "no-limit-kind", "small-talk-outside-enum",
+        "privacy-topic-outside-enum"])
+def test_agent_call_outside_the_declared_types_is_refused_with_its_reason(standin, settings, store, step, detail):
+    before = business_rows(store)
+    messages, audit = turn(standin, settings, store, "花壇有素食嗎", [step])
+    assert HONEST in all_text(messages) and (audit["status"], audit["reason"]) == ("not_answered", "bad_tool_call")
+    [refusal] = audit["model"]["refusals"]
+    assert refusal["code"] == "bad_tool_call" and refusal["detail"].startswith(detail)
     assert business_rows(store) == before
 
 

@@ -105,19 +105,15 @@ def test_agent_webhook_free_text_read_by_the_model_gets_the_routers_answer(
     assert gemini.pending_steps() == 0
 
 
-@pytest.mark.parametrize("text, said", [
-    ("我阿公跌倒了起不來", "請立刻打 119"),
-    ("我不想活了", "1925"),
-], ids=["emergency", "crisis"])
 def test_agent_webhook_crisis_and_emergency_are_answered_by_the_router_before_any_model(
-        pair, gemini, line_standin, clock, text, said):
+        pair, gemini, line_standin, clock):
     since = gemini.requests()[-1]["seq"] if gemini.requests() else 0
-    event = fresh_event(text, clock)
-    assert pair.post(event) == 200
-    assert pair.store.get("webhook_inbox", f"test-tenant:{event['webhookEventId']}")["state"] == "done"
-    assert pair.queue.counts().get("pending", 0) == 0
-    pair.drain()
-    [answer] = answers(line_standin, event)
-    assert said in answer
-    assert gemini.requests(since) == []  # the model never saw it
-    assert (pair.audit(event)["source"], pair.audit(event)["tool"]) == ("offline_router", "show_limits")
+    for text, said in (("我阿公跌倒了起不來", "請立刻打 119"), ("剛剛有人昏倒了", "請立刻打 119"), ("我不想活了", "1925")):
+        event = fresh_event(text, clock)
+        assert pair.post(event) == 200
+        assert pair.store.get("webhook_inbox", f"test-tenant:{event['webhookEventId']}")["state"] == "done", text
+        pair.drain()
+        [answer] = answers(line_standin, event)
+        assert said in answer
+        assert (pair.audit(event)["source"], pair.audit(event)["tool"]) == ("offline_router", "show_limits")
+    assert gemini.requests(since) == []  # the model never saw any of them
