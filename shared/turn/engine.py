@@ -498,19 +498,11 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             area = value.partition("/")[0]
             button = f"「{area}的活動」" if area else "「查活動」"
             lines.append(f"你也問了{area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。")
-    if (result or {}).get("between_left_out"):
-        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
-    ended = (result or {}).get("ended") or []
-    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
-        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
-        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    lines += _events_searched_lines(result)
     details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
                           or proposal.args.get("kind") == "places" else "events")
     lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record (trial 5)
-    if proposal.tool == "find_place" and result and result.get("status") == "ok":
-        name = _shop_name(proposal, result)
-        lines.insert(0, f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
-        lines = _diet_check_lines(proposal, name) + lines  # the answer first: which shop lists the diet
+    lines = _shop_found_lines(proposal, result) + lines
     if "greeted" in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
@@ -553,6 +545,26 @@ def _shop_areas_without(area: str) -> list[str] | None:
     shops, no area was named, or the catalog cannot be read)."""
     having = areas_with_places() if area else None
     return having if having and area not in having else None
+
+
+def _events_searched_lines(result: dict[str, Any] | None) -> list[str]:
+    """What an events search left out: the days between two dates asked apart, and events that just ended."""
+    lines = []
+    if (result or {}).get("between_left_out"):
+        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
+    ended = (result or {}).get("ended") or []
+    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
+        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
+        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    return lines
+
+
+def _shop_found_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
+    """A shop found by name: first, per named shop, whether it lists the diet asked; then what its card holds."""
+    if proposal.tool != "find_place" or not result or result.get("status") != "ok":
+        return []
+    name = _shop_name(proposal, result)
+    return _diet_check_lines(proposal, name) + [f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。"]
 
 
 def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:

@@ -529,10 +529,20 @@ def route(text: str) -> Proposal:
     current snapshot's), else the demo snapshot's.
     """
     t = _english_places(reading_form(text))
-    proposal = _with_details(t, _route(text))
+    proposal = _every_township(t, _with_details(t, _route(text)))
     if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
     return proposal
+
+
+def _every_township(t: str, proposal: Proposal) -> Proposal:
+    """A shop ask for the whole county (全彰化有全素的店嗎, 整個彰化哪裡有素食) → the places search in every
+    township (area 全彰化), never the township picker; a bare 彰化 or 彰化縣 still asks which township."""
+    if proposal.tool != "needs_area" or proposal.args.get("kind") == "events" or not _WHOLE_COUNTY.search(t):
+        return proposal
+    return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
+                                            "keyword": None}, proposal.source,
+                    tuple(note for note in proposal.notes if note != "own_diet"))
 
 
 @contextlib.contextmanager
@@ -653,7 +663,7 @@ def _route(text: str) -> Proposal:
     t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
-    urgent = (["crisis"] if is_crisis(t) else []) + (["emergency"] if is_emergency(t) else [])
+    urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
     if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
         return Proposal("show_limits", {"kinds": urgent})
     if _only_small_talk(t, _THANKS):
@@ -972,9 +982,6 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         # 鹿港天后宮幾點開, 花壇鄉長是誰: a township with a subject LOCAL has no data on, not a shop search
         return Proposal("ask_search_kind", {"area": township}, notes=("no_data",))
     if place_cue or township is not None:
-        if township is None and _WHOLE_COUNTY.search(t):  # 全彰化有全素的店嗎: every township, no picker
-            return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": diet, "keyword": None},
-                            notes=notes)
         if township is None:
             own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague,
