@@ -49,6 +49,7 @@ from shared.agent.tools import (
     LocalTools,
     TurnBinding,
     check_call,
+    declarations,
 )
 from shared.config import Settings
 from shared.context import EventContext, Reply
@@ -123,6 +124,12 @@ def client_kwargs(settings: Settings) -> dict[str, Any]:
         return {"vertexai": False, "api_key": settings.gemini_api_key, "http_options": http}
     http["base_url"] = settings.gemini_base_url
     return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
+
+
+def warm_up() -> None:
+    """Build the tools' declarations (the schema the model sees) once, before the first model turn
+    rather than inside its time budget (functions/agent builds its worker at start-up)."""
+    declarations()
 
 
 def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:

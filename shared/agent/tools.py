@@ -51,8 +51,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Callable, Literal, Optional
 
+from google.adk.tools import FunctionTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from shared.agent.calls import (
@@ -182,10 +184,8 @@ class LocalTools:
         self.binding = binding
 
     def function_tools(self) -> list:
-        """ADK FunctionTools for every tool of ``TOOL_NAMES`` (imported here: only functions/agent loads ADK)."""
-        from google.adk.tools import FunctionTool
-
-        return [FunctionTool(getattr(self, name)) for name in TOOL_NAMES]
+        """ADK FunctionTools for every tool of ``TOOL_NAMES``, bound to this turn."""
+        return [_DeclaredOnce(getattr(self, name)) for name in TOOL_NAMES]
 
     def _call(self, name: str, tool_context: Optional[ToolContext], given: dict[str, Any]) -> dict[str, Any]:
         """Run the call ``name(**given)``: its Proposal (shared.agent.calls), once per turn, checked."""
@@ -409,6 +409,23 @@ class LocalTools:
             {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("ask_events_or_shops", tool_context, locals())
+
+
+class _DeclaredOnce(FunctionTool):
+    """A FunctionTool whose declaration (the schema the model sees) is built once per process: the
+    signatures never change, and ADK's own cache is keyed by the bound method, which is new every turn
+    (each turn would build twelve schemas again and keep the old turn's tools in that cache)."""
+
+    def _get_declaration(self) -> Optional[types.FunctionDeclaration]:
+        declared = declarations().get(self.name)
+        return declared.model_copy(deep=True) if declared is not None else None  # callers may change theirs
+
+
+@functools.cache
+def declarations() -> dict[str, types.FunctionDeclaration | None]:
+    """Every tool's declaration, built by ADK from its signature and docstring, once per process."""
+    unbound = LocalTools(None)  # type: ignore[arg-type]  # only its methods' signatures are read
+    return {name: FunctionTool(getattr(unbound, name))._get_declaration() for name in TOOL_NAMES}
 
 
 #: Every tool, in the order the model sees them.

@@ -36,6 +36,7 @@ from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
+from shared.replies import refusals
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events, scope_words
 from shared.replies.next_steps import (
@@ -699,7 +700,7 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     Never raises for a bad argument: an unknown area, diet or date gets a kind reply
     (``invalid_argument``). A proposal of ``FIXED_TOOLS`` (a greeting, a limit, the request status …)
     gets its fixed reply (status ``fixed``), as in a text turn; ``propose_dietary_memory`` renders the
-    consent card. None of them writes anything.
+    consent card, or in a group or room says it is one-to-one only (``one_to_one``). None of them writes.
 
     Args:
         ctx: the verified event.
@@ -715,8 +716,9 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         fixed = FIXED_TOOLS.get(proposal.tool)
         if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
             reply, status = fixed(ctx, proposal), "fixed"
-        elif proposal.tool == "propose_dietary_memory":
-            reply, status = offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"
+        elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (DESIGN §6)
+            reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
+                             else (offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"))
         else:
             diet = resolve_diet(proposal.args.get("dietary_type"), snapshot,
                                 generic="generic_diet" in proposal.notes) if takes_diet(proposal) else None

@@ -229,3 +229,16 @@ def test_agent_call_and_router_build_the_same_ask_and_reply(standin, settings, s
     assert read_by_resident(modelled) == read_by_resident(routed)
     assert (by_model["tool"], by_model["status"]) == (by_router["tool"], by_router["status"])
     assert sorted(by_model["result_ids"]) == sorted(by_router["result_ids"])
+
+
+def test_agent_memory_card_is_never_offered_in_a_group(standin, settings, store):
+    import dataclasses
+
+    from shared.agent.agent import run_model_text_turn
+    from tests.unit.agent.agent_support import ctx_for
+
+    standin.script([call("propose_dietary_memory", dietary_type="lacto")])
+    ctx = dataclasses.replace(ctx_for(settings, store), shared_chat=True)
+    messages = [m.to_dict() for m in run_model_text_turn(ctx, "我平常吃奶素，之後找店都照這個").messages]
+    assert "一對一" in all_text(messages) and "同意記住" not in all_text(messages)
+    assert all(m["type"] != "flex" for m in messages) and store.query("memory_cards", where={}) == []
