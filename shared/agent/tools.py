@@ -168,13 +168,49 @@ def _summary(run: ToolRun) -> dict[str, Any]:
 
 
 #: What a tool body's ``locals()`` holds besides the call's arguments.
-_NOT_ARGUMENTS = ("self", "tool_context")
+_NOT_ARGUMENTS = ("self", "tool_context", "second_ask")
+
+#: Another ask said in the same message, offered as a button (shared.agent.calls): (argument, type, what it
+#: is). The search tools take these after their own arguments (``_with_second_ask``).
+SECOND_ASK_ARGUMENTS: tuple[tuple[str, Any, str], ...] = (
+    ("second_ask_kind", None, "another ask in the same message, offered as a button: its kind."),
+    ("second_ask_area", Optional[Area], "that ask's township, or 全彰化; leave out when it names none."),
+    ("second_ask_date_from", Optional[Day], "that events ask's first day, YYYY-MM-DD."),
+    ("second_ask_date_to", Optional[Day], "that events ask's last day, YYYY-MM-DD, inclusive."),
+    ("second_ask_keyword", Optional[Text], "that events ask's event word (市集, 講座)."),
+    ("second_ask_dietary_type", Optional[Diet], "that places ask's diet."),
+)
+
+
+def _with_second_ask(kinds: Any, *, events_only: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a search tool the second ask's arguments (``SECOND_ASK_ARGUMENTS``; ``second_ask_kind`` of the
+    type ``kinds``; no diet when the second ask can only be events) in its signature, annotations and
+    docstring (its ``Args:`` section, indented as the tools' own), which ADK reads for the schema the
+    model sees and ``argument_models`` for the check; the body receives them in ``**second_ask``."""
+    def add(method: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(method)
+        params = [param for param in signature.parameters.values() if param.kind is not inspect.Parameter.VAR_KEYWORD]
+        types_of = {name: kind or Optional[kinds] for name, kind, _ in SECOND_ASK_ARGUMENTS}
+        if events_only:
+            types_of.pop("second_ask_dietary_type")
+        added = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=kind)
+                 for name, kind in types_of.items()]
+        method.__signature__ = signature.replace(parameters=params[:-1] + added + params[-1:])  # type: ignore[attr-defined]
+        method.__annotations__ = {**{key: value for key, value in method.__annotations__.items()
+                                     if key != "second_ask"}, **types_of}
+        lines = "".join(f"            {name}: {what}\n" for name, _, what in SECOND_ASK_ARGUMENTS if name in types_of)
+        method.__doc__ = (method.__doc__ or "").rstrip(" ") + lines + "        "
+        return method
+    return add
 
 
 class LocalTools:
     """The tools of one turn, bound to its TurnBinding (a new instance per turn).
 
     Each method's signature is its declared schema; its docstring is what the model reads about it.
+    Every tool returns the function response ADK records, ``{"status", "total", "ids"}`` (the engine's
+    status: ``ok``, ``no_match``, ``needs_area``, ``fixed``, ``help``, ``memory_card`` …), or
+    ``{"status": "refused", "error"}`` when the call was not run; the model is not called again.
 
     Args:
         binding: the turn's trusted facts; the tools record what they did on it.
@@ -199,6 +235,7 @@ class LocalTools:
             code = binding.context_refusal(tool_context)
             if code is not None:
                 return binding.refuse(name, code)
+            given = {**given, **given.get("second_ask", {})}
             args = {key: value for key, value in given.items()
                     if key not in _NOT_ARGUMENTS and value not in (None, False, [])}
             run = run_tool(binding.ctx, proposal_of(name, args), binding.start.snapshot, binding.tools)
@@ -210,16 +247,14 @@ class LocalTools:
             log("ERROR", "tool failed", tool=name, error=exc.__class__.__name__, exc_info=True)
             return binding.refuse(name, TOOL_FAILED, exc.__class__.__name__)
 
+    @_with_second_ask(AskKind)
     def search_local_places(
             self, area: Optional[Area] = None, dietary_type: Optional[Diet] = None,
             vague_place_words: Optional[VagueWords] = None, limits_asked: Optional[Limits] = None,
             diet_is_someone_elses: bool = False, vegetarian_on_purpose: bool = False,
             conditions_not_recorded: Optional[Words] = None, states_own_diet: bool = False,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
-            greeted: bool = False, second_ask_kind: Optional[AskKind] = None, second_ask_area: Optional[Area] = None,
-            second_ask_date_from: Optional[Day] = None, second_ask_date_to: Optional[Day] = None,
-            second_ask_keyword: Optional[Text] = None, second_ask_dietary_type: Optional[Diet] = None,
-            tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
+            greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Vegetarian-friendly shops in one Changhua township, or in every township (全彰化).
 
         Args:
@@ -237,26 +272,16 @@ class LocalTools:
             other_townships: more townships named; LOCAL searches the first and offers these as buttons.
             memory_remark: do_not_remember (不用記, 不要存我的資料) or what_is_kept (你們會存我的資料嗎) said beside it.
             greeted: the message opens with a greeting (早安，…).
-            second_ask_kind: another ask in the same message (events or places), offered as a button.
-            second_ask_area: that ask's township, or 全彰化; leave out when it names none.
-            second_ask_date_from: that ask's first day, YYYY-MM-DD.
-            second_ask_date_to: that ask's last day, YYYY-MM-DD, inclusive.
-            second_ask_keyword: that events ask's event word (市集, 講座).
-            second_ask_dietary_type: that places ask's diet.
-        Returns:
-            {"status", "total", "ids"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("search_local_places", tool_context, locals())
 
+    @_with_second_ask(AskKind)
     def search_local_events(
             self, area: Optional[Area] = None, date_from: Optional[Day] = None, date_to: Optional[Day] = None,
             keyword: Optional[Text] = None, title_words: Optional[Text] = None,
             vague_place_words: Optional[VagueWords] = None, limits_asked: Optional[Limits] = None,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
-            greeted: bool = False, second_ask_kind: Optional[AskKind] = None, second_ask_area: Optional[Area] = None,
-            second_ask_date_from: Optional[Day] = None, second_ask_date_to: Optional[Day] = None,
-            second_ask_keyword: Optional[Text] = None, second_ask_dietary_type: Optional[Diet] = None,
-            tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
+            greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Local events (demo data) by township, dates and event word.
 
         Args:
@@ -271,25 +296,15 @@ class LocalTools:
             other_townships: more townships named; LOCAL searches the first and offers these as buttons.
             memory_remark: do_not_remember or what_is_kept said beside it.
             greeted: the message opens with a greeting.
-            second_ask_kind: another ask in the same message (events or places), offered as a button.
-            second_ask_area: that ask's township, or 全彰化.
-            second_ask_date_from: that ask's first day, YYYY-MM-DD.
-            second_ask_date_to: that ask's last day, YYYY-MM-DD, inclusive.
-            second_ask_keyword: that events ask's event word.
-            second_ask_dietary_type: that places ask's diet.
-        Returns:
-            {"status", "total", "ids"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("search_local_events", tool_context, locals())
 
+    @_with_second_ask(Literal["events"], events_only=True)
     def find_place(
             self, name: Text, area: Optional[Township] = None, dietary_type: Optional[Diet] = None,
             diet_is_someone_elses: bool = False, other_shop_names: Optional[Words] = None,
             limits_asked: Optional[Limits] = None, memory_remark: Optional[MemoryRemark] = None,
-            greeted: bool = False, second_ask_kind: Optional[Literal["events"]] = None,
-            second_ask_area: Optional[Area] = None, second_ask_date_from: Optional[Day] = None,
-            second_ask_date_to: Optional[Day] = None, second_ask_keyword: Optional[Text] = None,
-            tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
+            greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """One shop the resident names (和米素食在哪, john手作電話): its card, found by name in every township.
 
         Args:
@@ -301,13 +316,6 @@ class LocalTools:
             limits_asked: what LOCAL has no data for, asked beside it (opening_hours, booking, parking, taxi …).
             memory_remark: do_not_remember or what_is_kept said beside it.
             greeted: the message opens with a greeting.
-            second_ask_kind: events, when the message also asks about events; offered as a button.
-            second_ask_area: that ask's township, or 全彰化.
-            second_ask_date_from: that ask's first day, YYYY-MM-DD.
-            second_ask_date_to: that ask's last day, YYYY-MM-DD, inclusive.
-            second_ask_keyword: that ask's event word.
-        Returns:
-            {"status", "total", "ids"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("find_place", tool_context, locals())
 
@@ -321,8 +329,6 @@ class LocalTools:
                 directory (a government office's phone or address), no_data (anything else), pets,
                 what_to_bring, distance, payment, accessibility, toilets, crowd, age, seating, organiser,
                 end_time; crisis (suicidal or despairing words) and emergency (someone fell, cannot breathe).
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("show_limits", tool_context, locals())
 
@@ -333,43 +339,26 @@ class LocalTools:
         Args:
             kind: greeting (also 你們是誰 / 你會做什麼), thanks, ok.
             memory_remark: do_not_remember when the message says not to remember (不用記, 我又沒說要你記住).
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("small_talk", tool_context, locals())
 
     def show_help(self, tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
-        """The menu and how to ask, for a message LOCAL cannot read as any other tool.
-
-        Returns:
-            {"status": "help"}, or {"status": "refused", "error"} when the call was not run.
-        """
+        """The menu and how to ask, for a message LOCAL cannot read as any other tool."""
         return self._call("show_help", tool_context, locals())
 
     def ask_for_person(self, tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
         """The resident wants a person (找真人, 我要留言, 請人打給我, 路燈壞了要報修): how to leave a request.
 
         Nothing is sent: the resident writes 新需求：… and confirms the card.
-
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("ask_for_person", tool_context, locals())
 
     def show_request_status(self, tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
-        """The resident asks about their own request (服務單進度, 我報的路燈處理了沒, 有人看了嗎).
-
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
-        """
+        """The resident asks about their own request (服務單進度, 我報的路燈處理了沒, 有人看了嗎)."""
         return self._call("show_request_status", tool_context, locals())
 
     def explain_cancel_request(self, tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
-        """The resident wants to cancel a request (取消服務單, 那個單幫我撤掉): how cancelling works.
-
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
-        """
+        """The resident wants to cancel a request (取消服務單, 那個單幫我撤掉): how cancelling works."""
         return self._call("explain_cancel_request", tool_context, locals())
 
     def propose_dietary_memory(self, dietary_type: Savable,
@@ -381,8 +370,6 @@ class LocalTools:
 
         Args:
             dietary_type: the diet the resident asked LOCAL to remember.
-        Returns:
-            {"status": "memory_card"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("propose_dietary_memory", tool_context, locals())
 
@@ -395,8 +382,6 @@ class LocalTools:
         Args:
             topic: what_is_kept (我的資料, 你記得我什麼), forget_my_diet (忘記我, 以後不用記了 刪掉),
                 who_sees_my_data (會不會把我的電話給別人).
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("show_privacy", tool_context, locals())
 
@@ -405,8 +390,6 @@ class LocalTools:
 
         Args:
             area: the township.
-        Returns:
-            {"status": "fixed"}, or {"status": "refused", "error"} when the call was not run.
         """
         return self._call("ask_events_or_shops", tool_context, locals())
 

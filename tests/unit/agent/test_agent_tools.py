@@ -6,35 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.store.sqlite import SqliteStore
-from tests.unit.agent.agent_support import (
-    call,
-    labels,
-    model_settings,
-    model_turn,
-    read_by_resident,
-    router_turn,
-)
-from tools.gemini_standin import GeminiStandin
+from tests.unit.agent.agent_support import call, labels, model_turn, read_by_resident, router_turn
 from tools.line_messages import all_text
 
 # shared.agent.* (google.adk, google.genai) is imported by the helpers that use it, not at collection.
-
-
-@pytest.fixture(scope="module")
-def standin():
-    with GeminiStandin() as server:
-        yield server
-
-
-@pytest.fixture
-def settings(standin):
-    return model_settings(standin.url)
-
-
-@pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "tools.sqlite3"))
 
 
 # -- each ask family on the model path ------------------------------------------------------------------

@@ -17,12 +17,10 @@ from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.approve import apply_card
 from shared.memory.tokens import SigningKeys, issue_card
-from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.engine import start_turn
 from shared.wiring import memory_client
 from tests.conftest import all_text
-from tools.gemini_standin import GeminiStandin
 
 # shared.agent.* (google.adk, google.genai) is imported by the tests that use it, not at collection:
 # every xdist worker collects every file, and one runs this one.
@@ -32,26 +30,6 @@ ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 KEYS = SigningKeys(b"test-signing-key", 1)
 HONEST = "這次暫時查不了"
 _IDS = iter(range(10**6))
-
-
-@pytest.fixture(scope="module")
-def standin():
-    with GeminiStandin() as server:
-        yield server
-
-
-@pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "agent.sqlite3"))
-
-
-@pytest.fixture
-def settings(standin):
-    return Settings.from_env({
-        "LOCAL_TENANT_ID": "test-tenant", "LOCAL_SIGNING_KEY": "test-signing-key",
-        "LOCAL_INTERNAL_TOKEN": "test-internal-token", "MEMORY_FUNCTION_URL": "http://127.0.0.1:9/",
-        "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": standin.url, "LOCAL_MODEL_TIMEOUT_SECONDS": "10",
-    })
 
 
 def ctx_for(settings, store, actor=ALICE) -> EventContext:
@@ -304,6 +282,9 @@ def test_agent_tool_schemas_hide_tool_context_and_name_one_read_only_tool_per_as
     assert by_name["search_local_places"]["dietary_type"]["anyOf"][0]["enum"] == [
         "vegetarian", "vegan", "ovo_lacto", "lacto", "any"]
     assert "other_county" in by_name["show_limits"]["kinds"]["items"]["enum"]
+    assert {"second_ask_kind", "second_ask_area", "second_ask_date_to"} <= set(by_name["search_local_events"])
+    assert "second_ask_dietary_type" in by_name["search_local_places"]
+    assert "second_ask_dietary_type" not in by_name["find_place"]  # beside a shop, only events are offered
     assert by_name["search_local_events"]["date_to"]["anyOf"][0]["pattern"] == r"^\d{4}-\d{2}-\d{2}$"
     schema_text = json.dumps(declarations)
     assert "tool_context" not in schema_text and "ToolContext" not in schema_text
