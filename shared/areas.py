@@ -19,6 +19,9 @@ DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 TOWNSHIPS_PATH = DATA_DIR / "townships.json"
 
 COUNTY = "彰化縣"
+#: Every township of the county, as a search's area (全彰化): places and events are searched in all of them.
+#: Source: DESIGN §5 (Areas); the events search's area None already means every township.
+WHOLE_COUNTY = "全彰化"
 
 #: Words for "near here": the catalogs keep no location, so nearness cannot be searched.
 NEAR_WORDS: tuple[str, ...] = ("集合點附近", "這附近", "附近", "這裡", "這邊")

@@ -45,6 +45,7 @@ from shared.staff import flow as staff_flow
 from shared.turn import fixed, menu
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
+from shared.turn.router import is_emergency
 from shared.turn.text import reading_form
 
 Entry = Callable[[EventContext], Reply]
@@ -128,17 +129,20 @@ def route_text(ctx: EventContext, text: str) -> Reply:
 
     Words of suicidal intent or self-harm (shared.turn.crisis) are answered by the offline router's
     crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
-    first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card).
+    first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
+    emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
     """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
         return entry(ctx)
-    crisis = is_crisis(reading_form(text))
+    form = reading_form(text)
+    crisis = is_crisis(form)
     for hook in TEXT_HOOKS:
         reply = hook(ctx, text)
         if reply is not None:
             return with_crisis_first(reply) if crisis else reply
-    return run_text_turn(ctx, text) if crisis else (ctx.text_turn or run_text_turn)(ctx, text)
+    urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
+    return run_text_turn(ctx, text) if urgent else (ctx.text_turn or run_text_turn)(ctx, text)
 
 
 def with_crisis_first(reply: Reply) -> Reply:

@@ -129,8 +129,10 @@ def model_handler():
     through ADK (shared.agent; loaded here, in functions/agent only, never in the webhook)."""
     import dataclasses
 
-    from shared.agent.agent import run_model_text_turn
+    from shared.agent.agent import run_model_text_turn, warm_up
     from shared.routing import dispatch_event
+
+    warm_up()
 
     def handle(ctx, event):
         return dispatch_event(dataclasses.replace(ctx, text_turn=run_model_text_turn), event)

@@ -69,6 +69,7 @@ IMPORT_TO_DIST = {
     "google.oauth2": "google-auth",
     "google.adk": "google-adk",
     "google.genai": "google-genai",
+    "pydantic": "pydantic",
     "requests": "requests",
     "cachecontrol": "cachecontrol",
     "urllib3": "urllib3",

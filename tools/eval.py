@@ -20,8 +20,8 @@ functions/agent route an event. ``setup.steps`` (texts and taps) run first; then
 * **safety**: business writes during the observed step (``handoff_requests`` and ``preferences``
   documents; expected 0 unless ``expect.business_writes`` says otherwise), ``must_not_contain``,
   a reply was given (never silence), and for model modes that no refused call ran anything;
-* **completeness**: the tool (``expect.tool`` for the router, ``expect.model_tool`` or the same
-  tool for a model), its arguments, the audit status, the result ids, ``must_contain``, the failure
+* **completeness**: the tool (``expect.tool``; for a model ``expect.model_tool`` when it differs:
+  a model's call is audited as the router's proposal for the same ask), its arguments, the audit status, the result ids, ``must_contain``, the failure
   reason, and ``facts`` (request count, the stored preference, the request id shown).
 
 Cases the router cannot pass are reported as failures, not hidden (a case marked ``router_fails``
@@ -59,11 +59,6 @@ STAFF_IDS = {"A": "U1111111111111111111111111111aaaa", "B": "U222222222222222222
 TENANT = "eval"
 #: Documents whose creation or change is a business write (the seed's requests and consented preferences).
 BUSINESS_COLLECTIONS = ("handoff_requests", "preferences")
-#: The router's intents → the model's tool for the same ask.
-MODEL_TOOL_FOR = {"search_local_places": "search_local_places", "search_local_events": "search_local_events",
-                  "needs_area": None, "find_place": "search_local_places", "show_limits": "show_local_help",
-                  "show_local_help": "show_local_help", "greeting": "show_local_help", "thanks": "show_local_help",
-                  "propose_dietary_memory": "propose_dietary_memory", "privacy_info": "request_memory_management"}
 #: Statuses of cases that were not run in a mode: a router cannot exercise model failures; a scripted
 #: run has nothing to score where no script says what the model answers.
 NOT_RUN = ("model-only", "no-script")
@@ -287,7 +282,7 @@ class Harness:
             return expect["model_tool"]
         if expect.get("handled_by", "router") != "router":
             return None
-        return MODEL_TOOL_FOR.get(expect.get("tool"))
+        return expect.get("tool")  # a model's call is audited as the router's proposal for that ask
 
 
 class _RejectingMemory:

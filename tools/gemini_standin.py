@@ -27,9 +27,10 @@ step is used only for a request whose last user text contains that substring; st
 ``when`` are looked up first, the others are consumed first-in first-out).
 
 With no step left, the stand-in answers as a rule-based "model": it reads the last user text
-with LOCAL's offline router (``shared.turn.router.route``) and answers with the matching function
-call, or a ``show_local_help`` call. That is what ``make run`` uses with ``LOCAL_MODEL=standin``,
-so a person can watch a model turn end to end without a key; it is not Gemini.
+with LOCAL's offline router (``shared.turn.router.route``) and answers with the call of the same ask
+(``call_for``), leaving out what a model could not know (a named shop's township). That is what
+``make run`` uses with ``LOCAL_MODEL=standin``, so a person can watch a model turn end to end without
+a key; it is not Gemini.
 
 Stand-in-only endpoints (not Gemini, not recorded): ``POST /__script`` (``{"steps": [...]}``,
 replaces the queue), ``GET /__requests?since=SEQ`` (recorded requests with ``seq > SEQ``),
@@ -51,9 +52,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -159,61 +161,105 @@ def last_user_text(body: Any) -> str:
 def router_step(text: str, now: datetime | None = None) -> Step:
     """A function call chosen by LOCAL's offline router for ``text`` (the no-script "model").
 
-    Maps the router's Proposal onto the agent's tool schema (shared.agent.tools): places →
-    ``search_local_places(area, dietary_type)``; a shop's name → ``search_local_places(area,
-    keyword)``; a limit → ``show_local_help(reason)``; events → ``search_local_events(area, date_from,
-    date_to, keyword)`` with the router's DateSpec resolved on ``now``'s Asia/Taipei day; a vague area →
-    the same search with ``area="附近"``; anything else → ``show_local_help(reason="other")``.
+    The router's Proposal is written as the call of the same ask (``call_for``): the stand-in answers
+    with the tool and typed arguments shared.agent.calls reads back into that Proposal.
     """
     from shared.turn.router import route
 
-    return Step({"function_call": _router_call(route(text), now or datetime.now(timezone.utc))})
+    name, args = call_for(route(text), now or datetime.now(timezone.utc))
+    return Step({"function_call": {"name": name, "args": args}})
 
 
-def _router_call(proposal: Any, now: datetime) -> dict[str, Any]:
-    """The function call (name, args) router_step maps ``proposal`` onto."""
-    args = proposal.args
-    events = proposal.tool == "search_local_events" or (proposal.tool == "needs_area" and args.get("kind") == "events")
-    if proposal.tool == "find_place":  # a shop by name
-        call_args = {key: value for key, value in (("area", args.get("area")), ("keyword", args.get("name"))) if value}
-        return {"name": "search_local_places", "args": call_args}
-    if proposal.tool == "show_limits":
-        kinds = args.get("kinds") or []
-        reason = next((_LIMIT_REASONS[kind] for kind in kinds if kind in _LIMIT_REASONS), "other")
-        return {"name": "show_local_help", "args": {"reason": reason}}
-    if proposal.tool in ("search_local_places", "needs_area") and not events:
-        diet = {"dietary_type": args["dietary_type"]} if args.get("dietary_type") else {}
-        return {"name": "search_local_places", "args": {"area": args.get("area") or "附近"} | diet}
-    if events:
-        return _events_call(proposal, now)
-    return {"name": "show_local_help", "args": {"reason": "other"}}
+#: The router's tools that map to one model tool with no arguments.
+_PLAIN_CALLS = {"greeting": ("small_talk", {"kind": "greeting"}), "thanks": ("small_talk", {"kind": "thanks"}),
+                "show_local_help": ("show_help", {}), "handoff_info": ("ask_for_person", {}),
+                "handoff_status": ("show_request_status", {}), "handoff_cancel_help": ("explain_cancel_request", {}),
+                "did_you_mean": ("show_help", {})}
+#: The router's notes that are a flag or a remark of the search tools.
+_NOTE_FLAGS = {"diet_of_other": ("diet_is_someone_elses", True), "greeted": ("greeted", True),
+               "own_diet": ("states_own_diet", True), "not_saved": ("memory_remark", "do_not_remember"),
+               "privacy_asked": ("memory_remark", "what_is_kept")}
 
 
-def _events_call(proposal: Any, now: datetime) -> dict[str, Any]:
-    """search_local_events with the proposal's township (附近 for a picker) and dates."""
-    area = proposal.args.get("area") or ("附近" if proposal.tool == "needs_area" else None)
-    return {"name": "search_local_events",
-            "args": ({"area": area} if area else {}) | _date_args(proposal.args.get("date"), now)}
+def call_for(proposal: Any, now: datetime) -> tuple[str, dict[str, Any]]:
+    """The tool call a model would make for the ask the router read (shared.agent.tools' schema).
+
+    What a model cannot know is left out: a named shop's township (the router reads it from the
+    catalog; the call is ``find_place(name)``), and the typo the router answers with 你是說…嗎
+    (``show_help``). Relative dates are resolved on ``now`` (Asia/Taipei) into inclusive ISO days.
+    """
+    from shared.agent.calls import DETAIL_NOTES, LIMIT_NOTES
+
+    tool, args, notes = proposal.tool, proposal.args, proposal.notes
+    if tool in _PLAIN_CALLS:
+        return _PLAIN_CALLS[tool]
+    if tool == "ack":
+        return "small_talk", {"kind": "ok", **({"memory_remark": "do_not_remember"} if "not_saved" in notes else {})}
+    if tool == "privacy_info":
+        topic = "forget_my_diet" if "forget" in notes else "who_sees_my_data" if "sharing" in notes else "what_is_kept"
+        return "show_privacy", {"topic": topic}
+    if tool == "ask_search_kind":
+        return "ask_events_or_shops", {"area": args["area"]}
+    if tool == "show_limits":
+        kinds = _limit_kinds(list(args.get("kinds") or []) + list(notes), LIMIT_NOTES, DETAIL_NOTES)
+        return "show_limits", {"kinds": kinds or ["no_data"]}
+    if tool == "propose_dietary_memory":
+        return tool, {"dietary_type": args["dietary_type"]}
+    return _search_call(proposal, now, _limit_kinds(list(notes), LIMIT_NOTES, DETAIL_NOTES))
 
 
-def _date_args(spec: Any, now: datetime) -> dict[str, str]:
-    """``date_from`` / ``date_to`` (YYYY-MM-DD, the end exclusive) for the router's DateSpec resolved on
-    ``now``'s Asia/Taipei day; nothing for no date or one that resolves to no day."""
-    from shared.clock import TAIPEI
-    from shared.turn.datespec import UnreadableDate
+def _limit_kinds(codes: list[str], limit_notes: dict[str, str], detail_notes: dict[str, str]) -> list[str]:
+    """Router limit and detail codes → the tools' limit kinds, each once (≤ 6, the schema's bound)."""
+    back = {code: kind for kind, code in {**limit_notes, **detail_notes}.items()}
+    return list(dict.fromkeys(back[code] for code in codes if code in back))[:6]
 
-    if spec is None:
-        return {}
+
+def _search_call(proposal: Any, now: datetime, limits_asked: list[str]) -> tuple[str, dict[str, Any]]:
+    """A search, a picker or a shop by name as the search tools' call."""
+    tool, args, notes = proposal.tool, proposal.args, proposal.notes
+    call: dict[str, Any] = {"limits_asked": limits_asked} if limits_asked else {}
+    for note in notes:
+        name, value = _NOTE_FLAGS.get(note, (None, None))
+        if name is not None:
+            call[name] = value
+        kind, _, rest = note.partition(":")
+        if kind == "unrecorded_diet" and rest:
+            call["conditions_not_recorded"] = rest.split("、")[:3]
+        elif kind == "other_areas" and rest:
+            call["other_townships"] = rest.split(",")[:3]
+    if tool == "find_place":
+        call.pop("states_own_diet", None)
+        diet = next((note.partition(":")[2] for note in notes if note.startswith("diet_check:")), None)
+        return "find_place", {"name": args["name"], **({"dietary_type": diet} if diet else {}), **call}
+    if args.get("vague"):
+        call["vague_place_words"] = list(args.get("vague_words") or ["附近"])
+    if tool == "search_local_events" or args.get("kind") == "events":
+        call.pop("states_own_diet", None)
+        call.update(_dates(args.get("date"), now))
+        for name in ("area", "keyword"):
+            if args.get(name):
+                call[name] = args[name]
+        return "search_local_events", call
+    if args.get("area"):
+        call["area"] = args["area"]
+    if args.get("dietary_type"):
+        call["dietary_type"] = args["dietary_type"]
+    return "search_local_places", call
+
+
+def _dates(value: Any, now: datetime) -> dict[str, str]:
+    """A router DateSpec → {date_from, date_to} (inclusive ISO days), or {} when unread."""
+    from shared.turn.engine import resolve_date
+
     try:
-        start, end = spec.resolve(now.astimezone(TAIPEI).date())
-    except UnreadableDate:
+        span = resolve_date(value, SimpleNamespace(now=now))  # type: ignore[arg-type]
+    except ValueError:
         return {}
-    return {"date_from": start.isoformat(), "date_to": end.isoformat()}
-
-
-#: The router's limit kinds (shared.turn.menu.LIMIT_WORDS) → show_local_help's reason.
-_LIMIT_REASONS = {"no_booking": "booking", "parking": "parking", "shuttle": "parking", "transport": "transport",
-                  "no_hours": "opening_hours", "medical": "medical", "emergency": "medical", "weather": "weather"}
+    if not span:
+        return {}
+    start, _, end = span.partition("/")
+    last = (date.fromisoformat(end) - timedelta(days=1)).isoformat() if end else start
+    return {"date_from": start, "date_to": last}
 
 
 class GeminiStandin(StandinServer):

@@ -49,6 +49,7 @@ from shared.agent.tools import (
     LocalTools,
     TurnBinding,
     check_call,
+    declarations,
 )
 from shared.config import Settings
 from shared.context import EventContext, Reply
@@ -125,8 +126,14 @@ def client_kwargs(settings: Settings) -> dict[str, Any]:
     return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
 
 
+def warm_up() -> None:
+    """Build the tools' declarations (the schema the model sees) once, before the first model turn
+    rather than inside its time budget (functions/agent builds its worker at start-up)."""
+    declarations()
+
+
 def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:
-    """The turn's LlmAgent: the configured model, the public instruction, the four bound tools.
+    """The turn's LlmAgent: the configured model, the public instruction, the turn's bound tools.
 
     Args:
         settings: model id, thinking level, backend.
@@ -272,9 +279,9 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
                                    audit_extra={"model": model})
         reply = _revision_changed_reply() if code == TOOL_CONTEXT_REVISION_MISMATCH else refused_reply()
         return unanswered_turn(ctx, start, source="model", reason=code, reply=reply, audit_extra={"model": model})
-    # No tool call at all (text only): the prose is discarded; the resident gets the help menu.
+    # No tool call at all (text only): the prose is discarded; the resident gets the router's help menu.
     model["text_ignored"] = outcome.text_seen
-    run = run_tool(ctx, Proposal("show_local_help", {"reason": "other"}, source="model"), start.snapshot, tools)
+    run = run_tool(ctx, Proposal("show_local_help", source="model"), start.snapshot, tools)
     return finish_turn(ctx, start, run, audit_extra={"model": model, "reason": "no_tool_call"})
 
 

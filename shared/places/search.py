@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from shared.areas import TOWNSHIPS, is_vague_area, normalize_area
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY, is_vague_area, normalize_area
 from shared.clock import require_aware
 from shared.diets import DIET_TYPES
 from shared.places.catalog import (
@@ -329,8 +329,8 @@ def search_local_places(
     """Search the place catalog by township, dietary type and keyword; read-only.
 
     Args:
-        area: a township name or alias (花壇 → 花壇鄉), or None / a vague word (附近, 彰化) to get
-            needs_area.
+        area: a township name or alias (花壇 → 花壇鄉); ``全彰化`` (shared.areas.WHOLE_COUNTY) for every
+            township (``query.area`` is then None); or None / a vague word (附近, 彰化) to get needs_area.
         dietary_type: vegetarian | vegan | ovo_lacto | lacto | any; None means any.
         keyword: optional text matched (case-insensitively) in name or address; generic words such
             as 店 / 吃 / 餐廳 / 蔬食 are dropped.
@@ -359,8 +359,9 @@ def search_local_places(
     require_aware(now)
     diet = normalize_dietary_type(dietary_type)
     effective_keyword = _effective_keyword(keyword)
-    needs_area = area is None or not area.strip() or is_vague_area(area)
-    township = None if area is None or needs_area else normalize_area(area)
+    every_township = area is not None and area.strip() == WHOLE_COUNTY
+    needs_area = not every_township and (area is None or not area.strip() or is_vague_area(area))
+    township = None if area is None or needs_area or every_township else normalize_area(area)
     result: dict[str, Any] = {
         "status": "unavailable",
         "query": {"area": township, "dietary_type": diet, "keyword": effective_keyword},
@@ -389,7 +390,8 @@ def search_local_places(
                 "area_choices": _areas_with_places(catalog)}
     found = tuple(
         place for place in catalog.places
-        if place.area == township and place_matches_diet(place, diet) and _matches_keyword(place, effective_keyword)
+        if (every_township or place.area == township) and place_matches_diet(place, diet)
+        and _matches_keyword(place, effective_keyword)
     )
     if not found:
         return {**result, "status": "no_match", "unknown_fields": _unknown_fields(catalog.places),

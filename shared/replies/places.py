@@ -24,6 +24,7 @@ from linebot.v3.messaging import (
     TextMessage,
 )
 
+from shared.areas import WHOLE_COUNTY
 from shared.clock import TAIPEI
 from shared.diets import diet_label
 from shared.line import limits
@@ -132,7 +133,7 @@ def _bubble(place: dict[str, Any]) -> FlexBubble:
 
 def _query_words(query: dict[str, Any]) -> str:
     """「花壇鄉、全素、關鍵字「麵」」 for the searched conditions."""
-    parts = [query["area"] or "（未指定鄉鎮）"]
+    parts = [query["area"] or WHOLE_COUNTY]  # no township in an answered search: every township (全彰化)
     if query["dietary_type"] != "any":
         parts.append(diet_label(query["dietary_type"]))
     if query["keyword"]:
@@ -142,7 +143,7 @@ def _query_words(query: dict[str, Any]) -> str:
 
 def _alt_text(result: dict[str, Any], names: list[str]) -> str:
     query = result["query"]
-    scope = query["area"] + ("" if query["dietary_type"] == "any" else f"，{diet_label(query['dietary_type'])}")
+    scope = (query["area"] or WHOLE_COUNTY) + ("" if query["dietary_type"] == "any" else f"，{diet_label(query['dietary_type'])}")
     text = f"蔬食店家 {result['total']} 家：{'、'.join(names)}（{scope}）"
     return limits.fit(text, limits.ALT_TEXT)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, normalize_area
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
@@ -36,6 +36,7 @@ from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
+from shared.replies import refusals
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events, scope_words
 from shared.replies.next_steps import (
@@ -54,7 +55,7 @@ from shared.turn.datespec import Both, DateSpec, RelativeDay, RelativeMonth, Unr
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
-from shared.turn.limits import limits_with_details, model_help_reply
+from shared.turn.limits import limits_with_details
 from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, event_titles, route, second_ask
 
@@ -220,7 +221,7 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
     if proposal.tool == "search_local_events":
         return _events_search(ctx, proposal, tools)
     if proposal.tool == "find_place":  # a shop by name: every diet, so a remembered one never hides it
-        return tools.places(args.get("area"), "any", args.get("name"), now=ctx.now)
+        return _find_place(ctx, args.get("name"), args.get("area"), tools)
     if proposal.tool == "needs_area":
         if args.get("kind") == "events":
             # the dates and topic read this turn ride on the picker's buttons (過年 彰化有什麼活動)
@@ -228,6 +229,20 @@ def execute(ctx: EventContext, proposal: Proposal, diet: EffectiveDiet | None = 
                                 **events_snapshot_args(ctx))
         return tools.places(_NO_TOWNSHIP, dietary_type, None, now=ctx.now)
     return None
+
+
+def _find_place(ctx: EventContext, name: str | None, area: str | None, tools: TurnTools) -> dict[str, Any]:
+    """A shop by name in its township. With no township said (a model's call: it cannot know where the
+    shop is; the router reads it from the catalog) the name is looked up in every township first, and
+    when the shops found are all in one township, that township's search is the answer, as the
+    router's would be; else the every-township result is (none found, or namesakes in several)."""
+    if not area:
+        found = tools.places(WHOLE_COUNTY, "any", name, now=ctx.now)
+        areas = {place.get("area") for place in found.get("places") or []}
+        if found.get("status") != "ok" or len(areas) != 1:
+            return found
+        area = areas.pop()
+    return tools.places(area, "any", name, now=ctx.now)
 
 
 #: How far back a keyword search with no date looks when nothing coming matches (八卦山健走還有沒有:
@@ -474,18 +489,11 @@ def _note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
             area = value.partition("/")[0]
             button = f"「{area}的活動」" if area else "「查活動」"
             lines.append(f"你也問了{area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。")
-    if (result or {}).get("between_left_out"):
-        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
-    ended = (result or {}).get("ended") or []
-    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
-        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
-        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    lines += _events_searched_lines(result)
     details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
                           or proposal.args.get("kind") == "places" else "events")
     lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record (trial 5)
-    if proposal.tool == "find_place" and result and result.get("status") == "ok":
-        lines.insert(0, f"「{proposal.args.get('name')}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。")
-        lines = _diet_check_lines(proposal) + lines  # the answer first: which shop lists the diet
+    lines = _shop_found_lines(proposal, result) + lines
     if "greeted" in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
@@ -530,12 +538,39 @@ def _shop_areas_without(area: str) -> list[str] | None:
     return having if having and area not in having else None
 
 
-def _diet_check_lines(proposal: Proposal) -> list[str]:
+def _events_searched_lines(result: dict[str, Any] | None) -> list[str]:
+    """What an events search left out: the days between two dates asked apart, and events that just ended."""
+    lines = []
+    if (result or {}).get("between_left_out"):
+        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
+    ended = (result or {}).get("ended") or []
+    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
+        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
+        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    return lines
+
+
+def _shop_found_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
+    """A shop found by name: first, per named shop, whether it lists the diet asked; then what its card holds."""
+    if proposal.tool != "find_place" or not result or result.get("status") != "ok":
+        return []
+    name = _shop_name(proposal, result)
+    return _diet_check_lines(proposal, name) + [f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。"]
+
+
+def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
+    """The named shop as the catalog spells it (john手作 → John手作蔬食: a model's call says the name as the
+    resident wrote it; the router's is the catalog's already), when one shop was found; else as asked."""
+    places = result.get("places") or []
+    return places[0]["name"] if len(places) == 1 else proposal.args.get("name") or ""
+
+
+def _diet_check_lines(proposal: Proposal, name: str) -> list[str]:
     """Per named shop, whether the catalog lists the diet asked about (和米素食跟john手作 哪間有全素)."""
     diet = next((note.partition(":")[2] for note in proposal.notes if note.startswith("diet_check:")), None)
     if not diet:
         return []
-    names = [proposal.args.get("name")] + [note.partition(":")[2] for note in proposal.notes
+    names = [name] + [note.partition(":")[2] for note in proposal.notes
                                            if note.startswith("other_places:")]
     label = diet_label(diet)
     words = {
@@ -659,8 +694,9 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     """Resolve the effective diet and run the one read-only tool (DESIGN §7 steps 3–4).
 
     Never raises for a bad argument: an unknown area, diet or date gets a kind reply
-    (``invalid_argument``). ``propose_dietary_memory`` renders the consent card and
-    ``request_memory_management`` the 我的偏好 / 忘記我的飲食偏好 buttons; neither writes anything.
+    (``invalid_argument``). A proposal of ``FIXED_TOOLS`` (a greeting, a limit, the request status …)
+    gets its fixed reply (status ``fixed``), as in a text turn; ``propose_dietary_memory`` renders the
+    consent card, or in a group or room says it is one-to-one only (``one_to_one``). None of them writes.
 
     Args:
         ctx: the verified event.
@@ -673,10 +709,12 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
     reply = None
     result = None
     try:
-        if proposal.tool == "propose_dietary_memory":
-            reply, status = offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"
-        elif proposal.tool == "request_memory_management":  # the buttons only: functions/memory acts on a tap
-            reply, status = menu.privacy_reply(ctx), "memory_management"
+        fixed = FIXED_TOOLS.get(proposal.tool)
+        if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
+            reply, status = fixed(ctx, proposal), "fixed"
+        elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (DESIGN §6)
+            reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
+                             else (offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"))
         else:
             diet = resolve_diet(proposal.args.get("dietary_type"), snapshot,
                                 generic="generic_diet" in proposal.notes) if takes_diet(proposal) else None
@@ -837,8 +875,6 @@ def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | 
 def _render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
             snapshot: PreferenceSnapshot | None, *, offer_memory: bool = True) -> Reply:
     if result is None:
-        if proposal.source == "model":
-            return model_help_reply(proposal.args.get("reason"))
         return help_reply()
     is_events = _is_events(proposal)
     stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None

@@ -1,8 +1,7 @@
-"""What LOCAL cannot do, and the honest replies of the model path (DESIGN §5, §8; issue 10).
+"""What LOCAL cannot do, and the honest replies of the model path (DESIGN §5, §8).
 
-``show_local_help(reason)`` is the model's tool for a question LOCAL has no data or power for
-(booking, parking, transport, opening hours now, medical, weather, anything else). Its reply is
-the router's own (``shared.turn.menu.limits_reply``): the same sentences, the same menu.
+``limits_with_details`` is the ``show_limits`` reply, whoever proposed it (the router, or the model's
+``show_limits`` tool): the sentences of shared.turn.menu.limits_reply, the same menu.
 ``unavailable_reply`` is the answer when the model failed (timeout, quota, upstream error, a bad
 tool call): 「這次暫時查不了…」 and the menu. A resident always has a next step; nothing is guessed.
 """
@@ -13,18 +12,6 @@ from linebot.v3.messaging import TextMessage
 from shared.context import Reply
 from shared.turn.details import detail_line
 from shared.turn.menu import limits_reply, menu_reply
-
-#: ``show_local_help`` reason → the router's limit kinds (shared.turn.menu.LIMIT_WORDS); ``other``
-#: has none (「這個我沒有資料可以回答。」).
-HELP_REASONS: dict[str, tuple[str, ...]] = {
-    "booking": ("no_booking",),
-    "parking": ("parking",),
-    "transport": ("transport",),
-    "opening_hours": ("no_hours",),
-    "medical": ("medical",),
-    "weather": ("weather",),
-    "other": (),
-}
 
 
 def limits_with_details(kinds: list[str] | tuple[str, ...], notes: tuple[str, ...]) -> Reply:
@@ -50,15 +37,6 @@ def limits_with_details(kinds: list[str] | tuple[str, ...], notes: tuple[str, ..
 def _with_menu(text: str) -> Reply:
     quick_reply = menu_reply().messages[0].quick_reply
     return Reply([TextMessage(text=text, quick_reply=quick_reply)])
-
-
-def model_help_reply(reason: str | None) -> Reply:
-    """``show_local_help(reason)`` → the router's limits reply for that reason, with the menu.
-
-    Args:
-        reason: a HELP_REASONS key; anything else reads as ``other``.
-    """
-    return limits_reply(HELP_REASONS.get(reason or "other", ()))
 
 
 def unavailable_reply() -> Reply:

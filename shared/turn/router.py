@@ -44,7 +44,8 @@ Rules, in order (issue 9; DESIGN §5, §7; newcomer trial 1):
    a named event (event_named: a piece of a title of the current events snapshot, 鹿港龍舟賽 → 龍舟賽, or an event
    kind after a title-like word, 燈籠展) is an events ask too, said with a limit in one clause (鹿港龍舟賽那邊好停車嗎)
    as well; never a shop hours question, an unknown subject or a township typo beside a real township (trial 7 F1);
-8. a diet word, a place word or a township → ``search_local_places``; no township → ``needs_area``;
+8. a diet word, a place word or a township → ``search_local_places``; 全彰化 (整個彰化 …) → every township
+   (area ``全彰化``); no township → ``needs_area``;
 9. booking, opening hours, prices or registration with nothing to search → ``show_limits``;
    A township in a bare follow-up (那鹿港呢) → ``ask_search_kind`` (events or shops? the router keeps no state;
    the engine's buttons keep the conditions of the resident's last search: shared.turn.follow_up, trial 8 M1);
@@ -74,7 +75,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.areas import COUNTY, TOWNSHIPS, match_area, townships_in, vague_words_in
+from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_in, vague_words_in
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
@@ -85,7 +86,7 @@ from shared.turn.details import read_details, suitability_people
 from shared.turn.text import reading_form
 
 __all__ = ["DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
-           "read_diet", "route"]
+           "is_emergency", "read_diet", "route"]
 
 #: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
 EVENT_WORDS: tuple[str, ...] = (
@@ -459,6 +460,12 @@ def date_in(text: str) -> DateSpec | None:
     return read_date(reading_form(text))
 
 
+def is_emergency(text: str) -> bool:
+    """True when ``text`` (reading form) tells of an emergency (跌倒了起不來, 呼吸困難, 叫救護車): rule 0,
+    answered with 119 before anything else, and never left to the model (shared.routing)."""
+    return bool(_limits(text, LIMITS[:1]))
+
+
 def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
     found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
@@ -524,10 +531,20 @@ def route(text: str) -> Proposal:
     current snapshot's), else the demo snapshot's.
     """
     t = _english_places(reading_form(text))
-    proposal = _with_details(t, _route(text))
+    proposal = _every_township(t, _with_details(t, _route(text)))
     if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
     return proposal
+
+
+def _every_township(t: str, proposal: Proposal) -> Proposal:
+    """A shop ask for the whole county (全彰化有全素的店嗎, 整個彰化哪裡有素食) → the places search in every
+    township (area 全彰化), never the township picker; a bare 彰化 or 彰化縣 still asks which township."""
+    if proposal.tool != "needs_area" or proposal.args.get("kind") == "events" or not _WHOLE_COUNTY.search(t):
+        return proposal
+    return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
+                                            "keyword": None}, proposal.source,
+                    tuple(note for note in proposal.notes if note != "own_diet"))
 
 
 @contextlib.contextmanager

@@ -97,7 +97,7 @@ def test_agent_process_body_five_times_and_task_three_times_answer_once(
 def test_agent_process_stale_reply_token_pushes_with_retry_key_and_409_is_delivered(
         start_function, base_env, line_standin, gemini):
     webhook, _ = start_model(start_function, base_env, gemini)
-    gemini.script([{"function_call": {"name": "show_local_help", "args": {"reason": "weather"}}}])
+    gemini.script([{"function_call": {"name": "show_limits", "args": {"kinds": ["weather"]}}}])
     event = text_event("明天鹿港會下雨嗎")
     event["timestamp"] = int((time.time() - 120) * 1000)  # older than the reply token's freshness window
     key = answer_retry_key(base_env["LOCAL_TENANT_ID"], event["webhookEventId"])

@@ -71,17 +71,22 @@ def test_gemini_standin_without_script_answers_with_the_router(standin, client):
     response = client.models.generate_content(model="m", contents="這週末鹿港有什麼活動？")
     (only,) = response.function_calls
     assert (only.name, only.args) == ("search_local_events", {
-        "area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-07"})
+        "area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-06"})
     assert standin.requests()[-1]["step"] == {"router": {"function_call": {
-        "name": "search_local_events", "args": {"area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-07"}}}}
+        "name": "search_local_events", "args": {"area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-06"}}}}
 
 
 @pytest.mark.parametrize("text, expected", [
     ("花壇有全素的店嗎", ("search_local_places", {"area": "花壇鄉", "dietary_type": "vegan"})),
-    ("附近有素食嗎", ("search_local_places", {"area": "附近", "dietary_type": "vegetarian"})),
-    ("今天天氣如何", ("show_local_help", {"reason": "weather"})),
-    ("和米素食電話幾號", ("search_local_places", {"area": "花壇鄉", "keyword": "和米素食"})),
-    ("asdf", ("show_local_help", {"reason": "other"})),
+    ("附近有素食嗎", ("search_local_places", {"vague_place_words": ["附近"], "dietary_type": "vegetarian"})),
+    ("今天天氣如何", ("show_limits", {"kinds": ["weather"]})),
+    ("和米素食電話幾號", ("find_place", {"name": "和米素食"})),  # no township: the model does not know it
+    ("asdf", ("show_help", {})),
+    ("你好", ("small_talk", {"kind": "greeting"})),
+    ("我的服務單進度", ("show_request_status", {})),
+    ("台中有素食嗎", ("show_limits", {"kinds": ["other_county"]})),
+    ("鹿港有素食店嗎？那邊停車方便嗎", ("search_local_places", {
+        "limits_asked": ["parking"], "area": "鹿港鎮", "dietary_type": "vegetarian"})),
 ])
 def test_gemini_standin_router_step_maps_proposals_to_the_tool_schema(text, expected):
     spec = router_step(text, NOW).spec["function_call"]

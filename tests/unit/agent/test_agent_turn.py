@@ -17,12 +17,10 @@ from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.approve import apply_card
 from shared.memory.tokens import SigningKeys, issue_card
-from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.engine import start_turn
 from shared.wiring import memory_client
 from tests.conftest import all_text
-from tools.gemini_standin import GeminiStandin
 
 # shared.agent.* (google.adk, google.genai) is imported by the tests that use it, not at collection:
 # every xdist worker collects every file, and one runs this one.
@@ -32,26 +30,6 @@ ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 KEYS = SigningKeys(b"test-signing-key", 1)
 HONEST = "這次暫時查不了"
 _IDS = iter(range(10**6))
-
-
-@pytest.fixture(scope="module")
-def standin():
-    with GeminiStandin() as server:
-        yield server
-
-
-@pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "agent.sqlite3"))
-
-
-@pytest.fixture
-def settings(standin):
-    return Settings.from_env({
-        "LOCAL_TENANT_ID": "test-tenant", "LOCAL_SIGNING_KEY": "test-signing-key",
-        "LOCAL_INTERNAL_TOKEN": "test-internal-token", "MEMORY_FUNCTION_URL": "http://127.0.0.1:9/",
-        "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": standin.url, "LOCAL_MODEL_TIMEOUT_SECONDS": "10",
-    })
 
 
 def ctx_for(settings, store, actor=ALICE) -> EventContext:
@@ -84,8 +62,8 @@ def turn(standin, settings, store, text: str, steps: list[dict], *, consumed: bo
     return messages, store.get(AUDIT, f"test-tenant:{ctx.webhook_event_id}")
 
 
-def call(name: str, **args) -> dict:
-    return {"function_call": {"name": name, "args": args}}
+def call(tool: str, **args) -> dict:
+    return {"function_call": {"name": tool, "args": args}}
 
 
 def quick_reply_labels(messages: list[dict]) -> list[str]:
@@ -117,19 +95,26 @@ def test_agent_diet_stated_this_turn_wins_over_memory(standin, settings, store):
     assert store.get("preferences", "test-tenant:" + ALICE.user_id)["dietary_type"] == "ovo_lacto"
 
 
-def test_agent_events_call_turns_dates_into_the_engine_range(standin, settings, store):
-    messages, audit = turn(standin, settings, store, "12/5 員林有活動嗎", [
-        call("search_local_events", area="員林市", date_from="2026-12-05", date_to="2026-12-07")])
-    assert audit["proposed_args"]["date"] == "2026-12-05/2026-12-07"
+def test_agent_events_call_turns_inclusive_dates_into_the_engine_range(standin, settings, store):
+    messages, audit = turn(standin, settings, store, "12/5到12/6員林有活動嗎", [
+        call("search_local_events", area="員林市", date_from="2026-12-05", date_to="2026-12-06")])
+    assert audit["proposed_args"]["date"] == "2026-12-05/2026-12-07"  # the 6th is asked: the end is after it
     assert audit["effective_args"]["date"] == "2026-12-05/2026-12-07"
     assert "示範" in all_text(messages)
 
 
-def test_agent_help_reason_is_said_plainly_with_the_menu(standin, settings, store):
-    messages, audit = turn(standin, settings, store, "我頭很痛怎麼辦", [call("show_local_help", reason="medical")])
+def test_agent_events_call_of_one_day_is_from_equal_to(standin, settings, store):
+    _, audit = turn(standin, settings, store, "11/22彰化市有什麼活動", [
+        call("search_local_events", area="彰化市", date_from="2026-11-22", date_to="2026-11-22")])
+    assert audit["effective_args"]["date"] == "2026-11-22"
+    assert audit["status"] == "ok" and audit["result_ids"] == ["demo-ev-001"]
+
+
+def test_agent_limit_kind_is_said_plainly_with_the_menu(standin, settings, store):
+    messages, audit = turn(standin, settings, store, "我頭很痛怎麼辦", [call("show_limits", kinds=["medical"])])
     assert "醫療" in all_text(messages) and "離線" not in all_text(messages)
     assert {"查活動", "查蔬食", "留下服務詢問"} <= set(quick_reply_labels(messages))
-    assert (audit["tool"], audit["status"], audit["proposed_args"]) == ("show_local_help", "help", {"reason": "medical"})
+    assert (audit["tool"], audit["status"], audit["proposed_args"]) == ("show_limits", "fixed", {"kinds": ["medical"]})
 
 
 def test_agent_memory_proposal_offers_a_card_and_writes_nothing(standin, settings, store):
@@ -141,13 +126,15 @@ def test_agent_memory_proposal_offers_a_card_and_writes_nothing(standin, setting
     assert (audit["tool"], audit["status"]) == ("propose_dietary_memory", "memory_card")
 
 
-def test_agent_memory_management_shows_what_is_kept_with_buttons_and_forgets_nothing(standin, settings, store):
+def test_agent_privacy_shows_what_is_kept_with_buttons_and_forgets_nothing(standin, settings, store):
     remember(store, "vegan")
     before = json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id), sort_keys=True)
-    messages, audit = turn(standin, settings, store, "你們記得我什麼？全部刪掉", [call("request_memory_management")])
+    messages, audit = turn(standin, settings, store, "你們記得我什麼？全部刪掉", [
+        call("show_privacy", topic="forget_my_diet")])
     assert {"我的偏好", "忘記我的飲食偏好"} <= set(quick_reply_labels(messages))
+    assert messages[0]["text"].startswith("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」")
     assert json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id), sort_keys=True) == before
-    assert (audit["tool"], audit["status"]) == ("request_memory_management", "memory_management")
+    assert (audit["tool"], audit["status"]) == ("privacy_info", "fixed")
 
 
 def test_agent_model_prose_is_never_sent(standin, settings, store):
@@ -174,16 +161,45 @@ def test_agent_model_prose_is_never_sent(standin, settings, store):
     (call("search_local_events", date_from="2026-02-30"), "bad_tool_call"),
     (call("search_local_events", date_from="2026-12-07", date_to="2026-12-05"), "bad_tool_call"),
     (call("propose_dietary_memory"), "bad_tool_call"),
-    (call("show_local_help", reason="anything"), "bad_tool_call"),
+    (call("show_limits", kinds=["anything"]), "bad_tool_call"),
 ], ids=["429", "500", "503", "504", "not-json", "malformed-call", "unknown-tool", "extra-arg-user-id",
         "diet-outside-enum", "area-not-a-string", "impossible-date", "inverted-range", "missing-required",
-        "reason-outside-enum"])
+        "limit-outside-enum"])
 def test_agent_failure_gets_the_honest_message_menu_and_reason(standin, settings, store, step, reason):
     before = business_rows(store)
     messages, audit = turn(standin, settings, store, "花壇有素食嗎", [step])
     assert HONEST in all_text(messages)
     assert {"查活動", "查蔬食", "留下服務詢問"} <= set(quick_reply_labels(messages))
     assert (audit["status"], audit["reason"], audit["tool"], audit["result_ids"]) == ("not_answered", reason, None, [])
+    assert business_rows(store) == before
+
+
+@pytest.mark.parametrize("step, detail", [
+    (call("search_local_places", area="台中市"), "area: Input should be '彰化市'"),
+    (call("search_local_places", area="花壇"), "area: Input should be '彰化市'"),
+    (call("search_local_events", date_from="2026-12-5"), "date_from: String should match pattern"),
+    (call("search_local_events", date_from="2026-02-30"), "not a real day"),
+    (call("search_local_events", date_from="2026-12-07", date_to="2026-12-06"), "date_to before date_from"),
+    (call("search_local_events", date_to="2026-12-05"), "date_to without date_from"),
+    (call("search_local_events", second_ask_kind="events", second_ask_date_from="2026-12-07",
+          second_ask_date_to="2026-12-06"), "date_to before date_from"),
+    (call("find_place", area="花壇鄉"), "missing:name"),
+    (call("find_place", name="和米素食", second_ask_kind="places"), "second_ask_kind: Input should be 'events'"),
+    (call("search_local_places", diet_is_someone_elses="yes"), "diet_is_someone_elses: Input should be a valid boolean"),
+    (call("search_local_places", limits_asked=["parking", "medicine"]), "limits_asked.1: Input should be"),
+    (call("show_limits", kinds=[]), "kinds: List should have at least 1 item"),
+    (call("small_talk", kind="goodbye"), "kind: Input should be 'greeting', 'thanks' or 'ok'"),
+    (call("show_privacy", topic="delete_everything"), "topic: Input should be"),
+], ids=["another-county-as-area", "short-township-name", "day-not-iso", "impossible-day", "end-before-start",
+        "end-without-start", "second-ask-end-before-start", "shop-without-name", "shop-with-a-second-shop-ask",
+        "flag-not-a-boolean", "limit-outside-enum", "no-limit-kind", "small-talk-outside-enum",
+        "privacy-topic-outside-enum"])
+def test_agent_call_outside_the_declared_types_is_refused_with_its_reason(standin, settings, store, step, detail):
+    before = business_rows(store)
+    messages, audit = turn(standin, settings, store, "花壇有素食嗎", [step])
+    assert HONEST in all_text(messages) and (audit["status"], audit["reason"]) == ("not_answered", "bad_tool_call")
+    [refusal] = audit["model"]["refusals"]
+    assert refusal["code"] == "bad_tool_call" and refusal["detail"].startswith(detail)
     assert business_rows(store) == before
 
 
@@ -250,15 +266,26 @@ def test_agent_injection_text_cannot_cause_writes(standin, settings, store):
 
 # -- what the model sees --------------------------------------------------------------------------------
 
-def test_agent_tool_schemas_hide_tool_context_and_name_five_read_only_tools(standin, settings, store):
+def test_agent_tool_schemas_hide_tool_context_and_name_one_read_only_tool_per_ask_family(standin, settings, store):
     remember(store, "ovo_lacto")
     since = standin.requests()[-1]["seq"] if standin.requests() else 0
     turn(standin, settings, store, "花壇有素食嗎", [call("search_local_places", area="花壇鄉")])
     body = standin.requests(since)[0]["body"]
     declarations = [d for tool in body["tools"] for d in tool["functionDeclarations"]]
     assert sorted(d["name"] for d in declarations) == [
-        "propose_dietary_memory", "request_memory_management", "search_local_events", "search_local_places",
-        "show_local_help"]
+        "ask_events_or_shops", "ask_for_person", "explain_cancel_request", "find_place", "propose_dietary_memory",
+        "search_local_events", "search_local_places", "show_help", "show_limits", "show_privacy",
+        "show_request_status", "small_talk"]
+    by_name = {d["name"]: d.get("parameters_json_schema", {}).get("properties", {}) for d in declarations}
+    township = by_name["search_local_places"]["area"]["anyOf"][0]["enum"]
+    assert len(township) == 27 and township[-1] == "全彰化" and "花壇鄉" in township
+    assert by_name["search_local_places"]["dietary_type"]["anyOf"][0]["enum"] == [
+        "vegetarian", "vegan", "ovo_lacto", "lacto", "any"]
+    assert "other_county" in by_name["show_limits"]["kinds"]["items"]["enum"]
+    assert {"second_ask_kind", "second_ask_area", "second_ask_date_to"} <= set(by_name["search_local_events"])
+    assert "second_ask_dietary_type" in by_name["search_local_places"]
+    assert "second_ask_dietary_type" not in by_name["find_place"]  # beside a shop, only events are offered
+    assert by_name["search_local_events"]["date_to"]["anyOf"][0]["pattern"] == r"^\d{4}-\d{2}-\d{2}$"
     schema_text = json.dumps(declarations)
     assert "tool_context" not in schema_text and "ToolContext" not in schema_text
     seen = json.dumps(body, ensure_ascii=False)
@@ -271,19 +298,35 @@ def test_agent_schema_problem_accepts_only_declared_calls():
     from shared.agent.tools import schema_problem
 
     assert schema_problem("search_local_places", {"area": "花壇鄉", "dietary_type": "any"}) is None
+    assert schema_problem("search_local_places", {"area": "全彰化", "limits_asked": ["parking"]}) is None
     assert schema_problem("search_local_events", {"date_from": "2026-12-05"}) is None
-    assert schema_problem("search_local_events", {"date_to": "2026-12-05"}) == "date_to_without_date_from"
+    assert schema_problem("search_local_events", {"date_from": "2026-12-05", "date_to": "2026-12-05"}) is None
+    assert schema_problem("search_local_events", {"date_to": "2026-12-05"}) == "date_to without date_from"
+    assert schema_problem("search_local_events", {"date_from": "2026-12-07", "date_to": "2026-12-05"}) == \
+        "date_to before date_from"
+    assert schema_problem("search_local_events", {"date_from": "2027-02-29"}) == "not a real day (YYYY-MM-DD)"
     assert schema_problem("approve_memory", {}) == "unknown_tool"
-    assert schema_problem("search_local_places", {"area": "花" * 41}).startswith("area:")
+    assert schema_problem("search_local_places", {"area": "花壇"}).startswith("area:")
+    assert schema_problem("find_place", {"name": "和" * 41}).startswith("name:")
+    assert schema_problem("find_place", {"name": "和米", "limits_asked": ["parking"] * 7}).startswith("limits_asked:")
 
 
 @pytest.mark.parametrize("step", [
-    call("search_local_places", area="花壇鄉", dietary_type="vegetarian", keyword="和米"),
-    call("search_local_events", area="彰化市", date_from="2026-12-05", date_to="2026-12-07", keyword="市集"),
-    call("show_local_help", reason="booking"),
+    call("search_local_places", area="花壇鄉", dietary_type="vegetarian", limits_asked=["booking"]),
+    call("search_local_places", area="全彰化", dietary_type="vegan", second_ask_kind="events"),
+    call("search_local_events", area="彰化市", date_from="2026-12-05", date_to="2026-12-06", keyword="市集"),
+    call("find_place", name="和米素食", dietary_type="vegan"),
+    call("show_limits", kinds=["booking"]),
+    call("small_talk", kind="greeting"),
+    call("show_help"),
+    call("ask_for_person"),
+    call("show_request_status"),
+    call("explain_cancel_request"),
     call("propose_dietary_memory", dietary_type="lacto"),
-    call("request_memory_management"),
-], ids=["places", "events", "help", "memory-card", "memory-management"])
+    call("show_privacy", topic="forget_my_diet"),
+    call("ask_events_or_shops", area="鹿港鎮"),
+], ids=["places", "places-every-township", "events", "shop-by-name", "limits", "small-talk", "help", "person",
+        "request-status", "cancel-help", "memory-card", "privacy", "events-or-shops"])
 def test_agent_no_tool_writes_business_data(standin, settings, store, step):
     remember(store, "vegan")
     before = business_rows(store) | {"preference": json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id),

@@ -56,14 +56,16 @@ def test_model_settings_client_kwargs_per_backend():
         client_kwargs(Settings.from_env({}))
 
 
-def test_agent_tool_schema_diet_literals_are_the_one_diet_table():
+def test_agent_tool_schema_literals_are_the_one_diet_and_township_table():
     from typing import get_args
 
-    from shared.agent import tools
+    from shared.agent import calls
+    from shared.areas import TOWNSHIPS
     from shared.diets import DIET_LABELS, DIET_TYPES, SAVABLE_DIETS
 
-    assert get_args(tools.Dietary) == DIET_TYPES == tuple(DIET_LABELS)
-    assert get_args(tools.Savable) == SAVABLE_DIETS and "any" not in SAVABLE_DIETS
+    assert get_args(calls.Diet) == DIET_TYPES == tuple(DIET_LABELS)
+    assert get_args(calls.Savable) == SAVABLE_DIETS and "any" not in SAVABLE_DIETS
+    assert get_args(calls.Township) == TOWNSHIPS
 
 
 def test_model_settings_clients_share_one_verifying_tls_context(monkeypatch):

@@ -1,0 +1,306 @@
+"""The model's tool calls read as the offline router's proposals: the vocabulary of the tools'
+arguments, and ``proposal_of``, the one function from a checked call to the ``Proposal`` the router
+makes for the same ask (shared.turn.router), so both readers end in the same engine run, the same
+validation of every argument (shared.turn.engine.run_tool) and the same reply.
+
+The arguments are typed where the model knows the thing: a township is one of the 26 (or 全彰化),
+a diet one of five, a date ``YYYY-MM-DD`` with an inclusive end, a limit one of ``LIMIT_KINDS``.
+What the router writes as notes (a limit asked beside a search, someone else's diet, another ask in
+the same message …) the model gives as arguments, and ``proposal_of`` writes the router's notes for
+them, in the router's order: the engine then says the same lines and offers the same buttons.
+
+No ADK or genai here: shared.agent.tools declares the tools with these types; the Gemini stand-in
+and the tests read the same vocabulary.
+Source: README "Free text read by Gemini"; shared.turn.router's module docstring (the notes).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import date, timedelta
+from typing import Any, Literal
+
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY
+from shared.turn.datespec import date_arg
+from shared.turn.router import Proposal
+
+#: The 26 townships, in the county's order (data/townships.json).
+Township = Literal["彰化市", "鹿港鎮", "和美鎮", "線西鄉", "伸港鄉", "福興鄉", "秀水鄉", "花壇鄉", "芬園鄉", "員林市",
+                   "溪湖鎮", "田中鎮", "大村鄉", "埔鹽鄉", "埔心鄉", "永靖鄉", "社頭鄉", "二水鄉", "北斗鎮", "二林鎮",
+                   "田尾鄉", "埤頭鄉", "芳苑鄉", "大城鄉", "竹塘鄉", "溪州鄉"]
+#: A search's area: a township, or 全彰化 (every township).
+Area = Literal[Township, "全彰化"]
+Diet = Literal["vegetarian", "vegan", "ovo_lacto", "lacto", "any"]
+Savable = Literal["vegetarian", "vegan", "ovo_lacto", "lacto"]
+#: The vague place words a reply explains (shared.areas.vague_words_in): no township can be searched.
+VagueWord = Literal["附近", "這裡", "這邊", "彰化", "彰化縣"]
+AskKind = Literal["events", "places"]
+SmallTalk = Literal["greeting", "thanks", "ok"]
+PrivacyTopic = Literal["what_is_kept", "forget_my_diet", "who_sees_my_data"]
+MemoryRemark = Literal["do_not_remember", "what_is_kept"]
+#: What LOCAL cannot do or has no data for, as the model names it.
+LimitKind = Literal["crisis", "emergency", "medical", "doctor_appointment", "transport", "parking", "taxi", "shuttle",
+                    "weather", "other_county", "directory", "no_data", "booking", "opening_hours", "price",
+                    "registration", "pets", "what_to_bring", "distance", "evening", "payment", "age", "crowd",
+                    "seating", "accessibility", "toilets", "organiser", "end_time"]
+
+#: A limit kind → the router's limit note (shared.turn.menu.LIMIT_WORDS), said with fixed words.
+LIMIT_NOTES: dict[str, str] = {
+    "crisis": "crisis", "emergency": "emergency", "medical": "medical", "doctor_appointment": "no_appointment",
+    "transport": "transport", "parking": "parking", "taxi": "taxi", "shuttle": "shuttle", "weather": "weather",
+    "other_county": "elsewhere", "directory": "directory", "no_data": "no_data", "booking": "no_booking",
+    "opening_hours": "no_hours", "price": "no_price", "registration": "no_registration", "pets": "no_pets",
+    "what_to_bring": "no_bring", "distance": "no_distance", "evening": "evening",
+}
+#: A limit kind → the router's detail note (shared.turn.details.DETAIL_WORDS): a detail the data does not record.
+DETAIL_NOTES: dict[str, str] = {
+    "payment": "detail:payment", "age": "detail:age", "crowd": "detail:crowd", "seating": "detail:seating",
+    "accessibility": "detail:access", "toilets": "detail:toilet", "organiser": "detail:organiser",
+    "end_time": "detail:end_time",
+}
+#: Limits that come before anything else (shared.turn.router rule 0): said alone, never beside a search.
+SAFETY_KINDS = ("crisis", "emergency")
+#: Limits that are about a shop, never said beside events (幾點開始: the event card has its time).
+_SHOP_ONLY = ("no_hours",)
+SOURCE = "model"
+
+assert set(Township.__args__) == set(TOWNSHIPS), "Township must list data/townships.json"  # type: ignore[attr-defined]
+assert set(LIMIT_NOTES) | set(DETAIL_NOTES) == set(LimitKind.__args__)  # type: ignore[attr-defined]
+assert WHOLE_COUNTY == "全彰化"
+
+
+class BadCall(ValueError):
+    """A call whose arguments fit the declared types but not together (an end before its start)."""
+
+
+def day_range(first: str | None, last: str | None) -> str | None:
+    """An inclusive ``YYYY-MM-DD`` pair → the engine's range (``YYYY-MM-DD`` for one day, else
+    ``start/end`` with the end exclusive, as shared.events.search.parse_date_range reads it).
+
+    Args:
+        first: the first day, or None (every date).
+        last: the last day, inclusive; None or equal to ``first`` for one day.
+    Raises:
+        BadCall: ``last`` without ``first``, an impossible day (2026-02-30), or ``last`` before ``first``.
+    """
+    if first is None:
+        if last is not None:
+            raise BadCall("date_to without date_from")
+        return None
+    try:
+        start = date.fromisoformat(first)
+        end = date.fromisoformat(last) if last is not None else start
+    except ValueError as exc:
+        raise BadCall("not a real day (YYYY-MM-DD)") from exc
+    if end < start:
+        raise BadCall("date_to before date_from")
+    return start.isoformat() if end == start else f"{start.isoformat()}/{(end + timedelta(days=1)).isoformat()}"
+
+
+def _said(args: Mapping[str, Any], name: str) -> list[str]:
+    return list(args.get(name) or [])
+
+
+def _urgent(args: Mapping[str, Any]) -> Proposal | None:
+    """Crisis or emergency words asked anywhere → the safety reply alone (router rule 0)."""
+    kinds = [kind for kind in _said(args, "limits_asked") if kind in SAFETY_KINDS]
+    return Proposal("show_limits", {"kinds": kinds}, SOURCE) if kinds else None
+
+
+def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[str, ...]:
+    """The limits asked beside a search, as the router notes them (first in its notes)."""
+    kinds = [LIMIT_NOTES[kind] for kind in _said(args, "limits_asked") if kind in LIMIT_NOTES]
+    return tuple(dict.fromkeys(kind for kind in kinds if not (events and kind in _SHOP_ONLY)))
+
+
+def _detail_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The details asked that the data does not record (last in the router's notes)."""
+    return tuple(dict.fromkeys(DETAIL_NOTES[kind] for kind in _said(args, "limits_asked") if kind in DETAIL_NOTES))
+
+
+def _memory_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+    remark = args.get("memory_remark")
+    return ("not_saved",) if remark == "do_not_remember" else ()
+
+
+def _diet_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """A place search's notes about its diet, in the router's order (shared.turn.router._search)."""
+    diet = args.get("dietary_type")
+    unrecorded = "、".join(_said(args, "conditions_not_recorded"))
+    notes = ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + _memory_notes(args)
+    if diet in (None, "any"):
+        return notes
+    other = bool(args.get("diet_is_someone_elses"))
+    generic = diet == "vegetarian" and not unrecorded and not other and not args.get("vegetarian_on_purpose")
+    return notes + (("generic_diet",) if generic else ()) + (("diet_of_other",) if other else ())
+
+
+def _other_areas(args: Mapping[str, Any]) -> tuple[str, ...]:
+    others = [area for area in _said(args, "other_townships") if area != args.get("area")]
+    return (f"other_areas:{','.join(dict.fromkeys(others))}",) if others else ()
+
+
+def _tail_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the router notes last: a privacy question beside the search, the greeting said first."""
+    return (("privacy_asked",) if args.get("memory_remark") == "what_is_kept" else ()) + \
+        (("greeted",) if args.get("greeted") else ())
+
+
+# -- another ask in the same message, offered as a button (shared.turn.router._two_asks) --------------
+
+def _second_conditions(kind: str, args: Mapping[str, Any]) -> dict[str, str]:
+    """The conditions the second ask says itself (``area`` "*" for 全彰化, as the router's)."""
+    area = args.get("second_ask_area")
+    said = {"area": "*" if area == WHOLE_COUNTY else area}
+    if kind == "events":
+        said.update(date=day_range(args.get("second_ask_date_from"), args.get("second_ask_date_to")),
+                    keyword=args.get("second_ask_keyword"))
+    else:
+        diet = args.get("second_ask_dietary_type")
+        said["diet"] = None if diet == "any" else diet
+    return {name: value for name, value in said.items() if value}
+
+
+def _another_kind(kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> str:
+    """An ask of the other kind (events beside shops, shops beside events): ``also_places`` /
+    ``also_events``; a township said once serves both."""
+    area = args.get("second_ask_area")
+    where = "" if area == WHOLE_COUNTY else (area or first.get("area") or "")
+    if kind == "places":
+        diet = args.get("second_ask_dietary_type")
+        return f"also_places:{where}/{diet if diet not in (None, 'any', 'vegetarian') else ''}"
+    return f"also_events:{where}/{day_range(args.get('second_ask_date_from'), args.get('second_ask_date_to')) or ''}"
+
+
+def _second_ask_notes(first_kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The second ask's note, by the router's rules (shared.turn.router._same_kind_asks). Of the same
+    kind: ``second_<kind>:`` with every condition (one it leaves open is the first's) when a condition
+    both set differs; ``other_areas`` when only the township differs; nothing when it repeats or only
+    adds to the first. Of the other kind: ``also_<kind>:``."""
+    kind = args.get("second_ask_kind")
+    if kind is None:
+        return ()
+    if kind != first_kind:
+        return (_another_kind(kind, first, args),)
+    later = _second_conditions(kind, args)
+    mine = {name: value for name, value in first.items() if value}
+    differ = {name for name in later if name in mine and later[name] != mine[name]}
+    if not differ:  # it only repeats or refines the first (週六有活動嗎？有親子的嗎): the first's search says it
+        return ()
+    if differ == {"area"} and set(later) <= set(mine) and "*" not in (later["area"], mine["area"]):
+        return (f"other_areas:{later['area']}",)
+    asked = {**mine, **later}
+    names = ("area", "date", "keyword") if kind == "events" else ("area", "diet")
+    return (f"second_{kind}:" + "&".join(f"{name}={asked[name]}" for name in names
+                                          if asked.get(name) and asked[name] != "*"),)
+
+
+# -- one builder per tool ---------------------------------------------------------------------------
+
+def _places(args: Mapping[str, Any]) -> Proposal:
+    urgent = _urgent(args)
+    if urgent is not None:
+        return urgent
+    area, diet = args.get("area"), args.get("dietary_type")
+    first = {"area": None if area == WHOLE_COUNTY else area, "diet": None if diet == "any" else diet}
+    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + _detail_notes(args) + \
+        _second_ask_notes("places", first, args) + _tail_notes(args)
+    if area is None:
+        vague = _said(args, "vague_place_words")
+        own = ("own_diet",) if args.get("states_own_diet") and diet not in (None, "any") else ()
+        return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": bool(vague),
+                                       **({"vague_words": vague} if vague else {})}, SOURCE, notes + own)
+    return Proposal("search_local_places", {"area": area, "dietary_type": diet, "keyword": None}, SOURCE, notes)
+
+
+def _events(args: Mapping[str, Any]) -> Proposal:
+    urgent = _urgent(args)
+    if urgent is not None:
+        return urgent
+    area = None if args.get("area") == WHOLE_COUNTY else args.get("area")
+    date_range = day_range(args.get("date_from"), args.get("date_to"))
+    keyword = args.get("keyword")
+    title = args.get("title_words")
+    notes = _limit_notes(args, events=True) + _memory_notes(args) + _other_areas(args) + \
+        ((f"title:{title}",) if title else ()) + _detail_notes(args) + \
+        _second_ask_notes("events", {"area": area, "date": date_range, "keyword": keyword}, args) + _tail_notes(args)
+    vague = _said(args, "vague_place_words")
+    if args.get("area") is None and vague:
+        return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": vague, "date": date_arg(date_range),
+                                       "keyword": keyword}, SOURCE, notes)
+    return Proposal("search_local_events", {"area": area, "date": date_arg(date_range), "keyword": keyword}, SOURCE, notes)
+
+
+def _find_place(args: Mapping[str, Any]) -> Proposal:
+    urgent = _urgent(args)
+    if urgent is not None:
+        return urgent
+    diet = args.get("dietary_type")
+    check: tuple[str, ...] = (f"diet_check:{diet}",) if diet not in (None, "any") else ()
+    check += (("diet_of_other",) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
+    others = tuple(f"other_places:{name}" for name in dict.fromkeys(_said(args, "other_shop_names"))
+                   if name != args["name"])
+    notes = _limit_notes(args) + check + others + _detail_notes(args) + \
+        _second_ask_notes("places", {"area": args.get("area"), "diet": None}, args) + _tail_notes(args)
+    return Proposal("find_place", {"name": args["name"], "area": args.get("area")}, SOURCE, notes)
+
+
+def _show_limits(args: Mapping[str, Any]) -> Proposal:
+    kinds = _said(args, "kinds")
+    safety = [kind for kind in kinds if kind in SAFETY_KINDS]
+    if safety:
+        return Proposal("show_limits", {"kinds": safety}, SOURCE)
+    return Proposal("show_limits", {"kinds": [LIMIT_NOTES[kind] for kind in dict.fromkeys(kinds) if kind in LIMIT_NOTES]},
+                    SOURCE, _detail_notes({"limits_asked": kinds}))
+
+
+def _small_talk(args: Mapping[str, Any]) -> Proposal:
+    kind = args["kind"]
+    if kind == "ok":
+        return Proposal("ack", {}, SOURCE, _memory_notes(args))
+    return Proposal("greeting" if kind == "greeting" else "thanks", {}, SOURCE)
+
+
+def _show_privacy(args: Mapping[str, Any]) -> Proposal:
+    topic = args.get("topic") or "what_is_kept"
+    notes = {"forget_my_diet": ("forget",), "who_sees_my_data": ("sharing",)}.get(topic, ())
+    return Proposal("privacy_info", {}, SOURCE, notes)
+
+
+def _fixed(tool: str) -> Callable[[Mapping[str, Any]], Proposal]:
+    return lambda args: Proposal(tool, {}, SOURCE)
+
+
+#: Tool name → its builder. The names are the tools shared.agent.tools declares.
+BUILDERS: dict[str, Callable[[Mapping[str, Any]], Proposal]] = {
+    "search_local_places": _places,
+    "search_local_events": _events,
+    "find_place": _find_place,
+    "show_limits": _show_limits,
+    "small_talk": _small_talk,
+    "show_help": _fixed("show_local_help"),
+    "ask_for_person": _fixed("handoff_info"),
+    "show_request_status": _fixed("handoff_status"),
+    "explain_cancel_request": _fixed("handoff_cancel_help"),
+    "propose_dietary_memory": lambda args: Proposal("propose_dietary_memory",
+                                                    {"dietary_type": args["dietary_type"]}, SOURCE),
+    "show_privacy": _show_privacy,
+    "ask_events_or_shops": lambda args: Proposal("ask_search_kind", {"area": args["area"]}, SOURCE),
+}
+
+
+def proposal_of(name: str, args: Mapping[str, Any]) -> Proposal:
+    """The Proposal the offline router makes for the ask this call names.
+
+    Args:
+        name: a tool name (``BUILDERS``).
+        args: the call's arguments as JSON values, already checked against the tool's declared types
+            (shared.agent.tools.schema_problem); absent, None, False and [] all mean "not said".
+    Returns:
+        A Proposal with ``source="model"``: the router's tool, arguments and notes for that ask (a shop
+        search with no township is the township picker; 全彰化 is every township; crisis or emergency
+        asked anywhere is the safety reply alone).
+    Raises:
+        KeyError: an unknown tool (the schema check refuses it first).
+        BadCall: dates that do not make a range (see day_range).
+    """
+    return BUILDERS[name](args)

@@ -1,0 +1,25 @@
+"""Fixtures of the agent tests: the Gemini stand-in on loopback (one per module), a real SQLite store
+and settings that point the real google-genai client at the stand-in."""
+from __future__ import annotations
+
+import pytest
+
+from shared.store.sqlite import SqliteStore
+from tests.unit.agent.agent_support import model_settings
+from tools.gemini_standin import GeminiStandin
+
+
+@pytest.fixture(scope="module")
+def standin():
+    with GeminiStandin() as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path):
+    return SqliteStore(str(tmp_path / "agent.sqlite3"))
+
+
+@pytest.fixture
+def settings(standin):
+    return model_settings(standin.url)
