@@ -13,7 +13,7 @@ from shared.clock import from_epoch_ms
 from shared.config import Settings
 from shared.identity import Actor
 from shared.line import LineGateway
-from shared.outbox import Carried
+from shared.outbox import AnswerCarries, Carried
 from shared.store import DocumentStore
 
 
@@ -95,3 +95,9 @@ class Reply:
     defer: bool = False
     carries: Carried | None = None
     follow_up: list[Any] | None = None
+
+    @property
+    def must_reach(self) -> bool:
+        """True when this answer must reach the resident even if its reply's outcome is unknown: it
+        has a ``follow_up``, or it tells a handoff receipt (which the reconcile relay follows up)."""
+        return bool(self.follow_up) or (self.carries is not None and self.carries.kind is AnswerCarries.RECEIPT)

@@ -9,9 +9,10 @@ checks the store again before injecting anything.
 * ``AFTER_COMMIT``: the create commits, then the call raises StoreTimeout (outcome unknown).
 * ``KILL_AFTER_COMMIT``: the create commits, then the process is killed with SIGKILL, before any
   reply (the crash window of the transactional outbox).
-* ``KILL_BEFORE_REPLY``: the webhook records a reply that must reach the resident (a receipt, or
-  an answer with a follow-up: a memory outcome) as started, then the process is killed with
-  SIGKILL before the reply is sent (the window where a takeover cannot tell whether it was sent).
+* ``KILL_BEFORE_REPLY``: the webhook (or the queued-event worker) records a reply that must reach
+  the resident (a receipt, or an answer with a follow-up: a memory outcome) as started, then the
+  process is killed with SIGKILL before the reply is sent (the window where a takeover cannot
+  tell whether it was sent).
 * ``LOOKUP_UNAVAILABLE``: reconcile's read-only lookup raises StoreUnavailable.
 
 Only the webhook's first write attempt, its owed replies and reconcile's lookup pass through the
@@ -65,8 +66,9 @@ def webhook_create(settings: Settings, create: Callable[[], CreateResult]) -> Cr
 
 
 def before_reply(settings: Settings, *, owed: bool) -> None:
-    """The webhook is about to send a reply whose start is recorded; ``owed``: it must reach the
-    resident (a receipt, or an answer with a follow-up). Kills the process (SIGKILL) when
+    """The webhook or the queued-event worker is about to send a reply whose start is recorded.
+
+    ``owed``: it must reach the resident (``Reply.must_reach``). Kills the process (SIGKILL) when
     KILL_BEFORE_REPLY is injected and the reply is owed; otherwise does nothing."""
     if owed and KILL_BEFORE_REPLY in active(settings):
         log("WARNING", "fault injected", fault=KILL_BEFORE_REPLY)

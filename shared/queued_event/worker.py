@@ -41,6 +41,7 @@ from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply, event_time_of
+from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
@@ -257,6 +258,7 @@ class QueuedEventWorker:
         if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
                                    now=self.clock(), carries=reply.carries, follow_up=follow_up):
             return WorkerResult("lease_lost", 503)
+        faults.before_reply(self.settings, owed=reply.must_reach)
         delivery = self._call(lambda: self.line.reply(raw["replyToken"], reply.messages[:5],
                                                       timeout_seconds=self.settings.line_timeout_seconds))
         if delivery is Delivery.DELIVERED:

@@ -430,8 +430,7 @@ class WebhookService:
         reserve = self._queue_reserve_seconds() if self._owed_queue() is not None else _ANSWER_MARGIN_SECONDS
         timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
                                               deadline - time.monotonic() - reserve))
-        faults.before_reply(self.settings, owed=bool(reply.follow_up) or (
-            reply.carries is not None and reply.carries.kind is outbox.AnswerCarries.RECEIPT))
+        faults.before_reply(self.settings, owed=reply.must_reach)
         try:
             self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
             delivery = Delivery.DELIVERED

@@ -56,6 +56,9 @@ class Deployment:
         self.webhook = WebhookService(self.settings, self.store, line_gateway(self.settings), clock=clock,
                                       memory=memory, event_queue=self.queue, local_events=self.local,
                                       monotonic=spent)
+        # Consent cards come from a webhook without a queue: it answers inline however slow the machine.
+        self.cards = WebhookService(self.settings, self.store, line_gateway(self.settings), clock=clock,
+                                    memory=memory)
 
     def _deliver(self, url, raw, headers, timeout_seconds) -> int:
         task = QueuedEventTask.from_payload(json.loads(raw))
@@ -76,8 +79,8 @@ class Deployment:
 
 
 def card_approve(deployment: Deployment, standin, user_id: str = USER_A) -> str:
-    messages = reply_messages(deployment.webhook, standin, text_event("長輩吃素，以後優先找蔬食，幫我記住",
-                                                                      user_id=user_id))
+    messages = reply_messages(deployment.cards, standin, text_event("長輩吃素，以後優先找蔬食，幫我記住",
+                                                                    user_id=user_id))
     return postbacks(messages)["同意記住"]
 
 
@@ -142,7 +145,7 @@ def test_memory_outcome_answered_by_the_worker_whose_reply_is_unknown_is_pushed_
     """The tap arrived with too little of LINE's budget left, so the worker answers it; its reply
     (the token still fresh) meets LINE's 500: the worker pushes the restated outcome at once."""
     deployment = Deployment(base_env, clock, "agent_queue", budget_left=1.2)
-    approve = card_approve(Deployment(base_env, clock, "agent_queue"), line_standin)
+    approve = card_approve(deployment, line_standin)
     tap = tap_event(approve, USER_A, clock())
     assert deployment.post(tap) == ["queued"]
     line_standin.fail_next(REPLY, 500)
@@ -179,7 +182,7 @@ def test_memory_outcome_worker_killed_after_its_reply_started_is_pushed_once_by_
     """The worker recorded its reply of the outcome as started and died before sending it: the next
     delivery of the task never replies again, and pushes the recorded follow-up once."""
     deployment = Deployment(base_env, clock, "agent_queue", budget_left=1.2)
-    approve = card_approve(Deployment(base_env, clock, "agent_queue"), line_standin)
+    approve = card_approve(deployment, line_standin)
     tap = tap_event(approve, USER_A, clock())
     assert deployment.post(tap) == ["queued"]
     task = QueuedEventTask(deployment.settings.tenant_id, tap["webhookEventId"])
