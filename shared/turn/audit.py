@@ -1,7 +1,8 @@
 """One audit record per turn in the store, collection ``turn_audit`` (DESIGN §7).
 
 Fields: ``tenant_id``, ``user_hash`` (shared.logs.hash_user, never the raw id), ``webhook_event_id``,
-``source``, ``tool``, ``proposed_args`` (as the router or model proposed them), ``effective_args``
+``source``, ``tool``, ``proposed_args`` (as the router or model proposed them; a date in the encoding
+of shared.turn.datespec, ``DateSpec.parse`` reads it back), ``effective_args``
 (what the tool ran with), ``origin`` of the diet, ``revision`` (snapshot at the start) and
 ``revision_after``, ``result_ids``, ``status``, ``timings_ms``, ``at`` (UTC ISO) and ``expire_at`` (a Timestamp)
 (for a Firestore TTL policy). No user text is stored.

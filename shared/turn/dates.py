@@ -217,7 +217,7 @@ _DIGIT_WEEKDAY = re.compile(r"(週|周|禮拜|礼拜|星期|拜)\s*([1-7])(?![\d
 #: is read whole: 想確認一下星期六 asks about this Saturday, 看一下下禮拜 about next week (一下, then
 #: 下禮拜), 查一下上個月22號 about last month's 22nd, 馬上週末了 about this weekend. A 上 / 下 that may
 #: end a name (花壇鄉下週末, 鹿港鎮上週末, 八卦山下星期六) stays a prefix: the name is read first.
-#: Source: README "Dates" (words are read whole).
+#: Source: README, the offline router's dates (time words are read whole).
 WHOLE_WORDS: tuple[str, ...] = ("一下", "早上", "晚上", "馬上", "樓上", "樓下", "線上", "網上")
 #: Not after a weekday's or a number's word, where 一 ends that word (禮拜一下週三, 初一下個月, 十一下週).
 #: One space at most between words: the reading form (shared.turn.text) collapses runs of spaces.

@@ -67,8 +67,8 @@ data, model tool arguments and the audit record. There ``spec.encode()`` writes,
 ``encode`` writes the first form of each row (``next_saturday`` for Weekday(5, 1)); ``parse`` also
 reads the others, as earlier replies' postbacks and audit records hold them.
 
-Source: README "Dates"; https://pypi.org/project/lunardate/ (LunarDate.to_solar_date /
-from_solar_date); https://python-holidays.readthedocs.io (country_holidays("TW")).
+Source: README, the offline router's dates; https://pypi.org/project/lunardate/
+(LunarDate.to_solar_date / from_solar_date); https://python-holidays.readthedocs.io (country_holidays("TW")).
 """
 from __future__ import annotations
 
@@ -186,7 +186,8 @@ def coming_day_of_month(day: int, today: date) -> date:
         On 2027-01-31: 30 → 2027-03-30 (February has no 30th).
     Raises:
         UnreadableDate: a day outside 1–31.
-    Source: README "Dates" (a bare day is the coming one; 上個月22號 says the past explicitly).
+    Source: README, the offline router's dates (a bare day is the coming one; 上個月22號 says the past
+    explicitly).
     """
     if not 1 <= day <= 31:
         raise UnreadableDate(f"no day {day} in any month")
@@ -216,7 +217,7 @@ def tw_calendar(year: int, named: bool = False) -> tuple[tuple[date, str], ...]:
         named: False: public holidays only (the days off); True: every named day (_NAMED_CATEGORIES).
     """
     # holidays, like cn2an and lunardate, loads on first use, not at import: a cold start answering
-    # a fixed entry reads no date (README "Cold start").
+    # a fixed entry reads no date (README, Benchmarks: P1 cold start).
     import holidays
 
     found = holidays.country_holidays("TW", years=(year - 1, year, year + 1), language="zh_TW",
