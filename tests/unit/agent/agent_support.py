@@ -22,7 +22,8 @@ def model_settings(standin_url: str) -> Settings:
     return Settings.from_env({
         "LOCAL_TENANT_ID": "test-tenant", "LOCAL_SIGNING_KEY": "test-signing-key",
         "LOCAL_INTERNAL_TOKEN": "test-internal-token", "MEMORY_FUNCTION_URL": "http://127.0.0.1:9/",
-        "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": standin_url, "LOCAL_MODEL_TIMEOUT_SECONDS": "10",
+        # a turn's whole budget: generous, so a loaded machine is no model timeout (those have their own tests)
+        "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": standin_url, "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
     })
 
 

@@ -11,6 +11,11 @@ from tools.gemini_standin import GeminiStandin
 
 @pytest.fixture(scope="module")
 def standin():
+    """The stand-in, and the tools' declarations built before the first turn, as functions/agent does
+    at start-up (shared.wiring.model_handler); ADK is imported here, not at collection."""
+    from shared.agent.agent import warm_up
+
+    warm_up()
     with GeminiStandin() as server:
         yield server
 

@@ -65,7 +65,7 @@ def gemini():
 def pair(base_env, clock, gemini):
     gemini.script([])
     env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-           "LOCAL_MODEL_TIMEOUT_SECONDS": "10"}
+           "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}
     p = ModelPair(env, clock)
     yield p
     p.queue.close()
