@@ -22,7 +22,7 @@ class EventContext:
     """One verified webhook event being handled.
 
     ``actor`` is None for events without a ``userId`` (some group and room events): those get
-    guidance and cause no writes (DESIGN §2). ``now`` is aware (UTC).
+    guidance and cause no writes (docs/design.md §2). ``now`` is aware (UTC).
     """
 
     settings: Settings
@@ -39,7 +39,7 @@ class EventContext:
     #: router (shared.turn.engine.run_text_turn). functions/agent sets the model turn here.
     text_turn: Callable[["EventContext", str], "Reply"] | None = None
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
-    #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
+    #: is neither used nor shown there, and no memory is offered (docs/design.md §6: consent is one-to-one).
     shared_chat: bool = False
     #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
     #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
@@ -91,7 +91,7 @@ class Reply:
     after_reply: Callable[[], None] | None = None
     on_reply_failed: Callable[[], None] | None = None
     #: Send nothing now: hand the event to the queued-event worker (functions/agent), whose handler
-    #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
+    #: answers it (the model turn, docs/design.md §8). Honoured by the webhook only.
     defer: bool = False
     carries: Carried | None = None
     follow_up: list[Any] | None = None

@@ -4,7 +4,7 @@ Every reply that names a dietary type (place results, the turn engine's origin n
 the preference view) takes its label from ``DIET_LABELS`` through ``diet_label``, so 蔬食 never reads
 素食 in one reply and 蔬食 in the next. The router reads diet words with ``DIET_WORDS``.
 
-Source: DESIGN §5 (dietary types: vegetarian, vegan, ovo_lacto, lacto, any), §6 (「依你同意記住的偏好：蔬食」);
+Source: docs/design.md §5 (dietary types: vegetarian, vegan, ovo_lacto, lacto, any), §6 (「依你同意記住的偏好：蔬食」);
 issue 8 item 5 (one diet-label table), issue 9 item 5 (diet words residents use).
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ Rules (issue 15):
 - every event keeps its source (``tdx``) and the record's ``UpdateTime``.
 A record that breaks a rule is skipped and counted under its first failed reason.
 
-Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 活動), issue 15, DESIGN §5.
+Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 活動), issue 15, docs/design.md §5.
 """
 from __future__ import annotations
 

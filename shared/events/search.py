@@ -6,7 +6,7 @@ demo file (``data/events-demo.json``); results carry ``demo`` so every demo repl
 real snapshot's source and update time so every real reply can name them. Dates are Asia/Taipei
 calendar dates; ranges and an event's days are start-inclusive, end-exclusive.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範), issue 15.
+Source: docs/design.md §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範), issue 15.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def load_event_snapshot(path: str | Path | None = None) -> EventSnapshot:
         EventSnapshotMissing: the file cannot be read.
         EventSnapshotInvalid: not JSON, a bad date or time, an area outside the 26 townships,
             duplicate ids, or a source kind that disagrees with the demo flag.
-    Source: DESIGN §5 (events snapshot), shared/data/README.md (demo marking).
+    Source: docs/design.md §5 (events snapshot), shared/data/README.md (demo marking).
     """
     return _load_cached(Path(path or DEFAULT_SNAPSHOT_PATH).resolve())
 
@@ -208,7 +208,7 @@ def parse_date_range(value: str) -> tuple[date, date]:
         (start, end_exclusive), with end_exclusive > start.
     Raises:
         InvalidDateRange: another shape, an impossible date, or an end not after the start.
-    Source: DESIGN §5; brief for the events tool (range end exclusive, like campaign times).
+    Source: docs/design.md §5; brief for the events tool (range end exclusive, like campaign times).
     """
     first, slash, second = value.strip().partition("/")
     try:
@@ -340,7 +340,7 @@ def search_local_events(
         ValueError: ``now`` is naive.
         InvalidDateRange: date has another shape or an end not after its start.
         UnknownArea: area is neither a township nor vague (e.g. 台北).
-    Source: DESIGN §5 (search_local_events: demo marking, past labelling, version check).
+    Source: docs/design.md §5 (search_local_events: demo marking, past labelling, version check).
     """
     today = require_aware(now).astimezone(TAIPEI).date()
     date_range = None if date is None or not date.strip() else parse_date_range(date)

@@ -5,7 +5,7 @@ the key must exist before the first send, so a lost answer can be reconciled by 
 transaction writes the draft, marks the user's previous open draft ``superseded`` and points
 the user's ``handoff_actors`` document at the new key.
 
-Limits (DESIGN §4): a draft is valid ``draft_ttl_seconds`` (600); the text holds at most
+Limits (docs/design.md §4): a draft is valid ``draft_ttl_seconds`` (600); the text holds at most
 ``request_text_max_chars`` characters (500); each user may have at most ``daily_request_cap``
 requests per Asia/Taipei day, and a new draft is refused once that many exist today (a user
 has at most one open draft: a newer one supersedes it).
@@ -134,7 +134,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: the draft may or may not exist;
             no card was shown, so the user simply sends the text again (a new draft supersedes).
-    Source: DESIGN §4 (draft, limits, superseded).
+    Source: docs/design.md §4 (draft, limits, superseded).
     """
     require_aware(now)
     text = text.strip()
@@ -175,7 +175,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
 
 
 #: ``confirm_state`` of a draft whose 「確認送出」 was tapped in time: the confirmation is durable before
-#: anything else, so a sweep can settle it however long reconcile is down (DESIGN §4, §11).
+#: anything else, so a sweep can settle it however long reconcile is down (docs/design.md §4, §11).
 CONFIRMING = "confirming"
 
 

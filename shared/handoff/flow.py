@@ -1,4 +1,4 @@
-"""Webhook-side handoff flow: draft → confirmation card → create exactly once (DESIGN §4).
+"""Webhook-side handoff flow: draft → confirmation card → create exactly once (docs/design.md §4).
 
 Entry points (routed by shared.routing): ``match_text`` (text
 ``新需求：…`` → a card), ``start_entry`` (留下服務詢問 → how to ask), ``status_entry``

@@ -1,6 +1,6 @@
 """Read a request to remember or correct a dietary preference from free text, without the model.
 
-Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is not 「以後幫我記住」):
+Rules (docs/design.md §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is not 「以後幫我記住」):
 - negated (不要記住, 別記, 不用幫我記, 以後不要…, 不想被記住) or a deletion (刪掉, 忘掉) → nothing;
 - correct: 改成 / 改為 / 換成 / 更正為 followed by a diet word (改成蛋奶素) → ``correct``;
 - remember needs a cue for later:
@@ -73,7 +73,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     Returns:
         MemoryRequest (``reported`` for reported speech with a request), or None when the text is
         not such a request (negated, reported speech alone, a third person's habit, one-off).
-    Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §6; seed 002_d5c18bd8b8d888e9.txt.
     """
     compact = re.sub(r"\s+", "", reading_form(text or ""))  # 帮我记住 → 幫我記住 (s2twp, as the router reads)
     if not compact or _NEGATED.search(compact) or NOT_ASKED_TO_REMEMBER.search(compact):

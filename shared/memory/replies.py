@@ -1,7 +1,7 @@
 """Fixed reply templates for every consented-memory outcome, in plain zh-TW for people on a phone.
 
 Each says what happened and what did not, and how to go on; none claims more than is known
-(an unknown outcome says so). Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
+(an unknown outcome says so). Source: docs/design.md §6; seed 002_d5c18bd8b8d888e9.txt.
 """
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def rejected_reply(operation: str) -> Reply:
 
 
 #: Health conditions, allergies and medical diets a resident may ask to be remembered: LOCAL keeps
-#: one dietary condition only (DESIGN §6), never these (trial 7 minor 4: 幫我記住我有糖尿病，對花生過敏).
+#: one dietary condition only (docs/design.md §6), never these (trial 7 minor 4: 幫我記住我有糖尿病，對花生過敏).
 _HEALTH_WORDS = re.compile(r"糖尿病|血糖|高血壓|血壓|過敏|痛風|尿酸|洗腎|腎臟|心臟病|膽固醇|中風|懷孕|吞嚥|"
                            r"低鹽|少鹽|低糖|無糖|忌口|慢性病|吃藥|藥物")
 
@@ -191,7 +191,7 @@ def reported_speech_reply(dietary_type: str | None) -> Reply:
 
     Args:
         dietary_type: the diet the text named, or None; a savable one is put in the suggestion.
-    Source: DESIGN §6 (a card is offered only when not about someone else's habit).
+    Source: docs/design.md §6 (a card is offered only when not about someone else's habit).
     """
     head = "別人說的飲食習慣，我不會直接記成你的偏好，所以這次沒有給確認卡，也沒有保存任何東西。\n"
     if dietary_type in SAVABLE_DIETS:

@@ -1,6 +1,6 @@
 """search_local_places: the read-only place search over the versioned catalog.
 
-Source: DESIGN §5 (search_local_places), seed 002_d5c18bd8b8d888e9.txt (needs_area for 附近,
+Source: docs/design.md §5 (search_local_places), seed 002_d5c18bd8b8d888e9.txt (needs_area for 附近,
 strict dietary types need evidence, places stay searchable after the campaign ends).
 """
 
@@ -44,7 +44,7 @@ def normalize_dietary_type(value: str | None) -> str:
         The canonical type, "any" when the condition is left open.
     Raises:
         UnknownDietaryType: any other value.
-    Source: DESIGN §5 (Dietary types).
+    Source: docs/design.md §5 (Dietary types).
     """
     if value is None or not value.strip():
         return "any"
@@ -64,7 +64,7 @@ def place_matches_diet(place: Place, dietary_type: str) -> bool:
         any → True; vegetarian → evidence for any vegetarian type (vegetarian or a stricter one);
         vegan / ovo_lacto / lacto → evidence for exactly that type. The name (e.g. a 素 in it) is
         never evidence.
-    Source: DESIGN §5 (a strict type matches only places with evidence for that type).
+    Source: docs/design.md §5 (a strict type matches only places with evidence for that type).
     """
     if dietary_type == "any":
         return True
@@ -255,7 +255,7 @@ def diet_listed(names: list[str], dietary_type: str, *, catalog: PlaceCatalog | 
         [(name, state)] in the given order, state one of ``listed`` (evidence for the type),
         ``not_recorded`` (only 蔬食 is recorded, so a finer type is neither listed nor ruled out) or
         ``not_listed``; unknown names are skipped, and an unusable catalog gives [].
-    Source: DESIGN §5 (a strict type matches only places with evidence); newcomer trial 1 finding 6.
+    Source: docs/design.md §5 (a strict type matches only places with evidence); newcomer trial 1 finding 6.
     """
     try:
         catalog = load_place_catalog() if catalog is None else catalog
@@ -354,7 +354,7 @@ def search_local_places(
         ValueError: ``now`` is naive.
         UnknownDietaryType: dietary_type is not a known type.
         UnknownArea: area is neither a township nor vague (e.g. 台北).
-    Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §5; seed 002_d5c18bd8b8d888e9.txt.
     """
     require_aware(now)
     diet = normalize_dietary_type(dietary_type)

@@ -7,7 +7,7 @@ when it was last confirmed longer ago than ``LOCAL_EVENTS_STALE_AFTER_SECONDS``.
 labelled （已結束）; a multi-day event shows its first and last day; a missing start time or
 meeting point reads 「這份快照未提供」.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (demo marking), issue 15.
+Source: docs/design.md §5 (search_local_events), shared/data/README.md (demo marking), issue 15.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: DESIGN §5 (every events reply says 示範; past labelled; 這份快照未提供).
+    Source: docs/design.md §5 (every events reply says 示範; past labelled; 這份快照未提供).
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, vague, vague_words)

@@ -5,7 +5,7 @@ this turn), and — only when a savable diet was said this turn and is not alrea
 button that asks for the consent card. After events: other townships with events, every township,
 and the vegetarian search. At most 13 items (LINE's limit); labels ≤ 20 characters.
 
-Source: LINE Messaging API quick reply (≤ 13 items); DESIGN §6 (a card only on a request, so
+Source: LINE Messaging API quick reply (≤ 13 items); docs/design.md §6 (a card only on a request, so
 the button sends the request text, it never stores anything).
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every reply names its sources with their access dates, says in everyday words what the snapshot
 does not record (營業時間 / 是否營業, 步行距離, 無障礙) and where the festival window stands.
 
-Source: DESIGN §5 (replies name what is not recorded), seed 002_d5c18bd8b8d888e9.txt.
+Source: docs/design.md §5 (replies name what is not recorded), seed 002_d5c18bd8b8d888e9.txt.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def campaign_words(state: str, campaign: dict[str, Any]) -> str:
         campaign: Campaign.as_dict(): name, starts_at, ends_at (exclusive), ...
     Returns:
         One zh-TW sentence, e.g. 「2026 彰化蔬食節數位集章已結束（2026/9/30 17:00 截止）…」.
-    Source: DESIGN §5 (campaign state; places stay searchable after it ends).
+    Source: docs/design.md §5 (campaign state; places stay searchable after it ends).
     """
     name, start, end = campaign["name"], _taipei_minute(campaign["starts_at"]), _taipei_minute(campaign["ends_at"])
     if state == "not_started":
@@ -241,7 +241,7 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §5; seed 002_d5c18bd8b8d888e9.txt.
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, stated_diet, vague, said, vague_words)

@@ -2,7 +2,7 @@
 
 The resident is told each outcome once, in plain words, without promising an outcome or a time
 (never 「馬上」, 「一定」, 「已解決」): taken, completed, declined, each with the help menu (trial 8 M7). Staff are told
-who holds a request by a short label, never by a resident's id. Source: DESIGN §10; issue 11 (Build 4).
+who holds a request by a short label, never by a resident's id. Source: docs/design.md §10; issue 11 (Build 4).
 """
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
     Args:
         staff: the verified tapper.
         request: the request document as it is now (``transitions.TransitionResult.request``).
-    Source: DESIGN §10; trial 8 staff finding (「已由 你 接手，這次沒有變更」 did not say the card was old).
+    Source: docs/design.md §10; trial 8 staff finding (「已由 你 接手，這次沒有變更」 did not say the card was old).
     """
     rid = request.get("request_id", "")
     head = f"這張卡片已不是 {rid} 的最新狀態，這次沒有任何變更。"
@@ -127,7 +127,7 @@ def group_help_message(*, resident_word: bool) -> TextMessage:
     Args:
         resident_word: the word is a resident's (新需求：…, 查看原本服務單, 幫我記住 …): say first that those
             are done by the resident in the one-to-one chat, never here.
-    Source: DESIGN §10; trial 8 finding M9 (新需求 in the staff group got silence).
+    Source: docs/design.md §10; trial 8 finding M9 (新需求 in the staff group got silence).
     """
     lead = ("服務詢問和飲食偏好由居民自己在和我的一對一聊天裡送出，這個群組裡不會建立或查詢。\n"
             if resident_word else "")
