@@ -3,7 +3,7 @@
 The 26 townships and their aliases are loaded once, at import, from ``data/townships.json``
 (a small file in the repository; deploy bundles copy ``data/`` next to ``shared/``).
 
-Source: docs/design.md §5 (Areas), seed 002_d5c18bd8b8d888e9.txt (附近 / 彰化 ask for a township).
+Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 ask for a township).
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def vague_words_in(text: str) -> tuple[str, ...]:
     Returns:
         E.g. ("附近",) for 附近有素食嗎, ("彰化縣",) for 彰化縣有素食嗎, ("附近", "彰化") for 彰化附近呢;
         () when it says none.
-    Source: trial 8 finding 12 (彰化縣有素食嗎 was told why 附近 cannot be searched).
+    Why: the reply names the vague word the resident used, so 彰化縣有素食嗎 is not told why 附近
+    cannot be searched.
     """
     near = next((word for word in NEAR_WORDS if word in text), None)
     words = ["附近" if near and "附近" in near else near] if near else []
@@ -131,7 +132,7 @@ def townships_in(text: str) -> list[str]:
         text: user text, any length; neither stored nor logged.
     Returns:
         Full township names, e.g. ["花壇鄉", "彰化市"] for 「花壇跟彰化市有素食嗎」; [] when none.
-    Source: issue 9 item 8 (several townships in one message are all read).
+    Several townships in one message are all read, none silently dropped.
     """
     return list(dict.fromkeys(_SPELLINGS[spelling] for spelling in _ANY_SPELLING.findall(text)))
 

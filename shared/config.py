@@ -62,7 +62,7 @@ class Settings:
     reconcile_function_url: str | None = None
     memory_function_url: str | None = None
     gemini_api_key: str | None = None
-    # The model (docs/design.md §8; issue 10). ``model_backend``: "offline" (the router reads free text),
+    # The model (docs/design.md §8). ``model_backend``: "offline" (the router reads free text),
     # "gemini" (Gemini API key), "vertex" (Vertex AI, application default credentials) or
     # "standin" (tools/gemini_standin at ``gemini_base_url``; never Gemini).
     model_backend: str = "offline"
@@ -86,7 +86,7 @@ class Settings:
     daily_request_cap: int = 5
     queue_name: str = "handoff-reconcile"
     # One retry policy for both queues, the same numbers as the production Cloud Tasks queues'
-    # RetryConfig (README "Task queue"): attempts include the first; maxRetryDuration unlimited.
+    # RetryConfig (docs/delivery.md, task queue): attempts include the first; maxRetryDuration unlimited.
     queue_min_backoff_seconds: float = 1.0
     queue_max_backoff_seconds: float = 300.0
     queue_max_attempts: int = 10
@@ -110,7 +110,7 @@ class Settings:
     signing_key_version: int = 1
     signing_key_previous: str | None = None
     memory_timeout_seconds: float = 0.8
-    # Real events from TDX (issue 15).
+    # Real events from TDX (docs/data.md).
     tdx_client_id: str | None = None
     tdx_client_secret: str | None = None
     tdx_token_url: str = TDX_TOKEN_URL_DEFAULT
@@ -150,7 +150,7 @@ class Settings:
             total += min(self.queue_max_backoff_seconds,
                          self.queue_min_backoff_seconds * 2 ** min(retry, self.queue_max_doublings))
         return total
-    # Hostile input at the public webhook (issue 13).
+    # Hostile input at the public webhook (docs/delivery.md).
     #: Largest webhook body read, however it arrives (bytes); more → 413, never read past.
     webhook_max_body_bytes: int = 1024 * 1024
     #: The longest a webhook body may take to arrive (seconds); later → 408, connection closed.
@@ -301,7 +301,7 @@ class Settings:
 
 
 def _model_settings(get, seconds, problems: list[str]) -> dict:
-    """The model's fields of Settings (docs/design.md §8; issue 10), appending any problem to ``problems``.
+    """The model's fields of Settings (docs/design.md §8), appending any problem to ``problems``.
 
     ``LOCAL_MODEL=offline`` forces the offline router; ``standin`` needs ``GOOGLE_GEMINI_BASE_URL``
     (the stand-in's URL); unset or ``auto`` uses Gemini when ``GEMINI_API_KEY`` is set, Vertex AI when

@@ -81,7 +81,7 @@ class Reply:
     ``follow_up`` is for an answer that must reach the resident even when its reply's outcome is
     unknown (a memory outcome: the resident cannot tell whether the tap counted): the messages
     pushed once, with the event's ``X-Line-Retry-Key``, after a reply LINE answered 5xx or not at
-    all, or whose attempt died after recording it (README "Delivery"). They restate the state, so
+    all, or whose attempt died after recording it (docs/design.md §11). They restate the state, so
     reading them after the reply did land is harmless. None, for an answer the resident can simply
     ask again (a search): an unknown reply is never repeated. A handoff receipt has none: its
     outbox notice is followed up by the reconcile relay instead (``shared.handoff.reconcile_notify``).

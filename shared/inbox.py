@@ -27,7 +27,7 @@ the answer was already rendered, that answer) and an outbox notice (``shared.out
 ``notice_kind`` "event_answer") that the queued-event worker claims, delivers or settles. A
 redelivery of a queued event is acknowledged and repeats nothing: the queue answers it once.
 
-What is kept (docs/design.md §9; README "What LOCAL keeps about a user"): while an event is ``processing``
+What is kept (docs/design.md §9; docs/memory.md, what LOCAL keeps): while an event is ``processing``
 or ``queued`` with its answer pending, the document holds the raw event (the message text, the
 reply token) and any rendered answer and follow-up, because a takeover, the sweep or the queued-event worker
 may still have to answer it. The write that finishes it (``done``, or the queued answer's notice

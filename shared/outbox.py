@@ -7,7 +7,7 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
 * ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
   "reply_unknown" when the send that owned it got no answer (it may have reached the user, so
   nobody sends it again: docs/design.md §3, §11). What must reach the resident after an unknown *reply*
-  (a receipt, a memory outcome) is pushed once before the notice settles (README "Delivery");
+  (a receipt, a memory outcome) is pushed once before the notice settles (docs/design.md §11);
 * ``notice_owner``: who may tell the user now (``reply:<webhookEventId>``, ``push``, ``queue``);
   ``notice_claim_until``: the owner's lease (ISO UTC). Another party may take over only after the
   lease (or once the owner released it: its send was definitely not delivered);

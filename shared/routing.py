@@ -98,7 +98,7 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 }
 
 
-#: One-to-one only (docs/design.md §4, §6; issue 13): exact entries, text matchers (a result other than
+#: One-to-one only (docs/design.md §4, §6: a group never sees one account's requests or memory): exact entries, text matchers (a result other than
 #: None means the text is theirs) and postback data prefixes declined in a group or room.
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
 ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
@@ -116,7 +116,7 @@ def is_one_to_one_text(text: str) -> bool:
 
 def _resident_word(text: str) -> bool:
     """True for a word that is a resident's entry (a menu word, 新需求：…, 幫我記住…): recognized in the
-    staff group, where it gets the group's help instead of silence (trial 8 M9)."""
+    staff group, where it gets the group's help instead of silence."""
     return text.strip() in FIXED_ENTRIES or is_one_to_one_text(text)
 
 

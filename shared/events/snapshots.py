@@ -20,7 +20,7 @@ Reading: ``load_current_snapshot`` reads the pointer (one store read per turn) a
 version it has not parsed before (kept per process); without any real snapshot it returns the demo
 snapshot (labelled 示範).
 
-Source: issue 15, docs/design.md §5 (versioned snapshots), Firestore "Usage and limits" (1 MiB documents,
+Source: docs/design.md §5 (versioned snapshots), Firestore "Usage and limits" (1 MiB documents,
 500 writes per transaction).
 """
 from __future__ import annotations
@@ -222,7 +222,7 @@ def load_current_snapshot(store: DocumentStore) -> EventSnapshot:
         EventSnapshotMissing: the store could not be read (the search answers ``unavailable``; the
             demo data is not shown in place of real data that exists).
         EventSnapshotInvalid: the stored snapshot is malformed.
-    Source: issue 15 (real snapshot first, demo only as a labelled fallback).
+    Source: docs/design.md §5 (real snapshot first, demo only as a labelled fallback).
     """
     try:
         state = read_state(store)

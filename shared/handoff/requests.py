@@ -17,7 +17,7 @@ id, then either writes nothing (every outcome but the first) or writes, together
 | idempotency_conflict | same key, different content hash | none |
 | expired / superseded / unconfirmed_operation / withdrawn / wrong_actor | consent no longer valid | none |
 
-Source: docs/design.md §4; seed 000 §5 (composite key, content hash compared); seed 001 (same key on retry).
+Source: docs/design.md §4 (composite key, content hash compared, the same key on retry).
 """
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
     Raises:
         StoreTimeout: the outcome is unknown; reconcile by the same key.
         StoreUnavailable / TransactionConflict: nothing written; retryable with the same key.
-    Source: docs/design.md §4; seed 000; STYLE.md (docstring template).
+    Source: docs/design.md §4 (outcome table).
     """
     require_aware(now)
     doc_id = operation.doc_id

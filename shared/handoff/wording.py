@@ -2,8 +2,8 @@
 
 Honest by construction: a receipt says the request is *registered and waiting for a person*;
 nothing here says it is arranged or handled (never 已安排好 / 處理好了). When the outcome is not
-known, the words say it is being checked. Source: docs/design.md §4; seed 000 §8 (request created ≠ a
-person has handled it).
+known, the words say it is being checked. Source: docs/design.md §4 (a request created is
+not a request a person has handled).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The catalog is a JSON snapshot in the repository (``data/places-catalog.json``).
 place names its source; dietary types are claimed only with evidence; facts the snapshot does not
 have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null.
 
-Source: docs/design.md §5 (Catalog), seed 002_d5c18bd8b8d888e9.txt (unknown fields, campaign deadline).
+Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline).
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ class Campaign:
             ends_at − 1 µs (so ends_at − 1 s is active); "ended" from ends_at on.
         Raises:
             ValueError: ``now`` is naive.
-        Source: docs/design.md §5 (campaign state); seed 002 (stamps 8/1 to 9/30 17:00, end exclusive).
+        Source: docs/design.md §5 (campaign state; the campaign's stamps run 8/1 to 9/30 17:00, end
+        exclusive).
         """
         local_now = require_aware(now).astimezone(TAIPEI)
         if local_now < self.starts_at:

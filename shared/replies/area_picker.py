@@ -60,7 +60,7 @@ def area_postback(
         diet: places only: a dietary type to send along (e.g. "any" for an explicit 不限).
         label: button text (≤ 20 characters); default: the township.
         said: places only: the finer diet words the catalog does not record (鍋邊素、不吃蔥蒜), so the
-            reply after the tap still names them (trial 3 finding 3).
+            reply after the tap still names them: a condition the user gave survives the tap.
         date: events only: a canonical range ("YYYY-MM-DD/YYYY-MM-DD") read before the tap.
         keyword: events only: the topic terms read before the tap.
     Returns:
@@ -107,7 +107,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
     Returns:
         E.g. 這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店 (places, 附近);
         只說「彰化」分不出是彰化市還是整個彰化縣 (彰化); reasons joined by "；".
-    Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 name no township); trial 8 finding 12.
+    Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 name no township).
     """
     said = words or ("附近", "彰化")
     parts = []

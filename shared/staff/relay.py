@@ -9,7 +9,7 @@ is recorded ``refused`` and logged, never repeated. A process killed between a c
 enqueue leaves the notice pending: the start-up re-queue and the periodic sweep queue it again.
 
 The staff group is read from the configuration at push time; a resident notice goes to the user id
-stored with it. Source: docs/design.md §10, §11 (delivery rules), §4 (outbox); issue 11 (Build 2).
+stored with it. Source: docs/design.md §10, §11 (delivery rules), §4 (outbox).
 """
 from __future__ import annotations
 
