@@ -13,7 +13,7 @@ left the lock idle while they slept: that sleep was the webhook's p99. A Python 
 hands over at release. The busy handler still arbitrates between processes (reconcile, the CLI
 tools). Durability is unchanged: ``synchronous=FULL`` and WAL, every commit on disk before it returns,
 except a write whose caller asks for none (``GroupCommit.run(durable=False)``: the finish of a reply
-that carries nothing, docs/benchmarks.md, SQLite settings).
+that carries nothing, docs/data.md, SQLite settings).
 """
 from __future__ import annotations
 
