@@ -82,7 +82,7 @@ def test_devserver_sigint_with_sigint_ignored_then_a_burst_of_signals_stops_ever
         assert ready["mode"] == "serve-only"
         assert all(_listening(port) for port in ports.values())
         server.send_signal(signum)
-        for _ in range(5):  # more stop signals while it stops its children (trial 7: timeout + make)
+        for _ in range(5):  # more stop signals while it stops its children (as timeout and make send them)
             time.sleep(0.02)
             if server.poll() is None:
                 server.send_signal(signal.SIGTERM)
@@ -139,7 +139,7 @@ def test_devserver_child_of_another_interpreter_is_started_as_a_command(tmp_path
 
 
 def test_devserver_child_log_of_the_previous_run_is_kept_one_generation(tmp_path):
-    """A restart after a failure must not wipe what the failed run wrote (trial 8, finding 14): the
+    """A restart after a failure must not wipe what the failed run wrote: the
     new run writes ``<name>.log``, the last one is ``<name>.log.1``, and the one before is gone."""
     from tools.devserver import start_child
 
