@@ -104,7 +104,7 @@ def vague_words_in(text: str) -> tuple[str, ...]:
     Returns:
         E.g. ("附近",) for 附近有素食嗎, ("彰化縣",) for 彰化縣有素食嗎, ("附近", "彰化") for 彰化附近呢;
         () when it says none.
-    Why: the reply names the vague word the resident used, so 彰化縣有素食嗎 is not told why 附近
+    The reply explains the word the resident actually used: 彰化縣有素食嗎 is never told why 附近
     cannot be searched.
     """
     near = next((word for word in NEAR_WORDS if word in text), None)

@@ -98,8 +98,9 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 }
 
 
-#: One-to-one only (docs/design.md §4, §6: a group never sees one account's requests or memory): exact entries, text matchers (a result other than
-#: None means the text is theirs) and postback data prefixes declined in a group or room.
+#: One-to-one only (docs/design.md §4, §6: a group never sees one account's requests or memory):
+#: exact entries, text matchers (a result other than None means the text is theirs) and postback
+#: data prefixes declined in a group or room.
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
 ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
 ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")

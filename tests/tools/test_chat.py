@@ -233,7 +233,7 @@ def test_headless_tap_without_choices_and_bad_line_each_get_one_error_line(sessi
 
 
 def test_bare_user_command_returns_from_the_staff_group_to_the_one_to_one_chat():
-    # Trial 7: `/user` alone, which the help says returns to the one-to-one chat, asked for an id.
+    # `/user` alone, which the help says returns to the one-to-one chat, must not ask for an id.
     import io
 
     from tools.chat import ChatSession, _command_event

@@ -1,7 +1,7 @@
 """make run stops every child it started on each stop signal, even when its caller ignored SIGINT.
 
-A shell script that runs ``make run &`` starts it with SIGINT ignored; a newcomer's trial then sent
-Ctrl-C (SIGINT) to the group: make ended, the devserver stayed, and the five services kept serving.
+A shell script that runs ``make run &`` starts it with SIGINT ignored; Ctrl-C (SIGINT)
+sent to the group then ends make; the devserver must not stay, with the five services still serving.
 The children run in their own sessions, so only the devserver's own cleanup can stop them.
 """
 from __future__ import annotations
@@ -50,8 +50,8 @@ def test_devserver_stop_signals_raise_keyboard_interrupt_even_when_inherited_ign
 
 
 def test_devserver_later_stop_signals_do_not_interrupt_the_cleanup():
-    # Trial 7: `timeout 90 make run` signalled the devserver twice (timeout and make); the second
-    # KeyboardInterrupt cut the cleanup short and four services stayed up. Only the first raises.
+    # `timeout 90 make run` signals the devserver twice (timeout and make); a second
+    # KeyboardInterrupt must not cut the cleanup short and leave services up. Only the first raises.
     code = ("import os, signal, sys\n"
             "from tools.devserver import _stop_on_signals\n"
             "_stop_on_signals()\n"

@@ -86,7 +86,7 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
 
 
 def test_stale_tap_on_a_completed_request_reads_once_as_completed():
-    # Trial 7 minor 6: 「已由 工作人員 #d57b 已完成」 said 已 twice.
+    # never 「已由 工作人員 #d57b 已完成」, which says 已 twice
     from shared.staff import access, records, wording
 
     member = access.StaffMember("U" + "a" * 32, "a" * 16)
