@@ -3,7 +3,7 @@
 The 26 townships and their aliases are loaded once, at import, from ``data/townships.json``
 (a small file in the repository; deploy bundles copy ``data/`` next to ``shared/``).
 
-Source: DESIGN §5 (Areas), seed 002_d5c18bd8b8d888e9.txt (附近 / 彰化 ask for a township).
+Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 ask for a township).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ TOWNSHIPS_PATH = DATA_DIR / "townships.json"
 
 COUNTY = "彰化縣"
 #: Every township of the county, as a search's area (全彰化): places and events are searched in all of them.
-#: Source: DESIGN §5 (Areas); the events search's area None already means every township.
+#: Source: docs/design.md §5 (Areas); the events search's area None already means every township.
 WHOLE_COUNTY = "全彰化"
 
 #: Words for "near here": the catalogs keep no location, so nearness cannot be searched.
@@ -81,7 +81,7 @@ def match_area(text: str) -> AreaMatch:
     Returns:
         AreaMatch("township", full name), AreaMatch("vague") for 附近 / 這附近 / 集合點附近 / 彰化 /
         彰化縣 without a township, or AreaMatch("none").
-    Source: DESIGN §5 (Areas); data/townships.json note (longest name first, bare 彰化 is ambiguous).
+    Source: docs/design.md §5 (Areas); data/townships.json note (longest name first, bare 彰化 is ambiguous).
     """
     hits = [
         (text.find(spelling), -len(spelling), _SPELLINGS[spelling])
@@ -104,7 +104,8 @@ def vague_words_in(text: str) -> tuple[str, ...]:
     Returns:
         E.g. ("附近",) for 附近有素食嗎, ("彰化縣",) for 彰化縣有素食嗎, ("附近", "彰化") for 彰化附近呢;
         () when it says none.
-    Source: trial 8 finding 12 (彰化縣有素食嗎 was told why 附近 cannot be searched).
+    The reply explains the word the resident actually used: 彰化縣有素食嗎 is never told why 附近
+    cannot be searched.
     """
     near = next((word for word in NEAR_WORDS if word in text), None)
     words = ["附近" if near and "附近" in near else near] if near else []
@@ -131,7 +132,7 @@ def townships_in(text: str) -> list[str]:
         text: user text, any length; neither stored nor logged.
     Returns:
         Full township names, e.g. ["花壇鄉", "彰化市"] for 「花壇跟彰化市有素食嗎」; [] when none.
-    Source: issue 9 item 8 (several townships in one message are all read).
+    Several townships in one message are all read, none silently dropped.
     """
     return list(dict.fromkeys(_SPELLINGS[spelling] for spelling in _ANY_SPELLING.findall(text)))
 
@@ -149,7 +150,7 @@ def normalize_area(value: str) -> str:
     Raises:
         UnknownArea: not a township name or alias; this includes the vague 附近 and the bare 彰化,
             which callers should turn into a question (needs_area) before calling this.
-    Source: DESIGN §5 (Areas).
+    Source: docs/design.md §5 (Areas).
     """
     cleaned = value.strip()
     if cleaned.startswith(COUNTY) and cleaned != COUNTY:
@@ -168,6 +169,6 @@ def is_vague_area(value: str) -> bool:
     Returns:
         True when match_area(value) is "vague": 附近, 這附近, 集合點附近, 彰化 or 彰化縣 with no
         township named. Blank text is "none", not vague.
-    Source: DESIGN §5 (vague areas → needs_area).
+    Source: docs/design.md §5 (vague areas → needs_area).
     """
     return match_area(value).kind == "vague"

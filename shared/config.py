@@ -1,6 +1,6 @@
 """Settings for every LOCAL function: the only reader of ``os.environ``.
 
-Names follow DESIGN §9. Each ``functions/<name>/main.py`` calls ``Settings.from_env`` once, at
+Names follow docs/design.md §9. Each ``functions/<name>/main.py`` calls ``Settings.from_env`` once, at
 import (so once per cold start, before gunicorn forks), and it raises ``ConfigError`` listing every
 problem at once: a function with missing variables refuses to start.
 """
@@ -48,7 +48,7 @@ class Settings:
     """Process-wide configuration, built once per cold start.
 
     Durations carry their unit in the name. Deadlines inside the webhook fit LINE's
-    2-second answer budget (DESIGN §3: LINE counts a webhook as failed after 2 s).
+    2-second answer budget (docs/design.md §3: LINE counts a webhook as failed after 2 s).
     """
 
     line_channel_secret: str | None
@@ -62,7 +62,7 @@ class Settings:
     reconcile_function_url: str | None = None
     memory_function_url: str | None = None
     gemini_api_key: str | None = None
-    # The model (DESIGN §8; issue 10). ``model_backend``: "offline" (the router reads free text),
+    # The model (docs/design.md §8). ``model_backend``: "offline" (the router reads free text),
     # "gemini" (Gemini API key), "vertex" (Vertex AI, application default credentials) or
     # "standin" (tools/gemini_standin at ``gemini_base_url``; never Gemini).
     model_backend: str = "offline"
@@ -80,13 +80,13 @@ class Settings:
     store_deadline_seconds: float = 0.5
     line_timeout_seconds: float = 1.0
     event_lease_seconds: float = 30.0
-    # Handoff (DESIGN §4).
+    # Handoff (docs/design.md §4).
     draft_ttl_seconds: float = 600.0
     request_text_max_chars: int = 500
     daily_request_cap: int = 5
     queue_name: str = "handoff-reconcile"
     # One retry policy for both queues, the same numbers as the production Cloud Tasks queues'
-    # RetryConfig (README "Task queue"): attempts include the first; maxRetryDuration unlimited.
+    # RetryConfig (docs/delivery.md, task queue): attempts include the first; maxRetryDuration unlimited.
     queue_min_backoff_seconds: float = 1.0
     queue_max_backoff_seconds: float = 300.0
     queue_max_attempts: int = 10
@@ -105,12 +105,12 @@ class Settings:
     #: ``HOST:PORT`` of a Cloud Tasks emulator (tests, local runs); unset in production.
     tasks_emulator_host: str | None = None
     faults: frozenset[str] = frozenset()
-    # Consented memory (DESIGN §6).
+    # Consented memory (docs/design.md §6).
     memory_card_ttl_seconds: float = 300.0
     signing_key_version: int = 1
     signing_key_previous: str | None = None
     memory_timeout_seconds: float = 0.8
-    # Real events from TDX (issue 15).
+    # Real events from TDX (docs/data.md).
     tdx_client_id: str | None = None
     tdx_client_secret: str | None = None
     tdx_token_url: str = TDX_TOKEN_URL_DEFAULT
@@ -122,14 +122,14 @@ class Settings:
     ingest_caller_email: str | None = None
     #: An events snapshot last confirmed longer ago than this is said to be possibly out of date.
     events_stale_after_seconds: float = 172800.0
-    # Staff group (DESIGN §10).
+    # Staff group (docs/design.md §10).
     #: The LINE group of staff (``C`` + 32 hex); None: requests are stored but nobody is told.
     staff_group_id: str | None = None
     #: Optional allowlist of staff LINE user ids; empty: every member of the staff group may act.
     staff_user_ids: frozenset[str] = frozenset()
     #: A request still awaiting acceptance after this long is announced again, once (seconds).
     staff_remind_after_seconds: float = 1800.0
-    # Queued webhook events (DESIGN §3, §8, §11): the queue and functions/agent.
+    # Queued webhook events (docs/design.md §3, §8, §11): the queue and functions/agent.
     agent_function_url: str | None = None
     agent_queue_name: str = "queued-events"
     agent_tasks_queue_path: str | None = None
@@ -150,7 +150,7 @@ class Settings:
             total += min(self.queue_max_backoff_seconds,
                          self.queue_min_backoff_seconds * 2 ** min(retry, self.queue_max_doublings))
         return total
-    # Hostile input at the public webhook (issue 13).
+    # Hostile input at the public webhook (docs/delivery.md).
     #: Largest webhook body read, however it arrives (bytes); more → 413, never read past.
     webhook_max_body_bytes: int = 1024 * 1024
     #: The longest a webhook body may take to arrive (seconds); later → 408, connection closed.
@@ -301,7 +301,7 @@ class Settings:
 
 
 def _model_settings(get, seconds, problems: list[str]) -> dict:
-    """The model's fields of Settings (DESIGN §8; issue 10), appending any problem to ``problems``.
+    """The model's fields of Settings (docs/design.md §8), appending any problem to ``problems``.
 
     ``LOCAL_MODEL=offline`` forces the offline router; ``standin`` needs ``GOOGLE_GEMINI_BASE_URL``
     (the stand-in's URL); unset or ``auto`` uses Gemini when ``GEMINI_API_KEY`` is set, Vertex AI when

@@ -22,7 +22,7 @@ class EventContext:
     """One verified webhook event being handled.
 
     ``actor`` is None for events without a ``userId`` (some group and room events): those get
-    guidance and cause no writes (DESIGN §2). ``now`` is aware (UTC).
+    guidance and cause no writes (docs/design.md §2). ``now`` is aware (UTC).
     """
 
     settings: Settings
@@ -39,7 +39,7 @@ class EventContext:
     #: router (shared.turn.engine.run_text_turn). functions/agent sets the model turn here.
     text_turn: Callable[["EventContext", str], "Reply"] | None = None
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
-    #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
+    #: is neither used nor shown there, and no memory is offered (docs/design.md §6: consent is one-to-one).
     shared_chat: bool = False
     #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
     #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
@@ -81,7 +81,7 @@ class Reply:
     ``follow_up`` is for an answer that must reach the resident even when its reply's outcome is
     unknown (a memory outcome: the resident cannot tell whether the tap counted): the messages
     pushed once, with the event's ``X-Line-Retry-Key``, after a reply LINE answered 5xx or not at
-    all, or whose attempt died after recording it (README "Delivery"). They restate the state, so
+    all, or whose attempt died after recording it (docs/design.md §11). They restate the state, so
     reading them after the reply did land is harmless. None, for an answer the resident can simply
     ask again (a search): an unknown reply is never repeated. A handoff receipt has none: its
     outbox notice is followed up by the reconcile relay instead (``shared.handoff.reconcile_notify``).
@@ -91,7 +91,7 @@ class Reply:
     after_reply: Callable[[], None] | None = None
     on_reply_failed: Callable[[], None] | None = None
     #: Send nothing now: hand the event to the queued-event worker (functions/agent), whose handler
-    #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
+    #: answers it (the model turn, docs/design.md §8). Honoured by the webhook only.
     defer: bool = False
     carries: Carried | None = None
     follow_up: list[Any] | None = None

@@ -4,8 +4,9 @@ Every reply that names a dietary type (place results, the turn engine's origin n
 the preference view) takes its label from ``DIET_LABELS`` through ``diet_label``, so 蔬食 never reads
 素食 in one reply and 蔬食 in the next. The router reads diet words with ``DIET_WORDS``.
 
-Source: DESIGN §5 (dietary types: vegetarian, vegan, ovo_lacto, lacto, any), §6 (「依你同意記住的偏好：蔬食」);
-issue 8 item 5 (one diet-label table), issue 9 item 5 (diet words residents use).
+Source: docs/design.md §5 (dietary types: vegetarian, vegan, ovo_lacto, lacto, any), §6
+(「依你同意記住的偏好：蔬食」). One diet-label table, here, so every reply names a type the same way; the
+words are the ones residents use.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ DIET_WORDS: tuple[tuple[str, str], ...] = (
     ("素", "vegetarian"),
 )
 
-#: Finer types that the catalog does not record. One rule for all of them (issue 9 follow-up item 3):
+#: Finer types that the catalog does not record. One rule for all of them:
 #: the search, and a remembered preference, use 蔬食 (``vegetarian``: shops with any vegetarian dish,
 #: the broadest recorded vegetarian type, which still serves every finer kind of 素), and the reply
 #: names the finer word and says it is not recorded; it never says 「依你說的條件」 about it.

@@ -17,7 +17,7 @@ A public endpoint must not let a client decide how much it reads or how long a t
   ``slots`` threads for at most ``timeout_seconds`` each, and every other thread stays free.
   The timers of every guarded read are kept by one watchdog thread per process (``_Watchdog``),
   not a ``threading.Timer`` thread per request: starting a thread for each request cost the webhook
-  about 0.4 ms of CPU per request under load (issue 14's profile), for a timer that almost never fires.
+  about 0.4 ms of CPU per request under load (measured by profiling), for a timer that almost never fires.
 
 * **JSON.** ``read_json`` is how the internal functions read their bodies: capped, then parsed by
   ``shared.bounded_json.loads`` (UTF-8, a nesting depth, no lone surrogates), so any body that is

@@ -4,10 +4,10 @@ States of an inbox document (collection ``webhook_inbox``, id ``<tenant>:<webhoo
 ``processing`` (held by one attempt until ``lease_until``), then ``done``. A duplicate of a
 ``done`` event is acknowledged with nothing repeated; a duplicate while the lease is held gets
 503 so LINE redelivers later; an attempt that crashed loses its lease after ``lease_seconds``
-and the next delivery takes over (at least once in, exactly once in effect: DESIGN §3).
+and the next delivery takes over (at least once in, exactly once in effect: docs/design.md §3).
 
 Before a reply is sent the attempt records ``reply_attempted``: a takeover never replies
-again, because a reply whose outcome is unknown is never blindly retried (DESIGN §3). The same
+again, because a reply whose outcome is unknown is never blindly retried (docs/design.md §3). The same
 write records what the reply carries (``shared.outbox.Carried``: a handoff receipt, a "checking"
 answer, or other), and so does the write that hands a rendered answer to the queue or that
 records the queued-event worker's answer before it is sent. An event gets at most one answer, so
@@ -21,13 +21,13 @@ that died — hands the follow-up to the queue for one push with the event's ret
 
 An event the webhook cannot finish inside LINE's 2-second budget (the budget ran out, the store
 was busy, LINE answered the reply with 429 or no connection was made) is handed to the queue
-(DESIGN §11: an event is done only when its reply was sent, its reply's outcome is recorded, or
+(docs/design.md §11: an event is done only when its reply was sent, its reply's outcome is recorded, or
 its work is durably queued): its document becomes ``queued``, holding the raw event (and, when
 the answer was already rendered, that answer) and an outbox notice (``shared.outbox``,
 ``notice_kind`` "event_answer") that the queued-event worker claims, delivers or settles. A
 redelivery of a queued event is acknowledged and repeats nothing: the queue answers it once.
 
-What is kept (DESIGN §9; README "What LOCAL keeps about a user"): while an event is ``processing``
+What is kept (docs/design.md §9; docs/memory.md, what LOCAL keeps): while an event is ``processing``
 or ``queued`` with its answer pending, the document holds the raw event (the message text, the
 reply token) and any rendered answer and follow-up, because a takeover, the sweep or the queued-event worker
 may still have to answer it. The write that finishes it (``done``, or the queued answer's notice
@@ -193,7 +193,7 @@ def claim_event(store: DocumentStore, tenant_id: str, webhook_event_id: str, *,
     With ``start_reply`` the same transaction also records that this attempt is about to use the
     reply token (what ``mark_reply_attempted`` records), for a reply computed before the claim with
     no side effects: one commit instead of two, and the same guarantee (a takeover of a claim made
-    so never replies again: the reply's outcome is unknown to it, DESIGN §3).
+    so never replies again: the reply's outcome is unknown to it, docs/design.md §3).
 
     Args:
         tenant_id: the channel's tenant.
@@ -560,7 +560,7 @@ class ReplyState(enum.StrEnum):
     NOT_ATTEMPTED = "not_attempted"  # no reply was started (no document, or finished without one)
     REPLIED = "replied"              # LINE accepted it: the reply, or the queued answer's reply or push
     FAILED = "failed"                # LINE refused it: definitely not delivered
-    UNKNOWN = "unknown"              # perhaps delivered: never repeated blindly (DESIGN §3)
+    UNKNOWN = "unknown"              # perhaps delivered: never repeated blindly (docs/design.md §3)
     QUEUED = "queued"                # the queued-event worker has yet to settle it: wait
 
 
@@ -589,7 +589,7 @@ def reply_state(store: DocumentStore, tenant_id: str, webhook_event_id: str) -> 
         ReplyState: REPLIED (LINE accepted it: the reply, or the queued answer's reply or push);
         FAILED (LINE refused it: definitely not delivered); UNKNOWN (sent without an answer, or
         started by an attempt that never finished: it may have been delivered, so it must not be
-        repeated blindly, DESIGN §3); QUEUED (the queued-event worker has yet to settle it: wait);
+        repeated blindly, docs/design.md §3); QUEUED (the queued-event worker has yet to settle it: wait);
         NOT_ATTEMPTED (no reply was started: no inbox document, or finished without a reply).
     Raises:
         StoreUnavailable: the inbox could not be read.
@@ -649,7 +649,7 @@ def take_over_answer(store: DocumentStore, tenant_id: str, webhook_event_id: str
     When the event is still ``processing`` and its attempt has not started a reply, that attempt
     is fenced off in the same transaction: the event is finished (``outcome`` ``told_by_push``), so
     a slow or stale attempt can no longer record a reply or queue its answer (its writes find the
-    event finished, DESIGN §11), and a redelivery is a duplicate. The caller then pushes.
+    event finished, docs/design.md §11), and a redelivery is a duplicate. The caller then pushes.
 
     Returns:
         The EventAnswer as read (state NOT_ATTEMPTED when the event was fenced now).

@@ -3,7 +3,7 @@
 Never log tokens, secrets, signatures or request text; user ids go through ``hash_user``, an
 HMAC keyed from ``LOCAL_SIGNING_KEY``: someone who has a user id but not the key cannot find that
 user's lines. An operator who holds the key finds one resident's lines with ``make user-data``
-(its ``log_user_hash``) and a log query on ``jsonPayload.user`` (README, "Logs").
+(its ``log_user_hash``) and a log query on ``jsonPayload.user`` (docs/delivery.md, logs).
 
 Every line is bounded whatever its fields hold, in one place (``JsonFormatter``): a value may come
 from a request (an unknown event type, an error's message, a header), so every string in a field,
@@ -138,7 +138,7 @@ class JsonLineHandler(logging.Handler):
 
     ``logging.StreamHandler`` holds the handler's lock through ``write`` and ``flush``, and the
     ``write`` system call lets other threads run: under load, every thread that logs meanwhile waits
-    on that lock and is woken after it, two context switches each (issue 14's profile: two lines per
+    on that lock and is woken after it, two context switches each (profiled: two lines per
     webhook request cost 0.1-0.25 ms of CPU under 16 connections, against about 15 µs alone). A line
     of at most ``PIPE_BUF`` bytes (nearly all) is written with one ``write`` and no lock: a pipe
     takes it whole, never interleaved with another writer's (POSIX ``write``), and Linux writes it

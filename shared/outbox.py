@@ -1,4 +1,4 @@
-"""The transactional outbox: telling a user exactly once, whoever tells them (DESIGN §4, §8, §11).
+"""The transactional outbox: telling a user exactly once, whoever tells them (docs/design.md §4, §8, §11).
 
 An outbox entry is a handful of flat ``notice_*`` fields on a store document, written in the same
 transaction as what it announces (a handoff request, a follow-up, a queued webhook event's answer):
@@ -6,8 +6,8 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
 * ``notice_kind``: what is to be told (e.g. "receipt", "needs_human_followup", "event_answer");
 * ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
   "reply_unknown" when the send that owned it got no answer (it may have reached the user, so
-  nobody sends it again: DESIGN §3, §11). What must reach the resident after an unknown *reply*
-  (a receipt, a memory outcome) is pushed once before the notice settles (README "Delivery");
+  nobody sends it again: docs/design.md §3, §11). What must reach the resident after an unknown *reply*
+  (a receipt, a memory outcome) is pushed once before the notice settles (docs/design.md §11);
 * ``notice_owner``: who may tell the user now (``reply:<webhookEventId>``, ``push``, ``queue``);
   ``notice_claim_until``: the owner's lease (ISO UTC). Another party may take over only after the
   lease (or once the owner released it: its send was definitely not delivered);

@@ -1,9 +1,9 @@
-"""Every route from a verified LINE event to its handler, in one place (DESIGN §3).
+"""Every route from a verified LINE event to its handler, in one place (docs/design.md §3).
 
 Read top to bottom, in the order an event meets them:
 
 0. ``shared.staff.flow.owns``: every event from the staff group (``LOCAL_STAFF_GROUP_ID``) and
-   every ``staff:`` postback, wherever tapped, goes to the staff side and nowhere else (DESIGN §10).
+   every ``staff:`` postback, wherever tapped, goes to the staff side and nowhere else (docs/design.md §10).
 1. ``EVENT_HANDLERS``: the event's kind (message, postback, follow); other kinds get no reply.
 2. A text message: ``FIXED_ENTRIES`` (the exact menu words), then ``TEXT_HOOKS`` (新需求：…,
    幫我記住…), then the turn engine (offline router, or the model when configured).
@@ -98,8 +98,9 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 }
 
 
-#: One-to-one only (DESIGN §4, §6; issue 13): exact entries, text matchers (a result other than
-#: None means the text is theirs) and postback data prefixes declined in a group or room.
+#: One-to-one only (docs/design.md §4, §6: a group never sees one account's requests or memory):
+#: exact entries, text matchers (a result other than None means the text is theirs) and postback
+#: data prefixes declined in a group or room.
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
 ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
 ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")
@@ -116,7 +117,7 @@ def is_one_to_one_text(text: str) -> bool:
 
 def _resident_word(text: str) -> bool:
     """True for a word that is a resident's entry (a menu word, 新需求：…, 幫我記住…): recognized in the
-    staff group, where it gets the group's help instead of silence (trial 8 M9)."""
+    staff group, where it gets the group's help instead of silence."""
     return text.strip() in FIXED_ENTRIES or is_one_to_one_text(text)
 
 

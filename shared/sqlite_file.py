@@ -9,11 +9,11 @@ into their own port's errors.
 Writers of one process first queue on a per-file ``threading.Lock`` (``write_lock``), and only the
 holder asks SQLite for the file lock. SQLite's busy handler polls a held lock by sleeping 1, 2, 5,
 10 … 100 ms between tries and never wakes on release, so eight request threads polling one file
-left the lock idle while they slept: that sleep was the webhook's p99 (issue 14). A Python lock
+left the lock idle while they slept: that sleep was the webhook's p99. A Python lock
 hands over at release. The busy handler still arbitrates between processes (reconcile, the CLI
 tools). Durability is unchanged: ``synchronous=FULL`` and WAL, every commit on disk before it returns,
 except a write whose caller asks for none (``GroupCommit.run(durable=False)``: the finish of a reply
-that carries nothing, README "SQLite settings and what each keeps safe").
+that carries nothing, docs/data.md, SQLite settings).
 """
 from __future__ import annotations
 
@@ -247,8 +247,8 @@ class GroupCommit:
     takes its own ``SAVEPOINT`` (``SqliteStore`` does). The others' writes are then committed; if
     SQLite itself ended the transaction (an I/O error, a full disk), every body of the batch fails
     with that error and nothing is written. No savepoint per body: a ``SAVEPOINT`` and a ``RELEASE``
-    are two statements more per body, and each statement lets the other threads take the GIL (issue
-    14's profile: fewer statements, fewer context switches). One caller leads: it takes
+    are two statements more per body, and each statement lets the other threads take the GIL (profiled:
+    fewer statements, fewer context switches). One caller leads: it takes
     every waiting body, runs the transaction on its own connection under the file's ``write_lock``,
     wakes the others, and hands the lead to the next waiting caller. Nobody returns before the
     ``COMMIT`` that holds its writes returned, so with ``synchronous=FULL`` each write is on disk when

@@ -1,4 +1,4 @@
-"""The sweep: queue again whatever the store shows unsettled and no task holds any more (DESIGN §1, §11).
+"""The sweep: queue again whatever the store shows unsettled and no task holds any more (docs/design.md §1, §11).
 
 The store is the source of truth; a queue's retries are bounded. A confirmation whose outcome is
 unknown, a notice never delivered, a queued event never answered — each is found here and handed
@@ -35,7 +35,7 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     Returns:
         ``{"handoff": n, "abandoned_events": a, "queued_events": m, "staff_reminders": r,
         "staff_followups": f, "staff_requeued": s}``: how many were handed to their queue (known
-        names count), and the staff group's reminders and follow-up notices recorded (DESIGN §10).
+        names count), and the staff group's reminders and follow-up notices recorded (docs/design.md §10).
     Raises:
         StoreUnavailable: the store could not be read.
     """

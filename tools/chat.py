@@ -473,7 +473,7 @@ class ChatSession:
 
     @property
     def choices(self) -> list[Choice]:
-        """The buttons a tap acts on: the current chat's last answer that had any (trial 8 F4: not
+        """The buttons a tap acts on: the current chat's last answer that had any (never
         another user's answer, nor the staff group's card while chatting as the resident)."""
         return self._choices.get(self.chat_id, [])
 

@@ -1,6 +1,6 @@
-"""``make demo OUT=DIR``: the seeds' four-case table, replayed through the real functions.
+"""``make demo OUT=DIR``: the four fault scenarios of a handoff, replayed through the real functions.
 
-Each case (baseline, after_commit, before_write, lookup_unavailable — seed 001's table) gets its
+Each case (baseline, after_commit, before_write, lookup_unavailable: docs/design.md §4) gets its
 own temporary SQLite store, its own LINE stand-in and its own two functions-framework processes
 (``webhook`` and ``reconcile``), wired by the embedded queue with short backoff (min 0.2 s, max
 1 s, 3 attempts). A resident sends ``新需求：…``, taps 「確認送出」 on the card, and the demo
@@ -16,7 +16,7 @@ at that step) plus the two functions' logs. The cases run side by side; the whol
 under 2 minutes. No variable is needed: the environment's LINE_* and LOCAL_* are ignored.
 
 Run: ``python -m tools.demo --out out/demo``. Exit status 0 when every case settled, 1 otherwise.
-Source: seed 001 (the four-case table), DESIGN §4 (fault seam, demo), issue 3 (Build §7).
+Source: docs/design.md §4 (fault seam, demo: the four scenarios).
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ DEMO_TIMINGS = {"LOCAL_QUEUE_MIN_BACKOFF_SECONDS": "0.2", "LOCAL_QUEUE_MAX_BACKO
 
 @dataclass(frozen=True)
 class Case:
-    """One row of the seeds' table: faults for the webhook and for reconcile."""
+    """One scenario of the table: faults for the webhook and for reconcile."""
 
     name: str
     webhook_faults: str
@@ -109,7 +109,7 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, interval_s: float
 
 
 def describe_action(first_result: str, answers: list[dict]) -> str:
-    """What happened after the first answer, in the words of the seeds' table, from reconcile's answers."""
+    """What happened after the first answer, in the words of the scenario table, from reconcile's answers."""
     outcomes = [a.get("outcome") for a in answers]
     if first_result == "request_created":
         note = "（之後的送達檢查只確認已告知，未再推播）" if outcomes else ""

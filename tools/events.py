@@ -12,7 +12,7 @@
 stderr. Exit status: 0 done (ingest: the data is current); 1 the fetch failed or had no valid record
 (the last good snapshot stays) or the store failed; 2 bad configuration or arguments.
 
-Source: issue 15 (operators), DESIGN §9 (operator commands: one JSON document, logs on stderr).
+Source: docs/design.md §5 (ingest), §9 (operator commands: one JSON document, logs on stderr).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ Why this is the same process as a new interpreter's:
 - LOCAL's modules read the environment only in ``Settings.from_env`` (shared/config.py), which each
   function's ``main.py`` calls in the child, with the child's own environment.
 - They start no thread at import: background work starts after the fork (``os.register_at_fork``
-  hooks) or on the first request (DESIGN §9). The fork server itself runs one thread, so what it
+  hooks) or on the first request (docs/design.md §9). The fork server itself runs one thread, so what it
   holds forks cleanly.
 - OpenCC's converter holds read-only dictionaries; a function built it on its first text turn
   anyway (``shared.turn.text``).

@@ -174,7 +174,7 @@ class _QuietServer(ThreadingHTTPServer):
     Its listen backlog is 128 connections, not socketserver's 5: LINE's API takes any burst, and
     with 5 a burst of replies (the flapping-lock run's twelve senders) had connections dropped by
     the kernel and retried after a second, so a reply read as "never started" though LINE would
-    have taken it (DESIGN §11 then queues it: a fault of the stand-in, not of the scenario)."""
+    have taken it (docs/design.md §11: the webhook then queues it: a fault of the stand-in, not of the scenario)."""
 
     request_queue_size = 128
 

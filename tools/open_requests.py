@@ -7,7 +7,7 @@ ids; staff appear as hashed labels. Logs go to stderr. A SQLite file that does n
 nothing and is not created.
 
 Exit status: 0 printed (perhaps nothing); 2 configuration; 1 store unreadable.
-Source: issue 11 (Build 5), DESIGN §9 (operator commands).
+Source: docs/design.md §9 (operator commands), §10.
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ Only fields present in the store are printed (nothing is invented); lists are so
 SQLite store file that does not exist yet reads as empty and is not created. Logs go to stderr.
 
 Exit status: 0 printed; 2 missing or malformed LINE_USER_ID or configuration; 1 store unreadable.
-Source: issue 3 (Build §8), DESIGN §2 (actor = tenant + user), §6 (preferences), §9 (operator commands).
+Source: docs/design.md §2 (actor = tenant + user), §6 (preferences), §9 (operator commands).
 """
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
         "handoff_operations": _listed(store, "handoff_operations", tenant_id, user_id, OPERATION_FIELDS),
         "handoff_followups": _listed(store, "handoff_followups", tenant_id, user_id, FOLLOWUP_FIELDS),
         "declined_consent_cards": _listed(store, "memory_cards", tenant_id, user_id, CARD_FIELDS),
-        # The staff side (DESIGN §10): who was told what about the requests, and each staff action
+        # The staff side (docs/design.md §10): who was told what about the requests, and each staff action
         # (staff members appear only as keyed hashes).
         "staff_notices": _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS),
         "staff_audit": _listed(store, "staff_audit", tenant_id, user_id, STAFF_AUDIT_FIELDS),

@@ -1,7 +1,7 @@
 """Events ingestion: functions-framework target ``ingest`` (HTTP, private; Cloud Scheduler, daily).
 
 Fetches Changhua County's activities from TDX, validates and maps every record, and writes a new
-versioned events snapshot (issue 15). Accepts only ``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded
+versioned events snapshot (docs/design.md §5). Accepts only ``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded
 default, or a Google ID token for ``INGEST_FUNCTION_URL`` (from ``LOCAL_INGEST_CALLER_EMAIL`` when set).
 Answers 200 ``{outcome, snapshot_version, counts, reason}`` when the data is current
 (``snapshot_written`` / ``unchanged`` / ``not_modified``), 502 with the same body when the fetch failed

@@ -1,6 +1,6 @@
 """Consented dietary memory: functions-framework target ``memory`` (HTTP, private).
 
-The only writer of preferences (DESIGN §6). Accepts only authenticated calls from the webhook
+The only writer of preferences (docs/design.md §6). Accepts only authenticated calls from the webhook
 (``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, a Google ID token in production).
 Body: ``{tenant_id, user_id, token, tapped_at?}``; the actor and the tap's time (ISO 8601 with an
 offset: the verified event's ``timestamp``, at which the card's expiry is judged) come from the

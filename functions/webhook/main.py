@@ -4,7 +4,7 @@ Start: ``python -m functions_framework --source functions/webhook/main.py --targ
 Settings are checked at import so a missing secret stops start-up; the store, the LINE client
 and the task queue are built on first use, in the worker. gunicorn imports this module in its
 master and forks the worker, so the queue's dispatcher and the start-up re-queue begin after the
-fork (``os.register_at_fork``) or on the first request, never at import (DESIGN §9).
+fork (``os.register_at_fork``) or on the first request, never at import (docs/design.md §9).
 """
 import functools
 import os
@@ -22,7 +22,8 @@ from shared.webhook import service as _service_module  # noqa: F401  (import cos
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
 logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
-#: Slow bodies hold at most this many threads, each for at most the body timeout (issue 13).
+#: Slow bodies hold at most this many threads, each for at most the body timeout, so a
+#: client that trickles its body cannot tie up every worker thread (docs/delivery.md, hostile input).
 _GATE = SlowClientGate(SETTINGS.webhook_slow_client_slots, SETTINGS.webhook_body_timeout_seconds)
 
 

@@ -1,4 +1,4 @@
-"""Events: the versioned (for now demo) events snapshot and its read-only search (DESIGN §5)."""
+"""Events: the versioned (for now demo) events snapshot and its read-only search (docs/design.md §5)."""
 
 from shared.events.search import (
     EventSnapshot,

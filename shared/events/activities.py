@@ -6,7 +6,7 @@ A record is the JSON object TDX's ``GET /v2/Tourism/Activity/{City}`` returns fo
 ``WebsiteUrl``, ``UpdateTime``; the Tourism Administration's open-data copy of the same records adds
 ``Region``/``Town``). Times are ISO 8601 with an offset (``2026-12-05T09:00:00+08:00``).
 
-Rules (issue 15):
+Rules:
 - the county: ``City`` must be 彰化縣 (or missing while the address says 彰化縣); else ``out_of_county``;
 - the township: ``Town`` when it names one of the 26 townships, else the full township name that the
   address starts with (after an optional postcode, 臺灣/台灣 and 彰化縣); else ``no_township``. A
@@ -17,7 +17,7 @@ Rules (issue 15):
 - every event keeps its source (``tdx``) and the record's ``UpdateTime``.
 A record that breaks a rule is skipped and counted under its first failed reason.
 
-Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 活動), issue 15, DESIGN §5.
+Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 活動), docs/design.md §5.
 """
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ def township_from_address(address: str | None) -> str | None:
     Returns:
         The township's full name (e.g. "鹿港鎮"), or None when the address does not start with
         彰化縣 followed by one of the 26 full township names.
-    Source: data/townships.json (full names); issue 15 (township from the address).
+    Source: data/townships.json (full names). The township comes from the address when ``Town`` is
+    missing or names none.
     """
     if not address:
         return None

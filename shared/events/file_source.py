@@ -1,7 +1,7 @@
 """File adapter of the activity source: a JSON file in TDX's own response format (an array of
 activity records), so ``make ingest-events FILE=…`` exercises the whole path without the network.
 
-Source: issue 15 (offline ingestion).
+Source: docs/design.md §5 (versioned snapshots); an offline file so ingestion is tested without TDX.
 """
 from __future__ import annotations
 

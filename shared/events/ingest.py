@@ -10,7 +10,7 @@ Outcomes (``IngestResult.outcome``):
   is recorded in ``events_state/current.last_attempt``;
 - ``rejected``: the answer had no valid record; the last good snapshot stays, the reason is recorded.
 
-Source: issue 15; DESIGN §5 (versioned snapshots), §9 (operations).
+Source: docs/design.md §5 (versioned snapshots), §9 (operations).
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ demo file (``data/events-demo.json``); results carry ``demo`` so every demo repl
 real snapshot's source and update time so every real reply can name them. Dates are Asia/Taipei
 calendar dates; ranges and an event's days are start-inclusive, end-exclusive.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (no events facts: demo, 示範), issue 15.
+Source: docs/design.md §5 (search_local_events; until real events replace them, the snapshot is demo
+data and every reply says 示範).
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ def load_event_snapshot(path: str | Path | None = None) -> EventSnapshot:
         EventSnapshotMissing: the file cannot be read.
         EventSnapshotInvalid: not JSON, a bad date or time, an area outside the 26 townships,
             duplicate ids, or a source kind that disagrees with the demo flag.
-    Source: DESIGN §5 (events snapshot), shared/data/README.md (demo marking).
+    Source: docs/design.md §5 (events snapshot, demo marking).
     """
     return _load_cached(Path(path or DEFAULT_SNAPSHOT_PATH).resolve())
 
@@ -208,7 +209,7 @@ def parse_date_range(value: str) -> tuple[date, date]:
         (start, end_exclusive), with end_exclusive > start.
     Raises:
         InvalidDateRange: another shape, an impossible date, or an end not after the start.
-    Source: DESIGN §5; brief for the events tool (range end exclusive, like campaign times).
+    Source: docs/design.md §5 (a range's end is exclusive, like the campaign's).
     """
     first, slash, second = value.strip().partition("/")
     try:
@@ -235,7 +236,7 @@ def weekend_range(now: datetime) -> str:
         Saturday give the coming (or current) Saturday; Sunday gives the weekend in progress.
     Raises:
         ValueError: ``now`` is naive.
-    Source: brief for the events tool (這週末 → Saturday–Sunday, Asia/Taipei).
+    這週末 is Saturday–Sunday of this week, in Asia/Taipei (docs/design.md §7).
     """
     today = require_aware(now).astimezone(TAIPEI).date()
     saturday = today - timedelta(days=1) if today.weekday() == 6 else today + timedelta(days=5 - today.weekday())
@@ -253,7 +254,7 @@ def _matches_keyword(event: Event, keyword: str | None) -> bool:
 
     「老街 散步」 finds 「老街巷弄文化散步」 (tag 老街, title 散步); 「長輩」 finds the events tagged 長輩;
     「市集|親子」 (市集跟親子活動: either) finds both the markets and the family events.
-    Source: issue 9 items 1 and 4 (event keywords filter on title and tags); trial 3 finding 4.
+    Event keywords filter on title and tags, so a topic word narrows the list instead of being ignored.
     """
     if keyword is None:
         return True
@@ -340,7 +341,7 @@ def search_local_events(
         ValueError: ``now`` is naive.
         InvalidDateRange: date has another shape or an end not after its start.
         UnknownArea: area is neither a township nor vague (e.g. 台北).
-    Source: DESIGN §5 (search_local_events: demo marking, past labelling, version check).
+    Source: docs/design.md §5 (search_local_events: demo marking, past labelling, version check).
     """
     today = require_aware(now).astimezone(TAIPEI).date()
     date_range = None if date is None or not date.strip() else parse_date_range(date)

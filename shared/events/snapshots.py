@@ -14,13 +14,13 @@ Collections (global to the deployment: the county's activities are the same for 
 
 A new snapshot (metadata, parts and pointer) is written in one transaction, reads first, so a turn
 sees either the old snapshot or the whole new one. Versions are never rewritten: a turn that
-started on one version and meets another answers ``unavailable`` (DESIGN §5).
+started on one version and meets another answers ``unavailable`` (docs/design.md §5).
 
 Reading: ``load_current_snapshot`` reads the pointer (one store read per turn) and the parts of a
 version it has not parsed before (kept per process); without any real snapshot it returns the demo
 snapshot (labelled 示範).
 
-Source: issue 15, DESIGN §5 (versioned snapshots), Firestore "Usage and limits" (1 MiB documents,
+Source: docs/design.md §5 (versioned snapshots), Firestore "Usage and limits" (1 MiB documents,
 500 writes per transaction).
 """
 from __future__ import annotations
@@ -222,7 +222,7 @@ def load_current_snapshot(store: DocumentStore) -> EventSnapshot:
         EventSnapshotMissing: the store could not be read (the search answers ``unavailable``; the
             demo data is not shown in place of real data that exists).
         EventSnapshotInvalid: the stored snapshot is malformed.
-    Source: issue 15 (real snapshot first, demo only as a labelled fallback).
+    Source: docs/design.md §5 (real snapshot first, demo only as a labelled fallback).
     """
     try:
         state = read_state(store)

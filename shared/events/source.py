@@ -4,7 +4,7 @@ One small Protocol with two adapters: ``shared.events.tdx.TdxActivitySource`` (T
 ``shared.events.file_source.FileActivitySource`` (a file in the API's own response format, for
 ``make ingest-events FILE=…`` and the tests). Only ``shared.wiring`` builds them.
 
-Source: issue 15 (TDX tourism activities, offline file), DESIGN §1 (ports and adapters).
+Source: docs/design.md §1 (ports and adapters), §5 (TDX tourism activities, an offline file).
 """
 from __future__ import annotations
 

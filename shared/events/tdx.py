@@ -16,7 +16,7 @@ Source: TDX 新手指引 "API授權驗證與使用方式" (https://motc-ptx.gitb
 tdxmotc/SampleCode: token URL ``/auth/realms/TDXConnect/protocol/openid-connect/token``, ``expires_in``
 86400 s by default, "do not fetch a token per call" (the token endpoint is rate-limited per IP);
 Tourism V2 ``/v2/Tourism/Activity/{City}``; If-Modified-Since where the API supports it (304);
-RFC 6749 §4.4 (client credentials); urllib3 ``Retry``; issue 15.
+RFC 6749 §4.4 (client credentials); urllib3 ``Retry``.
 """
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Handoff requests: draft → confirm → create exactly once, reconcile unknown outcomes (DESIGN §4)."""
+"""Handoff requests: draft → confirm → create exactly once, reconcile unknown outcomes (docs/design.md §4)."""

@@ -12,7 +12,7 @@ Postback data is ``handoff:`` + a reference ``v1.<op>.<key>.<hash>.<exp>.<sig>``
 About 166 characters in all, checked against LINE's 300 before sending. Signing is for integrity
 (nobody can confirm text they did not see, or another user's card), not for secrecy.
 
-Source: DESIGN §4 (signed reference, ≤ 300 chars); LINE Messaging API (postback data ≤ 300
+Source: docs/design.md §4 (signed reference, ≤ 300 chars); LINE Messaging API (postback data ≤ 300
 characters, action label ≤ 20).
 """
 from __future__ import annotations

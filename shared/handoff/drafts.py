@@ -1,11 +1,11 @@
 """Drafts: the text a user is asked to confirm, before anything reaches the staff.
 
-The app allocates the operation's idempotency key here, before any card is sent (seed 001:
+The app allocates the operation's idempotency key here, before any card is sent (docs/design.md §4:
 the key must exist before the first send, so a lost answer can be reconciled by it). One
 transaction writes the draft, marks the user's previous open draft ``superseded`` and points
 the user's ``handoff_actors`` document at the new key.
 
-Limits (DESIGN §4): a draft is valid ``draft_ttl_seconds`` (600); the text holds at most
+Limits (docs/design.md §4): a draft is valid ``draft_ttl_seconds`` (600); the text holds at most
 ``request_text_max_chars`` characters (500); each user may have at most ``daily_request_cap``
 requests per Asia/Taipei day, and a new draft is refused once that many exist today (a user
 has at most one open draft: a newer one supersedes it).
@@ -46,13 +46,13 @@ def _without_text(doc: dict, now: datetime) -> dict:
 
 #: ``新需求`` at the start, optionally in brackets (【新需求】, [新需求], 「新需求」), then any colon
 #: (: ： ︰ ∶ ﹕), a dash, an arrow (→, ->, =>, ➜), or space, or nothing; several separators are all
-#: stripped. Source: issue 9 item 10 (新需求 想報名…, 新需求 : 路燈壞了, 新需求︰…, 【新需求】…, a bare 新需求);
-#: newcomer trial 5 minor (新需求→想找志工… kept the → in the request text).
+#: stripped, so 新需求 想報名…, 新需求 : 路燈壞了, 新需求︰…, 【新需求】… and a bare 新需求 all
+#: open a draft, and 新需求→想找志工… does not keep the → in the request text.
 _DRAFT_PREFIX = re.compile(r"^\s*[【\[「『(（<＜]?\s*新需求\s*[】\]」』)）>＞]?(?:\s*[:：︰∶﹕꞉\-－—–→⇒➔➜➡⟶=＝>＞~～])*\s*")
 
 
 _SEPARATOR = r"[:：︰∶﹕꞉\-－—–→⇒➔➜➡⟶=＝>＞~～]"
-#: A sentence that asks to create a request (trial 7, F6: 幫我建立服務單：路燈壞了 was read as a status
+#: A sentence that asks to create a request (so 幫我建立服務單：路燈壞了 is not read as a status
 #: question): an optional asker (幫我, 我要, 麻煩你, 請) and a create verb (建立, 開, 建, 新增, 填, 送, 留,
 #: 登記, 申請) with a request noun (服務單, 單子, 單, 服務詢問, 需求), e.g. 幫我開一張單, 我要建單; or a create
 #: verb alone with a colon or a dash (幫我登記：…, 報修：…). Then the separators and spaces, the request
@@ -134,7 +134,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
     Raises:
         StoreUnavailable / StoreTimeout / TransactionConflict: the draft may or may not exist;
             no card was shown, so the user simply sends the text again (a new draft supersedes).
-    Source: DESIGN §4 (draft, limits, superseded).
+    Source: docs/design.md §4 (draft, limits, superseded).
     """
     require_aware(now)
     text = text.strip()
@@ -175,7 +175,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
 
 
 #: ``confirm_state`` of a draft whose 「確認送出」 was tapped in time: the confirmation is durable before
-#: anything else, so a sweep can settle it however long reconcile is down (DESIGN §4, §11).
+#: anything else, so a sweep can settle it however long reconcile is down (docs/design.md §4, §11).
 CONFIRMING = "confirming"
 
 

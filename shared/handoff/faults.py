@@ -1,4 +1,5 @@
-"""Fault-injection seam for tests and the demo only (DESIGN §4; seed 001's four-case table).
+"""Fault-injection seam for tests and the demo only (docs/design.md §4: the four
+scenarios baseline, after_commit, before_write, lookup_unavailable).
 
 Faults come from ``Settings.faults`` (``LOCAL_FAULTS``), which the configuration refuses unless
 the store is the embedded SQLite, so a production deployment cannot switch them on; this module

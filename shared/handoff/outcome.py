@@ -3,7 +3,7 @@
 The caller does not know whether the request was written, so it claims nothing, and the operation
 is reconciled in the background by its original idempotency key; any retry reuses that same key.
 
-Source: DESIGN §4 ("Unknown outcome"); seed 000 §3 (the Day 1 acceptance JSON, kept as written).
+Source: docs/design.md §4 ("Unknown outcome": the reply state JSON, kept exactly as written).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Only the queue may call functions/reconcile (DESIGN §1: private, OIDC).
+"""Only the queue may call functions/reconcile (docs/design.md §1: private, OIDC).
 
 * Embedded default (``LOCAL_INTERNAL_TOKEN`` set): the embedded queue sends
   ``Authorization: Bearer <LOCAL_INTERNAL_TOKEN>``, compared with ``hmac.compare_digest``.

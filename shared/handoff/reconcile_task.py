@@ -6,7 +6,7 @@ its deterministic name; ``Attempt`` is one delivery (the task, "now", whether it
 last attempt); ``ReconcileResult`` is the HTTP answer to the queue. Importing this module loads no
 LINE client and no store adapter, so the webhook can queue tasks cheaply.
 
-Source: DESIGN §4 (Reconcile; task names from a hash of the key); Cloud Tasks docs (task names are
+Source: docs/design.md §4 (Reconcile; task names from a hash of the key); Cloud Tasks docs (task names are
 reserved once used; any non-2xx is retried; X-CloudTasks-TaskRetryCount).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ReconcileTask:
         Task names are reserved for good once used (Cloud Tasks; the embedded queue likewise), so a
         check after "checking", a relay and a re-queue of the same operation need distinct names,
         or a later one is silently dropped. Each is still the same from every process and restart,
-        so two workers queueing the same work dedupe. Source: DESIGN §4 (name from a hash of the key).
+        so two workers queueing the same work dedupe. Source: docs/design.md §4 (name from a hash of the key).
         """
         parts = (self.operation.idempotency_key, self.reason, self.reply_event_id or "-", self.tag or "-")
         return task_name_for("/".join(parts))

@@ -17,7 +17,7 @@ Collections (every document carries ``tenant_id`` and ``user_id``):
 * ``handoff_actors/{actor_id}``: per user, the current draft (a newer draft supersedes older
   cards) and the number of requests on the current Asia/Taipei day (the daily cap).
 
-Source: DESIGN §4; seed 000 (keyed by tenant_id + user_id + idempotency_key).
+Source: docs/design.md §4 (keyed by tenant_id + user_id + idempotency_key).
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def content_hash(text: str) -> str:
 
     Canonical JSON: sorted keys, no spaces, UTF-8, non-ASCII unescaped. The hash binds the consent
     (the card) to the exact text; it compares content, it is not a credential.
-    Source: DESIGN §4; seed 000 §5.
+    Source: docs/design.md §4 (content hash).
     """
     canonical = json.dumps({"kind": "handoff_request", "text": text, "v": 1},
                            ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -124,7 +124,7 @@ def new_request_id(now: datetime, tz: ZoneInfo) -> str:
 
     Raises:
         ValueError: ``now`` is naive.
-    Source: DESIGN §4 (receipt).
+    Source: docs/design.md §4 (receipt).
     """
     day = require_aware(now).astimezone(tz).strftime("%Y%m%d")
     return f"req-{day}-{secrets.token_hex(8)}"

@@ -2,8 +2,8 @@
 
 Honest by construction: a receipt says the request is *registered and waiting for a person*;
 nothing here says it is arranged or handled (never 已安排好 / 處理好了). When the outcome is not
-known, the words say it is being checked. Source: DESIGN §4; seed 000 §8 (request created ≠ a
-person has handled it).
+known, the words say it is being checked. Source: docs/design.md §4 (a request created is
+not a request a person has handled).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from shared.config import Settings
 from shared.context import RESTATED_HEAD
 from shared.handoff.requests import Receipt
 
-#: Human lifecycle (DESIGN §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
+#: Human lifecycle (docs/design.md §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
 HUMAN_STATES = {
     "awaiting_acceptance": "已登記，等待工作人員受理（還沒有人開始處理）",
     "accepted": "工作人員已受理，正在處理中",

@@ -7,7 +7,7 @@ in the master must not be shared, so nothing here runs at import: ``BackgroundSt
 import with ``os.register_at_fork(after_in_child=…)`` and also called on every request; it runs
 once per process id (a respawned worker — e.g. after SIGKILL — runs it again).
 
-Start-up re-queue and the sweep (DESIGN §1, §4, §11: the store is the source of truth):
+Start-up re-queue and the sweep (docs/design.md §1, §4, §11: the store is the source of truth):
 operations whose notice was never delivered, operations still pending verification, and drafts
 whose confirmation is recorded but unsettled (no request, no "not created", no follow-up) are
 queued again under deterministic task names; a name the queue has seen is not queued twice. The

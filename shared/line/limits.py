@@ -9,7 +9,7 @@ checks every message it receives with ``message_problems``, answering 400 as LIN
 Source: LINE Messaging API reference, "Message objects" and "Action objects" (text 5,000; altText
 400; action label 20; postback displayText 300 and data 300; message action text 300; quick reply
 items 13; buttons template text 160, or 60 with a title or image; confirm template text 240) and
-"Character counting in a text" (UTF-16 code units); DESIGN §11.
+"Character counting in a text" (UTF-16 code units); docs/design.md §11.
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ class _OnePassBody:
     exclude_none=True)``, after which it replaces each nested model's value by that model's own
     ``to_dict()``: the same call again, so a subtree is walked once for every level above it. For the
     menu (a text with three quick replies) that was about two thirds of the request's serialisation
-    (issue 14's profile: 0.2 ms of CPU per reply). One call of the same pydantic method gives the
+    (profiled: 0.2 ms of CPU per reply). One call of the same pydantic method gives the
     same body (``tests/unit/line/test_line_request_bodies.py`` compares them on LOCAL's messages).
     """
 
@@ -90,7 +90,7 @@ class SdkLineGateway:
         headers, bearer token, body, timeout and errors), without what that method adds around it:
         pydantic's ``validate_arguments`` validating the request again in ``reply_message`` and again in
         ``reply_message_with_http_info``, and the answer's ``ReplyMessageResponse``, which LOCAL never
-        reads (issue 14's profile: about a fifth of the reply's CPU; compared in
+        reads (profiled: about a fifth of the reply's CPU; compared in
         ``tests/unit/line/test_line_request_bodies.py``).
         """
         request = _ReplyMessageRequest(reply_token=reply_token, messages=list(messages))

@@ -1,7 +1,7 @@
 """The LINE gateway port and its one outcome table. Messages are line-bot-sdk v3 models, never dicts.
 
 Every LINE send (a webhook reply, a queued answer, a handoff notice, a reconcile push) ends in one
-of five outcomes, decided here and nowhere else (DESIGN §11):
+of five outcomes, decided here and nowhere else (docs/design.md §11):
 
 | what LINE (or the network) did                 | ``Delivery``      | what the caller does next          |
 |------------------------------------------------|-------------------|------------------------------------|

@@ -1,1 +1,1 @@
-"""Consented dietary memory: consent cards, approve/forget via functions/memory (DESIGN §6)."""
+"""Consented dietary memory: consent cards, approve/forget via functions/memory (docs/design.md §6)."""

@@ -1,4 +1,4 @@
-"""Apply one verified card token in ONE store transaction: the approve table of DESIGN §6.
+"""Apply one verified card token in ONE store transaction: the approve table of docs/design.md §6.
 
 The transaction function only reads and writes documents: the store may run it more than once
 (Firestore retries on contention), so there is no LINE, HTTP, model or queue call inside it.
@@ -125,7 +125,7 @@ def apply_card(store: DocumentStore, actor: Actor, card: CardPayload, now: datet
     Raises:
         StoreUnavailable / TransactionConflict: nothing written; retryable.
         StoreTimeout: outcome unknown; applying the same token again is safe (idempotent).
-    Source: DESIGN §6 (approve table); Firestore docs, "Transactions and batched writes"
+    Source: docs/design.md §6 (approve table); Firestore docs, "Transactions and batched writes"
         (a transaction function may run more than once).
     """
     require_aware(now)

@@ -1,4 +1,4 @@
-"""Function-to-function authentication for functions/memory (DESIGN §1, §9).
+"""Function-to-function authentication for functions/memory (docs/design.md §1, §9).
 
 - Embedded default (``LOCAL_INTERNAL_TOKEN`` set): ``Authorization: Bearer <LOCAL_INTERNAL_TOKEN>``,
   compared with ``hmac.compare_digest``.

@@ -2,8 +2,8 @@
 
 The consent card says what is stored (one dietary condition), 「用途：…」 (what it is for),
 「有效至 HH:MM:SS」 on the Asia/Taipei clock, and offers 「同意記住」 / 「先不要」, whose postback
-data are ``mem:<save token>`` and ``mem:<decline token>`` (same nonce). Source: DESIGN §6; seed
-002_d5c18bd8b8d888e9.txt; LINE Messaging API (Flex Message, postback action limits).
+data are ``mem:<save token>`` and ``mem:<decline token>`` (same nonce). Source: docs/design.md §6;
+LINE Messaging API (Flex Message, postback action limits).
 """
 from __future__ import annotations
 

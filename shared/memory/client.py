@@ -3,7 +3,7 @@
 POST ``MEMORY_FUNCTION_URL`` with JSON ``{tenant_id, user_id, token, tapped_at?}`` and an ``Authorization``
 header (shared.memory.auth); the function answers 200 ``{outcome, revision, …}`` for every domain
 outcome, 401/403/400 for a refused call and 503 for a retryable store error. The timeout is the
-caller's, cut to fit LINE's 2-second webhook budget (DESIGN §3).
+caller's, cut to fit LINE's 2-second webhook budget (docs/design.md §3).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Dietary conditions a consent card may store; their words come from shared.diets (one table).
 
-Source: DESIGN §5 (dietary types), §6 (one dietary condition per account).
+Source: docs/design.md §5 (dietary types), §6 (one dietary condition per account).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 - 同意記住 / 先不要 / the view's forget button (``mem:<token>``) → functions/memory, then a fixed reply;
 - forget (忘記我的飲食偏好) → a forget token for the current revision, sent to functions/memory at once.
 
-The webhook never writes preferences: functions/memory does (DESIGN §6). The call to it is made
+The webhook never writes preferences: functions/memory does (docs/design.md §6). The call to it is made
 here, outside any store transaction, within LINE's 2-second budget.
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
 
 def offer_card(ctx: EventContext, dietary_type: str | None, *, kind: str = "remember",
                unrecorded: str | None = None) -> Reply:
-    """A consent card to remember ``dietary_type``; writes nothing (DESIGN §6 "Propose").
+    """A consent card to remember ``dietary_type``; writes nothing (docs/design.md §6 "Propose").
 
     Shared by the fixed phrase above and the model's ``propose_dietary_memory`` tool.
 

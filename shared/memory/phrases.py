@@ -1,6 +1,6 @@
 """Read a request to remember or correct a dietary preference from free text, without the model.
 
-Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is not 「以後幫我記住」):
+Rules (docs/design.md §6: 「今天想吃素」 is not 「以後幫我記住」):
 - negated (不要記住, 別記, 不用幫我記, 以後不要…, 不想被記住) or a deletion (刪掉, 忘掉) → nothing;
 - correct: 改成 / 改為 / 換成 / 更正為 followed by a diet word (改成蛋奶素) → ``correct``;
 - remember needs a cue for later:
@@ -18,7 +18,7 @@ Rules (DESIGN §6; seed 002_d5c18bd8b8d888e9.txt — 「今天想吃素」 is no
   shared.turn.router.diet_in);
 - a one-off condition (今天想吃素) has no cue for later and is left to the place search; so are a bare
   diet word (素食, 全素) and a statement of one's own diet (我吃素, 我是吃素的喔): the router answers with
-  the township picker for that diet, never a consent card alone (trial 8);
+  the township picker for that diet, never a consent card alone;
 - the text is read in shared.turn.text.reading_form first (Simplified 帮我记住 = 幫我記住).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from shared.turn.text import reading_form
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你){0,2}(記|存|保存)"
                       r"|(以後|之後|往後|今後)(都)?(不要|別|不用)"
                       # not wanting to be remembered, or asking to delete (我不想被記住吃素; 刪掉記住的素食):
-                      # the router offers the forget button (trial 2 findings 4–5)
+                      # the router offers the forget button, never a card to remember
                       r"|不想(再)?(被)?(你)?(記|存)|刪掉|刪除|忘掉|清掉|清除|拿掉|移除|去掉|(取消|撤銷|停用)(記住|記錄|紀錄|偏好)")
 _CORRECT = re.compile(r"(改成|改為|改吃|換成|更正為|更正成|更改為)")
 _EXPLICIT = re.compile(r"記住|記下|記得|記一下|幫我記|請記"
@@ -54,7 +54,7 @@ class MemoryRequest:
     Attributes:
         kind: ``remember``, ``correct``, or ``reported`` (a request to remember what someone else
             said of their own habit: no card). A bare diet word or a statement of one's own diet with
-            no cue for later (素食, 我吃素) is no request: the router's picker answers it (trial 8).
+            no cue for later (素食, 我吃素) is no request: the router's picker answers it.
         dietary_type: the diet the text names (``any`` for 不限), or None when it names none.
         unrecorded: the finer word the catalog does not record (五辛素), whose nearest recorded type
             is ``dietary_type`` (shared.diets.UNRECORDED_DIETS); the reply must say it is not kept.
@@ -73,11 +73,11 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     Returns:
         MemoryRequest (``reported`` for reported speech with a request), or None when the text is
         not such a request (negated, reported speech alone, a third person's habit, one-off).
-    Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §6 (a card only on a request to remember, not negated, not about someone else).
     """
     compact = re.sub(r"\s+", "", reading_form(text or ""))  # 帮我记住 → 幫我記住 (s2twp, as the router reads)
     if not compact or _NEGATED.search(compact) or NOT_ASKED_TO_REMEMBER.search(compact):
-        return None  # 我又沒說要你記住: a complaint, not a request (trial 3 finding 9)
+        return None  # 我又沒說要你記住: a complaint, not a request
     explicit = _EXPLICIT.search(compact)
     if explicit and explicit.group() == "記得" and (diet_in(compact) is None or re.search(r"[嗎吗?？]$", compact)
                                                    or compact[max(0, explicit.start() - 1):explicit.start()] == "我"):
@@ -91,7 +91,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
             return MemoryRequest("correct", diet, unrecorded)
     if not explicit and not _HABIT.search(compact):
         # 素食 / 我吃素 / 我是吃素的喔 ask for no memory: the router answers with the shop picker for that
-        # diet, which offers to remember only a statement about oneself (trial 8; router.OWN_DIET_STATEMENT)
+        # diet, which offers to remember only a statement about oneself (router.OWN_DIET_STATEMENT)
         return None
     if _THIRD_PERSON.search(compact) and not explicit:
         return None

@@ -2,7 +2,7 @@
 
 Adapter: ``shared.memory.client.HttpMemoryClient`` (HTTP to MEMORY_FUNCTION_URL, the production
 and embedded path); tests also use ``tools.memory_direct.DirectMemoryClient`` (the same use case
-in-process, with an injected clock). Source: DESIGN §1, §6.
+in-process, with an injected clock). Source: docs/design.md §1, §6.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Protocol
 
 from shared.identity import Actor
 
-#: Domain outcomes of one submitted token (DESIGN §6 approve table, plus decline and refusals).
+#: Domain outcomes of one submitted token (docs/design.md §6 approve table, plus decline and refusals).
 MEMORY_SAVED = "memory_saved"
 MEMORY_FORGOTTEN = "memory_forgotten"
 MEMORY_DECLINED = "memory_declined"

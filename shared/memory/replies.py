@@ -1,7 +1,7 @@
 """Fixed reply templates for every consented-memory outcome, in plain zh-TW for people on a phone.
 
 Each says what happened and what did not, and how to go on; none claims more than is known
-(an unknown outcome says so). Source: DESIGN §6; seed 002_d5c18bd8b8d888e9.txt.
+(an unknown outcome says so). Source: docs/design.md §6.
 """
 from __future__ import annotations
 
@@ -35,12 +35,12 @@ def _quick(*labels: str) -> QuickReply:
 
 
 def _reply(text: str, *labels: str, outcome: bool = False) -> Reply:
-    """A memory text with its own buttons, then the menu: never a dead end (先不要 included;
-    trial 2 finding 6).
+    """A memory text with its own buttons, then the menu: never a dead end (先不要
+    included).
 
     With ``outcome`` (what functions/memory decided: saved, forgotten, cancelled, refused) the Reply
     also carries its ``follow_up``: the same words after ``shared.context.RESTATED_HEAD``, pushed once should the
-    reply's outcome be unknown (README "Delivery"). They state what is now remembered, so reading
+    reply's outcome be unknown (docs/design.md §11). They state what is now remembered, so reading
     them twice is harmless."""
     quick = _quick(*dict.fromkeys(labels + MENU_CHOICES))
     follow_up = [TextMessage(text=f"{RESTATED_HEAD}\n{text}", quick_reply=quick)] if outcome else None
@@ -153,7 +153,8 @@ def rejected_reply(operation: str) -> Reply:
 
 
 #: Health conditions, allergies and medical diets a resident may ask to be remembered: LOCAL keeps
-#: one dietary condition only (DESIGN §6), never these (trial 7 minor 4: 幫我記住我有糖尿病，對花生過敏).
+#: one dietary condition only (docs/design.md §6), never these (幫我記住我有糖尿病，對花生過敏 stores
+#: nothing).
 _HEALTH_WORDS = re.compile(r"糖尿病|血糖|高血壓|血壓|過敏|痛風|尿酸|洗腎|腎臟|心臟病|膽固醇|中風|懷孕|吞嚥|"
                            r"低鹽|少鹽|低糖|無糖|忌口|慢性病|吃藥|藥物")
 
@@ -191,7 +192,7 @@ def reported_speech_reply(dietary_type: str | None) -> Reply:
 
     Args:
         dietary_type: the diet the text named, or None; a savable one is put in the suggestion.
-    Source: DESIGN §6 (a card is offered only when not about someone else's habit).
+    Source: docs/design.md §6 (a card is offered only when not about someone else's habit).
     """
     head = "別人說的飲食習慣，我不會直接記成你的偏好，所以這次沒有給確認卡，也沒有保存任何東西。\n"
     if dietary_type in SAVABLE_DIETS:
@@ -212,7 +213,7 @@ def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
     Args:
         word: the finer word the user said (五辛素).
         dietary_type: the nearest recorded type the card offers (shared.diets.UNRECORDED_DIETS).
-    Source: issue 9 follow-up item 3 (say the finer type is not recorded; never 「依你說的條件」).
+    The reply says the finer type is not recorded, never 「依你說的條件」, which would claim it was kept.
     """
     return TextMessage(text=f"店家資料沒有記錄「{word}」這種細分，所以我沒辦法記住「{word}」；"
                             f"能記住的最接近條件是「{diet_label(dietary_type)}」。要記住「{diet_label(dietary_type)}」"

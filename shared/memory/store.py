@@ -1,4 +1,4 @@
-"""Where consented memory lives in the document store, and how it is read (DESIGN §6).
+"""Where consented memory lives in the document store, and how it is read (docs/design.md §6).
 
 Collections:
 - ``preferences``, id ``<tenant_id>:<user_id>``: ``{tenant_id, user_id, revision, dietary_type?,

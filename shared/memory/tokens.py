@@ -1,4 +1,4 @@
-"""Signed consent-card tokens: integrity and actor binding, not secrecy (DESIGN §6).
+"""Signed consent-card tokens: integrity and actor binding, not secrecy (docs/design.md §6).
 
 Wire format (URL-safe, no padding, fits a LINE postback):
 
@@ -109,7 +109,7 @@ def sign_card(keys: SigningKeys, actor: Actor, payload: CardPayload) -> str:
 
 def verify_card(keys: SigningKeys, actor: Actor, token: str) -> CardPayload:
     """Check a token's MAC under the actor's key, then decode it. Expiry is not checked here:
-    the approve transaction does it, after idempotency and revision (DESIGN §6 order).
+    the approve transaction does it, after idempotency and revision (docs/design.md §6 order).
 
     Args:
         keys: the accepted signing keys.
@@ -154,7 +154,7 @@ def issue_card(keys: SigningKeys, actor: Actor, *, revision: int, dietary_type: 
         dietary_type: a SAVABLE_DIETS value for save; None for forget and decline.
         operation: save | forget | decline.
         now: aware instant of issue.
-        ttl_seconds: validity (the consent card's is 300 s, DESIGN §6).
+        ttl_seconds: validity (the consent card's is 300 s, docs/design.md §6).
         nonce: reuse a card's nonce (its decline token); default a fresh one.
     Returns:
         (payload, token).

@@ -4,7 +4,7 @@ The catalog is a JSON snapshot in the repository (``data/places-catalog.json``).
 place names its source; dietary types are claimed only with evidence; facts the snapshot does not
 have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null.
 
-Source: DESIGN §5 (Catalog), seed 002_d5c18bd8b8d888e9.txt (unknown fields, campaign deadline).
+Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class CatalogMissing(CatalogError):
 
 
 class CatalogInvalid(CatalogError, ValueError):
-    """The catalog file breaks the DESIGN §5 contract; the message lists every problem."""
+    """The catalog file breaks the docs/design.md §5 contract; the message lists every problem."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,8 @@ class Campaign:
             ends_at − 1 µs (so ends_at − 1 s is active); "ended" from ends_at on.
         Raises:
             ValueError: ``now`` is naive.
-        Source: DESIGN §5 (campaign state); seed 002 (stamps 8/1 to 9/30 17:00, end exclusive).
+        Source: docs/design.md §5 (campaign state; the campaign's stamps run 8/1 to 9/30 17:00, end
+        exclusive).
         """
         local_now = require_aware(now).astimezone(TAIPEI)
         if local_now < self.starts_at:
@@ -286,6 +287,6 @@ def load_place_catalog(path: str | Path | None = None) -> PlaceCatalog:
         CatalogInvalid: the file is not JSON or breaks the contract (unknown source ids, a place
             outside the 26 townships, dietary_options not matching dietary_evidence, a missing
             unknown field, naive campaign times, a non-exclusive end, ...).
-    Source: DESIGN §5 (Catalog).
+    Source: docs/design.md §5 (Catalog).
     """
     return _load_cached(Path(path or DEFAULT_CATALOG_PATH).resolve())

@@ -1,7 +1,7 @@
 """search_local_places: the read-only place search over the versioned catalog.
 
-Source: DESIGN §5 (search_local_places), seed 002_d5c18bd8b8d888e9.txt (needs_area for 附近,
-strict dietary types need evidence, places stay searchable after the campaign ends).
+Source: docs/design.md §5 (search_local_places: needs_area for 附近, strict dietary types need evidence,
+places stay searchable after the campaign ends).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def normalize_dietary_type(value: str | None) -> str:
         The canonical type, "any" when the condition is left open.
     Raises:
         UnknownDietaryType: any other value.
-    Source: DESIGN §5 (Dietary types).
+    Source: docs/design.md §5 (Dietary types).
     """
     if value is None or not value.strip():
         return "any"
@@ -64,7 +64,7 @@ def place_matches_diet(place: Place, dietary_type: str) -> bool:
         any → True; vegetarian → evidence for any vegetarian type (vegetarian or a stricter one);
         vegan / ovo_lacto / lacto → evidence for exactly that type. The name (e.g. a 素 in it) is
         never evidence.
-    Source: DESIGN §5 (a strict type matches only places with evidence for that type).
+    Source: docs/design.md §5 (a strict type matches only places with evidence for that type).
     """
     if dietary_type == "any":
         return True
@@ -86,7 +86,7 @@ def _matches_keyword(place: Place, keyword: str | None) -> bool:
 
 
 #: Generic words at the end of a shop's name: what is left is the name residents say (John, 和米).
-#: LOCAL's own vocabulary (issue 9 item 6).
+#: LOCAL's own vocabulary, not a source's.
 _NAME_SUFFIXES: tuple[str, ...] = ("手作蔬食", "蔬食館", "素食館", "蔬食坊", "素食坊", "蔬食", "素食", "餐廳", "小吃",
                                    "手作", "餐館", "麵館", "食堂")
 
@@ -125,7 +125,7 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
         catalog: default: load_place_catalog(); an unusable catalog names no shop.
     Returns:
         [{id, name, area}] in the order the names appear in the text; [] when none.
-    Source: issue 9 item 6 (shops found by name, alias or case-insensitive Latin).
+    A shop is found by its name, an alias or case-insensitive Latin, as residents write it.
     """
     try:
         catalog = load_place_catalog() if catalog is None else catalog
@@ -162,7 +162,7 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
     Every spelling of a shop (place_aliases) of at least 4 characters is compared with each stretch
     of the message one character shorter, as long or one longer (Latin spellings only with whole
     Latin words), by ``difflib.SequenceMatcher.ratio``; the best stretch at CLOSE_NAME_RATIO or above
-    wins. It never decides alone: the caller asks 「你是說…嗎？」 with a button (trial 2 findings 7–8).
+    wins. It never decides alone: the caller asks 「你是說…嗎？」 with a button.
 
     Cost, linear in the text: a stretch is compared only when it holds enough of the spelling's
     characters to reach the ratio at all (where those characters are is found by one scan), each
@@ -255,7 +255,7 @@ def diet_listed(names: list[str], dietary_type: str, *, catalog: PlaceCatalog | 
         [(name, state)] in the given order, state one of ``listed`` (evidence for the type),
         ``not_recorded`` (only 蔬食 is recorded, so a finer type is neither listed nor ruled out) or
         ``not_listed``; unknown names are skipped, and an unusable catalog gives [].
-    Source: DESIGN §5 (a strict type matches only places with evidence); newcomer trial 1 finding 6.
+    Source: docs/design.md §5 (a strict type matches only places with evidence).
     """
     try:
         catalog = load_place_catalog() if catalog is None else catalog
@@ -300,7 +300,7 @@ def areas_with_places(*, catalog: PlaceCatalog | None = None) -> list[str] | Non
     cannot be read (then nothing may be said about which townships have shops).
 
     Used where a shop search is only offered, not run (an events ask with a shop ask beside it): a
-    township with no shop data is said so, not offered as a dead-end button. Source: trial 5 finding 6.
+    township with no shop data is said so, not offered as a dead-end button.
     """
     try:
         return _areas_with_places(load_place_catalog() if catalog is None else catalog)
@@ -354,7 +354,7 @@ def search_local_places(
         ValueError: ``now`` is naive.
         UnknownDietaryType: dietary_type is not a known type.
         UnknownArea: area is neither a township nor vague (e.g. 台北).
-    Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §5 (search_local_places).
     """
     require_aware(now)
     diet = normalize_dietary_type(dietary_type)

@@ -10,7 +10,7 @@ policy (min/max backoff, max doublings, max attempts) is the queue's RetryConfig
 (and no webhook cold start) pays for it.
 
 Source: Cloud Tasks docs, "Create HTTP target tasks" (OIDC token, audience, task names);
-google-cloud-tasks ``CloudTasksClient.create_task`` reference; DESIGN §1, §4.
+google-cloud-tasks ``CloudTasksClient.create_task`` reference; docs/design.md §1, §4.
 """
 from __future__ import annotations
 

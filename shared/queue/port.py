@@ -5,7 +5,7 @@ handoff: functions/reconcile). The caller names each task from a hash of its ide
 (``task_name_for``), so enqueueing the same operation twice — a retry, a start-up re-queue —
 creates one task: a name already seen answers ``created=False``, never an error.
 
-Source: DESIGN §1 (embedded default), §4 (reconcile task named from a hash of the key);
+Source: docs/design.md §1 (embedded default), §4 (reconcile task named from a hash of the key);
 Cloud Tasks docs, "Create HTTP target tasks" (task names, deduplication, X-CloudTasks-* headers).
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def task_name_for(key: str, prefix: str = "reconcile") -> str:
         ``<prefix>-<first 32 lowercase hex of SHA-256(key)>``, e.g. ``reconcile-3f2a…`` (42 chars).
     Raises:
         InvalidTask: empty key, or a prefix Cloud Tasks would refuse.
-    Source: DESIGN §4 ("a task name derived from a hash of the key").
+    Source: docs/design.md §4 ("a task name derived from a hash of the key").
     """
     if not key:
         raise InvalidTask("an idempotency key is required to name a task")

@@ -1,1 +1,2 @@
-"""Queued webhook events: the task the webhook queues and the worker core that answers it (DESIGN §3, §8, §11)."""
+"""Queued webhook events: the task the webhook queues and the worker core that answers it
+(docs/design.md §3, §8, §11)."""

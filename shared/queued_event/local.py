@@ -10,7 +10,7 @@ the same ``X-Line-Retry-Key``. A delivery that must be tried again (the worker's
 answered 429, 5xx or never received) stays pending in the store, and the sweep (``shared.sweep``,
 every ``LOCAL_SWEEP_INTERVAL_SECONDS`` in a serving webhook) enqueues it here again; each of those
 tries is a first attempt, so it is tried until LINE answers it. A delay is not honoured: the sweep
-is the retry. Source: README "Delivery" and "Task queue"; DESIGN §11.
+is the retry. Source: docs/design.md §11; docs/delivery.md (task queue).
 """
 from __future__ import annotations
 

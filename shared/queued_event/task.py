@@ -6,7 +6,7 @@ task is named from the ``webhookEventId`` (hashed, as Cloud Tasks advises agains
 names), so a redelivered event and a re-queue of it create one task; a start-up re-queue adds a
 ``tag`` (the notice's claim) so that it is not swallowed by a finished task's reserved name.
 
-Source: DESIGN §3, §8 (turn tasks named from the webhookEventId); Cloud Tasks docs, "Create HTTP
+Source: docs/design.md §3, §8 (turn tasks named from the webhookEventId); Cloud Tasks docs, "Create HTTP
 target tasks" (task names, deduplication).
 """
 from __future__ import annotations
@@ -108,7 +108,7 @@ def requeue_queued(store, tenant_id: str, queue: TaskQueue | None, round_tag: st
                    now: datetime | None = None) -> int:
     """Queue again every event of the tenant still ``queued`` with its answer pending (start-up).
 
-    The store is the source of truth (DESIGN §1): an event whose task failed for good, or whose
+    The store is the source of truth (docs/design.md §1): an event whose task failed for good, or whose
     enqueue never confirmed, is found here. The task is tagged with the notice's current claim, so
     a finished task's reserved name does not swallow it, while two processes starting together
     queue it once; ``round_tag`` (the sweep's round) lets a later sweep queue it again when even

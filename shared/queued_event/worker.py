@@ -25,7 +25,7 @@ The webhook hands an event to the queue when it cannot finish it inside LINE's 2
    (``shared.inbox.finished``), in that same write.
 
 A redelivery of the event to the webhook meanwhile is acknowledged and repeats nothing, so the
-event is answered once. Source: DESIGN §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
+event is answered once. Source: docs/design.md §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
 """
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ class QueuedEventWorker:
         fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
         if doc.get("answer_via") == AnswerVia.REPLY:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
-            # the user, so it is never repeated (DESIGN §3); the follow-up it recorded, if any, is
+            # the user, so it is never repeated (docs/design.md §3); the follow-up it recorded, if any, is
             # pushed instead (``Reply.follow_up``).
             if not reply.follow_up:
                 outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,

@@ -3,7 +3,7 @@
 Postback data is ``places:area=<township>`` or ``events:area=<township>``, optionally followed by
 ``&diet=<type>`` (places), read by the postback handler with ``urllib.parse.parse_qs``.
 
-Source: DESIGN §5 (needs_area offers the townships that have data); LINE Messaging API limits:
+Source: docs/design.md §5 (needs_area offers the townships that have data); LINE Messaging API limits:
 postback data ≤ 300 characters, quick reply ≤ 13 items, action label ≤ 20 characters.
 """
 
@@ -60,14 +60,14 @@ def area_postback(
         diet: places only: a dietary type to send along (e.g. "any" for an explicit 不限).
         label: button text (≤ 20 characters); default: the township.
         said: places only: the finer diet words the catalog does not record (鍋邊素、不吃蔥蒜), so the
-            reply after the tap still names them (trial 3 finding 3).
+            reply after the tap still names them: a condition the user gave survives the tap.
         date: events only: a canonical range ("YYYY-MM-DD/YYYY-MM-DD") read before the tap.
         keyword: events only: the topic terms read before the tap.
     Returns:
         PostbackAction with data ``<kind>:area=<township>[&diet=<type>][&said=…][&date=…][&keyword=…]``.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
-    Source: DESIGN §5 (needs_area), shared/turn/fixed.py (postback format).
+    Source: docs/design.md §5 (needs_area), shared/turn/fixed.py (postback format).
     """
     if kind not in _DISPLAY_TEXT:
         raise ValueError(f"unknown search kind {kind!r}")
@@ -107,7 +107,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
     Returns:
         E.g. 這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店 (places, 附近);
         只說「彰化」分不出是彰化市還是整個彰化縣 (彰化); reasons joined by "；".
-    Source: DESIGN §5 (Areas: 附近 and the bare 彰化 name no township); trial 8 finding 12.
+    Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 name no township).
     """
     said = words or ("附近", "彰化")
     parts = []

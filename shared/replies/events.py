@@ -7,7 +7,7 @@ when it was last confirmed longer ago than ``LOCAL_EVENTS_STALE_AFTER_SECONDS``.
 labelled （已結束）; a multi-day event shows its first and last day; a missing start time or
 meeting point reads 「這份快照未提供」.
 
-Source: DESIGN §5 (search_local_events), shared/data/README.md (demo marking), issue 15.
+Source: docs/design.md §5 (search_local_events; demo marking).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _date_words(query_date: str | None) -> str:
     """The searched dates in words; an exclusive end is shown as the last included day.
 
     Without a date the search lists events that have not ended (shared.events.search), so the
-    words say 今天起, not 所有日期 (issue 9: a search never claims dates it did not cover).
+    words say 今天起, not 所有日期 (a search never claims dates it did not cover).
     """
     if query_date is None:
         return "今天起所有日期"
@@ -145,7 +145,7 @@ def keyword_words(keyword: str) -> str:
 def scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> str:
     """「彰化市，2026/12/5（六）～2026/12/6（日）」; two dates apart (``date_spans``, the engine's
     ``both:`` reading: 明天或週六) are named apart: 「田尾鄉，2026/12/2（三）、2026/12/5（六）」, never
-    the range between them (which was searched only to cover both; trial 7, F10)."""
+    the range between them (which was searched only to cover both)."""
     dates = "、".join(_date_words(span) for span in date_spans) if date_spans else _date_words(query["date"])
     parts = [query["area"] or "彰化縣各鄉鎮", dates]
     if query["keyword"]:
@@ -213,7 +213,7 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
     if others:
         change_date = "換個日期，或" if query["date"] is not None else ""
         lines.append(f"可以{change_date}改查其他有活動資料的鄉鎮：{'、'.join(others)}。")
-        # other townships keep the dates and topic asked (trial 3 finding 3); 不限條件 above drops them
+        # other townships keep the dates and topic asked; 不限條件 above drops them
         carry = result.get("carry") or query  # (two dates apart: the same two again, not the days between)
         other_reply = area_quick_reply("events", others, date=carry["date"], keyword=carry["keyword"])
         items += other_reply.items if other_reply else []
@@ -254,7 +254,7 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: DESIGN §5 (every events reply says 示範; past labelled; 這份快照未提供).
+    Source: docs/design.md §5 (every events reply says 示範; past labelled; 這份快照未提供).
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, vague, vague_words)

@@ -1,11 +1,11 @@
-"""Quick replies offered after a result: the next useful steps (issue 9 item 12).
+"""Quick replies offered after a result: the next useful steps.
 
 After places: the events of the same township, other townships with places (keeping a diet said
 this turn), and — only when a savable diet was said this turn and is not already remembered — a
 button that asks for the consent card. After events: other townships with events, every township,
 and the vegetarian search. At most 13 items (LINE's limit); labels ≤ 20 characters.
 
-Source: LINE Messaging API quick reply (≤ 13 items); DESIGN §6 (a card only on a request, so
+Source: LINE Messaging API quick reply (≤ 13 items); docs/design.md §6 (a card only on a request, so
 the button sends the request text, it never stores anything).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def remember_item(stated_diet: str | None, remembered: str | None) -> QuickReply
         remembered: the consented diet, or None.
     Returns:
         None when the diet is not savable, is already the remembered one, or is the broad 蔬食 over a
-        remembered finer type (trial 1 finding 9: changing that is 「我的偏好」's job).
+        remembered finer type (changing that is 「我的偏好」's job).
     """
     broader = stated_diet == "vegetarian" and remembered in SAVABLE_DIETS  # 蔬食 would overwrite a finer 全素
     if stated_diet is None or stated_diet not in SAVABLE_DIETS or stated_diet == remembered or broader:
@@ -88,8 +88,8 @@ def places_next_steps(result: dict[str, Any], *, stated_diet: str | None, rememb
         event_areas: townships that have events (a 查活動 button only where it can find some).
         asked: townships the message named but the search did not cover (offered first).
         offer_memory: False when the diet said is not the user's own to remember (我媽媽吃全素) or
-            names a finer type the catalog does not keep: no 記住 button (trial 1 finding 10). The
-            broad 蔬食 is never offered over a remembered finer type (trial 1 finding 9): changing
+            names a finer type the catalog does not keep: no 記住 button. The
+            broad 蔬食 is never offered over a remembered finer type: changing
             that is 「我的偏好」's job.
         said: the finer diet words the catalog does not record (鍋邊素、不吃蔥蒜): kept on the township
             buttons so the next reply still names them; never offered to remember.
@@ -114,7 +114,7 @@ def events_next_steps(result: dict[str, Any], *, asked: tuple[str, ...] = ()) ->
     """Next steps after an event result: other townships, every township, the vegetarian search.
 
     Every township button keeps the dates and topic of the search (這個月 親子 → 鹿港鎮 is 鹿港's 親子
-    events this month): a condition the user gave survives the tap (trial 3 finding 3).
+    events this month): a condition the user gave survives the tap.
     """
     area = result["query"]["area"]
     items: list[QuickReplyItem] = []

@@ -3,7 +3,7 @@
 Every reply names its sources with their access dates, says in everyday words what the snapshot
 does not record (營業時間 / 是否營業, 步行距離, 無障礙) and where the festival window stands.
 
-Source: DESIGN §5 (replies name what is not recorded), seed 002_d5c18bd8b8d888e9.txt.
+Source: docs/design.md §5 (replies name what is not recorded).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def campaign_words(state: str, campaign: dict[str, Any]) -> str:
         campaign: Campaign.as_dict(): name, starts_at, ends_at (exclusive), ...
     Returns:
         One zh-TW sentence, e.g. 「2026 彰化蔬食節數位集章已結束（2026/9/30 17:00 截止）…」.
-    Source: DESIGN §5 (campaign state; places stay searchable after it ends).
+    Source: docs/design.md §5 (campaign state; places stay searchable after it ends).
     """
     name, start, end = campaign["name"], _taipei_minute(campaign["starts_at"]), _taipei_minute(campaign["ends_at"])
     if state == "not_started":
@@ -199,7 +199,7 @@ def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, sai
         items.append(QuickReplyItem(action=area_postback("places", query["area"], diet="any", label="不限素別")))
     if others:
         lines.append(f"其他有店家資料的鄉鎮：{'、'.join(others)}。")
-        # the other townships keep the diet said (鍋邊素 → 花壇鄉 still names 鍋邊素): trial 3 finding 3
+        # the other townships keep the diet said (鍋邊素 → 花壇鄉 still names 鍋邊素)
         other_reply = area_quick_reply("places", others, diet=stated_diet, said=said if stated_diet else None)
         items += other_reply.items if other_reply else []
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None
@@ -241,7 +241,7 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: DESIGN §5; seed 002_d5c18bd8b8d888e9.txt.
+    Source: docs/design.md §5 (search_local_places result statuses).
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, stated_diet, vague, said, vague_words)

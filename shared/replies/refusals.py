@@ -1,8 +1,8 @@
 """Kind refusals for what LOCAL cannot take from this chat or in this text, each with what the
 resident can do instead (never 「請稍後再試一次」 when no retry can help).
 
-Source: DESIGN §2 (identity), §4 (handoff), §6 (consented memory: one account's data); issue 13
-(items 4 and 10); LINE URL scheme ``https://line.me/R/oaMessage/{LINE ID}/`` (opens the one-to-one
+Source: docs/design.md §2 (identity), §4 (handoff), §6 (consented memory: one account's data);
+LINE URL scheme ``https://line.me/R/oaMessage/{LINE ID}/`` (opens the one-to-one
 chat with an official account: developers.line.biz/en/docs/messaging-api/using-line-url-scheme/).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The staff side (DESIGN §10): a LINE group of staff takes and closes residents' requests.
+"""The staff side (docs/design.md §10): a LINE group of staff takes and closes residents' requests.
 
 Modules: ``access`` (who may act: ``LOCAL_STAFF_GROUP_ID``, ``LOCAL_STAFF_USER_IDS``), ``cards``
 (Flex cards, signed postbacks), ``transitions`` (one transaction per staff action), ``records``

@@ -5,7 +5,7 @@ Postback data: ``staff:v1.<op>.<operation_id>.<revision>.<sig>``:
 * ``op``: ``take`` (「我來處理」), ``decline`` (「無法處理」), ``done`` (「已完成」), ``back`` (「轉回待處理」);
 * ``operation_id``: the request's document id (64 lowercase hex; it names no one);
 * ``revision``: the request's ``staff_revision`` when the card was made: a card is bound to the
-  state it shows, and a tap on an older card changes nothing (DESIGN §10);
+  state it shows, and a tap on an older card changes nothing (docs/design.md §10);
 * ``sig``: the MAC over the rest made by ``shared.signing`` (purpose ``local-staff-card``, key
   derived from ``LOCAL_SIGNING_KEY`` for the tenant and the staff group; the previous key version is
   still accepted), so a card only verifies for the group it was made for.
@@ -13,7 +13,7 @@ Postback data: ``staff:v1.<op>.<operation_id>.<revision>.<sig>``:
 About 125 characters, checked against LINE's 300 before sending. A card shows the request id, the
 resident's text and when it was made (Asia/Taipei) — never the resident's LINE user id.
 
-Source: DESIGN §10, §11 (labels ≤ 20, altText ≤ 400, postback data ≤ 300); LINE Messaging API,
+Source: docs/design.md §10, §11 (labels ≤ 20, altText ≤ 400, postback data ≤ 300); LINE Messaging API,
 Flex Message and postback action reference.
 """
 from __future__ import annotations

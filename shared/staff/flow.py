@@ -4,7 +4,7 @@
 and every postback whose data starts with ``staff:`` wherever it comes from, is handled here and
 nowhere else (a staff member's text in the group never becomes a resident's turn or request). A
 recognized word typed there (a resident's entry, or 說明 / help) gets the group's help; other text,
-staff talking among themselves, gets no answer (trial 8 M9).
+staff talking among themselves, gets no answer.
 
 A staff button is acted on only when, in order: the event comes from ``LOCAL_STAFF_GROUP_ID``, its
 user is allowed (``LOCAL_STAFF_USER_IDS``), and the card's signature holds for this group. Anything
@@ -13,7 +13,7 @@ request's new card (「已完成」/「轉回待處理」 after 「我來處理�
 which the transaction already wrote; a stale card (an older revision) says it is not the latest and
 nothing changed, then who holds the request, with the current card.
 
-Source: DESIGN §10, §2 (identity from the verified source only); issue 11 (Build 1, 3).
+Source: docs/design.md §10, §2 (identity from the verified source only).
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def handle_event(ctx: EventContext, event: object, *,
         event: a line-bot-sdk v3 webhook event that ``owns`` accepted.
         resident_word: True for a resident's word (a menu entry, 新需求：…, 幫我記住…; given by
             shared.routing, which knows them), answered with the help and where that is done.
-    Source: DESIGN §10; trial 8 finding M9.
+    Source: docs/design.md §10 (a resident's word in the staff group gets help, not silence).
     """
     if isinstance(event, PostbackEvent):
         return handle_postback(ctx, event.source, event.postback.data or "")

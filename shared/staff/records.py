@@ -17,7 +17,7 @@ first action; every transition adds 1, and a card carries the revision it was ma
 ``staff_history`` (``[{at, action, staff, from, to}]``, staff hashed), ``accepted_by`` (hashed),
 ``awaiting_since`` (ISO UTC: creation, or the last 轉回待處理), ``updated_at``.
 
-Source: DESIGN §10 (staff group, one card per request, resident told once), §4 (outbox), issue 11.
+Source: docs/design.md §10 (staff group, one card per request, resident told once), §4 (outbox).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ Rows (one JSON object each; no LINE user ids, staff as hashed labels):
   reference (first 8 hex of the operation key), reason, created_at, created_local, age_seconds}``.
 
 Order: needs_human_followup, awaiting_acceptance, accepted; within a state, oldest first.
-Source: DESIGN §9 (operator commands), §10; issue 11 (Build 5).
+Source: docs/design.md §9 (operator commands), §10.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Also the webhook's start-up hook (``start_background``): re-queue pending staff 
 after the fork (never at import). Reminders and follow-ups come from the project's sweep
 (``shared.sweep``, which runs ``shared.staff.sweep.run_sweep``).
 
-Answers follow the queue's contract: 200 settled, 400 malformed body, 503 retry. Source: DESIGN §10;
+Answers follow the queue's contract: 200 settled, 400 malformed body, 503 retry. Source: docs/design.md §10;
 Cloud Tasks docs (any non-2xx is retried).
 """
 from __future__ import annotations

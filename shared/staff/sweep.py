@@ -15,7 +15,7 @@ It runs as part of the project's one sweep (``shared.sweep.sweep``: every
 ``handoff_sweep`` call to functions/reconcile). Nothing here pushes: pushes are ``staff_notice``
 tasks (``shared.staff.relay``).
 
-Source: DESIGN §10 (reminder once; follow-ups announced), §11 (the store is the source of truth).
+Source: docs/design.md §10 (reminder once; follow-ups announced), §11 (the store is the source of truth).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A staff action on a request: one store transaction on the request's state (DESIGN §10).
+"""A staff action on a request: one store transaction on the request's state (docs/design.md §10).
 
 | op | from | to | the resident is told (once per request) |
 |---|---|---|---|
@@ -15,7 +15,7 @@ a state the request is no longer in, is ``stale``: nothing changes, and the answ
 current request so the tapper can be told who holds it. The same member's repeated tap of the
 card that just applied is ``already_applied``. No LINE or queue call happens inside (it may re-run).
 
-Source: DESIGN §10, §4 (transactional outbox); issue 11 (Build 3, 4).
+Source: docs/design.md §10, §4 (transactional outbox).
 """
 from __future__ import annotations
 

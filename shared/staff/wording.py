@@ -1,8 +1,8 @@
 """What the resident and the staff read about staff actions (zh-TW, short lines).
 
 The resident is told each outcome once, in plain words, without promising an outcome or a time
-(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined, each with the help menu (trial 8 M7). Staff are told
-who holds a request by a short label, never by a resident's id. Source: DESIGN §10; issue 11 (Build 4).
+(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined, each with the help menu. Staff are told who holds a
+request by a short label, never by a resident's id. Source: docs/design.md §10.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def resident_message(purpose: str, request_id: str | None) -> TextMessage:
         return TextMessage(text=(f"工作人員已將你的服務詢問{number}標示為處理結束。\n"
                                  "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply(MENU_CHOICES[2]))
     if purpose == records.DECLINED:
-        # trial 8 M7: the words named only 查活動 and 找蔬食; the resident may want the request or a new one
+        # not only 查活動 and 找蔬食: the resident may want the request or a new one
         return TextMessage(text=(f"很抱歉，工作人員這次無法處理你的服務詢問{number}。\n"
                                  f"可以點下面的選項：「{MENU_CHOICES[2]}」再留一筆、「{STATUS_ENTRY}」看你的服務單，"
                                  "或查活動、查蔬食。"),
@@ -49,7 +49,7 @@ def applied_message(op: str, staff: access.StaffMember, request: dict, *, notifi
         notified: True only when this transition wrote the resident's notice (the staff outbox entry of
             ``transitions.apply``). Without one (a request taken, returned and taken again: the resident
             is told each outcome once) the answer never says the resident was told now; it says the
-            earlier notice stands and nothing was sent this time (trial 7, F9).
+            earlier notice stands and nothing was sent this time.
     """
     rid = request.get("request_id", "")
     if notified:
@@ -85,7 +85,7 @@ def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
     Args:
         staff: the verified tapper.
         request: the request document as it is now (``transitions.TransitionResult.request``).
-    Source: DESIGN §10; trial 8 staff finding (「已由 你 接手，這次沒有變更」 did not say the card was old).
+    Source: docs/design.md §10. It says the card is old, not only 「已由 你 接手，這次沒有變更」.
     """
     rid = request.get("request_id", "")
     head = f"這張卡片已不是 {rid} 的最新狀態，這次沒有任何變更。"
@@ -127,7 +127,7 @@ def group_help_message(*, resident_word: bool) -> TextMessage:
     Args:
         resident_word: the word is a resident's (新需求：…, 查看原本服務單, 幫我記住 …): say first that those
             are done by the resident in the one-to-one chat, never here.
-    Source: DESIGN §10; trial 8 finding M9 (新需求 in the staff group got silence).
+    Source: docs/design.md §10 (新需求 in the staff group gets this, never silence).
     """
     lead = ("服務詢問和飲食偏好由居民自己在和我的一對一聊天裡送出，這個群組裡不會建立或查詢。\n"
             if resident_word else "")

@@ -2,7 +2,7 @@
 
 Only ``shared.wiring`` imports this module, so ``google.cloud.firestore`` loads only when
 ``LOCAL_STORE_URL`` is ``firestore://PROJECT[/DATABASE]``; the client (and its gRPC channel) is
-built on the first call, never at import (DESIGN §9). With ``FIRESTORE_EMULATOR_HOST`` set, the
+built on the first call, never at import (docs/design.md §9). With ``FIRESTORE_EMULATOR_HOST`` set, the
 library itself talks to that emulator with anonymous credentials.
 
 Document ids. Firestore forbids ``/`` in an id, and the ids ``.``, ``..`` and ``__…__``; callers use
@@ -28,7 +28,7 @@ Errors (raised ``from`` the Google error):
     AlreadyExists → RecordAlreadyExists; Aborted after ``max_attempts`` (or on a read) →
     TransactionConflict; any other failure before a write was sent → StoreUnavailable; after
     a write (``create``, ``set`` or a Commit) was sent, anything but a definite refusal →
-    StoreTimeout, the outcome is unknown (DESIGN §4; Firestore docs, error codes: DEADLINE_EXCEEDED
+    StoreTimeout, the outcome is unknown (docs/design.md §4; Firestore docs, error codes: DEADLINE_EXCEEDED
     "may be returned even if the operation has completed successfully"). Definite refusals
     (INVALID_ARGUMENT, e.g. an array inside an array; FAILED_PRECONDITION, e.g. a missing
     composite index; PERMISSION_DENIED; UNAUTHENTICATED; NOT_FOUND) → StoreError, not retryable.
@@ -221,7 +221,7 @@ class FirestoreStore:
         database: Firestore database id.
         deadline_seconds: deadline of every RPC, retries included, in seconds.
         read_only: refuse every write with StoreUnavailable before anything is sent (reconcile's
-            lookup, DESIGN §4), like SQLite's ``mode=ro``.
+            lookup, docs/design.md §4), like SQLite's ``mode=ro``.
         client: an injected ``google.cloud.firestore.Client``; built lazily when None.
     """
 

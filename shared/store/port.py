@@ -2,7 +2,7 @@
 
 Documents are JSON objects in named collections, addressed by ``(collection, doc_id)``.
 A transaction function reads before it writes and may be re-run by the store, so it must
-have no side effects (no LINE, model or queue calls): DESIGN §4, §6; Firestore docs,
+have no side effects (no LINE, model or queue calls): docs/design.md §4, §6; Firestore docs,
 "Transactions and batched writes".
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Writes run under ``BEGIN IMMEDIATE`` with a ``busy_timeout`` equal to the call's deadline, so
 concurrent writers queue instead of failing (sqlite.org/lang_transaction.html). Connections
-are opened lazily, one per thread, never at import time (DESIGN §9).
+are opened lazily, one per thread, never at import time (docs/design.md §9).
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ class SqliteStore:
     Args:
         path: absolute file path; created with its table on first use unless read_only.
         deadline_seconds: lock wait per call (busy_timeout), in seconds.
-        read_only: open with ``mode=ro`` (reconcile's lookup, DESIGN §4); writes then fail.
+        read_only: open with ``mode=ro`` (reconcile's lookup, docs/design.md §4); writes then fail.
         before_commit: test seam, called with the attempt number (1-based) after the
             transaction function ran and before COMMIT; raising TransactionConflict there
             makes the store roll back and re-run the function, as Firestore does on contention.

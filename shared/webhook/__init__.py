@@ -1,1 +1,1 @@
-"""LINE webhook use case: verify, claim each event, dispatch, reply (DESIGN §3)."""
+"""LINE webhook use case: verify, claim each event, dispatch, reply (docs/design.md §3)."""

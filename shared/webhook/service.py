@@ -1,6 +1,6 @@
 """The webhook use case: verify the signature, claim each event, dispatch it, reply.
 
-Every call answers within LINE's 2-second budget (DESIGN §3): store calls and the reply carry
+Every call answers within LINE's 2-second budget (docs/design.md §3): store calls and the reply carry
 deadlines that fit inside ``Settings.webhook_budget_seconds``. Events are handled one by one;
 a failing event does not stop the others.
 """
@@ -35,7 +35,7 @@ _ANSWER_MARGIN_SECONDS = 0.15
 _MIN_REPLY_SECONDS = 0.3
 #: An event is handled inline only while at least this much budget is left beyond what queueing the
 #: remaining events needs (seconds): enough for a fixed entry's store calls and a reply. The rest of
-#: the body goes to the queue (DESIGN §11: no resident depends on LINE's redelivery).
+#: the body goes to the queue (docs/design.md §11: no resident depends on LINE's redelivery).
 _INLINE_MIN_SECONDS = 0.6
 
 
@@ -299,7 +299,7 @@ class WebhookService:
         return self._send_reply(event.reply_token, raw, reply, claim, deadline, fields,
                                 durable_finish=reply.carries is not None)
 
-    # ---- the model turn (DESIGN §3, §8) ----------------------------------------------------------
+    # ---- the model turn (docs/design.md §3, §8) ----------------------------------------------------------
 
     def _text_turn(self, claimed: bool):
         """Free text's turn: queued for the model when one is configured and the event can be queued
@@ -442,7 +442,7 @@ class WebhookService:
             self._after(reply.after_reply, "after-reply step", fields)
             outcome = EventOutcome.REPLIED
         elif delivery is Delivery.UNKNOWN:
-            # LINE may have processed it: never repeated (DESIGN §11), unless its answer must reach the
+            # LINE may have processed it: never repeated (docs/design.md §11), unless its answer must reach the
             # resident: then its follow-up is pushed once, with the event's retry key.
             followed = self._follow_up_unknown(event_id, claim, raw, reply, fields)
             if followed is not None:

@@ -1,5 +1,5 @@
 """Events snapshots through the store port on every adapter (SQLite file; Firestore emulator where
-installed): ingest, read back, keep the last good snapshot on a failure, prune (issue 15)."""
+installed): ingest, read back, keep the last good snapshot on a failure, prune (docs/design.md §5)."""
 from __future__ import annotations
 
 import json

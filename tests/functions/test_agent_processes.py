@@ -1,4 +1,4 @@
-"""A model turn end to end through processes (issue 10 acceptance): webhook and agent as
+"""A model turn end to end through processes (docs/design.md §8): webhook and agent as
 functions-framework processes, the embedded queue in the store's SQLite file, the recording LINE
 stand-in, and the Gemini stand-in reached by the real google-genai client through
 GOOGLE_GEMINI_BASE_URL. Gemini is never called."""

@@ -1,4 +1,4 @@
-"""Cold start: fixed entries and postbacks never load ADK or genai (issue 2, DESIGN §3)."""
+"""Cold start: fixed entries and postbacks never load ADK or genai (docs/design.md §3)."""
 from __future__ import annotations
 
 import json

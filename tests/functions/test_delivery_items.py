@@ -1,4 +1,4 @@
-"""Items of issue 7 through the functions as processes, with the LINE stand-in: expiry judged at
+"""Delivery rules through the functions as processes, with the LINE stand-in: expiry judged at
 the tap (a reconcile that runs after the draft's TTL still creates), an unsent message never
 becomes a request, and an expired forget button answers with a fresh one."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Delivery through the functions as processes (DESIGN §11): webhook, reconcile and agent as
+"""Delivery through the functions as processes (docs/design.md §11): webhook, reconcile and agent as
 functions-framework processes, the embedded queues in the store's SQLite file, the LINE stand-in
 with its fault hooks. LINE's redelivery is off unless a test says otherwise: no resident may
 depend on it."""

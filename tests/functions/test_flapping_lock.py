@@ -1,4 +1,4 @@
-"""A flapping store lock under concurrent senders (DESIGN §11), through the functions as processes:
+"""A flapping store lock under concurrent senders (docs/design.md §11), through the functions as processes:
 a second process holds the SQLite write lock 0.6 s, frees it 0.05 s, over and over, while senders
 post events to the webhook and redeliver every non-200 answer (as LINE does when the operator
 enabled redelivery). The issue's run: 12 s of flapping, 12 senders (about half a minute).
@@ -175,15 +175,15 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     for event in sent:
         answers = answers_for(line_standin, event, receipts)
         # An answer "正在確認…" promises the check's result as a follow-up push under the receipt's own
-        # key (DESIGN §4): that push is the promised second message, not a second answer.
+        # key (docs/design.md §4): that push is the promised second message, not a second answer.
         key = receipts.get(event["webhookEventId"])
         if any(CHECKING in all_text(a["body"]["messages"]) for a in answers):
             followups = [a for a in answers if a["path"] == PUSH and key and a["headers"].get("x-line-retry-key") == key]
             assert len(followups) <= 1, (event["webhookEventId"], "the check's result was pushed twice")
             answers = [a for a in answers if a not in followups]
         # A receipt reply whose outcome LOCAL could not record (the lock held its "delivered" and its
-        # end) is followed by one push under the receipt's key, worded to be read twice (README
-        # "Delivery"): a restatement, not a second answer.
+        # end) is followed by one push under the receipt's key, worded to be read twice
+        # (docs/design.md §11): a restatement, not a second answer.
         restated = [a for a in answers if a["path"] == PUSH and key and a["headers"].get("x-line-retry-key") == key
                     and RESTATED_HEAD in all_text(a["body"]["messages"])]
         assert len(restated) <= 1, (event["webhookEventId"], "the receipt was restated twice")

@@ -1,4 +1,4 @@
-"""Handoff over real HTTP (issue 3 acceptance): webhook and reconcile as functions-framework
+"""Handoff over real HTTP (docs/design.md §4): webhook and reconcile as functions-framework
 processes, signed bodies (``text-new-request.json``), the LINE stand-in, and ``make user-data``."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """functions/ingest and the events acceptance through functions-framework's
 ``create_app(...).test_client()`` (no claim here is about processes), the local TDX stand-in and the
-recording LINE stand-in over real loopback HTTP, and signed LINE bodies (issue 15). No test reaches
+recording LINE stand-in over real loopback HTTP, and signed LINE bodies (docs/design.md §5). No test reaches
 the network."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keyed user hashes in logs (issue 13, item 8): a user id alone does not find a resident's log
+"""Keyed user hashes in logs (docs/design.md §2, §9): a user id alone does not find a resident's log
 lines; the operator, who holds LOCAL_SIGNING_KEY, finds exactly theirs with ``make user-data``."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """functions/memory over HTTP: its own surface (auth, body, store errors) through
-``create_app(...).test_client()``, and the issue 4 acceptance over real functions-framework
+``create_app(...).test_client()``, and the consented-memory flow over real functions-framework
 processes on loopback (webhook + memory), signed acceptance bodies and the LINE stand-in."""
 from __future__ import annotations
 

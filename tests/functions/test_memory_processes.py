@@ -1,4 +1,4 @@
-"""Six separate OS processes in sequence, sharing only the store file (issue 4 acceptance):
+"""Six separate OS processes in sequence, sharing only the store file (docs/design.md §6):
 approve; search; correct and approve; search; forget; search. The approvals go through a real
 functions/memory process. The effective diets are read from the turn audit records (before the
 forget, which scrubs the remembered ones)."""
@@ -43,7 +43,7 @@ def test_memory_processes_six_steps_apply_then_stop_using_memory(start_function,
     assert [(a["effective_args"]["dietary_type"], a["origin"]) for a in before_forget] == [
         ("vegetarian", "consented_memory"), ("ovo_lacto", "consented_memory")]
     audits = place_audits(store)
-    # the forget scrubbed the remembered diets from the records (issue 7); the records themselves stay
+    # the forget scrubbed the remembered diets from the records; the records themselves stay
     assert [(a["effective_args"]["dietary_type"], a["origin"]) for a in audits] == [
         (None, "consented_memory"), (None, "consented_memory"), ("any", "none")]
     assert [a["proposed_args"]["dietary_type"] for a in audits] == [None, None, None]

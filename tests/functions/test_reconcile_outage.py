@@ -1,5 +1,5 @@
 """Reconcile down far longer than the queue's retry window, with unknown-outcome confirmations
-(DESIGN §4, §11), through the functions as processes: the webhook (LOCAL_FAULTS=BEFORE_WRITE) and,
+(docs/design.md §4, §11), through the functions as processes: the webhook (LOCAL_FAULTS=BEFORE_WRITE) and,
 later, functions/reconcile on the URL the queue was given all along; the embedded queue and the
 sweep in the webhook's worker; the LINE stand-in.
 

@@ -1,4 +1,4 @@
-"""Issue 9's examples whose answers do not depend on today, over real HTTP: one functions-framework
+"""The router's examples whose answers do not depend on today, over real HTTP: one functions-framework
 webhook process on loopback, one signed body per case, the LINE stand-in. The
 expectations are read from tests/eval/cases.json (the same file the router tests use); the
 date-dependent cases run through the webhook use case with a pinned clock instead

@@ -1,4 +1,4 @@
-"""The staff group over real HTTP (issue 11 acceptance): webhook and reconcile as functions-framework
+"""The staff group over real HTTP (docs/design.md §10): webhook and reconcile as functions-framework
 processes, the embedded queue, signed LINE bodies (one-to-one and group sources), the LINE stand-in.
 
 The resident confirms a request in a one-to-one chat; the staff group (``LOCAL_STAFF_GROUP_ID``)
@@ -224,7 +224,7 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     assert store_docs(store_url, "staff_audit") == []
 
     # A staff member's text in the staff group is never a resident's turn: no card, no draft; a
-    # recognized word gets the group's help (trial 8 M9), never the resident's confirmation card.
+    # recognized word gets the group's help, never the resident's confirmation card.
     said = text_event("新需求：幫我測試一下", user_id=STAFF_A, group_id=GROUP)
     drafts_before = len(store_docs(store_url, "handoff_drafts"))
     assert post(webhook.url, line_body(said)).status_code == 200

@@ -1,6 +1,6 @@
 """The webhook's HTTP contract: functions/webhook/main.py through functions-framework's
 ``create_app(...).test_client()``, signed acceptance bodies from tests/fixtures/line/, and the
-recording LINE stand-in over real loopback HTTP (issue 2 acceptance). Claims about the served
+recording LINE stand-in over real loopback HTTP (docs/design.md §3). Claims about the served
 process (concurrent deliveries to one worker, a body cap before reading) use a real process."""
 from __future__ import annotations
 

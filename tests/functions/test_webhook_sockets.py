@@ -1,5 +1,5 @@
-"""Hostile HTTP at the webhook, with real sockets against a functions-framework process (issue 13,
-items 1 and 2): a body is capped however it arrives, and slow clients cannot freeze the webhook.
+"""Hostile HTTP at the webhook, with real sockets against a functions-framework process
+(docs/design.md §3): a body is capped however it arrives, and slow clients cannot freeze the webhook.
 
 No wall-clock bounds: each test waits on a condition (an answer on a socket), with a generous
 safety timeout that only turns a hang into a failure.

@@ -1,4 +1,4 @@
-"""`make bench` runs on a fresh checkout: every figure at a tiny size (issue 14).
+"""`make bench` runs on a fresh checkout: every figure at a tiny size.
 
 Only that each figure was produced is asserted: its values, baseline and ratio exist and are
 numbers. No test asserts a time; the figures themselves belong to ``make bench``.

@@ -233,7 +233,7 @@ def test_headless_tap_without_choices_and_bad_line_each_get_one_error_line(sessi
 
 
 def test_bare_user_command_returns_from_the_staff_group_to_the_one_to_one_chat():
-    # Trial 7: `/user` alone, which the help says returns to the one-to-one chat, asked for an id.
+    # `/user` alone, which the help says returns to the one-to-one chat, must not ask for an id.
     import io
 
     from tools.chat import ChatSession, _command_event
@@ -267,8 +267,8 @@ def group_session(monkeypatch):
 
 
 def test_headless_tap_acts_on_the_current_chats_buttons_never_the_groups(group_session):
-    # Trial 8 F4: the staff card pushed in the same exchange was merged into the resident's choices,
-    # and a tap acted on whichever output came last.
+    # The staff card pushed in the same exchange must not be merged into the resident's choices,
+    # where a tap would act on whichever output came last.
     said, tapped = _headless(group_session, {"text": "新需求：路燈壞了"}, {"tap": 1})
     assert [c["label"] for c in said["choices"]] == ["確認"]
     assert [c["label"] for c in said["other_choices"][GROUP]] == ["我來處理"]

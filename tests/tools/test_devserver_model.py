@@ -1,5 +1,5 @@
 """make run with LOCAL_MODEL=standin: the agent function and the Gemini stand-in start too, and a
-free-text turn is answered by the model path end to end (issue 10, Build 5)."""
+free-text turn is answered by the model path end to end."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """make run stops every child it started on each stop signal, even when its caller ignored SIGINT.
 
-A shell script that runs ``make run &`` starts it with SIGINT ignored; a newcomer's trial then sent
-Ctrl-C (SIGINT) to the group: make ended, the devserver stayed, and the five services kept serving.
+A shell script that runs ``make run &`` starts it with SIGINT ignored; Ctrl-C (SIGINT)
+sent to the group then ends make; the devserver must not stay, with the five services still serving.
 The children run in their own sessions, so only the devserver's own cleanup can stop them.
 """
 from __future__ import annotations
@@ -50,8 +50,8 @@ def test_devserver_stop_signals_raise_keyboard_interrupt_even_when_inherited_ign
 
 
 def test_devserver_later_stop_signals_do_not_interrupt_the_cleanup():
-    # Trial 7: `timeout 90 make run` signalled the devserver twice (timeout and make); the second
-    # KeyboardInterrupt cut the cleanup short and four services stayed up. Only the first raises.
+    # `timeout 90 make run` signals the devserver twice (timeout and make); a second
+    # KeyboardInterrupt must not cut the cleanup short and leave services up. Only the first raises.
     code = ("import os, signal, sys\n"
             "from tools.devserver import _stop_on_signals\n"
             "_stop_on_signals()\n"
@@ -82,7 +82,7 @@ def test_devserver_sigint_with_sigint_ignored_then_a_burst_of_signals_stops_ever
         assert ready["mode"] == "serve-only"
         assert all(_listening(port) for port in ports.values())
         server.send_signal(signum)
-        for _ in range(5):  # more stop signals while it stops its children (trial 7: timeout + make)
+        for _ in range(5):  # more stop signals while it stops its children (as timeout and make send them)
             time.sleep(0.02)
             if server.poll() is None:
                 server.send_signal(signal.SIGTERM)
@@ -139,7 +139,7 @@ def test_devserver_child_of_another_interpreter_is_started_as_a_command(tmp_path
 
 
 def test_devserver_child_log_of_the_previous_run_is_kept_one_generation(tmp_path):
-    """A restart after a failure must not wipe what the failed run wrote (trial 8, finding 14): the
+    """A restart after a failure must not wipe what the failed run wrote: the
     new run writes ``<name>.log``, the last one is ``<name>.log.1``, and the one before is gone."""
     from tools.devserver import start_child
 

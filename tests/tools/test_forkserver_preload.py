@@ -1,7 +1,7 @@
 """The fork server's preload (tools/forkserver_preload.py) keeps a forked function a new one.
 
 A function forked from it must read its own environment, must not find ADK, genai or Google's
-clients already imported (the webhook's cold start claim, DESIGN §3), and the preload itself must
+clients already imported (the webhook's cold start claim, docs/design.md §3), and the preload itself must
 read none of LOCAL's variables nor start a thread, since whatever it did would be inherited by every
 function the tests and ``make run`` start.
 """

@@ -1,4 +1,4 @@
-"""``make demo``: the four-case table of seed 001, reproduced through the real functions."""
+"""``make demo``: the four fault scenarios of docs/design.md §4, reproduced through the real functions."""
 from __future__ import annotations
 
 import json

@@ -91,7 +91,7 @@ def test_signing_keys_from_settings_need_a_key_and_accept_the_previous_version()
 
 
 def test_signing_mac_with_flipped_low_bit_of_last_char_is_refused():
-    """Issue 13 item 6: the flipped text decodes leniently to the very same MAC bytes, and is refused."""
+    """The flipped text decodes leniently to the very same MAC bytes, and is refused."""
     signed = signing.sign(KEYS, "local-test-card", ALICE, "v1.a.b")
     flipped = _flip_low_bit_of_last_char(signed)
     assert flipped != signed

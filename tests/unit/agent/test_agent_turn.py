@@ -1,6 +1,6 @@
 """The model turn through the real ADK Runner and the real google-genai client, over HTTP to the
 Gemini stand-in (tools/gemini_standin.py) on loopback: tools decide, the model only proposes
-(DESIGN §7–§8; issue 10). No test reaches the network; Gemini is never called."""
+(docs/design.md §7–§8). No test reaches the network; Gemini is never called."""
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,5 @@
 """Model configuration: one reader of the environment (shared/config.py), google-genai's own
-variables honoured, the router the default without a key (issue 10, Build 3)."""
+variables honoured, the router the default without a key (docs/design.md §8)."""
 from __future__ import annotations
 
 import pytest

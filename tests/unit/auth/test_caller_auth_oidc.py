@@ -1,4 +1,4 @@
-"""OIDC caller authentication against garbage and repeated calls (issue 13, item 9): a bearer that
+"""OIDC caller authentication against garbage and repeated calls: a bearer that
 is not a well-formed JWT is refused (401) before any certificate fetch, and Google's certificates
 are cached for as long as their Cache-Control header says. The ID tokens are signed with a
 throwaway RSA key; the only fake is a requests requests transport (a third-party seam) that serves

@@ -1,4 +1,4 @@
-"""TDX activity records → LOCAL events: validation and mapping (issue 15, shared/events/activities.py)."""
+"""TDX activity records → LOCAL events: validation and mapping (shared/events/activities.py)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Ingestion into versioned snapshots and the searches that read them (issue 15), on a real SQLite file."""
+"""Ingestion into versioned snapshots and the searches that read them (docs/design.md §5), on a real SQLite file."""
 from __future__ import annotations
 
 import io

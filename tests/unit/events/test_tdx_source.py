@@ -1,5 +1,5 @@
 """The TDX adapter against the local TDX stand-in over loopback HTTP: token caching and refresh,
-retries with backoff on 429/5xx, timeouts, If-Modified-Since (issue 15). No network."""
+retries with backoff on 429/5xx, timeouts, If-Modified-Since (docs/design.md §5). No network."""
 from __future__ import annotations
 
 import json

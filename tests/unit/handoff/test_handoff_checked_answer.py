@@ -1,5 +1,5 @@
 """What an answer carried is recorded before it is sent, and every path that decides whether the
-resident still needs to be told reads it (DESIGN §4, §11; the flapping-lock double receipt).
+resident still needs to be told reads it (docs/design.md §4, §11; the flapping-lock double receipt).
 
 The run that found it (tests/functions/test_flapping_lock.py): a confirmation's first attempt
 committed the request but lost its answer, queued the check after "checking" and could record

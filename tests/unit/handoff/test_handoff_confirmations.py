@@ -1,4 +1,4 @@
-"""Durable confirmations (DESIGN §4, §11): the draft records the tap before the create, expiry is
+"""Durable confirmations (docs/design.md §4, §11): the draft records the tap before the create, expiry is
 judged at the tap, and the sweep re-queues every confirmation still unsettled, once per retry
 window, however long reconcile was down. Real SQLite file, real embedded queue, LINE stand-in."""
 from __future__ import annotations

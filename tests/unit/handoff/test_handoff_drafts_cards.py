@@ -125,7 +125,7 @@ def test_cards_without_signing_key_refuse_to_sign(make_settings, actor):
         cards.confirmation_card(settings, draft)
 
 
-#: The unknown-outcome reply state, restated as data from DESIGN §4 and seed Day 2.
+#: The unknown-outcome reply state, restated as data from docs/design.md §4.
 PENDING_VERIFICATION_CONTRACT = {"reply_state": "pending_verification", "claim_completed": False,
                                  "next_step": "reconcile_by_idempotency_key",
                                  "retry_policy": "reuse_same_idempotency_key"}

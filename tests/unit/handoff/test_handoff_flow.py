@@ -214,10 +214,10 @@ def _confirmed(ctx_for, text: str, event_id: str) -> str:
 
 
 def test_flow_same_text_as_an_open_request_card_says_so_and_still_offers_the_card(ctx_for):
-    # Trial 7 finding 5: the same text sent again made a second request with no word about the first.
+    # The same text sent again must not make a second request with no word about the first.
     first = _confirmed(ctx_for, "新需求：中正路上有大坑洞 機車騎士會摔", "EV-A")
     again = flow.match_text(ctx_for("EV-B"), "新需求：中正路上有大坑洞 機車騎士會摔")
-    note, card = again.messages  # the note first (newcomer trial 9): read before the card is tapped
+    note, card = again.messages  # the note first: read before the card is tapped
     assert card.to_dict()["type"] == "flex"  # still confirmable: another request is the resident's choice
     assert first in note.text and "一樣的內容" in note.text and "不用再送" in note.text and "下面的卡片" in note.text
 

@@ -295,7 +295,7 @@ def test_reconcile_not_found_after_user_cancel_says_it_was_cancelled(store, acto
 @pytest.mark.parametrize("later", ["requeue", "relay"])
 def test_reconcile_check_push_delivered_but_unrecorded_is_never_told_again(settings, store, actor, clock,
                                                                             line_standin, later):
-    """Issue 7 (flapping lock): the check after "checking" pushed the receipt, then its "delivered"
+    """A flapping lock: the check after "checking" pushed the receipt, then its "delivered"
     write was lost; the sweep's re-queue (or a relay) pushes the same notice again. The repeat
     must carry the same retry key, so LINE answers 409 and the user reads the receipt once."""
     draft = draft_for(store, actor, settings)

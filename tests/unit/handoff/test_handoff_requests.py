@@ -1,4 +1,4 @@
-"""create_request: the outcome table of DESIGN §4 on a real SQLite file (one transaction, one row)."""
+"""create_request: the outcome table of docs/design.md §4 on a real SQLite file (one transaction, one row)."""
 from __future__ import annotations
 
 import re

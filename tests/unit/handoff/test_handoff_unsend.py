@@ -1,4 +1,4 @@
-"""An unsent message never becomes a request (DESIGN §4, LINE's unsend event): the in-process
+"""An unsent message never becomes a request (docs/design.md §4, LINE's unsend event): the in-process
 WebhookService on a real SQLite file and the LINE stand-in, through signed webhook bodies."""
 from __future__ import annotations
 

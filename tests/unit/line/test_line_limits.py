@@ -1,4 +1,4 @@
-"""LINE's limits, counted as LINE counts them (UTF-16 units), in one place (issue 13, item 7):
+"""LINE's limits, counted as LINE counts them (UTF-16 units), in one place (docs/design.md §11):
 the counter, the renderers that use it, and the LINE stand-in that refuses what LINE refuses."""
 from __future__ import annotations
 

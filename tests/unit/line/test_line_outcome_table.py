@@ -1,4 +1,4 @@
-"""The LINE gateway's one outcome table (DESIGN §11), through the real SDK adapter against the
+"""The LINE gateway's one outcome table (docs/design.md §11), through the real SDK adapter against the
 recording LINE stand-in: each row is produced by what LINE (or the network) really does."""
 from __future__ import annotations
 

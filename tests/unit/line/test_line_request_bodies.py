@@ -1,6 +1,6 @@
 """The gateway's request bodies are exactly line-bot-sdk's own serialisation of LOCAL's messages.
 
-``SdkLineGateway`` serialises reply and push requests in one pass (issue 14); this checks the body
+``SdkLineGateway`` serialises reply and push requests in one pass (to spare CPU); this checks the body
 LINE receives (the stand-in records it) against the SDK's generated ``to_dict`` for every kind of
 message model LOCAL sends: text with quick replies, Flex bubbles and carousels (boxes, texts,
 buttons, separators), a buttons template, and message, postback and URI actions.

@@ -1,4 +1,4 @@
-"""The approve table of DESIGN §6 as one store transaction, on a real SQLite file."""
+"""The approve table of docs/design.md §6 as one store transaction, on a real SQLite file."""
 from __future__ import annotations
 
 import threading

@@ -1,7 +1,7 @@
-"""A remember request that names a health condition or allergy, and no diet (trial 7 minor 4).
+"""A remember request that names a health condition or allergy, and no diet.
 
-LOCAL keeps one dietary condition only (DESIGN §6). 幫我記住我有糖尿病，對花生過敏 got the diet
-picker as if nothing else was said; now the reply first says such facts are not kept.
+LOCAL keeps one dietary condition only (docs/design.md §6). 幫我記住我有糖尿病，對花生過敏 must not
+get the diet picker as if nothing else was said: the reply first says such facts are not kept.
 """
 from __future__ import annotations
 

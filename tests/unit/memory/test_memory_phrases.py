@@ -1,4 +1,4 @@
-"""Reading remember / correct requests without the model (DESIGN §6; seed Day 14)."""
+"""Reading remember / correct requests without the model (docs/design.md §6)."""
 from __future__ import annotations
 
 import pytest
@@ -57,5 +57,5 @@ def test_phrases_negated_diet_is_never_a_diet_to_store(text):
     ("聽說他吃素，幫我記下來", "vegetarian"),
 ])
 def test_phrases_reported_speech_with_a_request_is_reported_not_remember(text, diet):
-    # DESIGN §6: not about someone else's habit (朋友說他吃素), even with 幫我記住.
+    # docs/design.md §6: not about someone else's habit (朋友說他吃素), even with 幫我記住.
     assert read_memory_request(text) == MemoryRequest("reported", diet)

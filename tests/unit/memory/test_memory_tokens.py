@@ -1,5 +1,5 @@
 """Consent-card tokens: signature, actor binding, key rotation and LINE's 300-character limit
-(DESIGN §6)."""
+(docs/design.md §6)."""
 from __future__ import annotations
 
 import base64

@@ -1,4 +1,4 @@
-"""Township resolution: aliases, longest match first, vague areas (DESIGN §5 Areas)."""
+"""Township resolution: aliases, longest match first, vague areas (docs/design.md §5 Areas)."""
 
 from __future__ import annotations
 

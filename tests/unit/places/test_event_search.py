@@ -1,4 +1,4 @@
-"""search_local_events over the demo snapshot (DESIGN §5 search_local_events)."""
+"""search_local_events over the demo snapshot (docs/design.md §5 search_local_events)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""search_local_places and the place catalog (DESIGN §5; seed 002_d5c18bd8b8d888e9.txt)."""
+"""search_local_places and the place catalog (docs/design.md §5)."""
 
 from __future__ import annotations
 

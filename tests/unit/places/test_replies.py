@@ -1,4 +1,4 @@
-"""Rendering place and event results as typed LINE messages (DESIGN §5 replies)."""
+"""Rendering place and event results as typed LINE messages (docs/design.md §5 replies)."""
 
 from __future__ import annotations
 

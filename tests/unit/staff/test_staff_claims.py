@@ -1,4 +1,4 @@
-"""What the staff tapper is told about the resident is true in the store (trial 7, F9).
+"""What the staff tapper is told about the resident is true in the store (docs/design.md §10).
 
 Signed webhook bodies go through a real ``WebhookService`` on a real SQLite file with the recording
 LINE stand-in: the resident confirms a request one-to-one, staff members tap the group card's
@@ -6,7 +6,7 @@ buttons (postbacks from the staff group, made for the request's current revision
 staff answer that says the resident was told (「已通知詢問者」) comes from a transition that wrote the
 resident's notice (a ``staff_notices`` entry with ``audience: resident``); an answer after a
 transition that wrote none says no notice was sent this time. The resident is still told each
-outcome once (DESIGN §10): a take after 轉回待處理 writes no second 「已有專人接手」.
+outcome once (docs/design.md §10): a take after 轉回待處理 writes no second 「已有專人接手」.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
 
 
 def test_stale_tap_on_a_completed_request_reads_once_as_completed():
-    # Trial 7 minor 6: 「已由 工作人員 #d57b 已完成」 said 已 twice.
+    # never 「已由 工作人員 #d57b 已完成」, which says 已 twice
     from shared.staff import access, records, wording
 
     member = access.StaffMember("U" + "a" * 32, "a" * 16)

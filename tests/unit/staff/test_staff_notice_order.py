@@ -1,4 +1,4 @@
-"""The resident hears a request's steps in order (DESIGN §10): a later step's notice (completed,
+"""The resident hears a request's steps in order (docs/design.md §10): a later step's notice (completed,
 declined) is never told before the accepted one. Seen in the staff HTTP test under load: the take's
 push was retried and the resident heard 「處理結束」 first, then 「已有專人接手」. Real SQLite store,
 the relay pushing through the LINE stand-in, an injected clock."""

@@ -1,6 +1,6 @@
-"""A tap on an older revision's staff card says the card is old and nothing changed (trial 8, staff).
+"""A tap on an older revision's staff card says the card is old and nothing changed (docs/design.md §10).
 
-The trial: staff A takes a request (我來處理), taps 轉回待處理, takes it again, then taps 已完成 on the
+The example: staff A takes a request (我來處理), taps 轉回待處理, takes it again, then taps 已完成 on the
 FIRST card. The answer read 「req-… 已由 你 接手，這次沒有變更。」, which did not say the card was old,
 so A could believe the request was completed. The kind: every tap on a card of an older revision,
 whoever taps it and whatever its button, says first that this card is not the latest and nothing was

@@ -1,5 +1,5 @@
 """The date reader (holidays from the Taiwan calendar, Chinese numerals, nearest day) and the one
-diet-label table (issue 9 items 2, 3, 5; issue 8 item 5)."""
+diet-label table."""
 from __future__ import annotations
 
 import subprocess
@@ -112,7 +112,7 @@ def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
 ])
 def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
     """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
-    each process's first text turn, a cold start's cost (issue 14, P1)."""
+    each process's first text turn, a cold start's cost."""
     code = ("import sys; from shared.turn.dates import read_date; from shared.turn.text import reading_form; "
             f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)

@@ -38,7 +38,7 @@ from tools.line_standin import LineStandin
 
 CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
 CASES = json.loads(CASES_PATH.read_text(encoding="utf-8"))
-#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as issue 9's examples assume.
+#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the examples assume.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 #: Cases this test can drive: one message, answered without a model. ``make eval`` (tools/eval.py)
 #: runs the rest too: flows (``setup.steps`` / ``observe`` / ``fault``), model-only cases, and cases

@@ -1,6 +1,6 @@
 """The help reply (shared.turn.menu.help_reply): what a resident is told when the router reads
-nothing in a text, through a signed webhook body. Its words are plain (newcomer trial 9: 「離線查詢
-模式」 meant nothing to a resident), and a note, when there is one, leads instead of the opening.
+nothing in a text, through a signed webhook body. Its words are plain (「離線查詢模式」
+would mean nothing to a resident), and a note, when there is one, leads instead of the opening.
 Clock: 2026-12-01 10:00 Asia/Taipei.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixed answers that used to end the conversation now offer the menu (issue 9 follow-up item 9):
+"""Fixed answers that could end the conversation offer the menu:
 the draft card's 取消, the forget confirmation and the daily-cap refusal. The in-process
 WebhookService on a real SQLite file, functions/memory's use case in-process, the LINE stand-in."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The events township picker keeps the dates and topic read from the message (issue 9 follow-up item 5).
+"""The events township picker keeps the dates and topic read from the message.
 
 過年 彰化有什麼活動 asks for a township; a tap on 全部鄉鎮 or on a township must search the 過年 dates,
 not 「今天起所有日期」. Through the webhook use case with a real SQLite file and the LINE stand-in.

@@ -187,7 +187,7 @@ def test_resolve_date_weekend_boundaries_use_taipei_calendar(now, text, expected
     (datetime(2026, 12, 31, 4, 0, tzinfo=timezone.utc), "明天有活動嗎", "2027-01-01/2027-01-02"),
     # 2026-12-31 16:00 UTC is already 2027-01-01 in Asia/Taipei.
     (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "這個月有活動嗎", "2027-01-01/2027-02-01"),
-    # A month-day without a year is the nearest one: yesterday stays in the past (issue 9 item 3).
+    # A month-day without a year is the nearest one: yesterday stays in the past.
     (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "12月31日有活動嗎", "2026-12-31/2027-01-01"),
 ])
 def test_resolve_date_year_end_rolls_over(now, text, expected):

@@ -1,4 +1,4 @@
-"""Negated diet words are not read as that diet (issue 4 follow-up; DESIGN §5, §6).
+"""Negated diet words are not read as that diet (docs/design.md §5, §6).
 
 「我不吃素」 states that the diet is not restricted: for a place search that is ``any``, never
 ``vegetarian``. An A-not-A question (有沒有素食, 是不是素食) is not a negation.

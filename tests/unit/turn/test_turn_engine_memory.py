@@ -1,6 +1,6 @@
 """The turn engine applies consented memory only where the question leaves the diet open, checks
 the revision before and after the tool, says where the diet came from, and audits each turn
-(DESIGN §7)."""
+(docs/design.md §7)."""
 from __future__ import annotations
 
 import inspect

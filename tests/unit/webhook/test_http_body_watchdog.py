@@ -1,4 +1,5 @@
-"""The slow-client gate's timers: one watchdog thread per process, not a thread per request (issue 14).
+"""The slow-client gate's timers: one watchdog thread per process, not a thread per request
+(starting one per request cost measurable CPU under load).
 
 Real sockets (``socket.socketpair``); no wall-clock bound: each wait is on a condition.
 """

@@ -1,4 +1,4 @@
-"""What LOCAL says it keeps equals what it keeps (newcomer trial: the privacy answer).
+"""What LOCAL says it keeps equals what it keeps (the privacy answer).
 
 Signed webhook bodies go through the in-process ``WebhookService`` (and the queued-event worker)
 on a real SQLite file; then every row of every collection in that file is read back and compared

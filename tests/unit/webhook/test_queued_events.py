@@ -1,6 +1,6 @@
 """Queued events in-process: the webhook hands what it cannot finish in time to the real embedded
 queue (in the store's SQLite file), whose deliveries reach the real queued-event worker; LINE is
-the recording stand-in with its fault hooks (DESIGN §11: done = replied, outcome recorded, or queued)."""
+the recording stand-in with its fault hooks (docs/design.md §11: done = replied, outcome recorded, or queued)."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
-"""One-to-one things stay one-to-one, and text that cannot be stored gets a reason (issue 13,
-items 10 and 4): a real WebhookService on a real SQLite file and the recording LINE stand-in."""
+"""One-to-one things stay one-to-one, and text that cannot be stored gets a reason
+(docs/design.md §3): a real WebhookService on a real SQLite file and the recording LINE stand-in."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Fuzz the webhook with signed bodies built from LINE's webhook schema (issue 13, acceptance):
+"""Fuzz the webhook with signed bodies built from LINE's webhook schema:
 random values, lone surrogates, ids in and out of LINE's formats, and enum values LINE may add
 tomorrow (event, source, message, mention and sticker types). A real WebhookService on a real
 SQLite file and the recording LINE stand-in; each body is delivered twice (LINE's redelivery).

@@ -1,4 +1,4 @@
-"""The webhook's parse phase against hostile and newer input (issue 13, items 3, 4 and 5): a real
+"""The webhook's parse phase against hostile and newer input (docs/design.md §2, §3): a real
 WebhookService on a real SQLite file and the recording LINE stand-in; bodies signed as sent."""
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def test_parse_unknown_event_kind_is_ignored_without_reply(webhook_service, line
     assert result.status == 200
     assert result.body["events"] == ["unreadable"]
     assert reply_calls(line_standin) == []
-    # newcomer trial 9: the operator can still tell whose event was dropped (the keyed hash, never the id)
+    # the operator can still tell whose event was dropped (the keyed hash, never the id)
     [entry] = [r for r in caplog.records if r.getMessage().startswith("event unreadable")]
     assert entry.fields["user"] == hash_user(event["source"]["userId"]) is not None
     assert event["source"]["userId"] not in json.dumps(entry.fields)
