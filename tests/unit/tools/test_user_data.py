@@ -135,8 +135,8 @@ def test_user_data_make_target_without_user_id_fails_on_stderr(tmp_path):
 
 
 def test_user_data_on_make_runs_dev_tenant_uses_make_runs_dev_key_for_the_log_hash(tmp_path):
-    # Trial 7: after a default `make run`, `make user-data` gave log_user_hash null, so the README's
-    # grep of .run/*.log for the resident's lines could not work.
+    # After a default `make run`, `make user-data` must give the log_user_hash that make run's functions
+    # log, or the grep of .run/*.log for a resident's lines (docs/delivery.md, "Logs") finds nothing.
     from shared import logs
     from tools.devserver import DEV_SECRETS
 
