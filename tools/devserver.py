@@ -54,7 +54,7 @@ DEV_SECRETS = {
     "LOCAL_INTERNAL_TOKEN": "local-dev-internal-token",
     "LOCAL_TENANT_ID": "local-dev",
     "LOCAL_TIMEZONE": "Asia/Taipei",
-    # A simulated LINE staff group (DESIGN §10): staff cards are pushed to it; /staff acts in it.
+    # A simulated LINE staff group (docs/design.md §10): staff cards are pushed to it; /staff acts in it.
     "LOCAL_STAFF_GROUP_ID": "C" + hashlib.sha256(b"local-dev-staff-group").hexdigest()[:32],
 }
 START_TIMEOUT_SECONDS = 20.0

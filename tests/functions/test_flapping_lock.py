@@ -1,4 +1,4 @@
-"""A flapping store lock under concurrent senders (DESIGN §11), through the functions as processes:
+"""A flapping store lock under concurrent senders (docs/design.md §11), through the functions as processes:
 a second process holds the SQLite write lock 0.6 s, frees it 0.05 s, over and over, while senders
 post events to the webhook and redeliver every non-200 answer (as LINE does when the operator
 enabled redelivery). The issue's run: 12 s of flapping, 12 senders (about half a minute).
@@ -175,7 +175,7 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
     for event in sent:
         answers = answers_for(line_standin, event, receipts)
         # An answer "正在確認…" promises the check's result as a follow-up push under the receipt's own
-        # key (DESIGN §4): that push is the promised second message, not a second answer.
+        # key (docs/design.md §4): that push is the promised second message, not a second answer.
         key = receipts.get(event["webhookEventId"])
         if any(CHECKING in all_text(a["body"]["messages"]) for a in answers):
             followups = [a for a in answers if a["path"] == PUSH and key and a["headers"].get("x-line-retry-key") == key]
