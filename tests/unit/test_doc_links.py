@@ -5,13 +5,16 @@ Read as text, no network: a Markdown link ``[text](target)`` whose target is not
 file or directory of the checkout (relative to the document), and its ``#anchor`` a heading of that
 file under GitHub's slug rules (lower case; punctuation other than ``-`` and ``_`` dropped; spaces
 become ``-``; a repeated heading gets ``-1``, ``-2`` …). A code span that looks like a repo path
-(``shared/…``, ``tools/…``, ``tests/…`` …; ``<placeholders>`` and ``*`` match any name) must exist.
+(``shared/…``, ``tools/…``, ``tests/…`` …; ``<placeholders>`` and ``*`` match any name) must exist,
+and a dotted name under ``shared`` (``shared.outbox.AnswerCarries``) must name a module, or a name
+that module defines at its top level (read with ``ast``, nothing imported).
 Fenced code blocks are not read. Files under ``docs/results/`` are written by their commands
 (``make bench``, ``make eval``) and may be absent from a fresh checkout; ``docs/design.md`` is
 checked by its own test, by section number.
 """
 from __future__ import annotations
 
+import ast
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -110,6 +113,33 @@ def _path_problem(span: str, root: Path) -> str | None:
     return None if (root / pattern).exists() else f"missing path `{span}`"
 
 
+def _top_level_names(module: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+def _dotted_problem(span: str, root: Path) -> str | None:
+    if not re.fullmatch(r"shared(\.[A-Za-z_]\w*)+", span):
+        return None
+    parts = span.split(".")
+    for end in range(len(parts), 0, -1):  # the longest prefix that is a module or package
+        base = root.joinpath(*parts[:end])
+        module = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if module.exists():
+            if end == len(parts) or parts[end] in _top_level_names(module):
+                return None
+            return f"`{span}`: {'.'.join(parts[:end])} defines no {parts[end]}"
+    return f"`{span}`: no such module"
+
+
 def problems(doc: Path, root: Path = ROOT) -> list[Problem]:
     """What ``doc`` links to or names as a repo path that does not resolve."""
     name = doc.relative_to(root).as_posix()
@@ -119,7 +149,7 @@ def problems(doc: Path, root: Path = ROOT) -> list[Problem]:
             if (what := _link_problem(doc, target, root)) is not None:
                 found.append(Problem(name, number, what))
         for _, span in _CODE.findall(line):
-            if (what := _path_problem(span, root)) is not None:
+            if (what := _path_problem(span, root) or _dotted_problem(span.strip(), root)) is not None:
                 found.append(Problem(name, number, what))
     return found
 
@@ -164,7 +194,7 @@ def test_github_slug_follows_githubs_rules(heading, slug):
 def test_problems_reports_each_kind_of_broken_reference(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "real.py").write_text("")
+    (tmp_path / "shared" / "real.py").write_text("from x import y as z\nLIMIT: int = 3\nclass Real:\n    pass\n")
     (tmp_path / "docs" / "other.md").write_text("# Other\n## Results\n## Results\n")
     doc = tmp_path / "docs" / "page.md"
     doc.write_text("\n".join([
@@ -178,6 +208,7 @@ def test_problems_reports_each_kind_of_broken_reference(tmp_path):
         "[in a fence](missing.md) `shared/also-gone.py`",
         "```",
         "`docs/results/bench.md` [generated](results/eval.md)",
+        "`shared.real` `shared.real.Real` `shared.real.LIMIT` `shared.real.z` `shared.real.gone` `shared.nowhere.x`",
     ]))
     found = problems(doc, tmp_path)
     assert [(p.line, p.what) for p in found] == [
@@ -186,4 +217,6 @@ def test_problems_reports_each_kind_of_broken_reference(tmp_path):
         (5, "link to a missing anchor: #nowhere"),
         (6, "missing path `shared/gone.py`"),
         (6, "no file matches `shared/*.txt`"),
+        (11, "`shared.real.gone`: shared.real defines no gone"),
+        (11, "`shared.nowhere.x`: no such module"),
     ]
