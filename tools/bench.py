@@ -1,4 +1,4 @@
-"""``make bench``: LOCAL measured against what a developer would pick instead (issue 14).
+"""``make bench``: LOCAL measured against what a developer would pick instead.
 
 Every figure is a ratio against a baseline that does the same job the plain way, measured in the
 same invocation, interleaved A/B (the order alternates each repeat, so a noisy neighbour on a
@@ -25,8 +25,11 @@ files in ``bench/``:
 * R2 long message: the webhook's 200 for a signed 5,000-unit message of each shape, against its 200
   for a fixed entry (選單) in the same process.
 
-Prints a table, writes ``out/bench.json`` (``--out``). No figure is asserted anywhere; the smoke
-test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only that each figure exists.
+Prints a table, writes every raw value to ``out/bench.json`` (``--out``) and the table, with the
+commit, the machine and its load, to ``docs/results/bench.md`` (``--results``; a ``--tiny`` run writes
+its page beside ``--out`` instead, so a smoke run never replaces the published one). No figure is
+asserted anywhere; the smoke test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only
+that each figure exists.
 """
 from __future__ import annotations
 
@@ -758,6 +761,52 @@ def table(figures: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _commit() -> str:
+    """The checkout's short commit, marked when the work tree has changes; "unknown" outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head} (with uncommitted changes)" if dirty else head
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the checkout when it is inside it (as a reader would find it), else as given."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def results_page(document: dict, command: str, commit: str, written_at: str, json_path: str) -> str:
+    """The Markdown page of one run: who wrote it, on what, under which load, then the table.
+
+    Args:
+        document: what ``main`` writes to the JSON (``machine``, ``figures``, ``firestore_emulator``).
+        command: the command line that ran, as a reader would type it.
+        commit: the checkout's commit (``_commit``).
+        written_at: the run's end, UTC.
+        json_path: where the run's raw values went (``--out``).
+    """
+    facts = document["machine"]
+    names = sorted({f["name"] for f in document["figures"]})
+    lines = ["# `make bench` results", "",
+             f"Written by `{command}` (what `make bench` runs; tools/bench.py). Do not edit by hand: run it again. What each figure "
+             "measures and its goal: docs/benchmarks.md.", "",
+             f"- commit {commit}, finished {written_at}, {facts['bench_seconds']} s",
+             f"- {facts['cores']} cores {facts['machine']}, {facts['platform']}, Python {facts['python']}, "
+             f"SQLite {facts['sqlite']}",
+             f"- load average {facts['loadavg_start'][0]:.1f} at the start, {facts['loadavg_end'][0]:.1f} at the end "
+             "(ratios compare two sides of one run; absolute times depend on the load)",
+             f"- figures run: {', '.join(names)}; Firestore emulator: {document['firestore_emulator']}",
+             f"- raw values: `{json_path}` ({'tiny sizes' if document['tiny'] else 'full sizes'})", "",
+             table(document["figures"]), ""]
+    return "\n".join(lines)
+
+
 def _quiet_logs(path: Path) -> None:
     """LOCAL's structured logs of the in-process figures go to a file (their cost stays in the figures)."""
     from shared import logs
@@ -856,11 +905,14 @@ def main(argv: list[str] | None = None) -> int:
 
     Args:
         argv: ``--tiny`` (the smoke test's sizes), ``--out PATH`` (default out/bench.json),
-            ``--no-emulator`` (skip the Firestore emulator figures), ``--only P1,P2,…,R1,R2`` (a subset).
+            ``--results PATH`` (the Markdown page; default docs/results/bench.md, or beside ``--out``
+            with ``--tiny``), ``--no-emulator`` (skip the Firestore emulator figures),
+            ``--only P1,P2,…,R1,R2`` (a subset).
     """
     parser = argparse.ArgumentParser(prog="python -m tools.bench")
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
+    parser.add_argument("--results", type=Path, default=None)
     parser.add_argument("--no-emulator", action="store_true")
     parser.add_argument("--only", default="P1,P2,P3,P4,P5,knee,R1,R2,emulator")
     args = parser.parse_args(argv)
@@ -926,16 +978,22 @@ def main(argv: list[str] | None = None) -> int:
     facts["loadavg_end"] = list(os.getloadavg())
     facts["bench_seconds"] = round(time.perf_counter() - started, 1)
     document = {"machine": facts, "sizes": sizes.__dict__, "tiny": args.tiny, "figures": figures,
-                "firestore_emulator": emulator_note or "ran"}
+                "firestore_emulator": emulator_note or ("ran" if "emulator" in only else "not asked (--only)")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    results = args.results or (args.out.with_suffix(".md") if args.tiny else REPO / "docs" / "results" / "bench.md")
+    command = " ".join(["python -m tools.bench", *(argv if argv is not None else sys.argv[1:])])
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(results_page(document, command, _commit(),
+                                    time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), _shown(args.out)),
+                       encoding="utf-8")
     print(f"LOCAL bench — {facts['cores']} cores, Python {facts['python']}, SQLite {facts['sqlite']}, "
           f"{facts['platform']}; load average {facts['loadavg_start'][0]:.1f} → {facts['loadavg_end'][0]:.1f}; "
           f"{facts['bench_seconds']} s")
     print(table(figures))
     if emulator_note:
         print(f"Firestore emulator figures: {emulator_note}")
-    print(f"written: {args.out}")
+    print(f"written: {args.out}, {results}")
     return 0
 
 

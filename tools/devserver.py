@@ -378,7 +378,7 @@ def hold_run_dir(run_dir: Path):
         holder = handle.read().strip() or "?"
         handle.close()
         print(f"devserver: another make run (pid {holder}) is using {run_dir}; stop it first, or run the "
-              "second one from another checkout (README: make run)", file=sys.stderr)
+              "second one with its own LOCAL_RUN_DIR and ports (docs/configuration.md)", file=sys.stderr)
         return None
     handle.seek(0)
     handle.truncate()

@@ -9,7 +9,7 @@ long as it keeps sending, and ``THREADS`` such clients hold them all: a signed L
 arrives alongside waits behind them past LINE's 2 s (gunicorn only bounds the wait for a
 connection's *first* bytes). gunicorn's own advice is a buffering proxy in front of it
 (https://gunicorn.org/deploy, https://gunicorn.org/design); in production Cloud Run's front end is
-that proxy (docs/delivery.md, hostile input).
+that proxy (docs/delivery.md, "Slow clients").
 
 Locally (``make run``, the tests' function processes, ``make demo``) there is no such front, so
 ``HeadBufferingThreadWorker`` does the part that matters in the worker itself: it reads each

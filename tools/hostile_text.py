@@ -1,4 +1,4 @@
-"""Long messages of the shapes that stress a reader's cost (docs/delivery.md, hostile input): one
+"""Long messages of the shapes that stress a reader's cost (docs/conversation.md, "Reading cost is linear"): one
 repeated character, a repeated township name, a repeated holiday suffix, emoji mixed with the
 router's words, a repeated real sentence and random Han characters. A reader whose work grows
 faster than the text shows it on these.

@@ -182,8 +182,8 @@ def test_flapping_lock_every_event_answered_once_or_queued(start_function, base_
             assert len(followups) <= 1, (event["webhookEventId"], "the check's result was pushed twice")
             answers = [a for a in answers if a not in followups]
         # A receipt reply whose outcome LOCAL could not record (the lock held its "delivered" and its
-        # end) is followed by one push under the receipt's key, worded to be read twice
-        # (docs/design.md §11): a restatement, not a second answer.
+        # end) is followed by one push under the receipt's key, worded to be read twice (docs/delivery.md,
+        # "After a reply of unknown outcome"): a restatement, not a second answer.
         restated = [a for a in answers if a["path"] == PUSH and key and a["headers"].get("x-line-retry-key") == key
                     and RESTATED_HEAD in all_text(a["body"]["messages"])]
         assert len(restated) <= 1, (event["webhookEventId"], "the receipt was restated twice")

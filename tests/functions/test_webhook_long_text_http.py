@@ -1,7 +1,7 @@
 """The served webhook answers LINE's longest text messages (5,000 UTF-16 units) of the shapes that
 stress reading cost (``tools.hostile_text``), while a fixed entry sent at the same time gets its
 reply: a real functions-framework process, signed bodies over loopback HTTP, the LINE
-stand-in (docs/delivery.md, hostile input). How long it takes is ``make bench``'s R2 figure; the
+stand-in (docs/delivery.md, "Hostile and unusual input"). How long it takes is ``make bench``'s R2 figure; the
 client timeout below only keeps a hung process from hanging the suite."""
 from __future__ import annotations
 

@@ -42,7 +42,13 @@ def _run_bench(tmp_path, *args: str, env_extra: dict[str, str] | None = None) ->
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| figure | measure |" in done.stdout  # the table was printed
-    return json.loads(out.read_text())
+    document = json.loads(out.read_text())
+    page = (tmp_path / "bench.md").read_text(encoding="utf-8")  # a tiny run's page goes beside --out
+    assert "Written by `python -m tools.bench --tiny" in page
+    assert f"{document['machine']['cores']} cores" in page
+    for figure in document["figures"]:  # every figure's row is on the page, as printed
+        assert f"| {figure['name']} | {figure['measure']} |" in page
+    return document
 
 
 def _numbers(spread: dict) -> bool:

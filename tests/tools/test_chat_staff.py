@@ -56,7 +56,7 @@ def test_chat_staff_command_acts_in_group_and_sees_group_cards(start_function, b
     ({"type": "message", "message": {"type": "text", "id": "468789577898262530", "text": "我要預約"}}, True),
     ({"type": "follow"}, True),
     ({"type": "message", "message": {"type": "sticker", "packageId": "11537", "stickerId": "52002734",
-                                     "stickerResourceType": "STATIC"}}, True),  # the README's /sticker
+                                     "stickerResourceType": "STATIC"}}, True),  # make run's /sticker (docs/configuration.md)
 ])
 def test_chat_headless_event_the_webhook_cannot_read_says_so(start_function, base_env, line_standin, raw, readable):
     """A raw ``{"event"}`` the real webhook does not read gets an error line saying why no reply

@@ -13,7 +13,7 @@ SHARED = ROOT / "shared"
 
 
 def _layers_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     start = text.index("### Layers")
     end = text.find("\n## ", start)
     return text[start:end if end != -1 else None]

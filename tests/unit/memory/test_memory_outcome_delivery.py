@@ -1,4 +1,4 @@
-"""A memory outcome whose reply outcome is unknown still reaches the resident (docs/design.md §11):
+"""A memory outcome whose reply outcome is unknown still reaches the resident (docs/delivery.md, "After a reply of unknown outcome"):
 the in-process WebhookService on a real SQLite file, the LINE stand-in with its fault hooks, the
 queued-event worker behind the real embedded queue (or, in a webhook-only deployment, in the
 webhook's own process), and functions/memory's use case in-process (``DirectMemoryClient``)."""

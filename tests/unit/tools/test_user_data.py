@@ -135,8 +135,8 @@ def test_user_data_make_target_without_user_id_fails_on_stderr(tmp_path):
 
 
 def test_user_data_on_make_runs_dev_tenant_uses_make_runs_dev_key_for_the_log_hash(tmp_path):
-    # After a default `make run`, `make user-data` must give a log_user_hash, or the documented
-    # grep of .run/*.log for the resident's lines cannot work.
+    # After a default `make run`, `make user-data` must give the log_user_hash that make run's functions
+    # log, or the grep of .run/*.log for a resident's lines (docs/delivery.md, "Logs") finds nothing.
     from shared import logs
     from tools.devserver import DEV_SECRETS
 

@@ -1,5 +1,5 @@
 """Reading a message costs work linear in its length: the offline router, with the date reader, the
-detail reader and the match against the events snapshot's titles (docs/delivery.md, hostile input).
+detail reader and the match against the events snapshot's titles (docs/conversation.md, "Reading cost is linear").
 
 What is counted is work, not time: every Python line run and every call into C (``str``, ``re``,
 builtins) while a step reads a text, through ``sys.settrace`` and ``sys.setprofile``. A step that
