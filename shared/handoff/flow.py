@@ -30,10 +30,10 @@ from shared.handoff.requests import (
 )
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
+from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
 from shared.staff import records as staff_records
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
-from shared.turn.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:

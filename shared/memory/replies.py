@@ -22,7 +22,7 @@ from shared.memory.port import (
     STALE_MEMORY_CARD,
     MemoryResult,
 )
-from shared.turn.menu import MENU_CHOICES
+from shared.replies.menu import MENU_CHOICES
 
 #: 「蔬食、全素、蛋奶素或奶素」, from the one label table (shared.diets).
 _SAVABLE_WORDS = "、".join(diet_label(d) for d in SAVABLE_DIETS[:-1]) + f"或{diet_label(SAVABLE_DIETS[-1])}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from shared.audit import scrub_remembered_diet
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.identity import Actor
@@ -16,7 +17,6 @@ from shared.memory.port import ALREADY_APPLIED, INVALID_MEMORY_CARD, MEMORY_FORG
 from shared.memory.store import read_preference
 from shared.memory.tokens import signing_keys, verify_card
 from shared.store import DocumentStore, StoreError, StoreTimeout
-from shared.turn.audit import scrub_remembered_diet
 
 
 def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: str, *,

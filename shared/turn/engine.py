@@ -25,6 +25,7 @@ from typing import Any
 from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, normalize_area
+from shared.audit import record_turn
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
@@ -36,9 +37,10 @@ from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
-from shared.replies import refusals
+from shared.replies import menu, refusals
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events, scope_words
+from shared.replies.menu import help_reply
 from shared.replies.next_steps import (
     ALL_TOWNSHIPS_DATA,
     asked_first,
@@ -49,14 +51,11 @@ from shared.replies.next_steps import (
 )
 from shared.replies.places import render_places
 from shared.store import StoreError
-from shared.turn import menu
-from shared.turn.audit import record_turn
 from shared.turn.datespec import Both, DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, encoded
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
 from shared.turn.limits import limits_with_details
-from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, event_titles, route, second_ask
 
 #: The vague word that stands for "no township given" when a picker is wanted.

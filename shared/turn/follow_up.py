@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from shared.audit import COLLECTION as AUDIT
 from shared.clock import from_iso
 from shared.context import EventContext
 from shared.logs import hash_user, log
 from shared.store import StoreError
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import THIS_TURN
 
 #: How recent a search must be for a bare follow-up to carry its conditions.
