@@ -12,6 +12,7 @@ from typing import Any, Callable
 from shared.clock import from_epoch_ms
 from shared.config import Settings
 from shared.identity import Actor
+from shared.keys import UserHasher, user_hasher
 from shared.line import LineGateway
 from shared.outbox import AnswerCarries, Carried
 from shared.store import DocumentStore
@@ -22,7 +23,7 @@ class EventContext:
     """One verified webhook event being handled.
 
     ``actor`` is None for events without a ``userId`` (some group and room events): those get
-    guidance and cause no writes (DESIGN §2). ``now`` is aware (UTC).
+    guidance and cause no writes (docs/design.md §2). ``now`` is aware (UTC).
     """
 
     settings: Settings
@@ -39,12 +40,24 @@ class EventContext:
     #: router (shared.turn.engine.run_text_turn). functions/agent sets the model turn here.
     text_turn: Callable[["EventContext", str], "Reply"] | None = None
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
-    #: is neither used nor shown there, and no memory is offered (DESIGN §6: consent is one-to-one).
+    #: is neither used nor shown there, and no memory is offered (docs/design.md §6: consent is one-to-one).
     shared_chat: bool = False
     #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
     #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
     #: may be much later for an event the queue answers (e.g. a consent card's expiry).
     event_time: datetime | None = None
+
+    @property
+    def user_hasher(self) -> UserHasher | None:
+        """The keyed hasher of user ids for this event's settings (``shared.keys.user_hasher``: built
+        once per process and key), or None without ``LOCAL_SIGNING_KEY``."""
+        return user_hasher(self.settings)
+
+    @property
+    def user_hash(self) -> str | None:
+        """The actor's user hash, as turn records store it; None without an actor or a signing key."""
+        hasher = self.user_hasher
+        return hasher(self.actor.user_id) if hasher is not None and self.actor is not None else None
 
 
 def event_time_of(event: Any) -> datetime | None:
@@ -91,7 +104,7 @@ class Reply:
     after_reply: Callable[[], None] | None = None
     on_reply_failed: Callable[[], None] | None = None
     #: Send nothing now: hand the event to the queued-event worker (functions/agent), whose handler
-    #: answers it (the model turn, DESIGN §8). Honoured by the webhook only.
+    #: answers it (the model turn, docs/design.md §8). Honoured by the webhook only.
     defer: bool = False
     carries: Carried | None = None
     follow_up: list[Any] | None = None

@@ -1,5 +1,5 @@
 """Who is acting. ``actor = (tenant_id, user_id)``; the user id comes only from a verified
-webhook event source, the tenant from configuration (DESIGN §2). The model never supplies it."""
+webhook event source, the tenant from configuration (docs/design.md §2). The model never supplies it."""
 from __future__ import annotations
 
 from dataclasses import dataclass

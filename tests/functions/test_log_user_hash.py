@@ -3,7 +3,6 @@ lines; the operator, who holds LOCAL_SIGNING_KEY, finds exactly theirs with ``ma
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -12,7 +11,7 @@ import sys
 import pytest
 import requests
 
-from shared.logs import user_hash_key
+from shared.keys import SigningKeys, UserHasher
 from tests.conftest import REPO, line_body, sign, text_event
 
 ALICE = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
@@ -47,7 +46,7 @@ def test_log_user_hash_operator_finds_exactly_one_residents_lines(start_function
 
     # What someone with only the user id could try: the old unkeyed tag, or a guessed key.
     unkeyed = hashlib.sha256(("local-user:" + ALICE).encode()).hexdigest()[:16]
-    guessed = hmac.new(user_hash_key("wrong-key"), ALICE.encode(), hashlib.sha256).hexdigest()[:16]
+    guessed = UserHasher.from_keys(SigningKeys(b"wrong-key", 1))(ALICE)
     assert not [line for line in lines if line.get("user") in (unkeyed, guessed)]
 
 
