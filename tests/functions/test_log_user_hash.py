@@ -1,4 +1,4 @@
-"""Keyed user hashes in logs (issue 13, item 8): a user id alone does not find a resident's log
+"""Keyed user hashes in logs: a user id alone does not find a resident's log
 lines; the operator, who holds LOCAL_SIGNING_KEY, finds exactly theirs with ``make user-data``."""
 from __future__ import annotations
 
@@ -53,3 +53,25 @@ def test_log_user_hash_operator_finds_exactly_one_residents_lines(start_function
 def test_log_user_hash_without_signing_key_is_null_and_says_why(base_env):
     env = {k: v for k, v in base_env.items() if k != "LOCAL_SIGNING_KEY"}
     assert _user_data(env, ALICE)["log_user_hash"] is None
+
+
+@pytest.mark.slow(seconds=2)
+@pytest.mark.parametrize("function, required", [
+    ("webhook", {"LINE_CHANNEL_SECRET": "s", "LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("agent", {"LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("memory", {}),
+    ("reconcile", {"LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("ingest", {"TDX_CLIENT_ID": "i", "TDX_CLIENT_SECRET": "s"}),
+])
+def test_log_user_hash_every_function_hashes_with_the_settings_key(function, required, tmp_path):
+    """Each function process, once its main module is loaded, logs a user as the settings' key
+    hashes them: the same in every process, so one resident's lines join across functions."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "TDX_"))}
+    env.update(required, LOCAL_STORE_URL=f"sqlite:///{tmp_path / 's.sqlite3'}", LOCAL_TENANT_ID="test-tenant",
+               LOCAL_SIGNING_KEY="process-key", PYTHONPATH=str(REPO))
+    code = (f"import runpy; runpy.run_path('functions/{function}/main.py'); "
+            f"from shared.logs import hash_user; print(hash_user('{ALICE}'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == UserHasher.from_keys(SigningKeys(b"process-key", 1))(ALICE)

@@ -216,3 +216,60 @@ def test_signing_memory_card_mac_tampered_or_flipped_low_bit_is_refused():
         with pytest.raises(InvalidMemoryCard):
             verify_card(KEYS, ALICE, bad)
     assert verify_card(KEYS, ALICE, token).dietary_type == "ovo_lacto"
+
+
+# ---- one card refusal, and cards made before the derivation changed -----------------------------
+
+def _former_card_mac(root: bytes, version: int, purpose: str, bound_to: tuple[str, ...], body: str) -> str:
+    """A MAC under the derivation LOCAL used before shared.keys (NIST SP 800-108r1 counter mode)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation, Mode
+
+    context = json.dumps([version, *bound_to], separators=(",", ":")).encode()
+    key = KBKDFHMAC(algorithm=hashes.SHA256(), mode=Mode.CounterMode, length=32, rlen=4, llen=4,
+                    location=CounterLocation.BeforeFixed, label=purpose.encode(), context=context,
+                    fixed=None).derive(root)
+    return signing.b64url_encode(hmac.new(key, body.encode(), hashlib.sha256).digest())
+
+
+def test_signing_every_card_kind_refuses_with_the_one_card_refusal():
+    from shared.staff import cards as staff_cards
+
+    assert cards.CardRefused is staff_cards.CardRefused is signing.CardRefused
+    staff_settings = _handoff_settings(LOCAL_STAFF_GROUP_ID="C" + "0" * 32)
+    refusals = []
+    for refuse in (lambda: cards.verify_reference(_handoff_settings(), BOB, _handoff_reference(_handoff_settings())),
+                   lambda: staff_cards.verify(staff_settings, "v1.take." + "0" * 64 + ".1.AAAA"),
+                   lambda: verify_card(KEYS, BOB, _memory_token()),
+                   lambda: cards.verify_reference(Settings.from_env({}), ALICE, "v1")):
+        with pytest.raises(signing.CardRefused) as refused:
+            refuse()
+        refusals.append(refused.value.reason)
+    assert refusals[0] == signing.BAD_SIGNATURE and refusals[-1] == signing.NOT_CONFIGURED
+
+
+def test_signing_a_card_made_under_the_former_derivation_is_refused_kindly_as_expired(tmp_path):
+    """After the deploy that changed the derivation, a handoff card shown before it is refused with
+    the kind refusal (「可能已失效」) and nothing is written."""
+    import time
+
+    from shared.context import EventContext
+    from shared.handoff import flow, records
+    from shared.store.sqlite import SqliteStore
+
+    settings = _handoff_settings(LOCAL_TENANT_ID=ALICE.tenant_id)
+    store = SqliteStore(str(tmp_path / "s.sqlite3"))
+    ctx = EventContext(settings, store, None, NOW, ALICE, "EV1", time.monotonic() + 30)
+    card = flow.match_text(ctx, "新需求：想參加週六的社區走讀").messages[0].to_dict()
+    confirm = next(b["action"]["data"] for b in card["contents"]["footer"]["contents"]
+                   if b["action"]["label"] == "確認送出").split(":", 1)[1]
+    body = confirm.rpartition(".")[0]
+    former = body + "." + _former_card_mac(b"test-signing-key", 1, cards.PURPOSE,
+                                           (ALICE.tenant_id, ALICE.user_id), body)
+    assert former != confirm
+    reply = flow.handle_postback(ctx, former)
+    words = json.dumps([m.to_dict() for m in reply.messages], ensure_ascii=False)
+    assert "可能已失效" in words and "沒有送出" in words
+    assert store.query(records.REQUESTS) == []
+    assert "等待工作人員受理" in json.dumps([m.to_dict() for m in flow.handle_postback(ctx, confirm).messages],
+                                      ensure_ascii=False)

@@ -135,7 +135,7 @@ def test_user_data_make_target_without_user_id_fails_on_stderr(tmp_path):
 
 
 def test_user_data_on_make_runs_dev_tenant_uses_make_runs_dev_key_for_the_log_hash(tmp_path):
-    # Trial 7: after a default `make run`, `make user-data` gave log_user_hash null, so the README's
+    # After a default `make run`, `make user-data` must not give log_user_hash null, or the README's
     # grep of .run/*.log for the resident's lines could not work.
     from shared import keys
     from tools.devserver import DEV_SECRETS

@@ -42,7 +42,7 @@ def remember(store, diet: str, revision: int = 0) -> None:
 
 
 def ctx_for(store) -> EventContext:
-    settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant"})
+    settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant", "LOCAL_SIGNING_KEY": "k"})
     return EventContext(settings, store, None, NOW, ALICE, f"01TURN{next(_EVENT_IDS):020d}",
                         time.monotonic() + 1.8)
 
