@@ -16,7 +16,7 @@ the purpose label, a 0x00 byte, then the context (``cryptography``'s ``HKDF``). 
 
 Changing a purpose, the context or the derivation changes every MAC and hash made with it: cards
 already shown are refused as expired, and stored hashes (turn records, staff history) no longer
-match new ones (docs/configuration.md, the signing key).
+match new ones (docs/deploy.md, "Keys derived from LOCAL_SIGNING_KEY").
 
 Sources: RFC 5869 (HKDF); ``cryptography`` HKDF docs
 (https://cryptography.io/en/latest/hazmat/primitives/key-derivation-functions/#hkdf); RFC 2104 (HMAC).

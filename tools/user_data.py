@@ -134,7 +134,7 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str, user_hashes: Seq
         "handoff_operations": _listed(store, "handoff_operations", tenant_id, user_id, OPERATION_FIELDS),
         "handoff_followups": _listed(store, "handoff_followups", tenant_id, user_id, FOLLOWUP_FIELDS),
         "declined_consent_cards": _listed(store, "memory_cards", tenant_id, user_id, CARD_FIELDS),
-        # The staff side (DESIGN §10): who was told what about the requests, and each staff action
+        # The staff side (docs/design.md §10): who was told what about the requests, and each staff action
         # (staff members appear only as keyed hashes).
         "staff_notices": _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS),
         "staff_audit": _listed(store, "staff_audit", tenant_id, user_id, STAFF_AUDIT_FIELDS),

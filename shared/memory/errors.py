@@ -1,4 +1,4 @@
-"""Errors of the consented-memory domain: a flat family under one base (DESIGN §6)."""
+"""Errors of the consented-memory domain: a flat family under one base (docs/design.md §6)."""
 from __future__ import annotations
 
 from shared.signing import CardRefused

@@ -1,5 +1,5 @@
 """The use case behind functions/memory: verify a card token for the actor, then apply it in
-one transaction (DESIGN §6). functions/memory/main.py calls ``submit_card``; nothing else in
+one transaction (docs/design.md §6). functions/memory/main.py calls ``submit_card``; nothing else in
 production writes preferences.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
     log("INFO", "memory card applied", outcome=result.outcome, operation=card.operation,
         revision=result.revision, user=hash_user(actor.user_id))
     if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):
-        # A forget forgets everywhere: the turn records keep no remembered diet either (DESIGN §6).
+        # A forget forgets everywhere: the turn records keep no remembered diet either (docs/design.md §6).
         try:
             scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id,
                                              user_hashes=UserHasher.from_keys(keys).all_hashes(actor.user_id), now=now)

@@ -5,7 +5,7 @@ An event reaches a staff action only when its source is a ``group`` whose ``grou
 member when the list is empty). Anything else — a one-to-one chat, a room, another group, a
 member outside the allowlist, no staff group configured — is refused before any store access.
 
-Source: DESIGN §10; LINE Messaging API, webhook event ``source`` (``type`` user | group | room,
+Source: docs/design.md §10; LINE Messaging API, webhook event ``source`` (``type`` user | group | room,
 ``groupId``, ``userId``).
 """
 from __future__ import annotations
