@@ -9,7 +9,7 @@ for another and reveals nothing about the root.
 Derivation: HKDF-SHA256 (RFC 5869), no salt (the root is a secret, not a password), 32 bytes, info =
 the purpose label, a 0x00 byte, then the context (``cryptography``'s ``HKDF``). Purposes:
 
-- ``local-handoff-card``, ``local-memory-card``, ``local-staff-card``, ``local-agent-card``: the MACs
+- ``local-handoff-card``, ``local-memory-card``, ``local-staff-card``: the MACs
   of signed postbacks (``shared.signing``); context = JSON ``[version, *binding]``;
 - ``local-user-hash``: the keyed hash of a LINE user id in logs and turn records (``UserHasher``);
 - ``local-staff-hash``: the keyed hash of a staff member in request history and audit (``staff_hash``).

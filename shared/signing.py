@@ -1,4 +1,4 @@
-"""The one way LOCAL signs the postback data its buttons carry (handoff, consent, staff and agent cards).
+"""The one way LOCAL signs the postback data its buttons carry (handoff, consent and staff cards).
 
 A signed value is ``<body>.<mac>``: the card kind's own ASCII body (its format is the kind's
 business; it may contain dots), then the base64url (no padding) HMAC-SHA256 of the body under a
@@ -18,7 +18,7 @@ refused). Expiry is data in the body; ``expires_epoch`` and ``is_expired`` are t
 (the end is exclusive). ``postback_data`` checks LINE's 300-character limit.
 
 A card LOCAL cannot accept, of any kind, raises ``CardRefused`` with a reason word; each card
-kind (handoff, staff, memory, agent) raises this one type.
+kind (handoff, staff, memory: ``InvalidMemoryCard`` is one) raises this one type.
 
 Public API: ``POSTBACK_DATA_MAX_CHARS``, ``CardRefused`` (reasons ``NOT_CONFIGURED``, ``MALFORMED``,
 ``BAD_SIGNATURE``), ``sign``, ``verify`` (→ ``Verified``), ``postback_data``, ``expires_epoch``,
