@@ -1,9 +1,10 @@
 """Structured JSON logs on stderr, in Cloud Logging's field names.
 
 Never log tokens, secrets, signatures or request text; user ids go through ``hash_user``, the
-keyed hash of ``shared.keys.UserHasher`` that the entry point installs (``use_user_hasher``): someone
-who has a user id but not ``LOCAL_SIGNING_KEY`` cannot find that user's lines. An operator who holds the key finds one resident's lines with ``make user-data``
-(its ``log_user_hash``) and a log query on ``jsonPayload.user`` (README, "Logs").
+keyed hash of the ``shared.keys.UserHasher`` that the entry point installs (``use_user_hasher``):
+someone who has a user id but not ``LOCAL_SIGNING_KEY`` cannot find that user's lines. An operator
+who holds the key finds one resident's lines with ``make user-data`` (its ``log_user_hash``) and a
+log query on ``jsonPayload.user`` (docs/delivery.md, "Logs").
 
 Every line is bounded whatever its fields hold, in one place (``JsonFormatter``): a value may come
 from a request (an unknown event type, an error's message, a header), so every string in a field,
