@@ -87,10 +87,12 @@ test-collect: $(LOCKS_STAMP)
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --noconftest -p tools.rewrite_cache >/dev/null 2>&1; \
 	wait; true
 
-# ruff (lint and import order) over the repo, then mypy over shared/; settings in pyproject.toml.
+# ruff (lint and import order) over the repo, mypy over shared/, then the import contracts of
+# shared/ (import-linter: layers, adapters, entry points); settings in pyproject.toml.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --cache-dir .run/import-linter
 
 bench: $(STAMP)
 	$(PY) -m tools.bench

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from shared.clock import from_epoch_ms
 from shared.config import Settings
 from shared.identity import Actor
+from shared.keys import UserHasher, user_hasher
 from shared.line import LineGateway
 from shared.outbox import AnswerCarries, Carried
 from shared.store import DocumentStore
@@ -45,6 +46,18 @@ class EventContext:
     #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
     #: may be much later for an event the queue answers (e.g. a consent card's expiry).
     event_time: datetime | None = None
+
+    @property
+    def user_hasher(self) -> UserHasher | None:
+        """The keyed hasher of user ids for this event's settings (``shared.keys.user_hasher``: built
+        once per process and key), or None without ``LOCAL_SIGNING_KEY``."""
+        return user_hasher(self.settings)
+
+    @property
+    def user_hash(self) -> str | None:
+        """The actor's user hash, as turn records store it; None without an actor or a signing key."""
+        hasher = self.user_hasher
+        return hasher(self.actor.user_id) if hasher is not None and self.actor is not None else None
 
 
 def event_time_of(event: Any) -> datetime | None:

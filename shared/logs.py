@@ -1,9 +1,10 @@
 """Structured JSON logs on stderr, in Cloud Logging's field names.
 
-Never log tokens, secrets, signatures or request text; user ids go through ``hash_user``, an
-HMAC keyed from ``LOCAL_SIGNING_KEY``: someone who has a user id but not the key cannot find that
-user's lines. An operator who holds the key finds one resident's lines with ``make user-data``
-(its ``log_user_hash``) and a log query on ``jsonPayload.user`` (docs/delivery.md, logs).
+Never log tokens, secrets, signatures or request text; user ids go through ``hash_user``, the
+keyed hash of the ``shared.keys.UserHasher`` that the entry point installs (``use_user_hasher``):
+someone who has a user id but not ``LOCAL_SIGNING_KEY`` cannot find that user's lines. An operator
+who holds the key finds one resident's lines with ``make user-data`` (its ``log_user_hash``) and a
+log query on ``jsonPayload.user`` (docs/delivery.md, "Logs").
 
 Every line is bounded whatever its fields hold, in one place (``JsonFormatter``): a value may come
 from a request (an unknown event type, an error's message, a header), so every string in a field,
@@ -16,18 +17,15 @@ until it fits, so only a line with a traceback is ever written in more than one 
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import itertools
 import json
 import logging
 import os
-import secrets
 import select
 import sys
 import threading
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Callable
 
 _LOGGER = logging.getLogger("local")
 #: Longest string a log line carries in its message or any field (characters); longer is cut.
@@ -198,51 +196,27 @@ def configure() -> None:
     _LOGGER.propagate = False
 
 
-_USER_HASH_LABEL = b"LOCAL user hash v1"
-_user_hash_key: bytes | None = None
-_user_hash_lock = threading.Lock()
+#: The hasher of user ids in log lines, installed by each entry point (``use_user_hasher``).
+_user_hasher: Callable[[str | None], str | None] | None = None
 
 
-def user_hash_key(signing_key: str) -> bytes:
-    """The key of ``hash_user``, derived from ``LOCAL_SIGNING_KEY`` for this one purpose.
-
-    Returns:
-        32 bytes: HMAC-SHA256(signing key, "LOCAL user hash v1"), so the hash key is not the
-        signing key and reveals nothing about it (NIST SP 800-108 style label separation).
-    """
-    return hmac.new(signing_key.encode("utf-8"), _USER_HASH_LABEL, hashlib.sha256).digest()
-
-
-def configure_user_hash(signing_key: str | None) -> None:
-    """Key ``hash_user`` for this process; each function's entry point calls it once.
-
-    Args:
-        signing_key: ``LOCAL_SIGNING_KEY``. When None, the process uses a random key: its hashes
-            are still keyed, but cannot be joined with other processes' (or found by an operator).
-    """
-    global _user_hash_key
-    with _user_hash_lock:
-        _user_hash_key = user_hash_key(signing_key) if signing_key else secrets.token_bytes(32)
+def use_user_hasher(hasher: Callable[[str | None], str | None] | None) -> None:
+    """Install the hasher ``hash_user`` applies: each function's entry point calls it once with
+    ``shared.wiring.user_hasher(settings)`` (a ``shared.keys.UserHasher``, keyed from
+    ``LOCAL_SIGNING_KEY``); None removes it."""
+    global _user_hasher
+    _user_hasher = hasher
 
 
 def hash_user(user_id: str | None) -> str | None:
-    """A stable, keyed, non-reversible tag for a LINE user id: 16 hex of HMAC-SHA256.
+    """The user field of a log line: the installed hasher's tag of ``user_id`` (16 hex digits).
 
-    Args:
-        user_id: a LINE user id, or None.
     Returns:
-        None for no user; else the first 16 hex digits of HMAC-SHA256(key, user id), with the key
-        set by ``configure_user_hash`` (a random per-process key until then).
+        None for no user, and None when no hasher is installed (no ``LOCAL_SIGNING_KEY``): a line
+        then has no user field rather than one no other process could match.
     """
-    global _user_hash_key
-    if not user_id:
-        return None
-    if _user_hash_key is None:
-        with _user_hash_lock:
-            if _user_hash_key is None:
-                _user_hash_key = secrets.token_bytes(32)
-    message = user_id.encode("utf-8", "backslashreplace")
-    return hmac.new(_user_hash_key, message, hashlib.sha256).hexdigest()[:16]
+    hasher = _user_hasher
+    return hasher(user_id) if hasher is not None and user_id else None
 
 
 def log(severity: str, message: str, *, exc_info: Any = False, **fields: Any) -> None:

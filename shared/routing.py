@@ -39,14 +39,14 @@ from shared.line import limits
 from shared.logs import log
 from shared.memory import flow as memory_flow
 from shared.memory.phrases import read_memory_request
-from shared.replies import refusals
+from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
-from shared.turn import fixed, menu
+from shared.text import reading_form
+from shared.turn import fixed
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
 from shared.turn.router import is_emergency
-from shared.turn.text import reading_form
 
 Entry = Callable[[EventContext], Reply]
 TextHook = Callable[[EventContext, str], "Reply | None"]

@@ -1,34 +1,31 @@
-"""The one way LOCAL signs the postback data its buttons carry (handoff, consent, staff and agent cards).
+"""The one way LOCAL signs the postback data its buttons carry (handoff, consent and staff cards).
 
 A signed value is ``<body>.<mac>``: the card kind's own ASCII body (its format is the kind's
 business; it may contain dots), then the base64url (no padding) HMAC-SHA256 of the body under a
 key derived for one purpose and one binding. Signing is for integrity and binding (nobody can
 confirm text they did not see, or tap another user's or another group's card), not for secrecy.
 
-Keys (``SigningKeys.from_settings``): the root key ``LOCAL_SIGNING_KEY`` has a version
-(``LOCAL_SIGNING_KEY_VERSION``, ≥ 1); the previous root (``LOCAL_SIGNING_KEY_PREVIOUS``, version − 1)
-is still accepted, so the key can rotate without refusing the cards already shown. New cards are
-signed with the current version.
-
-Derivation (``derive_key``): NIST SP 800-108r1 KDF in counter mode, PRF HMAC-SHA256, one 256-bit
-block (``cryptography``'s ``KBKDFHMAC``: 32-bit counter before the fixed input, label, 0x00,
-context, 32-bit length). Label = the purpose (``local-handoff-card``, ``local-memory-card``,
-``local-staff-card`` …), so one kind's MAC is never valid for another; context = JSON
-``[version, *binding]`` with binding = ``(tenant_id, user_id)`` for a user's card or
-``(tenant_id, group_id)`` for a group's, so a card verifies only for whom it was made.
+Keys: ``shared.keys`` (the root keys and their rotation, and the one derivation). A card's MAC key is
+``derive_key(root, purpose, context)`` with purpose the card kind's label (``local-handoff-card``,
+``local-memory-card``, ``local-staff-card`` …), so one kind's MAC is never valid for another, and
+context = JSON ``[version, *binding]`` with binding = ``(tenant_id, user_id)`` for a user's card or
+``(tenant_id, group_id)`` for a group's, so a card verifies only for whom it was made. New cards are
+signed with the current version; the previous one is still accepted.
 
 Decoding is strict: the MAC must be the canonical base64url text of 32 bytes (decode, re-encode,
 compare), so no two texts carry one MAC (flipping the unused low bits of the last character is
 refused). Expiry is data in the body; ``expires_epoch`` and ``is_expired`` are the one rule
 (the end is exclusive). ``postback_data`` checks LINE's 300-character limit.
 
-Public API: ``POSTBACK_DATA_MAX_CHARS``, ``SigningKeys``, ``SigningNotConfigured``,
-``SignatureRefused``, ``sign``, ``verify`` (→ ``Verified``), ``postback_data``, ``expires_epoch``,
-``is_expired``, ``b64url_encode``, ``b64url_decode``, ``derive_key``.
+A card LOCAL cannot accept, of any kind, raises ``CardRefused`` with a reason word; each card
+kind (handoff, staff, memory: ``InvalidMemoryCard`` is one) raises this one type.
 
-Sources: NIST SP 800-108r1 §4.1; ``cryptography`` KBKDFHMAC docs
-(https://cryptography.io/en/latest/hazmat/primitives/key-derivation-functions/#kbkdf);
-LINE Messaging API reference, postback action (data ≤ 300 characters); RFC 4648 §5 (base64url)
+Public API: ``POSTBACK_DATA_MAX_CHARS``, ``CardRefused`` (reasons ``NOT_CONFIGURED``, ``MALFORMED``,
+``BAD_SIGNATURE``), ``sign``, ``verify`` (→ ``Verified``), ``postback_data``, ``expires_epoch``,
+``is_expired``, ``b64url_encode``, ``b64url_decode``, ``card_key``; ``SigningKeys`` and
+``SigningNotConfigured`` come from ``shared.keys``.
+
+Sources: LINE Messaging API reference, postback action (data ≤ 300 characters); RFC 4648 §5 (base64url)
 and §3.5 (canonical encoding); Python ``hmac.compare_digest``.
 """
 from __future__ import annotations
@@ -43,13 +40,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation, Mode
-
 from shared.clock import require_aware
-from shared.config import Settings
 from shared.identity import Actor
+from shared.keys import SigningKeys, SigningNotConfigured, derive_key
 from shared.line import limits
+
+__all__ = ["POSTBACK_DATA_MAX_CHARS", "CardRefused", "NOT_CONFIGURED", "MALFORMED", "BAD_SIGNATURE", "SigningKeys",
+           "SigningNotConfigured", "Verified", "sign", "verify", "postback_data", "expires_epoch", "is_expired",
+           "b64url_encode", "b64url_decode", "card_key"]
 
 #: LINE's limit on postback data (Messaging API reference, postback action), counted in UTF-16
 #: units by ``shared.line.limits``; signed data is ASCII, so units and characters agree here.
@@ -59,52 +57,20 @@ _MAC_BYTES = 32  # HMAC-SHA256
 _B64URL_RE = re.compile(r"^[A-Za-z0-9_-]*$")
 
 
-class SigningNotConfigured(Exception):
-    """``LOCAL_SIGNING_KEY`` is not set: nothing can be signed or verified."""
+#: Why a card is refused (``CardRefused.reason``, a log word): no signing key (or, for a staff card,
+#: no staff group) configured; not the shape of a card of its kind; a MAC that does not hold
+#: (tampered, another binding's or purpose's, or a key version no longer accepted).
+NOT_CONFIGURED, MALFORMED, BAD_SIGNATURE = "not_configured", "malformed", "bad_signature"
 
 
-class SignatureRefused(Exception):
-    """The value is not one LOCAL signed for this purpose and binding; ``reason`` is a log word:
-    ``malformed`` (shape, length, non-ASCII, non-canonical base64url) or ``bad_signature``
-    (tampered, another binding's, another purpose's, or a key version no longer accepted)."""
+class CardRefused(Exception):
+    """The postback is not a card LOCAL made for this purpose and binding, or cannot be checked:
+    nothing is done; not retryable. ``reason``: ``NOT_CONFIGURED``, ``MALFORMED`` or ``BAD_SIGNATURE``
+    (a card kind may add its own word, e.g. ``expired``)."""
 
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(reason)
-
-
-@dataclass(frozen=True)
-class SigningKeys:
-    """The root keys: the current version and, optionally, the previous one (version − 1)."""
-
-    current: bytes
-    version: int
-    previous: bytes | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "SigningKeys":
-        """Keys from ``LOCAL_SIGNING_KEY``, ``LOCAL_SIGNING_KEY_VERSION`` and ``LOCAL_SIGNING_KEY_PREVIOUS``.
-
-        Raises:
-            SigningNotConfigured: ``LOCAL_SIGNING_KEY`` is not set.
-        """
-        if not settings.signing_key:
-            raise SigningNotConfigured("LOCAL_SIGNING_KEY is not set")
-        previous = settings.signing_key_previous
-        return cls(settings.signing_key.encode("utf-8"), settings.signing_key_version,
-                   previous.encode("utf-8") if previous and settings.signing_key_version > 1 else None)
-
-    def accepted_versions(self) -> tuple[int, ...]:
-        """The versions a value may be signed with: current first, then the previous one if set."""
-        return (self.version,) + ((self.version - 1,) if self.previous else ())
-
-    def root_for(self, version: int) -> bytes | None:
-        """The root key of ``version``, or None when that version is not accepted."""
-        if version == self.version:
-            return self.current
-        if version == self.version - 1:
-            return self.previous
-        return None
 
 
 Binding = Actor | Sequence[str]
@@ -119,22 +85,20 @@ def _binding(bound_to: Binding) -> list[str]:
     return values
 
 
-def derive_key(root: bytes, version: int, purpose: str, bound_to: Binding) -> bytes:
-    """The key of one purpose and one binding: SP 800-108r1 counter mode, HMAC-SHA256, 256 bits.
+def card_key(root: bytes, version: int, purpose: str, bound_to: Binding) -> bytes:
+    """The MAC key of one card purpose and one binding: ``shared.keys.derive_key`` with context JSON
+    ``[version, *binding]``.
 
     Args:
         root: the root key of that version (bytes).
         version: the key version, ≥ 1 (part of the context).
-        purpose: the KDF label, e.g. ``local-handoff-card``.
+        purpose: the card kind's label, e.g. ``local-handoff-card``.
         bound_to: an ``Actor`` (tenant, user) or a sequence of strings (e.g. tenant, group id).
     Returns:
         32 bytes.
     """
     context = json.dumps([version, *_binding(bound_to)], separators=(",", ":")).encode("utf-8")
-    kdf = KBKDFHMAC(algorithm=hashes.SHA256(), mode=Mode.CounterMode, length=_MAC_BYTES, rlen=4, llen=4,
-                    location=CounterLocation.BeforeFixed, label=purpose.encode("utf-8"), context=context,
-                    fixed=None)
-    return kdf.derive(root)
+    return derive_key(root, purpose, context)
 
 
 def b64url_encode(raw: bytes) -> str:
@@ -146,17 +110,17 @@ def b64url_decode(text: str) -> bytes:
     """Strict base64url without padding: only the canonical text of its bytes is accepted.
 
     Raises:
-        SignatureRefused: "malformed" for other characters, padding, an impossible length, or
+        CardRefused: ``MALFORMED`` for other characters, padding, an impossible length, or
             non-zero unused bits in the last character (RFC 4648 §3.5).
     """
     if not isinstance(text, str) or not _B64URL_RE.match(text) or len(text) % 4 == 1:
-        raise SignatureRefused("malformed")
+        raise CardRefused(MALFORMED)
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as exc:
-        raise SignatureRefused("malformed") from exc
+        raise CardRefused(MALFORMED) from exc
     if b64url_encode(raw) != text:
-        raise SignatureRefused("malformed")
+        raise CardRefused(MALFORMED)
     return raw
 
 
@@ -179,7 +143,7 @@ def sign(keys: SigningKeys, purpose: str, bound_to: Binding, body: str, *, versi
     root = keys.root_for(version)
     if root is None:
         raise ValueError(f"no signing key for version {version}")
-    return body + "." + b64url_encode(_mac(derive_key(root, version, purpose, bound_to), body))
+    return body + "." + b64url_encode(_mac(card_key(root, version, purpose, bound_to), body))
 
 
 @dataclass(frozen=True)
@@ -198,21 +162,21 @@ def verify(keys: SigningKeys, purpose: str, bound_to: Binding, signed: str) -> V
     Returns:
         Verified(body, key_version).
     Raises:
-        SignatureRefused: "malformed" or "bad_signature" (see the class).
+        CardRefused: ``MALFORMED`` or ``BAD_SIGNATURE`` (see the reasons).
     """
     if not isinstance(signed, str) or len(signed) > POSTBACK_DATA_MAX_CHARS or not signed.isascii():
-        raise SignatureRefused("malformed")
+        raise CardRefused(MALFORMED)
     body, dot, mac_text = signed.rpartition(".")
     if not dot or not body:
-        raise SignatureRefused("malformed")
+        raise CardRefused(MALFORMED)
     mac = b64url_decode(mac_text)
     if len(mac) != _MAC_BYTES:
-        raise SignatureRefused("malformed")
+        raise CardRefused(MALFORMED)
     for version in keys.accepted_versions():
         root = keys.root_for(version)
-        if root is not None and hmac.compare_digest(mac, _mac(derive_key(root, version, purpose, bound_to), body)):
+        if root is not None and hmac.compare_digest(mac, _mac(card_key(root, version, purpose, bound_to), body)):
             return Verified(body, version)
-    raise SignatureRefused("bad_signature")
+    raise CardRefused(BAD_SIGNATURE)
 
 
 def postback_data(prefix: str, signed: str) -> str:

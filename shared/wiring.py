@@ -3,9 +3,16 @@ lazily, so a process only loads the backend its configuration names (Firestore s
 on the embedded default)."""
 from __future__ import annotations
 
+from shared import keys
 from shared.config import Settings
 from shared.line import LineGateway
 from shared.store import DocumentStore
+
+
+def user_hasher(settings: Settings) -> keys.UserHasher | None:
+    """The keyed hasher of LINE user ids (``shared.keys.UserHasher``) for logs and turn records, from
+    ``LOCAL_SIGNING_KEY`` (its version and previous key); None when the key is not set."""
+    return keys.user_hasher(settings)
 
 
 def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:

@@ -91,9 +91,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def _keyed_user_hash():
     """In-process code hashes user ids with the key the test functions derive from the test
     ``LOCAL_SIGNING_KEY``, so hashes computed here match those a function process stored."""
-    from shared import logs
+    from shared import keys, logs
 
-    logs.configure_user_hash("test-signing-key")
+    logs.use_user_hasher(keys.UserHasher.from_keys(keys.SigningKeys(b"test-signing-key", 1)))
 
 
 @pytest.fixture

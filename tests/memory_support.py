@@ -8,10 +8,10 @@ import time
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from shared.audit import COLLECTION as AUDIT
 from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.store import PreferenceSnapshot, read_preference
-from shared.turn.audit import COLLECTION as AUDIT
 from tests.conftest import postback_event
 from tools.line_messages import postbacks  # noqa: F401  (postback buttons in sent messages)
 from tools.memory_direct import DirectMemoryClient  # noqa: F401  (the tests' in-process memory client)

@@ -809,7 +809,7 @@ def results_page(document: dict, command: str, commit: str, written_at: str, jso
 
 def _quiet_logs(path: Path) -> None:
     """LOCAL's structured logs of the in-process figures go to a file (their cost stays in the figures)."""
-    from shared import logs
+    from shared import keys, logs
 
     handler = logging.FileHandler(path)
     handler.setFormatter(logs.JsonFormatter())
@@ -817,7 +817,7 @@ def _quiet_logs(path: Path) -> None:
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    logs.configure_user_hash("bench-signing-key")
+    logs.use_user_hasher(keys.UserHasher.from_keys(keys.SigningKeys(b"bench-signing-key", 1)))
 
 
 def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], str | None]:

@@ -15,7 +15,7 @@ Why this is the same process as a new interpreter's:
   hooks) or on the first request (docs/design.md §9). The fork server itself runs one thread, so what it
   holds forks cleanly.
 - OpenCC's converter holds read-only dictionaries; a function built it on its first text turn
-  anyway (``shared.turn.text``).
+  anyway (``shared.text``).
 
 Nothing here imports ADK, genai or Google's clients: a forked webhook must not get them for free
 (tests/unit/tools/test_forkserver_preload.py). What a function imports on a real cold start is
@@ -36,6 +36,6 @@ import shared.staff.service  # noqa: F401
 import shared.sweep  # noqa: F401
 import shared.webhook.service  # noqa: F401
 import shared.wiring  # noqa: F401
-from shared.turn.text import reading_form
+from shared.text import reading_form
 
-reading_form("预热")  # builds OpenCC's converter once (shared.turn.text caches it per process)
+reading_form("预热")  # builds OpenCC's converter once (shared.text caches it per process)

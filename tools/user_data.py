@@ -24,9 +24,9 @@ answer not sent yet are held only until the event is answered (``content_removed
 written before ``user_id`` was stored on it is found by its raw event's ``source.userId``, so
 this reads the tenant's whole inbox.
 
-``log_user_hash`` is this user's keyed hash (``shared.logs.hash_user``, keyed from
+``log_user_hash`` is this user's keyed hash (``shared.keys.UserHasher``, keyed from
 ``LOCAL_SIGNING_KEY``): the ``user`` field of their log lines and the ``user_hash`` of their turn
-audit. Without ``LOCAL_SIGNING_KEY`` it cannot be computed: it is null, ``turn_audit`` is empty,
+audit; ``turn_audit`` lists the records under every hash they may carry (a rotated key's too). Without ``LOCAL_SIGNING_KEY`` it cannot be computed: it is null, ``turn_audit`` is empty,
 and a log line on stderr says why.
 
 Only fields present in the store are printed (nothing is invented); lists are sorted by
@@ -44,13 +44,14 @@ import os
 import re
 import sys
 from datetime import datetime
-from typing import Any, Mapping, TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 from shared import inbox, logs
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, StoreError
+from shared.wiring import user_hasher
 
 USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
 PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
@@ -106,13 +107,14 @@ def _inbox(store: DocumentStore, tenant_id: str, user_id: str) -> list[dict[str,
     return sorted(rows, key=lambda row: str(row.get("received_at") or row.get("queued_at") or ""))
 
 
-def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any]:
+def collect(store: DocumentStore, tenant_id: str, user_id: str, user_hashes: Sequence[str] = ()) -> dict[str, Any]:
     """Everything printed for one actor.
 
     Args:
         store: a read-only document store.
         tenant_id: the configured tenant (one LINE channel).
         user_id: LINE user id, "U" + 32 lowercase hex.
+        user_hashes: the hashes its turn records may carry (``UserHasher.all_hashes``); none, none listed.
     Returns:
         the document described in the module docstring.
     Raises:
@@ -136,8 +138,8 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str) -> dict[str, Any
         # (staff members appear only as keyed hashes).
         "staff_notices": _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS),
         "staff_audit": _listed(store, "staff_audit", tenant_id, user_id, STAFF_AUDIT_FIELDS),
-        "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for doc in store.query(
-            "turn_audit", where={"tenant_id": tenant_id, "user_hash": hash_user(user_id)})),
+        "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for user_hash in user_hashes for doc in store.query(
+            "turn_audit", where={"tenant_id": tenant_id, "user_hash": user_hash})),
             key=lambda row: str(row.get("at") or "")),
         # The per-account counters of the handoff flow (daily cap, the current draft) and every
         # webhook event still remembered, with its text while it is held.
@@ -182,7 +184,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(f"user-data: {exc}", file=err)
         return 2
 
-    logs.configure_user_hash(settings.signing_key)
+    hasher = user_hasher(settings)
+    logs.use_user_hasher(hasher)
     if not settings.signing_key:
         log("WARNING", "user data: LOCAL_SIGNING_KEY is not set, so the keyed user hash (log lines, "
             "turn audit) cannot be computed: log_user_hash is null and turn_audit is empty")
@@ -200,13 +203,11 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             print(f"user-data: {exc}", file=err)
             return 2
         try:
-            result = collect(store, settings.tenant_id, user_id)
+            result = collect(store, settings.tenant_id, user_id, hasher.all_hashes(user_id) if hasher else ())
         except StoreError as exc:
             print(f"user-data: cannot read the store: {exc}", file=err)
             return 1
-    result["log_user_hash"] = hash_user(user_id) if settings.signing_key else None
-    if not settings.signing_key:
-        result["turn_audit"] = []
+    result["log_user_hash"] = hasher(user_id) if hasher else None
     log("INFO", "user data exported", user=hash_user(user_id), tenant=settings.tenant_id,
         preference=result["preference"] is not None, handoff_requests=len(result["handoff_requests"]),
         drafts=len(result["drafts"]), inbox_entries=len(result["webhook_inbox"]))

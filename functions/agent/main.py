@@ -12,7 +12,7 @@ import os
 
 import functions_framework
 
-from shared import wiring
+from shared import logs, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.config import AGENT_REQUIRED, Settings
 from shared.handoff import worker
@@ -21,6 +21,7 @@ from shared.logs import log
 from shared.queued_event.task import QueuedEventTask
 
 SETTINGS = Settings.from_env(required=AGENT_REQUIRED)
+logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
 
 
 @functools.cache

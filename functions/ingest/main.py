@@ -12,7 +12,7 @@ import functools
 
 import functions_framework
 
-from shared import wiring
+from shared import logs, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.clock import utc_now
 from shared.config import INGEST_REQUIRED, Settings
@@ -21,6 +21,7 @@ from shared.logs import log
 from shared.store import StoreError
 
 SETTINGS = Settings.from_env(required=INGEST_REQUIRED)
+logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
 
 
 @functools.cache

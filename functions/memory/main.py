@@ -26,7 +26,7 @@ from shared.memory.service import submit_card
 from shared.store import StoreError, StoreTimeout
 
 SETTINGS = Settings.from_env(required=MEMORY_REQUIRED)
-logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
+logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
 
 
 @functools.cache

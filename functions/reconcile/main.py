@@ -29,7 +29,7 @@ from shared.sweep import sweep
 SWEEP_KIND = "handoff_sweep"
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
-logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
+logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from shared.sweep import sweep
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
-logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (shared/logs.py)
+logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
 #: Slow bodies hold at most this many threads, each for at most the body timeout, so a
 #: client that trickles its body cannot tie up every worker thread (docs/delivery.md, hostile input).
 _GATE = SlowClientGate(SETTINGS.webhook_slow_client_slots, SETTINGS.webhook_body_timeout_seconds)

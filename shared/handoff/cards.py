@@ -37,20 +37,12 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.line import limits
 from shared.replies.area_picker import checked_postback
+from shared.signing import CardRefused
 
 POSTBACK_PREFIX = "handoff"
 PURPOSE = "local-handoff-card"
 VERSION = "v1"
 CONFIRM, CANCEL = "ok", "no"
-
-
-class CardRefused(Exception):
-    """The postback is not a card LOCAL made for this user (malformed, tampered, foreign, or no
-    signing key configured); nothing is done; not retryable."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
-        super().__init__(reason)
 
 
 @dataclass(frozen=True)
@@ -67,7 +59,7 @@ def _keys(settings: Settings) -> signing.SigningKeys:
     try:
         return signing.SigningKeys.from_settings(settings)
     except signing.SigningNotConfigured as exc:
-        raise CardRefused("no_signing_key") from exc
+        raise CardRefused(signing.NOT_CONFIGURED) from exc
 
 
 def sign_reference(settings: Settings, op: str, operation: Operation, content_hash: str,
@@ -75,7 +67,7 @@ def sign_reference(settings: Settings, op: str, operation: Operation, content_ha
     """The reference for one button (without the ``handoff:`` prefix).
 
     Raises:
-        CardRefused: ``LOCAL_SIGNING_KEY`` is not configured ("no_signing_key").
+        CardRefused: ``LOCAL_SIGNING_KEY`` is not configured (``NOT_CONFIGURED``).
         ValueError: unknown ``op``.
     """
     keys = _keys(settings)
@@ -93,7 +85,7 @@ def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
     Args:
         data: the postback data after ``handoff:``.
     Raises:
-        CardRefused: "no_signing_key", "malformed" or "bad_signature" (tampered or another user's).
+        CardRefused: ``NOT_CONFIGURED``, ``MALFORMED`` or ``BAD_SIGNATURE`` (tampered or another user's).
     """
     keys = _keys(settings)
     if not data.isascii():  # e.g. full-width digits pass str.isdigit(); every field is ASCII
@@ -105,10 +97,7 @@ def verify_reference(settings: Settings, actor: Actor, data: str) -> Reference:
     if (not records.is_idempotency_key(key) or len(digest) != 64
             or any(c not in "0123456789abcdef" for c in digest) or not exp.isdigit() or len(exp) > 12):
         raise CardRefused("malformed")
-    try:
-        signing.verify(keys, PURPOSE, actor, data)
-    except signing.SignatureRefused as exc:
-        raise CardRefused(exc.reason) from exc
+    signing.verify(keys, PURPOSE, actor, data)
     return Reference(op, Operation(actor, key), digest, datetime.fromtimestamp(int(exp), timezone.utc))
 
 

@@ -30,10 +30,11 @@ from shared.handoff.requests import (
 )
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
+from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
+from shared.signing import NOT_CONFIGURED
 from shared.staff import records as staff_records
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
-from shared.turn.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
 
 
 def match_text(ctx: EventContext, text: str) -> Reply | None:
@@ -43,7 +44,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return None
     if not ctx.settings.signing_key:
         log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
-        return Reply([with_menu(wording.card_refused_message("no_signing_key"), HELP_CHOICES)])
+        return Reply([with_menu(wording.card_refused_message(NOT_CONFIGURED), HELP_CHOICES)])
     try:
         result = drafts.create_draft(ctx.store, ctx.actor, request_text, now=ctx.now, settings=ctx.settings,
                                      source_message_id=ctx.message_id)

@@ -13,6 +13,7 @@ from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.context import RESTATED_HEAD
 from shared.handoff.requests import Receipt
+from shared.signing import NOT_CONFIGURED
 
 #: Human lifecycle (docs/design.md §4, §10: awaiting_acceptance → accepted → completed, or declined), in plain words.
 HUMAN_STATES = {
@@ -137,7 +138,7 @@ def refusal_message(status: str) -> TextMessage:
 
 def card_refused_message(reason: str) -> TextMessage:
     """A tampered, foreign or unreadable card, or no signing key configured."""
-    if reason == "no_signing_key":
+    if reason == NOT_CONFIGURED:
         return TextMessage(text="抱歉，服務詢問功能目前還沒設定好，這次沒有送出任何資料。請稍後再試。")
     return TextMessage(text=f"這張確認卡片無法辨識（可能已失效或不是給你的），所以沒有送出任何資料。"
                             f"需要的話，請重新輸入「{HOW_TO_ASK}」。")

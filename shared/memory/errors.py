@@ -1,6 +1,8 @@
 """Errors of the consented-memory domain: a flat family under one base (docs/design.md §6)."""
 from __future__ import annotations
 
+from shared.signing import CardRefused
+
 
 class MemoryFlowError(Exception):
     """Base of every consented-memory error. ``retryable`` says whether trying again may help."""
@@ -8,8 +10,9 @@ class MemoryFlowError(Exception):
     retryable = False
 
 
-class InvalidMemoryCard(MemoryFlowError):
-    """The card token is malformed, altered, signed for another account or by a retired key; not retryable."""
+class InvalidMemoryCard(MemoryFlowError, CardRefused):
+    """The card token is malformed, altered, signed for another account or by a retired key; not
+    retryable. A ``shared.signing.CardRefused`` like every refused card; ``reason`` says which check failed."""
 
 
 class MemoryNotConfigured(MemoryFlowError):

@@ -35,9 +35,9 @@ from shared.memory.port import (
 )
 from shared.memory.store import read_preference
 from shared.memory.tokens import issue_card, signing_keys, verify_card
+from shared.replies.menu import expired_button_reply
 from shared.signing import SigningKeys
 from shared.store import StoreError
-from shared.turn.menu import expired_button_reply
 
 #: Time kept for recording the reply attempt and replying after the memory call (seconds).
 _REPLY_RESERVE_SECONDS = 0.45

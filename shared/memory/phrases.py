@@ -19,15 +19,15 @@ Rules (docs/design.md §6: 「今天想吃素」 is not 「以後幫我記住」
 - a one-off condition (今天想吃素) has no cue for later and is left to the place search; so are a bare
   diet word (素食, 全素) and a statement of one's own diet (我吃素, 我是吃素的喔): the router answers with
   the township picker for that diet, never a consent card alone;
-- the text is read in shared.turn.text.reading_form first (Simplified 帮我记住 = 幫我記住).
+- the text is read in shared.text.reading_form first (Simplified 帮我记住 = 幫我記住).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from shared.text import reading_form
 from shared.turn.router import NOT_ASKED_TO_REMEMBER, diet_in, read_diet
-from shared.turn.text import reading_form
 
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你){0,2}(記|存|保存)"
                       r"|(以後|之後|往後|今後)(都)?(不要|別|不用)"

@@ -22,7 +22,7 @@ from shared.memory.port import (
     STALE_MEMORY_CARD,
     MemoryResult,
 )
-from shared.turn.menu import MENU_CHOICES
+from shared.replies.menu import MENU_CHOICES
 
 #: 「蔬食、全素、蛋奶素或奶素」, from the one label table (shared.diets).
 _SAVABLE_WORDS = "、".join(diet_label(d) for d in SAVABLE_DIETS[:-1]) + f"或{diet_label(SAVABLE_DIETS[-1])}"
@@ -100,7 +100,7 @@ def _refused_declined(result: MemoryResult) -> Reply:
 
 
 def _invalid(result: MemoryResult) -> Reply:
-    return _reply("這張確認卡無法使用：它不是發給這個 LINE 帳號的，或內容不完整。這次什麼都沒有保存或改變。\n"
+    return _reply("這張確認卡無法使用：它可能已經失效、不是發給這個 LINE 帳號的，或內容不完整。這次什麼都沒有保存或改變。\n"
                   "想記住自己的飲食偏好，請自己說，例如「以後都找蔬食，幫我記住」。", outcome=True)
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from shared.audit import scrub_remembered_diet
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.identity import Actor
+from shared.keys import UserHasher
 from shared.logs import hash_user, log
 from shared.memory.approve import apply_card
 from shared.memory.errors import InvalidMemoryCard
@@ -16,7 +18,6 @@ from shared.memory.port import ALREADY_APPLIED, INVALID_MEMORY_CARD, MEMORY_FORG
 from shared.memory.store import read_preference
 from shared.memory.tokens import signing_keys, verify_card
 from shared.store import DocumentStore, StoreError, StoreTimeout
-from shared.turn.audit import scrub_remembered_diet
 
 
 def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: str, *,
@@ -55,8 +56,8 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
     if card.operation == "forget" and result.outcome in (MEMORY_FORGOTTEN, ALREADY_APPLIED):
         # A forget forgets everywhere: the turn records keep no remembered diet either (docs/design.md §6).
         try:
-            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id, user_hash=hash_user(actor.user_id) or "",
-                                             now=now)
+            scrubbed = scrub_remembered_diet(store, tenant_id=actor.tenant_id,
+                                             user_hashes=UserHasher.from_keys(keys).all_hashes(actor.user_id), now=now)
         except StoreError as exc:
             log("WARNING", "forgotten, but turn records not yet scrubbed", error=exc.__class__.__name__)
             raise StoreTimeout("forgotten; the turn records may still hold the diet: send the token again") from exc

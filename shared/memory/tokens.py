@@ -127,7 +127,7 @@ def verify_card(keys: SigningKeys, actor: Actor, token: str) -> CardPayload:
     try:
         verified = signing.verify(keys, PURPOSE, actor, token)
         raw = signing.b64url_decode(verified.body)
-    except signing.SignatureRefused as exc:
+    except signing.CardRefused as exc:
         raise InvalidMemoryCard(f"token refused: {exc.reason}") from exc
     try:
         payload = CardPayload.from_wire(json.loads(raw))

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.config import Settings
-from shared.staff.records import staff_hash, staff_label
+from shared.keys import SigningKeys, SigningNotConfigured, staff_hash
+from shared.staff.records import staff_label
 
 #: Refusal reasons (log words; the reply explains each kindly).
 NO_STAFF_GROUP = "no_staff_group"
@@ -28,7 +29,7 @@ class StaffMember:
 
     Args:
         user_id: the LINE user id from the verified event (kept in memory only, never stored).
-        hashed: ``records.staff_hash`` of it: what history and audit store.
+        hashed: ``shared.keys.staff_hash`` of it: what history and audit store.
     """
 
     user_id: str
@@ -65,7 +66,7 @@ def staff_member(settings: Settings, source: object) -> StaffMember:
     Returns:
         StaffMember for a user of the staff group who is on the allowlist (if any).
     Raises:
-        NotStaff: ``no_staff_group`` (not configured), ``not_staff_group`` (a one-to-one chat, a
+        NotStaff: ``no_staff_group`` (no staff group or no ``LOCAL_SIGNING_KEY`` configured), ``not_staff_group`` (a one-to-one chat, a
             room or another group), ``no_user`` (no ``userId``), ``not_allowed`` (outside the allowlist).
     """
     if not settings.staff_group_id:
@@ -77,4 +78,8 @@ def staff_member(settings: Settings, source: object) -> StaffMember:
         raise NotStaff(NO_USER)
     if settings.staff_user_ids and user_id not in settings.staff_user_ids:
         raise NotStaff(NOT_ALLOWED)
-    return StaffMember(user_id, staff_hash(settings.signing_key, settings.tenant_id, user_id))
+    try:
+        keys = SigningKeys.from_settings(settings)
+    except SigningNotConfigured as exc:  # no staff card can be signed or checked either
+        raise NotStaff(NO_STAFF_GROUP) from exc
+    return StaffMember(user_id, staff_hash(keys, settings.tenant_id, user_id))

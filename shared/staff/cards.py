@@ -34,6 +34,7 @@ from shared import signing
 from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.replies.area_picker import checked_postback
+from shared.signing import CardRefused
 from shared.staff import records
 
 POSTBACK_PREFIX = "staff"
@@ -50,15 +51,6 @@ ALT_TEXT_MAX_CHARS = 400
 _TEXT_EXCERPT_CHARS = 120
 
 
-class CardRefused(Exception):
-    """The postback is not a staff card LOCAL made for this group (malformed, tampered, another
-    group's, or no signing key); nothing is done; not retryable. ``reason``: a log word."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
-        super().__init__(reason)
-
-
 @dataclass(frozen=True)
 class StaffReference:
     """A verified staff button: what to do, to which request, on which revision of it."""
@@ -72,11 +64,11 @@ class StaffReference:
 
 def _keys(settings: Settings) -> signing.SigningKeys:
     if not settings.staff_group_id:
-        raise CardRefused("not_configured")
+        raise CardRefused(signing.NOT_CONFIGURED)
     try:
         return signing.SigningKeys.from_settings(settings)
     except signing.SigningNotConfigured as exc:
-        raise CardRefused("not_configured") from exc
+        raise CardRefused(signing.NOT_CONFIGURED) from exc
 
 
 def _binding(settings: Settings) -> tuple[str, str]:
@@ -105,10 +97,7 @@ def verify(settings: Settings, data: str) -> StaffReference:
             another group or tenant).
     """
     keys = _keys(settings)
-    try:
-        body = signing.verify(keys, PURPOSE, _binding(settings), data).body
-    except signing.SignatureRefused as exc:
-        raise CardRefused(exc.reason) from exc
+    body = signing.verify(keys, PURPOSE, _binding(settings), data).body
     parts = body.split(".")
     if (len(parts) != 4 or parts[0] != VERSION or parts[1] not in LABELS or not _is_hex64(parts[2])
             or not parts[3].isdigit() or len(parts[3]) > 9):

@@ -26,7 +26,7 @@ from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
 from shared.staff import access, cards, records, relay, transitions, wording
 from shared.store import StoreError
-from shared.turn.text import reading_form
+from shared.text import reading_form
 
 
 def owns(settings: Settings, event: object) -> bool:

@@ -22,7 +22,6 @@ Source: docs/design.md §10 (staff group, one card per request, resident told on
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import uuid
 from dataclasses import dataclass
@@ -91,17 +90,6 @@ def notice_doc(*, tenant_id: str, user_id: str, operation_doc_id: str, purpose: 
             "created_at": to_iso(now), "updated_at": to_iso(now),
             **notify.notice_fields(purpose, notify.PUSH_OWNER, now=now, lease_seconds=0.0,
                                    retry_key=retry_key(tenant_id, doc_id))}
-
-
-def staff_hash(signing_key: str | None, tenant_id: str, staff_user_id: str) -> str:
-    """16 lowercase hex naming one staff member in stored history and audit (never the raw id).
-
-    Keyed (HMAC-SHA256 with ``LOCAL_SIGNING_KEY``) so that a list of LINE user ids cannot be
-    hashed and matched against it.
-    """
-    key = (signing_key or "local-staff").encode("utf-8")
-    message = f"LOCAL staff member\x00{tenant_id}\x00{staff_user_id}".encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()[:16]
 
 
 def staff_label(hashed: str | None) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.handoff.wording import STATUS_ENTRY
+from shared.replies.menu import HELP_CHOICES, MENU_CHOICES
 from shared.staff import access, records
 from shared.staff.cards import BUTTONS, LABELS
-from shared.turn.menu import HELP_CHOICES, MENU_CHOICES
 
 
 def _menu_quick_reply(*first: str) -> QuickReply:

@@ -25,6 +25,7 @@ from typing import Any
 from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, normalize_area
+from shared.audit import record_turn
 from shared.clock import TAIPEI
 from shared.context import EventContext, Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
@@ -36,9 +37,10 @@ from shared.logs import hash_user, log
 from shared.memory.flow import offer_card
 from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed, search_local_places
-from shared.replies import refusals
+from shared.replies import menu, refusals
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
 from shared.replies.events import render_events, scope_words
+from shared.replies.menu import help_reply
 from shared.replies.next_steps import (
     ALL_TOWNSHIPS_DATA,
     asked_first,
@@ -49,14 +51,11 @@ from shared.replies.next_steps import (
 )
 from shared.replies.places import render_places
 from shared.store import StoreError
-from shared.turn import menu
-from shared.turn.audit import record_turn
 from shared.turn.datespec import Both, DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, encoded
 from shared.turn.details import detail_line
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
 from shared.turn.limits import limits_with_details
-from shared.turn.menu import help_reply
 from shared.turn.router import Proposal, event_titles, route, second_ask
 
 #: The vague word that stands for "no township given" when a picker is wanted.
@@ -131,7 +130,7 @@ def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
         return run_proposal(ctx, proposal)
     reply = fixed(ctx, proposal)
     record_turn(ctx.store, {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None, "origin": None,
         "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
     }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
@@ -741,7 +740,7 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
     personal = takes_diet(proposal)
     status, reply = run.status, run.reply
     record: dict[str, Any] = {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None,
         "origin": diet.origin if diet is not None else None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
@@ -804,7 +803,7 @@ def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason:
     """
     snapshot = start.snapshot
     record: dict[str, Any] = {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": source, "tool": None,
+        "user_hash": ctx.user_hash, "source": source, "tool": None,
         "proposed_args": None, "effective_args": None, "origin": None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
         **(audit_extra or {}),

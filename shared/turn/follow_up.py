@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from shared.audit import COLLECTION as AUDIT
 from shared.clock import from_iso
 from shared.context import EventContext
-from shared.logs import hash_user, log
+from shared.logs import log
 from shared.store import StoreError
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import THIS_TURN
 
 #: How recent a search must be for a bare follow-up to carry its conditions.
@@ -57,11 +57,11 @@ def previous_search(ctx: EventContext) -> PreviousSearch | None:
     answered without conditions, as before). One equality query on (tenant_id, user_hash), the
     ``audit_by_user`` index (infra/firestore.tf); the records are the account's last 30 days.
     """
-    if ctx.actor is None or ctx.shared_chat:
+    user_hash = ctx.user_hash
+    if user_hash is None or ctx.shared_chat:  # no actor, or no key to find the account's records by
         return None
     try:
-        records = ctx.store.query(AUDIT, where={"tenant_id": ctx.settings.tenant_id,
-                                                "user_hash": hash_user(ctx.actor.user_id)})
+        records = ctx.store.query(AUDIT, where={"tenant_id": ctx.settings.tenant_id, "user_hash": user_hash})
     except StoreError as exc:
         log("WARNING", "follow-up context unavailable", error=exc.__class__.__name__)
         return None

@@ -10,8 +10,8 @@ from __future__ import annotations
 from linebot.v3.messaging import TextMessage
 
 from shared.context import Reply
+from shared.replies.menu import limits_reply, menu_reply
 from shared.turn.details import detail_line
-from shared.turn.menu import limits_reply, menu_reply
 
 
 def limits_with_details(kinds: list[str] | tuple[str, ...], notes: tuple[str, ...]) -> Reply:

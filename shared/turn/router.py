@@ -79,11 +79,11 @@ from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
+from shared.text import reading_form
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
 from shared.turn.details import read_details, suitability_people
-from shared.turn.text import reading_form
 
 __all__ = ["DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
            "is_emergency", "read_diet", "route"]

@@ -418,7 +418,7 @@ def test_infra_enqueuers_act_as_the_tasks_invoker_only():
 #: added here, and then the TTL test below fails until infra/firestore.tf declares its policy.
 EXPIRE_AT_WRITERS = {
     "shared/inbox.py": "webhook_inbox",
-    "shared/turn/audit.py": "turn_audit",
+    "shared/audit.py": "turn_audit",
     "shared/memory/approve.py": "memory_cards",
     "shared/memory/store.py": "memory_cards",
 }

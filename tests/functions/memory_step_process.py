@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import requests  # noqa: E402
 
-from shared import logs  # noqa: E402
+from shared import logs, wiring  # noqa: E402
 from shared.config import WEBHOOK_REQUIRED, Settings  # noqa: E402
 from shared.wiring import webhook_service  # noqa: E402
 from tests.memory_support import postbacks  # noqa: E402
@@ -53,7 +53,7 @@ def approve_button(messages: list[dict]) -> str:
 
 def main(step: str) -> None:
     settings = Settings.from_env(os.environ, required=WEBHOOK_REQUIRED)
-    logs.configure_user_hash(settings.signing_key)  # as functions/webhook/main.py does
+    logs.use_user_hasher(wiring.user_hasher(settings))  # as functions/webhook/main.py does
     service = webhook_service(settings)
     replies = []
     if step in ("approve", "correct"):

@@ -3,7 +3,6 @@ lines; the operator, who holds LOCAL_SIGNING_KEY, finds exactly theirs with ``ma
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -12,7 +11,7 @@ import sys
 import pytest
 import requests
 
-from shared.logs import user_hash_key
+from shared.keys import SigningKeys, UserHasher
 from tests.conftest import REPO, line_body, sign, text_event
 
 ALICE = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
@@ -47,10 +46,32 @@ def test_log_user_hash_operator_finds_exactly_one_residents_lines(start_function
 
     # What someone with only the user id could try: the old unkeyed tag, or a guessed key.
     unkeyed = hashlib.sha256(("local-user:" + ALICE).encode()).hexdigest()[:16]
-    guessed = hmac.new(user_hash_key("wrong-key"), ALICE.encode(), hashlib.sha256).hexdigest()[:16]
+    guessed = UserHasher.from_keys(SigningKeys(b"wrong-key", 1))(ALICE)
     assert not [line for line in lines if line.get("user") in (unkeyed, guessed)]
 
 
 def test_log_user_hash_without_signing_key_is_null_and_says_why(base_env):
     env = {k: v for k, v in base_env.items() if k != "LOCAL_SIGNING_KEY"}
     assert _user_data(env, ALICE)["log_user_hash"] is None
+
+
+@pytest.mark.slow(seconds=2)
+@pytest.mark.parametrize("function, required", [
+    ("webhook", {"LINE_CHANNEL_SECRET": "s", "LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("agent", {"LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("memory", {}),
+    ("reconcile", {"LINE_CHANNEL_ACCESS_TOKEN": "t"}),
+    ("ingest", {"TDX_CLIENT_ID": "i", "TDX_CLIENT_SECRET": "s"}),
+])
+def test_log_user_hash_every_function_hashes_with_the_settings_key(function, required, tmp_path):
+    """Each function process, once its main module is loaded, logs a user as the settings' key
+    hashes them: the same in every process, so one resident's lines join across functions."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "TDX_"))}
+    env.update(required, LOCAL_STORE_URL=f"sqlite:///{tmp_path / 's.sqlite3'}", LOCAL_TENANT_ID="test-tenant",
+               LOCAL_SIGNING_KEY="process-key", PYTHONPATH=str(REPO))
+    code = (f"import runpy; runpy.run_path('functions/{function}/main.py'); "
+            f"from shared.logs import hash_user; print(hash_user('{ALICE}'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == UserHasher.from_keys(SigningKeys(b"process-key", 1))(ALICE)

@@ -1,141 +1,108 @@
-"""The import graph of ``shared/`` against the layers drawn in the README (section Layout → Layers).
+"""The import contracts of ``shared/`` (``[tool.importlinter]`` in pyproject.toml, run by ``make lint``).
 
-Every import statement (module level or inside a function) is read with ``ast``; nothing is imported.
+import-linter checks the contracts; these tests show that the check holds on the repo and breaks on a
+deliberate wrong import in a scratch copy of ``shared/``, and check what a contract cannot say about
+itself: that the adapters it protects exist and that the domains have an order (no layer lets two
+domains import each other).
 """
 from __future__ import annotations
 
-import ast
-import re
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT / "shared"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
-def _layers_section() -> str:
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    start = text.index("### Layers")
-    end = text.find("\n## ", start)
-    return text[start:end if end != -1 else None]
+def _config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
 
 
-def _readme_layers() -> list[tuple[str, list[str]]]:
-    """[(layer name, [path prefixes under shared/])], top row first."""
-    layers = []
-    for line in _layers_section().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= {"-"}:
-            continue
-        paths = [p for p in re.findall(r"`([^`]+)`", cells[1]) if p.startswith("shared/")]
-        layers.append((cells[0], paths))
-    return layers
+def _contract(contract_id: str) -> dict:
+    return next(c for c in _config()["contracts"] if c["id"] == contract_id)
 
 
-def _readme_adapters() -> list[str]:
-    for paragraph in _layers_section().split("\n\n"):
-        if paragraph.startswith("Adapters"):
-            return [p for p in re.findall(r"`([^`]+)`", paragraph) if p != "shared/wiring.py"]
-    raise AssertionError("README Layers section lists no adapters")
+def _layer_names(layer: str) -> list[str]:
+    return [name.strip() for name in layer.replace(":", "|").split("|")]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` over the ``shared`` package under ``root`` (import-linter puts the working
+    directory first on ``sys.path``, so that copy is the one read, not the installed one)."""
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", "--config", "pyproject.toml"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in SHARED.rglob("*.py")}
+def test_layers_contracts_hold_on_the_repo():
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
 
 
-def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """The shared.* modules that ``path`` imports (``from a import b`` counts a.b when b is a module)."""
-    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    return _imports_in(path.read_text(encoding="utf-8"), package, modules)
+#: (case, module, code appended to it, what lint-imports reports): each a wrong import in a scratch copy.
+WRONG_IMPORTS = [
+    # a domain importing the webhook (a use case), or the routes above it
+    ("domain_to_webhook", "shared/handoff/scratch.py", "from shared.webhook import service\n",
+     "shared.handoff is not allowed to import shared.webhook"),
+    ("domain_to_routes", "shared/memory/scratch.py", "import shared.routing\n", "shared.memory is not allowed to import shared.routing"),
+    # a domain importing one above it in the domain order, or a sibling it is independent of
+    ("memory_to_turn_inside_a_function", "shared/memory/scratch.py", "def f():\n    from shared.turn import engine\n",
+     "shared.memory is not allowed to import shared.turn"),
+    ("turn_to_agent", "shared/turn/scratch.py", "from shared.agent import agent\n", "shared.turn is not allowed to import shared.agent"),
+    ("handoff_to_memory", "shared/handoff/scratch.py", "from shared.memory import flow\n",
+     "shared.handoff is not allowed to import shared.memory"),
+    ("turn_to_staff", "shared/turn/scratch.py", "from shared.staff import flow\n", "shared.turn is not allowed to import shared.staff"),
+    # a reply builder importing a domain; the base importing a port; a module placed in no layer
+    ("replies_to_turn", "shared/replies/scratch.py", "from shared.turn import engine\n", "shared.replies is not allowed to import shared.turn"),
+    ("base_to_port", "shared/diets.py", "import shared.store\n", "shared.diets is not allowed to import shared.store"),
+    ("module_in_no_layer", "shared/scratch.py", "", "not listed as layers:\n\n- shared.scratch"),
+    # an adapter imported outside the wiring; an entry point imported from shared/
+    ("adapter_outside_wiring", "shared/turn/scratch.py", "from shared.store.sqlite import SqliteStore\n",
+     "Only the wiring imports an adapter"),
+    ("shared_to_tools", "shared/handoff/scratch.py", "import tools.demo\n", "shared is not allowed to import tools"),
+]
 
 
-def _imports_in(source: str, package: str, modules: dict[str, Path]) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
-    return {name for name in found if name == "shared" or name.startswith("shared.")}
+@pytest.fixture(scope="module")
+def broken_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """lint-imports' report over a copy of pyproject.toml and ``shared/`` with every wrong import
+    of ``WRONG_IMPORTS`` added (one run: each is reported by its own line)."""
+    scratch = tmp_path_factory.mktemp("scratch")
+    shutil.copy(ROOT / "pyproject.toml", scratch / "pyproject.toml")
+    shutil.copytree(ROOT / "shared", scratch / "shared", ignore=shutil.ignore_patterns("__pycache__"))
+    for _, module, source, _ in WRONG_IMPORTS:
+        with (scratch / module).open("a", encoding="utf-8") as file:  # appended to an existing module
+            file.write("\n" + source)
+    result = _lint_imports(scratch)
+    assert result.returncode != 0, result.stdout + result.stderr
+    return result.stdout
 
 
-def _upward(module: str, targets: set[str], layers: list[tuple[str, list[str]]]) -> list[str]:
-    """The imports of ``module`` that point to a row above its own."""
-    own = _layer_of(module, layers)
-    found = []
-    for target in sorted(targets):
-        theirs = _layer_of(target, layers) if target != "shared" else own
-        if theirs is not None and own is not None and theirs < own:
-            found.append(f"{module} ({layers[own][0]}) imports {target} ({layers[theirs][0]})")
-    return found
+@pytest.mark.parametrize("broken", [case[3] for case in WRONG_IMPORTS], ids=[case[0] for case in WRONG_IMPORTS])
+def test_layers_contracts_break_on_a_wrong_import(broken_report: str, broken: str):
+    assert broken in broken_report, broken_report
 
 
-def _layer_of(module: str, layers: list[tuple[str, list[str]]]) -> int | None:
-    path = module.replace(".", "/")
-    best: tuple[int, int] | None = None
-    for index, (_, prefixes) in enumerate(layers):
-        for prefix in prefixes:
-            matches = path + ".py" == prefix if prefix.endswith(".py") else (path + "/").startswith(prefix)
-            if matches and (best is None or len(prefix) > best[1]):
-                best = (index, len(prefix))
-    return best[0] if best else None
+def test_layers_place_every_domain_in_an_order():
+    """No layer lets two domains import each other (no ":" sibling among them), and each domain is
+    placed: the order agent → (staff | turn) → (handoff | memory) is the contract's, not an exception."""
+    layers = _contract("layers")["layers"]
+    domains = {"agent", "turn", "handoff", "memory", "staff"}
+    placed = [name for layer in layers for name in _layer_names(layer) if name in domains]
+    assert sorted(placed) == sorted(domains)
+    shared_layers = [layer for layer in layers if ":" in layer]
+    assert all(not domains & set(_layer_names(layer)) for layer in shared_layers), shared_layers
+    assert [index for index, layer in enumerate(layers) if ":" in layer] in ([], [len(layers) - 1]), (
+        "only the base layer's modules may import each other")
 
 
-def test_layers_every_shared_module_is_placed_in_a_readme_row():
-    layers = _readme_layers()
-    assert [name for name, _ in layers][:2] == ["entry points", "wiring"]
-    unplaced = sorted(m for m in _modules() if m != "shared" and _layer_of(m, layers) is None)
-    assert unplaced == [], f"place these in the README's Layers table: {unplaced}"
-
-
-def test_layers_imports_run_only_down_the_readme_table():
-    layers, modules = _readme_layers(), _modules()
-    upward = [line for module, path in modules.items() if module != "shared"
-              for line in _upward(module, _imports(path, modules), layers)]
-    assert upward == [], "\n".join(upward)
-
-
-def test_layers_domains_never_import_the_webhook():
-    modules = _modules()
-    offenders = sorted(
-        f"{module} imports {target}"
-        for module, path in modules.items()
-        if module.split(".")[1:2] and module.split(".")[1] in ("handoff", "memory", "turn", "places")
-        for target in _imports(path, modules)
-        if target == "shared.webhook" or target.startswith("shared.webhook.")
-    )
-    assert offenders == []
-
-
-def test_layers_only_wiring_imports_adapters():
-    modules = _modules()
-    adapters = {p.removesuffix(".py").replace("/", ".") for p in _readme_adapters()}
-    assert adapters and adapters <= set(modules), f"README names adapters that do not exist: {adapters - set(modules)}"
-    offenders = []
-    for module, path in modules.items():
-        for target in _imports(path, modules) & adapters:
-            same_package = module.rpartition(".")[0] == target.rpartition(".")[0]
-            if module != "shared.wiring" and not same_package:
-                offenders.append(f"{module} imports {target}")
-    assert offenders == []
-
-
-def test_layers_checker_finds_a_domain_importing_the_webhook_or_routes():
-    layers, modules = _readme_layers(), _modules()
-    probe = "from shared.webhook import service\nimport shared.routing\nfrom ..clock import utc_now\n"
-    targets = _imports_in(probe, "shared.handoff", modules)
-    assert targets == {"shared.webhook", "shared.webhook.service", "shared.routing", "shared.clock"}
-    upward = _upward("shared.handoff.flow", targets, layers)
-    assert [line.split(" imports ")[1].split(" ")[0] for line in upward] == [
-        "shared.routing", "shared.webhook", "shared.webhook.service"]
+def test_layers_protected_adapters_exist_and_only_wiring_may_import_them():
+    adapters = _contract("adapters")
+    missing = [m for m in adapters["protected_modules"] if not (ROOT / (m.replace(".", "/") + ".py")).is_file()]
+    assert adapters["protected_modules"] and missing == []
+    assert adapters["allowed_importers"] == ["shared.wiring"]

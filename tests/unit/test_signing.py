@@ -17,7 +17,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.memory.errors import InvalidMemoryCard
 from shared.memory.tokens import issue_card, verify_card
-from shared.signing import SignatureRefused, SigningKeys
+from shared.signing import CardRefused, SigningKeys
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
 ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
@@ -39,22 +39,22 @@ def _lenient_b64(text: str) -> bytes:
 
 # ---- the module ------------------------------------------------------------------------------
 
-def test_signing_derive_key_is_sp800_108_counter_mode_hmac_sha256():
-    """An independent construction of NIST SP 800-108r1 §4.1 with one 256-bit block."""
+def test_signing_card_key_is_hkdf_sha256_with_the_purpose_and_the_binding_as_info():
+    """An independent construction of RFC 5869 HKDF-SHA256 (no salt: 32 zero bytes; one block)."""
     context = json.dumps([2, ALICE.tenant_id, ALICE.user_id], separators=(",", ":")).encode()
-    message = (1).to_bytes(4, "big") + b"local-memory-card" + b"\x00" + context + (256).to_bytes(4, "big")
-    expected = hmac.new(b"root", message, hashlib.sha256).digest()
-    assert signing.derive_key(b"root", 2, "local-memory-card", ALICE) == expected
-    assert signing.derive_key(b"root", 2, "local-memory-card", (ALICE.tenant_id, ALICE.user_id)) == expected
+    prk = hmac.new(b"\x00" * 32, b"root", hashlib.sha256).digest()
+    expected = hmac.new(prk, b"local-memory-card" + b"\x00" + context + b"\x01", hashlib.sha256).digest()
+    assert signing.card_key(b"root", 2, "local-memory-card", ALICE) == expected
+    assert signing.card_key(b"root", 2, "local-memory-card", (ALICE.tenant_id, ALICE.user_id)) == expected
 
 
 def test_signing_keys_differ_by_purpose_binding_tenant_and_version():
-    derived = {signing.derive_key(b"root", 1, "local-handoff-card", ALICE),
-               signing.derive_key(b"root", 1, "local-memory-card", ALICE),
-               signing.derive_key(b"root", 1, "local-handoff-card", BOB),
-               signing.derive_key(b"root", 1, "local-handoff-card", Actor("t2", ALICE.user_id)),
-               signing.derive_key(b"root", 2, "local-handoff-card", ALICE),
-               signing.derive_key(b"root", 1, "local-handoff-card", ("test-tenant", "C" + "0" * 32))}
+    derived = {signing.card_key(b"root", 1, "local-handoff-card", ALICE),
+               signing.card_key(b"root", 1, "local-memory-card", ALICE),
+               signing.card_key(b"root", 1, "local-handoff-card", BOB),
+               signing.card_key(b"root", 1, "local-handoff-card", Actor("t2", ALICE.user_id)),
+               signing.card_key(b"root", 2, "local-handoff-card", ALICE),
+               signing.card_key(b"root", 1, "local-handoff-card", ("test-tenant", "C" + "0" * 32))}
     assert len(derived) == 6
 
 
@@ -67,7 +67,7 @@ def test_signing_verify_returns_body_and_version():
                                                ("local-test-card", ("test-tenant", "C" + "0" * 32))])
 def test_signing_other_purpose_or_binding_is_refused(purpose, bound_to):
     signed = signing.sign(KEYS, "local-test-card", ALICE, "v1.a.b")
-    with pytest.raises(SignatureRefused) as refused:
+    with pytest.raises(CardRefused) as refused:
         signing.verify(KEYS, purpose, bound_to, signed)
     assert refused.value.reason == "bad_signature"
 
@@ -78,7 +78,7 @@ def test_signing_previous_key_version_is_accepted_after_rotation_and_older_is_no
     assert signing.verify(rotated, "local-test-card", ALICE, old).key_version == 1
     assert signing.verify(rotated, "local-test-card", ALICE,
                           signing.sign(rotated, "local-test-card", ALICE, "body")).key_version == 2
-    with pytest.raises(SignatureRefused):
+    with pytest.raises(CardRefused):
         signing.verify(SigningKeys(b"key-three", 3, previous=b"key-two"), "local-test-card", ALICE, old)
 
 
@@ -96,14 +96,14 @@ def test_signing_mac_with_flipped_low_bit_of_last_char_is_refused():
     flipped = _flip_low_bit_of_last_char(signed)
     assert flipped != signed
     assert _lenient_b64(flipped.rpartition(".")[2]) == _lenient_b64(signed.rpartition(".")[2])
-    with pytest.raises(SignatureRefused) as refused:
+    with pytest.raises(CardRefused) as refused:
         signing.verify(KEYS, "local-test-card", ALICE, flipped)
     assert refused.value.reason == "malformed"
 
 
 @pytest.mark.parametrize("text", ["AB==", "A", "AB+/", "AB C", "ABC=", "AB\n"])
 def test_signing_b64url_decode_refuses_non_canonical_text(text):
-    with pytest.raises(SignatureRefused):
+    with pytest.raises(CardRefused):
         signing.b64url_decode(text)
 
 
@@ -115,7 +115,7 @@ def test_signing_b64url_round_trips(raw):
 @pytest.mark.parametrize("signed", ["", "nodot", ".AAAA", "body.", "body." + "A" * 42, "b\u00e9.AAAA",
                                     "x" * 250 + "." + "A" * 43])
 def test_signing_malformed_values_are_refused(signed):
-    with pytest.raises(SignatureRefused):
+    with pytest.raises(CardRefused):
         signing.verify(KEYS, "local-test-card", ALICE, signed)
 
 
@@ -216,3 +216,60 @@ def test_signing_memory_card_mac_tampered_or_flipped_low_bit_is_refused():
         with pytest.raises(InvalidMemoryCard):
             verify_card(KEYS, ALICE, bad)
     assert verify_card(KEYS, ALICE, token).dietary_type == "ovo_lacto"
+
+
+# ---- one card refusal, and cards made before the derivation changed -----------------------------
+
+def _former_card_mac(root: bytes, version: int, purpose: str, bound_to: tuple[str, ...], body: str) -> str:
+    """A MAC under the derivation LOCAL used before shared.keys (NIST SP 800-108r1 counter mode)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation, Mode
+
+    context = json.dumps([version, *bound_to], separators=(",", ":")).encode()
+    key = KBKDFHMAC(algorithm=hashes.SHA256(), mode=Mode.CounterMode, length=32, rlen=4, llen=4,
+                    location=CounterLocation.BeforeFixed, label=purpose.encode(), context=context,
+                    fixed=None).derive(root)
+    return signing.b64url_encode(hmac.new(key, body.encode(), hashlib.sha256).digest())
+
+
+def test_signing_every_card_kind_refuses_with_the_one_card_refusal():
+    from shared.staff import cards as staff_cards
+
+    assert cards.CardRefused is staff_cards.CardRefused is signing.CardRefused
+    staff_settings = _handoff_settings(LOCAL_STAFF_GROUP_ID="C" + "0" * 32)
+    refusals = []
+    for refuse in (lambda: cards.verify_reference(_handoff_settings(), BOB, _handoff_reference(_handoff_settings())),
+                   lambda: staff_cards.verify(staff_settings, "v1.take." + "0" * 64 + ".1.AAAA"),
+                   lambda: verify_card(KEYS, BOB, _memory_token()),
+                   lambda: cards.verify_reference(Settings.from_env({}), ALICE, "v1")):
+        with pytest.raises(signing.CardRefused) as refused:
+            refuse()
+        refusals.append(refused.value.reason)
+    assert refusals[0] == signing.BAD_SIGNATURE and refusals[-1] == signing.NOT_CONFIGURED
+
+
+def test_signing_a_card_made_under_the_former_derivation_is_refused_kindly_as_expired(tmp_path):
+    """After the deploy that changed the derivation, a handoff card shown before it is refused with
+    the kind refusal (「可能已失效」) and nothing is written."""
+    import time
+
+    from shared.context import EventContext
+    from shared.handoff import flow, records
+    from shared.store.sqlite import SqliteStore
+
+    settings = _handoff_settings(LOCAL_TENANT_ID=ALICE.tenant_id)
+    store = SqliteStore(str(tmp_path / "s.sqlite3"))
+    ctx = EventContext(settings, store, None, NOW, ALICE, "EV1", time.monotonic() + 30)
+    card = flow.match_text(ctx, "新需求：想參加週六的社區走讀").messages[0].to_dict()
+    confirm = next(b["action"]["data"] for b in card["contents"]["footer"]["contents"]
+                   if b["action"]["label"] == "確認送出").split(":", 1)[1]
+    body = confirm.rpartition(".")[0]
+    former = body + "." + _former_card_mac(b"test-signing-key", 1, cards.PURPOSE,
+                                           (ALICE.tenant_id, ALICE.user_id), body)
+    assert former != confirm
+    reply = flow.handle_postback(ctx, former)
+    words = json.dumps([m.to_dict() for m in reply.messages], ensure_ascii=False)
+    assert "可能已失效" in words and "沒有送出" in words
+    assert store.query(records.REQUESTS) == []
+    assert "等待工作人員受理" in json.dumps([m.to_dict() for m in flow.handle_postback(ctx, confirm).messages],
+                                      ensure_ascii=False)

@@ -6,10 +6,10 @@ import time
 from datetime import datetime, timezone
 from itertools import count
 
+from shared.audit import COLLECTION as AUDIT
 from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.wiring import memory_client
 from tools.line_messages import all_text
 

@@ -11,13 +11,13 @@ from datetime import datetime, timezone
 
 import pytest
 
+from shared.audit import COLLECTION as AUDIT
 from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
 from shared.logs import hash_user
 from shared.memory.approve import apply_card
 from shared.memory.tokens import SigningKeys, issue_card
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.engine import start_turn
 from shared.wiring import memory_client
 from tests.conftest import all_text

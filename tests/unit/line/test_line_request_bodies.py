@@ -31,7 +31,7 @@ from linebot.v3.messaging import (
 )
 
 from shared.line.messaging import SdkLineGateway
-from shared.turn import menu
+from shared.replies import menu
 from tests.conftest import TEST_TOKEN
 from tools.line_events import new_reply_token
 

@@ -137,17 +137,14 @@ def test_user_data_make_target_without_user_id_fails_on_stderr(tmp_path):
 def test_user_data_on_make_runs_dev_tenant_uses_make_runs_dev_key_for_the_log_hash(tmp_path):
     # After a default `make run`, `make user-data` must give the log_user_hash that make run's functions
     # log, or the grep of .run/*.log for a resident's lines (docs/delivery.md, "Logs") finds nothing.
-    from shared import logs
+    from shared import keys
     from tools.devserver import DEV_SECRETS
 
     db = tmp_path / "never-made.sqlite3"
     dev = run_tool(clean_env(LOCAL_STORE_URL=f"sqlite:///{db}", LOCAL_TENANT_ID=DEV_SECRETS["LOCAL_TENANT_ID"],
                              LINE_USER_ID=ALICE))
     assert dev.returncode == 0, dev.stderr[-2000:]
-    key = logs.user_hash_key(DEV_SECRETS["LOCAL_SIGNING_KEY"])
-    import hashlib
-    import hmac
-
-    assert json.loads(dev.stdout)["log_user_hash"] == hmac.new(key, ALICE.encode(), hashlib.sha256).hexdigest()[:16]
+    dev_hasher = keys.UserHasher.from_keys(keys.SigningKeys(DEV_SECRETS["LOCAL_SIGNING_KEY"].encode(), 1))
+    assert json.loads(dev.stdout)["log_user_hash"] == dev_hasher(ALICE)
     other = run_tool(clean_env(LOCAL_STORE_URL=f"sqlite:///{db}", LOCAL_TENANT_ID=TENANT, LINE_USER_ID=ALICE))
     assert json.loads(other.stdout)["log_user_hash"] is None  # any other tenant: no key is guessed

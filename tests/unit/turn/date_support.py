@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import UnreadableDate
-from shared.turn.text import reading_form
 
 #: A date the text names but that resolves to no day (the reply asks again: 「我看不懂這個日期」).
 NOT_READ = "not read"

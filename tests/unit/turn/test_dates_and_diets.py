@@ -12,6 +12,7 @@ import pytest
 from shared.diets import DIET_LABELS, diet_label
 from shared.memory.cards import remember_phrase
 from shared.replies.places import render_places
+from shared.text import reading_form
 from shared.turn import dates
 from shared.turn.dates import read_date
 from shared.turn.datespec import (
@@ -26,7 +27,6 @@ from shared.turn.datespec import (
     date_arg,
 )
 from shared.turn.router import read_diet
-from shared.turn.text import reading_form
 from tests.conftest import REPO
 from tests.unit.turn.date_support import NOT_READ, asked, span
 
@@ -113,7 +113,7 @@ def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
 def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
     """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
     each process's first text turn, a cold start's cost."""
-    code = ("import sys; from shared.turn.dates import read_date; from shared.turn.text import reading_form; "
+    code = ("import sys; from shared.turn.dates import read_date; from shared.text import reading_form; "
             f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.audit import COLLECTION as AUDIT
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.datespec import date_arg
 from shared.turn.router import route, second_ask
 from shared.webhook.service import WebhookService

@@ -1,4 +1,4 @@
-"""The help reply (shared.turn.menu.help_reply): what a resident is told when the router reads
+"""The help reply (shared.replies.menu.help_reply): what a resident is told when the router reads
 nothing in a text, through a signed webhook body. Its words are plain (「離線查詢模式」
 would mean nothing to a resident), and a note, when there is one, leads instead of the opening.
 Clock: 2026-12-01 10:00 Asia/Taipei.
@@ -31,7 +31,7 @@ def test_help_reply_unread_text_is_answered_in_plain_words(service, line_standin
 
 def test_help_reply_a_note_replaces_the_not_understood_opening():
     # an argument the tools refused (shared.turn.engine._invalid_argument_reply) is named first
-    from shared.turn.menu import help_reply
+    from shared.replies.menu import help_reply
 
     [message] = help_reply("我找不到這個地區。").messages
     assert message.text.startswith("我找不到這個地區。\n我認得的是鄉鎮名稱")

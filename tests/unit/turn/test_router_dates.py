@@ -11,12 +11,12 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
+from shared.audit import COLLECTION as AUDIT
 from shared.config import Settings
 from shared.context import EventContext
 from shared.events.search import DEFAULT_SNAPSHOT_PATH, InvalidDateRange, parse_date_range
 from shared.identity import Actor
 from shared.store.sqlite import SqliteStore
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday, date_arg
 from shared.turn.engine import resolve_date, run_text_turn
 from shared.turn.router import date_in, route

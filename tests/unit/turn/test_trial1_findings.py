@@ -19,14 +19,14 @@ from shared.identity import Actor
 from shared.memory.phrases import read_memory_request
 from shared.memory.store import PreferenceSnapshot
 from shared.places.search import diet_listed
+from shared.replies.menu import LIMIT_WORDS
 from shared.routing import route_text
 from shared.store.sqlite import SqliteStore
+from shared.text import reading_form
 from shared.turn.crisis import is_crisis
 from shared.turn.datespec import DayOfMonth, Holiday, MonthDay, RelativeMonth, UnreadableDate
 from shared.turn.diet_origin import resolve_diet
-from shared.turn.menu import LIMIT_WORDS
 from shared.turn.router import route
-from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
 from tests.unit.turn.date_support import NOT_READ, asked, span

@@ -14,10 +14,10 @@ import pytest
 
 from shared.memory.phrases import read_memory_request
 from shared.places.search import place_close_to
+from shared.text import reading_form
 from shared.turn.crisis import is_crisis
 from shared.turn.datespec import DayOfMonth, NewYearDay, UnreadableDate, coming_day_of_month
 from shared.turn.router import read_diet, route
-from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import USER_A, postbacks, webhook_with_memory
 from tests.unit.turn.date_support import NOT_READ, asked, span

@@ -15,8 +15,8 @@ import pytest
 
 from shared.handoff.drafts import request_text_of
 from shared.places.search import areas_with_places
+from shared.text import reading_form
 from shared.turn.router import route, township_typo
-from shared.turn.text import reading_form
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, preference_of, webhook_with_memory
 

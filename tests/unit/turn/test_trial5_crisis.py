@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from shared.text import reading_form
 from shared.turn.crisis import is_crisis
 from shared.turn.router import route
-from shared.turn.text import reading_form
 
 TRIAL5 = ["老伴走了以後 我每天都不知道為什麼還要活著", "老了沒路用 早點去找老伴算了"]
 

@@ -14,11 +14,11 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from shared.audit import COLLECTION as AUDIT
 from shared.handoff.records import REQUESTS, Operation
 from shared.handoff.status import OPEN_LISTED_MAX
 from shared.identity import Actor
 from shared.line import limits
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.follow_up import FOLLOW_UP_WINDOW
 from shared.turn.router import route, second_ask
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event

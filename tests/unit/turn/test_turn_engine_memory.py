@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from shared.audit import COLLECTION as AUDIT
 from shared.config import Settings
 from shared.context import EventContext
 from shared.identity import Actor
@@ -18,7 +19,6 @@ from shared.memory.tokens import issue_card
 from shared.places.search import search_local_places
 from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore
-from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import resolve_diet
 from shared.turn.engine import TurnTools, run_proposal, run_text_turn
 from shared.turn.router import Proposal, route
@@ -42,7 +42,7 @@ def remember(store, diet: str, revision: int = 0) -> None:
 
 
 def ctx_for(store) -> EventContext:
-    settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant"})
+    settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant", "LOCAL_SIGNING_KEY": "k"})
     return EventContext(settings, store, None, NOW, ALICE, f"01TURN{next(_EVENT_IDS):020d}",
                         time.monotonic() + 1.8)
 

@@ -1,4 +1,8 @@
-"""Fixed replies: the menu, help, welcome and guidance texts (no model, no store)."""
+"""Fixed replies: the menu, help, welcome and guidance texts (no model, no store).
+
+Every domain may offer the menu (its choices, ``with_menu``, the expired-button reply), so it sits
+below the domains with the other reply builders (docs/design.md §7: every answer offers a next step).
+"""
 from __future__ import annotations
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
@@ -9,7 +13,7 @@ from shared.replies.area_picker import area_postback
 from shared.replies.events import scope_words
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
-#: The help's choices: the menu, and the status of the user's request (issue 9 item 9).
+#: The help's choices: the menu, and the status of the user's request.
 HELP_CHOICES = (*MENU_CHOICES, "查看原本服務單")
 
 
@@ -24,7 +28,7 @@ def with_menu(message: TextMessage, choices: tuple[str, ...] = MENU_CHOICES) -> 
     Args:
         message: a text reply.
         choices: the labels, each sent as a text message when tapped (≤ 13, LINE's limit).
-    Source: issue 9 follow-up item 9 (every fixed answer offers a next step).
+    Every fixed answer offers a next step (docs/design.md §7).
     """
     if message.quick_reply is not None:
         return message
@@ -41,14 +45,14 @@ def menu_reply(ctx: EventContext | None = None) -> Reply:
 
 def booking_menu_reply(ctx: EventContext | None = None) -> Reply:
     """我要預約 (the rich menu's entry, also typed by someone who wants to book) → the menu, first saying
-    that LOCAL books nothing and that a person is reached through 留下服務詢問 (trial 8 finding 12)."""
+    that LOCAL books nothing and that a person is reached through 留下服務詢問."""
     return Reply([TextMessage(text="LOCAL 沒辦法直接幫你預約或訂位；想請真人幫忙，請點「留下服務詢問」。\n" + _MENU_TEXT,
                               quick_reply=_menu_quick_reply())])
 
 
 def help_reply(note: str | None = None) -> Reply:
     """Free text the offline router could not read → the menu, saying how to ask."""
-    # plain words for residents (newcomer trial 9: 「離線查詢模式」 meant nothing to them); what it reads, not how
+    # plain words for residents (「離線查詢模式」 means nothing to them): what it reads, not how
     text = ("我認得的是鄉鎮名稱、素食和活動這類字，例如「花壇有素食店嗎？」"
             "或「這週末鹿港有什麼活動？」。也可以點下面的選項。")
     return Reply([TextMessage(text=(note + "\n" if note else "這句我看不太懂。") + text,
@@ -69,7 +73,7 @@ def non_text_reply() -> Reply:
 
 
 def no_user_reply() -> Reply:
-    """Events with no ``userId`` (some group or room events): guidance, and no writes (DESIGN §2)."""
+    """Events with no ``userId`` (some group or room events): guidance, and no writes (docs/design.md §2)."""
     return Reply([TextMessage(text="我沒辦法辨識是哪一位在問，所以這裡不能查詢或登記。"
                                    "請加我為好友，在一對一聊天中使用。")])
 
@@ -91,18 +95,18 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
 
 #: What LOCAL can do, said after a greeting, a thanks or a limit.
 #: The menus do not say 示範: whether events come from demo data is said by the events reply itself
-#: (shared.replies.events, from the snapshot it really read). Source: issue 9 follow-up item 6.
+#: (shared.replies.events, from the snapshot it really read).
 _CAN_DO = "我可以幫你：查彰化各鄉鎮的活動、找有素食的店家，或把需求轉給真人（開頭寫「新需求：」）。"
 
 
 def greeting_reply() -> Reply:
-    """你好 / hi → a greeting and the menu (not the offline-mode notice). Source: issue 9 item 14."""
+    """你好 / hi → a greeting and the menu (not the offline-mode notice)."""
     return Reply([TextMessage(text=f"你好！{_CAN_DO}請點下面的選項，或直接問我，例如「花壇有素食店嗎？」。",
                               quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
 def thanks_reply() -> Reply:
-    """謝謝 / 好 謝啦 → you're welcome and the menu. Source: issue 9 item 14."""
+    """謝謝 / 好 謝啦 → you're welcome and the menu."""
     return Reply([TextMessage(text="不客氣！還有需要的話，隨時點下面的選項或直接問我。",
                               quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
@@ -118,7 +122,7 @@ def not_saved_reply() -> Reply:
     remember button (and not the words 同意記住, which name the card's button).
 
     True whatever is stored: it says how memory works and where to look (我的偏好), not what is kept.
-    Source: DESIGN §6 (a card only on a request); trial 3 finding 9.
+    Source: docs/design.md §6 (a card only on a request).
     """
     return Reply([TextMessage(
         text="好的，不會幫你記。只有在你看到確認卡、自己按下同意之後，我才會保存一項飲食偏好；沒按就什麼都不存。"
@@ -126,7 +130,7 @@ def not_saved_reply() -> Reply:
         quick_reply=_menu_quick_reply(("我的偏好", "查活動", "查蔬食")))])
 
 
-#: What each limit says (LOCAL has no such data or tool). Source: issue 9 item 7.
+#: What each limit says (LOCAL has no such data or tool).
 LIMIT_WORDS: dict[str, str] = {
     "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"
               "（24 小時、免付費），有人會陪你說說話。如果已經有危險，請立刻打 119；遇到人身危險可打 110。"
@@ -145,15 +149,15 @@ LIMIT_WORDS: dict[str, str] = {
     "no_booking": "我沒辦法幫你訂位、預約、訂餐或報名；請直接聯絡店家或主辦單位（店家資料有電話的話，卡片上會列出）。",
     "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
     "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
-    # the same limit beside an events answer: an event has a fee or tickets, not a menu (trial 8 finding 10)
+    # the same limit beside an events answer: an event has a fee or tickets, not a menu
     "no_price_event": "活動資料沒有記錄費用或門票價格，請以主辦單位公告為準。",
-    # beside an events answer only (shared.turn.engine): a day's list, start times only (trial 8 finding 11)
+    # beside an events answer only (shared.turn.engine): a day's list, start times only
     "evening": "你問的是晚上：活動資料只有開始時間，沒有結束時間，下面列的活動不分白天晚上；白天開始的活動，晚上可能已經結束，請先向主辦單位確認。",
     "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
     "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
     "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
     "no_distance": "店家資料沒有地圖定位和距離，沒辦法排出哪一間最近；請看地址，或先打電話問店家。",
-    # trial 5 (minor): 可以幫我掛號嗎 彰基 is a booking LOCAL cannot make, not a question about an illness
+    # 可以幫我掛號嗎 彰基 is a booking LOCAL cannot make, not a question about an illness
     "no_appointment": "我沒辦法幫你掛號或預約看診；請直接打電話給醫院或診所，或用它們的網路掛號。"
                       "身體不舒服請找醫師；緊急狀況請立刻打 119。",
 }
@@ -169,7 +173,7 @@ def limit_lines(kinds: list[str] | tuple[str, ...], *, beside_events: bool = Fal
     Args:
         kinds: ``LIMIT_WORDS`` keys, as the router noted them.
         beside_events: the limits go with an events answer: a price asked is an event's fee
-            (``no_price_event``, trial 8 finding 10); otherwise ``EVENTS_ONLY_LIMITS`` are not said.
+            (``no_price_event``); otherwise ``EVENTS_ONLY_LIMITS`` are not said.
     """
     if beside_events:
         kinds = ["no_price_event" if kind == "no_price" else kind for kind in kinds]
@@ -186,7 +190,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Args:
         kinds: keys of LIMIT_WORDS (unknown ones are skipped).
     Returns:
-        One text with the menu as quick replies; never a search. Source: issue 9 item 7.
+        One text with the menu as quick replies; never a search.
     """
     lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
     if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
@@ -195,7 +199,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
 
 
 def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
-    """我要取消服務單 → how cancelling works. Source: DESIGN §4; issue 9 item 9."""
+    """我要取消服務單 → how cancelling works. Source: docs/design.md §4."""
     return Reply([TextMessage(
         text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
              "已經送出的服務單，我這裡沒辦法直接取消，也沒辦法保證誰、什麼時候處理。"
@@ -215,7 +219,7 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
     What it says is what the store holds (``make user-data`` lists each of these): a message's text
     only until it is answered (``shared.inbox.finished``); each event's id, time, state and LINE
     account id for about 7 days (``shared.inbox.RETENTION``); each search's conditions and result
-    ids for 30 days (``shared.turn.audit``); the consented diet; sent requests; a draft's text until
+    ids for 30 days (``shared.audit``); the consented diet; sent requests; a draft's text until
     it is cancelled or superseded (``shared.handoff.drafts``); bookkeeping without content. LOCAL
     never asks LINE for a profile, so it never sees or keeps a display name or picture.
 
@@ -224,15 +228,14 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
             also says that the words typed are sent to Google's Gemini to be read.
         forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的
             紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
-            alone: the tap on 「忘記我的飲食偏好」 does it (DESIGN §6).
+            alone: the tap on 「忘記我的飲食偏好」 does it (docs/design.md §6).
         sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): the
             reply starts with who sees what: LOCAL never gets a phone number from LINE nor asks for one,
-            but one written into a request is kept with that request's text (trial 8 finding 2: the
-            reply said no phone number was kept, right after a request carrying one); a request goes
-            to the staff who handle it, and their card has no LINE account (DESIGN §10; trial 4
-            finding 6).
-    Source: DESIGN §2, §4, §6, §7, §9 (what is stored); tools/user_data.py; issue 9 item 11; trial 2
-    findings 4–5; newcomer trial (the privacy answer must equal the store).
+            but one written into a request is kept with that request's text (the reply must not say no
+            phone number is kept right after a request carrying one); a request goes to the staff
+            who handle it, and their card has no LINE account (docs/design.md §10).
+    Source: docs/design.md §2, §4, §6, §7, §9 (what is stored); tools/user_data.py (the privacy
+    answer must equal the store).
     """
     lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
             "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
@@ -275,8 +278,7 @@ def did_you_mean_reply(name: str, text: str, *, choices: list[list[str]] | None 
         text: the user's message with the typo replaced by the catalog's spelling (≤ 300 characters).
         choices: for a township: [[full township name, the message spelt with it]], best first.
         typed: for a township: the characters as typed.
-    Source: trial 2 findings 7–8 (shop-name typos); trial 5 finding 13 (township typos); LINE message
-    action text ≤ 300 characters.
+    Source: LINE message action text ≤ 300 characters.
     """
     if choices:
         items = [QuickReplyItem(action=MessageAction(label=f"是，{township}"[:20], text=again[:300]))
@@ -318,7 +320,7 @@ def ask_search_kind_reply(township: str, *, no_data: bool = False, diet: str | N
     Returns:
         One text with postback quick replies (``events:area=…[&date=…][&keyword=…]`` /
         ``places:area=…[&diet=…]``), saying which earlier conditions the buttons keep.
-    Source: trial 8 finding M1 (a follow-up keeps the previous search's diet).
+    A follow-up keeps the previous search's diet.
     """
     lead = LIMIT_WORDS["no_data"] + "\n" if no_data else ""
     kept = []

@@ -7,7 +7,8 @@ stored (replies are written from fixed templates in Traditional Chinese).
 - Simplified → Traditional (Taiwan phrases): OpenCC ``s2twp`` (员林有素食吗 → 員林有素食嗎);
 - Latin letters: ``str.casefold`` (Vegan → vegan).
 
-Source: issue 9 items 5 and 15; https://github.com/BYVoid/OpenCC (s2twp: Simplified to Taiwan
+Every layer reads text this way (the router, the memory phrases, the staff commands), so it sits in
+the base layer. Source: https://github.com/BYVoid/OpenCC (s2twp: Simplified to Taiwan
 Traditional with phrases); https://docs.python.org/3/library/unicodedata.html#unicodedata.normalize.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""One audit record per turn in the store, collection ``turn_audit`` (DESIGN §7).
+"""One audit record per turn in the store, collection ``turn_audit`` (docs/design.md §7).
 
-Fields: ``tenant_id``, ``user_hash`` (shared.logs.hash_user, never the raw id), ``webhook_event_id``,
+Fields: ``tenant_id``, ``user_hash`` (``EventContext.user_hash``: shared.keys.UserHasher, never the raw id), ``webhook_event_id``,
 ``source``, ``tool``, ``proposed_args`` (as the router or model proposed them; a date in the encoding
 of shared.turn.datespec, ``DateSpec.parse`` reads it back), ``effective_args``
 (what the tool ran with), ``origin`` of the diet, ``revision`` (snapshot at the start) and
@@ -9,8 +9,11 @@ of shared.turn.datespec, ``DateSpec.parse`` reads it back), ``effective_args``
 
 A forget scrubs the remembered diet from that account's records (``scrub_remembered_diet``): a
 record whose diet came from the consented memory keeps its id, hash, tool, origin, status, counts
-and times, and loses the dietary value and the result ids it shaped (DESIGN §6: after a forget no
+and times, and loses the dietary value and the result ids it shaped (docs/design.md §6: after a forget no
 dietary content is kept).
+
+The turn writes these records and the memory scrubs them (a forget), so the module sits below both
+domains, with the other per-event records.
 
 Writing is best-effort: a failed write is logged and the turn still answers. It is a plain write,
 never part of a transaction that has side effects.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Sequence
 
 from shared.clock import to_iso
 from shared.logs import log
@@ -63,7 +66,7 @@ def record_turn(store: DocumentStore, record: dict[str, Any], *, tenant_id: str,
 _FROM_MEMORY = "consented_memory"
 
 
-def scrub_remembered_diet(store: DocumentStore, *, tenant_id: str, user_hash: str, now: datetime) -> int:
+def scrub_remembered_diet(store: DocumentStore, *, tenant_id: str, user_hashes: Sequence[str], now: datetime) -> int:
     """Remove the remembered diet from every turn record of one account (after a forget).
 
     Each record whose ``origin`` is the consented memory keeps everything but the dietary content:
@@ -72,7 +75,8 @@ def scrub_remembered_diet(store: DocumentStore, *, tenant_id: str, user_hash: st
     Idempotent.
 
     Args:
-        user_hash: ``shared.logs.hash_user`` of the account's user id (as stored).
+        user_hashes: every hash the account's records may be stored under
+            (``shared.keys.UserHasher.all_hashes``: the current key's first, then a rotated key's).
         now: aware instant of the forget.
     Returns:
         How many records were scrubbed by this call.
@@ -80,7 +84,10 @@ def scrub_remembered_diet(store: DocumentStore, *, tenant_id: str, user_hash: st
         StoreUnavailable / StoreTimeout: some records may still hold the diet; call again.
     """
     scrubbed = 0
-    for doc in store.query(COLLECTION, where={"tenant_id": tenant_id, "user_hash": user_hash, "origin": _FROM_MEMORY}):
+    docs = [doc for user_hash in dict.fromkeys(user_hashes)
+            for doc in store.query(COLLECTION, where={"tenant_id": tenant_id, "user_hash": user_hash,
+                                                      "origin": _FROM_MEMORY})]
+    for doc in docs:
         if doc.get("diet_scrubbed_at"):
             continue
         clean = {**doc, "diet_scrubbed_at": to_iso(now), "result_count": len(doc.get("result_ids") or []),
