@@ -75,8 +75,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared import diets
 from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_in, vague_words_in
-from shared.diets import DIET_WORDS, UNRECORDED_DIETS
+from shared.diets import (
+    ALL_DIET_WORDS,
+    DIET_WORDS,
+    NO_DAIRY,
+    NO_EGG,
+    NO_PUNGENT,
+    NOT_ASKED_TO_REMEMBER,
+    OTHER_FOOD,
+    UNRECORDED_DIETS,
+    has_word,
+    unnegated,
+)
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
 from shared.turn.crisis import is_crisis
@@ -199,13 +211,6 @@ OWN_DIET_STATEMENT = re.compile(
     r"^(?:我們家|我們|我家|我自己|我本身|我)(?:是|都是|都|也|也是|平常都?|一直都?|現在都?|有在|固定|本身)?(?:吃)?"
     r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人|者)?"
     r"(?:喔|哦|啦|耶|唷|欸|呢|啊|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
-#: Saying one never asked to be remembered, or complaining about the offer (我又沒說要你記住 幹嘛一直問,
-#: 誰叫你記住的): never an offer to remember; the reply says nothing is kept without 同意記住.
-#: shared.memory.phrases reads it as no request. Source: trial 3 finding 9.
-NOT_ASKED_TO_REMEMBER = re.compile(
-    r"(?:沒|沒有|又沒|並沒有|不是|又不是)(?:說|叫|要|請|讓|拜託)(?:要|過)?(?:你|妳|你們)?(?:幫我)?(?:記|存)"
-    r"|誰(?:叫|要|讓|請)(?:你|妳|你們)(?:幫我)?(?:記|存)|幹嘛(?:要|一直|又|老是)?(?:幫我)?(?:記|存)"
-    r"|(?:幹嘛|為什麼|為何)(?:一直|又|老是)?(?:問|叫)我?(?:要不要)?(?:記|存)")
 _THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
            "辛苦了", "讚")
 _FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
@@ -295,39 +300,6 @@ class Proposal:
     notes: tuple[str, ...] = ()
 
 
-#: A negated diet word (不吃素, 沒有吃素, 不是吃素, 不吃全素, 非素食, 不用素, 不想吃蔬食 …): a negation,
-#: at most one helper word, at most one verb, then the diet word. Source: issue 4 follow-up.
-_NEGATED_DIET = re.compile(
-    r"(?:不|沒有|沒|非|別|無須|無需|毋須)"
-    r"(?:一定要|一定|需要|是|要|用|想|會|再|在|必|太|曾)?"
-    r"(?:幫我|替我|給我|幫忙)?(?:再)?"
-    r"(?:吃|找|用|食|查)?"
-    r"(?:" + "|".join(re.escape(word) for word, diet in DIET_WORDS
-                      if diet != "any" and not word.startswith("不") and not word.isascii()) + r")")
-
-#: Every diet word, the finer unrecorded ones included, longest first (不吃蛋的素 before 素).
-_ALL_DIET_WORDS: tuple[tuple[str, str | None, bool], ...] = tuple(sorted(
-    [(word, diet, False) for word, diet in DIET_WORDS] + [(word, diet, True) for word, diet in UNRECORDED_DIETS],
-    key=lambda entry: -len(entry[0])))
-
-
-def _unnegated(text: str) -> tuple[str, bool]:
-    """``text`` with negated diet words blanked out, and whether there was one.
-
-    An A-not-A question (有沒有素食, 是不是素食, 要不要吃素) asks about the diet: it is not a negation.
-    """
-    kept, negated, at = [], False, 0
-    for match in _NEGATED_DIET.finditer(text):
-        start = match.start()
-        if 0 < start < len(text) - 1 and text[start - 1] == text[start + 1]:
-            continue  # X不X / X沒X
-        kept.append(text[at:start])
-        kept.append("｜")
-        negated, at = True, match.end()
-    kept.append(text[at:])
-    return "".join(kept), negated
-
-
 #: The official (Hanyu Pinyin) English names of Changhua's 26 townships, case-folded; ``changhua`` alone
 #: is the county or the city, so it reads as the vague 彰化. Source: Changhua County Government's
 #: English site (https://www.chcg.gov.tw/eng/); trial 2 minor finding (changhua city unread).
@@ -350,109 +322,14 @@ def _english_places(t: str) -> str:
     return _ENGLISH_PLACE.sub(lambda found: f" {names[found.group(1)]} ", t).strip() if _ENGLISH_PLACE.search(t) else t
 
 
-def _has_word(text: str, word: str) -> bool:
-    """``word`` in ``text``; a Latin word must stand alone (vegan in 彰化市vegan, not in vegans-only)."""
-    if not word.isascii() or word not in text:  # the scan below only for a Latin word the text holds
-        return word in text
-    return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
-
-
-#: Saying eggs are out (不吃蛋, 不能吃蛋, 蛋不行, 對蛋過敏 …): beside a vegetarian ask it means 奶素
-#: (lacto: no meat, no eggs). Source: issue 9 follow-up item 4.
-_NO_EGG = re.compile(r"(?:不|不能|不可以|不敢|沒辦法|無法)(?:吃|碰|要|加)(?:雞)?蛋|不要有蛋"
-                     r"|蛋(?:不行|不能吃|不可以吃?|都不吃|不吃|會過敏|過敏)|對蛋過敏|不含蛋|無蛋|去蛋")
-
-
-#: Leaving out the five pungent plants (不吃蔥蒜, 不吃五辛, 不加蔥蒜, 無五辛, 不要洋蔥): the catalog does
-#: not record it. Beside a diet word it is that diet; alone it is a vegetarian ask (only 素 leaves
-#: them out); either way the reply says the catalog does not record it. Source: trial 2 finding 3.
-_NO_PUNGENT = re.compile(
-    r"(?:不|不能|不可以|不敢|沒辦法|無法|不要|不想|忌|避開|避免|去|無|沒有|不含|不加|不放)(?:吃|加|放|碰|要|含|用)?(?:任何)?(?:的)?"
-    r"(?P<plant>五辛|蔥蒜|蔥|蒜頭|大蒜|蒜|韭菜|韭|洋蔥|蕎頭|興渠)"
-    r"|(?P<free>五辛|蔥蒜)(?:都)?(?:不吃|不行|不能吃|不要|不加|免|去掉)")
-
-
-def _pungent(form: str) -> str | None:
-    """The words that leave out the pungent plants, as said (不吃蔥蒜), or None."""
-    found = _NO_PUNGENT.search(form)
-    return found.group(0) if found else None
-
-
-#: Leaving out dairy (不喝牛奶, 不吃奶製品, 乳糖不耐, 對奶過敏; not 不吃奶素, a negated diet): with no
-#: eggs either it is 全素, applied; alone it is 蛋素, which the catalog does not record (named).
-_NO_DAIRY = re.compile(r"(?:不|不能|不可以|不敢|沒辦法|無法|不想)(?:吃|喝|碰|加|要)(?:牛)?(?:奶|乳)(?:蛋)?(?:製品|類)?(?!素)"
-                       r"|(?:奶|乳)(?:類|製品)?(?:不行|不能吃|不吃|都不吃|會過敏|過敏)|乳糖不耐|對(?:牛)?奶過敏|不含奶|無奶|不要有奶")
-#: Other food conditions beside a vegetarian ask (不吃辣, 對花生過敏, 無麩質): the catalog records none;
-#: each is named as not recorded, never dropped. Source: trial 3 finding 5.
-_OTHER_FOOD = re.compile(
-    r"(?:不|不能|不可以|不敢|沒辦法|無法|不想)(?:吃|碰|加|要)(?:任何)?(?:的)?"
-    r"(?:辣|花生|堅果|麩質|小麥|麵筋|黃豆|大豆|豆類|豆製品|菇類|香菇|菇|芋頭|香菜|芹菜|味精|油炸|炸的|甜|糖)"
-    r"|(?:對)?(?:花生|堅果|麩質|小麥|黃豆|大豆|菇類|香菇|芒果|奇異果)(?:會)?過敏"
-    r"|無麩質|不含麩質|低糖|無糖|少糖|低鹽|少鹽|少油|低油|低鈉|清淡")
-
-
-def _conditions(form: str) -> list[str]:
-    """Every food condition said beside a diet that the catalog does not record, as said, in order."""
-    found = [match for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD) for match in pattern.finditer(form)]
-    words: list[str] = []
-    for match in sorted(found, key=lambda m: m.start()):
-        if match.group(0) not in words and not any(match.group(0) in word for word in words):
-            words.append(match.group(0))
-    return words
-
-
 def read_diet(text: str) -> tuple[str | None, str | None]:
-    """The dietary condition a message states, and the finer word the catalog does not record.
-
-    Args:
-        text: the user's message (any form; read in its reading form; never logged).
-    Returns:
-        (dietary_type or None, unrecorded word or None). 五辛素 → ("vegetarian", "五辛素");
-        鍋邊素 → ("vegetarian", "鍋邊素") (shared.diets.UNRECORDED_DIETS); vegan / VEGAN → ("vegan", None); 奶蛋素 → ("ovo_lacto", None);
-        不吃蛋的素 / 不吃蛋…素食 → ("lacto", None); a negated diet (我不吃素) → ("any", None) unless another one is
-        stated too; no diet word → (None, None). Leaving out the pungent plants (不吃蔥蒜, 不吃五辛) is
-        unrecorded: 不吃蔥蒜 → ("vegetarian", "不吃蔥蒜"); 全素不吃五辛 → ("vegan", "不吃五辛").
-        Every condition said is kept (trial 3 finding 5): several unrecorded words are joined by 、
-        (我吃鍋邊素 不吃蔥蒜 → ("vegetarian", "鍋邊素、不吃蔥蒜")); beside a vegetarian ask, no eggs and no
-        dairy is 全素 (applied), no dairy alone is named (素食 不喝牛奶 → ("vegetarian", "不喝牛奶")), and other
-        food conditions are named (素食 不吃辣 → ("vegetarian", "不吃辣")).
-    Source: DESIGN §5 (dietary types), issue 9 item 5, issue 4 follow-up (negation).
-    """
-    form = reading_form(text)
-    plain, negated = _unnegated(form)
-    pungent = _pungent(form)
-    # finer types said beside a recorded word (我阿母吃早齋 花壇有素食店嗎: 素食 is read, 早齋 is named too)
-    spare = plain
-    for word, _ in DIET_WORDS:  # 蛋素 inside 奶蛋素 / 不吃蛋素 is no second word
-        spare = spare.replace(word, "｜") if len(word) >= 3 else spare
-    conditions = [word for word, _ in UNRECORDED_DIETS if _has_word(spare, word)] + _conditions(form)
-    no_egg = _NO_EGG.search(form) is not None or re.search(r"(?:奶|乳)蛋|蛋奶(?!素)", "".join(
-        match.group(0) for match in _NO_DAIRY.finditer(form))) is not None
-    no_dairy = _NO_DAIRY.search(form) is not None
-    for word, diet, unrecorded in _ALL_DIET_WORDS:
-        if _has_word(plain, word):
-            if diet == "vegetarian" and no_egg and no_dairy:  # 吃素 不吃蛋也不喝奶: 全素
-                named = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
-                return "vegan", "、".join(dict.fromkeys(([word] if unrecorded else []) + named)) or None
-            if diet == "vegetarian" and no_egg:  # 我媽不吃蛋，花壇有素食嗎: vegetarian without eggs
-                return "lacto", "、".join(dict.fromkeys(([word] if unrecorded else []) + conditions)) or None
-            if unrecorded:
-                return diet or "any", "、".join([word] + [w for w in conditions if w != word])
-            if diet == "vegan":  # 全素 has no dairy already: only the other conditions are named
-                conditions = [w for w in conditions if not _NO_DAIRY.fullmatch(w)]
-            return diet, "、".join(conditions) or None
-    if pungent:  # 不吃蔥蒜的 彰化市有店嗎: a vegetarian ask the catalog cannot refine
-        return "vegetarian", "、".join(conditions)
-    return ("any" if negated else None), None
+    """shared.diets.read_diet on the reading form of ``text`` (a message as typed)."""
+    return diets.read_diet(reading_form(text))
 
 
 def diet_in(text: str) -> str | None:
-    """The dietary type this text states, or None when it names none (see read_diet).
-
-    Returns:
-        ``vegetarian``, ``vegan``, ``ovo_lacto``, ``lacto``, ``any`` or None.
-    """
-    return read_diet(text)[0]
+    """shared.diets.diet_in on the reading form of ``text`` (a message as typed)."""
+    return diets.diet_in(reading_form(text))
 
 
 def date_in(text: str) -> DateSpec | None:
@@ -467,7 +344,7 @@ def is_emergency(text: str) -> bool:
 
 
 def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
+    found = [kind for kind, words in table if any(has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
         found += (["no_bring"] if _BRING.search(text) else []) + (["no_distance"] if _DISTANCE.search(text) else [])
         found += ["evening"] if _EVENING.search(text) else []
@@ -506,7 +383,7 @@ def _topics(text: str, with_diet: bool) -> list[str]:
 def _only_small_talk(text: str, words: tuple[str, ...]) -> bool:
     found = False
     for word in sorted(words, key=len, reverse=True):
-        if _has_word(text, word):
+        if has_word(text, word):
             found, text = True, text.replace(word, " ")
     return found and not _FILLER.sub("", text)
 
@@ -777,7 +654,7 @@ def _route(text: str) -> Proposal:
                             notes=tuple(hard + _limits(t, SIDE_LIMITS)))
         beside = _ask_beside_limits(t)
         if beside is None and _names_event_kind(t) and not set(hard) & {"medical", "emergency"} \
-                and read_diet(t)[0] in (None, "any"):
+                and diets.read_diet(t)[0] in (None, "any"):
             beside = _search(t, tuple(_limits(t, SIDE_LIMITS)))  # 鹿港龍舟賽那邊好停車嗎: the event, and parking
             beside = beside if beside.tool in _SEARCH_TOOLS else None
         if beside is not None:  # 鹿港有素食店嗎？那邊停車方便嗎: the shops, and the parking limit
@@ -795,7 +672,7 @@ def _route(text: str) -> Proposal:
         others = tuple(f"other_places:{place['name']}" for place in named[1:])
         if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
             side += ("no_hours",)
-        asked_diet = read_diet(_without_names(t, named))[0]
+        asked_diet = diets.read_diet(_without_names(t, named))[0]
         check: tuple[str, ...] = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
         # the diet said beside a shop name is offered to remember like a search's (trial 5 minor), unless
         # it is someone else's or the user said not to remember
@@ -811,7 +688,7 @@ def _route(text: str) -> Proposal:
                                          "text": t.replace(close["typed"], close["spelling"], 1)}, notes=side)
     if _PERSON_ASK.search(t) and not any(word in t for word in EVENT_WORDS):
         return Proposal("handoff_info")  # 可以請人打電話給我嗎, 我要反映路燈壞了: the 新需求 form
-    if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
+    if (_DIRECTORY.search(t) and diets.read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
         return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data
     typo = township_typo(t)
@@ -846,8 +723,8 @@ def _hard_limits(text: str) -> list[str]:
 
     A food allergy beside a diet ask (我對花生過敏 花壇有素食嗎) is a food condition read_diet names, not
     a health question."""
-    if read_diet(text)[0] not in (None, "any"):
-        text = _OTHER_FOOD.sub("｜", _NO_DAIRY.sub("｜", _NO_EGG.sub("｜", text)))
+    if diets.read_diet(text)[0] not in (None, "any"):
+        text = OTHER_FOOD.sub("｜", NO_DAIRY.sub("｜", NO_EGG.sub("｜", text)))
     hard = _limits(text, LIMITS)
     if "transport" not in hard and _TRAVEL.search(text):
         hard.append("transport")
@@ -870,7 +747,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     if not rest or not limited:
         return None
     text = " ".join(rest)
-    asks = (any(word in text for word in EVENT_WORDS) or read_diet(text)[0] not in (None, "any")
+    asks = (any(word in text for word in EVENT_WORDS) or diets.read_diet(text)[0] not in (None, "any")
             or any(word in _NOT_FOOD_SHOPS.sub("｜", text) for word in PLACE_WORDS)
             or _topics(text, with_diet=False) or places_named_in(text) or event_named(text))
     if not asks:
@@ -984,7 +861,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
 
     for found in typed_places:
         typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
-        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
+        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and diets.read_diet(t)[0] is None:
             continue  # a word before a date with no ask is no place
         near = townships_near(typed)
         if not near:
@@ -1007,7 +884,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     vague = match_area(t).kind == "vague"
     said_vague = list(vague_words_in(t)) if vague else []  # needs_area's vague_words: only these are explained
     county_wide = not townships and (COUNTY in t or _WHOLE_COUNTY.search(t) is not None)
-    diet, unrecorded = read_diet(t)
+    diet, unrecorded = diets.read_diet(t)
     date = read_date(t)
     notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
         (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
@@ -1024,7 +901,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
-    asked = _ASKER.sub("｜", _unnegated(t)[0])
+    asked = _ASKER.sub("｜", unnegated(t)[0])
     topics = _topics(_without_goers(asked), with_diet=event_word)
     named_event = None if place_cue and not event_word else event_named(t)
     party_free = _topics(_GOER.sub("｜", asked), with_diet=event_word)
@@ -1075,9 +952,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         return Proposal("handoff_info")
     if _CANCEL.search(t):
         return Proposal("handoff_cancel_help")  # 要怎麼取消 (nothing else to cancel offline)
-    if any(_has_word(t, word) for word in _THANKS + _MORE_THANKS):
+    if any(has_word(t, word) for word in _THANKS + _MORE_THANKS):
         return Proposal("thanks")
-    if any(_has_word(t, word) for word in _GREETINGS):
+    if any(has_word(t, word) for word in _GREETINGS):
         return Proposal("greeting")
     return Proposal("show_local_help")
 
@@ -1160,7 +1037,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
     clauses = _clauses_read(clauses)
     kinds: list[str | None] = []
     for clause in clauses:
-        diet = read_diet(clause)[0]
+        diet = diets.read_diet(clause)[0]
         shop = diet not in (None, "any") or _SHOP_ASK.search(clause) is not None
         if any(word in clause for word in EVENT_WORDS):
             kinds.append("events")
@@ -1183,7 +1060,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
     if area and not mine_areas:
         mine = f"{area} {mine}"
     if first == "events":
-        diet, unrecorded = read_diet(theirs)
+        diet, unrecorded = diets.read_diet(theirs)
         keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
         return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
     return mine, first, (f"also_events:{their_area}/{_date_words(theirs)}",)
@@ -1344,10 +1221,10 @@ def _is_generic_diet(t: str, diet: str, unrecorded: str | None) -> bool:
     type on purpose: a remembered finer type (全素) then fills it (trial 1 finding 9; DESIGN §7)."""
     if diet != "vegetarian" or unrecorded:
         return False
-    plain, negated = _unnegated(t)
+    plain, negated = unnegated(t)
     if negated or _BROAD_ON_PURPOSE.search(t):
         return False
-    word = next((w for w, _, _ in _ALL_DIET_WORDS if _has_word(plain, w)), None)
+    word = next((w for w, _, _ in ALL_DIET_WORDS if has_word(plain, w)), None)
     return word in _GENERIC_DIET_WORDS
 
 
@@ -1502,7 +1379,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
         return proposal
     if _APPOINTMENT.search(t) and (tool in ("show_limits", "show_local_help") or (
-            not any(word in t for word in EVENT_WORDS) and read_diet(t)[0] is None and not places_named_in(t))):
+            not any(word in t for word in EVENT_WORDS) and diets.read_diet(t)[0] is None and not places_named_in(t))):
         # 可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor; an illness said too keeps the medical line
         ill = "medical" in _limits(_APPOINTMENT.sub("｜", t), LIMITS)
         kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
@@ -1513,7 +1390,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (_NO_PUNGENT, _NO_DAIRY, _OTHER_FOOD, _NO_EGG, _ASKER, _GOER, _WHOLE_COUNTY, _DATE_SPAN_WORD):
+    for pattern in (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, _ASKER, _GOER, _WHOLE_COUNTY, _DATE_SPAN_WORD):
         plain = pattern.sub("｜", plain)
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
