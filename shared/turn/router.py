@@ -96,76 +96,37 @@ from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
 from shared.turn.details import read_details, suitability_people
 from shared.turn.text import reading_form
+from shared.turn.vocabulary.events import EVENT_DIET_TOPICS as _EVENT_DIET_TOPICS
+from shared.turn.vocabulary.events import EVENT_KINDS as _EVENT_KINDS
+from shared.turn.vocabulary.events import EVENT_TOPICS, EVENT_WORDS
+from shared.turn.vocabulary.events import SUITABILITY_TOPICS as _SUIT_TOPIC
+from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
+from shared.turn.vocabulary.places import DIRECTORY as _DIRECTORY
+from shared.turn.vocabulary.places import ELSEWHERE as _ELSEWHERE
+from shared.turn.vocabulary.places import ENGLISH_TOWNSHIPS as _ENGLISH_TOWNSHIPS
+from shared.turn.vocabulary.places import NOT_FOOD_SHOPS as _NOT_FOOD_SHOPS
+from shared.turn.vocabulary.places import NOT_PLACES as _NOT_PLACES
+from shared.turn.vocabulary.places import NOT_TOWNSHIP_TYPOS as _NOT_TOWNSHIP_TYPOS
+from shared.turn.vocabulary.places import PLACE_WORDS
+from shared.turn.vocabulary.places import SHOP_KINDS as _SHOP_KINDS
+from shared.turn.vocabulary.talk import ACK as _ACK
+from shared.turn.vocabulary.talk import ASK_FILLER as _ASK_FILLER
+from shared.turn.vocabulary.talk import FILLER as _FILLER
+from shared.turn.vocabulary.talk import GREETINGS as _GREETINGS
+from shared.turn.vocabulary.talk import MORE_THANKS as _MORE_THANKS
+from shared.turn.vocabulary.talk import PEOPLE as _PEOPLE
+from shared.turn.vocabulary.talk import THANKS as _THANKS
 
 __all__ = ["DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
            "is_emergency", "read_diet", "route"]
 
-#: Words that ask for events. Source: DESIGN §5; issue 9 item 1.
-EVENT_WORDS: tuple[str, ...] = (
-    "活動", "市集", "展覽", "講座", "走讀", "表演", "節目", "課程", "好玩", "去哪玩", "玩什麼", "音樂會",
-    "演唱", "祭典", "廟會", "踩街", "晚會", "體驗營", "演講", "工作坊", "研習", "電影", "比賽", "路跑", "燈會",
-    "特展", "畫展",
-    # in English (What events are there in Huatan?): trial 8 finding 7 (read after case-folding)
-    "event", "activit", "festival", "exhibition", "concert", "workshop",
-)
-#: Event topics: a word residents use → the word the snapshot's titles and tags use. Every topic
-#: found becomes one keyword term (terms are ANDed over title + tags).
-EVENT_TOPICS: tuple[tuple[str, str], ...] = (
-    ("市集", "市集"), ("擺攤", "市集"),
-    ("親子", "親子"), ("小朋友", "親子"), ("小孩", "親子"), ("兒童", "親子"), ("孩子", "親子"), ("帶孩子", "親子"),
-    ("長輩", "長輩"), ("老人", "長輩"), ("銀髮", "長輩"), ("長者", "長輩"), ("阿公", "長輩"), ("阿嬤", "長輩"),
-    ("導覽", "導覽"), ("走讀", "導覽"), ("健走", "健走"), ("步道", "健走"), ("爬山", "健走"),
-    ("散步", "散步"), ("老街", "老街"), ("健康操", "健康操"), ("手作", "手作"), ("diy", "手作"),
-    ("春聯", "春聯"), ("書法", "書法"), ("繪本", "繪本"), ("共讀", "共讀"), ("說故事", "繪本"),
-    ("茉莉", "茉莉"), ("賞花", "花卉"), ("花田", "花田"), ("小農", "小農"), ("文化", "文化"),
-    ("室內", "室內"), ("戶外", "戶外"),
-    # the kind of event asked for (講座, 音樂表演, 展覽 …) filters too, or is said unmatched (trial 2 findings 1–2)
-    ("講座", "講座"), ("演講", "講座"), ("研習", "研習"), ("課程", "課程"), ("上課", "課程"), ("工作坊", "工作坊"),
-    ("音樂", "音樂"), ("演唱", "音樂"), ("唱歌", "音樂"), ("合唱", "音樂"), ("表演", "表演"), ("演出", "表演"),
-    ("戲劇", "戲劇"), ("布袋戲", "戲劇"), ("歌仔戲", "戲劇"), ("舞蹈", "舞蹈"), ("跳舞", "舞蹈"),
-    ("展覽", "展覽"), ("畫展", "展覽"), ("特展", "展覽"), ("展出", "展覽"), ("電影", "電影"), ("放映", "電影"),
-    ("祭典", "祭典"), ("廟會", "廟會"), ("遶境", "遶境"), ("踩街", "踩街"), ("晚會", "晚會"), ("體驗營", "體驗營"),
-    ("比賽", "比賽"), ("路跑", "路跑"), ("馬拉松", "路跑"), ("煙火", "煙火"), ("燈會", "燈會"),
-)
-#: Diet words are also event topics inside an events question (有蔬食的市集嗎).
-_EVENT_DIET_TOPICS: tuple[tuple[str, str], ...] = (("蔬食", "蔬食"), ("素食", "蔬食"), ("吃素", "蔬食"))
-PLACE_WORDS: tuple[str, ...] = ("店", "吃", "餐廳", "餐", "小吃", "料理", "便當", "麵", "飯", "早午餐", "咖啡")
 
-#: What LOCAL has no data or tool for. Each kind: the words that ask for it.
-#: Crisis (suicidal intent, self-harm, despair) is read by shared.turn.crisis.is_crisis, first.
-LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("emergency", ("119", "救護車", "昏倒", "暈倒", "呼吸困難", "胸痛", "胸口痛", "胸口好痛", "中風", "救命",
-                   "跌倒", "摔倒", "跌倒了起不來", "爬不起來", "站不起來", "叫不醒", "沒呼吸", "沒有呼吸", "沒意識")),
-    ("medical", ("頭痛", "頭很痛", "肚子痛", "牙痛", "痛", "藥", "醫生", "醫師", "醫院", "診所", "看病", "看醫生",
-                 "發燒", "感冒", "咳嗽", "不舒服", "掛號", "急診", "受傷", "過敏", "血壓", "中暑", "頭暈", "拉肚子",
-                 "血糖", "糖尿", "膽固醇", "洗腎", "痛風", "懷孕", "生病", "吃藥", "想吐", "嘔吐")),
-    ("transport", ("公車", "客運", "火車", "臺鐵", "台鐵", "高鐵", "捷運", "班次", "幾點有車", "有車嗎", "末班", "首班",
-                   "站牌", "搭車", "坐車", "交通", "怎麼去", "怎麼到", "怎麼走", "路線")),
-    ("parking", ("停車", "車位")),
-    ("taxi", ("計程車", "叫車", "叫一台", "uber", "小黃")),
-    ("shuttle", ("接駁",)),
-    ("weather", ("天氣", "下雨", "會不會雨", "氣溫", "溫度", "颱風", "冷不冷", "熱不熱", "空氣品質", "紫外線", "會冷",
-                 "會熱", "冷嗎", "熱嗎", "帶傘", "穿什麼",
-                 # trial 4 finding 4: 會不會很冷 要帶外套嗎
-                 "會不會很冷", "會不會冷", "會不會很熱", "會不會熱", "很冷嗎", "很熱嗎", "外套", "雨傘", "幾度")),
-)
 #: Parking said without 停車 (車子要停哪裡, 好停嗎, 機車可以停在哪). Source: trial 2 finding 10.
 _PARKING = re.compile(r"(?:車子?|機車|摩托車|汽車|腳踏車|單車)[^，。？?]{0,4}停|停(?:在|去)?(?:哪|那)(?:裡|邊|兒)?"
                       r"|好不好停|好停|難停|停得(?:下|到)|停放|哪(?:裡|邊)(?:可以|能)停")
 #: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
 _TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
 
-#: Limits that may sit beside a search: the search runs and the reply says the limit too.
-SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("no_booking", ("訂位", "預約", "預訂", "訂餐", "訂桌", "幫我訂", "訂兩", "訂一", "外送")),
-    ("no_hours", ("幾點開", "幾點關", "開到幾點", "營業", "有開", "開著", "開門", "公休", "休息嗎", "現在開",
-                  "還開", "幾點打烊", "打烊")),
-    ("no_price", ("多少錢", "價格", "價錢", "費用", "收費", "免費", "要錢", "幾塊", "貴不貴", "便宜", "菜單", "門票",
-                  "票價", "入場費", "報名費")),
-    ("no_registration", ("報名",)),
-    # trial 4 finding 3 and minors: pets, what to bring, distance
-    ("no_pets", ("帶狗", "帶貓", "寵物", "毛小孩", "狗狗", "狗可以", "貓可以", "牽狗")),
-)
 #: Asking what to bring or prepare for an event (要帶什麼, 要自己帶毛筆嗎): not in the data. Not bringing a
 #: person or a pet (帶小朋友, 帶狗), nor a coat (the weather). Source: trial 4 finding 8 and minor.
 _BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|自備)"
@@ -178,12 +139,6 @@ _EVENING = re.compile(r"今晚|明晚|今夜|晚上(?!好)|晚間|夜間|傍晚"
 #: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
 _DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近的[^，。？?]{0,3}(?:店|餐廳)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
 
-_GREETINGS = ("你好", "您好", "哈囉", "哈摟", "嗨", "hi", "hello", "hey", "早安", "午安", "晚安", "安安", "在嗎",
-              "有人嗎", "嘿", "早", "早上好", "午安好", "下午好", "晚上好", "大家好",
-              # season's greetings: a greeting, not an events question about the holiday (聖誕快樂)
-              "聖誕快樂", "耶誕快樂", "聖誕節快樂", "新年快樂", "新春快樂", "元旦快樂", "春節快樂", "過年好", "恭喜發財",
-              "中秋快樂", "中秋節快樂", "端午快樂", "端午節快樂", "佳節愉快", "節日快樂", "平安夜快樂", "情人節快樂",
-              "母親節快樂", "父親節快樂", "merry christmas", "merry xmas", "happy new year", "happy holidays")
 #: Asking to forget what was remembered, in any phrasing (以後不用記吃素的事了，刪掉; 把我吃奶素的紀錄忘掉;
 #: 不要再記我吃素): the forget offer (privacy_info with 忘記我的飲食偏好), never a thanks or a shop search.
 #: Source: trial 2 findings 4–5.
@@ -211,9 +166,6 @@ OWN_DIET_STATEMENT = re.compile(
     r"^(?:我們家|我們|我家|我自己|我本身|我)(?:是|都是|都|也|也是|平常都?|一直都?|現在都?|有在|固定|本身)?(?:吃)?"
     r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人|者)?"
     r"(?:喔|哦|啦|耶|唷|欸|呢|啊|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
-_THANKS = ("謝謝你", "謝謝您", "謝謝", "謝啦", "謝了", "感謝", "多謝", "感恩", "3q", "thx", "thanks", "thank you",
-           "辛苦了", "讚")
-_FILLER = re.compile(r"[\s好的喔哦啊呀啦了嗯恩耶欸唷囉嘍你您們大家ok!?！？。，,.~～…:：)(（）👍🙏😊❤️]+")
 
 _STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎"
                      # trial 2 finding 11: 單子現在怎樣了, 我反映的事情處理好了嗎, 我的案子怎麼樣了
@@ -255,11 +207,6 @@ _PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|�
                          r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
 #: Asking what LOCAL is or can do: answered like a greeting (what it can do, and the menu).
 _ABOUT = re.compile(r"^(?:請問)?(?:你|妳|你們)(?:是誰|是什麼|會什麼|能做什麼|可以做什麼|會做什麼)|怎麼用|怎麼使用|有什麼功能")
-_ACK = ("ok", "okay", "好", "好的", "了解", "收到", "知道了", "嗯", "恩", "好喔", "好哦", "喔", "哦", "👌", "👍")
-_MORE_THANKS = ("很有幫助", "幫大忙", "太好了", "好棒", "太棒了", "辛苦")
-#: Places outside Changhua County: LOCAL has no data there (台中有素食嗎).
-_ELSEWHERE = ("臺北", "台北", "新北", "桃園", "新竹", "苗栗", "臺中", "台中", "南投", "雲林", "嘉義", "臺南", "台南",
-              "高雄", "屏東", "宜蘭", "花蓮", "臺東", "台東", "基隆", "澎湖", "金門", "馬祖")
 _PRIVACY = re.compile(r"我的偏好|偏好是什麼|記住了什麼|忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|聊天紀錄|對話紀錄|"
                       r"我說的話|你(?:們)?(?:會)?(?:記得|知道|存了|保存|記錄|紀錄)(?:我|了)"
                       # trial 4 finding 15: 我的飲食習慣你們還有存著嗎
@@ -300,17 +247,6 @@ class Proposal:
     notes: tuple[str, ...] = ()
 
 
-#: The official (Hanyu Pinyin) English names of Changhua's 26 townships, case-folded; ``changhua`` alone
-#: is the county or the city, so it reads as the vague 彰化. Source: Changhua County Government's
-#: English site (https://www.chcg.gov.tw/eng/); trial 2 minor finding (changhua city unread).
-_ENGLISH_TOWNSHIPS: tuple[tuple[str, str], ...] = (
-    ("changhua city", "彰化市"), ("changhua county", "彰化縣"), ("lukang", "鹿港鎮"), ("hemei", "和美鎮"),
-    ("xianxi", "線西鄉"), ("shengang", "伸港鄉"), ("fuxing", "福興鄉"), ("xiushui", "秀水鄉"), ("huatan", "花壇鄉"),
-    ("fenyuan", "芬園鄉"), ("yuanlin", "員林市"), ("xihu", "溪湖鎮"), ("tianzhong", "田中鎮"), ("dacun", "大村鄉"),
-    ("puyan", "埔鹽鄉"), ("puxin", "埔心鄉"), ("yongjing", "永靖鄉"), ("shetou", "社頭鄉"), ("ershui", "二水鄉"),
-    ("beidou", "北斗鎮"), ("erlin", "二林鎮"), ("tianwei", "田尾鄉"), ("pitou", "埤頭鄉"), ("fangyuan", "芳苑鄉"),
-    ("dacheng", "大城鄉"), ("zhutang", "竹塘鄉"), ("xizhou", "溪州鄉"), ("changhua", "彰化"),
-)
 _ENGLISH_PLACE = re.compile(
     r"(?<![a-z])(" + "|".join(re.escape(name) for name, _ in _ENGLISH_TOWNSHIPS) + r")"
     r"(?:\s+(?:city|township|town))?(?![a-z])")
@@ -467,8 +403,6 @@ def _titles() -> tuple[str, ...]:
     return _demo_titles() if titles is None else titles
 
 
-#: Kinds of event said after a title-like word (龍舟賽, 燈籠展, 媽祖祭, 花卉嘉年華), besides EVENT_WORDS.
-_EVENT_KINDS = r"(?:嘉年華|博覽會|音樂節|藝術節|文化節|燈節|花季|賽|展|祭)"
 #: A title-like word and its kind: 2–6 Han characters that are no question word, then the kind, then
 #: a question or the end (not 發展協會, 賽車場, 展開).
 _KIND_PHRASE = re.compile(rf"(?P<phrase>[\u4e00-\u9fff]{{2,6}}?{_EVENT_KINDS})"
@@ -772,10 +706,6 @@ _CHANGHUA_BEFORE_TOWNSHIP = re.compile(
     r"彰化(?:縣)?\s*(?:的)?\s*(?:" + "|".join(sorted({name for name in TOWNSHIPS if name != "彰化市"} |
                                                    {name[:-1] for name in TOWNSHIPS if name != "彰化市"},
                                                    key=len, reverse=True)) + ")")
-#: Kinds of eating place the catalog does not record (自助餐, 火鍋, 早餐店): named as not recorded; the
-#: search runs on the diet alone. Source: trial 4 extra finding 12.
-_SHOP_KINDS = ("自助餐", "吃到飽", "buffet", "火鍋", "麵店", "早餐店", "早午餐", "咖啡廳", "咖啡店", "甜點", "飲料店", "手搖",
-               "滷味", "鹹酥雞", "餐車", "拉麵", "披薩", "漢堡", "牛排", "便當", "小吃店", "夜市")
 
 
 #: A privacy remark asked as a question (你們會存我的資料嗎): the search reply also says what is kept.
@@ -807,9 +737,6 @@ def _search_beside_privacy(t: str) -> Proposal | None:
                     proposal.notes + ((note,) if note not in proposal.notes else ()))
 
 
-#: Words that may sit where a township does but are no misspelt township (員林還是社區, 鹿港和北部).
-_NOT_TOWNSHIP_TYPOS = ("社區", "市區", "鄉下", "北部", "南部", "中部", "東部", "西部", "大家", "市場", "家裡", "附近",
-                       "外面", "那邊", "這邊", "其他", "別的", "二手", "大人", "小孩", "田裡", "北邊", "南邊")
 #: Between two places: 還是 / 或 / 跟 / 和 / 、.
 _PLACE_JOIN = r"\s*(?:還是|或是|或者|或|跟|和|與|及|、|/|,|，)\s*"
 
@@ -1163,11 +1090,6 @@ def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, s
     return " ".join(mine), kind, tuple(notes)
 
 
-#: Someone who asks, not what is asked about (阿嬤想問…, 我媽要我問…): never an event topic.
-_PEOPLE = (r"阿公|阿嬤|阿媽|爺爺|奶奶|外公|外婆|長輩|老人家?|爸爸|媽媽|老爸|老媽|爸|媽|小孩|孩子|兒子|女兒|朋友|鄰居|"
-           r"同事|老師|家人|婆婆|公公|老婆|老公|太太|先生|"
-           # Taiwanese kin words (trial 4 finding 10: 我阿母吃早齋)
-           r"阿母|阿爸|阿爹|老母|阿伯|阿姨|阿嬸|阿叔|阿舅|阿妗|阿姑|孫仔|孫子|孫女|後生|查某囝|囝仔")
 _ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
 #: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去, 阿嬤想看):
 #: no event topic when said after the events question (``_without_goers``), like who asks, nor anywhere
@@ -1242,18 +1164,8 @@ def _without_names(t: str, named: list[dict[str, str]]) -> str:
 _NAME_TAIL = r"(?:手[作做]|[蔬素]食|館|坊|餐廳|小館|料理)*"
 
 
-#: Shops and places that are not somewhere to eat, though their names hold 店 / 飯 (LOCAL has no data).
-_NOT_FOOD_SHOPS = re.compile(r"便利商店|超商|商店|飯店|書店|花店|藥局|藥房|五金行|文具店|服飾店|鞋店|眼鏡行|眼鏡店|手機行"
-                             r"|機車行|車行|洗衣店|理髮店|美髮店|寵物店|民宿|旅館|酒店")
 
 
-#: Words that only carry a question (請問, 有沒有, 哪裡, 嗎 …): what is left after them, the places and
-#: the limits is the subject asked about.
-_ASK_FILLER = re.compile(
-    r"請問|想問|想知道|我想|我要|想要|幫我|可以|能不能|有沒有|有什麼|有哪些|有啥|什麼|甚麼|啥|哪裡|哪邊|哪些|哪個|哪家|哪間"
-    r"|推薦|介紹|一下|看看|資訊|資料|周邊|周圍|旁邊|一帶|地方|東西|還有|是誰|是什麼|多少|在哪|怎麼樣|如何|好不好"
-    r"|晚上|早上|中午|下午|傍晚|白天|假日|平日|現在|最近|今晚|明晚"
-    r"|[那呢嗎嘛啊呀喔哦啦耶欸的在去有是找查我你妳們好請幾個間家些一都也要想跟和與及或誰了吧哪裡嘿]")
 _SUBJECT_NOISE = re.compile(r"[\s\d\W_]+")
 
 
@@ -1279,20 +1191,11 @@ def unknown_subject(text: str) -> str | None:
     return rest or None
 
 
-#: Asking for a government office, school or other body, or for a phone number, address or site:
-#: LOCAL has no directory (彰化縣政府電話幾號). A shop's phone is in its card (和米素食電話).
-_DIRECTORY = re.compile(r"鄉長|鎮長|市長|縣長|議長|身分證|身份證|護照|戶籍|戶口|健保卡|駕照|行照|繳稅|報稅|罰單|補助|津貼|敬老卡|政府|公所|戶政|地政|稅務|稅捐|警察局|派出所|消防隊|衛生所|郵局|銀行|區公所|里長|村長|議員|立委|"
-                        r"代表會|農會|清潔隊|垃圾車|機關|服務中心|服務處|電話|手機號|分機|傳真|地址|信箱|email|e-mail|"
-                        r"網址|官網|網站|客服專線|統一編號|統編")
 
 
 #: A short word right before 活動 / 素食 that may be a misspelt place (鹿巷活動, 花潭有素食嗎).
 _PLACE_BEFORE_ASK = re.compile(r"^(?:請問|我想查|我想找|想查|想找|查|找)?(?P<word>[\u4e00-\u9fff]{2,3}?)"
                                r"(?:的|有什麼|有沒有|有哪些|有)?(?:活動|素食|蔬食|吃素)")
-#: Words that sit there but are not places.
-_NOT_PLACES = ("什麼", "哪裡", "附近", "最近", "好玩", "所有", "全部", "有沒", "推薦", "其他", "哪些", "哪個", "熱門",
-               "好吃", "大型", "小型", "特別", "假日", "平日", "晚上", "早上", "下午", "社區", "社群", "宗教", "一般", "在地",
-               "地方", "本地", "這裡", "那裡", "免費", "一些", "有趣", "好的", "類似", "相關", "大家", "小朋友")
 
 
 def unknown_place(text: str) -> str | None:
@@ -1347,9 +1250,6 @@ _WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:
 _SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
 #: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
 _EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
-#: The topic a suitability question names (老人家可以去嗎 → 長輩): not a filter when it is asked that way.
-_SUIT_TOPIC = {"老人家": "長輩", "老人": "長輩", "長輩": "長輩", "長者": "長輩", "阿公": "長輩", "阿嬤": "長輩",
-               "銀髮族": "長輩", "小孩": "親子", "小朋友": "親子", "孩子": "親子", "兒童": "親子", "小孩子": "親子"}
 
 
 @functools.cache
