@@ -68,8 +68,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
-import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -85,7 +83,6 @@ from shared.diets import (
     NO_PUNGENT,
     NOT_ASKED_TO_REMEMBER,
     OTHER_FOOD,
-    UNRECORDED_DIETS,
     has_word,
     unnegated,
 )
@@ -95,15 +92,17 @@ from shared.turn.crisis import is_crisis
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
 from shared.turn.details import read_details, suitability_people
+from shared.turn.rules import titles as titles_module
+from shared.turn.rules.titles import NOT_TITLE, EventTitles, demo_titles, in_a_title, names_event_kind, titles_of
+from shared.turn.rules.townships import english_places, short_name, strip_townships
 from shared.turn.text import reading_form
+from shared.turn.vocabulary import all_words
 from shared.turn.vocabulary.events import EVENT_DIET_TOPICS as _EVENT_DIET_TOPICS
-from shared.turn.vocabulary.events import EVENT_KINDS as _EVENT_KINDS
 from shared.turn.vocabulary.events import EVENT_TOPICS, EVENT_WORDS
 from shared.turn.vocabulary.events import SUITABILITY_TOPICS as _SUIT_TOPIC
 from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
 from shared.turn.vocabulary.places import DIRECTORY as _DIRECTORY
 from shared.turn.vocabulary.places import ELSEWHERE as _ELSEWHERE
-from shared.turn.vocabulary.places import ENGLISH_TOWNSHIPS as _ENGLISH_TOWNSHIPS
 from shared.turn.vocabulary.places import NOT_FOOD_SHOPS as _NOT_FOOD_SHOPS
 from shared.turn.vocabulary.places import NOT_PLACES as _NOT_PLACES
 from shared.turn.vocabulary.places import NOT_TOWNSHIP_TYPOS as _NOT_TOWNSHIP_TYPOS
@@ -247,17 +246,6 @@ class Proposal:
     notes: tuple[str, ...] = ()
 
 
-_ENGLISH_PLACE = re.compile(
-    r"(?<![a-z])(" + "|".join(re.escape(name) for name, _ in _ENGLISH_TOWNSHIPS) + r")"
-    r"(?:\s+(?:city|township|town))?(?![a-z])")
-
-
-def _english_places(t: str) -> str:
-    """``t`` with English township names written in Chinese (changhua city → 彰化市, Lukang → 鹿港鎮)."""
-    names = dict(_ENGLISH_TOWNSHIPS)
-    return _ENGLISH_PLACE.sub(lambda found: f" {names[found.group(1)]} ", t).strip() if _ENGLISH_PLACE.search(t) else t
-
-
 def read_diet(text: str) -> tuple[str | None, str | None]:
     """shared.diets.read_diet on the reading form of ``text`` (a message as typed)."""
     return diets.read_diet(reading_form(text))
@@ -343,7 +331,7 @@ def route(text: str) -> Proposal:
     Named events are read against the titles given by ``event_titles`` (the turn engine gives the
     current snapshot's), else the demo snapshot's.
     """
-    t = _english_places(reading_form(text))
+    t = english_places(reading_form(text))
     proposal = _every_township(t, _with_details(t, _route(text)))
     if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
@@ -364,7 +352,7 @@ def _every_township(t: str, proposal: Proposal) -> Proposal:
 def event_titles(titles: tuple[str, ...] | None) -> Iterator[None]:
     """Route with these event titles (the current events snapshot's): ``with event_titles(t): route(text)``.
     None keeps the demo snapshot's. The router sees titles and text only, never a stored value."""
-    token = _TITLES.set(_reading_titles(tuple(titles))) if titles is not None else None
+    token = _TITLES.set(titles_of(tuple(titles))) if titles is not None else None
     try:
         yield
     finally:
@@ -372,172 +360,27 @@ def event_titles(titles: tuple[str, ...] | None) -> Iterator[None]:
             _TITLES.reset(token)
 
 
-@functools.lru_cache(maxsize=4)
-def _reading_titles(titles: tuple[str, ...]) -> tuple[str, ...]:
-    """Titles in reading form, once per snapshot's titles (a snapshot changes at most daily)."""
-    for title in titles:
-        _RAW_TITLES.setdefault(reading_form(title), title)
-    return tuple(dict.fromkeys(reading_form(title) for title in titles))
+#: The event titles the router reads named events with (event_titles).
+_TITLES: contextvars.ContextVar[EventTitles | None] = contextvars.ContextVar("event_titles", default=None)
 
 
-#: A title's reading form → the title as recorded (the first one seen).
-_RAW_TITLES: dict[str, str] = {}
-
-
-#: The event titles the router reads named events with (event_titles), in reading form.
-_TITLES: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("event_titles", default=None)
-
-
-@functools.cache
-def _demo_titles() -> tuple[str, ...]:
-    """The demo events snapshot's titles (reading form): the titles when no snapshot's were given."""
-    from shared.events.search import load_event_snapshot  # the demo file, parsed once per process
-    try:
-        return _reading_titles(tuple(event.title for event in load_event_snapshot().events))
-    except Exception:  # noqa: BLE001 - no demo file: no titles, the other rules still read the text
-        return ()
-
-
-def _titles() -> tuple[str, ...]:
+def _titles() -> EventTitles:
     titles = _TITLES.get()
-    return _demo_titles() if titles is None else titles
-
-
-#: A title-like word and its kind: 2–6 Han characters that are no question word, then the kind, then
-#: a question or the end (not 發展協會, 賽車場, 展開).
-_KIND_PHRASE = re.compile(rf"(?P<phrase>[\u4e00-\u9fff]{{2,6}}?{_EVENT_KINDS})"
-                          r"(?=$|[^\u4e00-\u9fff]|幾|是|在|什|有|的|要|那|還|會|哪|怎|多|可|嗎|呢|時|門|好|開始|結束|誰|辦|從|到)")
-
-
-def _as_titled(piece: str, title: str) -> str:
-    """``piece`` (reading form) spelt as the snapshot's own title spells it, where that can be told (the
-    keyword is matched against the title as recorded)."""
-    raw = _RAW_TITLES.get(title, title)
-    at = title.find(piece)
-    return raw[at:at + len(piece)] if len(raw) == len(title) and at >= 0 else piece
-
-
-def _names_event_kind(t: str) -> bool:
-    """True when the event named in ``t`` is said with its kind (龍舟賽, 花卉市集, 巷弄文化散步), not a
-    place alone (八卦山停得下嗎 asks about parking at the hill)."""
-    named = event_named(t)
-    kinds = list(EVENT_WORDS) + [word for word, _ in EVENT_TOPICS]
-    return named is not None and any(re.search(rf"{_EVENT_KINDS}$", piece) or any(k in piece for k in kinds)
-                                     for piece in named.split(" "))
-
-
-@functools.lru_cache(maxsize=4096)
-def _significant(piece: str) -> bool:
-    """True when a piece of an event title is more than townships, date, vocabulary and question words.
-
-    Cached: a piece is a substring of a title or a phrase of at most 7 characters, so the cache holds
-    what the snapshot's titles can give, and a message that repeats one piece pays for it once."""
-    rest = piece
-    for word in sorted(_vocabulary(), key=len, reverse=True):
-        if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"):
-            rest = rest.replace(word, "｜")
-    for word in _NOT_PLACES + _NOT_TOWNSHIP_TYPOS:  # 社區, 附近: generic words, no event's name
-        rest = rest.replace(word, "｜")
-    parts = [part for part in re.split(r"[｜]+", _NOT_TITLE.sub("｜", rest)) if len(part) >= 2]
-    return bool(parts) and read_date(piece) is None
-
-
-def _is_han(char: str) -> bool:
-    return "\u4e00" <= char <= "\u9fff"
-
-
-#: The most places in a message at which one title's pieces are looked for: far more than a resident's
-#: message names of one event, and what bounds ``event_named``'s work per title whatever the text.
-TITLE_PLACES_MAX = 256
-
-
-def _pairs(text: str) -> dict[str, list[int]]:
-    """Every two-character stretch of ``text`` → where it starts, in order (one pass over the text)."""
-    index: dict[str, list[int]] = {}
-    for at, pair in enumerate(map(str.__add__, text, text[1:])):
-        index.setdefault(pair, []).append(at)
-    return index
-
-
-@functools.lru_cache(maxsize=1024)
-def _title_pairs(title: str) -> tuple[str, ...]:
-    """The distinct pairs of Han characters in ``title`` (every piece of two or more starts with one)."""
-    return tuple(dict.fromkeys(pair for pair in map(str.__add__, title, title[1:]) if _HAN_PAIR.fullmatch(pair)))
-
-
-_HAN_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
-
-
-def _title_pieces_in(t: str, title: str, pairs: dict[str, list[int]]) -> tuple[dict[str, None], int]:
-    """The significant pieces of ``title`` that ``t`` says, in the order said, and their lengths summed
-    over every time each is said (what ranks one title against another in ``event_named``).
-
-    A piece is the longest stretch of Han characters of ``t`` that the title holds, read from the start:
-    where one starts, the text after it is read next; where none does, the next character. Only the
-    places where a pair of the title's characters starts are visited (``pairs``, the text's pairs), in
-    order, at most ``TITLE_PLACES_MAX`` of them; a piece grows one character at a time while the title
-    holds it. Cost: O(len(title)) to gather the places, then at most TITLE_PLACES_MAX visits, each at
-    most len(title) checks of at most len(title) characters: nothing here grows with the text.
-    """
-    places = [pairs[pair] for pair in _title_pairs(title) if pair in pairs]
-    pieces: dict[str, None] = {}
-    size = at = 0
-    for visited, start in enumerate(heapq.merge(*places)):
-        if visited == TITLE_PLACES_MAX:
-            break
-        if start < at:
-            continue  # inside the piece just read
-        end = start + 2
-        while end < len(t) and _is_han(t[end]) and t[start:end + 1] in title:
-            end += 1
-        said, at = t[start:end], end
-        if _significant(said):  # 社區長輩健康操: vocabulary only, and no piece of it either
-            piece = _as_titled(_strip_townships(said) or said, title)
-            pieces.setdefault(piece)
-            size += len(piece)
-    return pieces, size
+    return demo_titles() if titles is None else titles
 
 
 def event_named(t: str) -> str | None:
-    """The words of ``t`` that name one event: a title of the current events snapshot (event_titles)
-    holds them (鹿港龍舟賽幾點開始 → 龍舟賽 of 鹿港慶端陽龍舟賽; 田尾花卉市集 → 花卉市集), or
-    they are an event kind with a title-like word before it (龍舟賽是哪一天 → 龍舟賽), or None.
-
-    A title's piece counts when it is 2+ Han characters and more than township, date, vocabulary and
-    question words (鹿港, 週末, 市集 alone name no event); at each position the longest piece of the title
-    is taken, then the text after it is read. Several pieces of one title are joined by a space
-    (every term must be in the title); the title whose pieces cover the most of the text wins (the
-    first such title on a tie). Source: trial 7, F1.
-
-    Cost: one pass over the text to index its pairs of characters, then per title at most
-    ``TITLE_PLACES_MAX`` places (``_title_pieces_in``), and one scan of ``_KIND_PHRASE``: linear in
-    ``len(t)``; no stretch of the text is tried against every title. Cached per text and titles (the
-    router asks up to four times per message).
-    """
-    return _event_named(t, _titles())
+    """shared.turn.rules.titles.event_named with the titles routed with."""
+    return titles_module.event_named(t, _titles())
 
 
-@functools.lru_cache(maxsize=16)
-def _event_named(t: str, titles: tuple[str, ...]) -> str | None:
-    best: dict[str, None] = {}
-    best_size = 0
-    pairs = _pairs(t)
-    for title in titles:
-        pieces, size = _title_pieces_in(t, title, pairs)
-        if size > best_size:
-            best, best_size = pieces, size
-    if best:
-        return " ".join(best)
-    for found in _KIND_PHRASE.finditer(t):
-        phrase = _strip_townships(_NOT_TITLE.split(found.group("phrase"))[-1])
-        if len(phrase) >= 3 and _significant(phrase):
-            return phrase
-    return None
+def _names_event_kind(t: str) -> bool:
+    return names_event_kind(t, _titles())
 
 
 def _route(text: str) -> Proposal:
     """route without the greeting note and the unanswered details (see route)."""
-    t = _english_places(reading_form(text))
+    t = english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
     urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
@@ -628,12 +471,12 @@ def _route(text: str) -> Proposal:
     typo = township_typo(t)
     if typo is not None:  # 溪胡還是員林有素食餐廳: 「你是說溪湖鎮嗎？」, never silently only 員林
         typed, suffix, names = typo
-        choices = [[name, t.replace(typed + suffix, name if suffix else _short_name(name), 1)]
+        choices = [[name, t.replace(typed + suffix, name if suffix else short_name(name), 1)]
                    for name in names]
         return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
                                          "choices": choices, "typed": typed}, notes=("township",))
     townships = townships_in(t)
-    if townships and _FOLLOW_UP.fullmatch(_strip_townships(t)):
+    if townships and _FOLLOW_UP.fullmatch(strip_townships(t)):
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
     split = _two_asks(t, townships)
     if split is not None:
@@ -741,15 +584,10 @@ def _search_beside_privacy(t: str) -> Proposal | None:
 _PLACE_JOIN = r"\s*(?:還是|或是|或者|或|跟|和|與|及|、|/|,|，)\s*"
 
 
-def _short_name(township: str) -> str:
-    """溪湖鎮 → 溪湖 (the name residents say); a two-character name stays whole."""
-    return township[:-1] if len(township) > 2 else township
-
-
 def _one_apart(typed: str, township: str) -> bool:
     """True when ``typed`` and the township's short name have the same length and differ in exactly one
     character (溪胡 / 溪湖, 花潭 / 花壇)."""
-    short = _short_name(township)
+    short = short_name(township)
     return len(typed) == len(short) and sum(a != b for a, b in zip(typed, short)) == 1
 
 
@@ -767,7 +605,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
         (the characters as typed, the 鄉 / 鎮 / 市 typed after them or "", [full township names, best
         first]) or None.
     """
-    spellings = "|".join(sorted({*TOWNSHIPS, *(_short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
+    spellings = "|".join(sorted({*TOWNSHIPS, *(short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
     typed_places = re.finditer(
         rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={_PLACE_JOIN}(?:{spellings}))|(?:{spellings}){_PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
         r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
@@ -798,7 +636,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
             continue  # part of a real name said with its suffix
         if suffix == "市" and t[found.end():found.end() + 1] in ("集", "場", "區"):
             continue  # 花卉市集, 魚市場: a market, not 花卉市 (trial 7, F1)
-        if said_townships and any(typed in title for title in _titles()):
+        if said_townships and in_a_title(typed, _titles()):
             continue  # 田尾 … 花卉: a word of an event's title beside a real township
         near.sort(key=lambda name: 0 if suffix and name.endswith(suffix) else 1)
         return typed, suffix or "", near
@@ -819,7 +657,7 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
         other = _diet_of_other(t)
         notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
                  (("diet_of_other",) if other else ())
-    if townships and "彰化市" not in townships and _CHANGHUA_ALSO.search(_strip_townships(t)) and \
+    if townships and "彰化市" not in townships and _CHANGHUA_ALSO.search(strip_townships(t)) and \
             not _CHANGHUA_BEFORE_TOWNSHIP.search(t):
         townships = townships + ["彰化市"]  # 花壇 彰化 哪裡有全素: 彰化 is asked too (as 彰化市), never dropped
         notes += ("changhua_as_city",)
@@ -886,11 +724,6 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     return Proposal("show_local_help")
 
 
-#: Words that cannot be part of an event's title said before its kind (冬季蔬果市集 → 冬季蔬果; not 週末,
-#: 有什麼, 彰化市).
-_NOT_TITLE = re.compile(r"[有的嗎呢哪什麼啥想要去找查問我你在是和跟或及與這那個些一都也還再請幫看帶辦週周禮拜星期月日號天年今明後昨晚早午]")
-
-
 def _title_hint(t: str) -> str | None:
     """Words said right before an event kind that may be part of one event's title (冬季蔬果市集要帶什麼
     → 冬季蔬果; 八卦山健走 → 八卦山), or None. The engine narrows with it only when a title holds it.
@@ -899,10 +732,10 @@ def _title_hint(t: str) -> str | None:
         at = t.find(word)
         if at <= 0:
             continue
-        before = re.search(r"[\u4e00-\u9fff]{2,6}$", _strip_townships(t[:at]))
+        before = re.search(r"[\u4e00-\u9fff]{2,6}$", strip_townships(t[:at]))
         if before is None:
             continue
-        hint = _NOT_TITLE.split(before.group(0))[-1]
+        hint = NOT_TITLE.split(before.group(0))[-1]
         known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS]
         if len(hint) >= 2 and not any(hint in k or k in hint for k in known) and read_date(hint) is None:
             return hint
@@ -1221,15 +1054,6 @@ def unknown_place(text: str) -> str | None:
 _FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
 
 
-def _strip_townships(text: str) -> str:
-    """``text`` without its township spellings (full names and aliases)."""
-    for name in sorted(townships_in(text), key=len, reverse=True):
-        text = text.replace(name, "")
-        short = name[:-1]
-        text = text.replace(short, "") if len(short) >= 2 else text
-    return text
-
-
 def _ack_only(text: str) -> bool:
     """ok / 好 / 收到 / 了解 and nothing else."""
     return re.sub(r"[\s!！.。~～]+", "", text) in _ACK
@@ -1250,18 +1074,6 @@ _WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:
 _SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
 #: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
 _EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
-
-
-@functools.cache
-def _vocabulary() -> tuple[str, ...]:
-    """Every word the router reads (townships, diet, event, topic, place, limit and small-talk words)."""
-    names = list(TOWNSHIPS) + [name[:-1] for name in TOWNSHIPS if len(name) > 2] + [COUNTY, "彰化", "縣"]
-    diets = [word for word, _ in DIET_WORDS] + [word for word, _ in UNRECORDED_DIETS] + ["素"]
-    topics = [word for word, _ in EVENT_TOPICS + _EVENT_DIET_TOPICS]
-    limits = [word for _, words in LIMITS + SIDE_LIMITS for word in words]
-    people = _PEOPLE.split("|")
-    return tuple(names + diets + topics + list(EVENT_WORDS) + list(PLACE_WORDS) + limits + people
-                 + list(_GREETINGS + _THANKS + _MORE_THANKS) + list(_ELSEWHERE))
 
 
 def _with_details(t: str, proposal: Proposal) -> Proposal:
@@ -1295,7 +1107,7 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
     named = places_named_in(t)
-    words = _vocabulary() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
+    words = all_words() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
     plain = _without_names(plain, named) if named else plain
     said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
                        for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)

@@ -25,8 +25,8 @@ from tools.hostile_text import SHAPES, hostile_text
 GROWTH_MAX = 6.0
 SHORT, LONG = 1000, 5000
 #: The modules whose cached readings of a text are cleared before each count.
-_READERS = ("shared.turn.router", "shared.turn.dates", "shared.turn.details", "shared.areas", "shared.places.search",
-            "shared.turn.text", "shared.turn.crisis")
+_READERS = ("shared.turn.router", "shared.turn.rules.titles", "shared.turn.dates", "shared.turn.details", "shared.areas",
+            "shared.places.search", "shared.turn.text", "shared.turn.crisis")
 
 
 class StepBudgetExceeded(BaseException):
