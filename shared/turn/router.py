@@ -76,7 +76,6 @@ from typing import Any
 from shared import diets
 from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_in, vague_words_in
 from shared.diets import (
-    ALL_DIET_WORDS,
     DIET_WORDS,
     NO_DAIRY,
     NO_EGG,
@@ -93,11 +92,38 @@ from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
 from shared.turn.details import read_details, suitability_people
 from shared.turn.rules import titles as titles_module
+from shared.turn.rules.clauses import ASK_BREAK, LIMIT_CLAUSE_BREAK, clauses_read
+from shared.turn.rules.events import ASKER, GOER, event_topics, without_goers
+from shared.turn.rules.handoff import (
+    CANCEL,
+    CANCEL_ANY,
+    CANCEL_REQUEST,
+    HANDOFF_INFO,
+    NOT_CANCEL,
+    PERSON_ASK,
+    STATUS,
+    STATUS_BY_SUBJECT,
+)
+from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, EVENING, PARKING, TRAVEL
+from shared.turn.rules.places import (
+    CHANGHUA_ALSO,
+    CHANGHUA_BEFORE_TOWNSHIP,
+    FOLLOW_UP,
+    PLACE_JOIN,
+    WHOLE_COUNTY_SAID,
+    diet_of_other,
+    is_generic_diet,
+    one_apart,
+    unknown_place,
+    unknown_subject,
+    without_names,
+)
+from shared.turn.rules.privacy import FORGET, FORGET_EXCEPT, NO_MEMORY, OWN_DIET_STATEMENT, PRIVACY, QUESTION, SHARING
+from shared.turn.rules.talk import ABOUT, GREETING_FIRST, ack_only, only_small_talk
 from shared.turn.rules.titles import NOT_TITLE, EventTitles, demo_titles, in_a_title, names_event_kind, titles_of
 from shared.turn.rules.townships import english_places, short_name, strip_townships
 from shared.turn.text import reading_form
 from shared.turn.vocabulary import all_words
-from shared.turn.vocabulary.events import EVENT_DIET_TOPICS as _EVENT_DIET_TOPICS
 from shared.turn.vocabulary.events import EVENT_TOPICS, EVENT_WORDS
 from shared.turn.vocabulary.events import SUITABILITY_TOPICS as _SUIT_TOPIC
 from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
@@ -108,118 +134,12 @@ from shared.turn.vocabulary.places import NOT_PLACES as _NOT_PLACES
 from shared.turn.vocabulary.places import NOT_TOWNSHIP_TYPOS as _NOT_TOWNSHIP_TYPOS
 from shared.turn.vocabulary.places import PLACE_WORDS
 from shared.turn.vocabulary.places import SHOP_KINDS as _SHOP_KINDS
-from shared.turn.vocabulary.talk import ACK as _ACK
-from shared.turn.vocabulary.talk import ASK_FILLER as _ASK_FILLER
-from shared.turn.vocabulary.talk import FILLER as _FILLER
 from shared.turn.vocabulary.talk import GREETINGS as _GREETINGS
 from shared.turn.vocabulary.talk import MORE_THANKS as _MORE_THANKS
-from shared.turn.vocabulary.talk import PEOPLE as _PEOPLE
 from shared.turn.vocabulary.talk import THANKS as _THANKS
 
 __all__ = ["DIET_WORDS", "EVENT_WORDS", "PLACE_WORDS", "Proposal", "date_in", "diet_in",
            "is_emergency", "read_diet", "route"]
-
-
-#: Parking said without 停車 (車子要停哪裡, 好停嗎, 機車可以停在哪). Source: trial 2 finding 10.
-_PARKING = re.compile(r"(?:車子?|機車|摩托車|汽車|腳踏車|單車)[^，。？?]{0,4}停|停(?:在|去)?(?:哪|那)(?:裡|邊|兒)?"
-                      r"|好不好停|好停|難停|停得(?:下|到)|停放|哪(?:裡|邊)(?:可以|能)停")
-#: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
-_TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
-
-#: Asking what to bring or prepare for an event (要帶什麼, 要自己帶毛筆嗎): not in the data. Not bringing a
-#: person or a pet (帶小朋友, 帶狗), nor a coat (the weather). Source: trial 4 finding 8 and minor.
-_BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|自備)"
-                    r"(?!小朋友|小孩|孩子|孫|狗|貓|寵物|長輩|阿公|阿嬤|爸|媽|家人|朋友|外套|傘|雨傘)"
-                    r"|帶什麼|帶啥|準備什麼|準備啥|自備")
-#: Asking about the evening (今晚有什麼活動, 明晚, 晚上): the events data has start times only, so a day's
-#: list may hold events that are over by then; said beside an events answer (trial 8 finding 11).
-#: Not 晚安 / 晚上好 (greetings) nor 昨晚 (the past).
-_EVENING = re.compile(r"今晚|明晚|今夜|晚上(?!好)|晚間|夜間|傍晚")
-#: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
-_DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近的[^，。？?]{0,3}(?:店|餐廳)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
-
-#: Asking to forget what was remembered, in any phrasing (以後不用記吃素的事了，刪掉; 把我吃奶素的紀錄忘掉;
-#: 不要再記我吃素): the forget offer (privacy_info with 忘記我的飲食偏好), never a thanks or a shop search.
-#: Source: trial 2 findings 4–5.
-_MEMORY_NOUN = r"(?:記住|記錄|紀錄|偏好|設定|素別|(?:我|你)(?:記|存)(?:住)?的)"
-_DIET_NOUN = r"(?:飲食|吃素|素食|素的|全素|奶素|蛋奶素|蔬食)"
-_FORGET = re.compile(
-    rf"(?:刪掉|刪除|刪了|忘掉|忘記|忘了|清掉|清除|移除|拿掉)[^，。？?]{{0,6}}(?:{_MEMORY_NOUN}|{_DIET_NOUN})"
-    rf"|(?:取消|撤銷|停用|停止使用|(?:不要|別|不用|不必)再(?:用|套用?|幫我用))[^，。？?]{{0,4}}{_MEMORY_NOUN}"
-    # trial 3 finding 10: 我記的那個素別不要用了, 記住的偏好別再套了
-    rf"|{_MEMORY_NOUN}[^，。？?]{{0,6}}(?:不要|別|不用|不必)再?(?:用|套用?)了?"
-    rf"|{_MEMORY_NOUN}[^，。？?]{{0,8}}(?:刪掉|刪除|刪了|忘掉|忘記|忘了|清掉|清除|移除|拿掉|取消|不要了|不用了|別記了)"
-    rf"|{_DIET_NOUN}[^，。？?]{{0,6}}(?:刪掉|刪除|清掉|清除|忘掉)"
-    r"|(?:以後|之後|從今以後|往後|現在起)?(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存|套用|用我的)"
-    r"[^，。？?]{0,8}(?:了|啦|囉)|(?:以後|之後|往後|從今以後|現在起)(?:都)?(?:不要|不用|別|不必|不需要)再?(?:幫我|替我|你)?(?:記|存)"
-    r"|(?:不要|不用|別|不必)再(?:幫我|替我|你)?(?:記|存)|不想(?:再)?(?:被)?(?:你)?(?:記住|記錄|記)|(?:刪掉|刪除|清掉|忘掉)(?:吧|啦|好了)?$")
-#: Not about the remembered diet: the user's request (取消服務單) or a search (不用記 員林有素食嗎 stays a search).
-_FORGET_EXCEPT = re.compile(r"服務單|需求|申請|單子|留言|(?:別|不要|不能|不可以|記得|不准)忘")
-#: Asking not to be remembered, on its own (不用記我吃素): nothing is stored, so it is acknowledged.
-_NO_MEMORY = re.compile(r"(?:不要|不用|別|不必|先不要)(?:幫我|替我|你)?(?:記|存)")
-#: A short statement of one's own diet and nothing else (我吃素, 我吃全素, 我是素食者, 我是吃素的喔): it
-#: says something about the user, so the picker may offer to remember it (``own_diet`` note); a bare
-#: word (素食, 全素, 蛋奶素) states nothing about the user and never does. Read on the compact
-#: reading form. Source: DESIGN §6; issue 9 item 11; trial 8 finding (a bare diet word was a dead end).
-OWN_DIET_STATEMENT = re.compile(
-    r"^(?:我們家|我們|我家|我自己|我本身|我)(?:是|都是|都|也|也是|平常都?|一直都?|現在都?|有在|固定|本身)?(?:吃)?"
-    r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人|者)?"
-    r"(?:喔|哦|啦|耶|唷|欸|呢|啊|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
-
-_STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎"
-                     # trial 2 finding 11: 單子現在怎樣了, 我反映的事情處理好了嗎, 我的案子怎麼樣了
-                     r"|單子|我的單|(?:需求|申請|案子|案件|反映的?(?:事情?|問題)?|反應的?(?:事情?|問題)|留言|詢問)"
-                     r"[^，。？?]{0,4}(?:怎樣|怎麼樣|如何|處理(?:好|了|完)|有(?:沒有)?(?:人)?(?:回|處理|看)|還沒|到哪|進行)"
-                     r"|有(?:沒有)?人(?:回覆|回我|看到|接手)|(?:什麼時候|多久)(?:會)?(?:有人)?(?:處理|回覆|聯絡)"
-                     # trial 4 finding 7: 我剛剛報的冷氣那件 有人看了沒
-                     r"|(?:報|反映|反應|申請|登記|送出?|留)的[^，。？?]{0,8}(?:那件|那個|那筆|事情?)"
-                     r"|有(?:沒有)?人(?:看了?|理|處理)(?:沒|嗎|了沒|了嗎)"
-                     # trial 7 F6 (negatives of a create sentence): 我上次開的單呢, 幫我開的單處理了沒
-                     r"|(?:開|建立?|填|送|留)的(?:服務)?單(?![位車獨純身人點品據字])")
-#: The user's own earlier request named by its subject or by when it was sent (剛剛那個水溝蓋的, 我報的路燈,
-#: 上次那件), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply. Source: trial 5 finding 11.
-_OWN_REQUEST_REF = (r"(?:(?:剛剛|剛才|稍早|上次|上回|之前|前幾天|前天|昨天|那天|早上)(?:我)?(?:(?:送|報|反映|反應|說|講|問|申請|登記|留)的?)?"
-                    r"(?:那|這)?(?:個|件|筆|張|份|次)?"
-                    r"|我(?:剛剛|剛才|之前|上次|昨天)?(?:報|反映|反應|申請|登記|送出?|留|說|講)(?:的|過的)"
-                    r"|(?:那|這)(?:個|件|筆|張)[^，。？?]{0,8}(?:的事|的問題|的單))")
-_PROGRESS = (r"(?:處理|修理?|弄|辦|做|解決)(?:好|完|掉)?了?(?:沒有?|嗎|了沒|了嗎)|(?:好|修好|弄好)了?(?:沒有?|嗎)"
-             r"|有(?:沒有)?人(?:看|理|處理|來|回|管)(?:過)?了?(?:沒有?|嗎)|進度|怎麼樣了|怎樣了|如何了|有下文|有消息|有回音"
-             r"|結果(?:呢|如何)|還沒(?:好|處理|修|來)")
-_STATUS_BY_SUBJECT = re.compile(rf"{_OWN_REQUEST_REF}[^，。？?]{{0,12}}?(?:{_PROGRESS})")
-_CANCEL_VERB = r"(?:取消|撤回|撤銷|撤掉|撤了|撤除|撤下|不要了|不用了|作廢|收回|抽回|刪掉|刪除|刪了|拿掉)"
-_CANCEL = re.compile(r"取消|撤回|不要了")
-_CANCEL_ANY = re.compile(_CANCEL_VERB)
-#: The user's request, said without 服務單 (那個單, 我剛剛送出的需求, 我的申請).
-_REQUEST_NOUN = (r"(?:服務單|單子|(?:那|這|我的|剛剛的|剛才的|之前的|上次的)(?:個|張|筆|份)?單(?![位車獨純身人點品])"
-                 r"|需求|服務詢問|申請|登記|案子|案件|留言|送出)")
-#: Cancelling a request in any phrasing (我想取消我剛剛送出的需求, 算了 那個單幫我撤掉, 服務單不要了).
-#: Source: trial 3 finding 7.
-_CANCEL_REQUEST = re.compile(rf"{_CANCEL_VERB}[^，。？?]{{0,8}}{_REQUEST_NOUN}|{_REQUEST_NOUN}[^，。？?]{{0,8}}{_CANCEL_VERB}")
-#: Not cancelling (我不是要取消服務單，只是想看進度): a status question.
-_NOT_CANCEL = re.compile(r"(?:不是要|不要|別|不用|沒有要|沒要|不想)(?:幫我)?(?:取消|撤)")
-#: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人). Source: issue 9 item 10.
-_HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
-                           r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
-#: Asking for a person to act, or reporting something for a person to fix (trial 1 finding 11):
-#: answered with the 新需求 form before any directory or search rule.
-_PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
-                         r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
-#: Asking what LOCAL is or can do: answered like a greeting (what it can do, and the menu).
-_ABOUT = re.compile(r"^(?:請問)?(?:你|妳|你們)(?:是誰|是什麼|會什麼|能做什麼|可以做什麼|會做什麼)|怎麼用|怎麼使用|有什麼功能")
-_PRIVACY = re.compile(r"我的偏好|偏好是什麼|記住了什麼|忘記我|刪除我|刪掉我|清除我|我的資料|我的個資|個資|隱私|刪除資料|刪除紀錄|聊天紀錄|對話紀錄|"
-                      r"我說的話|你(?:們)?(?:會)?(?:記得|知道|存了|保存|記錄|紀錄)(?:我|了)"
-                      # trial 4 finding 15: 我的飲食習慣你們還有存著嗎
-                      r"|(?:你|你們)[^，。？?]{0,4}(?:存著|存了|還存|有存|保存|留著|記著|還記得)"
-                      r"|(?:飲食習慣|飲食偏好|我吃什麼素)[^，。？?]{0,6}(?:存|留|記錄|紀錄)(?:著|了|起來)?")
-
-
-#: Asking whether the user's data goes to others (你們會不會把我的電話跟資料給別人): the privacy answer,
-#: which says who sees a request. Source: trial 4 finding 6.
-_SHARING = re.compile(r"(?:資料|電話|號碼|名字|個資|飲食習慣|飲食偏好)[^，。？?]{0,6}"
-                      r"(?:給別人|給其他人|給別的|外流|洩漏|外洩|賣給|賣掉|分享給|公開|給誰|被誰看|誰看得到)"
-                      r"|(?:賣|外流|洩漏|外洩|分享|交給別人)[^，。？?]{0,4}(?:我的)?(?:資料|個資|電話)"
-                      # whether LOCAL has the user's phone (你們有我的電話嗎): it keeps none
-                      r"|(?:你們|你)(?:有|存了?|知道|記得)(?:我的)(?:電話|手機)|我的(?:電話|手機)(?:號碼)?(?:你們|你)(?:有|存|知道)")
 
 
 @dataclass(frozen=True)
@@ -270,52 +190,9 @@ def is_emergency(text: str) -> bool:
 def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
     found = [kind for kind, words in table if any(has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
-        found += (["no_bring"] if _BRING.search(text) else []) + (["no_distance"] if _DISTANCE.search(text) else [])
-        found += ["evening"] if _EVENING.search(text) else []
+        found += (["no_bring"] if BRING.search(text) else []) + (["no_distance"] if DISTANCE.search(text) else [])
+        found += ["evening"] if EVENING.search(text) else []
     return found
-
-
-#: Between two topics, a word that makes them alternatives (市集跟親子活動, 講座或展覽): either one.
-#: Not when both must hold (長輩跟小孩都可以參加). Source: trial 3 finding 4.
-_TOPIC_OR = re.compile(r"^[\s的]*(?:跟|和|與|及|或是|或者|或|還是|、|/|,|，)[\s]*$")
-_TOPIC_BOTH = re.compile(r"都|一起|同時|一同|皆")
-
-
-def _topics(text: str, with_diet: bool) -> list[str]:
-    """The event topics of ``text``, in order: each a keyword term; two joined by 跟 / 或 / 和 / 、
-    are one term of alternatives (``市集|親子``), unless 都 / 一起 says both must hold."""
-    found: list[tuple[int, int, str]] = []
-    for word, topic in EVENT_TOPICS + (_EVENT_DIET_TOPICS if with_diet else ()):
-        at = text.find(word)
-        if at < 0 or any(topic == other for _, _, other in found) or \
-                any(topic != other and topic in other for _, _, other in found):
-            continue
-        found.append((at, at + len(word), topic))
-    order = {topic: index for index, (_, _, topic) in enumerate(found)}  # the table's order, as before
-    groups: list[list[tuple[int, int, str]]] = []
-    either = not _TOPIC_BOTH.search(text)
-    for entry in sorted(found):
-        last = groups[-1][-1] if groups else None
-        if last is not None and either and last[1] <= entry[0] and _TOPIC_OR.match(text[last[1]:entry[0]]):
-            groups[-1].append(entry)
-        else:
-            groups.append([entry])
-    groups.sort(key=lambda group: min(order[topic] for _, _, topic in group))
-    return ["|".join(topic for _, _, topic in group) for group in groups]
-
-
-def _only_small_talk(text: str, words: tuple[str, ...]) -> bool:
-    found = False
-    for word in sorted(words, key=len, reverse=True):
-        if has_word(text, word):
-            found, text = True, text.replace(word, " ")
-    return found and not _FILLER.sub("", text)
-
-
-#: A greeting that opens a message before a question (早上好 今天有什麼活動, 你好，花壇有素食嗎): the
-#: question is answered, and the reply opens with a greeting line (note ``greeted``). Not 早上有活動嗎.
-_GREETING_FIRST = re.compile(r"^(?:你好|您好|哈囉|哈摟|嗨|hi|hello|hey|早安|午安|晚安|安安|早上好|下午好|晚上好|大家好|早)"
-                             r"(?:呀|啊|喔|唷|哦|啦|~|～)*(?:[\s,，!！。.、~～]+|(?=請問|想問|我想|我要))")
 
 
 def route(text: str) -> Proposal:
@@ -333,7 +210,7 @@ def route(text: str) -> Proposal:
     """
     t = english_places(reading_form(text))
     proposal = _every_township(t, _with_details(t, _route(text)))
-    if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
+    if proposal.tool in _SEARCH_TOOLS and GREETING_FIRST.match(t):
         return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
     return proposal
 
@@ -341,7 +218,7 @@ def route(text: str) -> Proposal:
 def _every_township(t: str, proposal: Proposal) -> Proposal:
     """A shop ask for the whole county (全彰化有全素的店嗎, 整個彰化哪裡有素食) → the places search in every
     township (area 全彰化), never the township picker; a bare 彰化 or 彰化縣 still asks which township."""
-    if proposal.tool != "needs_area" or proposal.args.get("kind") == "events" or not _WHOLE_COUNTY.search(t):
+    if proposal.tool != "needs_area" or proposal.args.get("kind") == "events" or not WHOLE_COUNTY_SAID.search(t):
         return proposal
     return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
                                             "keyword": None}, proposal.source,
@@ -386,40 +263,40 @@ def _route(text: str) -> Proposal:
     urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
     if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
         return Proposal("show_limits", {"kinds": urgent})
-    if _only_small_talk(t, _THANKS):
+    if only_small_talk(t, _THANKS):
         return Proposal("thanks")
-    if _only_small_talk(t, _GREETINGS + _THANKS):
+    if only_small_talk(t, _GREETINGS + _THANKS):
         return Proposal("greeting")
-    if _FORGET.search(t) and not _FORGET_EXCEPT.search(t):
+    if FORGET.search(t) and not FORGET_EXCEPT.search(t):
         return Proposal("privacy_info", notes=("forget",))  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
     if NOT_ASKED_TO_REMEMBER.search(t) and not townships_in(t) and read_date(t) is None:
         return Proposal("ack", notes=("not_saved",))  # 我又沒說要你記住: nothing is kept without 同意記住
-    if _NO_MEMORY.search(t) and not townships_in(t) and not _ack_only(t):
+    if NO_MEMORY.search(t) and not townships_in(t) and not ack_only(t):
         beside = _search_beside_privacy(t)
         if beside is not None:  # 我吃奶素 不用記 john有嗎: the shop, and nothing is kept
             return beside
-    if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
-        return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
-    if _ABOUT.search(t):
+    if ack_only(t) or (NO_MEMORY.search(t) and not townships_in(t)):
+        return Proposal("ack", notes=("not_saved",) if NO_MEMORY.search(t) else ())
+    if ABOUT.search(t):
         return Proposal("greeting")
     if request_text_of(t) is not None:
         # 幫我建立服務單：路燈壞了, 我要建單: a request to create one, never a status question (trial 7, F6);
         # the request hook makes its card first, so this answers only where no hook ran (the 新需求 form).
         return Proposal("handoff_info")
-    by_subject = _STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
+    by_subject = STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
         and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)  # not 上次那個市集辦了沒
-    if _STATUS.search(t) or by_subject or _CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)", t):
-        cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
+    if STATUS.search(t) or by_subject or CANCEL_REQUEST.search(t) or re.fullmatch(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)", t):
+        cancel = CANCEL_ANY.search(t) and not NOT_CANCEL.search(t)
         return Proposal("handoff_cancel_help" if cancel else "handoff_status")
-    if _SHARING.search(t):
+    if SHARING.search(t):
         return Proposal("privacy_info", notes=("sharing",))  # 會不會把我的電話跟資料給別人
-    if _PRIVACY.search(t):
+    if PRIVACY.search(t):
         beside = _search_beside_privacy(t)
         if beside is not None:  # 我吃奶素 但不要存我的資料喔 彰化市有嗎: the search, and nothing is kept
             return beside
         return Proposal("privacy_info")
     hard = _hard_limits(t)
-    if hard == ["weather"] and _topics(t, with_diet=False):
+    if hard == ["weather"] and event_topics(t, with_diet=False):
         hard = []  # 下雨天有室內活動嗎: an events question; the weather is said beside it
         weather_note: tuple[str, ...] = ("weather",)
     else:
@@ -449,12 +326,12 @@ def _route(text: str) -> Proposal:
         others = tuple(f"other_places:{place['name']}" for place in named[1:])
         if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
             side += ("no_hours",)
-        asked_diet = diets.read_diet(_without_names(t, named))[0]
+        asked_diet = diets.read_diet(without_names(t, named))[0]
         check: tuple[str, ...] = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
         # the diet said beside a shop name is offered to remember like a search's (trial 5 minor), unless
         # it is someone else's or the user said not to remember
-        check += (("diet_of_other",) if check and _diet_of_other(t) else ()) + \
-            (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
+        check += (("diet_of_other",) if check and diet_of_other(t) else ()) + \
+            (("not_saved",) if NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
         return Proposal("find_place", {"name": first["name"], "area": first["area"]},
                         notes=side + check + others + _events_beside_shop(t, named))
     close = place_close_to(t)
@@ -463,7 +340,7 @@ def _route(text: str) -> Proposal:
     if close is not None:  # 合米素食有全素嗎: ask 你是說「和米素食」嗎？ with a button that asks again, spelt right
         return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
                                          "text": t.replace(close["typed"], close["spelling"], 1)}, notes=side)
-    if _PERSON_ASK.search(t) and not any(word in t for word in EVENT_WORDS):
+    if PERSON_ASK.search(t) and not any(word in t for word in EVENT_WORDS):
         return Proposal("handoff_info")  # 可以請人打電話給我嗎, 我要反映路燈壞了: the 新需求 form
     if (_DIRECTORY.search(t) and diets.read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
@@ -476,7 +353,7 @@ def _route(text: str) -> Proposal:
         return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
                                          "choices": choices, "typed": typed}, notes=("township",))
     townships = townships_in(t)
-    if townships and _FOLLOW_UP.fullmatch(strip_townships(t)):
+    if townships and FOLLOW_UP.fullmatch(strip_townships(t)):
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
     split = _two_asks(t, townships)
     if split is not None:
@@ -488,8 +365,6 @@ def _route(text: str) -> Proposal:
     return _search(t, side)
 
 
-#: Where one ask ends and another starts, for a limit asked beside a search (spaces count here).
-_LIMIT_CLAUSE_BREAK = re.compile(r"[？?！!。；;\n，,]+|\s+")
 #: What makes a clause an ask LOCAL can answer: an event, shop or diet word (a township or a day alone
 #: is context: 禮拜六去花壇 會不會很冷 asks about the weather only).
 _SEARCH_TOOLS = ("search_local_places", "search_local_events", "needs_area", "find_place")
@@ -503,9 +378,9 @@ def _hard_limits(text: str) -> list[str]:
     if diets.read_diet(text)[0] not in (None, "any"):
         text = OTHER_FOOD.sub("｜", NO_DAIRY.sub("｜", NO_EGG.sub("｜", text)))
     hard = _limits(text, LIMITS)
-    if "transport" not in hard and _TRAVEL.search(text):
+    if "transport" not in hard and TRAVEL.search(text):
         hard.append("transport")
-    if "parking" not in hard and _PARKING.search(text):
+    if "parking" not in hard and PARKING.search(text):
         hard.append("parking")
     return hard
 
@@ -516,7 +391,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
     limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search. Source: trial 3 finding 6.
     """
-    clauses = _clauses_read([clause for clause in _LIMIT_CLAUSE_BREAK.split(t) if clause and clause.strip()])
+    clauses = clauses_read([clause for clause in LIMIT_CLAUSE_BREAK.split(t) if clause and clause.strip()])
     if len(clauses) < 2:
         return None
     rest = [clause for clause in clauses if not _hard_limits(clause)]
@@ -526,7 +401,7 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     text = " ".join(rest)
     asks = (any(word in text for word in EVENT_WORDS) or diets.read_diet(text)[0] not in (None, "any")
             or any(word in _NOT_FOOD_SHOPS.sub("｜", text) for word in PLACE_WORDS)
-            or _topics(text, with_diet=False) or places_named_in(text) or event_named(text))
+            or event_topics(text, with_diet=False) or places_named_in(text) or event_named(text))
     if not asks:
         return None
     if not townships_in(text):
@@ -540,30 +415,15 @@ def _ask_beside_limits(t: str) -> Proposal | None:
     return proposal if proposal.tool in _SEARCH_TOOLS else None
 
 
-#: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker (trial 4 minor).
-_WHOLE_COUNTY = re.compile(r"全彰化|整個彰化|彰化(?:全部|各地|各鄉鎮|全縣|都可以|都行|哪裡都)")
-#: A bare 彰化 beside another township (花壇 彰化 哪裡有全素): also asked, read as 彰化市; not 彰化縣 or 全彰化.
-_CHANGHUA_ALSO = re.compile(r"(?<![全個住在從自到離])彰化(?![市縣人])")  # not 我住彰化, 從彰化, 彰化人
-#: 彰化 said before a township is the county it is in (彰化花壇, 彰化的花壇), not a second place.
-_CHANGHUA_BEFORE_TOWNSHIP = re.compile(
-    r"彰化(?:縣)?\s*(?:的)?\s*(?:" + "|".join(sorted({name for name in TOWNSHIPS if name != "彰化市"} |
-                                                   {name[:-1] for name in TOWNSHIPS if name != "彰化市"},
-                                                   key=len, reverse=True)) + ")")
-
-
-#: A privacy remark asked as a question (你們會存我的資料嗎): the search reply also says what is kept.
-_QUESTION = re.compile(r"[嗎?？]|會不會|有沒有|是不是|什麼|哪些")
-
-
 def _search_beside_privacy(t: str) -> Proposal | None:
     """A privacy or no-memory remark beside a search (我吃奶素 但不要存我的資料喔 彰化市有嗎; 你們會存我的個資嗎
     花壇有素食嗎; 我吃奶素 不用記 john有嗎): the message without the remark's words, routed on its own, with the
     note ``not_saved`` (no 記住 button; the reply says nothing is kept without consent) or ``privacy_asked``
     (the reply says what is kept); None when what is left asks for no search. Source: trial 5 finding 10.
     """
-    not_saved = bool(_NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t))
+    not_saved = bool(NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t))
     rest = t
-    for pattern in (NOT_ASKED_TO_REMEMBER, _NO_MEMORY, _PRIVACY):
+    for pattern in (NOT_ASKED_TO_REMEMBER, NO_MEMORY, PRIVACY):
         rest = pattern.sub("｜", rest)
     if not re.sub(r"[｜\W_]+", "", rest):
         return None
@@ -572,23 +432,12 @@ def _search_beside_privacy(t: str) -> Proposal | None:
         return None
     if not_saved:
         note = "not_saved"
-    elif any(_PRIVACY.search(clause) and _QUESTION.search(clause) for clause in _LIMIT_CLAUSE_BREAK.split(t)):
+    elif any(PRIVACY.search(clause) and QUESTION.search(clause) for clause in LIMIT_CLAUSE_BREAK.split(t)):
         note = "privacy_asked"
     else:
         return proposal
     return Proposal(proposal.tool, proposal.args, proposal.source,
                     proposal.notes + ((note,) if note not in proposal.notes else ()))
-
-
-#: Between two places: 還是 / 或 / 跟 / 和 / 、.
-_PLACE_JOIN = r"\s*(?:還是|或是|或者|或|跟|和|與|及|、|/|,|，)\s*"
-
-
-def _one_apart(typed: str, township: str) -> bool:
-    """True when ``typed`` and the township's short name have the same length and differ in exactly one
-    character (溪胡 / 溪湖, 花潭 / 花壇)."""
-    short = short_name(township)
-    return len(typed) == len(short) and sum(a != b for a, b in zip(typed, short)) == 1
 
 
 def township_typo(t: str) -> tuple[str, str, list[str]] | None:
@@ -607,7 +456,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
     """
     spellings = "|".join(sorted({*TOWNSHIPS, *(short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
     typed_places = re.finditer(
-        rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={_PLACE_JOIN}(?:{spellings}))|(?:{spellings}){_PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
+        rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={PLACE_JOIN}(?:{spellings}))|(?:{spellings}){PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
         r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
         # trial 7 F7: 鹿巷這禮拜有活動嗎 (a word first, then when: a place is meant)
         r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)|(?:週|周)末)",
@@ -621,7 +470,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
         if typed not in near_of:
             vocabulary = townships_in(typed) or any(k in typed or typed in k for k in known) \
                 or read_date(typed) is not None
-            near_of[typed] = [] if vocabulary else [name for name in TOWNSHIPS if _one_apart(typed, name)]
+            near_of[typed] = [] if vocabulary else [name for name in TOWNSHIPS if one_apart(typed, name)]
         return list(near_of[typed])
 
     for found in typed_places:
@@ -648,17 +497,17 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     townships = townships_in(t)
     vague = match_area(t).kind == "vague"
     said_vague = list(vague_words_in(t)) if vague else []  # needs_area's vague_words: only these are explained
-    county_wide = not townships and (COUNTY in t or _WHOLE_COUNTY.search(t) is not None)
+    county_wide = not townships and (COUNTY in t or WHOLE_COUNTY_SAID.search(t) is not None)
     diet, unrecorded = diets.read_diet(t)
     date = read_date(t)
     notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
-        (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
+        (("not_saved",) if NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
     if diet is not None and diet != "any":  # someone else's plain 素 is theirs: the user's memory does not fill it
-        other = _diet_of_other(t)
-        notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
+        other = diet_of_other(t)
+        notes += (("generic_diet",) if is_generic_diet(t, diet, unrecorded) and not other else ()) + \
                  (("diet_of_other",) if other else ())
-    if townships and "彰化市" not in townships and _CHANGHUA_ALSO.search(strip_townships(t)) and \
-            not _CHANGHUA_BEFORE_TOWNSHIP.search(t):
+    if townships and "彰化市" not in townships and CHANGHUA_ALSO.search(strip_townships(t)) and \
+            not CHANGHUA_BEFORE_TOWNSHIP.search(t):
         townships = townships + ["彰化市"]  # 花壇 彰化 哪裡有全素: 彰化 is asked too (as 彰化市), never dropped
         notes += ("changhua_as_city",)
     others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
@@ -666,10 +515,10 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
     place_cue = diet is not None or any(word in food for word in PLACE_WORDS)
-    asked = _ASKER.sub("｜", unnegated(t)[0])
-    topics = _topics(_without_goers(asked), with_diet=event_word)
+    asked = ASKER.sub("｜", unnegated(t)[0])
+    topics = event_topics(without_goers(asked), with_diet=event_word)
     named_event = None if place_cue and not event_word else event_named(t)
-    party_free = _topics(_GOER.sub("｜", asked), with_diet=event_word)
+    party_free = event_topics(GOER.sub("｜", asked), with_diet=event_word)
     if party_free != topics and (party_free or named_event):
         topics = party_free  # 阿公想去看龍舟, 想帶阿公去看市集: the boats, the market; who goes filters nothing
     if named_event and not event_word:  # 鹿港龍舟賽幾點開始: an events ask, never a shop or unknown subject
@@ -713,9 +562,9 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     if vague:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True,
                                        "vague_words": said_vague})
-    if _HANDOFF_INFO.search(t):
+    if HANDOFF_INFO.search(t):
         return Proposal("handoff_info")
-    if _CANCEL.search(t):
+    if CANCEL.search(t):
         return Proposal("handoff_cancel_help")  # 要怎麼取消 (nothing else to cancel offline)
     if any(has_word(t, word) for word in _THANKS + _MORE_THANKS):
         return Proposal("thanks")
@@ -746,28 +595,12 @@ def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
     """An events ask in another clause than a named shop's (和米禮拜天有開嗎？順便問花壇這禮拜天有活動嗎) →
     ``also_events:<township>/<date value>`` (offered as a button with its dates), or nothing.
     Source: trial 4 finding 14."""
-    for clause in _clauses_read(_ASK_BREAK.split(t)):
+    for clause in clauses_read(ASK_BREAK.split(t)):
         if not clause or not any(word in clause for word in EVENT_WORDS) or places_named_in(clause):
             continue
         areas = townships_in(clause)
         return (f"also_events:{areas[0] if areas else named[0]['area']}/{_date_words(clause)}",)
     return ()
-
-
-#: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
-_ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
-#: The most clauses of one message read one by one as asks (beside a limit, a named shop, or two
-#: asks in one message): a resident's message has a few. Those after it are read together, as one
-#: last clause, so every word is still read once and the work per message is bounded: each clause
-#: read on its own costs a diet, date and topic reading.
-CLAUSES_MAX = 16
-
-
-def _clauses_read(clauses: list[str]) -> list[str]:
-    """``clauses`` with those after the CLAUSES_MAX-th joined (by a space) into the last one read."""
-    if len(clauses) <= CLAUSES_MAX:
-        return clauses
-    return clauses[:CLAUSES_MAX - 1] + [" ".join(clauses[CLAUSES_MAX - 1:])]
 
 
 #: A part of a message that asks something (used to split two asks said with a space between).
@@ -787,14 +620,14 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
         The second ask never becomes a filter of the first (no 蔬食 keyword on the events); the reply
         offers it as a button. Source: trial 1 finding 5.
     """
-    clauses = [clause for clause in _ASK_BREAK.split(t) if clause and clause.strip()]
+    clauses = [clause for clause in ASK_BREAK.split(t) if clause and clause.strip()]
     if len(clauses) < 2:
         # two questions said with a space between (员林有没有纯素的店 周末有活动吗; trial 5 finding 6): only
         # when each part asks something (有 / 嗎 / 哪 …), so 花壇 素食 活動 stays one ask
         clauses = [clause for clause in t.split() if clause]
         if len(clauses) < 2 or sum(1 for clause in clauses if _ASKS.search(clause)) < 2:
             return None
-    clauses = _clauses_read(clauses)
+    clauses = clauses_read(clauses)
     kinds: list[str | None] = []
     for clause in clauses:
         diet = diets.read_diet(clause)[0]
@@ -803,7 +636,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
             kinds.append("events")
         elif shop:
             kinds.append("places")
-        elif read_date(clause) is not None or _topics(clause, with_diet=False):
+        elif read_date(clause) is not None or event_topics(clause, with_diet=False):
             kinds.append("events")  # 週日想帶孩子去玩: a day and a topic, no event word
         else:
             kinds.append(None)
@@ -821,7 +654,7 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
         mine = f"{area} {mine}"
     if first == "events":
         diet, unrecorded = diets.read_diet(theirs)
-        keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
+        keep = diet not in (None, "any") and not is_generic_diet(theirs, diet, unrecorded)
         return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
     return mine, first, (f"also_events:{their_area}/{_date_words(theirs)}",)
 
@@ -865,7 +698,7 @@ def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, 
     said = {name: str(encoded(proposal.args[name])) for name in _ASK_CONDITIONS[kind] if proposal.args.get(name)}
     if kind == "places" and said.get("dietary_type") == "any":
         said.pop("dietary_type")
-    if not said.get("area") and (COUNTY in text or _WHOLE_COUNTY.search(text)):
+    if not said.get("area") and (COUNTY in text or WHOLE_COUNTY_SAID.search(text)):
         said["area"] = _ALL_AREAS
     return said
 
@@ -923,149 +756,10 @@ def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, s
     return " ".join(mine), kind, tuple(notes)
 
 
-_ASKER = re.compile(rf"(?:{_PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
-#: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去, 阿嬤想看):
-#: no event topic when said after the events question (``_without_goers``), like who asks, nor anywhere
-#: in a message that names an event or another topic (阿公想去看龍舟: the boats, not 長輩 events only).
-#: Not a topic asked for (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
-#: Source: trial 7, F2; trial 8, finding 1.
-_GOERS = rf"(?:{_PEOPLE}|爸媽|父母|孫|小朋友|長者|老人|家裡的人)(?:們)?"
-_GOER = re.compile(rf"(?<!適合)(?<!給)(?<!的)(?:{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備)?"
-                   rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
-                   rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
-                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走|看|逛)")
-
-
-def _without_goers(text: str) -> str:
-    """``text`` without who goes, said after the events question (這禮拜六日有啥活動 阿嬤想帶孫子去).
-
-    Only after the first event word: a party said before it may describe the event asked for
-    (帶小朋友去的活動, 阿嬤想去走走 鹿港這個月有什麼活動) and without an event word the people may be
-    the only cue of an events ask (週日想帶孩子去玩), so those keep their topic as before.
-    """
-    ends = [at + len(word) for word in EVENT_WORDS if (at := text.find(word)) >= 0]
-    if not ends:
-        return text
-    cut = min(ends)
-    return text[:cut] + _GOER.sub("｜", text[cut:])
-
-
-#: Another person's diet (我媽媽吃全素, 朋友說他吃素, 幫我爸找全素): searched, never offered as the
-#: user's own memory. The user with them (我跟我媽都吃素, 我們全家吃素) is the user's own.
-_OTHERS_DIET = re.compile(
-    rf"(?:{_PEOPLE}|他們|她們|他|她|客人|客戶|男友|女友|男朋友|女朋友|哥哥|姊姊|姐姐|弟弟|妹妹|岳母|岳父|另一半|室友|同學|親戚)"
-    r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|想|固定|習慣|吃的是|說)*(?:吃)?"
-    r"(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|早齋|鍋邊素|方便素|五辛素|初一十五|齋|素|vegan)"
-    rf"|(?:幫|替|給|帶)(?:我)?(?:的)?(?:{_PEOPLE}|他|她)")
-_WITH_ME = re.compile(rf"我(?:和|跟|與|同|還有|以及)(?:我)?(?:的)?(?:{_PEOPLE})|我們|我家|全家|一家")
-
-
-def _diet_of_other(t: str) -> bool:
-    """True when the diet said is someone else's, not the user's (see _OTHERS_DIET)."""
-    return bool(_OTHERS_DIET.search(t)) and not _WITH_ME.search(t)
-
-
-#: Words that name no finer type than 蔬食.
-_GENERIC_DIET_WORDS = frozenset({"蔬食", "素食", "吃素", "素", "vegetarian", "veggie"})
-#: Choosing the broad type on purpose (素食就好, 一般素食, 不用全素): then it is this turn's condition.
-_BROAD_ON_PURPOSE = re.compile(r"就好|就可以|都可以|都行|一般|只要|隨便|不一定|不用.{0,2}(?:全素|純素|蛋奶|奶素)")
-
-
-def _is_generic_diet(t: str, diet: str, unrecorded: str | None) -> bool:
-    """True when the diet is a plain 素食 / 蔬食 that names no finer type and does not choose the broad
-    type on purpose: a remembered finer type (全素) then fills it (trial 1 finding 9; DESIGN §7)."""
-    if diet != "vegetarian" or unrecorded:
-        return False
-    plain, negated = unnegated(t)
-    if negated or _BROAD_ON_PURPOSE.search(t):
-        return False
-    word = next((w for w, _, _ in ALL_DIET_WORDS if has_word(plain, w)), None)
-    return word in _GENERIC_DIET_WORDS
-
-
-def _without_names(t: str, named: list[dict[str, str]]) -> str:
-    """``t`` without the shop names it mentions (和米素食 names a shop, not a diet)."""
-    for place in named:
-        for spelling in place_aliases(place["name"]):
-            # with the generic words said after a short name, spelt any way (JOHN手做蔬食: 手做蔬食 is the
-            # name, not a diet asked; trial 2, minor finding)
-            t = re.sub(re.escape(spelling) + _NAME_TAIL, "｜", t)
-    return t
-
-
-#: Generic words that may follow a shop's short name as part of how it is said (手作蔬食, 手做素食館).
-_NAME_TAIL = r"(?:手[作做]|[蔬素]食|館|坊|餐廳|小館|料理)*"
-
-
-
-
-_SUBJECT_NOISE = re.compile(r"[\s\d\W_]+")
-
-
-def unknown_subject(text: str) -> str | None:
-    """The subject of a question that is neither a township, a date, a diet, an event nor a limit
-    (鹿港天后宮幾點開 → 天后宮, 花壇鄉長是誰 → 鄉長, 彰化縣長是誰 → 縣長), or None.
-
-    Used only where no shop, diet, event or date word was read: the reply says LOCAL has no such
-    data, instead of listing shops. Source: newcomer trial 1 finding 7.
-    """
-    rest = text
-    for spelling in sorted(list(TOWNSHIPS) + [name[:-1] for name in TOWNSHIPS if len(name) > 2]
-                           + ["集合點附近", "這附近", "附近", "這裡", "這邊", COUNTY, "彰化"], key=len, reverse=True):
-        rest = rest.replace(spelling, " ")
-    for _, words in SIDE_LIMITS:
-        for word in words:
-            rest = rest.replace(word, " ")
-    for word in _GREETINGS + _THANKS + _ACK:
-        if word not in rest:
-            continue  # neither replacement below can change the text
-        rest = re.sub(rf"(?<![a-z]){re.escape(word)}(?![a-z])", " ", rest) if word.isascii() else rest.replace(word, " ")
-    rest = _SUBJECT_NOISE.sub("", _ASK_FILLER.sub(" ", rest))
-    return rest or None
-
-
-
-
-#: A short word right before 活動 / 素食 that may be a misspelt place (鹿巷活動, 花潭有素食嗎).
-_PLACE_BEFORE_ASK = re.compile(r"^(?:請問|我想查|我想找|想查|想找|查|找)?(?P<word>[\u4e00-\u9fff]{2,3}?)"
-                               r"(?:的|有什麼|有沒有|有哪些|有)?(?:活動|素食|蔬食|吃素)")
-
-
-def unknown_place(text: str) -> str | None:
-    """A place-like word before 活動 / 素食 that is no Changhua township (鹿巷活動 → 鹿巷), or None.
-
-    Place-like: 2–3 Han characters sharing a character with a township name, and not a date, topic,
-    diet or event word. The caller says it was not recognised and offers the townships.
-    Source: issue 9 follow-up item 7.
-    """
-    match = _PLACE_BEFORE_ASK.match(re.sub(r"\s+", "", text))
-    if match is None:
-        return None
-    word = match.group("word")
-    known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(_NOT_PLACES)
-    if any(k in word or word in k for k in known) or read_date(word) is not None or townships_in(word):
-        return None
-    names = {name[:-1] for name in TOWNSHIPS} | set(TOWNSHIPS)
-    return word if any(ch in name for name in names for ch in word) else None
-
-
-#: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state
-#: is kept offline, so the reply asks whether events or shops are meant.
-_FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
-
-
-def _ack_only(text: str) -> bool:
-    """ok / 好 / 收到 / 了解 and nothing else."""
-    return re.sub(r"[\s!！.。~～]+", "", text) in _ACK
-
-
-
 #: Words that make a date a span (過年期間, 連假期間): part of the date, not a question (trial 7 F7).
 _DATE_SPAN_WORD = re.compile(r"期間|這段時間|那段時間|前後")
 #: Tools whose reply can say what the data does not record beside what it found (trial 5).
 _DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
-#: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
-_APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
 #: Stands where a limit's phrase was (要怎麼去, 要自己帶): its clause is answered by the limit.
 _LIMIT_MARK = "〓"
 #: Notes whose words the reply already says (a title hint, a kind of restaurant, a finer diet, a shop).
@@ -1090,25 +784,25 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     kinds = list(args.get("kinds") or [])
     if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
         return proposal
-    if _APPOINTMENT.search(t) and (tool in ("show_limits", "show_local_help") or (
+    if APPOINTMENT.search(t) and (tool in ("show_limits", "show_local_help") or (
             not any(word in t for word in EVENT_WORDS) and diets.read_diet(t)[0] is None and not places_named_in(t))):
         # 可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor; an illness said too keeps the medical line
-        ill = "medical" in _limits(_APPOINTMENT.sub("｜", t), LIMITS)
+        ill = "medical" in _limits(APPOINTMENT.sub("｜", t), LIMITS)
         kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
         return Proposal("show_limits", {"kinds": (["medical"] if ill else []) + kinds + ["no_appointment"]},
                         proposal.source)
-    if "medical" in notes and _APPOINTMENT.search(t) and "medical" not in _limits(_APPOINTMENT.sub("｜", t), LIMITS):
+    if "medical" in notes and APPOINTMENT.search(t) and "medical" not in _limits(APPOINTMENT.sub("｜", t), LIMITS):
         notes = tuple("no_appointment" if note == "medical" else note for note in notes)  # …順便幫我掛號
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
-    for pattern in (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, _ASKER, _GOER, _WHOLE_COUNTY, _DATE_SPAN_WORD):
+    for pattern in (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, ASKER, GOER, WHOLE_COUNTY_SAID, _DATE_SPAN_WORD):
         plain = pattern.sub("｜", plain)
-    for pattern in (_PARKING, _TRAVEL, _APPOINTMENT, _BRING, _DISTANCE):
+    for pattern in (PARKING, TRAVEL, APPOINTMENT, BRING, DISTANCE):
         plain = pattern.sub(_LIMIT_MARK, plain)  # a limit said here: its clause is answered
     named = places_named_in(t)
     words = all_words() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
-    plain = _without_names(plain, named) if named else plain
+    plain = without_names(plain, named) if named else plain
     said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
                        for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
     if tool in ("search_local_events", "needs_area"):  # 龍舟賽是哪一天: the event's name is what was searched
