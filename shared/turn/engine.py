@@ -57,7 +57,7 @@ from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet, 
 from shared.turn.follow_up import previous_search
 from shared.turn.limits import limits_with_details
 from shared.turn.menu import help_reply
-from shared.turn.router import Proposal, event_titles, route, second_ask
+from shared.turn.router import Proposal, route, second_ask
 
 #: The vague word that stands for "no township given" when a picker is wanted.
 _NO_TOWNSHIP = "附近"
@@ -118,8 +118,7 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
     snapshot = _turn_snapshot_or_none(ctx)
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
-        with event_titles(tuple(event.title for event in snapshot.events) if snapshot else None):
-            proposal = route(text)
+        proposal = route(text, [event.title for event in snapshot.events] if snapshot else None)
         return _answer(ctx, proposal)
     finally:
         _TURN_SNAPSHOT.reset(token)

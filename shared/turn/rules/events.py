@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import re
 
+from shared.diets import DIET_WORDS
+from shared.turn.dates import read_date
+from shared.turn.rules.titles import NOT_TITLE
+from shared.turn.rules.townships import strip_townships
 from shared.turn.vocabulary.events import EVENT_DIET_TOPICS, EVENT_TOPICS, EVENT_WORDS
 from shared.turn.vocabulary.talk import PEOPLE
 
@@ -66,3 +70,20 @@ def without_goers(text: str) -> str:
         return text
     cut = min(ends)
     return text[:cut] + GOER.sub("｜", text[cut:])
+
+
+def title_hint(t: str) -> str | None:
+    """Words said right before an event kind that may be part of one event's title (冬季蔬果市集要帶什麼
+    → 冬季蔬果; 八卦山健走 → 八卦山), or None. The engine narrows with it only when a title holds it."""
+    known = [w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS]
+    for word, _ in EVENT_TOPICS:
+        at = t.find(word)
+        if at <= 0:
+            continue
+        before = re.search(r"[\u4e00-\u9fff]{2,6}$", strip_townships(t[:at]))
+        if before is None:
+            continue
+        hint = NOT_TITLE.split(before.group(0))[-1]
+        if len(hint) >= 2 and not any(hint in k or k in hint for k in known) and read_date(hint) is None:
+            return hint
+    return None

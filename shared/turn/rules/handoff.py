@@ -1,8 +1,21 @@
-"""Handoff: the resident's own requests (status, cancelling), asking for a person, reporting something
-for a person to fix."""
+"""Handoff: the resident's own requests (status, cancelling), asking for a person, reporting something for
+a person to fix. Rules: ``request_draft``, ``request_status``, ``person_asked``."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+from shared.handoff.drafts import request_text_of
+from shared.places.search import places_named_in
+from shared.turn.proposal import Proposal
+from shared.turn.vocabulary.events import EVENT_WORDS
+from shared.turn.vocabulary.places import PLACE_WORDS
+
+if TYPE_CHECKING:
+    from shared.turn.rules.message import Message
+
+#: Cancelling said alone (取消, 我要撤回).
+_CANCEL_ALONE = re.compile(r"(?:我要|我想|幫我)?(?:取消|撤銷|撤回|撤掉)")
 
 STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態|結果)|處理到哪|有人處理|受理了|登記了嗎"
                      # trial 2 finding 11: 單子現在怎樣了, 我反映的事情處理好了嗎, 我的案子怎麼樣了
@@ -64,3 +77,28 @@ HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|�
 #: answered with the 新需求 form before any directory or search rule.
 PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
                          r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
+
+
+def request_draft(m: Message) -> Proposal | None:
+    """幫我建立服務單：路燈壞了, 我要建單: a request to create one, never a status question; the request hook
+    makes its card first, so this answers only where no hook ran (the 新需求 form)."""
+    return Proposal("handoff_info") if request_text_of(m.text) is not None else None
+
+
+def request_status(m: Message) -> Proposal | None:
+    """服務單進度, 我的服務單, 剛剛那個水溝蓋的 處理了沒 (not 上次那個市集辦了沒): the status reply; how to cancel
+    one (我想取消我剛剛送出的需求, 算了 那個單幫我撤掉) → how cancelling works."""
+    t = m.text
+    by_subject = STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
+        and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)
+    if not (STATUS.search(t) or by_subject or CANCEL_REQUEST.search(t) or _CANCEL_ALONE.fullmatch(t)):
+        return None
+    cancel = CANCEL_ANY.search(t) and not NOT_CANCEL.search(t)
+    return Proposal("handoff_cancel_help" if cancel else "handoff_status")
+
+
+def person_asked(m: Message) -> Proposal | None:
+    """可以請人打電話給我嗎, 我要反映路燈壞了: the 新需求 form (not beside an events ask)."""
+    if PERSON_ASK.search(m.text) and not any(word in m.text for word in EVENT_WORDS):
+        return Proposal("handoff_info")
+    return None

@@ -1,18 +1,26 @@
 """Places: townships said (the whole county, a bare 彰化, a misspelt or unknown place, a follow-up), the
-diet said (someone else's, a plain 素食), shop names taken out, and a subject LOCAL has no data on."""
+diet said (someone else's, a plain 素食), shop names taken out, and a subject LOCAL has no data on.
+Rules: ``township_misspelt`` (溪胡還是員林 → 「你是說溪湖鎮嗎？」), ``follow_up`` (那鹿港呢 → events or
+shops?), and the finishing step ``every_township`` (全彰化 → every township, no picker)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from shared.areas import COUNTY, TOWNSHIPS, townships_in
-from shared.diets import ALL_DIET_WORDS, DIET_WORDS, has_word, unnegated
+from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, townships_in
+from shared.diets import ALL_DIET_WORDS, DIET_WORDS, has_word, read_diet, unnegated
 from shared.places.search import place_aliases
 from shared.turn.dates import read_date
-from shared.turn.rules.townships import short_name
+from shared.turn.proposal import Proposal
+from shared.turn.rules.titles import EventTitles, in_a_title
+from shared.turn.rules.townships import short_name, strip_townships
 from shared.turn.vocabulary.events import EVENT_TOPICS, EVENT_WORDS
 from shared.turn.vocabulary.limits import SIDE_LIMITS
-from shared.turn.vocabulary.places import NOT_PLACES
+from shared.turn.vocabulary.places import NOT_PLACES, NOT_TOWNSHIP_TYPOS, PLACE_WORDS
 from shared.turn.vocabulary.talk import ACK, ASK_FILLER, GREETINGS, PEOPLE, THANKS
+
+if TYPE_CHECKING:
+    from shared.turn.rules.message import Message
 
 #: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker (trial 4 minor).
 WHOLE_COUNTY_SAID = re.compile(r"全彰化|整個彰化|彰化(?:全部|各地|各鄉鎮|全縣|都可以|都行|哪裡都)")
@@ -142,3 +150,95 @@ def unknown_place(text: str) -> str | None:
 #: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state
 #: is kept offline, so the reply asks whether events or shops are meant.
 FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
+
+
+_SPELLINGS = "|".join(sorted({*TOWNSHIPS, *(short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
+#: Where a place is clearly meant: two Han characters joined to a real township by 還是 / 或 / 跟 / 和 / 、
+#: (a, b), two followed by 鄉 / 鎮 / 市 (c), or a word first and then when (d: 鹿巷這禮拜有活動嗎).
+_TYPED_PLACE = re.compile(
+    rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={PLACE_JOIN}(?:{_SPELLINGS}))|(?:{_SPELLINGS}){PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
+    r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
+    r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)|(?:週|周)末)")
+#: Words of LOCAL's vocabulary that are never a misspelt township (社區, 北部, 市集 …).
+_NOT_TYPOS = tuple([w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(NOT_PLACES)
+                   + list(NOT_TOWNSHIP_TYPOS))
+
+
+def _townships_near(typed: str, near_of: dict[str, list[str]]) -> list[str]:
+    """The townships whose short name is one character from ``typed`` (none for a vocabulary word, a
+    township or a date); ``near_of`` keeps each word's (a message may repeat it thousands of times)."""
+    if typed not in near_of:
+        vocabulary = townships_in(typed) or any(k in typed or typed in k for k in _NOT_TYPOS) \
+            or read_date(typed) is not None
+        near_of[typed] = [] if vocabulary else [name for name in TOWNSHIPS if one_apart(typed, name)]
+    return list(near_of[typed])
+
+
+def _no_typo(t: str, typed: str, found: re.Match[str], said_townships: list[str], titles: EventTitles) -> bool:
+    """True when the word found is no misspelt township after all: part of a real name said with its
+    suffix, a market (花卉市集, 魚市場: not 花卉市), or a word of an event's title beside a real township."""
+    suffix = found.group("suffix")
+    if suffix and townships_in(t[found.start():found.end() + 1]):
+        return True
+    if suffix == "市" and t[found.end():found.end() + 1] in ("集", "場", "區"):
+        return True
+    return bool(said_townships) and in_a_title(typed, titles)
+
+
+def township_typo(t: str, titles: EventTitles) -> tuple[str, str, list[str]] | None:
+    """A misspelt township where a place is clearly meant, and the townships it may be, or None.
+
+    A place is clearly meant where two Han characters are joined to a real township by 還是 / 或 / 跟 / 和
+    / 、 (溪胡還是員林, 員林或花潭), or are followed by 鄉 / 鎮 / 市 (溪胡鎮), or come first before when
+    (鹿巷這禮拜有活動嗎, with an ask). They must differ from a township's short name in exactly one
+    character (溪胡 / 溪湖; never by sound, which the router cannot read) and be no word of LOCAL's
+    vocabulary (社區, 北部, 市集 …). Several townships may be that close (溪胡: 溪湖鎮 and 溪州鄉): all are
+    returned, a same suffix (溪胡鎮 → 溪湖鎮) first. The caller asks 「你是說…嗎？」; it never searches a guess.
+
+    Returns:
+        (the characters as typed, the 鄉 / 鎮 / 市 typed after them or "", [full township names, best
+        first]) or None.
+    """
+    said_townships = townships_in(t)  # once, not per place-like word
+    near_of: dict[str, list[str]] = {}
+    for found in _TYPED_PLACE.finditer(t):
+        typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
+        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
+            continue  # a word before a date with no ask is no place
+        near = _townships_near(typed, near_of)
+        if not near or _no_typo(t, typed, found, said_townships, titles):
+            continue
+        suffix = found.group("suffix")
+        near.sort(key=lambda name: 0 if suffix and name.endswith(suffix) else 1)
+        return typed, suffix or "", near
+    return None
+
+
+def township_misspelt(m: Message) -> Proposal | None:
+    """溪胡還是員林有素食餐廳: 「你是說溪湖鎮嗎？」 with a button per close township that sends the message
+    again spelt right; never silently only 員林."""
+    typo = township_typo(m.text, m.titles)
+    if typo is None:
+        return None
+    typed, suffix, names = typo
+    choices = [[name, m.text.replace(typed + suffix, name if suffix else short_name(name), 1)] for name in names]
+    return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
+                                     "choices": choices, "typed": typed}, notes=("township",))
+
+
+def follow_up(m: Message) -> Proposal | None:
+    """那鹿港呢: a township in a bare follow-up: events or shops? (the router keeps no state; the engine's
+    buttons keep the conditions of the resident's last search)."""
+    if m.townships and FOLLOW_UP.fullmatch(strip_townships(m.text)):
+        return Proposal("ask_search_kind", {"area": m.townships[0]})
+    return None
+
+
+def every_township(m: Message, proposal: Proposal) -> Proposal:
+    """A shop ask for the whole county (全彰化有全素的店嗎, 整個彰化哪裡有素食) → the places search in every
+    township (area 全彰化), never the township picker; a bare 彰化 or 彰化縣 still asks which township."""
+    if proposal.tool != "needs_area" or proposal.args.get("kind") == "events" or not WHOLE_COUNTY_SAID.search(m.text):
+        return proposal
+    return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
+                                            "keyword": None}, proposal.source,
+                    tuple(note for note in proposal.notes if note != "own_diet"))

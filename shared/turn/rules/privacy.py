@@ -1,8 +1,19 @@
-"""Privacy and memory: asking to forget the remembered diet, not to be remembered, what is kept, who
-sees it, and a statement of one's own diet (the picker may offer to remember it)."""
+"""Privacy and memory: asking to forget the remembered diet, never having asked to be remembered, not to be
+remembered, what is kept and who sees it, each alone or beside a search; and a statement of one's own
+diet (the township picker may offer to remember it)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+from shared.diets import NOT_ASKED_TO_REMEMBER
+from shared.turn.dates import read_date
+from shared.turn.proposal import SEARCH_TOOLS, Proposal
+from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK
+from shared.turn.rules.talk import ack_only
+
+if TYPE_CHECKING:
+    from shared.turn.rules.message import Message
 
 #: Asking to forget what was remembered, in any phrasing (以後不用記吃素的事了，刪掉; 把我吃奶素的紀錄忘掉;
 #: 不要再記我吃素): the forget offer (privacy_info with 忘記我的飲食偏好), never a thanks or a shop search.
@@ -61,3 +72,69 @@ OWN_DIET_STATEMENT = re.compile(
     r"^(?:我們家|我們|我家|我自己|我本身|我)(?:是|都是|都|也|也是|平常都?|一直都?|現在都?|有在|固定|本身)?(?:吃)?"
     r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素|vegan)(?:的)?(?:人|者)?"
     r"(?:喔|哦|啦|耶|唷|欸|呢|啊|嘿|捏)?[。.!！~～]*$", re.IGNORECASE)
+
+
+def search_beside_privacy(m: Message) -> Proposal | None:
+    """A privacy or no-memory remark beside a search (我吃奶素 但不要存我的資料喔 彰化市有嗎; 你們會存我的個資嗎
+    花壇有素食嗎; 我吃奶素 不用記 john有嗎): the message without the remark's words, routed on its own, with the
+    note ``not_saved`` (no 記住 button; the reply says nothing is kept without consent) or ``privacy_asked``
+    (the reply says what is kept); None when what is left asks for no search."""
+    t = m.text
+    not_saved = bool(NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t))
+    rest = t
+    for pattern in (NOT_ASKED_TO_REMEMBER, NO_MEMORY, PRIVACY):
+        rest = pattern.sub("｜", rest)
+    if not re.sub(r"[｜\W_]+", "", rest):
+        return None
+    proposal = m.rules(rest)
+    if proposal.tool not in SEARCH_TOOLS or proposal.tool == "needs_area":  # 不用記我吃素: no search asked
+        return None
+    if not_saved:
+        note = "not_saved"
+    elif any(PRIVACY.search(clause) and QUESTION.search(clause) for clause in LIMIT_CLAUSE_BREAK.split(t)):
+        note = "privacy_asked"
+    else:
+        return proposal
+    return proposal.with_notes(*((note,) if note not in proposal.notes else ()))
+
+
+def forget(m: Message) -> Proposal | None:
+    """以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉: the privacy reply led by the 忘記我的飲食偏好 button (words
+    alone delete nothing); not about the user's request (取消服務單)."""
+    if FORGET.search(m.text) and not FORGET_EXCEPT.search(m.text):
+        return Proposal("privacy_info", notes=("forget",))
+    return None
+
+
+def never_asked(m: Message) -> Proposal | None:
+    """我又沒說要你記住: nothing is kept without 同意記住 (no township or date: not beside a search)."""
+    if NOT_ASKED_TO_REMEMBER.search(m.text) and not m.townships and read_date(m.text) is None:
+        return Proposal("ack", notes=("not_saved",))
+    return None
+
+
+def search_beside_no_memory(m: Message) -> Proposal | None:
+    """我吃奶素 不用記 john有嗎: the shop or search, and nothing is kept."""
+    if NO_MEMORY.search(m.text) and not m.townships and not ack_only(m.text):
+        return search_beside_privacy(m)
+    return None
+
+
+def no_memory_or_ok(m: Message) -> Proposal | None:
+    """ok / 收到 alone, or 不用記我吃素 with no township: acknowledged (and nothing is kept)."""
+    no_memory = NO_MEMORY.search(m.text) is not None
+    if ack_only(m.text) or (no_memory and not m.townships):
+        return Proposal("ack", notes=("not_saved",) if no_memory else ())
+    return None
+
+
+def sharing(m: Message) -> Proposal | None:
+    """會不會把我的電話跟資料給別人: the privacy reply, which says who sees a request."""
+    return Proposal("privacy_info", notes=("sharing",)) if SHARING.search(m.text) else None
+
+
+def privacy(m: Message) -> Proposal | None:
+    """What LOCAL keeps about the user (我的資料, 忘記我): the privacy reply, or the search asked beside it."""
+    if not PRIVACY.search(m.text):
+        return None
+    return search_beside_privacy(m) or Proposal("privacy_info")

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from shared.turn.router import event_titles, route
+from shared.turn.router import route
 from tools.hostile_text import SHAPES, hostile_text
 
 #: 5× the text may cost at most this many times the work (linear, with room for what a text's
@@ -108,7 +108,6 @@ _MANY_TITLES = tuple(f"{words}第{number}場" for number in range(20)
 @pytest.mark.parametrize("shape", ("char", "township", "sentence"))
 def test_route_with_many_titles_work_grows_linearly_with_the_text(shape):
     def read(text: str) -> object:
-        with event_titles(_MANY_TITLES):
-            return route(text)
+        return route(text, _MANY_TITLES)
 
     assert_linear(read, shape)

@@ -3,7 +3,7 @@
 A word that is (part of) a title of the current events snapshot (鹿港龍舟賽 → 鹿港慶端陽龍舟賽), or an
 event kind with a title-like word before it (龍舟賽, 燈籠展), is searched as that event, never a shop
 hours question, an unknown subject or a township typo when a real township is named. The titles come
-from the snapshot at run time (the turn engine gives them to the router: ``event_titles``).
+from the snapshot at run time (the turn engine gives them to the router: ``route(text, titles)``).
 The trial's demo-data examples and variants are eval cases (``kind`` ``trial7-1``); here the rules with
 the TDX fixture's titles, the whole turn on an ingested TDX snapshot, and the negatives.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
@@ -17,7 +17,7 @@ import pytest
 
 from shared.events.file_source import FileActivitySource
 from shared.events.ingest import ingest_events
-from shared.turn.router import event_titles, route
+from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
 from tests.unit.turn.date_support import span
@@ -29,8 +29,7 @@ TDX_TITLES = ("彰化藝術館常設展：八卦山下的城市記憶", "鹿港�
 
 
 def routed(text: str, titles=TDX_TITLES):
-    with event_titles(titles):
-        return route(text)
+    return route(text, titles)
 
 
 @pytest.mark.parametrize("text, area, keyword, title, notes", [

@@ -1,0 +1,140 @@
+"""Details: the questions a proposal does not answer (shared.turn.details reads them), said beside it.
+
+Named details (要帶水嗎, 可以刷卡嗎, 狗可以去嗎, 小孩幾歲可以, 會不會很多人, 有椅子坐嗎) are said beside a
+search, a limit or alone; any other question clause is said only beside a search (有沒有報佳音). A
+suitability question (老人家可以去嗎) is not a 長輩 filter when the search has another condition. 掛號 is
+said as a booking LOCAL cannot make, not as a question about an illness. Finishing step: ``with_details``.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from shared.diets import NO_DAIRY, NO_EGG, NO_PUNGENT, OTHER_FOOD, read_diet
+from shared.places.search import place_aliases, places_named_in
+from shared.turn.dates import read_date
+from shared.turn.details import read_details, suitability_people
+from shared.turn.proposal import Proposal
+from shared.turn.rules.events import ASKER, GOER
+from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, PARKING, TRAVEL, hard_limits, limits
+from shared.turn.rules.places import WHOLE_COUNTY_SAID, without_names
+from shared.turn.rules.titles import event_named
+from shared.turn.vocabulary import all_words
+from shared.turn.vocabulary.events import EVENT_WORDS, SUITABILITY_TOPICS
+from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
+
+if TYPE_CHECKING:
+    from shared.turn.rules.message import Message
+
+#: Words that make a date a span (過年期間, 連假期間): part of the date, not a question.
+_DATE_SPAN_WORD = re.compile(r"期間|這段時間|那段時間|前後")
+#: Tools whose reply can say what the data does not record beside what it found.
+_DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "needs_area")
+#: Replies with no search beside which a named detail is still said (你好 可以帶狗嗎: the detail, and the menu).
+_SMALL_TALK = ("show_local_help", "greeting", "thanks")
+#: Stands where a limit's phrase was (要怎麼去, 要自己帶): its clause is answered by the limit.
+_LIMIT_MARK = "〓"
+#: Taken out before the questions are read: food conditions, who asks or goes, the whole county, a span.
+_NOT_QUESTIONS = (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, ASKER, GOER, WHOLE_COUNTY_SAID, _DATE_SPAN_WORD)
+#: Limit phrases: their clause is answered by the limit.
+_LIMIT_PHRASES = (PARKING, TRAVEL, APPOINTMENT, BRING, DISTANCE)
+#: Notes whose words the reply already says (a title hint, a kind of restaurant, a finer diet, a shop).
+_WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:", "unknown_area:", "other_areas:")
+#: Details a side limit already says: the limit's sentence stays, no second one.
+_SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
+#: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
+_EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
+
+
+def _appointment(t: str, proposal: Proposal, kinds: list[str]) -> Proposal | None:
+    """可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor (an illness said too keeps the medical
+    line), when nothing else is asked."""
+    if not APPOINTMENT.search(t) or not (proposal.tool in ("show_limits", "show_local_help") or (
+            not any(word in t for word in EVENT_WORDS) and read_diet(t)[0] is None and not places_named_in(t))):
+        return None
+    ill = "medical" in limits(APPOINTMENT.sub("｜", t), LIMITS)
+    kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
+    return Proposal("show_limits", {"kinds": (["medical"] if ill else []) + kinds + ["no_appointment"]},
+                    proposal.source)
+
+
+def _appointment_note(t: str, notes: tuple[str, ...]) -> tuple[str, ...]:
+    """…順便幫我掛號: the medical note beside a search is the booking LOCAL cannot make, when no illness is said."""
+    if "medical" in notes and APPOINTMENT.search(t) and "medical" not in limits(APPOINTMENT.sub("｜", t), LIMITS):
+        return tuple("no_appointment" if note == "medical" else note for note in notes)
+    return notes
+
+
+def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
+    """The detail and unasked notes of ``m``, once the words the router read and the notes' words are
+    taken out (龍舟賽是哪一天: the event's name is what was searched)."""
+    t = plain = m.text
+    for pattern in _NOT_QUESTIONS:
+        plain = pattern.sub("｜", plain)
+    for pattern in _LIMIT_PHRASES:
+        plain = pattern.sub(_LIMIT_MARK, plain)
+    named = places_named_in(t)
+    words = all_words() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
+    plain = without_names(plain, named) if named else plain
+    said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
+                       for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    if tool in ("search_local_events", "needs_area"):
+        said_words += tuple(word for word in re.split(
+            r"[|\s]+", f"{args.get('keyword') or ''} {event_named(t, m.titles) or ''}") if word)
+    return read_details(plain, words + said_words, read_date,
+                        lambda clause: _LIMIT_MARK in clause or bool(limits(clause, SIDE_LIMITS) or hard_limits(clause)))
+
+
+def _kept(tool: str, args: dict[str, Any], notes: tuple[str, ...], kinds: list[str],
+          found: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(notes, details found) as said for this tool: no detail a limit already says, a shop's 開到幾點 is
+    its hours, no event-only detail about a shop, an end time only of events, and beside a limit or a
+    picker only the named details."""
+    said = set(notes) | set(kinds)
+    found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
+    places = tool in ("search_local_places", "find_place") or args.get("kind") == "places"
+    if places and "detail:end_time" in found:
+        notes += () if "no_hours" in notes else ("no_hours",)
+    if places:  # 70歲的阿嬤想找素食: no age line about a shop
+        found = tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
+    if tool != "search_local_events":  # 要多久 beside a bus or a shop is the transport or hours limit
+        found = tuple(note for note in found if note != "detail:end_time")
+    if tool not in _DETAIL_TOOLS or "no_booking" in notes or any(note.startswith("unknown_area:") for note in notes):
+        found = tuple(note for note in found if note.startswith("detail:"))
+    return notes, found
+
+
+def _suitability_unfiltered(t: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """一月九號 花壇市集 老人家可以去嗎: the market, not 市集 AND 長輩 (a suitability question is no filter
+    when the search has another condition)."""
+    who = suitability_people(t)
+    if tool != "search_local_events" or not who or not args.get("keyword"):
+        return args
+    topic = SUITABILITY_TOPICS.get(who)
+    terms = args["keyword"].split(" ")
+    rest = [term for term in terms if term != topic]
+    if topic and len(rest) < len(terms) and (rest or args.get("date") or args.get("area")):
+        return {**args, "keyword": " ".join(rest) or None}
+    return args
+
+
+def with_details(m: Message, proposal: Proposal) -> Proposal:
+    """``proposal`` with notes for the questions it does not answer (see the module docstring); the safety
+    reply stays alone."""
+    t, tool, kinds = m.text, proposal.tool, list(proposal.args.get("kinds") or [])
+    if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
+        return proposal
+    appointment = _appointment(t, proposal, kinds)
+    if appointment is not None:
+        return appointment
+    notes = _appointment_note(t, tuple(note for note in proposal.notes if not note.startswith(("detail:", "unasked:"))))
+    if tool not in _DETAIL_TOOLS + ("show_limits",) + _SMALL_TALK or "新需求" in t:
+        return proposal
+    args = dict(proposal.args)
+    notes, found = _kept(tool, args, notes, kinds, _found(m, tool, args, notes))
+    args = _suitability_unfiltered(t, tool, args)
+    if not found and args == proposal.args and notes == proposal.notes:
+        return proposal
+    if tool in _SMALL_TALK:
+        return Proposal("show_limits", {"kinds": []}, proposal.source, notes + found) if found else proposal
+    return Proposal(tool, args, proposal.source, notes + found)
