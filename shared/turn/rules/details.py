@@ -65,39 +65,58 @@ def _appointment_note(t: str, notes: tuple[str, ...]) -> tuple[str, ...]:
     return notes
 
 
-def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
-    """The detail and unasked notes of ``m``, once the words the router read and the notes' words are
-    taken out (龍舟賽是哪一天: the event's name is what was searched)."""
-    t = plain = m.text
+def _questions_of(t: str, named: list[dict[str, str]]) -> str:
+    """``t`` without what is no question (food conditions, who asks or goes, the whole county, a span,
+    shop names) and with each limit phrase marked (its clause is answered by the limit)."""
+    plain = t
     for pattern in _NOT_QUESTIONS:
         plain = pattern.sub("｜", plain)
     for pattern in _LIMIT_PHRASES:
         plain = pattern.sub(_LIMIT_MARK, plain)
-    named = places_named_in(t)
+    return without_names(plain, named) if named else plain
+
+
+def _words_said(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
+    """The words the notes already say, and for events the keyword and the event named (龍舟賽是哪一天:
+    the event's name is what was searched)."""
+    said = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
+                 for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    if tool not in ("search_local_events", "needs_area"):
+        return said
+    return said + tuple(word for word in re.split(
+        r"[|\s]+", f"{args.get('keyword') or ''} {event_named(m.text, m.titles) or ''}") if word)
+
+
+def _answered(clause: str) -> bool:
+    """A clause a limit answers (要怎麼去, 要自己帶毛筆嗎)."""
+    return _LIMIT_MARK in clause or bool(limits(clause, SIDE_LIMITS) or hard_limits(clause))
+
+
+def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
+    """The detail and unasked notes of ``m``, once the words the router read and the notes' words are
+    taken out."""
+    named = places_named_in(m.text)
     words = all_words() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
-    plain = without_names(plain, named) if named else plain
-    said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
-                       for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
-    if tool in ("search_local_events", "needs_area"):
-        said_words += tuple(word for word in re.split(
-            r"[|\s]+", f"{args.get('keyword') or ''} {event_named(t, m.titles) or ''}") if word)
-    return read_details(plain, words + said_words, read_date,
-                        lambda clause: _LIMIT_MARK in clause or bool(limits(clause, SIDE_LIMITS) or hard_limits(clause)))
+    return read_details(_questions_of(m.text, named), words + _words_said(m, tool, args, notes), read_date, _answered)
+
+
+def _for_places(notes: tuple[str, ...], found: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Beside a shop: 開到幾點 is its hours, and no event-only detail (70歲的阿嬤想找素食: no age line)."""
+    if "detail:end_time" in found and "no_hours" not in notes:
+        notes += ("no_hours",)
+    return notes, tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
 
 
 def _kept(tool: str, args: dict[str, Any], notes: tuple[str, ...], kinds: list[str],
           found: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(notes, details found) as said for this tool: no detail a limit already says, a shop's 開到幾點 is
-    its hours, no event-only detail about a shop, an end time only of events, and beside a limit or a
-    picker only the named details."""
+    """(notes, details found) as said for this tool: no detail a limit already says, the shop's rules
+    (``_for_places``), an end time only of events (要多久 beside a bus or a shop is the transport or hours
+    limit), and beside a limit, a booking or a picker only the named details."""
     said = set(notes) | set(kinds)
     found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
-    places = tool in ("search_local_places", "find_place") or args.get("kind") == "places"
-    if places and "detail:end_time" in found:
-        notes += () if "no_hours" in notes else ("no_hours",)
-    if places:  # 70歲的阿嬤想找素食: no age line about a shop
-        found = tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
-    if tool != "search_local_events":  # 要多久 beside a bus or a shop is the transport or hours limit
+    if tool in ("search_local_places", "find_place") or args.get("kind") == "places":
+        notes, found = _for_places(notes, found)
+    if tool != "search_local_events":
         found = tuple(note for note in found if note != "detail:end_time")
     if tool not in _DETAIL_TOOLS or "no_booking" in notes or any(note.startswith("unknown_area:") for note in notes):
         found = tuple(note for note in found if note.startswith("detail:"))

@@ -18,18 +18,28 @@ _TOPIC_OR = re.compile(r"^[\s的]*(?:跟|和|與|及|或是|或者|或|還是|�
 _TOPIC_BOTH = re.compile(r"都|一起|同時|一同|皆")
 
 
+#: A topic found: (where it starts, where it ends, the topic).
+_Found = tuple[int, int, str]
+
+
+def _topics_found(text: str, with_diet: bool) -> list[_Found]:
+    """Each topic ``text`` says, at its first word found in the table's order; a topic inside one already
+    found is not another (長輩 in 長輩健康操)."""
+    found: list[_Found] = []
+    for word, topic in EVENT_TOPICS + (EVENT_DIET_TOPICS if with_diet else ()):
+        at = text.find(word)
+        if at < 0 or any(topic == other or topic in other for _, _, other in found):
+            continue
+        found.append((at, at + len(word), topic))
+    return found
+
+
 def event_topics(text: str, with_diet: bool) -> list[str]:
     """The event topics of ``text``, in order: each a keyword term; two joined by 跟 / 或 / 和 / 、
     are one term of alternatives (``市集|親子``), unless 都 / 一起 says both must hold."""
-    found: list[tuple[int, int, str]] = []
-    for word, topic in EVENT_TOPICS + (EVENT_DIET_TOPICS if with_diet else ()):
-        at = text.find(word)
-        if at < 0 or any(topic == other for _, _, other in found) or \
-                any(topic != other and topic in other for _, _, other in found):
-            continue
-        found.append((at, at + len(word), topic))
-    order = {topic: index for index, (_, _, topic) in enumerate(found)}  # the table's order, as before
-    groups: list[list[tuple[int, int, str]]] = []
+    found = _topics_found(text, with_diet)
+    order = {topic: index for index, (_, _, topic) in enumerate(found)}  # the table's order
+    groups: list[list[_Found]] = []
     either = not _TOPIC_BOTH.search(text)
     for entry in sorted(found):
         last = groups[-1][-1] if groups else None

@@ -84,20 +84,28 @@ def safety(m: Message) -> Proposal | None:
     return Proposal("show_limits", {"kinds": urgent}) if urgent else None
 
 
-def _ask_beside_limits(m: Message) -> Proposal | None:
-    """A search asked beside a limit (鹿港有素食店嗎？那邊停車方便嗎; 12/31彰化市有跨年晚會嗎 要怎麼去):
-    the clauses without a limit word, routed on their own, when they hold an event, shop or diet
-    ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
-    limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search; so does a day said there (這禮拜六會不會
-    下雨 員林的活動還有辦嗎: that day's events)."""
+def _clauses_beside_limits(m: Message) -> tuple[str, list[str]] | None:
+    """(the clauses without a limit, joined; the clauses with one) when both are said and the first ask
+    a search; else None."""
     clauses = clauses_read([clause for clause in LIMIT_CLAUSE_BREAK.split(m.text) if clause and clause.strip()])
     if len(clauses) < 2:
         return None
     rest = [clause for clause in clauses if not hard_limits(clause)]
     limited = [clause for clause in clauses if hard_limits(clause)]
     text = " ".join(rest)
-    if not rest or not limited or not _asks_a_search(text, m):
+    return (text, limited) if rest and limited and _asks_a_search(text, m) else None
+
+
+def _ask_beside_limits(m: Message) -> Proposal | None:
+    """A search asked beside a limit (鹿港有素食店嗎？那邊停車方便嗎; 12/31彰化市有跨年晚會嗎 要怎麼去):
+    the clauses without a limit word, routed on their own, when they hold an event, shop or diet
+    ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
+    limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search; so does a day said there (這禮拜六會不會
+    下雨 員林的活動還有辦嗎: that day's events)."""
+    split = _clauses_beside_limits(m)
+    if split is None:
         return None
+    text, limited = split
     if not townships_in(text):
         areas = [area for clause in limited for area in townships_in(clause)]
         text = f"{areas[0]} {text}" if areas else text
