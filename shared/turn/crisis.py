@@ -31,8 +31,7 @@ the menu, so a false alarm costs little and a miss may cost a life. Negation is 
 the people around a person at risk as well.
 
 Source: Taiwan Ministry of Health and Welfare 1925 安心專線 (24 h, free);
-https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 and
-trial 2 findings 12–14, trial 5 finding 12 (issue 9).
+https://www.mohw.gov.tw/cp-16-48245-1.html.
 """
 from __future__ import annotations
 
@@ -110,7 +109,7 @@ def is_crisis(text: str) -> bool:
     Returns:
         True for any phrasing of the kinds in the module docstring (distress included); negation is
         not read.
-    Source: newcomer trial 1 findings 1–2 (issue 9); DESIGN §5 (safety replies come first).
+    Source: docs/design.md §5 (safety replies come first).
     """
     compact = re.sub(r"\s+", "", text)
     return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)

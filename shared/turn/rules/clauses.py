@@ -7,8 +7,6 @@ from shared.turn.dates import read_date
 
 #: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
 ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
-
-
 #: The most clauses of one message read one by one as asks (beside a limit, a named shop, or two
 #: asks in one message): a resident's message has a few. Those after it are read together, as one
 #: last clause, so every word is still read once and the work per message is bounded: each clause

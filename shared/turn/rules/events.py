@@ -11,13 +11,9 @@ from shared.turn.vocabulary.events import EVENT_DIET_TOPICS, EVENT_TOPICS, EVENT
 from shared.turn.vocabulary.talk import PEOPLE
 
 #: Between two topics, a word that makes them alternatives (市集跟親子活動, 講座或展覽): either one.
-#: Not when both must hold (長輩跟小孩都可以參加). Source: trial 3 finding 4.
+#: Not when both must hold (長輩跟小孩都可以參加).
 _TOPIC_OR = re.compile(r"^[\s的]*(?:跟|和|與|及|或是|或者|或|還是|、|/|,|，)[\s]*$")
-
-
 _TOPIC_BOTH = re.compile(r"都|一起|同時|一同|皆")
-
-
 #: A topic found: (where it starts, where it ends, the topic).
 _Found = tuple[int, int, str]
 
@@ -52,20 +48,15 @@ def event_topics(text: str, with_diet: bool) -> list[str]:
 
 
 ASKER = re.compile(rf"(?:{PEOPLE})(?:們)?(?:想|要|有|在|剛剛|一直)?(?:叫我|要我|請我|託我|讓我)?(?:問|知道|打聽|說)")
-
-
 #: Someone who goes, not what the event is about (阿嬤想帶孫子去, 想帶爸媽去, 帶小孩去玩, 阿公要去, 阿嬤想看):
 #: no event topic when said after the events question (``without_goers``), like who asks, nor anywhere
 #: in a message that names an event or another topic (阿公想去看龍舟: the boats, not 長輩 events only).
 #: Not a topic asked for (有長輩的活動嗎, 親子活動, 適合小孩的活動 still filter).
-#: Source: trial 7, F2; trial 8, finding 1.
 _GOERS = rf"(?:{PEOPLE}|爸媽|父母|孫|小朋友|長者|老人|家裡的人)(?:們)?"
-
-
 GOER = re.compile(rf"(?<!適合)(?<!給)(?<!的)(?:{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備)?"
-                   rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
-                   rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
-                   r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走|看|逛)")
+                  rf"(?:帶|陪)(?:我的?|著)?(?:{_GOERS})?|(?:想要?|要|會|打算|準備)?(?:帶|陪)(?:我的?|著)?{_GOERS}"
+                  rf"|{_GOERS}(?:也|都)?(?:想要?|要|會|打算|準備))"
+                  r"(?:一起|出)?(?:去|來|出門|參加|過去|玩|走走|看|逛)")
 
 
 def without_goers(text: str) -> str:

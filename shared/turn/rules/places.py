@@ -22,21 +22,15 @@ from shared.turn.vocabulary.talk import ACK, ASK_FILLER, GREETINGS, PEOPLE, THAN
 if TYPE_CHECKING:
     from shared.turn.rules.message import Message
 
-#: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker (trial 4 minor).
+#: The whole county said without 彰化縣 (全彰化都可以, 整個彰化): every township, no picker .
 WHOLE_COUNTY_SAID = re.compile(r"全彰化|整個彰化|彰化(?:全部|各地|各鄉鎮|全縣|都可以|都行|哪裡都)")
-
-
 #: A bare 彰化 beside another township (花壇 彰化 哪裡有全素): also asked, read as 彰化市; not 彰化縣 or 全彰化.
 CHANGHUA_ALSO = re.compile(r"(?<![全個住在從自到離])彰化(?![市縣人])")  # not 我住彰化, 從彰化, 彰化人
-
-
 #: 彰化 said before a township is the county it is in (彰化花壇, 彰化的花壇), not a second place.
 CHANGHUA_BEFORE_TOWNSHIP = re.compile(
     r"彰化(?:縣)?\s*(?:的)?\s*(?:" + "|".join(sorted({name for name in TOWNSHIPS if name != "彰化市"} |
                                                    {name[:-1] for name in TOWNSHIPS if name != "彰化市"},
                                                    key=len, reverse=True)) + ")")
-
-
 #: Between two places: 還是 / 或 / 跟 / 和 / 、.
 PLACE_JOIN = r"\s*(?:還是|或是|或者|或|跟|和|與|及|、|/|,|，)\s*"
 
@@ -55,8 +49,6 @@ _OTHERS_DIET = re.compile(
     r"(?:們)?(?:也|都|是|有在|只|只能|平常|現在|一直|要|想|固定|習慣|吃的是|說)*(?:吃)?"
     r"(?:全素|純素|蛋奶素|奶蛋素|奶素|素食|蔬食|早齋|鍋邊素|方便素|五辛素|初一十五|齋|素|vegan)"
     rf"|(?:幫|替|給|帶)(?:我)?(?:的)?(?:{PEOPLE}|他|她)")
-
-
 _WITH_ME = re.compile(rf"我(?:和|跟|與|同|還有|以及)(?:我)?(?:的)?(?:{PEOPLE})|我們|我家|全家|一家")
 
 
@@ -67,15 +59,13 @@ def diet_of_other(t: str) -> bool:
 
 #: Words that name no finer type than 蔬食.
 _GENERIC_DIET_WORDS = frozenset({"蔬食", "素食", "吃素", "素", "vegetarian", "veggie"})
-
-
 #: Choosing the broad type on purpose (素食就好, 一般素食, 不用全素): then it is this turn's condition.
 _BROAD_ON_PURPOSE = re.compile(r"就好|就可以|都可以|都行|一般|只要|隨便|不一定|不用.{0,2}(?:全素|純素|蛋奶|奶素)")
 
 
 def is_generic_diet(t: str, diet: str, unrecorded: str | None) -> bool:
     """True when the diet is a plain 素食 / 蔬食 that names no finer type and does not choose the broad
-    type on purpose: a remembered finer type (全素) then fills it (trial 1 finding 9; DESIGN §7)."""
+    type on purpose: a remembered finer type (全素) then fills it (docs/design.md §7)."""
     if diet != "vegetarian" or unrecorded:
         return False
     plain, negated = unnegated(t)
@@ -90,15 +80,13 @@ def without_names(t: str, named: list[dict[str, str]]) -> str:
     for place in named:
         for spelling in place_aliases(place["name"]):
             # with the generic words said after a short name, spelt any way (JOHN手做蔬食: 手做蔬食 is the
-            # name, not a diet asked; trial 2, minor finding)
+            # name, not a diet asked)
             t = re.sub(re.escape(spelling) + _NAME_TAIL, "｜", t)
     return t
 
 
 #: Generic words that may follow a shop's short name as part of how it is said (手作蔬食, 手做素食館).
 _NAME_TAIL = r"(?:手[作做]|[蔬素]食|館|坊|餐廳|小館|料理)*"
-
-
 _SUBJECT_NOISE = re.compile(r"[\s\d\W_]+")
 
 
@@ -107,7 +95,7 @@ def unknown_subject(text: str) -> str | None:
     (鹿港天后宮幾點開 → 天后宮, 花壇鄉長是誰 → 鄉長, 彰化縣長是誰 → 縣長), or None.
 
     Used only where no shop, diet, event or date word was read: the reply says LOCAL has no such
-    data, instead of listing shops. Source: newcomer trial 1 finding 7.
+    data, instead of listing shops.
     """
     rest = text
     for spelling in sorted(list(TOWNSHIPS) + [name[:-1] for name in TOWNSHIPS if len(name) > 2]
@@ -134,7 +122,7 @@ def unknown_place(text: str) -> str | None:
 
     Place-like: 2–3 Han characters sharing a character with a township name, and not a date, topic,
     diet or event word. The caller says it was not recognised and offers the townships.
-    Source: issue 9 follow-up item 7.
+
     """
     match = _PLACE_BEFORE_ASK.match(re.sub(r"\s+", "", text))
     if match is None:
@@ -150,8 +138,6 @@ def unknown_place(text: str) -> str | None:
 #: What is left of a follow-up about another township (那鹿港呢, 還有員林嗎): no conversation state
 #: is kept offline, so the reply asks whether events or shops are meant.
 FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
-
-
 _SPELLINGS = "|".join(sorted({*TOWNSHIPS, *(short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
 #: Where a place is clearly meant: two Han characters joined to a real township by 還是 / 或 / 跟 / 和 / 、
 #: (a, b), two followed by 鄉 / 鎮 / 市 (c), or a word first and then when (d: 鹿巷這禮拜有活動嗎).
