@@ -16,12 +16,12 @@ from shared.turn.dates import read_date
 from shared.turn.details import read_details, suitability_people
 from shared.turn.proposal import Proposal
 from shared.turn.rules.events import ASKER, GOER
-from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, PARKING, TRAVEL, hard_limits, limits
+from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, PARKING, TRAVEL, hard_limits, limits, side_limits
 from shared.turn.rules.places import WHOLE_COUNTY_SAID, without_names
 from shared.turn.rules.titles import event_named
 from shared.turn.vocabulary import all_words
 from shared.turn.vocabulary.events import EVENT_WORDS, SUITABILITY_TOPICS
-from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
+from shared.turn.vocabulary.limits import LIMITS
 
 if TYPE_CHECKING:
     from shared.turn.rules.message import Message
@@ -89,7 +89,7 @@ def _words_said(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, .
 
 def _answered(clause: str) -> bool:
     """A clause a limit answers (要怎麼去, 要自己帶毛筆嗎)."""
-    return _LIMIT_MARK in clause or bool(limits(clause, SIDE_LIMITS) or hard_limits(clause))
+    return _LIMIT_MARK in clause or bool(side_limits(clause) or hard_limits(clause))
 
 
 def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:

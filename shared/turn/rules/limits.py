@@ -47,13 +47,15 @@ _HEALTH = frozenset({"medical", "emergency"})
 
 
 def limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    """The kinds of ``table`` whose words ``text`` (reading form) says; for SIDE_LIMITS, also what to
-    bring (``no_bring``), distance (``no_distance``) and the evening (``evening``)."""
-    found = [kind for kind, words in table if any(has_word(text, word) for word in words)]
-    if table is SIDE_LIMITS:
-        found += (["no_bring"] if BRING.search(text) else []) + (["no_distance"] if DISTANCE.search(text) else [])
-        found += ["evening"] if EVENING.search(text) else []
-    return found
+    """The kinds of ``table`` whose words ``text`` (reading form) says."""
+    return [kind for kind, words in table if any(has_word(text, word) for word in words)]
+
+
+def side_limits(text: str) -> list[str]:
+    """The limits that may sit beside a search (SIDE_LIMITS), what to bring (``no_bring``), distance
+    (``no_distance``) and the evening (``evening``)."""
+    return limits(text, SIDE_LIMITS) + (["no_bring"] if BRING.search(text) else []) + \
+        (["no_distance"] if DISTANCE.search(text) else []) + (["evening"] if EVENING.search(text) else [])
 
 
 def hard_limits(text: str) -> list[str]:
@@ -128,7 +130,7 @@ def _named_event_beside(m: Message) -> Proposal | None:
     """鹿港龍舟賽那邊好停車嗎: the event named with its kind, and the limit."""
     if not names_event_kind(m.text, m.titles) or set(m.hard) & _HEALTH or read_diet(m.text)[0] not in (None, "any"):
         return None
-    proposal = search(m.text, tuple(limits(m.text, SIDE_LIMITS)), m.titles)
+    proposal = search(m.text, tuple(side_limits(m.text)), m.titles)
     return proposal if proposal.tool in SEARCH_TOOLS else None
 
 
@@ -138,7 +140,7 @@ def hard_limit(m: Message) -> Proposal | None:
     unless it is about health."""
     if not m.hard:
         return None
-    said = m.hard + limits(m.text, SIDE_LIMITS)
+    said = m.hard + side_limits(m.text)
     shops = places_named_in(m.text)
     if shops and not set(m.hard) & _HEALTH:
         return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]}, notes=tuple(said))

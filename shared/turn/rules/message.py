@@ -9,9 +9,8 @@ from functools import cached_property
 from shared.areas import townships_in
 from shared.turn.proposal import Proposal
 from shared.turn.rules.events import event_topics
-from shared.turn.rules.limits import hard_limits, limits
+from shared.turn.rules.limits import hard_limits, side_limits
 from shared.turn.rules.titles import EventTitles
-from shared.turn.vocabulary.limits import SIDE_LIMITS
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class Message:
         """The limits said beside a search (SIDE_LIMITS, what to bring, distance, the evening), and the
         weather beside an events topic."""
         weather = ("weather",) if self._weather_beside_topic(hard_limits(self.text)) else ()
-        return tuple(limits(self.text, SIDE_LIMITS)) + weather
+        return tuple(side_limits(self.text)) + weather
 
     def _weather_beside_topic(self, hard: list[str]) -> bool:
         return hard == ["weather"] and bool(event_topics(self.text, with_diet=False))

@@ -84,6 +84,14 @@ def names_event_kind(t: str, titles: EventTitles) -> bool:
                                      for piece in named.split(" "))
 
 
+@functools.cache
+def _title_vocabulary() -> tuple[str, ...]:
+    """The vocabulary taken out of a title's piece, longest first: words of two or more letters and the
+    one-letter meal and diet words (店, 餐, 麵, 飯, 吃, 素)."""
+    return tuple(word for word in sorted(all_words(), key=len, reverse=True)
+                 if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"))
+
+
 @functools.lru_cache(maxsize=4096)
 def _significant(piece: str) -> bool:
     """True when a piece of an event title is more than townships, date, vocabulary and question words.
@@ -91,9 +99,8 @@ def _significant(piece: str) -> bool:
     Cached: a piece is a substring of a title or a phrase of at most 7 characters, so the cache holds
     what the snapshot's titles can give, and a message that repeats one piece pays for it once."""
     rest = piece
-    for word in sorted(all_words(), key=len, reverse=True):
-        if len(word) >= 2 or word in ("店", "餐", "麵", "飯", "吃", "素"):
-            rest = rest.replace(word, "｜")
+    for word in _title_vocabulary():
+        rest = rest.replace(word, "｜")
     for word in NOT_PLACES + NOT_TOWNSHIP_TYPOS:  # 社區, 附近: generic words, no event's name
         rest = rest.replace(word, "｜")
     parts = [part for part in re.split(r"[｜]+", NOT_TITLE.sub("｜", rest)) if len(part) >= 2]

@@ -129,6 +129,6 @@ def test_engine_events_turn_reads_no_preference(store):
 
 
 def test_engine_router_sees_only_the_text_never_the_stored_value():
-    assert list(inspect.signature(route).parameters) == ["text"]
+    assert list(inspect.signature(route).parameters) == ["text", "titles"]  # the snapshot's event titles, no memory
     proposal = route("花壇有推薦吃的嗎？")
     assert proposal == Proposal("search_local_places", {"area": "花壇鄉", "dietary_type": None, "keyword": None})
