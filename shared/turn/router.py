@@ -79,6 +79,27 @@ from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, match_area, townships_
 from shared.diets import DIET_WORDS, UNRECORDED_DIETS
 from shared.handoff.drafts import request_text_of
 from shared.places.search import place_aliases, place_close_to, places_named_in
+from shared.turn.ask import (
+    EVENT_ONLY_DETAILS,
+    DetailKind,
+    DietCheck,
+    EventsSearch,
+    Flag,
+    Limit,
+    Note,
+    NotRecorded,
+    OtherAreas,
+    OtherPlace,
+    PlacesSearch,
+    PrivacyTopic,
+    SecondAsk,
+    TitleHint,
+    Unasked,
+    UnknownTownship,
+    UnrecordedDiet,
+    UnrecordedKind,
+    words_of,
+)
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec, Unreadable, date_arg, encoded
@@ -292,7 +313,7 @@ class Proposal:
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
     source: str = "offline_router"
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
 #: A negated diet word (不吃素, 沒有吃素, 不是吃素, 不吃全素, 非素食, 不用素, 不想吃蔬食 …): a negation,
@@ -466,11 +487,11 @@ def is_emergency(text: str) -> bool:
     return bool(_limits(text, LIMITS[:1]))
 
 
-def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
-    found = [kind for kind, words in table if any(_has_word(text, word) for word in words)]
+def _limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[Limit]:
+    found = [Limit(kind) for kind, words in table if any(_has_word(text, word) for word in words)]
     if table is SIDE_LIMITS:
-        found += (["no_bring"] if _BRING.search(text) else []) + (["no_distance"] if _DISTANCE.search(text) else [])
-        found += ["evening"] if _EVENING.search(text) else []
+        found += ([Limit.BRING] if _BRING.search(text) else []) + ([Limit.DISTANCE] if _DISTANCE.search(text) else [])
+        found += [Limit.EVENING] if _EVENING.search(text) else []
     return found
 
 
@@ -533,7 +554,7 @@ def route(text: str) -> Proposal:
     t = _english_places(reading_form(text))
     proposal = _every_township(t, _with_details(t, _route(text)))
     if proposal.tool in _SEARCH_TOOLS and _GREETING_FIRST.match(t):
-        return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + ("greeted",))
+        return Proposal(proposal.tool, proposal.args, proposal.source, proposal.notes + (Flag.GREETED,))
     return proposal
 
 
@@ -544,7 +565,7 @@ def _every_township(t: str, proposal: Proposal) -> Proposal:
         return proposal
     return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
                                             "keyword": None}, proposal.source,
-                    tuple(note for note in proposal.notes if note != "own_diet"))
+                    tuple(note for note in proposal.notes if note != Flag.OWN_DIET))
 
 
 @contextlib.contextmanager
@@ -729,7 +750,7 @@ def _route(text: str) -> Proposal:
     t = _english_places(reading_form(text))
     if not t:
         return Proposal("show_local_help")
-    urgent = (["crisis"] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
+    urgent = ([Limit.CRISIS] if is_crisis(t) else []) + _limits(t, LIMITS[:1])
     if urgent:  # 我想自殺 / 我跌倒了起不來: a safety reply before anything else (issue 9 follow-up item 1)
         return Proposal("show_limits", {"kinds": urgent})
     if _only_small_talk(t, _THANKS):
@@ -737,15 +758,15 @@ def _route(text: str) -> Proposal:
     if _only_small_talk(t, _GREETINGS + _THANKS):
         return Proposal("greeting")
     if _FORGET.search(t) and not _FORGET_EXCEPT.search(t):
-        return Proposal("privacy_info", notes=("forget",))  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
+        return Proposal("privacy_info", {"topic": PrivacyTopic.FORGET_MY_DIET})  # 以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉
     if NOT_ASKED_TO_REMEMBER.search(t) and not townships_in(t) and read_date(t) is None:
-        return Proposal("ack", notes=("not_saved",))  # 我又沒說要你記住: nothing is kept without 同意記住
+        return Proposal("ack", notes=(Flag.NOT_SAVED,))  # 我又沒說要你記住: nothing is kept without 同意記住
     if _NO_MEMORY.search(t) and not townships_in(t) and not _ack_only(t):
         beside = _search_beside_privacy(t)
         if beside is not None:  # 我吃奶素 不用記 john有嗎: the shop, and nothing is kept
             return beside
     if _ack_only(t) or (_NO_MEMORY.search(t) and not townships_in(t)):
-        return Proposal("ack", notes=("not_saved",) if _NO_MEMORY.search(t) else ())
+        return Proposal("ack", notes=(Flag.NOT_SAVED,) if _NO_MEMORY.search(t) else ())
     if _ABOUT.search(t):
         return Proposal("greeting")
     if request_text_of(t) is not None:
@@ -758,7 +779,7 @@ def _route(text: str) -> Proposal:
         cancel = _CANCEL_ANY.search(t) and not _NOT_CANCEL.search(t)
         return Proposal("handoff_cancel_help" if cancel else "handoff_status")
     if _SHARING.search(t):
-        return Proposal("privacy_info", notes=("sharing",))  # 會不會把我的電話跟資料給別人
+        return Proposal("privacy_info", {"topic": PrivacyTopic.WHO_SEES_MY_DATA})  # 會不會把我的電話跟資料給別人
     if _PRIVACY.search(t):
         beside = _search_beside_privacy(t)
         if beside is not None:  # 我吃奶素 但不要存我的資料喔 彰化市有嗎: the search, and nothing is kept
@@ -767,40 +788,40 @@ def _route(text: str) -> Proposal:
     hard = _hard_limits(t)
     if hard == ["weather"] and _topics(t, with_diet=False):
         hard = []  # 下雨天有室內活動嗎: an events question; the weather is said beside it
-        weather_note: tuple[str, ...] = ("weather",)
+        weather_note: tuple[Limit, ...] = (Limit.WEATHER,)
     else:
         weather_note = ()
     if hard:
         shops = places_named_in(t)
-        if shops and not set(hard) & {"medical", "emergency"}:  # 叫一台計程車到和米素食: the limit, and the shop's card
+        if shops and not set(hard) & {Limit.MEDICAL, Limit.EMERGENCY}:  # 叫一台計程車到和米素食: the limit, and the shop's card
             return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]},
                             notes=tuple(hard + _limits(t, SIDE_LIMITS)))
         beside = _ask_beside_limits(t)
-        if beside is None and _names_event_kind(t) and not set(hard) & {"medical", "emergency"} \
+        if beside is None and _names_event_kind(t) and not set(hard) & {Limit.MEDICAL, Limit.EMERGENCY} \
                 and read_diet(t)[0] in (None, "any"):
             beside = _search(t, tuple(_limits(t, SIDE_LIMITS)))  # 鹿港龍舟賽那邊好停車嗎: the event, and parking
             beside = beside if beside.tool in _SEARCH_TOOLS else None
         if beside is not None:  # 鹿港有素食店嗎？那邊停車方便嗎: the shops, and the parking limit
-            dropped = ("no_hours",) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
+            dropped = (Limit.HOURS,) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
             return Proposal(beside.tool, beside.args, beside.source,
                             beside.notes + tuple(kind for kind in hard + _limits(t, SIDE_LIMITS)
                                                  if kind not in beside.notes and kind not in dropped))
         return Proposal("show_limits", {"kinds": hard + _limits(t, SIDE_LIMITS)})
     side = tuple(_limits(t, SIDE_LIMITS)) + weather_note
     if any(word in t for word in _ELSEWHERE) and not townships_in(t):
-        return Proposal("show_limits", {"kinds": ["elsewhere"]})
+        return Proposal("show_limits", {"kinds": [Limit.ELSEWHERE]})
     named = places_named_in(t)
     if named:
         first = named[0]
-        others = tuple(f"other_places:{place['name']}" for place in named[1:])
-        if "no_hours" not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
-            side += ("no_hours",)
+        others = tuple(OtherPlace(place["name"]) for place in named[1:])
+        if Limit.HOURS not in side and re.search(r"幾點|時間|休息|開嗎|有開", t):
+            side += (Limit.HOURS,)
         asked_diet = read_diet(_without_names(t, named))[0]
-        check: tuple[str, ...] = (f"diet_check:{asked_diet}",) if asked_diet not in (None, "any") else ()
+        check: tuple[Note, ...] = (DietCheck(asked_diet),) if asked_diet is not None and asked_diet != "any" else ()
         # the diet said beside a shop name is offered to remember like a search's (trial 5 minor), unless
         # it is someone else's or the user said not to remember
-        check += (("diet_of_other",) if check and _diet_of_other(t) else ()) + \
-            (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
+        check += ((Flag.DIET_OF_OTHER,) if check and _diet_of_other(t) else ()) + \
+            ((Flag.NOT_SAVED,) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
         return Proposal("find_place", {"name": first["name"], "area": first["area"]},
                         notes=side + check + others + _events_beside_shop(t, named))
     close = place_close_to(t)
@@ -813,14 +834,14 @@ def _route(text: str) -> Proposal:
         return Proposal("handoff_info")  # 可以請人打電話給我嗎, 我要反映路燈壞了: the 新需求 form
     if (_DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
-        return Proposal("show_limits", {"kinds": ["directory"]})  # 彰化縣政府電話幾號: no directory data
+        return Proposal("show_limits", {"kinds": [Limit.DIRECTORY]})  # 彰化縣政府電話幾號: no directory data
     typo = township_typo(t)
     if typo is not None:  # 溪胡還是員林有素食餐廳: 「你是說溪湖鎮嗎？」, never silently only 員林
         typed, suffix, names = typo
         choices = [[name, t.replace(typed + suffix, name if suffix else _short_name(name), 1)]
                    for name in names]
         return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
-                                         "choices": choices, "typed": typed}, notes=("township",))
+                                         "choices": choices, "typed": typed})
     townships = townships_in(t)
     if townships and _FOLLOW_UP.fullmatch(_strip_townships(t)):
         return Proposal("ask_search_kind", {"area": townships[0]})  # 那鹿港呢: events or shops?
@@ -841,7 +862,7 @@ _LIMIT_CLAUSE_BREAK = re.compile(r"[？?！!。；;\n，,]+|\s+")
 _SEARCH_TOOLS = ("search_local_places", "search_local_events", "needs_area", "find_place")
 
 
-def _hard_limits(text: str) -> list[str]:
+def _hard_limits(text: str) -> list[Limit]:
     """The limits a text asks about that no search can answer (transport, parking, health, weather …).
 
     A food allergy beside a diet ask (我對花生過敏 花壇有素食嗎) is a food condition read_diet names, not
@@ -849,10 +870,10 @@ def _hard_limits(text: str) -> list[str]:
     if read_diet(text)[0] not in (None, "any"):
         text = _OTHER_FOOD.sub("｜", _NO_DAIRY.sub("｜", _NO_EGG.sub("｜", text)))
     hard = _limits(text, LIMITS)
-    if "transport" not in hard and _TRAVEL.search(text):
-        hard.append("transport")
-    if "parking" not in hard and _PARKING.search(text):
-        hard.append("parking")
+    if Limit.TRANSPORT not in hard and _TRAVEL.search(text):
+        hard.append(Limit.TRANSPORT)
+    if Limit.PARKING not in hard and _PARKING.search(text):
+        hard.append(Limit.PARKING)
     return hard
 
 
@@ -921,9 +942,9 @@ def _search_beside_privacy(t: str) -> Proposal | None:
     if proposal.tool not in _SEARCH_TOOLS or proposal.tool == "needs_area":  # 不用記我吃素: no search asked
         return None
     if not_saved:
-        note = "not_saved"
+        note = Flag.NOT_SAVED
     elif any(_PRIVACY.search(clause) and _QUESTION.search(clause) for clause in _LIMIT_CLAUSE_BREAK.split(t)):
-        note = "privacy_asked"
+        note = Flag.PRIVACY_ASKED
     else:
         return proposal
     return Proposal(proposal.tool, proposal.args, proposal.source,
@@ -1001,7 +1022,7 @@ def township_typo(t: str) -> tuple[str, str, list[str]] | None:
     return None
 
 
-def _search(t: str, side: tuple[str, ...]) -> Proposal:
+def _search(t: str, side: tuple[Limit, ...]) -> Proposal:
     """The search (or fallback) a message asks for, once no fixed, limit or shop-name rule answered."""
     townships = townships_in(t)
     vague = match_area(t).kind == "vague"
@@ -1009,17 +1030,17 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
     county_wide = not townships and (COUNTY in t or _WHOLE_COUNTY.search(t) is not None)
     diet, unrecorded = read_diet(t)
     date = read_date(t)
-    notes = side + ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
-        (("not_saved",) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
+    notes: tuple[Note, ...] = side + ((UnrecordedDiet(tuple(unrecorded.split("、"))),) if unrecorded else ()) + \
+        ((Flag.NOT_SAVED,) if _NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())  # 不用記起來: no 記住 button
     if diet is not None and diet != "any":  # someone else's plain 素 is theirs: the user's memory does not fill it
         other = _diet_of_other(t)
-        notes += (("generic_diet",) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
-                 (("diet_of_other",) if other else ())
+        notes += ((Flag.GENERIC_DIET,) if _is_generic_diet(t, diet, unrecorded) and not other else ()) + \
+                 ((Flag.DIET_OF_OTHER,) if other else ())
     if townships and "彰化市" not in townships and _CHANGHUA_ALSO.search(_strip_townships(t)) and \
             not _CHANGHUA_BEFORE_TOWNSHIP.search(t):
         townships = townships + ["彰化市"]  # 花壇 彰化 哪裡有全素: 彰化 is asked too (as 彰化市), never dropped
-        notes += ("changhua_as_city",)
-    others = (f"other_areas:{','.join(townships[1:])}",) if len(townships) > 1 else ()
+        notes += (Flag.CHANGHUA_AS_CITY,)
+    others = (OtherAreas(tuple(townships[1:])),) if len(townships) > 1 else ()
     township = townships[0] if townships else None
     event_word = any(word in t for word in EVENT_WORDS)
     food = _NOT_FOOD_SHOPS.sub("｜", t)  # 便利商店, 飯店 (a hotel): not a place to eat
@@ -1037,37 +1058,37 @@ def _search(t: str, side: tuple[str, ...]) -> Proposal:
             named_event = None
     unknown = None if township or vague or county_wide else unknown_place(t)
     if unknown:  # 鹿巷活動: say it was not recognised and offer the townships, not a county-wide list
-        notes += (f"unknown_area:{unknown}",)
+        notes += (UnknownTownship(unknown),)
         if event_word:
             return Proposal("needs_area", {"kind": "events", "vague": False, "date": date,
                                            "keyword": " ".join(topics) or None}, notes=notes)
         return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": False}, notes=notes)
-    if event_word or (not place_cue and (topics or date is not None or "no_registration" in side)):
-        notes = tuple(note for note in notes if note not in ("no_hours", "generic_diet", "diet_of_other"))
+    if event_word or (not place_cue and (topics or date is not None or Limit.REGISTRATION in side)):
+        notes = tuple(note for note in notes if note not in (Limit.HOURS, Flag.GENERIC_DIET, Flag.DIET_OF_OTHER))
         if township is None and vague and not county_wide:
             return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": said_vague,
                                            "date": date, "keyword": " ".join(topics) or None}, notes=notes)
         hint = named_event or _title_hint(t)
         return Proposal("search_local_events", {"area": township, "date": date, "keyword": " ".join(topics) or None},
-                        notes=notes + others + ((f"title:{hint}",) if hint else ()))
-    if place_cue and township is None and diet is None and set(side) & {"no_booking", "no_hours"}:
+                        notes=notes + others + ((TitleHint(hint),) if hint else ()))
+    if place_cue and township is None and diet is None and set(side) & {Limit.BOOKING, Limit.HOURS}:
         return Proposal("show_limits", {"kinds": list(side)})  # 現在哪裡有開著的爌肉飯？可以幫我預約…
     if township is not None and not place_cue and unknown_subject(t):
         # 鹿港天后宮幾點開, 花壇鄉長是誰: a township with a subject LOCAL has no data on, not a shop search
-        return Proposal("ask_search_kind", {"area": township}, notes=("no_data",))
+        return Proposal("ask_search_kind", {"area": township, "no_data": True})
     if place_cue or township is not None:
         if township is None:
             own = diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", t)) is not None
             return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": vague,
                                            **({"vague_words": said_vague} if vague else {})},
-                            notes=notes + (("own_diet",) if own else ()))
+                            notes=notes + ((Flag.OWN_DIET,) if own else ()))
         kind = next((word for word in _SHOP_KINDS if word in food), None)
         return Proposal("search_local_places", {"area": township, "dietary_type": diet, "keyword": None},
-                        notes=notes + others + ((f"unrecorded_kind:{kind}",) if kind else ()))
+                        notes=notes + others + ((UnrecordedKind(kind),) if kind else ()))
     if side:
         return Proposal("show_limits", {"kinds": list(side)})
     if vague and unknown_subject(t):
-        return Proposal("show_limits", {"kinds": ["no_data"]})  # 彰化縣長是誰: no data, not a shop picker
+        return Proposal("show_limits", {"kinds": [Limit.NO_DATA]})  # 彰化縣長是誰: no data, not a shop picker
     if vague:
         return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True,
                                        "vague_words": said_vague})
@@ -1105,15 +1126,15 @@ def _title_hint(t: str) -> str | None:
     return None
 
 
-def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[str, ...]:
+def _events_beside_shop(t: str, named: list[dict[str, str]]) -> tuple[SecondAsk, ...]:
     """An events ask in another clause than a named shop's (和米禮拜天有開嗎？順便問花壇這禮拜天有活動嗎) →
-    ``also_events:<township>/<date value>`` (offered as a button with its dates), or nothing.
+    a ``SecondAsk`` of events in that township on its date (offered as a button), or nothing.
     Source: trial 4 finding 14."""
     for clause in _clauses_read(_ASK_BREAK.split(t)):
         if not clause or not any(word in clause for word in EVENT_WORDS) or places_named_in(clause):
             continue
         areas = townships_in(clause)
-        return (f"also_events:{areas[0] if areas else named[0]['area']}/{_date_words(clause)}",)
+        return (SecondAsk(EventsSearch(areas[0] if areas else named[0]["area"], read_date(clause))),)
     return ()
 
 
@@ -1139,14 +1160,13 @@ _ASKS = re.compile(r"有|嗎|呢|哪|什麼|啥|推薦|幾點|[?？]")
 _SHOP_ASK = re.compile(r"店|餐廳|小吃|料理|便當|吃(?:什麼|飯|的)|推薦.{0,4}吃")
 
 
-def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
+def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[SecondAsk, ...]] | None:
     """An events ask and a shop ask in one message (週末彰化市有活動嗎？順便推薦附近的素食店), or two asks
     of one kind with their own conditions (_same_kind_asks).
 
     Returns:
-        (text of the first ask, its kind ``events`` / ``places``, the notes for the other asks:
-        ``also_places:<township>/<diet>`` or ``also_events:<township>/<date value>``; or
-        ``second_events:<query>`` / ``second_places:<query>``), or None when the message holds one ask.
+        (text of the first ask, its kind ``events`` / ``places``, a ``SecondAsk`` note per other ask),
+        or None when the message holds one ask.
         The second ask never becomes a filter of the first (no 蔬食 keyword on the events); the reply
         offers it as a button. Source: trial 1 finding 5.
     """
@@ -1185,8 +1205,8 @@ def _two_asks(t: str, townships: list[str]) -> tuple[str, str, tuple[str, ...]] 
     if first == "events":
         diet, unrecorded = read_diet(theirs)
         keep = diet not in (None, "any") and not _is_generic_diet(theirs, diet, unrecorded)
-        return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
-    return mine, first, (f"also_events:{their_area}/{_date_words(theirs)}",)
+        return mine, first, (SecondAsk(PlacesSearch(their_area or None, diet if keep else None)),)
+    return mine, first, (SecondAsk(EventsSearch(their_area or None, read_date(theirs))),)
 
 
 #: The conditions an ask of each kind sets, by the name its search (and its postback) uses.
@@ -1195,26 +1215,6 @@ _ASK_CONDITIONS = {"events": ("area", "date", "keyword"), "places": ("area", "di
 _ALL_AREAS = "*"
 #: The most asks of one kind offered as buttons beside the one searched.
 SECOND_ASKS_MAX = 2
-
-
-def _date_words(text: str) -> str:
-    """The date of ``text`` as a note carries it for a button's postback: its boundary encoding
-    (shared.turn.datespec), or empty when the text names none."""
-    spec = read_date(text)
-    return spec.encode() if spec is not None else ""
-
-
-def second_ask(note: str) -> tuple[str, dict[str, Any]] | None:
-    """A ``second_events:`` / ``second_places:`` note → (kind, {condition: value}), its ``date`` a
-    DateSpec; None for other notes."""
-    kind, _, query = note.partition(":")
-    if kind not in ("second_events", "second_places"):
-        return None
-    pairs = (pair.partition("=") for pair in query.split("&") if pair)
-    said: dict[str, Any] = {name: value for name, _, value in pairs if value}
-    if "date" in said:
-        said["date"] = date_arg(said["date"])
-    return kind.removeprefix("second_"), said
 
 
 def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, str] | None:
@@ -1233,12 +1233,11 @@ def _ask_conditions(text: str, kind: str, *, picker: bool = False) -> dict[str, 
     return said
 
 
-def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, str, tuple[str, ...]] | None:
+def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, str, tuple[SecondAsk, ...]] | None:
     """Two asks of one kind, each with conditions of its own (聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集;
     員林有全素的店嗎？還有鹿港的蛋奶素): the first is searched on its own words, each later one is the note
-    ``second_events:<query>`` / ``second_places:<query>`` (``area=…&date=…&keyword=…`` /
-    ``area=…&diet=…``, the router's own values, read back by ``second_ask``; no ``area``: every
-    township), offered as a button. Their conditions
+    a ``SecondAsk`` with every condition it sets (no ``area``: every township), offered as a
+    button. Their conditions
     are never merged: a condition a later ask leaves open is the first's (還有鹿港的呢 keeps the date);
     one the first leaves open is not filled from a later one.
 
@@ -1264,7 +1263,7 @@ def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, s
     first = _ask_conditions(asks[0][1], kind, picker=True)  # 有全素的店嗎？還有鹿港的蛋奶素: the picker first
     if first is None:
         return None
-    mine, notes = [asks[0][1]], list[str]()
+    mine, notes = [asks[0][1]], list[SecondAsk]()
     for _, text in asks[1:]:
         later = _ask_conditions(text, kind)
         if later is None:
@@ -1280,7 +1279,8 @@ def _same_kind_asks(clauses: list[str], kinds: list[str | None]) -> tuple[str, s
         asked = {**first, **later}
         query = {("diet" if name == "dietary_type" else name): asked[name] for name in _ASK_CONDITIONS[kind]
                  if asked.get(name) and asked[name] != _ALL_AREAS}
-        notes.append(f"second_{kind}:" + "&".join(f"{name}={value}" for name, value in query.items()))
+        notes.append(SecondAsk(EventsSearch(query.get("area"), date_arg(query.get("date")), query.get("keyword"))
+                               if kind == "events" else PlacesSearch(query.get("area"), query.get("diet"))))
     if not notes:
         return None
     return " ".join(mine), kind, tuple(notes)
@@ -1464,12 +1464,8 @@ _DETAIL_TOOLS = ("search_local_events", "search_local_places", "find_place", "ne
 _APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
 #: Stands where a limit's phrase was (要怎麼去, 要自己帶): its clause is answered by the limit.
 _LIMIT_MARK = "〓"
-#: Notes whose words the reply already says (a title hint, a kind of restaurant, a finer diet, a shop).
-_WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:", "unknown_area:", "other_areas:")
 #: Details a side limit already says (trial 4 finding 3, 8): the limit's sentence stays, no second one.
-_SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
-#: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
-_EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
+_SAID_BY_LIMIT: dict[Note, Limit] = {NotRecorded(DetailKind.PETS): Limit.PETS, NotRecorded(DetailKind.BRING): Limit.BRING}
 #: The topic a suitability question names (老人家可以去嗎 → 長輩): not a filter when it is asked that way.
 _SUIT_TOPIC = {"老人家": "長輩", "老人": "長輩", "長輩": "長輩", "長者": "長輩", "阿公": "長輩", "阿嬤": "長輩",
                "銀髮族": "長輩", "小孩": "親子", "小朋友": "親子", "孩子": "親子", "兒童": "親子", "小孩子": "親子"}
@@ -1497,19 +1493,19 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     Source: trial 5 findings 1, 2, 7, 8, 14, 15 and the minors 掛號 and 報佳音; DESIGN §5.
     """
     tool, args = proposal.tool, dict(proposal.args)
-    notes = tuple(note for note in proposal.notes if not note.startswith(("detail:", "unasked:")))
+    notes = tuple(note for note in proposal.notes if not isinstance(note, (NotRecorded, Unasked)))
     kinds = list(args.get("kinds") or [])
-    if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
+    if tool == "show_limits" and ({Limit.CRISIS, Limit.EMERGENCY} & set(kinds)):
         return proposal
     if _APPOINTMENT.search(t) and (tool in ("show_limits", "show_local_help") or (
             not any(word in t for word in EVENT_WORDS) and read_diet(t)[0] is None and not places_named_in(t))):
         # 可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor; an illness said too keeps the medical line
-        ill = "medical" in _limits(_APPOINTMENT.sub("｜", t), LIMITS)
-        kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
-        return Proposal("show_limits", {"kinds": (["medical"] if ill else []) + kinds + ["no_appointment"]},
+        ill = Limit.MEDICAL in _limits(_APPOINTMENT.sub("｜", t), LIMITS)
+        kinds = [kind for kind in kinds if kind not in (Limit.MEDICAL, Limit.BOOKING)]
+        return Proposal("show_limits", {"kinds": ([Limit.MEDICAL] if ill else []) + kinds + [Limit.APPOINTMENT]},
                         proposal.source)
-    if "medical" in notes and _APPOINTMENT.search(t) and "medical" not in _limits(_APPOINTMENT.sub("｜", t), LIMITS):
-        notes = tuple("no_appointment" if note == "medical" else note for note in notes)  # …順便幫我掛號
+    if Limit.MEDICAL in notes and _APPOINTMENT.search(t) and Limit.MEDICAL not in _limits(_APPOINTMENT.sub("｜", t), LIMITS):
+        notes = tuple(Limit.APPOINTMENT if note == Limit.MEDICAL else note for note in notes)  # …順便幫我掛號
     if tool not in _DETAIL_TOOLS + ("show_limits", "show_local_help", "greeting", "thanks") or "新需求" in t:
         return proposal
     plain = t
@@ -1520,8 +1516,8 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     named = places_named_in(t)
     words = _vocabulary() + tuple(spelling for place in named for spelling in place_aliases(place["name"]))
     plain = _without_names(plain, named) if named else plain
-    said_words = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
-                       for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    said_words = tuple(part for note in notes for word in words_of(note)
+                       for part in re.split(r"[,、/|\s]+", word) if part)
     if tool in ("search_local_events", "needs_area"):  # 龍舟賽是哪一天: the event's name is what was searched
         said_words += tuple(word for word in re.split(r"[|\s]+", f"{args.get('keyword') or ''} {event_named(t) or ''}")
                             if word)
@@ -1530,14 +1526,14 @@ def _with_details(t: str, proposal: Proposal) -> Proposal:
     said = set(notes) | set(kinds)  # no_pets / no_bring (trial 4) already say it: never twice
     found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
     places = tool in ("search_local_places", "find_place") or args.get("kind") == "places"
-    if places and "detail:end_time" in found:  # 開到幾點 at a shop is its hours
-        notes += () if "no_hours" in notes else ("no_hours",)
+    if places and NotRecorded(DetailKind.END_TIME) in found:  # 開到幾點 at a shop is its hours
+        notes += () if Limit.HOURS in notes else (Limit.HOURS,)
     if places:  # an event's details (70歲的阿嬤想找素食: no age line about a shop)
-        found = tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
+        found = tuple(note for note in found if not (isinstance(note, NotRecorded) and note.kind in EVENT_ONLY_DETAILS))
     if tool != "search_local_events":  # 要多久 beside a bus or a shop is the transport or hours limit
-        found = tuple(note for note in found if note != "detail:end_time")
-    if tool not in _DETAIL_TOOLS or "no_booking" in notes or any(note.startswith("unknown_area:") for note in notes):
-        found = tuple(note for note in found if note.startswith("detail:"))  # the limit or the picker answers it
+        found = tuple(note for note in found if note != NotRecorded(DetailKind.END_TIME))
+    if tool not in _DETAIL_TOOLS or Limit.BOOKING in notes or any(isinstance(note, UnknownTownship) for note in notes):
+        found = tuple(note for note in found if isinstance(note, NotRecorded))  # the limit or the picker answers it
     who = suitability_people(t)
     if tool == "search_local_events" and who and args.get("keyword"):
         topic = _SUIT_TOPIC.get(who)
