@@ -1,6 +1,6 @@
 """The model's tools: one per ask family of the offline router, each a thin function that turns its
 call into the router's own Proposal (shared.agent.calls.proposal_of) and runs it through the one
-turn engine (shared.turn.engine.run_tool), one per turn (DESIGN §8; README "Free text read by Gemini").
+turn engine (shared.turn.engine.run_tool), one per turn (docs/design.md §8; README "Free text read by Gemini").
 
 | tool | the router's proposal | the reply |
 |---|---|---|
@@ -82,7 +82,7 @@ from shared.turn.engine import (
     snapshot_preference,
 )
 
-#: Session state key holding the preference revision the turn read (DESIGN §8).
+#: Session state key holding the preference revision the turn read (docs/design.md §8).
 REVISION_STATE_KEY = "local_revision"
 
 TOOL_SESSION_MISMATCH = "TOOL_SESSION_MISMATCH"

@@ -1,4 +1,4 @@
-"""One audit record per turn in the store, collection ``turn_audit`` (DESIGN §7).
+"""One audit record per turn in the store, collection ``turn_audit`` (docs/design.md §7).
 
 Fields: ``tenant_id``, ``user_hash`` (shared.logs.hash_user, never the raw id), ``webhook_event_id``,
 ``source``, ``tool``, ``proposed_args`` (as the router or model proposed them; a date in the encoding
@@ -9,7 +9,7 @@ of shared.turn.datespec, ``DateSpec.parse`` reads it back), ``effective_args``
 
 A forget scrubs the remembered diet from that account's records (``scrub_remembered_diet``): a
 record whose diet came from the consented memory keeps its id, hash, tool, origin, status, counts
-and times, and loses the dietary value and the result ids it shaped (DESIGN §6: after a forget no
+and times, and loses the dietary value and the result ids it shaped (docs/design.md §6: after a forget no
 dietary content is kept).
 
 Writing is best-effort: a failed write is logged and the turn still answers. It is a plain write,

@@ -6,7 +6,7 @@ resident's last search, when that search was a minute-scale moment ago: a shop s
 that turn (全素), an events search's dates and topic. Nothing new is stored: the conditions come from
 that turn's own audit record (shared.turn.audit), and a diet filled by the consented memory is never
 carried (the memory fills it again on its own, and a forget scrubs it from the record).
-Source: trial 8 finding M1; DESIGN §6 (consent), §7 (the audit record).
+Source: docs/design.md §6 (consent), §7 (the audit record).
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.turn.ask import Note
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -20,15 +22,15 @@ class Proposal:
             ``show_limits`` carries ``kinds``; ``find_place`` carries ``name`` and ``area``;
             ``did_you_mean`` carries ``name``, ``area`` and ``text`` (the message with the catalog's spelling).
         source: ``offline_router``, ``postback``, ``fixed`` or ``model``.
-        notes: what the reply must say besides the result (shared.turn.router).
+        notes: what the reply must say besides the result (shared.turn.ask.Note).
     """
 
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
     source: str = "offline_router"
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
-    def with_notes(self, *notes: str) -> Proposal:
+    def with_notes(self, *notes: Note) -> Proposal:
         """This proposal with ``notes`` said too, after its own."""
         return Proposal(self.tool, self.args, self.source, self.notes + notes)
 

@@ -21,11 +21,10 @@ from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
 from shared.turn.rules.titles import EventTitles, demo_titles, titles_of
 from shared.turn.rules.townships import english_places
-from shared.turn.rules.two_asks import second_ask
 from shared.turn.text import reading_form
 
 __all__ = ["FINISHING", "RULES", "Proposal", "date_in", "diet_in", "is_emergency", "read_diet", "route",
-           "second_ask", "township_typo"]
+           "township_typo"]
 
 Rule = Callable[[Message], "Proposal | None"]
 

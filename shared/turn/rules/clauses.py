@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import re
 
-from shared.turn.dates import read_date
-
 #: Where a second ask starts: a sentence end, or 順便 / 另外 / 也想 / 然後 / 再幫我 / 還有 (not 還有12/6).
 ASK_BREAK = re.compile(r"[？?！!。；;\n]+|，(?=順便|另外|也|然後|再|還有)|順便|另外|也想|然後|再幫我|以及|還有(?![\d\s]*\d)")
 #: The most clauses of one message read one by one as asks (beside a limit, a named shop, or two
@@ -24,9 +22,3 @@ def clauses_read(clauses: list[str]) -> list[str]:
 #: Where one ask ends and another starts, for a limit asked beside a search (spaces count here).
 LIMIT_CLAUSE_BREAK = re.compile(r"[？?！!。；;\n，,]+|\s+")
 
-
-def date_words(text: str) -> str:
-    """The date of ``text`` as a note carries it for a button's postback: its boundary encoding
-    (shared.turn.datespec), or empty when the text names none."""
-    spec = read_date(text)
-    return spec.encode() if spec is not None else ""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.diets import NO_DAIRY, NO_EGG, NO_PUNGENT, OTHER_FOOD, read_diet
 from shared.places.search import place_aliases, places_named_in
+from shared.turn.ask import EVENT_ONLY_DETAILS, DetailKind, Limit, Note, NotRecorded, Unasked, UnknownTownship, words_of
 from shared.turn.dates import read_date
 from shared.turn.details import read_details, suitability_people
 from shared.turn.proposal import Proposal
@@ -38,30 +39,26 @@ _LIMIT_MARK = "〓"
 _NOT_QUESTIONS = (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, ASKER, GOER, WHOLE_COUNTY_SAID, _DATE_SPAN_WORD)
 #: Limit phrases: their clause is answered by the limit.
 _LIMIT_PHRASES = (PARKING, TRAVEL, APPOINTMENT, BRING, DISTANCE)
-#: Notes whose words the reply already says (a title hint, a kind of restaurant, a finer diet, a shop).
-_WORDS_NOTES = ("title:", "unrecorded_kind:", "unrecorded_diet:", "other_places:", "unknown_area:", "other_areas:")
 #: Details a side limit already says: the limit's sentence stays, no second one.
-_SAID_BY_LIMIT = {"detail:pets": "no_pets", "detail:bring": "no_bring"}
-#: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
-_EVENT_ONLY_DETAILS = ("detail:end_time", "detail:age", "detail:suitability", "detail:organiser", "detail:bring")
+_SAID_BY_LIMIT: dict[Note, Limit] = {NotRecorded(DetailKind.PETS): Limit.PETS, NotRecorded(DetailKind.BRING): Limit.BRING}
 
 
-def _appointment(t: str, proposal: Proposal, kinds: list[str]) -> Proposal | None:
+def _appointment(t: str, proposal: Proposal, kinds: list[Limit]) -> Proposal | None:
     """可以幫我掛號嗎 彰基, 幫我預約明天看診: no booking of a doctor (an illness said too keeps the medical
     line), when nothing else is asked."""
     if not APPOINTMENT.search(t) or not (proposal.tool in ("show_limits", "show_local_help") or (
             not any(word in t for word in EVENT_WORDS) and read_diet(t)[0] is None and not places_named_in(t))):
         return None
-    ill = "medical" in limits(APPOINTMENT.sub("｜", t), LIMITS)
-    kinds = [kind for kind in kinds if kind not in ("medical", "no_booking")]
-    return Proposal("show_limits", {"kinds": (["medical"] if ill else []) + kinds + ["no_appointment"]},
+    ill = Limit.MEDICAL in limits(APPOINTMENT.sub("｜", t), LIMITS)
+    kinds = [kind for kind in kinds if kind not in (Limit.MEDICAL, Limit.BOOKING)]
+    return Proposal("show_limits", {"kinds": ([Limit.MEDICAL] if ill else []) + kinds + [Limit.APPOINTMENT]},
                     proposal.source)
 
 
-def _appointment_note(t: str, notes: tuple[str, ...]) -> tuple[str, ...]:
+def _appointment_note(t: str, notes: tuple[Note, ...]) -> tuple[Note, ...]:
     """…順便幫我掛號: the medical note beside a search is the booking LOCAL cannot make, when no illness is said."""
-    if "medical" in notes and APPOINTMENT.search(t) and "medical" not in limits(APPOINTMENT.sub("｜", t), LIMITS):
-        return tuple("no_appointment" if note == "medical" else note for note in notes)
+    if Limit.MEDICAL in notes and APPOINTMENT.search(t) and Limit.MEDICAL not in limits(APPOINTMENT.sub("｜", t), LIMITS):
+        return tuple(Limit.APPOINTMENT if note == Limit.MEDICAL else note for note in notes)
     return notes
 
 
@@ -76,11 +73,10 @@ def _questions_of(t: str, named: list[dict[str, str]]) -> str:
     return without_names(plain, named) if named else plain
 
 
-def _words_said(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
+def _words_said(m: Message, tool: str, args: dict[str, Any], notes: tuple[Note, ...]) -> tuple[str, ...]:
     """The words the notes already say, and for events the keyword and the event named (龍舟賽是哪一天:
     the event's name is what was searched)."""
-    said = tuple(word for note in notes if note.startswith(_WORDS_NOTES)
-                 for word in re.split(r"[,、/|\s]+", note.partition(":")[2]) if word)
+    said = tuple(part for note in notes for word in words_of(note) for part in re.split(r"[,、/|\s]+", word) if part)
     if tool not in ("search_local_events", "needs_area"):
         return said
     return said + tuple(word for word in re.split(
@@ -92,7 +88,7 @@ def _answered(clause: str) -> bool:
     return _LIMIT_MARK in clause or bool(side_limits(clause) or hard_limits(clause))
 
 
-def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) -> tuple[str, ...]:
+def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[Note, ...]) -> tuple[Note, ...]:
     """The detail and unasked notes of ``m``, once the words the router read and the notes' words are
     taken out."""
     named = places_named_in(m.text)
@@ -100,26 +96,26 @@ def _found(m: Message, tool: str, args: dict[str, Any], notes: tuple[str, ...]) 
     return read_details(_questions_of(m.text, named), words + _words_said(m, tool, args, notes), read_date, _answered)
 
 
-def _for_places(notes: tuple[str, ...], found: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _for_places(notes: tuple[Note, ...], found: tuple[Note, ...]) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
     """Beside a shop: 開到幾點 is its hours, and no event-only detail (70歲的阿嬤想找素食: no age line)."""
-    if "detail:end_time" in found and "no_hours" not in notes:
-        notes += ("no_hours",)
-    return notes, tuple(note for note in found if not note.startswith(_EVENT_ONLY_DETAILS))
+    if NotRecorded(DetailKind.END_TIME) in found and Limit.HOURS not in notes:
+        notes += (Limit.HOURS,)
+    return notes, tuple(note for note in found if not (isinstance(note, NotRecorded) and note.kind in EVENT_ONLY_DETAILS))
 
 
-def _kept(tool: str, args: dict[str, Any], notes: tuple[str, ...], kinds: list[str],
-          found: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _kept(tool: str, args: dict[str, Any], notes: tuple[Note, ...], kinds: list[Limit],
+          found: tuple[Note, ...]) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
     """(notes, details found) as said for this tool: no detail a limit already says, the shop's rules
     (``_for_places``), an end time only of events (要多久 beside a bus or a shop is the transport or hours
     limit), and beside a limit, a booking or a picker only the named details."""
-    said = set(notes) | set(kinds)
+    said: set[Note] = set(notes) | set(kinds)
     found = tuple(note for note in found if _SAID_BY_LIMIT.get(note) not in said)
     if tool in ("search_local_places", "find_place") or args.get("kind") == "places":
         notes, found = _for_places(notes, found)
     if tool != "search_local_events":
-        found = tuple(note for note in found if note != "detail:end_time")
-    if tool not in _DETAIL_TOOLS or "no_booking" in notes or any(note.startswith("unknown_area:") for note in notes):
-        found = tuple(note for note in found if note.startswith("detail:"))
+        found = tuple(note for note in found if note != NotRecorded(DetailKind.END_TIME))
+    if tool not in _DETAIL_TOOLS or Limit.BOOKING in notes or any(isinstance(note, UnknownTownship) for note in notes):
+        found = tuple(note for note in found if isinstance(note, NotRecorded))
     return notes, found
 
 
@@ -141,12 +137,12 @@ def with_details(m: Message, proposal: Proposal) -> Proposal:
     """``proposal`` with notes for the questions it does not answer (see the module docstring); the safety
     reply stays alone."""
     t, tool, kinds = m.text, proposal.tool, list(proposal.args.get("kinds") or [])
-    if tool == "show_limits" and ({"crisis", "emergency"} & set(kinds)):
+    if tool == "show_limits" and ({Limit.CRISIS, Limit.EMERGENCY} & set(kinds)):
         return proposal
     appointment = _appointment(t, proposal, kinds)
     if appointment is not None:
         return appointment
-    notes = _appointment_note(t, tuple(note for note in proposal.notes if not note.startswith(("detail:", "unasked:"))))
+    notes = _appointment_note(t, tuple(note for note in proposal.notes if not isinstance(note, (NotRecorded, Unasked))))
     if tool not in _DETAIL_TOOLS + ("show_limits",) + _SMALL_TALK or "新需求" in t:
         return proposal
     args = dict(proposal.args)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from shared.areas import townships_in
 from shared.diets import NO_DAIRY, NO_EGG, OTHER_FOOD, has_word, read_diet
 from shared.places.search import places_named_in
+from shared.turn.ask import Limit
 from shared.turn.crisis import is_crisis
 from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
@@ -43,22 +44,22 @@ DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近�
 #: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
 APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
 #: Limits about health: never answered beside a shop's card or a named event.
-_HEALTH = frozenset({"medical", "emergency"})
+_HEALTH = frozenset({Limit.MEDICAL, Limit.EMERGENCY})
 
 
-def limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+def limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[Limit]:
     """The kinds of ``table`` whose words ``text`` (reading form) says."""
-    return [kind for kind, words in table if any(has_word(text, word) for word in words)]
+    return [Limit(kind) for kind, words in table if any(has_word(text, word) for word in words)]
 
 
-def side_limits(text: str) -> list[str]:
+def side_limits(text: str) -> list[Limit]:
     """The limits that may sit beside a search (SIDE_LIMITS), what to bring (``no_bring``), distance
     (``no_distance``) and the evening (``evening``)."""
-    return limits(text, SIDE_LIMITS) + (["no_bring"] if BRING.search(text) else []) + \
-        (["no_distance"] if DISTANCE.search(text) else []) + (["evening"] if EVENING.search(text) else [])
+    return limits(text, SIDE_LIMITS) + ([Limit.BRING] if BRING.search(text) else []) + \
+        ([Limit.DISTANCE] if DISTANCE.search(text) else []) + ([Limit.EVENING] if EVENING.search(text) else [])
 
 
-def hard_limits(text: str) -> list[str]:
+def hard_limits(text: str) -> list[Limit]:
     """The limits a text asks about that no search can answer (transport, parking, health, weather …).
 
     A food allergy beside a diet ask (我對花生過敏 花壇有素食嗎) is a food condition read_diet names, not
@@ -66,10 +67,10 @@ def hard_limits(text: str) -> list[str]:
     if read_diet(text)[0] not in (None, "any"):
         text = OTHER_FOOD.sub("｜", NO_DAIRY.sub("｜", NO_EGG.sub("｜", text)))
     hard = limits(text, LIMITS)
-    if "transport" not in hard and TRAVEL.search(text):
-        hard.append("transport")
-    if "parking" not in hard and PARKING.search(text):
-        hard.append("parking")
+    if Limit.TRANSPORT not in hard and TRAVEL.search(text):
+        hard.append(Limit.TRANSPORT)
+    if Limit.PARKING not in hard and PARKING.search(text):
+        hard.append(Limit.PARKING)
     return hard
 
 
@@ -82,7 +83,7 @@ def is_emergency(text: str) -> bool:
 def safety(m: Message) -> Proposal | None:
     """我想自殺 / 我跌倒了起不來: suicidal intent, self-harm or despair (shared.turn.crisis) or an
     emergency: the safety reply before anything else."""
-    urgent = (["crisis"] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
+    urgent = ([Limit.CRISIS] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
     return Proposal("show_limits", {"kinds": urgent}) if urgent else None
 
 
@@ -147,14 +148,14 @@ def hard_limit(m: Message) -> Proposal | None:
     beside = _ask_beside_limits(m) or _named_event_beside(m)
     if beside is None:
         return Proposal("show_limits", {"kinds": said})
-    dropped = ("no_hours",) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
+    dropped = (Limit.HOURS,) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
     return beside.with_notes(*(kind for kind in said if kind not in beside.notes and kind not in dropped))
 
 
 def elsewhere(m: Message) -> Proposal | None:
     """A place outside Changhua County (台中有素食嗎) and no township: LOCAL has no data there."""
     if any(word in m.text for word in ELSEWHERE) and not m.townships:
-        return Proposal("show_limits", {"kinds": ["elsewhere"]})
+        return Proposal("show_limits", {"kinds": [Limit.ELSEWHERE]})
     return None
 
 
@@ -164,5 +165,5 @@ def directory(m: Message) -> Proposal | None:
     t = m.text
     if (DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
             and not any(word in t for word in PLACE_WORDS)):
-        return Proposal("show_limits", {"kinds": ["directory"]})
+        return Proposal("show_limits", {"kinds": [Limit.DIRECTORY]})
     return None

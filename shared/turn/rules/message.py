@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from shared.areas import townships_in
+from shared.turn.ask import Limit
 from shared.turn.proposal import Proposal
 from shared.turn.rules.events import event_topics
 from shared.turn.rules.limits import hard_limits, side_limits
@@ -35,18 +36,18 @@ class Message:
         return townships_in(self.text)
 
     @cached_property
-    def hard(self) -> list[str]:
+    def hard(self) -> list[Limit]:
         """The limits no search can answer (shared.turn.rules.limits.hard_limits); the weather alone beside
         an events topic is none (下雨天有室內活動嗎: an events question, the weather said beside it)."""
         hard = hard_limits(self.text)
         return [] if self._weather_beside_topic(hard) else hard
 
     @cached_property
-    def side(self) -> tuple[str, ...]:
+    def side(self) -> tuple[Limit, ...]:
         """The limits said beside a search (SIDE_LIMITS, what to bring, distance, the evening), and the
         weather beside an events topic."""
-        weather = ("weather",) if self._weather_beside_topic(hard_limits(self.text)) else ()
+        weather = (Limit.WEATHER,) if self._weather_beside_topic(hard_limits(self.text)) else ()
         return tuple(side_limits(self.text)) + weather
 
-    def _weather_beside_topic(self, hard: list[str]) -> bool:
-        return hard == ["weather"] and bool(event_topics(self.text, with_diet=False))
+    def _weather_beside_topic(self, hard: list[Limit]) -> bool:
+        return hard == [Limit.WEATHER] and bool(event_topics(self.text, with_diet=False))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from shared.areas import COUNTY, TOWNSHIPS, WHOLE_COUNTY, townships_in
 from shared.diets import ALL_DIET_WORDS, DIET_WORDS, has_word, read_diet, unnegated
 from shared.places.search import place_aliases
+from shared.turn.ask import Flag
 from shared.turn.dates import read_date
 from shared.turn.proposal import Proposal
 from shared.turn.rules.titles import EventTitles, in_a_title
@@ -209,7 +210,7 @@ def township_misspelt(m: Message) -> Proposal | None:
     typed, suffix, names = typo
     choices = [[name, m.text.replace(typed + suffix, name if suffix else short_name(name), 1)] for name in names]
     return Proposal("did_you_mean", {"name": names[0], "area": names[0], "text": choices[0][1],
-                                     "choices": choices, "typed": typed}, notes=("township",))
+                                     "choices": choices, "typed": typed})
 
 
 def follow_up(m: Message) -> Proposal | None:
@@ -227,4 +228,4 @@ def every_township(m: Message, proposal: Proposal) -> Proposal:
         return proposal
     return Proposal("search_local_places", {"area": WHOLE_COUNTY, "dietary_type": proposal.args.get("dietary_type"),
                                             "keyword": None}, proposal.source,
-                    tuple(note for note in proposal.notes if note != "own_diet"))
+                    tuple(note for note in proposal.notes if note != Flag.OWN_DIET))

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from shared.diets import NOT_ASKED_TO_REMEMBER
+from shared.turn.ask import Flag, PrivacyTopic
 from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK
@@ -73,9 +74,9 @@ def search_beside_privacy(m: Message) -> Proposal | None:
     if proposal.tool not in SEARCH_TOOLS or proposal.tool == "needs_area":  # 不用記我吃素: no search asked
         return None
     if not_saved:
-        note = "not_saved"
+        note: Flag = Flag.NOT_SAVED
     elif any(PRIVACY.search(clause) and QUESTION.search(clause) for clause in LIMIT_CLAUSE_BREAK.split(t)):
-        note = "privacy_asked"
+        note = Flag.PRIVACY_ASKED
     else:
         return proposal
     return proposal.with_notes(*((note,) if note not in proposal.notes else ()))
@@ -85,14 +86,14 @@ def forget(m: Message) -> Proposal | None:
     """以後不用記了，刪掉 / 把我吃奶素的紀錄忘掉: the privacy reply led by the 忘記我的飲食偏好 button (words
     alone delete nothing); not about the user's request (取消服務單)."""
     if FORGET.search(m.text) and not FORGET_EXCEPT.search(m.text):
-        return Proposal("privacy_info", notes=("forget",))
+        return Proposal("privacy_info", {"topic": PrivacyTopic.FORGET_MY_DIET})
     return None
 
 
 def never_asked(m: Message) -> Proposal | None:
     """我又沒說要你記住: nothing is kept without 同意記住 (no township or date: not beside a search)."""
     if NOT_ASKED_TO_REMEMBER.search(m.text) and not m.townships and read_date(m.text) is None:
-        return Proposal("ack", notes=("not_saved",))
+        return Proposal("ack", notes=(Flag.NOT_SAVED,))
     return None
 
 
@@ -107,13 +108,13 @@ def no_memory_or_ok(m: Message) -> Proposal | None:
     """ok / 收到 alone, or 不用記我吃素 with no township: acknowledged (and nothing is kept)."""
     no_memory = NO_MEMORY.search(m.text) is not None
     if ack_only(m.text) or (no_memory and not m.townships):
-        return Proposal("ack", notes=("not_saved",) if no_memory else ())
+        return Proposal("ack", notes=(Flag.NOT_SAVED,) if no_memory else ())
     return None
 
 
 def sharing(m: Message) -> Proposal | None:
     """會不會把我的電話跟資料給別人: the privacy reply, which says who sees a request."""
-    return Proposal("privacy_info", notes=("sharing",)) if SHARING.search(m.text) else None
+    return Proposal("privacy_info", {"topic": PrivacyTopic.WHO_SEES_MY_DATA}) if SHARING.search(m.text) else None
 
 
 def privacy(m: Message) -> Proposal | None:

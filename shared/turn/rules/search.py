@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from shared.areas import COUNTY, match_area, townships_in, vague_words_in
 from shared.diets import NOT_ASKED_TO_REMEMBER, has_word, read_diet, unnegated
+from shared.turn.ask import Flag, Limit, Note, OtherAreas, TitleHint, UnknownTownship, UnrecordedDiet, UnrecordedKind
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
@@ -54,7 +55,7 @@ class SearchReading:
     """
 
     text: str
-    side: tuple[str, ...]
+    side: tuple[Limit, ...]
     townships: tuple[str, ...]
     vague: bool
     said_vague: tuple[str, ...]
@@ -62,7 +63,7 @@ class SearchReading:
     diet: str | None
     unrecorded: str | None
     date: DateSpec | None
-    notes: tuple[str, ...]
+    notes: tuple[Note, ...]
     food: str
     place_cue: bool
     event_word: bool
@@ -74,34 +75,34 @@ class SearchReading:
         return self.townships[0] if self.townships else None
 
     @property
-    def others(self) -> tuple[str, ...]:
-        """The ``other_areas`` note: townships asked about but not searched."""
-        return (f"other_areas:{','.join(self.townships[1:])}",) if len(self.townships) > 1 else ()
+    def others(self) -> tuple[Note, ...]:
+        """The ``OtherAreas`` note: townships asked about but not searched."""
+        return (OtherAreas(self.townships[1:]),) if len(self.townships) > 1 else ()
 
     @property
     def keyword(self) -> str | None:
         return " ".join(self.topics) or None
 
 
-def _diet_notes(t: str, diet: str | None, unrecorded: str | None) -> tuple[str, ...]:
+def _diet_notes(t: str, diet: str | None, unrecorded: str | None) -> tuple[Note, ...]:
     """A finer diet not recorded, 不用記 (no 記住 button), a plain 素食 (a remembered finer type fills it)
     and someone else's diet (theirs: the user's memory does not fill it)."""
-    notes = ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + \
-        (("not_saved",) if NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
+    notes: tuple[Note, ...] = ((UnrecordedDiet(tuple(unrecorded.split("、"))),) if unrecorded else ()) + \
+        ((Flag.NOT_SAVED,) if NO_MEMORY.search(t) or NOT_ASKED_TO_REMEMBER.search(t) else ())
     if diet is None or diet == "any":
         return notes
     other = diet_of_other(t)
-    return notes + (("generic_diet",) if is_generic_diet(t, diet, unrecorded) and not other else ()) + \
-        (("diet_of_other",) if other else ())
+    return notes + ((Flag.GENERIC_DIET,) if is_generic_diet(t, diet, unrecorded) and not other else ()) + \
+        ((Flag.DIET_OF_OTHER,) if other else ())
 
 
-def _townships(t: str) -> tuple[list[str], tuple[str, ...]]:
+def _townships(t: str) -> tuple[list[str], tuple[Note, ...]]:
     """The townships said, with a bare 彰化 beside another one as 彰化市 (花壇 彰化 哪裡有全素: asked
-    too, never dropped; the note ``changhua_as_city``); not 彰化 said before a township (彰化花壇)."""
+    too, never dropped; the note ``Flag.CHANGHUA_AS_CITY``); not 彰化 said before a township (彰化花壇)."""
     townships = townships_in(t)
     if townships and "彰化市" not in townships and CHANGHUA_ALSO.search(strip_townships(t)) and \
             not CHANGHUA_BEFORE_TOWNSHIP.search(t):
-        return townships + ["彰化市"], ("changhua_as_city",)
+        return townships + ["彰化市"], (Flag.CHANGHUA_AS_CITY,)
     return townships, ()
 
 
@@ -121,7 +122,7 @@ def _events_said(t: str, event_word: bool, place_cue: bool,
     return event_word, topics, named_event
 
 
-def read_search(t: str, side: tuple[str, ...], titles: EventTitles) -> SearchReading:
+def read_search(t: str, side: tuple[Limit, ...], titles: EventTitles) -> SearchReading:
     """What ``t`` (reading form) says for a search, the limits ``side`` said beside it."""
     townships, changhua = _townships(t)
     vague = match_area(t).kind == "vague"
@@ -143,7 +144,7 @@ def _unknown_place(s: SearchReading) -> Proposal | None:
     unknown = None if s.township or s.vague or s.county_wide else unknown_place(s.text)
     if not unknown:
         return None
-    notes = s.notes + (f"unknown_area:{unknown}",)
+    notes = s.notes + (UnknownTownship(unknown),)
     if s.event_word:
         return Proposal("needs_area", {"kind": "events", "vague": False, "date": s.date, "keyword": s.keyword},
                         notes=notes)
@@ -152,20 +153,20 @@ def _unknown_place(s: SearchReading) -> Proposal | None:
 
 def _events(s: SearchReading) -> Proposal | None:
     """An event word or a named event; or, with no shop or meal word, a topic, a date or 報名."""
-    if not (s.event_word or (not s.place_cue and (s.topics or s.date is not None or "no_registration" in s.side))):
+    if not (s.event_word or (not s.place_cue and (s.topics or s.date is not None or Limit.REGISTRATION in s.side))):
         return None
-    notes = tuple(note for note in s.notes if note not in ("no_hours", "generic_diet", "diet_of_other"))
+    notes = tuple(note for note in s.notes if note not in (Limit.HOURS, Flag.GENERIC_DIET, Flag.DIET_OF_OTHER))
     if s.township is None and s.vague and not s.county_wide:
         return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": list(s.said_vague),
                                        "date": s.date, "keyword": s.keyword}, notes=notes)
     hint = s.named_event or title_hint(s.text)
     return Proposal("search_local_events", {"area": s.township, "date": s.date, "keyword": s.keyword},
-                    notes=notes + s.others + ((f"title:{hint}",) if hint else ()))
+                    notes=notes + s.others + ((TitleHint(hint),) if hint else ()))
 
 
 def _booking_only(s: SearchReading) -> Proposal | None:
     """現在哪裡有開著的爌肉飯？可以幫我預約…: a meal, no township or diet, and a booking or hours question."""
-    if s.place_cue and s.township is None and s.diet is None and set(s.side) & {"no_booking", "no_hours"}:
+    if s.place_cue and s.township is None and s.diet is None and set(s.side) & {Limit.BOOKING, Limit.HOURS}:
         return Proposal("show_limits", {"kinds": list(s.side)})
     return None
 
@@ -173,7 +174,7 @@ def _booking_only(s: SearchReading) -> Proposal | None:
 def _no_data_in_township(s: SearchReading) -> Proposal | None:
     """鹿港天后宮幾點開, 花壇鄉長是誰: a township with a subject LOCAL has no data on, not a shop search."""
     if s.township is not None and not s.place_cue and unknown_subject(s.text):
-        return Proposal("ask_search_kind", {"area": s.township}, notes=("no_data",))
+        return Proposal("ask_search_kind", {"area": s.township, "no_data": True})
     return None
 
 
@@ -186,10 +187,10 @@ def _places(s: SearchReading) -> Proposal | None:
         own = s.diet not in (None, "any") and OWN_DIET_STATEMENT.match(re.sub(r"\s+", "", s.text)) is not None
         return Proposal("needs_area", {"kind": "places", "dietary_type": s.diet, "vague": s.vague,
                                        **({"vague_words": list(s.said_vague)} if s.vague else {})},
-                        notes=s.notes + (("own_diet",) if own else ()))
+                        notes=s.notes + ((Flag.OWN_DIET,) if own else ()))
     kind = next((word for word in SHOP_KINDS if word in s.food), None)
     return Proposal("search_local_places", {"area": s.township, "dietary_type": s.diet, "keyword": None},
-                    notes=s.notes + s.others + ((f"unrecorded_kind:{kind}",) if kind else ()))
+                    notes=s.notes + s.others + ((UnrecordedKind(kind),) if kind else ()))
 
 
 def _limits_only(s: SearchReading) -> Proposal | None:
@@ -202,7 +203,7 @@ def _vague(s: SearchReading) -> Proposal | None:
     if not s.vague:
         return None
     if unknown_subject(s.text):
-        return Proposal("show_limits", {"kinds": ["no_data"]})
+        return Proposal("show_limits", {"kinds": [Limit.NO_DATA]})
     return Proposal("needs_area", {"kind": "places", "dietary_type": None, "vague": True,
                                    "vague_words": list(s.said_vague)})
 
@@ -226,7 +227,7 @@ OUTCOMES: tuple[Callable[[SearchReading], Proposal | None], ...] = (
     _unknown_place, _events, _booking_only, _no_data_in_township, _places, _limits_only, _vague, _rest)
 
 
-def search(t: str, side: tuple[str, ...], titles: EventTitles) -> Proposal:
+def search(t: str, side: tuple[Limit, ...], titles: EventTitles) -> Proposal:
     """The search (or fallback) ``t`` (reading form) asks for, with the limits ``side`` said beside it."""
     reading = read_search(t, side, titles)
     return next(proposal for outcome in OUTCOMES if (proposal := outcome(reading)) is not None)

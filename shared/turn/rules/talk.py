@@ -5,6 +5,7 @@ import re
 from typing import TYPE_CHECKING
 
 from shared.diets import has_word
+from shared.turn.ask import Flag
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.vocabulary.talk import ACK, FILLER, GREETINGS, THANKS
 
@@ -50,5 +51,5 @@ def about(m: Message) -> Proposal | None:
 def greeted(m: Message, proposal: Proposal) -> Proposal:
     """A search answered after a greeting that opens the message (早上好 今天有什麼活動): the note ``greeted``."""
     if proposal.tool in SEARCH_TOOLS and GREETING_FIRST.match(m.text):
-        return proposal.with_notes("greeted")
+        return proposal.with_notes(Flag.GREETED)
     return proposal

@@ -5,14 +5,15 @@ first. Rule: ``two_asks``."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from shared.areas import COUNTY, townships_in
 from shared.diets import read_diet
+from shared.turn.ask import EventsSearch, PlacesSearch, SecondAsk
 from shared.turn.dates import read_date
 from shared.turn.datespec import Unreadable, date_arg, encoded
 from shared.turn.proposal import Proposal
-from shared.turn.rules.clauses import ASK_BREAK, clauses_read, date_words
+from shared.turn.rules.clauses import ASK_BREAK, clauses_read
 from shared.turn.rules.events import event_topics
 from shared.turn.rules.places import WHOLE_COUNTY_SAID, is_generic_diet
 from shared.turn.rules.search import search
@@ -33,8 +34,8 @@ _ALL_AREAS = "*"
 #: The most asks of one kind offered as buttons beside the one searched.
 SECOND_ASKS_MAX = 2
 
-#: (text of the first ask, its kind ``events`` / ``places``, the notes for the other asks).
-Split = tuple[str, str, tuple[str, ...]]
+#: (text of the first ask, its kind ``events`` / ``places``, a ``SecondAsk`` per other ask).
+Split = tuple[str, str, tuple[SecondAsk, ...]]
 
 
 def _clauses(t: str) -> list[str] | None:
@@ -59,36 +60,29 @@ def _kind_of(clause: str) -> str | None:
     return None
 
 
-def _events_and_shops(clauses: list[str], kinds: list[str | None]) -> Split:
-    """An events ask and a shop ask: the first searched, the other the note ``also_places:<township>/<diet>``
-    or ``also_events:<township>/<date value>``. Each ask keeps its own township; one said only once
-    serves both (12/12鹿港有活動嗎？另外彰化市有全素的店嗎 → 鹿港 events, 彰化市 全素 shops)."""
-    first = next(kind for kind in kinds if kind)
-    mine = " ".join(clause for clause, kind in zip(clauses, kinds) if kind in (first, None))
-    theirs = " ".join(clause for clause, kind in zip(clauses, kinds) if kind not in (first, None))
+def _each_township(mine: str, theirs: str) -> tuple[str, str | None]:
+    """(the first ask's words, with the other's township when it names none; the other's township, or
+    the first's): each ask keeps its own township, one said only once serves both (12/12鹿港有活動嗎？
+    另外彰化市有全素的店嗎 → 鹿港 events, 彰化市 全素 shops)."""
     mine_areas, their_areas = townships_in(mine), townships_in(theirs)
-    area = mine_areas[0] if mine_areas else (their_areas[0] if their_areas else "")
-    their_area = their_areas[0] if their_areas else area
+    area = mine_areas[0] if mine_areas else (their_areas[0] if their_areas else None)
     if area and not mine_areas:
         mine = f"{area} {mine}"
+    return mine, their_areas[0] if their_areas else area
+
+
+def _events_and_shops(clauses: list[str], kinds: list[str | None]) -> Split:
+    """An events ask and a shop ask: the first searched, the other a ``SecondAsk`` of the other kind, in
+    its township (``_each_township``), with a shop ask's diet (not a plain 素食) or an events ask's date."""
+    first = next(kind for kind in kinds if kind)
+    their_text = " ".join(clause for clause, kind in zip(clauses, kinds) if kind not in (first, None))
+    mine, their_area = _each_township(
+        " ".join(clause for clause, kind in zip(clauses, kinds) if kind in (first, None)), their_text)
     if first == "places":
-        return mine, first, (f"also_events:{their_area}/{date_words(theirs)}",)
-    diet, unrecorded = read_diet(theirs)
-    keep = diet not in (None, "any") and not is_generic_diet(theirs, diet, unrecorded)
-    return mine, first, (f"also_places:{their_area}/{diet if keep else ''}",)
-
-
-def second_ask(note: str) -> tuple[str, dict[str, Any]] | None:
-    """A ``second_events:`` / ``second_places:`` note → (kind, {condition: value}), its ``date`` a
-    DateSpec; None for other notes."""
-    kind, _, query = note.partition(":")
-    if kind not in ("second_events", "second_places"):
-        return None
-    pairs = (pair.partition("=") for pair in query.split("&") if pair)
-    said: dict[str, Any] = {name: value for name, _, value in pairs if value}
-    if "date" in said:
-        said["date"] = date_arg(said["date"])
-    return kind.removeprefix("second_"), said
+        return mine, first, (SecondAsk(EventsSearch(their_area, read_date(their_text))),)
+    diet, unrecorded = read_diet(their_text)
+    keep = diet not in (None, "any") and not is_generic_diet(their_text, diet, unrecorded)
+    return mine, first, (SecondAsk(PlacesSearch(their_area, diet if keep else None)),)
 
 
 def _ask_conditions(text: str, kind: str, titles: EventTitles, *, picker: bool = False) -> dict[str, str] | None:
@@ -129,19 +123,20 @@ def _refines(first: dict[str, str], later: dict[str, str]) -> bool:
     return not differ or (differ == {"area"} and not adds and _ALL_AREAS not in (first["area"], later["area"]))
 
 
-def _second_note(kind: str, first: dict[str, str], later: dict[str, str]) -> str:
-    """``second_<kind>:area=…&date=…&keyword=…`` / ``…area=…&diet=…``: the later ask's conditions, the first's
-    where it leaves one open (no ``area``: every township)."""
+def _second_note(kind: str, first: dict[str, str], later: dict[str, str]) -> SecondAsk:
+    """The later ask's conditions, the first's where it leaves one open (no ``area``: every township)."""
     asked = {**first, **later}
     query = {("diet" if name == "dietary_type" else name): asked[name] for name in _ASK_CONDITIONS[kind]
              if asked.get(name) and asked[name] != _ALL_AREAS}
-    return f"second_{kind}:" + "&".join(f"{name}={value}" for name, value in query.items())
+    if kind == "events":
+        return SecondAsk(EventsSearch(query.get("area"), date_arg(query.get("date")), query.get("keyword")))
+    return SecondAsk(PlacesSearch(query.get("area"), query.get("diet")))
 
 
 def _same_kind_asks(clauses: list[str], kinds: list[str | None], titles: EventTitles) -> Split | None:
     """Two asks of one kind, each with conditions of its own (員林有全素的店嗎？還有鹿港的蛋奶素): the first
-    is searched on its own words, each later one (at most SECOND_ASKS_MAX) is the note
-    ``second_events:<query>`` / ``second_places:<query>``, read back by ``second_ask``. Their conditions
+    is searched on its own words, each later one (at most SECOND_ASKS_MAX) is a ``SecondAsk`` with every
+    condition it sets. Their conditions
     are never merged: a condition a later ask leaves open is the first's; one the first leaves open is
     not filled from a later one. None when the message is one ask: a later clause that only adds a
     condition (週六有活動嗎？有親子的嗎) or names another township refines the first."""
@@ -152,7 +147,7 @@ def _same_kind_asks(clauses: list[str], kinds: list[str | None], titles: EventTi
     first = _ask_conditions(asks[0][1], kind, titles, picker=True)  # 有全素的店嗎？還有鹿港的蛋奶素: the picker first
     if first is None:
         return None
-    mine, notes = [asks[0][1]], list[str]()
+    mine, notes = [asks[0][1]], list[SecondAsk]()
     for _, text in asks[1:]:
         later = _ask_conditions(text, kind, titles)
         if later is None or _refines(first, later):
