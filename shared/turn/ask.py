@@ -56,10 +56,6 @@ class Limit(StrEnum):
     DISTANCE = "no_distance"
 
 
-#: The limits said alone, before anything else (a search is never answered beside them).
-SAFETY_LIMITS = frozenset({Limit.CRISIS, Limit.EMERGENCY})
-
-
 class Flag(StrEnum):
     """A note with no parts: something the reply says, or must not offer, beside its answer."""
 
