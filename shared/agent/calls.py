@@ -21,22 +21,7 @@ from datetime import date, timedelta
 from typing import Any, Literal
 
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY
-from shared.turn.ask import (
-    DetailKind,
-    DietCheck,
-    EventsSearch,
-    Flag,
-    Limit,
-    Note,
-    NotRecorded,
-    OtherAreas,
-    OtherPlace,
-    PlacesSearch,
-    SecondAsk,
-    TitleHint,
-    UnrecordedDiet,
-)
-from shared.turn.ask import PrivacyTopic as Topic
+from shared.turn import ask
 from shared.turn.datespec import date_arg
 from shared.turn.router import Proposal
 
@@ -61,25 +46,22 @@ LimitKind = Literal["crisis", "emergency", "medical", "doctor_appointment", "tra
                     "seating", "accessibility", "toilets", "organiser", "end_time"]
 
 #: A limit kind → the limit the router reads (said with shared.turn.menu.LIMIT_WORDS).
-LIMIT_NOTES: dict[str, Limit] = {
-    "crisis": Limit.CRISIS, "emergency": Limit.EMERGENCY, "medical": Limit.MEDICAL,
-    "doctor_appointment": Limit.APPOINTMENT, "transport": Limit.TRANSPORT, "parking": Limit.PARKING,
-    "taxi": Limit.TAXI, "shuttle": Limit.SHUTTLE, "weather": Limit.WEATHER, "other_county": Limit.ELSEWHERE,
-    "directory": Limit.DIRECTORY, "no_data": Limit.NO_DATA, "booking": Limit.BOOKING, "opening_hours": Limit.HOURS,
-    "price": Limit.PRICE, "registration": Limit.REGISTRATION, "pets": Limit.PETS, "what_to_bring": Limit.BRING,
-    "distance": Limit.DISTANCE, "evening": Limit.EVENING,
-}
+LIMIT_NOTES: dict[str, ask.Limit] = {kind: ask.Limit(limit) for kind, limit in {
+    "crisis": "crisis", "emergency": "emergency", "medical": "medical", "doctor_appointment": "no_appointment",
+    "transport": "transport", "parking": "parking", "taxi": "taxi", "shuttle": "shuttle", "weather": "weather",
+    "other_county": "elsewhere", "directory": "directory", "no_data": "no_data", "booking": "no_booking",
+    "opening_hours": "no_hours", "price": "no_price", "registration": "no_registration", "pets": "no_pets",
+    "what_to_bring": "no_bring", "distance": "no_distance", "evening": "evening",
+}.items()}
 #: A limit kind → the detail the data does not record, as the router reads it (shared.turn.details).
-DETAIL_NOTES: dict[str, NotRecorded] = {
-    "payment": NotRecorded(DetailKind.PAYMENT), "age": NotRecorded(DetailKind.AGE),
-    "crowd": NotRecorded(DetailKind.CROWD), "seating": NotRecorded(DetailKind.SEATING),
-    "accessibility": NotRecorded(DetailKind.ACCESS), "toilets": NotRecorded(DetailKind.TOILET),
-    "organiser": NotRecorded(DetailKind.ORGANISER), "end_time": NotRecorded(DetailKind.END_TIME),
-}
+DETAIL_NOTES: dict[str, ask.NotRecorded] = {kind: ask.NotRecorded(ask.DetailKind(detail)) for kind, detail in {
+    "payment": "payment", "age": "age", "crowd": "crowd", "seating": "seating", "accessibility": "access",
+    "toilets": "toilet", "organiser": "organiser", "end_time": "end_time",
+}.items()}
 #: Limits that come before anything else (shared.turn.router rule 0): said alone, never beside a search.
 SAFETY_KINDS = ("crisis", "emergency")
 #: Limits that are about a shop, never said beside events (幾點開始: the event card has its time).
-_SHOP_ONLY = (Limit.HOURS,)
+_SHOP_ONLY = (ask.Limit.HOURS,)
 SOURCE = "model"
 
 assert set(Township.__args__) == set(TOWNSHIPS), "Township must list data/townships.json"  # type: ignore[attr-defined]
@@ -125,42 +107,42 @@ def _urgent(args: Mapping[str, Any]) -> Proposal | None:
     return Proposal("show_limits", {"kinds": kinds}, SOURCE) if kinds else None
 
 
-def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[Limit, ...]:
+def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[ask.Limit, ...]:
     """The limits asked beside a search, as the router notes them (first in its notes)."""
     kinds = [LIMIT_NOTES[kind] for kind in _said(args, "limits_asked") if kind in LIMIT_NOTES]
     return tuple(dict.fromkeys(kind for kind in kinds if not (events and kind in _SHOP_ONLY)))
 
 
-def _detail_notes(args: Mapping[str, Any]) -> tuple[NotRecorded, ...]:
+def _detail_notes(args: Mapping[str, Any]) -> tuple[ask.NotRecorded, ...]:
     """The details asked that the data does not record (last in the router's notes)."""
     return tuple(dict.fromkeys(DETAIL_NOTES[kind] for kind in _said(args, "limits_asked") if kind in DETAIL_NOTES))
 
 
-def _memory_notes(args: Mapping[str, Any]) -> tuple[Flag, ...]:
-    return (Flag.NOT_SAVED,) if args.get("memory_remark") == "do_not_remember" else ()
+def _memory_notes(args: Mapping[str, Any]) -> tuple[ask.Flag, ...]:
+    return (ask.Flag.NOT_SAVED,) if args.get("memory_remark") == "do_not_remember" else ()
 
 
-def _diet_notes(args: Mapping[str, Any]) -> tuple[Note, ...]:
+def _diet_notes(args: Mapping[str, Any]) -> tuple[ask.Note, ...]:
     """A place search's notes about its diet, in the router's order (shared.turn.router._search)."""
     diet = args.get("dietary_type")
     unrecorded = tuple(_said(args, "conditions_not_recorded"))
-    notes: tuple[Note, ...] = ((UnrecordedDiet(unrecorded),) if unrecorded else ()) + _memory_notes(args)
+    notes: tuple[ask.Note, ...] = ((ask.UnrecordedDiet(unrecorded),) if unrecorded else ()) + _memory_notes(args)
     if diet in (None, "any"):
         return notes
     other = bool(args.get("diet_is_someone_elses"))
     generic = diet == "vegetarian" and not unrecorded and not other and not args.get("vegetarian_on_purpose")
-    return notes + ((Flag.GENERIC_DIET,) if generic else ()) + ((Flag.DIET_OF_OTHER,) if other else ())
+    return notes + ((ask.Flag.GENERIC_DIET,) if generic else ()) + ((ask.Flag.DIET_OF_OTHER,) if other else ())
 
 
-def _other_areas(args: Mapping[str, Any]) -> tuple[OtherAreas, ...]:
+def _other_areas(args: Mapping[str, Any]) -> tuple[ask.OtherAreas, ...]:
     others = [area for area in _said(args, "other_townships") if area != args.get("area")]
-    return (OtherAreas(tuple(dict.fromkeys(others))),) if others else ()
+    return (ask.OtherAreas(tuple(dict.fromkeys(others))),) if others else ()
 
 
-def _tail_notes(args: Mapping[str, Any]) -> tuple[Flag, ...]:
+def _tail_notes(args: Mapping[str, Any]) -> tuple[ask.Flag, ...]:
     """What the router notes last: a privacy question beside the search, the greeting said first."""
-    return ((Flag.PRIVACY_ASKED,) if args.get("memory_remark") == "what_is_kept" else ()) + \
-        ((Flag.GREETED,) if args.get("greeted") else ())
+    return ((ask.Flag.PRIVACY_ASKED,) if args.get("memory_remark") == "what_is_kept" else ()) + \
+        ((ask.Flag.GREETED,) if args.get("greeted") else ())
 
 
 # -- another ask in the same message, offered as a button (shared.turn.router._two_asks) --------------
@@ -178,32 +160,32 @@ def _second_conditions(kind: str, args: Mapping[str, Any]) -> dict[str, str]:
     return {name: value for name, value in said.items() if value}
 
 
-def _another_kind(kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> SecondAsk:
+def _another_kind(kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> ask.SecondAsk:
     """An ask of the other kind (events beside shops, shops beside events); a township said once
     serves both; 全彰化 is every township."""
     area = args.get("second_ask_area")
     where = None if area == WHOLE_COUNTY else (area or first.get("area") or None)
     if kind == "places":
         diet = args.get("second_ask_dietary_type")
-        return SecondAsk(PlacesSearch(where, diet if diet not in (None, "any", "vegetarian") else None))
-    return SecondAsk(EventsSearch(where, date_arg(day_range(args.get("second_ask_date_from"),
+        return ask.SecondAsk(ask.PlacesSearch(where, diet if diet not in (None, "any", "vegetarian") else None))
+    return ask.SecondAsk(ask.EventsSearch(where, date_arg(day_range(args.get("second_ask_date_from"),
                                                            args.get("second_ask_date_to")))))
 
 
-def _same_kind(kind: str, asked: Mapping[str, str]) -> SecondAsk:
+def _same_kind(kind: str, asked: Mapping[str, str]) -> ask.SecondAsk:
     """An ask of the kind answered, with every condition it sets (``area`` "*": every township)."""
     area = None if asked.get("area") in (None, "*") else asked["area"]
     if kind == "events":
-        return SecondAsk(EventsSearch(area, date_arg(asked.get("date")), asked.get("keyword")))
-    return SecondAsk(PlacesSearch(area, asked.get("diet")))
+        return ask.SecondAsk(ask.EventsSearch(area, date_arg(asked.get("date")), asked.get("keyword")))
+    return ask.SecondAsk(ask.PlacesSearch(area, asked.get("diet")))
 
 
 def _second_ask_notes(first_kind: str, first: Mapping[str, str | None],
-                      args: Mapping[str, Any]) -> tuple[SecondAsk | OtherAreas, ...]:
+                      args: Mapping[str, Any]) -> tuple[ask.SecondAsk | ask.OtherAreas, ...]:
     """The second ask's note, by the router's rules (shared.turn.router._same_kind_asks). Of the same
-    kind: a ``SecondAsk`` with every condition (one it leaves open is the first's) when a condition
-    both set differs; ``OtherAreas`` when only the township differs; nothing when it repeats or only
-    adds to the first. Of the other kind: a ``SecondAsk`` of that kind."""
+    kind: an ``ask.SecondAsk`` with every condition (one it leaves open is the first's) when a condition
+    both set differs; ``ask.OtherAreas`` when only the township differs; nothing when it repeats or only
+    adds to the first. Of the other kind: an ``ask.SecondAsk`` of that kind."""
     kind = args.get("second_ask_kind")
     if kind is None:
         return ()
@@ -215,7 +197,7 @@ def _second_ask_notes(first_kind: str, first: Mapping[str, str | None],
     if not differ:  # it only repeats or refines the first (週六有活動嗎？有親子的嗎): the first's search says it
         return ()
     if differ == {"area"} and set(later) <= set(mine) and "*" not in (later["area"], mine["area"]):
-        return (OtherAreas((later["area"],)),)
+        return (ask.OtherAreas((later["area"],)),)
     return (_same_kind(kind, {**mine, **later}),)
 
 
@@ -231,7 +213,7 @@ def _places(args: Mapping[str, Any]) -> Proposal:
         _second_ask_notes("places", first, args) + _tail_notes(args)
     if area is None:
         vague = _said(args, "vague_place_words")
-        own = (Flag.OWN_DIET,) if args.get("states_own_diet") and diet not in (None, "any") else ()
+        own = (ask.Flag.OWN_DIET,) if args.get("states_own_diet") and diet not in (None, "any") else ()
         return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": bool(vague),
                                        **({"vague_words": vague} if vague else {})}, SOURCE, notes + own)
     return Proposal("search_local_places", {"area": area, "dietary_type": diet, "keyword": None}, SOURCE, notes)
@@ -246,7 +228,7 @@ def _events(args: Mapping[str, Any]) -> Proposal:
     keyword = args.get("keyword")
     title = args.get("title_words")
     notes = _limit_notes(args, events=True) + _memory_notes(args) + _other_areas(args) + \
-        ((TitleHint(title),) if title else ()) + _detail_notes(args) + \
+        ((ask.TitleHint(title),) if title else ()) + _detail_notes(args) + \
         _second_ask_notes("events", {"area": area, "date": date_range, "keyword": keyword}, args) + _tail_notes(args)
     vague = _said(args, "vague_place_words")
     if args.get("area") is None and vague:
@@ -260,9 +242,9 @@ def _find_place(args: Mapping[str, Any]) -> Proposal:
     if urgent is not None:
         return urgent
     diet = args.get("dietary_type")
-    check: tuple[Note, ...] = (DietCheck(diet),) if diet not in (None, "any") else ()
-    check += ((Flag.DIET_OF_OTHER,) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
-    others = tuple(OtherPlace(name) for name in dict.fromkeys(_said(args, "other_shop_names"))
+    check: tuple[ask.Note, ...] = (ask.DietCheck(diet),) if diet not in (None, "any") else ()
+    check += ((ask.Flag.DIET_OF_OTHER,) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
+    others = tuple(ask.OtherPlace(name) for name in dict.fromkeys(_said(args, "other_shop_names"))
                    if name != args["name"])
     notes = _limit_notes(args) + check + others + _detail_notes(args) + \
         _second_ask_notes("places", {"area": args.get("area"), "diet": None}, args) + _tail_notes(args)
@@ -286,7 +268,8 @@ def _small_talk(args: Mapping[str, Any]) -> Proposal:
 
 
 def _show_privacy(args: Mapping[str, Any]) -> Proposal:
-    return Proposal("privacy_info", {"topic": Topic(args.get("topic") or Topic.WHAT_IS_KEPT)}, SOURCE)
+    topic = ask.PrivacyTopic(args.get("topic") or ask.PrivacyTopic.WHAT_IS_KEPT)
+    return Proposal("privacy_info", {"topic": topic}, SOURCE)
 
 
 def _fixed(tool: str) -> Callable[[Mapping[str, Any]], Proposal]:

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Union
+from typing import Literal, Union
 
 from shared.turn.datespec import DateSpec
 
 __all__ = [
-    "Ack", "Ask", "AskSearchKind", "CancelHelp", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch",
-    "Flag", "Greeting", "HandoffInfo", "Help", "Limit", "Limits", "MemoryForget", "MemoryPropose", "MemoryView",
-    "NeedsArea", "Note", "NotRecorded", "OtherAreas", "OtherPlace", "PlacesSearch", "Privacy", "PrivacyTopic",
-    "RequestDraft", "RequestStatus", "SecondAsk", "ShopByName", "Thanks", "TitleHint", "UnknownTownship",
-    "Unasked", "Unreadable", "UnrecordedDiet", "UnrecordedKind", "notes_of", "words_of",
+    "Ask", "AskSearchKind", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag", "Limit",
+    "Limits", "Memory", "MemoryPropose", "NeedsArea", "Note", "NotRecorded", "OtherAreas", "OtherPlace",
+    "PlacesSearch", "Privacy", "PrivacyTopic", "RequestDraft", "RequestHelp", "SecondAsk", "ShopByName", "SmallTalk",
+    "TitleHint", "UnknownTownship", "Unasked", "Unreadable", "UnrecordedDiet", "UnrecordedKind", "notes_of",
+    "words_of",
 ]
 
 
@@ -54,10 +54,6 @@ class Limit(StrEnum):
     PETS = "no_pets"
     BRING = "no_bring"
     DISTANCE = "no_distance"
-
-
-#: The limits said alone, before anything else (a search is never answered beside them).
-SAFETY_LIMITS = frozenset({Limit.CRISIS, Limit.EMERGENCY})
 
 
 class Flag(StrEnum):
@@ -160,23 +156,19 @@ class RequestDraft:
 
 
 @dataclass(frozen=True)
-class RequestStatus:
-    """Where the resident's requests stand."""
+class RequestHelp:
+    """About the resident's requests: where they stand (``status``), how cancelling works
+    (``cancel``), or how to leave one when a person is asked for (``person``)."""
+
+    kind: Literal["status", "cancel", "person"]
 
 
 @dataclass(frozen=True)
-class CancelHelp:
-    """How cancelling a request works."""
+class Memory:
+    """What LOCAL remembers of the resident's diet (``view``), or forget it (``forget``: the card's
+    button; words alone delete nothing)."""
 
-
-@dataclass(frozen=True)
-class HandoffInfo:
-    """Asking for a person without the 新需求 form: how to leave a request."""
-
-
-@dataclass(frozen=True)
-class MemoryView:
-    """What LOCAL remembers of the resident's diet."""
+    kind: Literal["view", "forget"]
 
 
 @dataclass(frozen=True)
@@ -184,11 +176,6 @@ class MemoryPropose:
     """Remember this diet (the consent card; nothing is stored until the resident consents)."""
 
     diet: str
-
-
-@dataclass(frozen=True)
-class MemoryForget:
-    """Forget the remembered diet (the card's button; words alone delete nothing)."""
 
 
 class PrivacyTopic(StrEnum):
@@ -221,23 +208,11 @@ class Crisis:
 
 
 @dataclass(frozen=True)
-class Greeting:
-    """A greeting, or asking what LOCAL is."""
+class SmallTalk:
+    """A greeting (or asking what LOCAL is), thanks, ok / 收到, or nothing LOCAL can answer (``help``:
+    the menu)."""
 
-
-@dataclass(frozen=True)
-class Thanks:
-    """Thanks."""
-
-
-@dataclass(frozen=True)
-class Ack:
-    """ok / 收到."""
-
-
-@dataclass(frozen=True)
-class Help:
-    """Nothing LOCAL can answer was read: the menu."""
+    kind: Literal["greeting", "thanks", "ack", "help"]
 
 
 @dataclass(frozen=True)
@@ -275,9 +250,8 @@ class Unreadable:
 
 
 #: Every kind of ask LOCAL answers.
-Ask = Union[EventsSearch, PlacesSearch, NeedsArea, ShopByName, RequestDraft, RequestStatus, CancelHelp, HandoffInfo,
-            MemoryView, MemoryPropose, MemoryForget, Privacy, Limits, Crisis, Greeting, Thanks, Ack, Help, DidYouMean,
-            AskSearchKind, Unreadable]
+Ask = Union[EventsSearch, PlacesSearch, NeedsArea, ShopByName, RequestDraft, RequestHelp, Memory, MemoryPropose,
+            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable]
 
 
 # -- the notes said beside an ask -------------------------------------------------------------------

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from enum import StrEnum
 from typing import Any
 
 from shared.areas import WHOLE_COUNTY, UnknownArea
@@ -306,8 +307,22 @@ def snapshot_preference(ctx: EventContext) -> PreferenceSnapshot | None:
 
 def audit_args(proposal: Proposal) -> dict[str, Any]:
     """The proposal's arguments as the audit record holds them: a date in its boundary encoding
-    (shared.turn.datespec), every other argument as it is."""
-    return {name: encoded(value) for name, value in proposal.args.items()}
+    (shared.turn.datespec), a limit or privacy topic (shared.turn.ask) as its plain name, every other
+    argument as it is, except the resident's own words (did_you_mean's message spelt right, its
+    choices and the misspelt word): the record keeps no user text (shared.turn.audit)."""
+    return {name: _plain(value) for name, value in proposal.args.items() if name not in _USER_TEXT_ARGS}
+
+
+#: Arguments that hold the resident's message (did_you_mean): never written to the audit record.
+_USER_TEXT_ARGS = frozenset({"text", "choices", "typed"})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return encoded(value)
 
 
 def _result_ids(result: dict[str, Any] | None) -> list[str]:

@@ -32,26 +32,7 @@ from shared.replies.next_steps import (
     remember_item,
 )
 from shared.replies.places import render_places
-from shared.turn import menu
-from shared.turn.ask import (
-    DetailKind,
-    DietCheck,
-    EventsSearch,
-    Flag,
-    Limit,
-    Note,
-    NotRecorded,
-    OtherAreas,
-    OtherPlace,
-    PlacesSearch,
-    SecondAsk,
-    TitleHint,
-    Unasked,
-    UnknownTownship,
-    UnrecordedDiet,
-    UnrecordedKind,
-    notes_of,
-)
+from shared.turn import ask, menu
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet
 from shared.turn.menu import help_reply
@@ -69,31 +50,31 @@ def is_events(proposal: Proposal) -> bool:
     return proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
 
 
-def unrecorded_said(notes: tuple[Note, ...]) -> str | None:
+def unrecorded_said(notes: tuple[ask.Note, ...]) -> str | None:
     """The finer diet conditions the catalog does not record, as said (五辛素、不吃蔥蒜), or None.
     Joined by 、: the form a button's ``said`` postback parameter carries (shared.turn.fixed)."""
-    found = notes_of(notes, UnrecordedDiet)
+    found = ask.notes_of(notes, ask.UnrecordedDiet)
     return "、".join(found[0].words) if found else None
 
 
-def title_hint(notes: tuple[Note, ...]) -> str | None:
+def title_hint(notes: tuple[ask.Note, ...]) -> str | None:
     """The title words of an events search (冬季蔬果), or None."""
-    found = notes_of(notes, TitleHint)
+    found = ask.notes_of(notes, ask.TitleHint)
     return found[0].words if found else None
 
 
-def other_areas(notes: tuple[Note, ...]) -> tuple[str, ...]:
+def other_areas(notes: tuple[ask.Note, ...]) -> tuple[str, ...]:
     """The townships asked about but not searched, in the order said."""
-    return tuple(area for note in notes_of(notes, OtherAreas) for area in note.areas)
+    return tuple(area for note in ask.notes_of(notes, ask.OtherAreas) for area in note.areas)
 
 
-def _same_kind(proposal: Proposal, second: SecondAsk) -> bool:
-    return isinstance(second.ask, EventsSearch) == is_events(proposal)
+def _same_kind(proposal: Proposal, second: ask.SecondAsk) -> bool:
+    return isinstance(second.ask, ask.EventsSearch) == is_events(proposal)
 
 
 def _not_to_remember(proposal: Proposal) -> bool:
     """Someone else's diet (我媽媽吃全素), or the resident said not to remember (不用記)."""
-    return Flag.DIET_OF_OTHER in proposal.notes or Flag.NOT_SAVED in proposal.notes
+    return ask.Flag.DIET_OF_OTHER in proposal.notes or ask.Flag.NOT_SAVED in proposal.notes
 
 
 def diet_said_beside_shop(proposal: Proposal) -> str | None:
@@ -101,7 +82,7 @@ def diet_said_beside_shop(proposal: Proposal) -> str | None:
     offered as 「記住：全素」 like a search's diet; never someone else's or after 不用記."""
     if proposal.tool != "find_place" or _not_to_remember(proposal):
         return None
-    checks = notes_of(proposal.notes, DietCheck)
+    checks = ask.notes_of(proposal.notes, ask.DietCheck)
     return checks[0].diet if checks else None
 
 
@@ -158,31 +139,31 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
 # -- details the data does not record ---------------------------------------------------------------
 
 #: What each named detail is, in people's words (docs/design.md §5: name what the snapshot does not record).
-DETAIL_WORDS: dict[DetailKind, str] = {
-    DetailKind.BRING: "要帶什麼東西",
-    DetailKind.PAYMENT: "付款方式（能不能刷卡、用行動支付）",
-    DetailKind.PETS: "能不能帶寵物",
-    DetailKind.AGE: "適合幾歲、有沒有年齡限制",
-    DetailKind.SEATING: "有沒有座位或椅子",
-    DetailKind.ACCESS: "無障礙設施（輪椅進出、坡道、電梯）",
-    DetailKind.TOILET: "廁所、哺乳室這類設施",
-    DetailKind.SUITABILITY: "適不適合{who}參加（活動的標籤只是分類，不是限制）",
-    DetailKind.END_TIME: "結束時間或要多久（活動資料只有開始時間）",
+DETAIL_WORDS: dict[ask.DetailKind, str] = {
+    ask.DetailKind.BRING: "要帶什麼東西",
+    ask.DetailKind.PAYMENT: "付款方式（能不能刷卡、用行動支付）",
+    ask.DetailKind.PETS: "能不能帶寵物",
+    ask.DetailKind.AGE: "適合幾歲、有沒有年齡限制",
+    ask.DetailKind.SEATING: "有沒有座位或椅子",
+    ask.DetailKind.ACCESS: "無障礙設施（輪椅進出、坡道、電梯）",
+    ask.DetailKind.TOILET: "廁所、哺乳室這類設施",
+    ask.DetailKind.SUITABILITY: "適不適合{who}參加（活動的標籤只是分類，不是限制）",
+    ask.DetailKind.END_TIME: "結束時間或要多久（活動資料只有開始時間）",
 }
 
 
-def _detail_words(note: NotRecorded | Unasked) -> str | None:
-    if isinstance(note, Unasked):
+def _detail_words(note: ask.NotRecorded | ask.Unasked) -> str | None:
+    if isinstance(note, ask.Unasked):
         return f"你問的「{note.words}」" if note.words else "你問的其他細節"
     words = DETAIL_WORDS.get(note.kind)
     return words.format(who=note.who or "長輩或小孩") if words else None
 
 
-def detail_line(notes: tuple[Note, ...], subject: str) -> str | None:
+def detail_line(notes: tuple[ask.Note, ...], subject: str) -> str | None:
     """One sentence for every detail asked that the data does not record, and whom to ask.
 
     Args:
-        notes: a reading's notes (only ``NotRecorded`` and ``Unasked`` are read).
+        notes: a reading's notes (only ``ask.NotRecorded`` and ``ask.Unasked`` are read).
         subject: ``events``, ``places`` or ``any`` (whose data, and whom to ask: the organiser,
             the shop, or either).
     Returns:
@@ -191,10 +172,10 @@ def detail_line(notes: tuple[Note, ...], subject: str) -> str | None:
     """
     data = {"events": "活動資料", "places": "店家資料"}.get(subject, "資料")
     who = {"events": "主辦單位", "places": "店家（電話在卡片上）"}.get(subject, "店家或主辦單位")
-    said = (_detail_words(note) for note in notes if isinstance(note, (NotRecorded, Unasked)))
+    said = (_detail_words(note) for note in notes if isinstance(note, (ask.NotRecorded, ask.Unasked)))
     items = list(dict.fromkeys(words for words in said if words))
-    kinds = {note.kind for note in notes_of(notes, NotRecorded)}
-    crowd, organiser = DetailKind.CROWD in kinds, DetailKind.ORGANISER in kinds
+    kinds = {note.kind for note in ask.notes_of(notes, ask.NotRecorded)}
+    crowd, organiser = ask.DetailKind.CROWD in kinds, ask.DetailKind.ORGANISER in kinds
     if not items and not crowd and not organiser:
         return None
     line = f"{data}沒有記錄{'、'.join(items)}，請先問{who}。" if items else ""
@@ -234,40 +215,40 @@ def _short_area(area: str | None) -> str:
     return "全彰化" if not area else (area[:-1] if len(area) > 2 else area)
 
 
-def _events_button(ask: EventsSearch, result: dict[str, Any] | None) -> SecondAskButton | None:
+def _events_button(search: ask.EventsSearch, result: dict[str, Any] | None) -> SecondAskButton | None:
     date_range, short_date = None, ""
-    if ask.date is not None:
+    if search.date is not None:
         try:
-            start, end = ask.date.resolve(_today_of(result))
+            start, end = search.date.resolve(_today_of(result))
         except UnreadableDate:
             return None
         date_range = f"{start.isoformat()}/{end.isoformat()}"
         last = end - timedelta(days=1)
         short_date = f"{start.month}/{start.day}" + (f"～{last.month}/{last.day}" if last != start else "")
-    keyword = ask.keyword
-    words = scope_words({"area": ask.area, "date": date_range, "keyword": keyword})
-    label = limits.fit(short_date + _short_area(ask.area) + (keyword.replace("|", "或").replace(" ", "")
+    keyword = search.keyword
+    words = scope_words({"area": search.area, "date": date_range, "keyword": keyword})
+    label = limits.fit(short_date + _short_area(search.area) + (keyword.replace("|", "或").replace(" ", "")
                                                            if keyword else "活動"), limits.ACTION_LABEL)
-    data = (f"events:area={ask.area}" if ask.area else ALL_TOWNSHIPS_DATA) + carried_query(date_range, keyword)
+    data = (f"events:area={search.area}" if search.area else ALL_TOWNSHIPS_DATA) + carried_query(date_range, keyword)
     return SecondAskButton(words, checked_postback(label, data, limits.fit(f"查{words}的活動", limits.DISPLAY_TEXT)))
 
 
-def _places_button(ask: PlacesSearch) -> SecondAskButton:
-    what = f"{diet_label(ask.diet)}店家" if ask.diet else "蔬食店家"
-    label = limits.fit(_short_area(ask.area) + what if ask.area else what, limits.ACTION_LABEL)
-    action: PostbackAction | MessageAction = (area_postback("places", ask.area, diet=ask.diet, label=label) if ask.area
+def _places_button(search: ask.PlacesSearch) -> SecondAskButton:
+    what = f"{diet_label(search.diet)}店家" if search.diet else "蔬食店家"
+    label = limits.fit(_short_area(search.area) + what if search.area else what, limits.ACTION_LABEL)
+    action: PostbackAction | MessageAction = (area_postback("places", search.area, diet=search.diet, label=label) if search.area
                                               else MessageAction(label=label, text=what))
-    return SecondAskButton(f"{ask.area}的{what}" if ask.area else what, action)
+    return SecondAskButton(f"{search.area}的{what}" if search.area else what, action)
 
 
 def second_asks(proposal: Proposal, result: dict[str, Any] | None) -> list[SecondAskButton]:
     """The other asks of the proposal's kind, each named and offered as a button; an ask whose date
     cannot be resolved is left out."""
     buttons = []
-    for note in notes_of(proposal.notes, SecondAsk):
+    for note in ask.notes_of(proposal.notes, ask.SecondAsk):
         if not _same_kind(proposal, note):
             continue
-        button = _events_button(note.ask, result) if isinstance(note.ask, EventsSearch) else _places_button(note.ask)
+        button = _events_button(note.ask, result) if isinstance(note.ask, ask.EventsSearch) else _places_button(note.ask)
         if button is not None:
             buttons.append(button)
     return buttons
@@ -291,47 +272,47 @@ def _shop_areas_without(area: str | None) -> list[str] | None:
     return having if having and area not in having else None
 
 
-def _other_kind_line(ask: EventsSearch | PlacesSearch) -> str:
+def _other_kind_line(search: ask.EventsSearch | ask.PlacesSearch) -> str:
     """An ask of the other kind than the one answered (shops beside events, events beside a shop)."""
-    if isinstance(ask, EventsSearch):
-        button = f"「{ask.area}的活動」" if ask.area else "「查活動」"
-        return f"你也問了{ask.area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。"
-    where = ask.area or "各鄉鎮"
-    what = f"{diet_label(ask.diet)}店家" if ask.diet else "蔬食店家"
-    having = _shop_areas_without(ask.area)
+    if isinstance(search, ask.EventsSearch):
+        button = f"「{search.area}的活動」" if search.area else "「查活動」"
+        return f"你也問了{search.area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。"
+    where = search.area or "各鄉鎮"
+    what = f"{diet_label(search.diet)}店家" if search.diet else "蔬食店家"
+    having = _shop_areas_without(search.area)
     if having is not None:  # 員林有沒有純素的店: no shop data there, said now
-        return (f"你也問了{where}的{what}：這份店家資料目前沒有{ask.area}的店家；"
+        return (f"你也問了{where}的{what}：這份店家資料目前沒有{search.area}的店家；"
                 f"有店家資料的鄉鎮是{'、'.join(having)}，可以點下方的按鈕查。")
-    button = f"「{ask.area}的店家」" if ask.area else "「查蔬食」"
+    button = f"「{search.area}的店家」" if search.area else "「查蔬食」"
     return f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。"
 
 
-def _other_kind_items(ask: EventsSearch | PlacesSearch) -> list[QuickReplyItem]:
-    if isinstance(ask, EventsSearch):
-        if not ask.area:
+def _other_kind_items(search: ask.EventsSearch | ask.PlacesSearch) -> list[QuickReplyItem]:
+    if isinstance(search, ask.EventsSearch):
+        if not search.area:
             return [QuickReplyItem(action=MessageAction(label="查活動", text="查活動"))]
-        data = f"events:area={ask.area}" + carried_query(ask.date.encode() if ask.date is not None else None)
-        return [QuickReplyItem(action=checked_postback(f"{ask.area}的活動", data, f"查{ask.area}的活動"))]
-    having = _shop_areas_without(ask.area)
+        data = f"events:area={search.area}" + carried_query(search.date.encode() if search.date is not None else None)
+        return [QuickReplyItem(action=checked_postback(f"{search.area}的活動", data, f"查{search.area}的活動"))]
+    having = _shop_areas_without(search.area)
     if having is not None:  # no dead-end button: the townships that have shops, with the diet
-        return [QuickReplyItem(action=area_postback("places", township, diet=ask.diet, label=f"{township}的店家"))
+        return [QuickReplyItem(action=area_postback("places", township, diet=search.diet, label=f"{township}的店家"))
                 for township in having]
-    if not ask.area:
+    if not search.area:
         return [QuickReplyItem(action=MessageAction(label="查蔬食", text="查蔬食"))]
-    return [QuickReplyItem(action=area_postback("places", ask.area, diet=ask.diet, label=f"{ask.area}的店家"))]
+    return [QuickReplyItem(action=area_postback("places", search.area, diet=search.diet, label=f"{search.area}的店家"))]
 
 
 def second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[QuickReplyItem]:
     """Buttons for what the message also asked but the reply did not search: another ask of the same
     kind, another named shop, the shop search beside an events question, the events search beside a
     shop question, and 我的偏好 beside a privacy question."""
-    items = [QuickReplyItem(action=ask.action) for ask in second_asks(proposal, result)]
+    items = [QuickReplyItem(action=button.action) for button in second_asks(proposal, result)]
     for note in proposal.notes:
-        if isinstance(note, OtherPlace):
+        if isinstance(note, ask.OtherPlace):
             items.append(QuickReplyItem(action=MessageAction(label=note.name[:20], text=note.name)))
-        elif isinstance(note, SecondAsk) and not _same_kind(proposal, note):
+        elif isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
             items += _other_kind_items(note.ask)
-        elif note == Flag.PRIVACY_ASKED:
+        elif note == ask.Flag.PRIVACY_ASKED:
             items.append(QuickReplyItem(action=MessageAction(label="我的偏好", text="我的偏好")))
     return items
 
@@ -365,39 +346,39 @@ def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | 
     return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
 
 
-def _note_line(note: Note, proposal: Proposal, result: dict[str, Any] | None) -> str | None:
+def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None) -> str | None:
     """The line one note says beside the result, or None (said elsewhere, or by the buttons)."""
-    if isinstance(note, OtherAreas) and note.areas:
+    if isinstance(note, ask.OtherAreas) and note.areas:
         searched = (result or {}).get("query", {}).get("area") or ""
         return f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{'、'.join(note.areas)}請點下方的按鈕。"
-    if isinstance(note, UnknownTownship):
+    if isinstance(note, ask.UnknownTownship):
         return _unknown_area_line(note.typed, proposal, result)
-    if isinstance(note, UnrecordedKind):
+    if isinstance(note, ask.UnrecordedKind):
         return f"店家資料沒有記錄店家的類型（你說的「{note.word}」），這次先列出有素食品項的店家，請先打電話問店家。"
-    if isinstance(note, OtherPlace):
+    if isinstance(note, ask.OtherPlace):
         return f"你也問到「{note.name}」：我一次列一家，請點下方的「{note.name}」看它的地址和電話。"
-    if isinstance(note, SecondAsk) and not _same_kind(proposal, note):
+    if isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
         return _other_kind_line(note.ask)
-    return {Flag.CHANGHUA_AS_CITY: "你說的「彰化」我當作彰化市（想查整個彰化縣，請一次說一個鄉鎮）。",
-            Flag.NOT_SAVED: _NOT_SAVED_LINE, Flag.PRIVACY_ASKED: _PRIVACY_ASKED_LINE}.get(note) \
-        if isinstance(note, Flag) else None
+    return {ask.Flag.CHANGHUA_AS_CITY: "你說的「彰化」我當作彰化市（想查整個彰化縣，請一次說一個鄉鎮）。",
+            ask.Flag.NOT_SAVED: _NOT_SAVED_LINE, ask.Flag.PRIVACY_ASKED: _PRIVACY_ASKED_LINE}.get(note) \
+        if isinstance(note, ask.Flag) else None
 
 
 def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, the other asks, townships not
     searched, details not recorded, the shop found by name, the greeting said first."""
-    lines = menu.limit_lines(notes_of(proposal.notes, Limit), beside_events=proposal.tool == "search_local_events")
+    lines = menu.limit_lines(ask.notes_of(proposal.notes, ask.Limit), beside_events=proposal.tool == "search_local_events")
     seconds = second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
         lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")
-        lines += [f"另一件：{ask.words}，請點下方的「{ask.action.label}」。" for ask in seconds]
+        lines += [f"另一件：{button.words}，請點下方的「{button.action.label}」。" for button in seconds]
     lines += [line for note in proposal.notes if (line := _note_line(note, proposal, result))]
     lines += _events_searched_lines(result)
     details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
                           or proposal.args.get("kind") == "places" else "events")
     lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record
     lines = _shop_found_lines(proposal, result) + lines
-    if Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
+    if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
 
@@ -439,10 +420,10 @@ _LISTED_WORDS = {
 
 def _diet_check_lines(proposal: Proposal, name: str) -> list[str]:
     """Per named shop, whether the catalog lists the diet asked about (和米素食跟john手作 哪間有全素)."""
-    checks = notes_of(proposal.notes, DietCheck)
+    checks = ask.notes_of(proposal.notes, ask.DietCheck)
     if not checks:
         return []
-    names = [name] + [note.name for note in notes_of(proposal.notes, OtherPlace)]
+    names = [name] + [note.name for note in ask.notes_of(proposal.notes, ask.OtherPlace)]
     label = diet_label(checks[0].diet)
     return [f"「{shop}」：{_LISTED_WORDS[state].format(label=label)}。"
             for shop, state in diet_listed(names, checks[0].diet)]
@@ -493,7 +474,7 @@ def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
 
 
 def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | None) -> None:
-    """A statement of one's own diet with no township (我吃全素, 我是素食者: ``Flag.OWN_DIET``): the shop
+    """A statement of one's own diet with no township (我吃全素, 我是素食者: ``ask.Flag.OWN_DIET``): the shop
     picker for that diet stays the answer, and its last text gains one line and a 「記住：全素」 button
     after the townships (the button asks for the consent card; nothing is stored here). Nothing is
     added when ``remember_item`` offers nothing (not savable, already remembered, 蔬食 over a finer
@@ -556,7 +537,7 @@ def _next_steps(messages: list[Any], proposal: Proposal, result: dict[str, Any],
         _attach(messages, events_next_steps(result, asked=asked) if events else places_next_steps(
             result, stated_diet=stated or diet_said_beside_shop(proposal), remembered=remembered, asked=asked,
             offer_memory=may_offer, said=unrecorded))
-    if status == "needs_area" and not events and may_offer and Flag.OWN_DIET in proposal.notes:
+    if status == "needs_area" and not events and may_offer and ask.Flag.OWN_DIET in proposal.notes:
         _offer_on_picker(messages, stated, remembered)
 
 

@@ -17,20 +17,7 @@ from pathlib import Path
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.turn.ask import (
-    DietCheck,
-    EventsSearch,
-    NotRecorded,
-    OtherAreas,
-    OtherPlace,
-    PrivacyTopic,
-    SecondAsk,
-    TitleHint,
-    Unasked,
-    UnknownTownship,
-    UnrecordedDiet,
-    UnrecordedKind,
-)
+from shared.turn import ask
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.router import route
 from shared.turn.wording import is_events
@@ -125,12 +112,12 @@ def _dates_words(spec) -> str:
     return ",".join(words) if isinstance(words, list) else words or ""
 
 
-def _second_words(proposal, second: SecondAsk) -> str:
+def _second_words(proposal, second: ask.SecondAsk) -> str:
     """Another ask, as a case names it: ``also_places:<township>/<diet>`` / ``also_events:<township>/<days>``
     beside an ask of the other kind, ``second_events:area=…&date=<days>&keyword=…`` /
     ``second_places:area=…&diet=…`` beside one of the same kind."""
     ask = second.ask
-    events = isinstance(ask, EventsSearch)
+    events = isinstance(ask, ask.EventsSearch)
     if events != is_events(proposal):
         return (f"also_events:{ask.area or ''}/{_dates_words(ask.date)}" if events
                 else f"also_places:{ask.area or ''}/{ask.diet or ''}")
@@ -143,14 +130,14 @@ def _note_words(proposal, note) -> str:
     """A typed note (shared.turn.ask), as tests/eval/cases.json names it."""
     if isinstance(note, str):  # Limit, Flag
         return str(note)
-    if isinstance(note, SecondAsk):
+    if isinstance(note, ask.SecondAsk):
         return _second_words(proposal, note)
-    if isinstance(note, NotRecorded):
+    if isinstance(note, ask.NotRecorded):
         return f"detail:{note.kind}" + (f"/{note.who}" if note.who else "")
-    words = {Unasked: lambda n: f"unasked:{n.words}", UnrecordedDiet: lambda n: "unrecorded_diet:" + "、".join(n.words),
-             UnrecordedKind: lambda n: f"unrecorded_kind:{n.word}", TitleHint: lambda n: f"title:{n.words}",
-             UnknownTownship: lambda n: f"unknown_area:{n.typed}", DietCheck: lambda n: f"diet_check:{n.diet}",
-             OtherPlace: lambda n: f"other_places:{n.name}", OtherAreas: lambda n: "other_areas:" + ",".join(n.areas)}
+    words = {ask.Unasked: lambda n: f"unasked:{n.words}", ask.UnrecordedDiet: lambda n: "unrecorded_diet:" + "、".join(n.words),
+             ask.UnrecordedKind: lambda n: f"unrecorded_kind:{n.word}", ask.TitleHint: lambda n: f"title:{n.words}",
+             ask.UnknownTownship: lambda n: f"unknown_area:{n.typed}", ask.DietCheck: lambda n: f"diet_check:{n.diet}",
+             ask.OtherPlace: lambda n: f"other_places:{n.name}", ask.OtherAreas: lambda n: "other_areas:" + ",".join(n.areas)}
     return words[type(note)](note)
 
 
@@ -159,7 +146,7 @@ def _case_notes(proposal) -> set[str]:
     question's topic, a township follow-up with no data), in the case file's words."""
     said = {_note_words(proposal, note) for note in proposal.notes}
     topic = proposal.args.get("topic")
-    said |= {"forget"} if topic == PrivacyTopic.FORGET_MY_DIET else {"sharing"} if topic == PrivacyTopic.WHO_SEES_MY_DATA \
+    said |= {"forget"} if topic == ask.PrivacyTopic.FORGET_MY_DIET else {"sharing"} if topic == ask.PrivacyTopic.WHO_SEES_MY_DATA \
         else set()
     return said | ({"no_data"} if proposal.args.get("no_data") else set())
 
