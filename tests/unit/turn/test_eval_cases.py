@@ -116,13 +116,13 @@ def _second_words(proposal, second: ask.SecondAsk) -> str:
     """Another ask, as a case names it: ``also_places:<township>/<diet>`` / ``also_events:<township>/<days>``
     beside an ask of the other kind, ``second_events:area=…&date=<days>&keyword=…`` /
     ``second_places:area=…&diet=…`` beside one of the same kind."""
-    other = second.ask
-    events = isinstance(other, ask.EventsSearch)
+    search = second.ask
+    events = isinstance(search, ask.EventsSearch)
     if events != is_events(proposal):
-        return (f"also_events:{other.area or ''}/{_dates_words(other.date)}" if events
-                else f"also_places:{other.area or ''}/{other.diet or ''}")
-    said = ({"area": other.area, "date": _dates_words(other.date) if other.date else None, "keyword": other.keyword}
-            if events else {"area": other.area, "diet": other.diet})
+        return (f"also_events:{search.area or ''}/{_dates_words(search.date)}" if events
+                else f"also_places:{search.area or ''}/{search.diet or ''}")
+    said = ({"area": search.area, "date": _dates_words(search.date) if search.date else None, "keyword": search.keyword}
+            if events else {"area": search.area, "diet": search.diet})
     return f"second_{'events' if events else 'places'}:" + "&".join(f"{k}={v}" for k, v in said.items() if v)
 
 
