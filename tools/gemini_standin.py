@@ -217,7 +217,7 @@ def _search_call(proposal: Any, now: datetime, limits_asked: list[str]) -> tuple
     """A search, a picker or a shop by name as the search tools' call."""
     tool, args, notes = proposal.tool, proposal.args, proposal.notes
     call: dict[str, Any] = {"limits_asked": limits_asked} if limits_asked else {}
-    from shared.turn.ask import DietCheck, OtherAreas, UnrecordedDiet, notes_of
+    from shared.turn.ask import DietCheck, OtherAreas, UnrecordedDiet, UnrecordedKind, notes_of
 
     for note in notes:
         name, value = _NOTE_FLAGS.get(note, (None, None)) if isinstance(note, str) else (None, None)
@@ -227,6 +227,8 @@ def _search_call(proposal: Any, now: datetime, limits_asked: list[str]) -> tuple
         call["conditions_not_recorded"] = list(unrecorded.words)[:3]
     for others in notes_of(notes, OtherAreas):
         call["other_townships"] = list(others.areas)[:3]
+    for kind in notes_of(notes, UnrecordedKind):
+        call["shop_kind_not_recorded"] = kind.word
     if tool == "find_place":
         call.pop("states_own_diet", None)
         diet = next((check.diet for check in notes_of(notes, DietCheck)), None)

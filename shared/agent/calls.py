@@ -209,7 +209,9 @@ def _places(args: Mapping[str, Any]) -> Proposal:
         return urgent
     area, diet = args.get("area"), args.get("dietary_type")
     first = {"area": None if area == WHOLE_COUNTY else area, "diet": None if diet == "any" else diet}
-    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + _detail_notes(args) + \
+    kind = args.get("shop_kind_not_recorded")
+    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + \
+        ((ask.UnrecordedKind(kind),) if kind and area is not None else ()) + _detail_notes(args) + \
         _second_ask_notes("places", first, args) + _tail_notes(args)
     if area is None:
         vague = _said(args, "vague_place_words")

@@ -190,6 +190,8 @@ SAME_ASK = [
                                            limits_asked=["parking"])),
     ("花壇有素食嗎？可以訂位嗎", call("search_local_places", area="花壇鄉", dietary_type="vegetarian",
                                     limits_asked=["booking"])),
+    ("彰化市有素食自助餐嗎", call("search_local_places", area="彰化市", dietary_type="vegetarian",
+                                 shop_kind_not_recorded="自助餐")),
     ("週末彰化市有活動嗎？順便推薦附近的素食店", call("search_local_events", area="彰化市", date_from="2026-12-05",
                                                    date_to="2026-12-06", second_ask_kind="places")),
     ("花壇有素食店嗎？還有這週末有什麼活動", call("search_local_places", area="花壇鄉", dietary_type="vegetarian",
