@@ -87,12 +87,14 @@ test-collect: $(LOCKS_STAMP)
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --noconftest -p tools.rewrite_cache >/dev/null 2>&1; \
 	wait; true
 
-# ruff (lint and import order) over the repo, mypy over shared/, then the import contracts of
-# shared/ (import-linter: layers, adapters, entry points); settings in pyproject.toml.
+# ruff (lint and import order) over the repo, mypy over shared/, the import contracts of shared/
+# (import-linter: layers, adapters, entry points; settings in pyproject.toml), then the complexity
+# check: no function of shared/turn/ or shared/agent/ over radon cc 15 (tools/complexity.py).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --cache-dir .run/import-linter
+	$(PY) -m tools.complexity shared/turn shared/agent
 
 bench: $(STAMP)
 	$(PY) -m tools.bench

@@ -196,8 +196,7 @@ def call_for(proposal: Any, now: datetime) -> tuple[str, dict[str, Any]]:
     if tool == "ack":
         return "small_talk", {"kind": "ok", **({"memory_remark": "do_not_remember"} if "not_saved" in notes else {})}
     if tool == "privacy_info":
-        topic = "forget_my_diet" if "forget" in notes else "who_sees_my_data" if "sharing" in notes else "what_is_kept"
-        return "show_privacy", {"topic": topic}
+        return "show_privacy", {"topic": str(args.get("topic") or "what_is_kept")}
     if tool == "ask_search_kind":
         return "ask_events_or_shops", {"area": args["area"]}
     if tool == "show_limits":
@@ -208,8 +207,8 @@ def call_for(proposal: Any, now: datetime) -> tuple[str, dict[str, Any]]:
     return _search_call(proposal, now, _limit_kinds(list(notes), LIMIT_NOTES, DETAIL_NOTES))
 
 
-def _limit_kinds(codes: list[str], limit_notes: dict[str, str], detail_notes: dict[str, str]) -> list[str]:
-    """Router limit and detail codes → the tools' limit kinds, each once (≤ 6, the schema's bound)."""
+def _limit_kinds(codes: list[Any], limit_notes: dict[str, Any], detail_notes: dict[str, Any]) -> list[str]:
+    """Router limits and details not recorded → the tools' limit kinds, each once (≤ 6, the schema's bound)."""
     back = {code: kind for kind, code in {**limit_notes, **detail_notes}.items()}
     return list(dict.fromkeys(back[code] for code in codes if code in back))[:6]
 
@@ -218,18 +217,21 @@ def _search_call(proposal: Any, now: datetime, limits_asked: list[str]) -> tuple
     """A search, a picker or a shop by name as the search tools' call."""
     tool, args, notes = proposal.tool, proposal.args, proposal.notes
     call: dict[str, Any] = {"limits_asked": limits_asked} if limits_asked else {}
+    from shared.turn.ask import DietCheck, OtherAreas, UnrecordedDiet, UnrecordedKind, notes_of
+
     for note in notes:
-        name, value = _NOTE_FLAGS.get(note, (None, None))
+        name, value = _NOTE_FLAGS.get(note, (None, None)) if isinstance(note, str) else (None, None)
         if name is not None:
             call[name] = value
-        kind, _, rest = note.partition(":")
-        if kind == "unrecorded_diet" and rest:
-            call["conditions_not_recorded"] = rest.split("、")[:3]
-        elif kind == "other_areas" and rest:
-            call["other_townships"] = rest.split(",")[:3]
+    for unrecorded in notes_of(notes, UnrecordedDiet):
+        call["conditions_not_recorded"] = list(unrecorded.words)[:3]
+    for others in notes_of(notes, OtherAreas):
+        call["other_townships"] = list(others.areas)[:3]
+    for kind in notes_of(notes, UnrecordedKind):
+        call["shop_kind_not_recorded"] = kind.word
     if tool == "find_place":
         call.pop("states_own_diet", None)
-        diet = next((note.partition(":")[2] for note in notes if note.startswith("diet_check:")), None)
+        diet = next((check.diet for check in notes_of(notes, DietCheck)), None)
         return "find_place", {"name": args["name"], **({"dietary_type": diet} if diet else {}), **call}
     if args.get("vague"):
         call["vague_place_words"] = list(args.get("vague_words") or ["附近"])

@@ -1,4 +1,4 @@
-"""The model side of LOCAL (DESIGN §8): one ADK ``LlmAgent`` proposes one read-only tool call per
+"""The model side of LOCAL (docs/design.md §8): one ADK ``LlmAgent`` proposes one read-only tool call per
 turn; Python validates, runs, renders and audits it through the one turn engine.
 
 ``agent`` (the turn and the runner), ``prompts`` (public instruction), ``tools`` (one tool per ask

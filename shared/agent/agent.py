@@ -1,6 +1,6 @@
 """One model turn: Gemini, through ADK, proposes one read-only tool call; LOCAL decides and renders.
 
-Per turn (DESIGN §7–§8; issue 10):
+Per turn (docs/design.md §7–§8):
 
 1. snapshot the preference and its revision (shared.turn.engine.start_turn);
 2. a new in-memory ADK session (user: the hashed LINE user id; state: the revision) and one
@@ -64,6 +64,7 @@ from shared.turn.engine import (
 )
 from shared.turn.limits import refused_reply, unavailable_reply
 from shared.turn.router import Proposal
+from shared.turn.wording import revision_changed_reply
 
 #: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and
 #: structured (shared.logs), so ADK's own logger only speaks for the unexpected.
@@ -208,7 +209,7 @@ def failure_reason(outcome: AdkOutcome) -> str | None:
     ``model_timeout`` (our budget, an HTTP timeout, 408/504), ``quota`` (429), ``bad_tool_call`` (a
     malformed function call, the model-call bound hit), ``upstream_unavailable`` (5xx, any other
     API or transport error, an unreadable answer, a blocked candidate).
-    Source: issue 10 (Build 4); Gemini API troubleshooting (429 RESOURCE_EXHAUSTED, 500, 503, 504).
+    Source: docs/design.md §8; Gemini API troubleshooting (429 RESOURCE_EXHAUSTED, 500, 503, 504).
     """
     exc = outcome.exception
     if exc is not None:
@@ -277,15 +278,10 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
         if code == BAD_TOOL_CALL:
             return unanswered_turn(ctx, start, source="model", reason=BAD_TOOL_CALL, reply=unavailable_reply(),
                                    audit_extra={"model": model})
-        reply = _revision_changed_reply() if code == TOOL_CONTEXT_REVISION_MISMATCH else refused_reply()
+        reply = revision_changed_reply() if code == TOOL_CONTEXT_REVISION_MISMATCH else refused_reply()
         return unanswered_turn(ctx, start, source="model", reason=code, reply=reply, audit_extra={"model": model})
     # No tool call at all (text only): the prose is discarded; the resident gets the router's help menu.
     model["text_ignored"] = outcome.text_seen
     run = run_tool(ctx, Proposal("show_local_help", source="model"), start.snapshot, tools)
     return finish_turn(ctx, start, run, audit_extra={"model": model, "reason": "no_tool_call"})
 
-
-def _revision_changed_reply() -> Reply:
-    from linebot.v3.messaging import TextMessage
-
-    return Reply([TextMessage(text="你的飲食偏好剛剛有變更，為了不用舊的條件，這次先不查。請再問一次。")])

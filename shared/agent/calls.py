@@ -5,13 +5,14 @@ validation of every argument (shared.turn.engine.run_tool) and the same reply.
 
 The arguments are typed where the model knows the thing: a township is one of the 26 (or 全彰化),
 a diet one of five, a date ``YYYY-MM-DD`` with an inclusive end, a limit one of ``LIMIT_KINDS``.
-What the router writes as notes (a limit asked beside a search, someone else's diet, another ask in
-the same message …) the model gives as arguments, and ``proposal_of`` writes the router's notes for
-them, in the router's order: the engine then says the same lines and offers the same buttons.
+What the router reads as notes (a limit asked beside a search, someone else's diet, another ask in
+the same message …) the model gives as arguments, and ``proposal_of`` builds the same typed notes
+(shared.turn.ask) for them, in the router's order: the engine then says the same lines and offers
+the same buttons.
 
 No ADK or genai here: shared.agent.tools declares the tools with these types; the Gemini stand-in
 and the tests read the same vocabulary.
-Source: README "Free text read by Gemini"; shared.turn.router's module docstring (the notes).
+Source: README "Free text read by Gemini"; shared.turn.ask (the notes).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from datetime import date, timedelta
 from typing import Any, Literal
 
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY
+from shared.turn import ask
 from shared.turn.datespec import date_arg
 from shared.turn.router import Proposal
 
@@ -43,24 +45,23 @@ LimitKind = Literal["crisis", "emergency", "medical", "doctor_appointment", "tra
                     "registration", "pets", "what_to_bring", "distance", "evening", "payment", "age", "crowd",
                     "seating", "accessibility", "toilets", "organiser", "end_time"]
 
-#: A limit kind → the router's limit note (shared.turn.menu.LIMIT_WORDS), said with fixed words.
-LIMIT_NOTES: dict[str, str] = {
+#: A limit kind → the limit the router reads (said with shared.replies.menu.LIMIT_WORDS).
+LIMIT_NOTES: dict[str, ask.Limit] = {kind: ask.Limit(limit) for kind, limit in {
     "crisis": "crisis", "emergency": "emergency", "medical": "medical", "doctor_appointment": "no_appointment",
     "transport": "transport", "parking": "parking", "taxi": "taxi", "shuttle": "shuttle", "weather": "weather",
     "other_county": "elsewhere", "directory": "directory", "no_data": "no_data", "booking": "no_booking",
     "opening_hours": "no_hours", "price": "no_price", "registration": "no_registration", "pets": "no_pets",
     "what_to_bring": "no_bring", "distance": "no_distance", "evening": "evening",
-}
-#: A limit kind → the router's detail note (shared.turn.details.DETAIL_WORDS): a detail the data does not record.
-DETAIL_NOTES: dict[str, str] = {
-    "payment": "detail:payment", "age": "detail:age", "crowd": "detail:crowd", "seating": "detail:seating",
-    "accessibility": "detail:access", "toilets": "detail:toilet", "organiser": "detail:organiser",
-    "end_time": "detail:end_time",
-}
+}.items()}
+#: A limit kind → the detail the data does not record, as the router reads it (shared.turn.details).
+DETAIL_NOTES: dict[str, ask.NotRecorded] = {kind: ask.NotRecorded(ask.DetailKind(detail)) for kind, detail in {
+    "payment": "payment", "age": "age", "crowd": "crowd", "seating": "seating", "accessibility": "access",
+    "toilets": "toilet", "organiser": "organiser", "end_time": "end_time",
+}.items()}
 #: Limits that come before anything else (shared.turn.router rule 0): said alone, never beside a search.
 SAFETY_KINDS = ("crisis", "emergency")
 #: Limits that are about a shop, never said beside events (幾點開始: the event card has its time).
-_SHOP_ONLY = ("no_hours",)
+_SHOP_ONLY = (ask.Limit.HOURS,)
 SOURCE = "model"
 
 assert set(Township.__args__) == set(TOWNSHIPS), "Township must list data/townships.json"  # type: ignore[attr-defined]
@@ -102,47 +103,46 @@ def _said(args: Mapping[str, Any], name: str) -> list[str]:
 
 def _urgent(args: Mapping[str, Any]) -> Proposal | None:
     """Crisis or emergency words asked anywhere → the safety reply alone (router rule 0)."""
-    kinds = [kind for kind in _said(args, "limits_asked") if kind in SAFETY_KINDS]
+    kinds = [LIMIT_NOTES[kind] for kind in _said(args, "limits_asked") if kind in SAFETY_KINDS]
     return Proposal("show_limits", {"kinds": kinds}, SOURCE) if kinds else None
 
 
-def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[str, ...]:
+def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[ask.Limit, ...]:
     """The limits asked beside a search, as the router notes them (first in its notes)."""
     kinds = [LIMIT_NOTES[kind] for kind in _said(args, "limits_asked") if kind in LIMIT_NOTES]
     return tuple(dict.fromkeys(kind for kind in kinds if not (events and kind in _SHOP_ONLY)))
 
 
-def _detail_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+def _detail_notes(args: Mapping[str, Any]) -> tuple[ask.NotRecorded, ...]:
     """The details asked that the data does not record (last in the router's notes)."""
     return tuple(dict.fromkeys(DETAIL_NOTES[kind] for kind in _said(args, "limits_asked") if kind in DETAIL_NOTES))
 
 
-def _memory_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
-    remark = args.get("memory_remark")
-    return ("not_saved",) if remark == "do_not_remember" else ()
+def _memory_notes(args: Mapping[str, Any]) -> tuple[ask.Flag, ...]:
+    return (ask.Flag.NOT_SAVED,) if args.get("memory_remark") == "do_not_remember" else ()
 
 
-def _diet_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+def _diet_notes(args: Mapping[str, Any]) -> tuple[ask.Note, ...]:
     """A place search's notes about its diet, in the router's order (shared.turn.router._search)."""
     diet = args.get("dietary_type")
-    unrecorded = "、".join(_said(args, "conditions_not_recorded"))
-    notes = ((f"unrecorded_diet:{unrecorded}",) if unrecorded else ()) + _memory_notes(args)
+    unrecorded = tuple(_said(args, "conditions_not_recorded"))
+    notes: tuple[ask.Note, ...] = ((ask.UnrecordedDiet(unrecorded),) if unrecorded else ()) + _memory_notes(args)
     if diet in (None, "any"):
         return notes
     other = bool(args.get("diet_is_someone_elses"))
     generic = diet == "vegetarian" and not unrecorded and not other and not args.get("vegetarian_on_purpose")
-    return notes + (("generic_diet",) if generic else ()) + (("diet_of_other",) if other else ())
+    return notes + ((ask.Flag.GENERIC_DIET,) if generic else ()) + ((ask.Flag.DIET_OF_OTHER,) if other else ())
 
 
-def _other_areas(args: Mapping[str, Any]) -> tuple[str, ...]:
+def _other_areas(args: Mapping[str, Any]) -> tuple[ask.OtherAreas, ...]:
     others = [area for area in _said(args, "other_townships") if area != args.get("area")]
-    return (f"other_areas:{','.join(dict.fromkeys(others))}",) if others else ()
+    return (ask.OtherAreas(tuple(dict.fromkeys(others))),) if others else ()
 
 
-def _tail_notes(args: Mapping[str, Any]) -> tuple[str, ...]:
+def _tail_notes(args: Mapping[str, Any]) -> tuple[ask.Flag, ...]:
     """What the router notes last: a privacy question beside the search, the greeting said first."""
-    return (("privacy_asked",) if args.get("memory_remark") == "what_is_kept" else ()) + \
-        (("greeted",) if args.get("greeted") else ())
+    return ((ask.Flag.PRIVACY_ASKED,) if args.get("memory_remark") == "what_is_kept" else ()) + \
+        ((ask.Flag.GREETED,) if args.get("greeted") else ())
 
 
 # -- another ask in the same message, offered as a button (shared.turn.router._two_asks) --------------
@@ -160,22 +160,32 @@ def _second_conditions(kind: str, args: Mapping[str, Any]) -> dict[str, str]:
     return {name: value for name, value in said.items() if value}
 
 
-def _another_kind(kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> str:
-    """An ask of the other kind (events beside shops, shops beside events): ``also_places`` /
-    ``also_events``; a township said once serves both."""
+def _another_kind(kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> ask.SecondAsk:
+    """An ask of the other kind (events beside shops, shops beside events); a township said once
+    serves both; 全彰化 is every township."""
     area = args.get("second_ask_area")
-    where = "" if area == WHOLE_COUNTY else (area or first.get("area") or "")
+    where = None if area == WHOLE_COUNTY else (area or first.get("area") or None)
     if kind == "places":
         diet = args.get("second_ask_dietary_type")
-        return f"also_places:{where}/{diet if diet not in (None, 'any', 'vegetarian') else ''}"
-    return f"also_events:{where}/{day_range(args.get('second_ask_date_from'), args.get('second_ask_date_to')) or ''}"
+        return ask.SecondAsk(ask.PlacesSearch(where, diet if diet not in (None, "any", "vegetarian") else None))
+    return ask.SecondAsk(ask.EventsSearch(where, date_arg(day_range(args.get("second_ask_date_from"),
+                                                           args.get("second_ask_date_to")))))
 
 
-def _second_ask_notes(first_kind: str, first: Mapping[str, str | None], args: Mapping[str, Any]) -> tuple[str, ...]:
+def _same_kind(kind: str, asked: Mapping[str, str]) -> ask.SecondAsk:
+    """An ask of the kind answered, with every condition it sets (``area`` "*": every township)."""
+    area = None if asked.get("area") in (None, "*") else asked["area"]
+    if kind == "events":
+        return ask.SecondAsk(ask.EventsSearch(area, date_arg(asked.get("date")), asked.get("keyword")))
+    return ask.SecondAsk(ask.PlacesSearch(area, asked.get("diet")))
+
+
+def _second_ask_notes(first_kind: str, first: Mapping[str, str | None],
+                      args: Mapping[str, Any]) -> tuple[ask.SecondAsk | ask.OtherAreas, ...]:
     """The second ask's note, by the router's rules (shared.turn.router._same_kind_asks). Of the same
-    kind: ``second_<kind>:`` with every condition (one it leaves open is the first's) when a condition
-    both set differs; ``other_areas`` when only the township differs; nothing when it repeats or only
-    adds to the first. Of the other kind: ``also_<kind>:``."""
+    kind: an ``ask.SecondAsk`` with every condition (one it leaves open is the first's) when a condition
+    both set differs; ``ask.OtherAreas`` when only the township differs; nothing when it repeats or only
+    adds to the first. Of the other kind: an ``ask.SecondAsk`` of that kind."""
     kind = args.get("second_ask_kind")
     if kind is None:
         return ()
@@ -187,11 +197,8 @@ def _second_ask_notes(first_kind: str, first: Mapping[str, str | None], args: Ma
     if not differ:  # it only repeats or refines the first (週六有活動嗎？有親子的嗎): the first's search says it
         return ()
     if differ == {"area"} and set(later) <= set(mine) and "*" not in (later["area"], mine["area"]):
-        return (f"other_areas:{later['area']}",)
-    asked = {**mine, **later}
-    names = ("area", "date", "keyword") if kind == "events" else ("area", "diet")
-    return (f"second_{kind}:" + "&".join(f"{name}={asked[name]}" for name in names
-                                          if asked.get(name) and asked[name] != "*"),)
+        return (ask.OtherAreas((later["area"],)),)
+    return (_same_kind(kind, {**mine, **later}),)
 
 
 # -- one builder per tool ---------------------------------------------------------------------------
@@ -202,11 +209,13 @@ def _places(args: Mapping[str, Any]) -> Proposal:
         return urgent
     area, diet = args.get("area"), args.get("dietary_type")
     first = {"area": None if area == WHOLE_COUNTY else area, "diet": None if diet == "any" else diet}
-    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + _detail_notes(args) + \
+    kind = args.get("shop_kind_not_recorded")
+    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + \
+        ((ask.UnrecordedKind(kind),) if kind and area is not None else ()) + _detail_notes(args) + \
         _second_ask_notes("places", first, args) + _tail_notes(args)
     if area is None:
         vague = _said(args, "vague_place_words")
-        own = ("own_diet",) if args.get("states_own_diet") and diet not in (None, "any") else ()
+        own = (ask.Flag.OWN_DIET,) if args.get("states_own_diet") and diet not in (None, "any") else ()
         return Proposal("needs_area", {"kind": "places", "dietary_type": diet, "vague": bool(vague),
                                        **({"vague_words": vague} if vague else {})}, SOURCE, notes + own)
     return Proposal("search_local_places", {"area": area, "dietary_type": diet, "keyword": None}, SOURCE, notes)
@@ -221,7 +230,7 @@ def _events(args: Mapping[str, Any]) -> Proposal:
     keyword = args.get("keyword")
     title = args.get("title_words")
     notes = _limit_notes(args, events=True) + _memory_notes(args) + _other_areas(args) + \
-        ((f"title:{title}",) if title else ()) + _detail_notes(args) + \
+        ((ask.TitleHint(title),) if title else ()) + _detail_notes(args) + \
         _second_ask_notes("events", {"area": area, "date": date_range, "keyword": keyword}, args) + _tail_notes(args)
     vague = _said(args, "vague_place_words")
     if args.get("area") is None and vague:
@@ -235,9 +244,9 @@ def _find_place(args: Mapping[str, Any]) -> Proposal:
     if urgent is not None:
         return urgent
     diet = args.get("dietary_type")
-    check: tuple[str, ...] = (f"diet_check:{diet}",) if diet not in (None, "any") else ()
-    check += (("diet_of_other",) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
-    others = tuple(f"other_places:{name}" for name in dict.fromkeys(_said(args, "other_shop_names"))
+    check: tuple[ask.Note, ...] = (ask.DietCheck(diet),) if diet not in (None, "any") else ()
+    check += ((ask.Flag.DIET_OF_OTHER,) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
+    others = tuple(ask.OtherPlace(name) for name in dict.fromkeys(_said(args, "other_shop_names"))
                    if name != args["name"])
     notes = _limit_notes(args) + check + others + _detail_notes(args) + \
         _second_ask_notes("places", {"area": args.get("area"), "diet": None}, args) + _tail_notes(args)
@@ -246,7 +255,7 @@ def _find_place(args: Mapping[str, Any]) -> Proposal:
 
 def _show_limits(args: Mapping[str, Any]) -> Proposal:
     kinds = _said(args, "kinds")
-    safety = [kind for kind in kinds if kind in SAFETY_KINDS]
+    safety = [LIMIT_NOTES[kind] for kind in kinds if kind in SAFETY_KINDS]
     if safety:
         return Proposal("show_limits", {"kinds": safety}, SOURCE)
     return Proposal("show_limits", {"kinds": [LIMIT_NOTES[kind] for kind in dict.fromkeys(kinds) if kind in LIMIT_NOTES]},
@@ -261,9 +270,8 @@ def _small_talk(args: Mapping[str, Any]) -> Proposal:
 
 
 def _show_privacy(args: Mapping[str, Any]) -> Proposal:
-    topic = args.get("topic") or "what_is_kept"
-    notes = {"forget_my_diet": ("forget",), "who_sees_my_data": ("sharing",)}.get(topic, ())
-    return Proposal("privacy_info", {}, SOURCE, notes)
+    topic = ask.PrivacyTopic(args.get("topic") or ask.PrivacyTopic.WHAT_IS_KEPT)
+    return Proposal("privacy_info", {"topic": topic}, SOURCE)
 
 
 def _fixed(tool: str) -> Callable[[Mapping[str, Any]], Proposal]:

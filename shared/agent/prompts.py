@@ -1,9 +1,9 @@
-"""The agent's instruction: public context only (DESIGN §8).
+"""The agent's instruction: public context only (docs/design.md §8).
 
 It holds today's date in Asia/Taipei, the townships that have data, the snapshot versions, what
 LOCAL cannot do, and how to pick one tool and say the rest of the message in its typed arguments.
 Nothing about the user: no id, no stored preference (the turn engine applies consented memory after
-the model has proposed, DESIGN §7), no history.
+the model has proposed, docs/design.md §7), no history.
 The user's text reaches the model only as this turn's message.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The model's tools: one per ask family of the offline router, each a thin function that turns its
 call into the router's own Proposal (shared.agent.calls.proposal_of) and runs it through the one
-turn engine (shared.turn.engine.run_tool), one per turn (DESIGN §8; README "Free text read by Gemini").
+turn engine (shared.turn.engine.run_tool), one per turn (docs/design.md §8; README "Free text read by Gemini").
 
 | tool | the router's proposal | the reply |
 |---|---|---|
@@ -82,7 +82,7 @@ from shared.turn.engine import (
     snapshot_preference,
 )
 
-#: Session state key holding the preference revision the turn read (DESIGN §8).
+#: Session state key holding the preference revision the turn read (docs/design.md §8).
 REVISION_STATE_KEY = "local_revision"
 
 TOOL_SESSION_MISMATCH = "TOOL_SESSION_MISMATCH"
@@ -254,7 +254,8 @@ class LocalTools:
             diet_is_someone_elses: bool = False, vegetarian_on_purpose: bool = False,
             conditions_not_recorded: Optional[Words] = None, states_own_diet: bool = False,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
-            greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
+            shop_kind_not_recorded: Optional[Text] = None, greeted: bool = False,
+            tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Vegetarian-friendly shops in one Changhua township, or in every township (全彰化).
 
         Args:
@@ -271,6 +272,8 @@ class LocalTools:
             states_own_diet: the message only states the resident's own diet (我吃全素, 我是素食者).
             other_townships: more townships named; LOCAL searches the first and offers these as buttons.
             memory_remark: do_not_remember (不用記, 不要存我的資料) or what_is_kept (你們會存我的資料嗎) said beside it.
+            shop_kind_not_recorded: a kind of eating place asked for, as said (自助餐, 火鍋, 早餐店): the catalog
+                does not record shop kinds, so LOCAL says so and lists the shops with vegetarian dishes.
             greeted: the message opens with a greeting (早安，…).
         """
         return self._call("search_local_places", tool_context, locals())

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shared.diets import NOT_ASKED_TO_REMEMBER, diet_in, read_diet
 from shared.text import reading_form
-from shared.turn.router import NOT_ASKED_TO_REMEMBER, diet_in, read_diet
 
 _NEGATED = re.compile(r"(不要|不用|別|不必|不需要|無須|毋須|免|先不要)(幫我|替我|再|先|你){0,2}(記|存|保存)"
                       r"|(以後|之後|往後|今後)(都)?(不要|別|不用)"

@@ -1,1 +1,1 @@
-"""Turn engine: fixed entries, the offline router, and one read-only tool per turn (DESIGN §7)."""
+"""Turn engine: fixed entries, the offline router, and one read-only tool per turn (docs/design.md §7)."""

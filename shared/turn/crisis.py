@@ -1,5 +1,5 @@
 """Words of suicidal intent, self-harm or despair: read before anything else, answered with the
-crisis reply (1925 安心專線, 119, 110; shared.turn.menu.LIMIT_WORDS["crisis"]).
+crisis reply (1925 安心專線, 119, 110; shared.replies.menu.LIMIT_WORDS["crisis"]).
 
 Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好累, 自我了斷, 一了百了, 撐不下去,
 想消失, 不想醒來. The rules below read the *kinds* of phrasing, not a list of sentences:
@@ -31,8 +31,7 @@ the menu, so a false alarm costs little and a miss may cost a life. Negation is 
 the people around a person at risk as well.
 
 Source: Taiwan Ministry of Health and Welfare 1925 安心專線 (24 h, free);
-https://www.mohw.gov.tw/cp-16-48245-1.html; newcomer trial 1 findings 1–2 and
-trial 2 findings 12–14, trial 5 finding 12 (issue 9).
+https://www.mohw.gov.tw/cp-16-48245-1.html.
 """
 from __future__ import annotations
 
@@ -105,12 +104,12 @@ def is_crisis(text: str) -> bool:
     """True when ``text`` speaks of suicidal intent, self-harm or not wanting to live.
 
     Args:
-        text: the message in its reading form (shared.turn.text.reading_form: NFKC, Traditional,
+        text: the message in its reading form (shared.text.reading_form: NFKC, Traditional,
             case-folded); never logged.
     Returns:
         True for any phrasing of the kinds in the module docstring (distress included); negation is
         not read.
-    Source: newcomer trial 1 findings 1–2 (issue 9); DESIGN §5 (safety replies come first).
+    Source: docs/design.md §5 (safety replies come first).
     """
     compact = re.sub(r"\s+", "", text)
     return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)

@@ -16,20 +16,20 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
   of the Lunar New Year (the calendar's first 春節 day + N − 1), a bare 初五 is ``Unreadable``;
   two of them joined by 到 / ~ / 至 / 、 / 和 / 跟 are a range covering both (12/5到12/7, 12/5、12/6); so are
   any two dates joined by 跟 / 和 / 或 / 還是 / 、 / 到 (後天跟大後天, 明天或週六, 聖誕節跟跨年: ``Both``; one
-  side unread makes the pair ``Unreadable``; trial 3 finding 2); joined by 到 / 至 / ~ / - they are a range from
+  side unread makes the pair ``Unreadable``); joined by 到 / 至 / ~ / - they are a range from
   the first to the second (``Range``), a week prefix on the first end carrying to a bare weekday on the
   second (下個禮拜一到禮拜三 = 12/7–12/9, 下週三到五, 下週六跟週日), and a range whose end is before its start
-  (下週五到週三, 12/7到12/5) is unreadable, never re-ordered (trial 5 finding 3); two dates side by side with
-  no joiner (禮拜六禮拜日, 週六 週日, 12/5 12/6) are both read (trial 5 finding 5);
+  (下週五到週三, 12/7到12/5) is unreadable, never re-ordered; two dates side by side with
+  no joiner (禮拜六禮拜日, 週六 週日, 12/5 12/6) are both read;
 - a dotted month.day (12.5, 1.9, 12．5) is a date unless written as a number: a price, distance, rating,
-  version or clock time (100.5元, 1.5公里, 4.5顆星, 早上9.30) is not (trial 5 finding 4);
+  version or clock time (100.5元, 1.5公里, 4.5顆星, 早上9.30) is not;
 - a month alone: 1月, 一月, 12月 → that whole month (the nearest one);
 - holidays: 聖誕節 (12/25), 跨年 (12/31), 元旦 (1/1); a holiday's 連假 (元旦連假, 清明連假) is the holiday with the
   weekend days and calendar holidays next to it (元旦連假 2027: Friday 1/1 to Sunday 1/3); a bare 連假 is ``Unreadable``; 過年 / 春節 / 農曆新年 (Lunar New Year, from the
   ``holidays`` package's Taiwan calendar, eve and make-up days included), 除夕, and every day that
   calendar names in its public, optional and workday categories, read whole or by the end of the name
   (中秋節, 端午節, 國慶日, 行憲紀念日, 開國紀念日, 軍人節, 植樹節, 婦女節 …); a …節 / …紀念日 it does not name
-  (護士節, 結婚紀念日) is ``Unreadable`` (a festival that is an event, 音樂節, is no date; trial 3 finding 1);
+  (護士節, 結婚紀念日) is ``Unreadable`` (a festival that is an event, 音樂節, is no date);
 - days: 今天 / 今晚 / 今日, 明天 / 明晚, 後天, 大後天, 昨天 / 昨晚, 前天, 大前天 (大大後天 is ``Unreadable``);
 - Taiwanese and colloquial words, read as the words above: 今仔日, 今暗, 明仔載 / 明仔再, 後日, 落後日 (大後天),
   昨昏 / 昨暝, 前日, 頂禮拜 (上), 後禮拜 (下), 拜六, 月尾 (月底), 元月 (1月), 今明兩天 / 這兩天 (今天跟明天), 明後天,
@@ -50,10 +50,8 @@ What is read (weeks start on Monday; a day without a year is the *nearest* such 
 - 元宵 (lunar 1/15: the calendar's first 春節 day + 14), 母親節 (second Sunday of May), 父親節 (8/8),
   萬聖節 (10/31); lunar days LOCAL does not compute (七夕, 中元, 重陽, 尾牙 …) are ``Unreadable``.
 
-Source: trial 5 findings 3, 4, 5; trial 4 findings 1, 2, 13 and the minor 下下禮拜天 (https://pypi.org/project/lunardate/);
-issue 9 item 2 (holidays from a maintained calendar, Chinese numerals, ISO and dash forms,
-month-only, past ranges; unreadable dates get 「我看不懂這個日期」), item 3 (nearest day, past shown
-as past); https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an on PyPI.
+Source: README, the offline router's dates; https://pypi.org/project/lunardate/;
+https://python-holidays.readthedocs.io (country_holidays("TW")); cn2an on PyPI.
 """
 from __future__ import annotations
 
@@ -85,6 +83,15 @@ from shared.turn.datespec import (
     Weekday,
     tw_calendar,
 )
+from shared.turn.vocabulary.dates import COLLOQUIAL as _COLLOQUIAL
+from shared.turn.vocabulary.dates import COMPUTED_HOLIDAYS as _COMPUTED_HOLIDAYS
+from shared.turn.vocabulary.dates import DAY_WORDS as _DAY_WORDS
+from shared.turn.vocabulary.dates import ENGLISH_DATES as _ENGLISH_DATES
+from shared.turn.vocabulary.dates import FIXED_HOLIDAYS as _FIXED_HOLIDAYS
+from shared.turn.vocabulary.dates import HOLIDAY_ALIASES as _HOLIDAY_ALIASES
+from shared.turn.vocabulary.dates import LUNAR_EVE_WORDS as _LUNAR_EVE_WORDS
+from shared.turn.vocabulary.dates import LUNAR_WORDS as _LUNAR_WORDS
+from shared.turn.vocabulary.dates import UNREAD_HOLIDAYS as _UNREAD_HOLIDAYS
 
 UNREADABLE = Unreadable()
 
@@ -104,7 +111,6 @@ _MD = re.compile(
     r"|/(\d{1,2})(?![\d/])|-(\d{1,2})(?![\d\-])|[.．](\d{1,2})(?![\d.．]))")
 #: A dotted month.day (12.5, 1.9, 12．5) is a date only outside a number's context: not a price, distance,
 #: weight, rating, dose, version or clock time (100.5元, 1.5公里, 4.5顆星, 9.30開門, 早上8.30, 版本1.2).
-#: Source: trial 5 finding 4 (12.5 彰化市有什麼 → a shop search with the date dropped).
 _DOT_UNIT = re.compile(r"^\s*(?:元|塊|圓|萬|千|百|公里|公尺|公分|公斤|公克|克|km|cm|mm|kg|m(?![a-z])|g(?![a-z])|k(?![a-z])|%|％|倍|折|成|分|顆|星|度|°"
                        r"|小時|時|點|個|人|歲|杯|碗|份|斤|兩|吋|寸|坪|秒|mg|ml|cc|l(?![a-z])|開|左右)")
 _DOT_BEFORE = re.compile(r"(?:[$＄]|nt|ntd|v|ver|版本?|第|評分|分數|早上|上午|中午|下午|晚上|凌晨|半夜|約|大約|距離|身高|體重|血壓|血糖|體溫)\s*$")
@@ -125,63 +131,9 @@ _WEEK_PHRASE = re.compile(rf"(?<![上下])(上上[個个]?|下下[個个]?|上�
                           rf"(?:\s*[、,和跟與与及或/]?\s*([六日]))?")
 _BARE_WEEKEND = re.compile(r"(?<![上下])(上上[個个]?|下下[個个]?|上一?[個个]?|下一?[個个]?|這|这|本)?\s*[週周]末")
 
-#: LOCAL's words for days the Taiwan calendar names differently or does not list (the date part
-#: of 跨年 is 12/31; 聖誕節 is 12/25, which the calendar lists as 行憲紀念日).
-_FIXED_HOLIDAYS: tuple[tuple[str, DateSpec], ...] = (
-    ("聖誕夜", MonthDay(12, 24)), ("平安夜", MonthDay(12, 24)), ("聖誕", MonthDay(12, 25)), ("耶誕", MonthDay(12, 25)),
-    ("跨年", MonthDay(12, 31)), ("元旦", MonthDay(1, 1)), ("情人節", MonthDay(2, 14)), ("萬聖節", MonthDay(10, 31)),
-    ("父親節", MonthDay(8, 8)),
-)
-#: English holiday and day words (on the case-folded reading form, as whole words). Longer phrases
-#: first: "chinese new year" before "new year", "christmas eve" before "christmas".
-_ENGLISH_DATES: tuple[tuple[str, DateSpec], ...] = (
-    (r"christmas eve|x[\'’]?-?mas eve", MonthDay(12, 24)), (r"christmas|x[\'’]?-?mas|xmas", MonthDay(12, 25)),
-    (r"(?:chinese|lunar) new year'?s? eve", Holiday("農曆除夕")),
-    (r"chinese new year|lunar new year|cny|spring festival", Holiday("lunar_new_year")),
-    (r"new year'?s? eve|nye", MonthDay(12, 31)), (r"new year'?s?(?: day)?", MonthDay(1, 1)),
-    (r"valentine'?s?(?: day)?", MonthDay(2, 14)), (r"halloween", MonthDay(10, 31)),
-    (r"lantern festival", Holiday("lantern")), (r"mother'?s day", Holiday("mothers_day")),
-    (r"father'?s day", MonthDay(8, 8)),
-    (r"dragon boat(?: festival)?", Holiday("端午節")), (r"mid-?\s?autumn(?: festival)?|moon festival", Holiday("中秋節")),
-    (r"tomb[- ]sweeping(?: day)?|qingming", Holiday("民族掃墓節")), (r"double ten|national day", Holiday("國慶日")),
-    (r"children'?s day", Holiday("兒童節")), (r"labou?r day", Holiday("勞動節")),
-    (r"day after tomorrow", RelativeDay(2)), (r"tomorrow|tmr|tmrw", RelativeDay(1)), (r"tonight|today", RelativeDay(0)),
-    (r"yesterday", RelativeDay(-1)), (r"next weekend", Week(1, weekend=True)),
-    (r"last weekend", Week(-1, weekend=True)),
-    (r"(?:this )?weekend", Week(0, weekend=True)), (r"next week", Week(1)), (r"last week", Week(-1)),
-    (r"this week", Week(0)), (r"next month", RelativeMonth(1)), (r"last month", RelativeMonth(-1)),
-    (r"this month", RelativeMonth(0)),
-)
 _ENGLISH_DATE = [(re.compile(rf"(?<![a-z]){pattern}(?![a-z])"), value) for pattern, value in _ENGLISH_DATES]
 _LATIN = re.compile(r"[a-z]")
-#: Holidays of the lunar calendar that the Taiwan calendar does not list and LOCAL does not compute:
-#: named, they are ``unreadable`` (「我看不懂這個日期」 with choices), never "all dates".
-_UNREAD_HOLIDAYS = ("七夕", "中元", "重陽", "尾牙", "冬至", "臘八", "臘月", "寒假", "暑假", "boxing day", "媽祖生", "清明連假", "連假", "easter", "thanksgiving")
-#: 元宵 is lunar 1/15: the calendar's first 春節 day (lunar 1/1) + 14 days. 母親節: the second Sunday of May.
-_COMPUTED_HOLIDAYS: tuple[tuple[str, DateSpec], ...] = (("元宵", Holiday("lantern")), ("母親節", Holiday("mothers_day")))
-#: Words for the Lunar New Year, read from the calendar: the eve, and the whole holiday block.
-_LUNAR_EVE_WORDS = ("除夕", "小年夜")
-_LUNAR_WORDS = ("正月初", "過年", "春節", "農曆新年", "農曆年", "舊曆年", "大年初一", "初一到初五", "年假")
-#: Spoken names of Taiwan calendar holidays → a word of the calendar's own (zh_TW) name.
-_HOLIDAY_ALIASES: tuple[tuple[str, str], ...] = (
-    ("二二八", "和平紀念日"), ("228", "和平紀念日"), ("清明", "民族掃墓節"), ("掃墓", "民族掃墓節"),
-    ("雙十", "國慶日"), ("國慶", "國慶日"), ("勞動節", "勞動節"), ("端午", "端午節"),
-    ("中秋", "中秋節"), ("兒童節", "兒童節"), ("教師節", "孔子誕辰紀念日"), ("光復節", "臺灣光復"),
-    ("行憲", "行憲紀念日"), ("國父誕辰", "國父誕辰紀念日"), ("國父逝世", "國父逝世紀念日"), ("佛誕", "佛陀誕辰紀念日"),
-    ("浴佛", "佛陀誕辰紀念日"), ("孔子誕辰", "孔子誕辰紀念日"),
-)
 
-_DAY_WORDS: tuple[tuple[str, DateSpec], ...] = (
-    ("大大後天", UNREADABLE), ("大大前天", UNREADABLE), ("(?:上上|下下)一?[個个]?\\s*月", UNREADABLE),
-    ("大後天", RelativeDay(3)), ("大前天", RelativeDay(-3)),
-    ("後天", RelativeDay(2)), ("前天", RelativeDay(-2)),
-    ("昨天", RelativeDay(-1)), ("昨晚", RelativeDay(-1)), ("昨日", RelativeDay(-1)),
-    ("明天", RelativeDay(1)), ("明晚", RelativeDay(1)), ("明早", RelativeDay(1)), ("明日", RelativeDay(1)),
-    ("今天", RelativeDay(0)), ("今晚", RelativeDay(0)), ("今日", RelativeDay(0)), ("今早", RelativeDay(0)),
-    ("今夜", RelativeDay(0)),
-    ("下一?[個个]?\\s*月", RelativeMonth(1)), ("上一?[個个]?\\s*月", RelativeMonth(-1)),
-    ("(?:這|这|本)一?[個个]?\\s*月", RelativeMonth(0)),
-)
 #: Text that clearly names a date: if nothing above read it, the value is ``unreadable``.
 _DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*\d+\s*[個个場场人位次天點点時时分歲岁])|(?:上上|下下){_WEEK}"
                        rf"|這幾[天日]|过幾天|過幾天|近幾天|年後|[上下]半月|{_WEEK}\s*[089](?![\d次天日個个小時时點点人號号])")
@@ -189,21 +141,6 @@ _DATE_CUE = re.compile(rf"(?<!\d)\d{{1,2}}\s*/\s*\d|(?<!\d)\d{{1,2}}\s*月(?!\s*
 
 #: Words that contain a day word but name no date: a news app, a TV show, a church, a service.
 _NOT_DATES = re.compile(r"今日頭條|今日新聞|明日之星|昨日重現|禮拜堂|(?:做|主日)禮拜(?![一二三四五六日天\d])|星期五餐廳")
-#: Taiwanese and colloquial day words → the Mandarin words read below (longest first). 今仔日 = 今天,
-#: 明仔載 / 明仔再 = 明天, 後日 = 後天, 落後日 = 大後天, 昨昏 = 昨天, 頂禮拜 = 上禮拜, 後禮拜 = 下禮拜, 月尾 = 月底.
-_COLLOQUIAL: tuple[tuple[str, str], ...] = (
-    (r"今仔暗|今暗|今夜", "今晚"), (r"今仔日", "今天"),
-    (r"明仔暗", "明晚"), (r"明仔載|明仔再|明仔早|明仔日|明仔", "明天"),
-    (r"落後日", "大後天"), (r"(?<![最之以然午往])後日(?![本子期])", "後天"),
-    (r"昨昏|昨暗|昨暝|昨眠", "昨天"), (r"(?<![提日])前日(?![本子期])", "前天"),
-    (r"(?<![山屋樓楼])頂頂(?:[個个])?(?=禮拜|星期|週|周|拜)", "上上"),
-    (r"(?<![山屋樓楼])頂(?:[個个])?(?=禮拜|星期|週|周|拜)", "上"),
-    (r"頂[個个]?月", "上個月"),
-    (r"(?<![之以然最午往飯])後(?:[個个])?(?=禮拜|礼拜)", "下"),
-    (r"月尾", "月底"), (r"元月", "1月"),
-    (r"今明兩?天|這兩天|这两天", "今天跟明天"), (r"明後兩?天", "明天跟後天"),
-    (r"(?<![國定續例休節])假日", "週末"),
-)
 _COLLOQUIAL_RE = [(re.compile(pattern), word) for pattern, word in _COLLOQUIAL]
 #: Any one of those words, longest first (明仔載 before 明仔): a date said in Taiwanese, as a whole.
 COLLOQUIAL_DATE_WORDS = re.compile("|".join(f"(?:{pattern})" for pattern, _ in _COLLOQUIAL))
@@ -220,7 +157,7 @@ _DIGIT_WEEKDAY = re.compile(r"(週|周|禮拜|礼拜|星期|拜)\s*([1-7])(?![\d
 #: Source: README, the offline router's dates (time words are read whole).
 WHOLE_WORDS: tuple[str, ...] = ("一下", "早上", "晚上", "馬上", "樓上", "樓下", "線上", "網上")
 #: Not after a weekday's or a number's word, where 一 ends that word (禮拜一下週三, 初一下個月, 十一下週).
-#: One space at most between words: the reading form (shared.turn.text) collapses runs of spaces.
+#: One space at most between words: the reading form (shared.text) collapses runs of spaces.
 _WORD_BEFORE_TIME = re.compile("(?<![週周拜期初十廿卅])(?:" + "|".join(WHOLE_WORDS)
                                + rf")(?=\s?[上下]{{0,3}}\s?(?:一?[個个])?\s?(?:{_WEEK}|月))")
 #: A week or month word after such a word with nothing to say which (問一下個月, 看一下個禮拜六): a
@@ -244,7 +181,7 @@ def _colloquial(text: str) -> str:
 def _cn_numerals(text: str) -> str:
     """十二月五號 → 12月5號, 二零二六年 → 2026年 (cn2an); other text is left as it is."""
     # cn2an loads only when a numeral is there to read, not at import nor for every text: a cold
-    # start answering a fixed entry reads no date (issue 14, P1), and importing it (with proces,
+    # start answering a fixed entry reads no date, and importing it (with proces,
     # which compiles its address patterns) took about 0.2 s of CPU on a text's first turn.
     def number(match: re.Match[str], group: int = 1) -> str:
         import cn2an
@@ -356,7 +293,7 @@ def _lunar(text: str) -> DateSpec | None:
     read (never its solar reading); None when the text names no lunar date.
 
     Without a prefix only 臘月 / 正月 / 冬月 with a day, and X月初N, are lunar (正月初N is left to
-    ``_lunar_day``: the Lunar New Year's days). Source: trial 4 finding 1 (農曆十一月十五 was searched as 11/15).
+    ``_lunar_day``: the Lunar New Year's days).
     """
     prefix = _LUNAR_PREFIX.search(text)
     if _LUNAR_DIET.search(text):
@@ -408,7 +345,7 @@ def _lunar_day(text: str) -> DateSpec | None:
     """大年初五 → NewYearDay(5); a bare 初五 → Unreadable; None when there is no lunar day.
 
     初一十五 (vegetarian on the 1st and 15th, a diet) and 初一到初五 (the holiday block) are left to the
-    other readers. Source: trial 2 finding 16.
+    other readers.
     """
     if "初一十五" in text or "初一到初五" in text:
         return None
@@ -425,7 +362,7 @@ def _lunar_day(text: str) -> DateSpec | None:
 
 
 #: A named day the calendar does not list and LOCAL does not compute (護士節, 結婚紀念日, 世界地球日):
-#: ``unreadable``, never "all dates". Source: trial 3 finding 1.
+#: ``unreadable``, never "all dates".
 _NAMED_DAY = re.compile(r"[\u4e00-\u9fff]紀念日|(?P<stem>[\u4e00-\u9fff]{1,3})節(?![目省能約奏拍制儉慶日])"
                         r"|世界[\u4e00-\u9fff]{1,4}日|國際[\u4e00-\u9fff]{1,4}日|地球日|志工日")
 #: Words ending in 節 that name no day: a season, a detail, a festival that is an event (音樂節 is
@@ -453,7 +390,7 @@ def _calendar_day(text: str) -> DateSpec | None:
     婦女節, 開國紀念日, 軍人節) → a Holiday of the calendar's name; None when none is named.
 
     A name is read whole or by its end (開國紀念日 is 中華民國開國紀念日), at least two characters
-    before 紀念日 / 節. Source: trial 3 finding 1; python-holidays' Taiwan calendar (categories
+    before 紀念日 / 節. Source: python-holidays' Taiwan calendar (categories
     public, optional, workday).
     """
     if not any(end in text for end in CALENDAR_NAME_ENDS):
@@ -600,10 +537,10 @@ def _day_words(text: str) -> list[DateSpec]:
 
 
 #: Two dates joined (後天跟大後天, 明天或週六, 這週末和下週末, 聖誕節跟跨年): both are read. Each side is
-#: the words next to the joiner, up to a space or a sentence mark. Source: trial 3 finding 2.
+#: the words next to the joiner, up to a space or a sentence mark.
 _PAIR_JOIN = re.compile(r"跟|和|與|及|以及|或是|或者|或|還是|、|到|至|~|～|-|－|—|–")
 #: Joiners that make a range from the first date to the second (下週一到週三, 週三~週五): the end is
-#: never before the start (trial 5 finding 3).
+#: never before the start.
 _RANGE_JOINERS = ("到", "至", "~", "～", "-", "－", "—", "–")
 _PAIR_SIDE_END = re.compile(r"[\s，,。？?！!；;]")
 #: A weekday written alone after a weekday and a joiner: 下週三到五, 禮拜一至三.
@@ -650,7 +587,7 @@ def _pair(text: str, first: DateSpec) -> DateSpec | None:
     joiner up to a space or a sentence mark, at most PAIR_SIDE_MAX characters; the first
     PAIR_JOINS_MAX joiners are tried. Cost: one scan for the joiners and one for the sentence marks,
     then at most PAIR_JOINS_MAX times three readings of at most PAIR_SIDE_MAX characters.
-    Source: trial 3 finding 2, trial 5 finding 3.
+
     """
     ends = [found.start() for found in _PAIR_SIDE_END.finditer(text)]  # where a side stops
     for tried, join in enumerate(_PAIR_JOIN.finditer(text)):
@@ -708,7 +645,7 @@ def _side_by_side(text: str, first: DateSpec) -> DateSpec | None:
     """Both(…) for dates written side by side with no joiner (禮拜六禮拜日, 週六 週日, 12/5 12/6,
     下週六週日): the first and the last of the run, the week prefix carried as in _pair.
     None when no two days stand side by side, or ``first`` is not the run's first date.
-    Source: trial 5 finding 5 (禮拜六禮拜日 花壇員林 checked 12/5 only).
+
     """
     mentions = list(_MENTION.finditer(text))
     for index, found in enumerate(mentions):
@@ -756,7 +693,7 @@ def read_date(text: str) -> DateSpec | None:
     range (下週一到週三) is a Range.
 
     Args:
-        text: the message in its reading form (shared.turn.text.reading_form), never logged.
+        text: the message in its reading form (shared.text.reading_form), never logged.
     Returns:
         A DateSpec (shared.turn.datespec); Unreadable when the text names a date that none of these
         read (12/1/3, 下下下週, 大大後天, 護士節, 農曆那幾天); None when it names no date.

@@ -1,17 +1,18 @@
-"""Details a question asks about that LOCAL's data does not hold (DESIGN §5: replies name what a
-snapshot does not record, in people's words; newcomer trial 5 findings 1, 2, 7, 8, 14, 15).
+"""Details a question asks about that LOCAL's data does not hold (docs/design.md §5: replies name what a
+snapshot does not record, in people's words).
 
 The offline router answers what it can (a township, a date, a topic, a diet, a shop name); a
 question clause about anything else (要帶水嗎, 可以刷卡嗎, 狗可以去嗎, 小孩幾歲可以, 會不會很多人,
 有沒有報佳音) must not be skipped without a word. ``read_details`` finds them:
 
-- named details, with a fixed wording (``DETAIL_WORDS``): what to bring, payment, pets, age,
-  crowds, seating, accessibility, toilets, suitability for elders or children, when an event ends;
+- named details (``NotRecorded``, worded by shared.turn.wording.detail_line): what to bring,
+  payment, pets, age, crowds, seating, accessibility, toilets, suitability for elders or children,
+  when an event ends;
 - any other question clause whose subject is left once every word the router reads is taken out
-  (``unasked:<words>``), named in the user's words when short and plain (≤ 6 letters, no digits or
+  (``Unasked``), named in the user's words when short and plain (≤ 6 letters, no digits or
   symbols), else as 「你問的其他細節」.
 
-Pure text in, note codes out: no store, no clock, no LINE types. The words become reply text only;
+Pure text in, typed notes (shared.turn.ask) out: no store, no clock, no LINE types. The words become reply text only;
 they are never logged or stored (the audit record keeps the tool's arguments, not the notes).
 """
 from __future__ import annotations
@@ -20,10 +21,11 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from shared.turn.ask import DetailKind, NotRecorded, Unasked
 from shared.turn.dates import COLLOQUIAL_DATE_WORDS
 from shared.turn.datespec import DateSpec
 
-__all__ = ["DETAIL_WORDS", "detail_line", "read_details", "suitability_people"]
+__all__ = ["read_details", "suitability_people"]
 
 #: Named details: kind → the words that ask for it. Order is the order they are said in.
 _DETAILS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -53,19 +55,6 @@ _SUITABILITY = re.compile(
     r"(?:嗎|不|呢|吧|\s*$|\s*[？?，,])"
     rf"|(?:適合|適不適合|方便)(?:帶)?(?P<who2>{_PEOPLE_RE})(?:去|參加|玩)?(?:嗎|不|呢|\s*$|\s*[？?，,])"
     rf"|(?:可以|能|可不可以|能不能)帶(?P<who3>{_PEOPLE_RE})(?:一起)?(?:去|參加|來|玩)?(?:嗎|不|呢|\s*$|\s*[？?，,])")
-
-#: What each named detail is, in people's words (DESIGN §5: name what the snapshot does not record).
-DETAIL_WORDS: dict[str, str] = {
-    "bring": "要帶什麼東西",
-    "payment": "付款方式（能不能刷卡、用行動支付）",
-    "pets": "能不能帶寵物",
-    "age": "適合幾歲、有沒有年齡限制",
-    "seating": "有沒有座位或椅子",
-    "access": "無障礙設施（輪椅進出、坡道、電梯）",
-    "toilet": "廁所、哺乳室這類設施",
-    "suitability": "適不適合{who}參加（活動的標籤只是分類，不是限制）",
-    "end_time": "結束時間或要多久（活動資料只有開始時間）",
-}
 
 #: A question clause: one of these, or a question mark after it.
 _QUESTION = re.compile(r"嗎|呢|幾|要不要|可不可以|會不會|有沒有|能不能|是不是|怎麼|怎樣|如何|什麼|甚麼|啥|哪|多少|多久|麻|[？?]")
@@ -115,31 +104,38 @@ QUESTION_CLAUSES_MAX = 32
 
 
 def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], DateSpec | None],
-                 answered: Callable[[str], bool] = lambda clause: False) -> tuple[str, ...]:
+                 answered: Callable[[str], bool] = lambda clause: False) -> tuple[NotRecorded | Unasked, ...]:
     """The notes for question clauses the router does not answer.
 
     Args:
-        text: the message in its reading form (shared.turn.text.reading_form); never logged.
+        text: the message in its reading form (shared.text.reading_form); never logged.
         consumed: the words the router reads (townships, shop names, diet, event, topic and limit
             words), taken out before a clause's subject is looked for.
         date_of: the date a run of text reads as, or None (shared.turn.dates.read_date).
         answered: True for a clause a limit already answers (要怎麼去, 要自己帶毛筆嗎): no other note from it.
     Returns:
-        Notes in the order asked, each once: ``detail:<kind>`` (a DETAIL_WORDS key, ``crowd`` or ``organiser``),
-        ``detail:suitability/<who>``, then at most one ``unasked:<words>`` (``unasked:`` when the
+        Notes in the order asked, each once: ``NotRecorded(kind)`` (``NotRecorded(SUITABILITY, who)``
+        for a suitability question), then at most one ``Unasked(words)`` (``Unasked("")`` when the
         words are not short and plain): the first question clause's, among the first
         QUESTION_CLAUSES_MAX. Empty when every question is answered.
     Cost: the named details are one scan each of the text; then per question clause (at most
     QUESTION_CLAUSES_MAX, each distinct one once) the checks, and only the consumed words the text
     holds are taken out of it. Linear in ``len(text)``.
-    Source: trial 5 findings 1, 2, 7, 8, 14, 15; DESIGN §5.
+    Source: docs/design.md §5.
     """
-    notes: list[str] = []
     # only words the text holds can be in a clause (taking words out only leaves ｜ behind)
     words = sorted({word for word in consumed if word and (word in text or "｜" in word or "〓" in word)},
                    key=len, reverse=True)
-    for kind in _named(text):
-        notes.append(f"detail:{kind}/{suitability_people(text)}" if kind == "suitability" else f"detail:{kind}")
+    named = tuple(NotRecorded(DetailKind(kind), suitability_people(text) if kind == "suitability" else None)
+                  for kind in _named(text))
+    unasked = _first_unasked(text, words, date_of, answered)
+    return named + ((unasked,) if unasked is not None else ())
+
+
+def _first_unasked(text: str, words: list[str], date_of: Callable[[str], DateSpec | None],
+                   answered: Callable[[str], bool]) -> Unasked | None:
+    """The first question clause (of the first QUESTION_CLAUSES_MAX, each distinct one once) that no named
+    detail or limit answers and whose subject is left once ``words`` and dates are taken out."""
     questions = (clause for clause in dict.fromkeys(match.group(0) for match in _CLAUSE.finditer(text))
                  if _QUESTION.search(clause))
     for clause in itertools.islice(questions, QUESTION_CLAUSES_MAX):
@@ -147,9 +143,8 @@ def read_details(text: str, consumed: Iterable[str], date_of: Callable[[str], Da
             continue  # said already (once is enough)
         words_said = _unasked(clause, words, date_of)
         if words_said is not None:
-            notes.append(f"unasked:{words_said}" if _PLAIN.fullmatch(words_said) else "unasked:")
-            break
-    return tuple(notes)
+            return Unasked(words_said if _PLAIN.fullmatch(words_said) else "")
+    return None
 
 
 def _unasked(clause: str, words: list[str], date_of: Callable[[str], DateSpec | None]) -> str | None:
@@ -179,7 +174,7 @@ def _leftover(run: str, date_of: Callable[[str], DateSpec | None]) -> list[tuple
 
 def _cut_date(run: str, value: DateSpec, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音); a Taiwanese
-    date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔: trial 8 finding 9)."""
+    date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔)."""
     for word in COLLOQUIAL_DATE_WORDS.finditer(run):
         if date_of(word.group(0)) == value:
             return [pair for part in (run[:word.start()], run[word.end():]) if part
@@ -191,40 +186,3 @@ def _cut_date(run: str, value: DateSpec, date_of: Callable[[str], DateSpec | Non
                         for pair in _leftover(part, date_of)]
     return []
 
-
-def detail_line(notes: Iterable[str], subject: str) -> str | None:
-    """One sentence for every detail note: what the data does not record, and whom to ask.
-
-    Args:
-        notes: a proposal's notes (others are ignored).
-        subject: ``events``, ``places`` or ``any`` (whose data, and whom to ask: the organiser,
-            the shop, or either).
-    Returns:
-        The sentence (Traditional Chinese), or None when no note is a detail.
-    Source: DESIGN §5 (replies name what is not recorded, in people's words); trial 5.
-    """
-    data = {"events": "活動資料", "places": "店家資料"}.get(subject, "資料")
-    who = {"events": "主辦單位", "places": "店家（電話在卡片上）"}.get(subject, "店家或主辦單位")
-    items: list[str] = []
-    crowd = organiser = False
-    for note in notes:
-        kind, _, value = note.partition(":")
-        if kind == "detail":
-            name, _, person = value.partition("/")
-            if name == "crowd":
-                crowd = True
-            elif name == "organiser":
-                organiser = True
-            elif name in DETAIL_WORDS:
-                items.append(DETAIL_WORDS[name].format(who=person or "長輩或小孩"))
-        elif kind == "unasked":
-            items.append(f"你問的「{value}」" if value else "你問的其他細節")
-    items = list(dict.fromkeys(items))
-    if not items and not crowd and not organiser:
-        return None
-    line = f"{data}沒有記錄{'、'.join(items)}，請先問{who}。" if items else ""
-    if organiser:
-        line += f"{data}也沒有記錄主辦單位是誰，請看活動的官方公告。" if items else f"{data}沒有記錄主辦單位是誰，請看活動的官方公告。"
-    if crowd:
-        line += f"我{'也' if items else ''}沒辦法知道當天人多不多、擠不擠，{data}沒有這類紀錄。"
-    return line

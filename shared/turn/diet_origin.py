@@ -1,9 +1,9 @@
-"""Which dietary condition a place search uses, and where it came from (DESIGN §7).
+"""Which dietary condition a place search uses, and where it came from (docs/design.md §7).
 
 Precedence: a diet stated in this turn (an explicit 不限 included, as ``any``) → ``this_turn``;
 else the consented memory → ``consented_memory``; else ``any`` → ``none``. The stored value only
 fills a condition the question leaves open; it never overrides what the user said.
-Source: DESIGN §7; seed 002_d5c18bd8b8d888e9.txt (「當次明示條件優先，長期偏好只補空缺」).
+Source: docs/design.md §7; seed 002_d5c18bd8b8d888e9.txt (「當次明示條件優先，長期偏好只補空缺」).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def resolve_diet(proposed: str | None, snapshot: PreferenceSnapshot | None, *,
         snapshot: the preference read at the start of the turn, or None when it could not be read.
         generic: the proposed ``vegetarian`` came from a plain 素食 / 蔬食 that names no finer type
             (the router's ``generic_diet`` note). It leaves the finer type open, so a remembered
-            全素 / 蛋奶素 / 奶素 fills it (``consented_memory``). Source: newcomer trial 1 finding 9.
+            全素 / 蛋奶素 / 奶素 fills it (``consented_memory``).
     Returns:
         EffectiveDiet.
     Raises:

@@ -1,5 +1,5 @@
 """The pickers and search postbacks behind the fixed entries (routed by shared.routing), with no
-model (DESIGN §3).
+model (docs/design.md §3).
 
 Nothing here imports ADK or genai: cold start is part of the product.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 from shared.context import EventContext, Reply
+from shared.turn.ask import UnrecordedDiet
 from shared.turn.datespec import date_arg
 from shared.turn.engine import run_proposal
 from shared.turn.router import Proposal, read_diet
@@ -32,11 +33,13 @@ def handle_places_postback(ctx: EventContext, rest: str) -> Reply:
 
     ``said`` (the finer diet words the catalog does not record, 鍋邊素、不吃蔥蒜) is kept only when the
     router reads it as such beside a diet (shared.turn.router.read_diet), so a button can never make
-    the reply quote other text; the reply then names it as not recorded (trial 3 finding 3).
+    the reply quote other text; the reply then names it as not recorded. ``said`` is the words joined
+    by 、, the postback's encoding of ``UnrecordedDiet``.
     """
     query = _query(rest)
     said = query.get("said")
-    notes = (f"unrecorded_diet:{said}",) if said and query.get("diet") and read_diet(f"素食 {said}")[1] == said else ()
+    notes = (UnrecordedDiet(tuple(said.split("、"))),) if said and query.get("diet") and read_diet(f"素食 {said}")[1] == said \
+        else ()
     return run_proposal(ctx, Proposal("search_local_places", {
         "area": query.get("area"), "dietary_type": query.get("diet"), "keyword": None}, source="postback",
         notes=notes))

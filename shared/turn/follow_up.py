@@ -4,9 +4,9 @@ The offline router keeps no conversation state; a bare township follow-up is ans
 「想查彰化市的活動，還是蔬食店家？」 (``ask_search_kind``). Its buttons keep the conditions of the
 resident's last search, when that search was a minute-scale moment ago: a shop search's diet said in
 that turn (全素), an events search's dates and topic. Nothing new is stored: the conditions come from
-that turn's own audit record (shared.turn.audit), and a diet filled by the consented memory is never
+that turn's own audit record (shared.audit), and a diet filled by the consented memory is never
 carried (the memory fills it again on its own, and a forget scrubs it from the record).
-Source: trial 8 finding M1; DESIGN §6 (consent), §7 (the audit record).
+Source: docs/design.md §6 (consent), §7 (the audit record).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""What LOCAL cannot do, and the honest replies of the model path (DESIGN §5, §8).
+"""What LOCAL cannot do, and the honest replies of the model path (docs/design.md §5, §8).
 
 ``limits_with_details`` is the ``show_limits`` reply, whoever proposed it (the router, or the model's
-``show_limits`` tool): the sentences of shared.turn.menu.limits_reply, the same menu.
+``show_limits`` tool): the sentences of shared.replies.menu.limits_reply, the same menu.
 ``unavailable_reply`` is the answer when the model failed (timeout, quota, upstream error, a bad
 tool call): 「這次暫時查不了…」 and the menu. A resident always has a next step; nothing is guessed.
 """
@@ -11,22 +11,23 @@ from linebot.v3.messaging import TextMessage
 
 from shared.context import Reply
 from shared.replies.menu import limits_reply, menu_reply
-from shared.turn.details import detail_line
+from shared.turn.ask import Limit, Note
+from shared.turn.wording import detail_line
 
 
-def limits_with_details(kinds: list[str] | tuple[str, ...], notes: tuple[str, ...]) -> Reply:
+def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Note, ...]) -> Reply:
     """The router's ``show_limits`` reply, with the details the question asked that no data holds.
 
     Args:
-        kinds: LIMIT_WORDS keys (shared.turn.menu), possibly empty.
-        notes: the proposal's notes; ``detail:<kind>`` / ``unasked:<words>`` ones are said first
-            (shared.turn.details.detail_line: 資料沒有記錄能不能帶寵物，請先問店家或主辦單位。).
+        kinds: the limits (said with shared.replies.menu.LIMIT_WORDS), possibly none.
+        notes: the reading's notes; the details not recorded are said first
+            (shared.turn.wording.detail_line: 資料沒有記錄能不能帶寵物，請先問店家或主辦單位。).
     Returns:
         menu.limits_reply's reply (one text with the menu), the detail sentence leading it.
-    Source: DESIGN §5 (name what is not recorded); newcomer trial 5 (可以帶狗嗎).
+    Source: docs/design.md §5 (name what is not recorded).
     """
     line = detail_line(notes, "any")
-    reply = limits_reply(kinds)
+    reply = limits_reply(tuple(kinds))
     if line is None:
         return reply
     message = reply.messages[0]
@@ -42,7 +43,7 @@ def _with_menu(text: str) -> Reply:
 def unavailable_reply() -> Reply:
     """The model failed (timeout, 429, 5xx, a bad tool call): a short true message and the menu.
 
-    Source: issue 10 (failure is honest: 「這次暫時查不了…」 and the menu; never a guess).
+    Source: docs/design.md §8 (failure is honest: 「這次暫時查不了…」 and the menu; never a guess).
     """
     return _with_menu("這次暫時查不了，請稍後再問一次，或點下面的選項。")
 

@@ -23,8 +23,6 @@ CHECKED = ("shared", "functions")
 #: Where a docs/design.md citation must name an existing section.
 CITING = ("shared", "functions", "tools", "tests", "bench")
 
-# owned by parallel work; removed at merge
-EXCLUDED = ("shared/turn", "shared/agent")
 
 HISTORY = re.compile(r"trial ?[0-9]|finding [0-9]|issue [0-9]|DESIGN §")
 #: ``docs/design.md §3``, ``docs/design.md §3, §8, §11``, ``docs/design.md §4 and §10``, ``§7–§8``.
@@ -37,12 +35,11 @@ SECTIONS = ("Shape", "Identity", "Webhook", "Handoff", "Places and events", "Mem
 
 
 def _sources(roots: tuple[str, ...]) -> list[Path]:
-    """Every ``*.py`` under ``roots`` (relative to the repository), outside EXCLUDED and caches."""
+    """Every ``*.py`` under ``roots`` (relative to the repository), outside caches."""
     files = []
     for root in roots:
         for path in sorted((ROOT / root).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            if "__pycache__" in path.parts or rel.startswith(EXCLUDED):
+            if "__pycache__" in path.parts:
                 continue
             files.append(path)
     return files

@@ -4,8 +4,13 @@ Proposal and reply (shared.agent.calls, shared.agent.tools). The scripted call i
 model makes for the text; the stand-in looks nothing up. Gemini is never called."""
 from __future__ import annotations
 
+import dataclasses
+from datetime import date
+
 import pytest
 
+from shared.turn import ask
+from shared.turn.router import route
 from tests.unit.agent.agent_support import call, labels, model_turn, read_by_resident, router_turn
 from tools.line_messages import all_text
 
@@ -185,8 +190,13 @@ SAME_ASK = [
                                            limits_asked=["parking"])),
     ("花壇有素食嗎？可以訂位嗎", call("search_local_places", area="花壇鄉", dietary_type="vegetarian",
                                     limits_asked=["booking"])),
+    ("彰化市有素食自助餐嗎", call("search_local_places", area="彰化市", dietary_type="vegetarian",
+                                 shop_kind_not_recorded="自助餐")),
     ("週末彰化市有活動嗎？順便推薦附近的素食店", call("search_local_events", area="彰化市", date_from="2026-12-05",
                                                    date_to="2026-12-06", second_ask_kind="places")),
+    ("花壇有素食店嗎？還有這週末有什麼活動", call("search_local_places", area="花壇鄉", dietary_type="vegetarian",
+                                               second_ask_kind="events", second_ask_date_from="2026-12-05",
+                                               second_ask_date_to="2026-12-06")),
     ("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集", call(
         "search_local_events", area="員林市", date_from="2026-12-25", date_to="2026-12-25", second_ask_kind="events",
         second_ask_area="全彰化", second_ask_date_from="2026-12-05", second_ask_date_to="2026-12-07",
@@ -206,9 +216,32 @@ def test_agent_call_and_router_build_the_same_ask_and_reply(standin, settings, s
     assert sorted(by_model["result_ids"]) == sorted(by_router["result_ids"])
 
 
-def test_agent_memory_card_is_never_offered_in_a_group(standin, settings, store):
-    import dataclasses
+#: The day SAME_ASK's relative dates are read on (Asia/Taipei).
+SAME_ASK_TODAY = date(2026, 11, 30)
 
+
+def _as_days(note):
+    """A note with any date it carries written as the days it asks on SAME_ASK_TODAY (the router reads
+    這週末 as a week, the model says calendar days: the same days are the same ask)."""
+    if isinstance(note, ask.SecondAsk) and isinstance(note.ask, ask.EventsSearch) and note.ask.date is not None:
+        return ask.SecondAsk(dataclasses.replace(note.ask, date=note.ask.date.resolve(SAME_ASK_TODAY)))
+    return note
+
+
+@pytest.mark.parametrize("text, step", SAME_ASK, ids=[text for text, _ in SAME_ASK])
+def test_agent_call_and_router_read_the_same_notes(text, step):
+    from shared.agent.calls import proposal_of
+
+    by_model = proposal_of(step["function_call"]["name"], step["function_call"]["args"])
+    by_router = route(text)
+    assert by_model.tool == by_router.tool
+    # limits are said first whatever their place among the notes; the others are said in their order
+    assert {n for n in by_model.notes if isinstance(n, ask.Limit)} == {n for n in by_router.notes if isinstance(n, ask.Limit)}
+    assert [_as_days(n) for n in by_model.notes if not isinstance(n, ask.Limit)] == \
+        [_as_days(n) for n in by_router.notes if not isinstance(n, ask.Limit)]
+
+
+def test_agent_memory_card_is_never_offered_in_a_group(standin, settings, store):
     from shared.agent.agent import run_model_text_turn
     from tests.unit.agent.agent_support import ctx_for
 

@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 
+from shared.turn.ask import Unasked
 from shared.turn.router import route
 from tests.unit.turn.date_support import NOT_READ, asked, span
 
@@ -57,4 +58,4 @@ def test_router_question_words_beside_a_filler_are_no_unasked_detail():
     proposal = route("想確認一下星期六花壇有沒有市集")
     assert (proposal.tool, proposal.args["area"], proposal.args["keyword"]) == ("search_local_events", "花壇鄉", "市集")
     assert proposal.args["date"].resolve(TODAY) == span(date(2026, 12, 5))
-    assert not [note for note in proposal.notes if note.startswith("unasked:")]
+    assert not [note for note in proposal.notes if isinstance(note, Unasked)]

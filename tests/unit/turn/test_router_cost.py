@@ -1,5 +1,5 @@
 """Reading a message costs work linear in its length: the offline router, with the date reader, the
-detail reader and the match against the events snapshot's titles (docs/conversation.md, "Reading cost is linear").
+detail reader and the match against the events snapshot's titles (README, Hostile and unusual input).
 
 What is counted is work, not time: every Python line run and every call into C (``str``, ``re``,
 builtins) while a step reads a text, through ``sys.settrace`` and ``sys.setprofile``. A step that
@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from shared.turn.router import event_titles, route
+from shared.turn.router import route
 from tools.hostile_text import SHAPES, hostile_text
 
 #: 5× the text may cost at most this many times the work (linear, with room for what a text's
@@ -25,8 +25,8 @@ from tools.hostile_text import SHAPES, hostile_text
 GROWTH_MAX = 6.0
 SHORT, LONG = 1000, 5000
 #: The modules whose cached readings of a text are cleared before each count.
-_READERS = ("shared.turn.router", "shared.turn.dates", "shared.turn.details", "shared.areas", "shared.places.search",
-            "shared.text", "shared.turn.crisis")
+_READERS = ("shared.turn.router", "shared.turn.rules.titles", "shared.turn.dates", "shared.turn.details", "shared.areas",
+            "shared.places.search", "shared.text", "shared.turn.crisis")
 
 
 class StepBudgetExceeded(BaseException):
@@ -108,7 +108,6 @@ _MANY_TITLES = tuple(f"{words}第{number}場" for number in range(20)
 @pytest.mark.parametrize("shape", ("char", "township", "sentence"))
 def test_route_with_many_titles_work_grows_linearly_with_the_text(shape):
     def read(text: str) -> object:
-        with event_titles(_MANY_TITLES):
-            return route(text)
+        return route(text, _MANY_TITLES)
 
     assert_linear(read, shape)

@@ -23,8 +23,9 @@ from shared.replies.menu import LIMIT_WORDS
 from shared.routing import route_text
 from shared.store.sqlite import SqliteStore
 from shared.text import reading_form
+from shared.turn.ask import EventsSearch, Flag, PlacesSearch, SecondAsk
 from shared.turn.crisis import is_crisis
-from shared.turn.datespec import DayOfMonth, Holiday, MonthDay, RelativeMonth, UnreadableDate
+from shared.turn.datespec import DayOfMonth, Holiday, MonthDay, RelativeMonth, UnreadableDate, Week
 from shared.turn.diet_origin import resolve_diet
 from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
@@ -140,15 +141,15 @@ def test_dates_relative_month_day_keeps_other_readings(text, value):
 # --- finding 5: a second ask is offered, never a filter ------------------------------------------
 
 @pytest.mark.parametrize("text, tool, second", [
-    ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", "also_places:彰化市/"),
-    ("鹿港12/12有什麼活動 另外想找全素的店", "search_local_events", "also_places:鹿港鎮/vegan"),
-    ("花壇有素食店嗎？還有這週末有什麼活動", "search_local_places", "also_events:花壇鄉/weekend"),
-    ("員林有什麼素食可以吃，順便問下週末有活動嗎", "search_local_places", "also_events:員林市/next_weekend"),
-    ("週末有活動嗎？也想找吃素的地方", "search_local_events", "also_places:/"),
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", PlacesSearch("彰化市")),
+    ("鹿港12/12有什麼活動 另外想找全素的店", "search_local_events", PlacesSearch("鹿港鎮", "vegan")),
+    ("花壇有素食店嗎？還有這週末有什麼活動", "search_local_places", EventsSearch("花壇鄉", Week(0, weekend=True))),
+    ("員林有什麼素食可以吃，順便問下週末有活動嗎", "search_local_places", EventsSearch("員林市", Week(1, weekend=True))),
+    ("週末有活動嗎？也想找吃素的地方", "search_local_events", PlacesSearch()),
 ])
 def test_router_second_ask_is_a_note_not_a_filter(text, tool, second):
     proposal = route(text)
-    assert proposal.tool == tool and second in proposal.notes
+    assert proposal.tool == tool and SecondAsk(second) in proposal.notes
     if tool == "search_local_events":
         assert proposal.args["keyword"] is None
 
@@ -156,7 +157,7 @@ def test_router_second_ask_is_a_note_not_a_filter(text, tool, second):
 @pytest.mark.parametrize("text, keyword", [("有蔬食的市集嗎", "市集 蔬食"), ("週末彰化市有蔬食市集嗎", "市集 蔬食")])
 def test_router_diet_inside_one_events_ask_still_filters(text, keyword):
     proposal = route(text)
-    assert proposal.tool == "search_local_events" and not any(n.startswith("also_") for n in proposal.notes)
+    assert proposal.tool == "search_local_events" and not any(isinstance(n, SecondAsk) for n in proposal.notes)
     assert set(proposal.args["keyword"].split()) == set(keyword.split())
 
 
@@ -347,7 +348,7 @@ def test_router_season_greeting_with_a_question_still_searches():
 
 def test_router_someone_elses_plain_diet_is_not_filled_by_the_users_memory():
     notes = route("我媽說她想吃素 花壇有店嗎").notes
-    assert "diet_of_other" in notes and "generic_diet" not in notes
+    assert Flag.DIET_OF_OTHER in notes and Flag.GENERIC_DIET not in notes
 
 
 @pytest.mark.parametrize("text, area", [
@@ -356,7 +357,7 @@ def test_router_someone_elses_plain_diet_is_not_filled_by_the_users_memory():
 ])
 def test_router_township_with_a_subject_local_has_no_data_on_is_not_a_shop_search(text, area):
     proposal = route(text)
-    assert (proposal.tool, proposal.args, proposal.notes) == ("ask_search_kind", {"area": area}, ("no_data",))
+    assert (proposal.tool, proposal.args, proposal.notes) == ("ask_search_kind", {"area": area, "no_data": True}, ())
 
 
 @pytest.mark.parametrize("text", ["鹿港", "彰化市有什麼推薦的", "請問花壇有什麼", "花壇幾點開", "謝謝 花壇", "鹿港哪裡好",
@@ -390,7 +391,7 @@ def test_router_second_ask_beside_a_day_and_topic_without_an_event_word(text, da
     proposal = route(text)
     assert proposal.tool == "search_local_events"
     assert (proposal.args["date"].resolve(TODAY), proposal.args["keyword"]) == (span(day), keyword)
-    assert any(note.startswith("also_places:") for note in proposal.notes)
+    assert any(isinstance(note, SecondAsk) and isinstance(note.ask, PlacesSearch) for note in proposal.notes)
 
 
 @pytest.mark.parametrize("text, diet", [("以後不用幫我找全素了", "any"), ("花壇不用幫我找全素", "any")])

@@ -15,8 +15,9 @@ import pytest
 from shared.memory.phrases import read_memory_request
 from shared.places.search import place_close_to
 from shared.text import reading_form
+from shared.turn.ask import DietCheck, EventsSearch, PlacesSearch, PrivacyTopic, SecondAsk
 from shared.turn.crisis import is_crisis
-from shared.turn.datespec import DayOfMonth, NewYearDay, UnreadableDate, coming_day_of_month
+from shared.turn.datespec import DayOfMonth, NewYearDay, UnreadableDate, Weekday, coming_day_of_month
 from shared.turn.router import read_diet, route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import USER_A, postbacks, webhook_with_memory
@@ -84,7 +85,7 @@ def test_read_diet_pungent_food_names_are_not_a_diet(text):
 ])
 def test_router_forget_phrasing_is_the_forget_offer(text):
     proposal = route(text)
-    assert proposal.tool == "privacy_info" and "forget" in proposal.notes
+    assert proposal.tool == "privacy_info" and proposal.args["topic"] == PrivacyTopic.FORGET_MY_DIET
     assert read_memory_request(text) is None or read_memory_request(text).kind != "remember"
 
 
@@ -154,15 +155,15 @@ def test_webhook_typo_button_answers_for_the_shop(service, line_standin):
 # --- finding 9: the second ask keeps its own township ---------------------------------------------
 
 @pytest.mark.parametrize("text, tool, area, note", [
-    ("12/12鹿港有活動嗎？另外彰化市有全素的店嗎", "search_local_events", "鹿港鎮", "also_places:彰化市/vegan"),
-    ("員林有什麼活動，另外花壇有蛋奶素的店嗎", "search_local_events", "員林市", "also_places:花壇鄉/ovo_lacto"),
-    ("鹿港有全素的店嗎？然後彰化市週六有市集嗎", "search_local_places", "鹿港鎮", "also_events:彰化市/saturday"),
-    ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", "彰化市", "also_places:彰化市/"),  # one township: both
-    ("鹿港12/12有什麼活動 另外想找全素的店", "search_local_events", "鹿港鎮", "also_places:鹿港鎮/vegan"),
+    ("12/12鹿港有活動嗎？另外彰化市有全素的店嗎", "search_local_events", "鹿港鎮", PlacesSearch("彰化市", "vegan")),
+    ("員林有什麼活動，另外花壇有蛋奶素的店嗎", "search_local_events", "員林市", PlacesSearch("花壇鄉", "ovo_lacto")),
+    ("鹿港有全素的店嗎？然後彰化市週六有市集嗎", "search_local_places", "鹿港鎮", EventsSearch("彰化市", Weekday(5))),
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", "彰化市", PlacesSearch("彰化市")),  # one township: both
+    ("鹿港12/12有什麼活動 另外想找全素的店", "search_local_events", "鹿港鎮", PlacesSearch("鹿港鎮", "vegan")),
 ])
 def test_router_second_ask_keeps_its_own_township(text, tool, area, note):
     proposal = route(text)
-    assert proposal.tool == tool and proposal.args["area"] == area and note in proposal.notes
+    assert proposal.tool == tool and proposal.args["area"] == area and SecondAsk(note) in proposal.notes
 
 
 # --- finding 10: parking phrasing -------------------------------------------------------------------
@@ -271,11 +272,11 @@ def test_resolve_impossible_days_are_unreadable(spec):
 
 @pytest.mark.parametrize("text, notes", [
     ("JOHN手做蔬食 地址在哪", ()), ("john手作素食在哪裡", ()), ("John手作蔬食電話", ()),
-    ("JOHN手做蔬食有全素嗎", ("diet_check:vegan",)), ("john有素食嗎", ("diet_check:vegetarian",)),
+    ("JOHN手做蔬食有全素嗎", (DietCheck("vegan"),)), ("john有素食嗎", (DietCheck("vegetarian"),)),
 ])
 def test_router_shop_name_words_are_not_a_diet_check(text, notes):
     proposal = route(text)
-    assert proposal.tool == "find_place" and tuple(n for n in proposal.notes if n.startswith("diet_check")) == notes
+    assert proposal.tool == "find_place" and tuple(n for n in proposal.notes if isinstance(n, DietCheck)) == notes
 
 
 # --- minor: a holiday's 連假 is the days off joined to it --------------------------------------------

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from shared.memory.phrases import read_memory_request
+from shared.turn.ask import PrivacyTopic
 from shared.turn.datespec import DateSpec
 from shared.turn.router import read_diet, route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
@@ -257,12 +258,12 @@ def test_webhook_not_to_be_remembered_beside_a_search_offers_no_remember_button(
                                   "不要再套我的素食偏好了"])
 def test_router_stop_using_my_diet_gets_the_forget_offer(text):
     proposal = route(text)
-    assert proposal.tool == "privacy_info" and "forget" in proposal.notes
+    assert proposal.tool == "privacy_info" and proposal.args["topic"] == PrivacyTopic.FORGET_MY_DIET
 
 
 @pytest.mark.parametrize("text", ["不要再用塑膠袋", "我記得那個素食店在花壇", "不要再用全素找了 改蔬食"])
 def test_router_forget_does_not_over_fire(text):
-    assert "forget" not in route(text).notes
+    assert route(text).args.get("topic") != PrivacyTopic.FORGET_MY_DIET
 
 
 def test_webhook_two_dates_apart_leave_out_the_days_between(service, line_standin):

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from shared.turn.ask import Limit, PrivacyTopic, SecondAsk, TitleHint, UnrecordedKind
 from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
@@ -70,7 +71,7 @@ def test_router_a_search_without_a_refusal_has_no_not_saved_note(text):
 ])
 def test_router_phone_questions_that_are_not_about_sharing(text, tool):
     proposal = route(text)
-    assert proposal.tool == tool and "sharing" not in proposal.notes
+    assert proposal.tool == tool and proposal.args.get("topic") != PrivacyTopic.WHO_SEES_MY_DATA
 
 
 @pytest.mark.parametrize("text, tool", [
@@ -84,12 +85,12 @@ def test_router_status_phrasing_does_not_over_fire(text, tool):
 
 @pytest.mark.parametrize("text, hint", [("冬季蔬果市集要帶什麼", "冬季蔬果"), ("八卦山健走還有沒有", "八卦山")])
 def test_router_title_hint_is_noted(text, hint):
-    assert f"title:{hint}" in route(text).notes
+    assert TitleHint(hint) in route(text).notes
 
 
 @pytest.mark.parametrize("text", ["彰化市市集", "週末市集", "有什麼市集", "假日市集", "花壇的市集", "蔬食市集"])
 def test_router_no_title_hint_from_places_dates_or_fillers(text):
-    assert not any(note.startswith("title:") for note in route(text).notes)
+    assert not any(isinstance(note, TitleHint) for note in route(text).notes)
 
 
 def test_webhook_title_hint_narrows_and_next_steps_keep_the_users_keyword(service, line_standin):
@@ -128,7 +129,7 @@ def test_router_own_diet_is_not_someone_elses(text):
 
 @pytest.mark.parametrize("text", ["花壇有素食嗎", "彰化市有什麼素食餐廳", "彰化市有便利商店嗎"])
 def test_router_no_shop_kind_note_without_a_kind(text):
-    assert not any(note.startswith("unrecorded_kind:") for note in route(text).notes)
+    assert not any(isinstance(note, UnrecordedKind) for note in route(text).notes)
 
 
 # --- an events ask beside a named shop (14) -----------------------------------------------------------------
@@ -142,7 +143,7 @@ def test_webhook_events_ask_beside_a_shop_is_offered_with_its_date(service, line
 
 @pytest.mark.parametrize("text", ["和米素食有全素嗎", "john手作蔬食電話多少", "和米素食幾點開"])
 def test_router_a_shop_question_alone_has_no_events_note(text):
-    assert not any(note.startswith("also_events:") for note in route(text).notes)
+    assert not any(isinstance(note, SecondAsk) for note in route(text).notes)
 
 
 # --- minors ---------------------------------------------------------------------------------------------------
@@ -171,12 +172,14 @@ def test_router_taxi_is_its_own_limit_and_bus_stays_transport():
 # --- more phrasings found after the trial (self-check) ----------------------------------------------------
 
 @pytest.mark.parametrize("text, tool, note", [
-    ("你們有我的電話嗎", "privacy_info", "sharing"), ("我的電話你們有嗎", "privacy_info", "sharing"),
-    ("你們會不會賣我的資料", "privacy_info", "sharing"), ("最近的素食店 彰化市", "search_local_places", "no_distance"),
+    ("你們有我的電話嗎", "privacy_info", PrivacyTopic.WHO_SEES_MY_DATA),
+    ("我的電話你們有嗎", "privacy_info", PrivacyTopic.WHO_SEES_MY_DATA),
+    ("你們會不會賣我的資料", "privacy_info", PrivacyTopic.WHO_SEES_MY_DATA),
+    ("最近的素食店 彰化市", "search_local_places", Limit.DISTANCE),
 ])
 def test_router_more_privacy_and_distance_phrasings(text, tool, note):
     proposal = route(text)
-    assert proposal.tool == tool and note in proposal.notes
+    assert proposal.tool == tool and note in proposal.notes + (proposal.args.get("topic"),)
 
 
 @pytest.mark.parametrize("text", ["我要撤銷", "幫我把服務單刪了"])
@@ -188,4 +191,4 @@ def test_memory_removing_the_remembered_diet_is_no_remember_request():
     from shared.memory.phrases import read_memory_request
 
     assert read_memory_request("把記住的偏好拿掉") is None
-    assert route("把記住的偏好拿掉").notes == ("forget",)
+    assert route("把記住的偏好拿掉").args == {"topic": PrivacyTopic.FORGET_MY_DIET}

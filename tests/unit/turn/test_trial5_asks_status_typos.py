@@ -16,6 +16,8 @@ import pytest
 from shared.handoff.drafts import request_text_of
 from shared.places.search import areas_with_places
 from shared.text import reading_form
+from shared.turn.ask import EventsSearch, Flag, OtherAreas, PlacesSearch, SecondAsk
+from shared.turn.datespec import Week, Weekday
 from shared.turn.router import route, township_typo
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, preference_of, webhook_with_memory
@@ -43,20 +45,20 @@ def _texts(messages: list[dict]) -> dict[str, str]:
 # --- finding 6: two asks said with a space; a township without shop data -------------------------------
 
 @pytest.mark.parametrize("text, tool, note", [
-    ("员林有没有纯素的店 周末有活动吗", "search_local_places", "also_events:員林市/weekend"),
-    ("員林有沒有純素的店 週末有活動嗎", "search_local_places", "also_events:員林市/weekend"),
-    ("週末員林有活動嗎 有沒有全素的店", "search_local_events", "also_places:員林市/vegan"),
-    ("鹿港有素食店嗎 週六有什麼活動", "search_local_places", "also_events:鹿港鎮/saturday"),
-    ("花壇這週末有活動嗎 附近有吃素的店嗎", "search_local_events", "also_places:花壇鄉/"),
+    ("员林有没有纯素的店 周末有活动吗", "search_local_places", EventsSearch("員林市", Week(0, weekend=True))),
+    ("員林有沒有純素的店 週末有活動嗎", "search_local_places", EventsSearch("員林市", Week(0, weekend=True))),
+    ("週末員林有活動嗎 有沒有全素的店", "search_local_events", PlacesSearch("員林市", "vegan")),
+    ("鹿港有素食店嗎 週六有什麼活動", "search_local_places", EventsSearch("鹿港鎮", Weekday(5))),
+    ("花壇這週末有活動嗎 附近有吃素的店嗎", "search_local_events", PlacesSearch("花壇鄉")),
 ])
 def test_router_two_asks_with_a_space_answers_one_and_notes_the_other(text, tool, note):
     proposal = route(text)
-    assert proposal.tool == tool and note in proposal.notes
+    assert proposal.tool == tool and SecondAsk(note) in proposal.notes
 
 
 @pytest.mark.parametrize("text", ["花壇 素食 活動", "週末 彰化市 有蔬食的市集嗎", "彰化市 吃素", "鹿港 週末 活動"])
 def test_router_words_split_by_spaces_without_two_questions_stay_one_ask(text):
-    assert not any(note.startswith(("also_places", "also_events")) for note in route(text).notes)
+    assert not any(isinstance(note, SecondAsk) for note in route(text).notes)
 
 
 def test_places_areas_with_places_lists_the_catalog_townships():
@@ -104,7 +106,7 @@ def test_router_privacy_remark_alone_is_still_answered_as_before(text, tool):
 
 def test_router_my_preference_beside_a_search_is_no_privacy_question():
     proposal = route("用我的偏好 花壇有素食嗎")
-    assert proposal.tool == "search_local_places" and "privacy_asked" not in proposal.notes
+    assert proposal.tool == "search_local_places" and Flag.PRIVACY_ASKED not in proposal.notes
 
 
 def test_webhook_do_not_keep_my_data_beside_a_search_lists_shops_and_stores_nothing(service, line_standin):
@@ -169,7 +171,7 @@ def test_webhook_township_typo_button_asks_again_with_the_right_name(service, li
     again_text = _texts(messages)["是，溪湖鎮"]
     assert again_text == "溪湖還是員林有素食餐廳"
     proposal = route(again_text)
-    assert proposal.args["area"] == "溪湖鎮" and "other_areas:員林市" in proposal.notes
+    assert proposal.args["area"] == "溪湖鎮" and OtherAreas(("員林市",)) in proposal.notes
 
 
 # --- minors ---------------------------------------------------------------------------------------------

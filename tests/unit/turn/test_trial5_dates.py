@@ -20,6 +20,7 @@ import pytest
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.context import EventContext
 from shared.identity import Actor
+from shared.turn.ask import OtherAreas
 from shared.turn.datespec import Both, DateSpec, Range, UnreadableDate, date_arg
 from shared.turn.engine import resolve_date
 from shared.turn.router import date_in, route
@@ -191,7 +192,7 @@ def test_router_side_by_side_days_keep_the_other_township():
     proposal = route("禮拜六禮拜日 花壇員林 有啥活動")
     assert proposal.args["date"].spans(TODAY) == (day(date(2026, 12, 5)), day(date(2026, 12, 6)))
     assert asked("禮拜六禮拜日 花壇員林 有啥活動", SUNDAY, apart=True) == (day(date(2026, 12, 6)), day(date(2026, 12, 12)))
-    assert "other_areas:員林市" in proposal.notes
+    assert OtherAreas(("員林市",)) in proposal.notes
 
 
 @pytest.fixture

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from shared.turn.details import detail_line, read_details, suitability_people
+from shared.turn.ask import DetailKind, Limit, NotRecorded, OtherAreas, Unasked
+from shared.turn.datespec import MonthDay
+from shared.turn.details import read_details, suitability_people
 from shared.turn.router import route
+from shared.turn.wording import detail_line
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
 
-_DETAIL_NOTES = ("detail:", "unasked:")
 #: 2026-12-01 10:00 Asia/Taipei, as trial 5 ran.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 
@@ -26,27 +28,27 @@ def service(base_env):
     return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-def _details(text: str) -> list[str]:
-    return [note for note in route(text).notes if note.startswith(_DETAIL_NOTES)]
+def _details(text: str) -> list[NotRecorded | Unasked]:
+    return [note for note in route(text).notes if isinstance(note, (NotRecorded, Unasked))]
 
 
 @pytest.mark.parametrize(("text", "note"), [
-    ("12月19 員林 健康操幾點 要帶水嗎", "no_bring"),  # trial 4's side limit says it; no second line
-    ("健走活動可以攜帶水壺嗎", "detail:bring"),
-    ("市集可以用line pay嗎", "detail:payment"),
-    ("John手作蔬食收不收信用卡", "detail:payment"),
-    ("養的狗可以一起去市集嗎", "no_pets"),
-    ("市集 貓咪能進去嗎", "detail:pets"),
-    ("繪本共讀 5歲可以嗎", "detail:age"),
-    ("員林健康操有年齡限制嗎", "detail:age"),
-    ("週六彰化市的小農市集 集合點在哪 會不會很多人", "detail:crowd"),
-    ("1/9花壇市集要排隊嗎", "detail:crowd"),
-    ("一月九號 花壇市集 老人家可以去嗎 有椅子坐嗎", "detail:seating"),
-    ("12/6繪本共讀 推嬰兒車進得去嗎", "detail:access"),
-    ("鹿港老街散步 坐輪椅可以嗎", "detail:access"),
-    ("1/9花壇市集有沒有廁所", "detail:toilet"),
-    ("市集幾點結束", "detail:end_time"),
-    ("市集是誰主辦的", "detail:organiser"),
+    ("12月19 員林 健康操幾點 要帶水嗎", Limit.BRING),  # trial 4's side limit says it; no second line
+    ("健走活動可以攜帶水壺嗎", NotRecorded(DetailKind.BRING)),
+    ("市集可以用line pay嗎", NotRecorded(DetailKind.PAYMENT)),
+    ("John手作蔬食收不收信用卡", NotRecorded(DetailKind.PAYMENT)),
+    ("養的狗可以一起去市集嗎", Limit.PETS),
+    ("市集 貓咪能進去嗎", NotRecorded(DetailKind.PETS)),
+    ("繪本共讀 5歲可以嗎", NotRecorded(DetailKind.AGE)),
+    ("員林健康操有年齡限制嗎", NotRecorded(DetailKind.AGE)),
+    ("週六彰化市的小農市集 集合點在哪 會不會很多人", NotRecorded(DetailKind.CROWD)),
+    ("1/9花壇市集要排隊嗎", NotRecorded(DetailKind.CROWD)),
+    ("一月九號 花壇市集 老人家可以去嗎 有椅子坐嗎", NotRecorded(DetailKind.SEATING)),
+    ("12/6繪本共讀 推嬰兒車進得去嗎", NotRecorded(DetailKind.ACCESS)),
+    ("鹿港老街散步 坐輪椅可以嗎", NotRecorded(DetailKind.ACCESS)),
+    ("1/9花壇市集有沒有廁所", NotRecorded(DetailKind.TOILET)),
+    ("市集幾點結束", NotRecorded(DetailKind.END_TIME)),
+    ("市集是誰主辦的", NotRecorded(DetailKind.ORGANISER)),
 ])
 def test_router_named_detail_question_adds_its_note(text, note):
     proposal = route(text)
@@ -54,9 +56,9 @@ def test_router_named_detail_question_adds_its_note(text, note):
 
 
 @pytest.mark.parametrize(("text", "limit", "detail"), [
-    ("12月19 員林 健康操幾點 要帶水嗎", "no_bring", "detail:bring"),
-    ("養的狗可以一起去市集嗎", "no_pets", "detail:pets"),
-    ("可以帶狗嗎", "no_pets", "detail:pets"),
+    ("12月19 員林 健康操幾點 要帶水嗎", Limit.BRING, NotRecorded(DetailKind.BRING)),
+    ("養的狗可以一起去市集嗎", Limit.PETS, NotRecorded(DetailKind.PETS)),
+    ("可以帶狗嗎", Limit.PETS, NotRecorded(DetailKind.PETS)),
 ])
 def test_router_detail_a_limit_already_says_is_not_said_twice(text, limit, detail):
     proposal = route(text)
@@ -74,7 +76,7 @@ def test_router_detail_beside_a_search_keeps_the_search():
 def test_router_suitability_question_is_not_a_topic_filter():
     proposal = route("一月九號 花壇市集 老人家可以去嗎 有椅子坐嗎")
     assert proposal.args["keyword"] == "市集"
-    assert "detail:suitability/老人家" in proposal.notes
+    assert NotRecorded(DetailKind.SUITABILITY, "老人家") in proposal.notes
 
 
 @pytest.mark.parametrize(("text", "keyword"), [
@@ -91,7 +93,7 @@ def test_router_relative_clause_or_lone_suitability_keeps_the_filter(text, keywo
     "小孩可以參加的活動有哪些", "長輩可以參加的活動", "老人家可以去的市集",
 ])
 def test_router_relative_clause_suitability_gets_no_note(text):
-    assert not any(note.startswith("detail:suitability") for note in route(text).notes)
+    assert not any(isinstance(note, NotRecorded) and note.kind == DetailKind.SUITABILITY for note in route(text).notes)
 
 
 @pytest.mark.parametrize("text", [
@@ -129,22 +131,22 @@ def test_router_existing_eval_cases_get_no_unasked_note():
     cases = json.loads((Path(__file__).resolve().parents[2] / "eval" / "cases.json").read_text(encoding="utf-8"))
     fired = {case["input"] for case in cases if not case.get("kind", "").startswith("trial5")
              and not any(note.startswith("unasked:") for note in case.get("expect", {}).get("notes", []))
-             and any(note.startswith("unasked:") for note in route(case["input"]).notes)}
+             and any(isinstance(note, Unasked) for note in route(case["input"]).notes)}
     assert fired <= {"有糙米素食嗎 彰化市", "吃一整包洋芋片會胖嗎"}, fired
 
 
 @pytest.mark.parametrize(("text", "note"), [
-    ("聖誕夜彰化市有沒有報佳音", "unasked:報佳音"),  # the date part is cut, the rest is named
-    ("跨年彰化市有沒有倒數", "unasked:倒數"),
-    ("和米素食有外帶嗎", "unasked:外帶"),
-    ("花壇市集有很多攤位嗎", "unasked:很多攤位"),
+    ("聖誕夜彰化市有沒有報佳音", Unasked("報佳音")),  # the date part is cut, the rest is named
+    ("跨年彰化市有沒有倒數", Unasked("倒數")),
+    ("和米素食有外帶嗎", Unasked("外帶")),
+    ("花壇市集有很多攤位嗎", Unasked("很多攤位")),
 ])
 def test_router_other_question_clause_is_named_in_the_users_words(text, note):
     assert note in route(text).notes
 
 
 def test_router_long_unasked_words_are_not_repeated():
-    assert "unasked:" in route("週末彰化市市集有賣手工香皂跟蜂蜜蛋糕嗎").notes
+    assert Unasked("") in route("週末彰化市市集有賣手工香皂跟蜂蜜蛋糕嗎").notes
 
 
 def test_router_unasked_words_only_beside_a_search():
@@ -166,13 +168,13 @@ def test_router_hospital_booking_is_its_own_limit(text, kinds):
 def test_router_booking_a_doctor_beside_an_events_ask_is_said_as_booking():
     proposal = route("明天員林有活動嗎 順便幫我掛號")
     assert proposal.tool == "search_local_events"
-    assert "no_appointment" in proposal.notes and "medical" not in proposal.notes
+    assert Limit.APPOINTMENT in proposal.notes and Limit.MEDICAL not in proposal.notes
 
 
 @pytest.mark.parametrize("text", ["你好 可以刷卡嗎", "可以刷卡嗎", "有沒有輪椅坡道"])
 def test_router_detail_alone_is_said_with_the_menu(text):
     proposal = route(text)
-    assert proposal.tool == "show_limits" and any(note.startswith("detail:") for note in proposal.notes)
+    assert proposal.tool == "show_limits" and any(isinstance(note, NotRecorded) for note in proposal.notes)
 
 
 @pytest.mark.parametrize("text", ["我想死 可以帶狗嗎", "新需求：想借輪椅", "謝謝", "你好"])
@@ -181,8 +183,8 @@ def test_router_crisis_request_or_small_talk_gets_no_detail_note(text):
 
 
 def test_details_read_details_cuts_the_date_and_names_the_rest():
-    notes = read_details("聖誕夜有沒有報佳音", (), lambda run: "md:12-24" if "聖誕夜" in run else None)
-    assert notes == ("unasked:報佳音",)
+    notes = read_details("聖誕夜有沒有報佳音", (), lambda run: MonthDay(12, 24) if "聖誕夜" in run else None)
+    assert notes == (Unasked("報佳音"),)
 
 
 def test_details_read_details_statement_without_a_question_gets_no_unasked_note():
@@ -202,22 +204,23 @@ def test_details_suitability_people_reads_yes_no_questions_only():
     ("any", "資料沒有記錄能不能帶寵物，請先問店家或主辦單位。"),
 ])
 def test_details_detail_line_names_whom_to_ask_by_subject(subject, words):
-    assert detail_line(("detail:pets",), subject) == words
+    assert detail_line((NotRecorded(DetailKind.PETS),), subject) == words
 
 
 def test_details_detail_line_says_several_details_once():
-    line = detail_line(("no_registration", "detail:age", "detail:bring", "unasked:冷氣"), "events")
+    line = detail_line((Limit.REGISTRATION, NotRecorded(DetailKind.AGE), NotRecorded(DetailKind.BRING), Unasked("冷氣")),
+                       "events")
     assert line is not None and line.count("請先問主辦單位") == 1
     assert "適合幾歲" in line and "要帶什麼東西" in line and "「冷氣」" in line
 
 
 def test_details_detail_line_crowd_alone_reads_without_also():
-    assert detail_line(("detail:crowd",), "events") == "我沒辦法知道當天人多不多、擠不擠，活動資料沒有這類紀錄。"
+    assert detail_line((NotRecorded(DetailKind.CROWD),), "events") == "我沒辦法知道當天人多不多、擠不擠，活動資料沒有這類紀錄。"
 
 
 def test_details_detail_line_without_detail_notes_is_none():
-    assert detail_line(("no_hours", "other_areas:花壇鄉"), "places") is None
-    assert detail_line(("unasked:",), "places") == "店家資料沒有記錄你問的其他細節，請先問店家（電話在卡片上）。"
+    assert detail_line((Limit.HOURS, OtherAreas(("花壇鄉",))), "places") is None
+    assert detail_line((Unasked(),), "places") == "店家資料沒有記錄你問的其他細節，請先問店家（電話在卡片上）。"
 
 
 def test_turn_detail_alone_reply_has_the_menu_not_the_offline_notice(service, line_standin):
@@ -235,7 +238,7 @@ def test_turn_detail_line_comes_before_the_cards(service, line_standin):
 
 def test_router_event_only_detail_beside_a_shop_search_is_dropped():
     assert _details("70歲的阿嬤想找彰化市素食") == []
-    assert route("和米素食開到幾點").notes == ("no_hours",)  # a shop's end time is its hours
+    assert route("和米素食開到幾點").notes == (Limit.HOURS,)  # a shop's end time is its hours
 
 
 @pytest.mark.parametrize("text", [
@@ -245,4 +248,4 @@ def test_router_event_only_detail_beside_a_shop_search_is_dropped():
     "彰化市有素食自助餐嗎 便宜一點的",    # a kind of restaurant is said by its own note
 ])
 def test_router_clause_a_limit_or_note_answers_gets_no_unasked_note(text):
-    assert not any(note.startswith("unasked:") for note in route(text).notes)
+    assert not any(isinstance(note, Unasked) for note in route(text).notes)

@@ -3,7 +3,7 @@
 A word that is (part of) a title of the current events snapshot (鹿港龍舟賽 → 鹿港慶端陽龍舟賽), or an
 event kind with a title-like word before it (龍舟賽, 燈籠展), is searched as that event, never a shop
 hours question, an unknown subject or a township typo when a real township is named. The titles come
-from the snapshot at run time (the turn engine gives them to the router: ``event_titles``).
+from the snapshot at run time (the turn engine gives them to the router: ``route(text, titles)``).
 The trial's demo-data examples and variants are eval cases (``kind`` ``trial7-1``); here the rules with
 the TDX fixture's titles, the whole turn on an ingested TDX snapshot, and the negatives.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
@@ -17,7 +17,8 @@ import pytest
 
 from shared.events.file_source import FileActivitySource
 from shared.events.ingest import ingest_events
-from shared.turn.router import event_titles, route
+from shared.turn.ask import DetailKind, Limit, NotRecorded, TitleHint, Unasked
+from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
 from tests.unit.turn.date_support import span
@@ -29,16 +30,15 @@ TDX_TITLES = ("彰化藝術館常設展：八卦山下的城市記憶", "鹿港�
 
 
 def routed(text: str, titles=TDX_TITLES):
-    with event_titles(titles):
-        return route(text)
+    return route(text, titles)
 
 
 @pytest.mark.parametrize("text, area, keyword, title, notes", [
     ("鹿港龍舟賽幾點開始", "鹿港鎮", "龍舟賽", None, ()),
     ("請問 鹿港 龍舟 幾點開始？那邊好停車嗎？門票多少錢", "鹿港鎮", "龍舟", None, ("parking", "no_price")),
     ("鹿港龍舟賽那邊好停車嗎", "鹿港鎮", "龍舟賽", None, ("parking",)),
-    ("田尾花卉市集什麼時候結束？誰主辦的", "田尾鄉", "市集", "花卉市集", ("detail:end_time", "detail:organiser")),
-    ("田尾的花卉市集什麼時候結束", "田尾鄉", "市集", "花卉市集", ("detail:end_time",)),
+    ("田尾花卉市集什麼時候結束？誰主辦的", "田尾鄉", "市集", "花卉市集", (NotRecorded(DetailKind.END_TIME), NotRecorded(DetailKind.ORGANISER))),
+    ("田尾的花卉市集什麼時候結束", "田尾鄉", "市集", "花卉市集", (NotRecorded(DetailKind.END_TIME),)),
     ("龍舟賽是哪一天", None, "龍舟賽", None, ()),
     # variants
     ("端陽龍舟賽要報名嗎", None, "端陽龍舟賽", None, ("no_registration",)),
@@ -49,10 +49,11 @@ def test_trial7_f1_a_named_event_is_an_events_search(text, area, keyword, title,
     proposal = routed(text)
     assert proposal.tool == "search_local_events", proposal
     assert proposal.args["area"] == area and proposal.args["keyword"] == keyword
-    assert (f"title:{title}" in proposal.notes) if title else not any(n.startswith("title:") for n in proposal.notes)
-    assert set(notes) <= set(proposal.notes), proposal.notes
-    assert "no_hours" not in proposal.notes  # 幾點開始: the card's start time, no shop hours line
-    assert not any(note.startswith("unasked:") for note in proposal.notes), proposal.notes
+    titles = [note for note in proposal.notes if isinstance(note, TitleHint)]
+    assert titles == ([TitleHint(title)] if title else [])
+    assert all(note in proposal.notes for note in notes), proposal.notes
+    assert Limit.HOURS not in proposal.notes  # 幾點開始: the card's start time, no shop hours line
+    assert not any(isinstance(note, Unasked) for note in proposal.notes), proposal.notes
 
 
 @pytest.mark.parametrize("text", ["鹿港龍舟賽幾點開始", "龍舟賽是哪一天", "員林燈籠展幾點開始", "社頭芭樂祭是哪天"])
@@ -117,7 +118,7 @@ def test_trial7_f1_the_turn_answers_from_the_ingested_snapshot(service, line_sta
 def test_trial7_f7_date_span_and_whole_county_are_no_leftovers(text, days):
     proposal = route(text)
     assert proposal.tool == "search_local_events" and proposal.args["date"].resolve(PINNED.date()) == days, proposal
-    assert not any(note.startswith(("unasked:", "detail:")) for note in proposal.notes), proposal.notes
+    assert not any(isinstance(note, (Unasked, NotRecorded)) for note in proposal.notes), proposal.notes
 
 
 @pytest.mark.parametrize("text, names", [

@@ -19,8 +19,9 @@ from shared.handoff.records import REQUESTS, Operation
 from shared.handoff.status import OPEN_LISTED_MAX
 from shared.identity import Actor
 from shared.line import limits
+from shared.turn.ask import EventsSearch, OtherAreas, PlacesSearch, SecondAsk
 from shared.turn.follow_up import FOLLOW_UP_WINDOW
-from shared.turn.router import route, second_ask
+from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
 from tests.unit.turn.date_support import span
@@ -60,6 +61,12 @@ def _days(said: dict) -> dict:
     return {name: value.resolve(TODAY) if name == "date" else value for name, value in said.items()}
 
 
+def _second_of_kind(proposal, kind: type) -> list[dict]:
+    """The other asks of ``kind`` the proposal offers, each as the conditions it sets."""
+    return [{name: value for name, value in vars(note.ask).items() if value is not None}
+            for note in proposal.notes if isinstance(note, SecondAsk) and isinstance(note.ask, kind)]
+
+
 @pytest.mark.parametrize("text, first, second", [
     # the trial's example: Christmas in 員林; markets county-wide 12/5–12/7
     ("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集",
@@ -81,9 +88,8 @@ def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
     assert _days({name: proposal.args[name] for name in first}) == first
-    [note] = [note for note in proposal.notes if note.startswith("second_")]
-    kind, said = second_ask(note)
-    assert (kind, _days(said)) == ("events", second)
+    [said] = _second_of_kind(proposal, EventsSearch)
+    assert _days(said) == second
 
 
 @pytest.mark.parametrize("text, first, second", [
@@ -94,24 +100,24 @@ def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
 def test_trial8_f3_two_shop_asks_keep_their_own_diets(text, first, second):
     proposal = route(text)
     assert (proposal.tool, proposal.args.get("area"), proposal.args["dietary_type"]) == first
-    [note] = [note for note in proposal.notes if note.startswith("second_")]
-    assert second_ask(note) == ("places", second)
+    assert _second_of_kind(proposal, PlacesSearch) == [second]
 
 
 @pytest.mark.parametrize("text, args, notes", [
     ("週六有活動嗎？有親子的嗎", {"date": SATURDAY, "keyword": "親子"}, ()),  # a refinement of the one ask
-    ("聖誕節員林有活動嗎？還有鹿港的呢", {"area": "員林市", "date": CHRISTMAS}, ("other_areas:鹿港鎮",)),
-    ("員林有全素的店嗎？鹿港呢", {"area": "員林市", "dietary_type": "vegan"}, ("other_areas:鹿港鎮",)),
+    ("聖誕節員林有活動嗎？還有鹿港的呢", {"area": "員林市", "date": CHRISTMAS}, (OtherAreas(("鹿港鎮",)),)),
+    ("員林有全素的店嗎？鹿港呢", {"area": "員林市", "dietary_type": "vegan"}, (OtherAreas(("鹿港鎮",)),)),
     ("聖誕節員林有活動嗎", {"area": "員林市", "date": CHRISTMAS}, ()),
-    ("週末彰化市有活動嗎？順便推薦附近的素食店", {"area": "彰化市", "date": WEEKEND}, ("also_places:彰化市/",)),
+    ("週末彰化市有活動嗎？順便推薦附近的素食店", {"area": "彰化市", "date": WEEKEND}, (SecondAsk(PlacesSearch("彰化市")),)),
     ("後天跟大後天有活動嗎", {"date": span(date(2026, 12, 3), 2)}, ()),
     ("這禮拜六日有啥活動 阿嬤想帶孫子去", {"date": WEEKEND, "keyword": None}, ()),
 ])
 def test_trial8_f3_one_ask_is_unchanged(text, args, notes):
     proposal = route(text)
     assert _days({name: proposal.args.get(name) for name in args}) == args
-    assert set(notes) <= set(proposal.notes)
-    assert not [note for note in proposal.notes if note.startswith("second_")]
+    assert all(note in proposal.notes for note in notes)
+    events = proposal.tool == "search_local_events"
+    assert not _second_of_kind(proposal, EventsSearch if events else PlacesSearch)
 
 
 def test_trial8_f3_the_reply_says_which_ask_it_answered_and_offers_the_other(service, line_standin):

@@ -129,6 +129,22 @@ def test_engine_events_turn_reads_no_preference(store):
 
 
 def test_engine_router_sees_only_the_text_never_the_stored_value():
-    assert list(inspect.signature(route).parameters) == ["text"]
+    assert list(inspect.signature(route).parameters) == ["text", "titles"]  # the snapshot's event titles, no memory
     proposal = route("花壇有推薦吃的嗎？")
     assert proposal == Proposal("search_local_places", {"area": "花壇鄉", "dietary_type": None, "keyword": None})
+
+
+@pytest.mark.parametrize("text", ["合米素食有全素嗎", "溪胡還是員林有素食餐廳"])
+def test_engine_audit_keeps_no_words_of_a_misspelt_message(store, text):
+    words, audit = turn(store, text)
+    assert "你是說" in words and audit["tool"] == "did_you_mean"
+    assert not any(part in str(audit) for part in ("合米", "溪胡", "全素嗎", "員林有"))
+    assert audit["proposed_args"]["name"] in ("和米素食", "溪湖鎮")  # the catalog's name, which is no user text
+
+
+def test_engine_audit_holds_limits_and_topics_as_plain_names(store):
+    _, crisis = turn(store, "我想自殺")
+    _, privacy = turn(store, "你們會不會賣我的資料")
+    assert crisis["proposed_args"] == {"kinds": ["crisis"]}
+    assert privacy["proposed_args"] == {"topic": "who_sees_my_data"}
+    assert type(privacy["proposed_args"]["topic"]) is str

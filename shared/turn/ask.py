@@ -1,0 +1,360 @@
+"""One reading of a message, typed: what it asks (an ``Ask``) and what the reply must also say (its notes).
+
+Both readers build these values: the offline router (shared.turn.router) from the text, and the
+model's tool calls (shared.agent.calls) from checked arguments. The turn engine runs the ask and
+shared.turn.wording says the notes, so a note means the same on both paths.
+
+Strings stand for these values only at the three boundaries of the turn: postback data
+(shared.replies.area_picker, shared.turn.fixed), the model's tool arguments (shared.agent.tools) and
+the audit record (shared.audit, through ``encoded``). Dates are ``DateSpec`` values
+(shared.turn.datespec) everywhere in between.
+
+No LINE, store or clock here: plain values, cheap to import on the webhook's cold path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal, Union
+
+from shared.turn.datespec import DateSpec
+
+__all__ = [
+    "Ask", "AskSearchKind", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag", "Limit",
+    "Limits", "Memory", "MemoryPropose", "NeedsArea", "Note", "NotRecorded", "OtherAreas", "OtherPlace",
+    "PlacesSearch", "Privacy", "PrivacyTopic", "RequestDraft", "RequestHelp", "SecondAsk", "ShopByName", "SmallTalk",
+    "TitleHint", "UnknownTownship", "Unasked", "Unreadable", "UnrecordedDiet", "UnrecordedKind", "notes_of",
+    "words_of",
+]
+
+
+class Limit(StrEnum):
+    """What LOCAL cannot do or has no data for; each is said with fixed words (shared.replies.menu.LIMIT_WORDS).
+
+    A StrEnum: a value is its own stable name in the audit record and in tests of the router's tables.
+    """
+
+    CRISIS = "crisis"
+    EMERGENCY = "emergency"
+    MEDICAL = "medical"
+    APPOINTMENT = "no_appointment"
+    TRANSPORT = "transport"
+    PARKING = "parking"
+    SHUTTLE = "shuttle"
+    TAXI = "taxi"
+    WEATHER = "weather"
+    ELSEWHERE = "elsewhere"
+    NO_DATA = "no_data"
+    DIRECTORY = "directory"
+    BOOKING = "no_booking"
+    HOURS = "no_hours"
+    PRICE = "no_price"
+    EVENING = "evening"
+    REGISTRATION = "no_registration"
+    PETS = "no_pets"
+    BRING = "no_bring"
+    DISTANCE = "no_distance"
+
+
+class Flag(StrEnum):
+    """A note with no parts: something the reply says, or must not offer, beside its answer."""
+
+    #: a bare 彰化 beside another township read as 彰化市: the reply says so
+    CHANGHUA_AS_CITY = "changhua_as_city"
+    #: a plain 素食 that names no finer type: a remembered finer diet fills it
+    GENERIC_DIET = "generic_diet"
+    #: the diet said is someone else's (我媽媽吃全素): searched, never offered to remember
+    DIET_OF_OTHER = "diet_of_other"
+    #: the resident said not to remember (不用記): no 記住 button, and the reply says nothing is kept
+    NOT_SAVED = "not_saved"
+    #: a question about what is kept beside a search: the reply says what is kept
+    PRIVACY_ASKED = "privacy_asked"
+    #: a greeting said before the question: answered first
+    GREETED = "greeted"
+    #: a statement of one's own diet with no township (我吃全素): the picker offers to remember it
+    OWN_DIET = "own_diet"
+
+
+class DetailKind(StrEnum):
+    """A detail a question asks about that LOCAL's data does not record (shared.turn.details)."""
+
+    BRING = "bring"
+    PAYMENT = "payment"
+    PETS = "pets"
+    AGE = "age"
+    CROWD = "crowd"
+    SEATING = "seating"
+    ACCESS = "access"
+    TOILET = "toilet"
+    ORGANISER = "organiser"
+    END_TIME = "end_time"
+    SUITABILITY = "suitability"
+
+
+#: Details only an event has (a shop has hours, not an end time, an age range or an organiser).
+EVENT_ONLY_DETAILS = frozenset({DetailKind.END_TIME, DetailKind.AGE, DetailKind.SUITABILITY, DetailKind.ORGANISER,
+                                DetailKind.BRING})
+
+
+# -- the asks ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EventsSearch:
+    """Events in a township (None: every township), on a date (None: every date), on topics.
+
+    Attributes:
+        area: a township's full name (花壇鄉), or None for every township.
+        date: the days asked, or None.
+        keyword: the topic terms as the events search reads them (terms ANDed by a space, either of
+            two by ``|``: ``市集|親子 長輩``), or None.
+    """
+
+    area: str | None = None
+    date: DateSpec | None = None
+    keyword: str | None = None
+
+
+@dataclass(frozen=True)
+class PlacesSearch:
+    """Vegetarian places in a township (None: every township), with a diet (None: left open).
+
+    Attributes:
+        area: a township's full name, 全彰化, or None (every township, as a second ask's button).
+        diet: a canonical diet (shared.diets: ``vegan`` …), or None.
+    """
+
+    area: str | None = None
+    diet: str | None = None
+
+
+@dataclass(frozen=True)
+class NeedsArea:
+    """A search asked with no township: the township picker, keeping what was said.
+
+    Attributes:
+        search: the search the picker's buttons run (its ``area`` is None).
+        vague_words: the place words said that name no township (附近, 彰化), explained by the reply.
+    """
+
+    search: EventsSearch | PlacesSearch
+    vague_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShopByName:
+    """A shop named by its catalog name or alias; ``area`` None when the reader cannot know it."""
+
+    name: str
+    area: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestDraft:
+    """A request for a person, in the resident's words (the 新需求 card)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RequestHelp:
+    """About the resident's requests: where they stand (``status``), how cancelling works
+    (``cancel``), or how to leave one when a person is asked for (``person``)."""
+
+    kind: Literal["status", "cancel", "person"]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What LOCAL remembers of the resident's diet (``view``), or forget it (``forget``: the card's
+    button; words alone delete nothing)."""
+
+    kind: Literal["view", "forget"]
+
+
+@dataclass(frozen=True)
+class MemoryPropose:
+    """Remember this diet (the consent card; nothing is stored until the resident consents)."""
+
+    diet: str
+
+
+class PrivacyTopic(StrEnum):
+    """What a privacy question is about."""
+
+    WHAT_IS_KEPT = "what_is_kept"
+    FORGET_MY_DIET = "forget_my_diet"
+    WHO_SEES_MY_DATA = "who_sees_my_data"
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """What LOCAL keeps about the resident, led by what the question asked."""
+
+    topic: PrivacyTopic = PrivacyTopic.WHAT_IS_KEPT
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Only things LOCAL cannot do or has no data for (none: 「這個我沒有資料可以回答」)."""
+
+    kinds: tuple[Limit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Crisis:
+    """Suicidal intent, self-harm or an emergency: the safety reply alone, before anything else."""
+
+    kinds: tuple[Limit, ...] = (Limit.CRISIS,)
+
+
+@dataclass(frozen=True)
+class SmallTalk:
+    """A greeting (or asking what LOCAL is), thanks, ok / 收到, or nothing LOCAL can answer (``help``:
+    the menu)."""
+
+    kind: Literal["greeting", "thanks", "ack", "help"]
+
+
+@dataclass(frozen=True)
+class DidYouMean:
+    """A misspelt shop or township: 「你是說「和米素食」嗎？」 with buttons that ask again, spelt right.
+
+    Attributes:
+        name: the catalog's spelling.
+        area: its township.
+        text: the message with that spelling.
+        choices: for a township typo, (township, message spelt with it) per near township.
+        typed: the misspelt word, for a township typo.
+    """
+
+    name: str
+    area: str
+    text: str
+    choices: tuple[tuple[str, str], ...] = ()
+    typed: str | None = None
+
+
+@dataclass(frozen=True)
+class AskSearchKind:
+    """A bare township follow-up (那鹿港呢): events or shops? ``no_data``: a subject LOCAL has no data on."""
+
+    area: str
+    no_data: bool = False
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A message or a date that could not be read; ``why`` names it for the audit."""
+
+    why: str
+
+
+#: Every kind of ask LOCAL answers.
+Ask = Union[EventsSearch, PlacesSearch, NeedsArea, ShopByName, RequestDraft, RequestHelp, Memory, MemoryPropose,
+            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable]
+
+
+# -- the notes said beside an ask -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SecondAsk:
+    """Another ask in the same message, never a filter of the first: named and offered as a button.
+
+    ``ask`` of the other kind than the one answered (shops beside events) is said as 「你也問了…」;
+    of the same kind (two events asks with their own conditions) as 「你問了兩件事…另一件：…」.
+    """
+
+    ask: EventsSearch | PlacesSearch
+
+
+@dataclass(frozen=True)
+class OtherAreas:
+    """Townships asked about but not searched (one township is searched at a time)."""
+
+    areas: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OtherPlace:
+    """Another shop named in the message, offered as a button."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class UnknownTownship:
+    """A place word that is no township of the county (鹿巷), as typed."""
+
+    typed: str
+
+
+@dataclass(frozen=True)
+class UnrecordedKind:
+    """A kind of eating place the catalog does not record (自助餐), as said."""
+
+    word: str
+
+
+@dataclass(frozen=True)
+class UnrecordedDiet:
+    """Finer diet conditions the catalog does not record, as said, in order (鍋邊素, 不吃蔥蒜)."""
+
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DietCheck:
+    """A diet asked about named shops (哪間有全素): per shop, what the catalog lists."""
+
+    diet: str
+
+
+@dataclass(frozen=True)
+class TitleHint:
+    """Words that may be part of one event's title (冬季蔬果): they narrow the search when a title holds them."""
+
+    words: str
+
+
+@dataclass(frozen=True)
+class NotRecorded:
+    """A detail asked that the data does not record; ``who`` for a suitability question (老人家)."""
+
+    kind: DetailKind
+    who: str | None = None
+
+
+@dataclass(frozen=True)
+class Unasked:
+    """Another question the reply does not answer, in the resident's words ("" when not short and plain)."""
+
+    words: str = ""
+
+
+#: What the reply must say besides its answer.
+Note = Union[Limit, Flag, SecondAsk, OtherAreas, OtherPlace, UnknownTownship, UnrecordedKind, UnrecordedDiet,
+             DietCheck, TitleHint, NotRecorded, Unasked]
+
+
+def notes_of(notes: tuple[Note, ...], kind: type) -> list:
+    """The notes of one kind, in order (``notes_of(p.notes, OtherPlace)``)."""
+    return [note for note in notes if isinstance(note, kind)]
+
+
+def words_of(note: Note) -> tuple[str, ...]:
+    """The resident's own words a note holds (a title hint, an unrecorded kind or diet, a shop or place
+    name, townships): the router takes them out before it looks for questions left unanswered."""
+    if isinstance(note, TitleHint):
+        return (note.words,)
+    if isinstance(note, UnrecordedKind):
+        return (note.word,)
+    if isinstance(note, UnrecordedDiet):
+        return note.words
+    if isinstance(note, OtherPlace):
+        return (note.name,)
+    if isinstance(note, UnknownTownship):
+        return (note.typed,)
+    if isinstance(note, OtherAreas):
+        return note.areas
+    return ()
+

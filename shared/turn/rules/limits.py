@@ -1,0 +1,169 @@
+"""Limits: what LOCAL has no data or tool for. Said alone (``safety`` first of all: crisis and emergency;
+``elsewhere``, ``directory``) or, when another clause is a search, beside it (``hard_limit``: 鹿港有素食店嗎？
+那邊停車方便嗎 → the shops, and the parking limit). Words are in shared.turn.vocabulary.limits; the
+phrases read here (parking, travel, what to bring, the evening, distance, booking a doctor) are patterns."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from shared.areas import townships_in
+from shared.diets import NO_DAIRY, NO_EGG, OTHER_FOOD, has_word, read_diet
+from shared.places.search import places_named_in
+from shared.turn.ask import Limit
+from shared.turn.crisis import is_crisis
+from shared.turn.dates import read_date
+from shared.turn.proposal import SEARCH_TOOLS, Proposal
+from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK, clauses_read
+from shared.turn.rules.events import event_topics
+from shared.turn.rules.search import search
+from shared.turn.rules.titles import event_named, names_event_kind
+from shared.turn.vocabulary.events import EVENT_WORDS
+from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
+from shared.turn.vocabulary.places import DIRECTORY, ELSEWHERE, NOT_FOOD_SHOPS, PLACE_WORDS
+
+if TYPE_CHECKING:
+    from shared.turn.rules.message import Message
+
+#: Parking said without 停車 (車子要停哪裡, 好停嗎, 機車可以停在哪).
+PARKING = re.compile(r"(?:車子?|機車|摩托車|汽車|腳踏車|單車)[^，。？?]{0,4}停|停(?:在|去)?(?:哪|那)(?:裡|邊|兒)?"
+                     r"|好不好停|好停|難停|停得(?:下|到)|停放|哪(?:裡|邊)(?:可以|能)停")
+#: Getting somewhere, said without a transport word (去鹿港要坐什麼車, 開車要多久, 怎麼過去).
+TRAVEL = re.compile(r"(?:坐|搭|開|騎|轉)[^，。？?]{0,3}車|怎麼(?:過去|前往|抵達)|車程|要開多久|多遠")
+#: Asking what to bring or prepare for an event (要帶什麼, 要自己帶毛筆嗎): not in the data. Not bringing a
+#: person or a pet (帶小朋友, 帶狗), nor a coat (the weather).
+BRING = re.compile(r"(?:要|需要|得|該|要不要)(?:自己)?(?:帶|準備|自備)"
+                   r"(?!小朋友|小孩|孩子|孫|狗|貓|寵物|長輩|阿公|阿嬤|爸|媽|家人|朋友|外套|傘|雨傘)"
+                   r"|帶什麼|帶啥|準備什麼|準備啥|自備")
+#: Asking about the evening (今晚有什麼活動, 明晚, 晚上): the events data has start times only, so a day's
+#: list may hold events that are over by then; said beside an events answer .
+#: Not 晚安 / 晚上好 (greetings) nor 昨晚 (the past).
+EVENING = re.compile(r"今晚|明晚|今夜|晚上(?!好)|晚間|夜間|傍晚")
+#: Asking for the nearest shop or a distance (最近的是哪間, 離我最近, 距離多遠): no map data.
+DISTANCE = re.compile(r"最近的(?:是)?(?:哪|那|一)?(?:間|家|個)|最近的[^，。？?]{0,3}(?:店|餐廳)|離[^，。？?]{0,4}最近|距離|多近|最靠近")
+#: Booking a doctor (可以幫我掛號嗎 彰基): LOCAL cannot; not a question about a drug or an illness.
+APPOINTMENT = re.compile(r"掛號|看診|門診|預約(?:醫生|醫師|看病|看診|門診)|約診|回診")
+#: Limits about health: never answered beside a shop's card or a named event.
+_HEALTH = frozenset({Limit.MEDICAL, Limit.EMERGENCY})
+
+
+def limits(text: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[Limit]:
+    """The kinds of ``table`` whose words ``text`` (reading form) says."""
+    return [Limit(kind) for kind, words in table if any(has_word(text, word) for word in words)]
+
+
+def side_limits(text: str) -> list[Limit]:
+    """The limits that may sit beside a search (SIDE_LIMITS), what to bring (``no_bring``), distance
+    (``no_distance``) and the evening (``evening``)."""
+    return limits(text, SIDE_LIMITS) + ([Limit.BRING] if BRING.search(text) else []) + \
+        ([Limit.DISTANCE] if DISTANCE.search(text) else []) + ([Limit.EVENING] if EVENING.search(text) else [])
+
+
+def hard_limits(text: str) -> list[Limit]:
+    """The limits a text asks about that no search can answer (transport, parking, health, weather …).
+
+    A food allergy beside a diet ask (我對花生過敏 花壇有素食嗎) is a food condition read_diet names, not
+    a health question."""
+    if read_diet(text)[0] not in (None, "any"):
+        text = OTHER_FOOD.sub("｜", NO_DAIRY.sub("｜", NO_EGG.sub("｜", text)))
+    hard = limits(text, LIMITS)
+    if Limit.TRANSPORT not in hard and TRAVEL.search(text):
+        hard.append(Limit.TRANSPORT)
+    if Limit.PARKING not in hard and PARKING.search(text):
+        hard.append(Limit.PARKING)
+    return hard
+
+
+def is_emergency(text: str) -> bool:
+    """True when ``text`` (reading form) tells of an emergency (跌倒了起不來, 呼吸困難, 叫救護車): answered
+    with 119 before anything else, and never left to the model (shared.routing)."""
+    return bool(limits(text, LIMITS[:1]))
+
+
+def safety(m: Message) -> Proposal | None:
+    """我想自殺 / 我跌倒了起不來: suicidal intent, self-harm or despair (shared.turn.crisis) or an
+    emergency: the safety reply before anything else."""
+    urgent = ([Limit.CRISIS] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
+    return Proposal("show_limits", {"kinds": urgent}) if urgent else None
+
+
+def _clauses_beside_limits(m: Message) -> tuple[str, list[str]] | None:
+    """(the clauses without a limit, joined; the clauses with one) when both are said and the first ask
+    a search; else None."""
+    clauses = clauses_read([clause for clause in LIMIT_CLAUSE_BREAK.split(m.text) if clause and clause.strip()])
+    if len(clauses) < 2:
+        return None
+    rest = [clause for clause in clauses if not hard_limits(clause)]
+    limited = [clause for clause in clauses if hard_limits(clause)]
+    text = " ".join(rest)
+    return (text, limited) if rest and limited and _asks_a_search(text, m) else None
+
+
+def _ask_beside_limits(m: Message) -> Proposal | None:
+    """A search asked beside a limit (鹿港有素食店嗎？那邊停車方便嗎; 12/31彰化市有跨年晚會嗎 要怎麼去):
+    the clauses without a limit word, routed on their own, when they hold an event, shop or diet
+    ask; None when every ask is a limit (彰化到鹿港的公車, 我頭很痛要吃什麼藥). A township said only in the
+    limit's clause (去鹿港要坐什麼車？那邊有素食嗎) serves the search; so does a day said there (這禮拜六會不會
+    下雨 員林的活動還有辦嗎: that day's events)."""
+    split = _clauses_beside_limits(m)
+    if split is None:
+        return None
+    text, limited = split
+    if not townships_in(text):
+        areas = [area for clause in limited for area in townships_in(clause)]
+        text = f"{areas[0]} {text}" if areas else text
+    proposal = m.route(text)
+    said = next((value for clause in limited if (value := read_date(clause)) is not None), None)
+    if said is not None and "date" in proposal.args and proposal.args["date"] is None:
+        proposal = Proposal(proposal.tool, {**proposal.args, "date": said}, proposal.source, proposal.notes)
+    return proposal if proposal.tool in SEARCH_TOOLS else None
+
+
+def _asks_a_search(text: str, m: Message) -> bool:
+    """An event, shop or diet ask: a township or a day alone is context (禮拜六去花壇 會不會很冷 asks about
+    the weather only)."""
+    return bool(any(word in text for word in EVENT_WORDS) or read_diet(text)[0] not in (None, "any")
+                or any(word in NOT_FOOD_SHOPS.sub("｜", text) for word in PLACE_WORDS)
+                or event_topics(text, with_diet=False) or places_named_in(text) or event_named(text, m.titles))
+
+
+def _named_event_beside(m: Message) -> Proposal | None:
+    """鹿港龍舟賽那邊好停車嗎: the event named with its kind, and the limit."""
+    if not names_event_kind(m.text, m.titles) or set(m.hard) & _HEALTH or read_diet(m.text)[0] not in (None, "any"):
+        return None
+    proposal = search(m.text, tuple(side_limits(m.text)), m.titles)
+    return proposal if proposal.tool in SEARCH_TOOLS else None
+
+
+def hard_limit(m: Message) -> Proposal | None:
+    """Health, transport, parking, shuttles, taxis or the weather: the limits alone, or the search asked
+    in another clause with the limits as notes; a named shop's card beside them (叫一台計程車到和米素食),
+    unless it is about health."""
+    if not m.hard:
+        return None
+    said = m.hard + side_limits(m.text)
+    shops = places_named_in(m.text)
+    if shops and not set(m.hard) & _HEALTH:
+        return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]}, notes=tuple(said))
+    beside = _ask_beside_limits(m) or _named_event_beside(m)
+    if beside is None:
+        return Proposal("show_limits", {"kinds": said})
+    dropped = (Limit.HOURS,) if beside.tool == "search_local_events" else ()  # 幾點開始: the card says it
+    return beside.with_notes(*(kind for kind in said if kind not in beside.notes and kind not in dropped))
+
+
+def elsewhere(m: Message) -> Proposal | None:
+    """A place outside Changhua County (台中有素食嗎) and no township: LOCAL has no data there."""
+    if any(word in m.text for word in ELSEWHERE) and not m.townships:
+        return Proposal("show_limits", {"kinds": [Limit.ELSEWHERE]})
+    return None
+
+
+def directory(m: Message) -> Proposal | None:
+    """彰化縣政府電話幾號: a government office or other body, or a phone number, address or website, with
+    no shop, diet or event word: LOCAL has no directory."""
+    t = m.text
+    if (DIRECTORY.search(t) and read_diet(t)[0] is None and not any(word in t for word in EVENT_WORDS)
+            and not any(word in t for word in PLACE_WORDS)):
+        return Proposal("show_limits", {"kinds": [Limit.DIRECTORY]})
+    return None

@@ -1,0 +1,569 @@
+"""What a turn's reply says, in fixed Traditional Chinese templates: the result, and beside it every
+note of the reading (shared.turn.ask). The turn engine (shared.turn.engine) runs the ask and calls
+``render``; it words nothing itself.
+
+Replies name what the data does not record, in people's words (docs/design.md §5); where a place
+search's diet came from is said every time (§6, §7). Buttons carry their conditions as postback data
+(shared.replies.area_picker), the one string encoding of a second ask.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
+
+from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
+from shared.context import Reply
+from shared.diets import UNRECORDED_DIETS, diet_label
+from shared.line import limits
+from shared.memory.store import PreferenceSnapshot
+from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed
+from shared.replies import menu
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
+from shared.replies.events import render_events, scope_words
+from shared.replies.menu import help_reply
+from shared.replies.next_steps import (
+    ALL_TOWNSHIPS_DATA,
+    asked_first,
+    carried_query,
+    events_next_steps,
+    places_next_steps,
+    remember_item,
+)
+from shared.replies.places import render_places
+from shared.turn import ask
+from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week
+from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet
+from shared.turn.router import Proposal
+
+#: How far back a keyword search with no date looks when nothing coming matches (八卦山健走還有沒有:
+#: the one that ended on 11/22 is shown as ended rather than "nothing"). Days.
+PAST_LOOKBACK_DAYS = 90
+
+
+# -- reading the notes ------------------------------------------------------------------------------
+
+def is_events(proposal: Proposal) -> bool:
+    """An events search, or a township picker asked for events (needs_area with kind=events)."""
+    return proposal.tool == "search_local_events" or proposal.args.get("kind") == "events"
+
+
+def unrecorded_said(notes: tuple[ask.Note, ...]) -> str | None:
+    """The finer diet conditions the catalog does not record, as said (五辛素、不吃蔥蒜), or None.
+    Joined by 、: the form a button's ``said`` postback parameter carries (shared.turn.fixed)."""
+    found = ask.notes_of(notes, ask.UnrecordedDiet)
+    return "、".join(found[0].words) if found else None
+
+
+def title_hint(notes: tuple[ask.Note, ...]) -> str | None:
+    """The title words of an events search (冬季蔬果), or None."""
+    found = ask.notes_of(notes, ask.TitleHint)
+    return found[0].words if found else None
+
+
+def other_areas(notes: tuple[ask.Note, ...]) -> tuple[str, ...]:
+    """The townships asked about but not searched, in the order said."""
+    return tuple(area for note in ask.notes_of(notes, ask.OtherAreas) for area in note.areas)
+
+
+def _same_kind(proposal: Proposal, second: ask.SecondAsk) -> bool:
+    return isinstance(second.ask, ask.EventsSearch) == is_events(proposal)
+
+
+def _not_to_remember(proposal: Proposal) -> bool:
+    """Someone else's diet (我媽媽吃全素), or the resident said not to remember (不用記)."""
+    return ask.Flag.DIET_OF_OTHER in proposal.notes or ask.Flag.NOT_SAVED in proposal.notes
+
+
+def diet_said_beside_shop(proposal: Proposal) -> str | None:
+    """The diet said beside a shop name (我吃全素 彰化市john那間有嗎), when it is the user's own to remember:
+    offered as 「記住：全素」 like a search's diet; never someone else's or after 不用記."""
+    if proposal.tool != "find_place" or _not_to_remember(proposal):
+        return None
+    checks = ask.notes_of(proposal.notes, ask.DietCheck)
+    return checks[0].diet if checks else None
+
+
+# -- the diet's origin ------------------------------------------------------------------------------
+
+#: The five pungent plants (五辛) as residents name them; the catalog records none of them.
+_PUNGENT_PLANTS = ("五辛", "蔥", "蒜", "韭", "蕎", "興渠")
+#: The finer types the catalog does not record (shared.diets.UNRECORDED_DIETS).
+_UNRECORDED_TYPES = frozenset(word for word, _ in UNRECORDED_DIETS)
+
+
+def _unrecorded_words(unrecorded: str) -> list[str]:
+    """What the catalog does not record, one phrase per condition said (鍋邊素、不吃蔥蒜 → two)."""
+    words = []
+    for word in unrecorded.split("、"):
+        if word.endswith("素") or word in _UNRECORDED_TYPES:  # a finer type: 鍋邊素, 五辛素, 可以吃蛋
+            words.append(f"「{word}」這種細分")
+        elif any(plant in word for plant in _PUNGENT_PLANTS):  # 不吃蔥蒜
+            words.append(f"餐點有沒有蔥、蒜、韭菜、洋蔥這些五辛（你說的「{word}」）")
+        else:  # 不喝牛奶, 不吃辣, 對花生過敏
+            words.append(f"餐點是否符合你說的「{word}」")
+    return words
+
+
+def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unrecorded: str | None = None) -> str | None:
+    """Say where a place search's diet came from, or None when there is nothing to say.
+
+    「依你同意記住的偏好：蔬食」 when the memory filled it; 「這次依你說的條件：不限素別」 when the
+    user stated it (and, if a different value is remembered, that it was not applied or changed).
+    A finer type the catalog does not record (五辛素, 鍋邊素) is named as not recorded, with the
+    condition actually searched; it is never called 「你說的條件」.
+    Source: docs/design.md §6 (the word 偏好), §7.
+    """
+    if diet.origin == CONSENTED_MEMORY:
+        return (f"依你同意記住的偏好：{diet_label(diet.dietary_type)}。\n"
+                "（這次想換條件，直接說就好，例如「花壇不限素別」；說「我的偏好」可以查看、更正或忘記。）")
+    if diet.origin == THIS_TURN:
+        if unrecorded:
+            searched = ("不限素別查詢" if diet.dietary_type == "any"
+                        else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢"
+                        + ("（有任何素食品項的店家）" if diet.dietary_type == "vegetarian" else ""))
+            note = f"店家資料沒有記錄{'，也沒有記錄'.join(_unrecorded_words(unrecorded))}，這次{searched}，點餐前請向店家確認。"
+        else:
+            note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
+        stored = snapshot.dietary_type if snapshot else None
+        if stored and stored != diet.dietary_type:
+            note += f"\n你記住的偏好「{diet_label(stored)}」這次沒有套用，也沒有改變。"
+        return note
+    if snapshot is None:
+        return "這次暫時讀不到你記住的偏好，所以先不限素別查詢。"
+    return None
+
+
+# -- details the data does not record ---------------------------------------------------------------
+
+#: What each named detail is, in people's words (docs/design.md §5: name what the snapshot does not record).
+DETAIL_WORDS: dict[ask.DetailKind, str] = {
+    ask.DetailKind.BRING: "要帶什麼東西",
+    ask.DetailKind.PAYMENT: "付款方式（能不能刷卡、用行動支付）",
+    ask.DetailKind.PETS: "能不能帶寵物",
+    ask.DetailKind.AGE: "適合幾歲、有沒有年齡限制",
+    ask.DetailKind.SEATING: "有沒有座位或椅子",
+    ask.DetailKind.ACCESS: "無障礙設施（輪椅進出、坡道、電梯）",
+    ask.DetailKind.TOILET: "廁所、哺乳室這類設施",
+    ask.DetailKind.SUITABILITY: "適不適合{who}參加（活動的標籤只是分類，不是限制）",
+    ask.DetailKind.END_TIME: "結束時間或要多久（活動資料只有開始時間）",
+}
+
+
+def _detail_words(note: ask.NotRecorded | ask.Unasked) -> str | None:
+    if isinstance(note, ask.Unasked):
+        return f"你問的「{note.words}」" if note.words else "你問的其他細節"
+    words = DETAIL_WORDS.get(note.kind)
+    return words.format(who=note.who or "長輩或小孩") if words else None
+
+
+def detail_line(notes: tuple[ask.Note, ...], subject: str) -> str | None:
+    """One sentence for every detail asked that the data does not record, and whom to ask.
+
+    Args:
+        notes: a reading's notes (only ``ask.NotRecorded`` and ``ask.Unasked`` are read).
+        subject: ``events``, ``places`` or ``any`` (whose data, and whom to ask: the organiser,
+            the shop, or either).
+    Returns:
+        The sentence (Traditional Chinese), or None when no note is a detail.
+    Source: docs/design.md §5 (replies name what is not recorded, in people's words).
+    """
+    data = {"events": "活動資料", "places": "店家資料"}.get(subject, "資料")
+    who = {"events": "主辦單位", "places": "店家（電話在卡片上）"}.get(subject, "店家或主辦單位")
+    said = (_detail_words(note) for note in notes if isinstance(note, (ask.NotRecorded, ask.Unasked)))
+    items = list(dict.fromkeys(words for words in said if words))
+    kinds = {note.kind for note in ask.notes_of(notes, ask.NotRecorded)}
+    crowd, organiser = ask.DetailKind.CROWD in kinds, ask.DetailKind.ORGANISER in kinds
+    if not items and not crowd and not organiser:
+        return None
+    line = f"{data}沒有記錄{'、'.join(items)}，請先問{who}。" if items else ""
+    if organiser:
+        line += f"{data}{'也' if items else ''}沒有記錄主辦單位是誰，請看活動的官方公告。"
+    if crowd:
+        line += f"我{'也' if items else ''}沒辦法知道當天人多不多、擠不擠，{data}沒有這類紀錄。"
+    return line
+
+
+# -- another ask in the same message ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SecondAskButton:
+    """Another ask of the same kind as the one searched, as the reply names and offers it.
+
+    Attributes:
+        words: its conditions as the reply names them (「彰化縣各鄉鎮，2026/12/5（六）～2026/12/7（一），
+            關鍵字「市集」」; 「鹿港鎮的蛋奶素店家」).
+        action: the button that searches it, with those conditions (label ≤ 20 UTF-16 units).
+    """
+
+    words: str
+    action: PostbackAction | MessageAction
+
+
+def _today_of(result: dict[str, Any] | None) -> date:
+    """The turn's Asia/Taipei day, as the events search read it (its result's ``today``)."""
+    today = (result or {}).get("today")
+    if not today:
+        raise UnreadableDate("no day to read the date against")
+    return date.fromisoformat(today)
+
+
+def _short_area(area: str | None) -> str:
+    """員林市 → 員林, 二林鎮 → 二林 (not 鄉鎮 words of two characters); None → 全彰化."""
+    return "全彰化" if not area else (area[:-1] if len(area) > 2 else area)
+
+
+def _events_button(search: ask.EventsSearch, result: dict[str, Any] | None) -> SecondAskButton | None:
+    date_range, short_date = None, ""
+    if search.date is not None:
+        try:
+            start, end = search.date.resolve(_today_of(result))
+        except UnreadableDate:
+            return None
+        date_range = f"{start.isoformat()}/{end.isoformat()}"
+        last = end - timedelta(days=1)
+        short_date = f"{start.month}/{start.day}" + (f"～{last.month}/{last.day}" if last != start else "")
+    keyword = search.keyword
+    words = scope_words({"area": search.area, "date": date_range, "keyword": keyword})
+    label = limits.fit(short_date + _short_area(search.area) + (keyword.replace("|", "或").replace(" ", "")
+                                                           if keyword else "活動"), limits.ACTION_LABEL)
+    data = (f"events:area={search.area}" if search.area else ALL_TOWNSHIPS_DATA) + carried_query(date_range, keyword)
+    return SecondAskButton(words, checked_postback(label, data, limits.fit(f"查{words}的活動", limits.DISPLAY_TEXT)))
+
+
+def _places_button(search: ask.PlacesSearch) -> SecondAskButton:
+    what = f"{diet_label(search.diet)}店家" if search.diet else "蔬食店家"
+    label = limits.fit(_short_area(search.area) + what if search.area else what, limits.ACTION_LABEL)
+    action: PostbackAction | MessageAction = (area_postback("places", search.area, diet=search.diet, label=label) if search.area
+                                              else MessageAction(label=label, text=what))
+    return SecondAskButton(f"{search.area}的{what}" if search.area else what, action)
+
+
+def second_asks(proposal: Proposal, result: dict[str, Any] | None) -> list[SecondAskButton]:
+    """The other asks of the proposal's kind, each named and offered as a button; an ask whose date
+    cannot be resolved is left out."""
+    buttons = []
+    for note in ask.notes_of(proposal.notes, ask.SecondAsk):
+        if not _same_kind(proposal, note):
+            continue
+        button = _events_button(note.ask, result) if isinstance(note.ask, ask.EventsSearch) else _places_button(note.ask)
+        if button is not None:
+            buttons.append(button)
+    return buttons
+
+
+def _first_ask_words(proposal: Proposal, result: dict[str, Any] | None) -> str:
+    """The ask the reply answered, in words, beside another ask of its kind (see second_asks)."""
+    query = (result or {}).get("query") or {}
+    if proposal.tool == "search_local_events" and query:
+        return scope_words(query, (result or {}).get("date_spans")) + "的活動"
+    what = f"{diet_label(query.get('dietary_type') or proposal.args.get('dietary_type'))}店家"
+    if proposal.tool == "search_local_places" and query.get("area"):
+        return f"{query['area']}的{what}"
+    return f"{what}（請先選鄉鎮）" if proposal.args.get("kind") != "events" else "活動（請先選鄉鎮）"
+
+
+def _shop_areas_without(area: str | None) -> list[str] | None:
+    """The townships with shop data, when ``area`` is a township that has none; else None (the area has
+    shops, no area was named, or the catalog cannot be read)."""
+    having = areas_with_places() if area else None
+    return having if having and area not in having else None
+
+
+def _other_kind_line(search: ask.EventsSearch | ask.PlacesSearch) -> str:
+    """An ask of the other kind than the one answered (shops beside events, events beside a shop)."""
+    if isinstance(search, ask.EventsSearch):
+        button = f"「{search.area}的活動」" if search.area else "「查活動」"
+        return f"你也問了{search.area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。"
+    where = search.area or "各鄉鎮"
+    what = f"{diet_label(search.diet)}店家" if search.diet else "蔬食店家"
+    having = _shop_areas_without(search.area)
+    if having is not None:  # 員林有沒有純素的店: no shop data there, said now
+        return (f"你也問了{where}的{what}：這份店家資料目前沒有{search.area}的店家；"
+                f"有店家資料的鄉鎮是{'、'.join(having)}，可以點下方的按鈕查。")
+    button = f"「{search.area}的店家」" if search.area else "「查蔬食」"
+    return f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。"
+
+
+def _other_kind_items(search: ask.EventsSearch | ask.PlacesSearch) -> list[QuickReplyItem]:
+    if isinstance(search, ask.EventsSearch):
+        if not search.area:
+            return [QuickReplyItem(action=MessageAction(label="查活動", text="查活動"))]
+        data = f"events:area={search.area}" + carried_query(search.date.encode() if search.date is not None else None)
+        return [QuickReplyItem(action=checked_postback(f"{search.area}的活動", data, f"查{search.area}的活動"))]
+    having = _shop_areas_without(search.area)
+    if having is not None:  # no dead-end button: the townships that have shops, with the diet
+        return [QuickReplyItem(action=area_postback("places", township, diet=search.diet, label=f"{township}的店家"))
+                for township in having]
+    if not search.area:
+        return [QuickReplyItem(action=MessageAction(label="查蔬食", text="查蔬食"))]
+    return [QuickReplyItem(action=area_postback("places", search.area, diet=search.diet, label=f"{search.area}的店家"))]
+
+
+def second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[QuickReplyItem]:
+    """Buttons for what the message also asked but the reply did not search: another ask of the same
+    kind, another named shop, the shop search beside an events question, the events search beside a
+    shop question, and 我的偏好 beside a privacy question."""
+    items = [QuickReplyItem(action=button.action) for button in second_asks(proposal, result)]
+    for note in proposal.notes:
+        if isinstance(note, ask.OtherPlace):
+            items.append(QuickReplyItem(action=MessageAction(label=note.name[:20], text=note.name)))
+        elif isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
+            items += _other_kind_items(note.ask)
+        elif note == ask.Flag.PRIVACY_ASKED:
+            items.append(QuickReplyItem(action=MessageAction(label="我的偏好", text="我的偏好")))
+    return items
+
+
+# -- the lines said beside the result ---------------------------------------------------------------
+
+#: A no-memory remark beside a search: nothing is kept without the card's consent (not the words
+#: 同意記住, which name the card's button). Source: docs/design.md §6.
+_NOT_SAVED_LINE = "好的，不會幫你記：只有你在確認卡上自己按下同意，我才會保存一項飲食偏好；沒按就什麼都不存。這次只照你說的查。"
+#: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: docs/design.md §6.
+#: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
+_PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號（30 天）；"
+                       "你傳的訊息內容回覆後就刪掉。想看或刪除，請點「我的偏好」。")
+
+
+def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
+    """溪胡 → 「我不認得「溪胡」…你是說「溪湖」嗎？」, and when that township is not among the buttons below
+    (``area_choices``: the townships with data), that this data has none there, so nobody looks for
+    a button that is not there."""
+    by_short_name = {name[:-1]: name for name in TOWNSHIPS}
+    near = difflib.get_close_matches(typed, list(by_short_name), n=1, cutoff=0.5)
+    line = f"我不認得「{typed}」這個地名，彰化縣的鄉鎮裡沒有。"
+    if not near:
+        return line + "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
+    township = by_short_name[near[0]]
+    choices = (result or {}).get("area_choices")
+    if isinstance(choices, list) and choices and township not in choices:
+        what = "活動" if is_events(proposal) else "店家"
+        return (line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}；"
+                f"下方是有{what}資料的鄉鎮，也可以再輸入一次鄉鎮名稱。")
+    return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
+
+
+def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None) -> str | None:
+    """The line one note says beside the result, or None (said elsewhere, or by the buttons)."""
+    if isinstance(note, ask.OtherAreas) and note.areas:
+        searched = (result or {}).get("query", {}).get("area") or ""
+        return f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{'、'.join(note.areas)}請點下方的按鈕。"
+    if isinstance(note, ask.UnknownTownship):
+        return _unknown_area_line(note.typed, proposal, result)
+    if isinstance(note, ask.UnrecordedKind):
+        return f"店家資料沒有記錄店家的類型（你說的「{note.word}」），這次先列出有素食品項的店家，請先打電話問店家。"
+    if isinstance(note, ask.OtherPlace):
+        return f"你也問到「{note.name}」：我一次列一家，請點下方的「{note.name}」看它的地址和電話。"
+    if isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
+        return _other_kind_line(note.ask)
+    return {ask.Flag.CHANGHUA_AS_CITY: "你說的「彰化」我當作彰化市（想查整個彰化縣，請一次說一個鄉鎮）。",
+            ask.Flag.NOT_SAVED: _NOT_SAVED_LINE, ask.Flag.PRIVACY_ASKED: _PRIVACY_ASKED_LINE}.get(note) \
+        if isinstance(note, ask.Flag) else None
+
+
+def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
+    """What the reply says besides the result: limits asked beside it, the other asks, townships not
+    searched, details not recorded, the shop found by name, the greeting said first."""
+    lines = menu.limit_lines(ask.notes_of(proposal.notes, ask.Limit), beside_events=proposal.tool == "search_local_events")
+    seconds = second_asks(proposal, result)
+    if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
+        lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")
+        lines += [f"另一件：{button.words}，請點下方的「{button.action.label}」。" for button in seconds]
+    lines += [line for note in proposal.notes if (line := _note_line(note, proposal, result))]
+    lines += _events_searched_lines(result)
+    details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
+                          or proposal.args.get("kind") == "places" else "events")
+    lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record
+    lines = _shop_found_lines(proposal, result) + lines
+    if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
+        lines.insert(0, "你好！")
+    return lines
+
+
+def _events_searched_lines(result: dict[str, Any] | None) -> list[str]:
+    """What an events search left out: the days between two dates asked apart, and events that just ended."""
+    lines = []
+    if (result or {}).get("between_left_out"):
+        lines.append("你問的是兩段日期：只列這兩段日期的活動，中間日子的活動沒有列出。")
+    ended = (result or {}).get("ended") or []
+    if ended:  # 八卦山健走還有沒有: none coming, and the one that ended is named as ended
+        names = "、".join(f"{title}（{day.replace('-', '/')}，已結束）" for title, day in ended[:3])
+        lines.append(f"最近 {PAST_LOOKBACK_DAYS} 天內有符合、但已經結束的活動：{names}。")
+    return lines
+
+
+def _shop_found_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
+    """A shop found by name: first, per named shop, whether it lists the diet asked; then what its card holds."""
+    if proposal.tool != "find_place" or not result or result.get("status") != "ok":
+        return []
+    name = _shop_name(proposal, result)
+    return _diet_check_lines(proposal, name) + [f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。"]
+
+
+def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
+    """The named shop as the catalog spells it (john手作 → John手作蔬食: a model's call says the name as the
+    resident wrote it; the router's is the catalog's already), when one shop was found; else as asked."""
+    places = result.get("places") or []
+    return places[0]["name"] if len(places) == 1 else proposal.args.get("name") or ""
+
+
+#: Whether the catalog lists a diet at a shop (shared.places.search.diet_listed's states).
+_LISTED_WORDS = {
+    "listed": "店家資料列有{label}的品項（不是每道都是{label}）",
+    "not_recorded": "店家資料只記錄「蔬食」，沒有記錄更細的素別，有沒有{label}不知道，請先打電話問店家",
+    "not_listed": "店家資料沒有列{label}",
+}
+
+
+def _diet_check_lines(proposal: Proposal, name: str) -> list[str]:
+    """Per named shop, whether the catalog lists the diet asked about (和米素食跟john手作 哪間有全素)."""
+    checks = ask.notes_of(proposal.notes, ask.DietCheck)
+    if not checks:
+        return []
+    names = [name] + [note.name for note in ask.notes_of(proposal.notes, ask.OtherPlace)]
+    label = diet_label(checks[0].diet)
+    return [f"「{shop}」：{_LISTED_WORDS[state].format(label=label)}。"
+            for shop, state in diet_listed(names, checks[0].diet)]
+
+
+# -- the reply --------------------------------------------------------------------------------------
+
+def revision_changed_reply() -> Reply:
+    """The remembered diet changed while the turn ran (a save or forget landed): nothing it could have
+    shaped is listed, whether the search ran (the engine's check after it) or not (the model path's
+    check before it). Source: docs/design.md §7 step 5, §8."""
+    return Reply([TextMessage(text="你的飲食偏好剛剛有變更，為了不用舊的條件，這次先不列出結果。請再問一次。")])
+
+
+def date_choices(area: str | None, keyword: str | None = None) -> QuickReply:
+    """Date choices for 「我看不懂這個日期」, keeping the township and the topic the user asked about."""
+    where = (f"&area={area}" if area else "") + carried_query(keyword=keyword)
+    choices: tuple[tuple[str, DateSpec], ...] = (
+        ("今天", RelativeDay(0)), ("明天", RelativeDay(1)), ("這週末", Week(0, weekend=True)),
+        ("下週末", Week(1, weekend=True)), ("這個月", RelativeMonth(0)), ("下個月", RelativeMonth(1)))
+    items = [QuickReplyItem(action=checked_postback(label, f"events:date={spec.encode()}{where}", f"查{label}的活動"))
+             for label, spec in choices]
+    items.append(QuickReplyItem(action=checked_postback("不限日期", f"events:scope=all{where}", "查所有日期的活動")))
+    return QuickReply(items=items)
+
+
+def invalid_argument_reply(exc: Exception, proposal: Proposal) -> Reply:
+    """A kind answer to an argument that is not valid: an unknown township, diet or date."""
+    if isinstance(exc, UnknownArea):
+        return help_reply("我找不到這個地區，請說彰化縣的鄉鎮名稱，例如「花壇」或「員林市」。")
+    if isinstance(exc, UnknownDietaryType):
+        return help_reply("我看不懂這個飲食條件，可以說「蔬食」、「全素」、「蛋奶素」、「奶素」或「不限」。")
+    area = proposal.args.get("area")
+    try:
+        area = normalize_area(area) if area else None
+    except UnknownArea:
+        area = None
+    return menu.unreadable_date_reply(date_choices(area, proposal.args.get("keyword")))
+
+
+def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
+    """Put next-step quick replies on the last text message, unless it already has some."""
+    if quick_reply is None or not messages:
+        return
+    last = messages[-1]
+    if isinstance(last, TextMessage) and last.quick_reply is None:
+        messages[-1] = TextMessage(text=last.text, quick_reply=quick_reply)
+
+
+def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | None) -> None:
+    """A statement of one's own diet with no township (我吃全素, 我是素食者: ``ask.Flag.OWN_DIET``): the shop
+    picker for that diet stays the answer, and its last text gains one line and a 「記住：全素」 button
+    after the townships (the button asks for the consent card; nothing is stored here). Nothing is
+    added when ``remember_item`` offers nothing (not savable, already remembered, 蔬食 over a finer
+    type) or the last message is not the picker's text.
+
+    Source: docs/design.md §6 (a card only on request; nothing stored without consent).
+    """
+    item = remember_item(stated, remembered)
+    if item is None or stated is None or not messages or not isinstance(messages[-1], TextMessage):
+        return
+    last = messages[-1]
+    label = diet_label(stated)
+    townships = list(last.quick_reply.items) if last.quick_reply else []
+    text = (f"{last.text}\n想讓我記住「{label}」，之後查店家沒說素別時就用嗎？"
+            f"可以點「記住：{label}」，會先給你看確認卡；不點就什麼都不保存。")
+    messages[-1] = TextMessage(text=text, quick_reply=QuickReply(
+        items=townships[:QUICK_REPLY_MAX_ITEMS - 1] + [item]))
+
+
+def _put_first(messages: list[Any], items: list[QuickReplyItem]) -> None:
+    """Put ``items`` first in the last text message's quick replies (same labels dropped, ≤ 13)."""
+    if not items or not messages or not isinstance(messages[-1], TextMessage):
+        return
+    last = messages[-1]
+    labels = {item.action.label for item in items}
+    rest = [item for item in (last.quick_reply.items if last.quick_reply else []) if item.action.label not in labels]
+    messages[-1] = TextMessage(text=last.text, quick_reply=QuickReply(items=(items + rest)[:QUICK_REPLY_MAX_ITEMS]))
+
+
+def _result_messages(proposal: Proposal, result: dict[str, Any], stated: str | None) -> list[Any]:
+    vague = bool(proposal.args.get("vague"))
+    vague_words = tuple(proposal.args.get("vague_words") or ())
+    if is_events(proposal):
+        return list(render_events(result, vague=vague, vague_words=vague_words))
+    return list(render_places(result, stated_diet=stated, vague=vague, vague_words=vague_words,
+                              said=unrecorded_said(proposal.notes) if stated else None))
+
+
+def _asked_first(messages: list[Any], result: dict[str, Any], asked: tuple[str, ...], **conditions: Any) -> None:
+    """No match: the townships asked but not searched go first among the last text's buttons."""
+    if messages and isinstance(messages[-1], TextMessage):
+        last = messages[-1]
+        messages[-1] = TextMessage(text=last.text, quick_reply=asked_first(last.quick_reply, result, asked, **conditions))
+
+
+def _next_steps(messages: list[Any], proposal: Proposal, result: dict[str, Any], stated: str | None,
+                snapshot: PreferenceSnapshot | None, offer_memory: bool) -> None:
+    """The buttons under the result: townships asked first, next steps, the 記住 offer."""
+    status = result.get("status")
+    asked = other_areas(proposal.notes)
+    unrecorded = unrecorded_said(proposal.notes) if stated else None
+    events = is_events(proposal)
+    remembered = snapshot.dietary_type if snapshot else None
+    # someone else's diet (我媽媽吃全素) is searched and kept on the buttons, never offered to remember;
+    # a finer diet not recorded (鍋邊素) is kept on the buttons too, and never offered either
+    may_offer = offer_memory and not _not_to_remember(proposal)
+    if status == "no_match" and asked:
+        _asked_first(messages, result, asked, kind="events" if events else "places", diet=stated, said=unrecorded)
+    if status == "ok":
+        _attach(messages, events_next_steps(result, asked=asked) if events else places_next_steps(
+            result, stated_diet=stated or diet_said_beside_shop(proposal), remembered=remembered, asked=asked,
+            offer_memory=may_offer, said=unrecorded))
+    if status == "needs_area" and not events and may_offer and ask.Flag.OWN_DIET in proposal.notes:
+        _offer_on_picker(messages, stated, remembered)
+
+
+def render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDiet | None,
+           snapshot: PreferenceSnapshot | None, *, offer_memory: bool = True) -> Reply:
+    """The reply to a tool's result, with every note of the reading said and offered.
+
+    Args:
+        proposal: the reading (its tool, arguments and notes).
+        result: the tool's result dict; None for the help menu.
+        diet: the effective diet of a place search (None for other tools).
+        snapshot: the preference read at the turn's start (None: it could not be read).
+        offer_memory: False in a group or room: nothing is offered to remember there.
+    """
+    if result is None:
+        return help_reply()
+    stated = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
+    messages = _result_messages(proposal, result, stated)
+    _next_steps(messages, proposal, result, stated, snapshot, offer_memory)
+    _put_first(messages, second_ask_items(proposal, result))
+    lines = note_lines(proposal, result)
+    if diet is not None and result.get("status") in ("ok", "no_match"):
+        note = origin_note(diet, snapshot, unrecorded_said(proposal.notes))
+        if note:
+            lines.append(note)
+    if lines:
+        messages.insert(0, TextMessage(text="\n".join(lines)))
+    return Reply(messages)
