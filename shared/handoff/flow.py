@@ -30,6 +30,7 @@ from shared.handoff.requests import (
 )
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
+from shared.replies import refusals
 from shared.staff import records as staff_records
 from shared.staff import relay as staff_relay
 from shared.store import StoreError
@@ -101,7 +102,15 @@ def start_entry(ctx: EventContext) -> Reply:
 
 
 def status_entry(ctx: EventContext) -> Reply:
-    """查看原本服務單 → the status of the user's latest request."""
+    """查看原本服務單 (or a free-text or model ask for the same) → the status of the user's requests.
+
+    In a group or room (``ctx.shared_chat``) the one-to-one reply instead: every member would read
+    the sender's requests. Every path to a status answer (fixed entry, router, model tool, postback,
+    rich menu) comes here.
+    """
+    if ctx.shared_chat:
+        log("INFO", "request status declined in a shared chat")
+        return refusals.one_to_one_reply(ctx.settings)
     try:
         return Reply([with_menu(status.status_message(ctx.settings, ctx.store, ctx.actor))])
     except StoreError as exc:
