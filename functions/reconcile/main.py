@@ -21,7 +21,7 @@ from shared.handoff.queue_auth import verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.http_body import BodyError, read_json
 from shared.logs import log
-from shared.staff.service import StaffTaskService, is_staff_task
+from shared.staff.service import StaffTaskService, is_staff_task, reconcile_service
 from shared.store import StoreError
 from shared.sweep import sweep
 
@@ -34,8 +34,8 @@ logs.configure_user_hash(SETTINGS.signing_key)  # keyed user hashes in logs (sha
 
 @functools.cache
 def _service() -> ReconcileService:
-    return ReconcileService(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
-                            wiring.line_gateway(SETTINGS))
+    return reconcile_service(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
+                             wiring.line_gateway(SETTINGS))
 
 
 @functools.cache

@@ -13,8 +13,8 @@ from linebot.v3.messaging import TextMessage
 
 from shared.config import Settings
 from shared.handoff import records, wording
+from shared.handoff.staff_outbox import OPEN_STATES
 from shared.identity import Actor
-from shared.staff.records import OPEN_STATES
 from shared.store import DocumentStore
 
 _TEXT_EXCERPT_CHARS = 60

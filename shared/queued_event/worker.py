@@ -45,11 +45,11 @@ from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line.webhook_body import read_event
 from shared.logs import hash_user, log
 from shared.outbox import NoticeClaim
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
-from shared.webhook.parse import read_event
 
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
 #: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.

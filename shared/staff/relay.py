@@ -21,13 +21,18 @@ from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
 from shared.handoff import notify
 from shared.handoff import records as handoff_records
+from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's task)
+    NOTICE_TASK,
+    announce_created,
+    enqueue_notice,
+    notice_task_name,
+)
 from shared.line import Delivery, LineGateway, LineSendError
 from shared.logs import hash_user, log
-from shared.queue import QueueError, TaskQueue, task_name_for
+from shared.queue import TaskQueue
 from shared.staff import cards, records, wording
 from shared.store import DocumentStore, StoreError, Transaction
 
-NOTICE_TASK = "staff_notice"
 TASK_KINDS = (NOTICE_TASK,)
 #: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
 #: How a staff notice ends without telling anyone.
@@ -51,43 +56,6 @@ class TaskResult:
     def body(self) -> dict[str, Any]:
         """The JSON body of the HTTP answer (no request text, no user ids)."""
         return {"outcome": self.outcome, **self.detail}
-
-
-def notice_task_name(notice_doc_id: str, tag: str) -> str:
-    """``staff-<32 hex>``: one name per (notice, tag); the tag tells re-queues of one notice apart."""
-    return task_name_for(f"{notice_doc_id}/{tag}", prefix="staff")
-
-
-def enqueue_notice(queue: TaskQueue | None, tenant_id: str, notice_doc_id: str, *, tag: str = "first",
-                   delay_seconds: float = 0.0) -> bool:
-    """Queue the push of one staff notice. A name seen before counts as queued.
-
-    Returns:
-        True when the queue holds the task; False when there is no queue or it did not confirm
-        (logged; the sweep and the start-up re-queue find the pending notice later).
-    """
-    if queue is None:
-        log("WARNING", "staff notice not queued: no task queue configured")
-        return False
-    payload = {"v": 1, "kind": NOTICE_TASK, "tenant_id": tenant_id, "notice_id": notice_doc_id}
-    try:
-        queue.enqueue(notice_task_name(notice_doc_id, tag), payload, delay_seconds=max(0.0, delay_seconds))
-    except QueueError as exc:
-        log("ERROR", "staff notice not queued", error=exc.__class__.__name__)
-        return False
-    return True
-
-
-def announce_created(queue: TaskQueue | None, settings: Settings, operation_doc_id: str) -> bool:
-    """After a create committed with its staff notice: queue the push of the staff group's card.
-
-    Returns:
-        True when queued; False when there is no staff group, no queue, or the queue did not confirm
-        (the notice stays pending; the start-up re-queue and the sweep queue it later).
-    """
-    if not settings.staff_group_id:
-        return False
-    return enqueue_notice(queue, settings.tenant_id, records.notice_id(operation_doc_id, records.ANNOUNCE))
 
 
 def requeue_tag(doc: dict[str, Any], round_tag: str = "") -> str:
@@ -243,6 +211,11 @@ class StaffRelay:
         log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
             duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
         return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+
+    def announce_now(self, operation_doc_id: str) -> TaskResult:
+        """Push the staff group's card of a request just created, now (its last try: a failure is
+        left pending for the sweep). The hook of ``shared.handoff.reconcile.ReconcileService``."""
+        return self.deliver(records.notice_id(operation_doc_id, records.ANNOUNCE), last=True)
 
     def _earlier_step_settled(self, doc: dict[str, Any], now: datetime) -> bool:
         """Before a resident hears a later step of a request (completed, declined), the earlier one

@@ -15,6 +15,7 @@ from typing import Any
 
 from shared.clock import Clock, utc_now
 from shared.config import Settings
+from shared.handoff.reconcile import ReconcileService
 from shared.handoff.worker import sweep_round
 from shared.line import LineGateway
 from shared.logs import log
@@ -29,6 +30,14 @@ InvalidStaffTask = relay.InvalidStaffTask
 def is_staff_task(payload: object) -> bool:
     """True when a queue body names a staff task (routing in functions/reconcile)."""
     return isinstance(payload, dict) and payload.get("kind") in TASK_KINDS
+
+
+def reconcile_service(settings: Settings, store: DocumentStore, lookup_store: DocumentStore, line: LineGateway,
+                      clock: Clock = utc_now) -> ReconcileService:
+    """functions/reconcile's service: a request it creates is announced to the staff group at once
+    (``StaffRelay.announce_now``), besides its queued ``staff_notice`` task."""
+    return ReconcileService(settings, store, lookup_store, line, clock,
+                            announce=relay.StaffRelay(settings, store, line, clock).announce_now)
 
 
 class StaffTaskService:

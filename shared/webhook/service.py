@@ -19,7 +19,7 @@ from shared.context import EventContext, Reply, event_time_of
 from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
-from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line import Delivery, LineGateway, LineSendError, delivery_of, webhook_body
 from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
@@ -27,7 +27,6 @@ from shared.queued_event.task import enqueue as enqueue_event
 from shared.queued_event.worker import encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
-from shared.webhook import parse
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
@@ -122,8 +121,8 @@ class WebhookService:
         started = self._monotonic()
         deadline = started + self.settings.webhook_budget_seconds
         try:
-            read = parse.read_delivery(self.settings.line_channel_secret or "", body, signature)
-        except parse.DeliveryRejected as exc:
+            read = webhook_body.read_delivery(self.settings.line_channel_secret or "", body, signature)
+        except webhook_body.DeliveryRejected as exc:
             log("WARNING", "webhook rejected", reason=exc.reason)
             return WebhookResult(exc.status, {"error": str(exc)})
         outcomes: list[EventStatus] = [EventStatus.REFUSED] * len(read)
