@@ -30,8 +30,8 @@ def _worker():
 
 def _start_background() -> None:
     # This process dispatches both embedded queues it uses; the webhook re-queues at start-up.
-    worker.start_queue_work(SETTINGS, None, wiring.agent_queue(SETTINGS), requeue=False)
-    worker.start_queue_work(SETTINGS, None, wiring.task_queue(SETTINGS), requeue=False)
+    worker.start_dispatcher(wiring.agent_queue(SETTINGS))
+    worker.start_dispatcher(wiring.task_queue(SETTINGS))
     if SETTINGS.model_backend != "offline":
         _worker()  # load ADK and google-genai in the worker before the first model turn, not during it
 

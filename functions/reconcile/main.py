@@ -46,7 +46,7 @@ def _staff() -> StaffTaskService:
 
 def _start_background() -> None:
     # Any process that uses the embedded queue may dispatch it; this one re-queues nothing.
-    worker.start_queue_work(SETTINGS, None, wiring.task_queue(SETTINGS), requeue=False)
+    worker.start_dispatcher(wiring.task_queue(SETTINGS))
 
 
 _BACKGROUND = worker.BackgroundStart(_start_background)

@@ -23,7 +23,7 @@ import threading
 from datetime import datetime
 from typing import Callable
 
-from shared.clock import from_iso, utc_now
+from shared.clock import from_iso
 from shared.config import Settings
 from shared.handoff import drafts, notify, records
 from shared.handoff.reconcile import (
@@ -37,7 +37,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.logs import log
 from shared.queue import TaskQueue
-from shared.store import DocumentStore, StoreError
+from shared.store import DocumentStore
 
 
 def pending_operations(store: DocumentStore, tenant_id: str) -> list[dict]:
@@ -174,39 +174,8 @@ class BackgroundStart:
         return True
 
 
-def start_queue_work(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
-                     requeue: bool) -> None:
-    """Start the queue's dispatcher thread (embedded queue) and, if asked, the re-queue thread."""
-    if queue is None:
-        return
+def start_dispatcher(queue: TaskQueue | None) -> None:
+    """Start the queue's dispatcher thread (the embedded queue has one; Cloud Tasks has none)."""
     start = getattr(queue, "start", None)
     if callable(start):
         start()
-    if requeue:
-        start_thread("handoff-requeue", lambda: requeue_pending(settings, store, queue, now=utc_now()))
-
-
-def start_sweeps(name: str, interval_seconds: float, work: Callable[[], object]) -> None:
-    """Run ``work`` every ``interval_seconds`` in a daemon thread, for the life of the process."""
-    def loop() -> None:
-        stop = threading.Event()
-        while not stop.wait(interval_seconds):
-            try:
-                work()
-            except StoreError as exc:
-                log("WARNING", f"{name} pass failed", error=exc.__class__.__name__)
-            except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
-                log("ERROR", f"{name} pass crashed", exc_info=True)
-
-    threading.Thread(target=loop, name=name, daemon=True).start()
-
-
-def start_thread(name: str, work: Callable[[], object]) -> None:
-    """Run ``work`` once in a daemon thread; a store error is logged, never raised."""
-    def run() -> None:
-        try:
-            work()
-        except StoreError as exc:
-            log("ERROR", f"{name} failed", error=exc.__class__.__name__)
-
-    threading.Thread(target=run, name=name, daemon=True).start()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from shared import outbox
 from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
 from shared.handoff import notify
@@ -27,7 +28,7 @@ from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's tas
     enqueue_notice,
     notice_task_name,
 )
-from shared.line import Delivery, LineGateway, LineSendError
+from shared.line import LineGateway
 from shared.logs import hash_user, log
 from shared.queue import TaskQueue
 from shared.staff import cards, records, wording
@@ -192,22 +193,17 @@ class StaffRelay:
             return TaskResult("already_settled", 200, {"purpose": purpose})
         if decision is notify.NoticeClaim.HELD:
             return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
-        try:
-            pushed = self.line.push(to, messages, retry_key=doc["notice_retry_key"],
+        pushed = outbox.push_notice(self.line, self.store, records.NOTICES, ref, to=to, messages=messages,
+                                    retry_key=doc["notice_retry_key"], clock=self.clock,
                                     timeout_seconds=self.settings.line_timeout_seconds)
-        except LineSendError as exc:
+        if pushed.error is not None:
             # The LINE outcome table: every row but REFUSED may be pushed again with the same retry key.
-            retryable = exc.delivery is not Delivery.REFUSED
-            log("WARNING", "staff notice push failed", purpose=purpose, error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=retryable)
-            if retryable:
+            log("WARNING", "staff notice push failed", purpose=purpose, error=pushed.error.__class__.__name__,
+                status=pushed.status, delivery=pushed.delivery.value, retryable=pushed.retryable)
+            if pushed.retryable:
                 return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
             self._settle(ref, REFUSED, now)
             return TaskResult("push_refused", 200, {"purpose": purpose})
-        try:
-            notify.mark_delivered(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=self.clock())
-        except StoreError as exc:  # the next delivery pushes again with the same key → 409
-            log("WARNING", "staff notice delivered but not recorded", error=exc.__class__.__name__)
         log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
             duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
         return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})

@@ -1,21 +1,20 @@
-"""The staff sweep: reminders, follow-up announcements, and undelivered staff notices.
+"""The staff group's due notices: reminders and follow-up announcements.
 
-One sweep (``run_sweep``), with an injected clock:
+One pass (``run_sweep``), with an injected clock:
 
 1. every request still ``awaiting_acceptance`` for ``LOCAL_STAFF_REMIND_AFTER_SECONDS`` or longer
    (since it was created, or last turned back) gets a ``reminder`` notice — once per request: the
    notice's id is derived from the request, and a transaction writes it only while the request is
    still awaiting and has none;
-2. every ``needs_human_followup`` record from reconcile gets a ``followup`` notice, once;
-3. every pending staff notice is queued for its push (a process killed after a commit and before
-   its enqueue, a task that used up its attempts).
+2. every ``needs_human_followup`` record from reconcile gets a ``followup`` notice, once.
 
 It runs as part of the project's one sweep (``shared.sweep.sweep``: every
 ``LOCAL_SWEEP_INTERVAL_SECONDS`` in a serving webhook; in production the scheduler's
-``handoff_sweep`` call to functions/reconcile). Nothing here pushes: pushes are ``staff_notice``
+``handoff_sweep`` call to functions/reconcile), whose staff re-queue query then queues every
+pending staff notice for its push. Nothing here pushes or queues: pushes are ``staff_notice``
 tasks (``shared.staff.relay``).
 
-Source: DESIGN §10 (reminder once; follow-ups announced), §11 (the store is the source of truth).
+Source: docs/design.md §10 (reminder once; follow-ups announced), §11 (the store is the source of truth).
 """
 from __future__ import annotations
 
@@ -25,11 +24,9 @@ from datetime import datetime, timedelta
 from shared.clock import from_iso, require_aware
 from shared.config import Settings
 from shared.handoff import records as handoff_records
-from shared.handoff.worker import sweep_round
 from shared.identity import Actor
 from shared.logs import log
-from shared.queue import TaskQueue
-from shared.staff import records, relay
+from shared.staff import records
 from shared.store import DocumentStore, StoreError, Transaction
 
 
@@ -39,11 +36,10 @@ class SweepReport:
 
     reminders: list[str] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)
-    requeued: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        """``{reminders, followups, requeued}`` counts."""
-        return {"reminders": len(self.reminders), "followups": len(self.followups), "requeued": self.requeued}
+        """``{reminders, followups}`` counts."""
+        return {"reminders": len(self.reminders), "followups": len(self.followups)}
 
 
 def _awaiting_since(request: dict) -> datetime | None:
@@ -101,7 +97,7 @@ def record_followup_notice(store: DocumentStore, tenant_id: str, operation_doc_i
     return store.run_transaction(txn)
 
 
-def run_sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *, now: datetime) -> SweepReport:
+def run_sweep(settings: Settings, store: DocumentStore, *, now: datetime) -> SweepReport:
     """One sweep (module docstring). Reminders and follow-ups need a staff group configured.
 
     Args:
@@ -135,10 +131,8 @@ def run_sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
                     report.followups.append(records.notice_id(doc_id, records.FOLLOWUP))
             except StoreError as exc:
                 log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
-    report.requeued = relay.requeue_pending(settings, store, queue, now=now, round_tag=sweep_round(settings, now))
     counts = report.as_dict()
-    log("INFO", "staff sweep done", reminders=counts["reminders"], followups=counts["followups"],
-        requeued=counts["requeued"])
+    log("INFO", "staff sweep done", reminders=counts["reminders"], followups=counts["followups"])
     return report
 
 

@@ -19,7 +19,7 @@ from shared.context import EventContext, Reply, event_time_of
 from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
-from shared.line import Delivery, LineGateway, LineSendError, delivery_of, webhook_body
+from shared.line import Delivery, LineGateway, webhook_body
 from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
@@ -430,13 +430,10 @@ class WebhookService:
         timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
                                               deadline - time.monotonic() - reserve))
         faults.before_reply(self.settings, owed=reply.must_reach)
-        try:
-            self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
-            delivery = Delivery.DELIVERED
-        except LineSendError as exc:
-            delivery = delivery_of(exc)
-            log("WARNING", "reply not delivered", status=getattr(exc, "status", None), delivery=delivery.value,
-                **fields)
+        sent = outbox.send_reply(self.line, token, reply.messages, timeout_seconds=timeout)
+        delivery = sent.delivery
+        if delivery is not Delivery.DELIVERED:
+            log("WARNING", "reply not delivered", status=sent.status, delivery=delivery.value, **fields)
         if delivery is Delivery.DELIVERED:
             self._after(reply.after_reply, "after-reply step", fields)
             outcome = EventOutcome.REPLIED

@@ -14,6 +14,7 @@ from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, R
 from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
+from shared.outbox import send_push
 from shared.queue.embedded import EmbeddedQueue
 from shared.queued_event.task import QueuedEventTask
 from shared.queued_event.worker import QueuedEventWorker
@@ -209,7 +210,8 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
     assert notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=clock(),
                                lease_seconds=settings.event_lease_seconds) is notify.NoticeClaim.CLAIMED
     message = wording.receipt_message(settings, created.receipt, variant="created")
-    notify.push_notice(line_gateway(settings), draft.operation, [message], purpose="receipt", timeout_seconds=5)
+    assert send_push(line_gateway(settings), actor.user_id, [message], retry_key=draft.operation.retry_key("receipt"),
+                     timeout_seconds=5).error is None  # LINE accepted it
     assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # the dead push's lease is over
     data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,

@@ -55,6 +55,14 @@ def queued(settings, queue: EmbeddedQueue, store, notice_doc_id: str, now) -> bo
     return doc is not None and queue.task(relay.notice_task_name(notice_doc_id, tag)) is not None
 
 
+def project_requeue(settings, store, queue, now) -> None:
+    """The project sweep's staff re-queue query (``shared.sweep.REQUEUES``) at ``now``."""
+    from shared.sweep import REQUEUES, Queues
+
+    [staff] = [query for query in REQUEUES if query.name == "staff_requeued"]
+    staff.run(settings, store, Queues(queue, None), now)
+
+
 def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, queue, clock, line_standin):
     start = clock.at
     old_id, old = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
@@ -64,12 +72,13 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
                              now=start + timedelta(seconds=60)).status == transitions.APPLIED
 
     clock.at = start + timedelta(seconds=599)  # not old enough yet
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []
+    assert sweep.run_sweep(settings, store, now=clock.at).reminders == []
     clock.at = start + timedelta(seconds=600)  # exactly the threshold
-    report = sweep.run_sweep(settings, store, queue, now=clock.at)
+    report = sweep.run_sweep(settings, store, now=clock.at)
     assert report.reminders == [records.notice_id(old_id, records.REMINDER)]
     clock.at = start + timedelta(hours=5)
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []  # once, ever
+    assert sweep.run_sweep(settings, store, now=clock.at).reminders == []  # once, ever
+    project_requeue(settings, store, queue, clock.at)
     assert queued(settings, queue, store, records.notice_id(old_id, records.REMINDER), clock.at)
     assert not queued(settings, queue, store, records.notice_id(taken_id, records.REMINDER), clock.at)
 
@@ -87,7 +96,7 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
 def test_staff_sweep_reminder_taken_before_push_is_not_sent(settings, store, queue, clock, line_standin):
     doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
     clock.at = clock.at + timedelta(seconds=700)
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders
+    assert sweep.run_sweep(settings, store, now=clock.at).reminders
     staff = staff_member(settings, GroupSource())
     transitions.apply(store, settings.tenant_id, StaffReference(TAKE, doc_id, 0), staff, now=clock.at)
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
@@ -107,9 +116,9 @@ def test_staff_sweep_followup_announced_once(base_env, settings, store, queue, c
     task = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "ev-checking")
     assert reconcile.run(task, retry_count=2).outcome == "needs_human_followup"  # the last attempt
 
-    first = sweep.run_sweep(settings, store, queue, now=clock())
+    first = sweep.run_sweep(settings, store, now=clock())
     assert first.followups == [records.notice_id(draft.operation.doc_id, records.FOLLOWUP)]
-    assert sweep.run_sweep(settings, store, queue, now=clock()).followups == []
+    assert sweep.run_sweep(settings, store, now=clock()).followups == []
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     result = service.run({"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
                           "notice_id": first.followups[0]}, retry_count=0)
@@ -150,9 +159,11 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
     """A worker killed after a commit leaves its staff notice pending; the new worker's start-up
     re-queue meets the store file's write lock held by another writer of the process (its other
     start-up threads, under load) past the queue's lock timeout. It must try again once the lock is
-    free, not leave the card for the next sweep (issue 8: the flaky webhook-killed staff test)."""
+    free, not leave the card for the next sweep."""
+    import threading
+
     from shared.sqlite_file import write_lock
-    from shared.staff.service import start_background
+    from shared.sweep import Queues, requeue_at_start
     from tests.functions.handoff_support import wait_for
 
     doc_id, _ = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
@@ -163,14 +174,16 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
     busy = write_lock(path)
     busy.acquire()
     try:
-        thread = start_background(settings, store, queue, now=clock)
-        wait_for(lambda: [r for r in caplog.records if r.getMessage() == "staff start-up re-queue incomplete"],
-                 30, "a pass that met the busy lock")
+        thread = threading.Thread(target=requeue_at_start, args=(settings, store, Queues(queue, None)),
+                                  kwargs={"now": clock}, daemon=True)
+        thread.start()
+        wait_for(lambda: [r for r in caplog.records if r.getMessage() == "start-up re-queue incomplete"
+                          and r.fields["query"] == "staff_requeued"], 30, "a pass that met the busy lock")
         assert not queued(settings, queue, store, notice_doc_id, clock.at)
     finally:
         busy.release()
     thread.join(30)
     assert not thread.is_alive()
     assert queued(settings, queue, store, notice_doc_id, clock.at)
-    [done] = [r for r in caplog.records if r.getMessage() == "staff start-up re-queue done"]
-    assert done.fields == {"notices": 1}
+    [done] = [r for r in caplog.records if r.getMessage() == "start-up re-queue done"]
+    assert done.fields["staff_requeued"] == 1
