@@ -3,7 +3,7 @@
 The store is the source of truth; a queue's retries are bounded. A confirmation whose outcome is
 unknown, a notice never delivered, a queued event never answered — each is found by one of the
 re-queue queries of ``REQUEUES`` (the one list of them) and handed to its queue again, once per
-retry window (``shared.handoff.worker.sweep_round``), however long its target was down.
+retry window (``shared.handoff.requeue.sweep_round``), however long its target was down.
 
 One background loop runs them (``start_background``): at a serving webhook's start (a process
 killed after a commit and before its enqueue), then every ``sweep_interval_seconds`` on the
@@ -21,12 +21,12 @@ from typing import Callable
 from shared import inbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.handoff.worker import requeue_pending, sweep_round
+from shared.handoff.requeue import requeue_pending, sweep_round
 from shared.logs import log
 from shared.queue import TaskQueue
 from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
 from shared.staff import relay as staff_relay
-from shared.staff import sweep as staff_sweep
+from shared.staff import reminders as staff_reminders
 from shared.store import DocumentStore, StoreError
 
 #: The start-up re-queue's pauses between passes that left work unqueued: doubling from the first
@@ -89,7 +89,7 @@ REQUEUES = (RequeueQuery("handoff", _handoff), RequeueQuery("staff_requeued", _s
 
 def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, event_queue: TaskQueue | None, *,
           now: datetime | None = None) -> dict[str, int]:
-    """One sweep: the staff group's due notices (reminders, follow-ups: ``shared.staff.sweep``),
+    """One sweep: the staff group's due notices (reminders, follow-ups: ``shared.staff.reminders``),
     abandoned events taken over, then every query of ``REQUEUES``.
 
     Args:
@@ -106,7 +106,7 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     """
     now = now or utc_now()
     queues = Queues(queue, event_queue)
-    staff = staff_sweep.run_sweep(settings, store, now=now).as_dict() if queue is not None else {}
+    staff = staff_reminders.record_due(settings, store, now=now).as_dict() if queue is not None else {}
     abandoned = finish_abandoned(settings, store, event_queue, now=now)
     requeued = {query.name: query.run(settings, store, queues, now).queued for query in REQUEUES}
     if queue is None:
@@ -157,7 +157,7 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
     ``sweep`` every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass
     is logged; the next one runs).
 
-    Called once per serving process (after the fork: ``shared.handoff.worker.BackgroundStart``),
+    Called once per serving process (after the fork: ``shared.queue.background.BackgroundStart``),
     never at import. Returns the started thread.
     """
     def loop() -> None:

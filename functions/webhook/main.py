@@ -13,9 +13,9 @@ import functions_framework
 
 from shared import logs, sweep, wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.handoff import worker
 from shared.http_body import BodyError, SlowClientGate, read_body
 from shared.logs import log
+from shared.queue import background
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
@@ -31,14 +31,14 @@ def _service():
 
 def _start_background() -> None:
     service = _service()
-    worker.start_dispatcher(service.queue)
-    worker.start_dispatcher(service.event_queue)
+    background.start_dispatcher(service.queue)
+    background.start_dispatcher(service.event_queue)
     # Without an event queue, the answers still owed by push are answered here (``local_events``).
     events = service.event_queue if service.event_queue is not None else service.local_events
     sweep.start_background(SETTINGS, service.store, service.queue, events)  # the start-up re-queue, then the sweep
 
 
-_BACKGROUND = worker.BackgroundStart(_start_background)
+_BACKGROUND = background.BackgroundStart(_start_background)
 os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 

@@ -86,7 +86,7 @@ def requeue_pass(settings: Settings, store: DocumentStore, queue: TaskQueue | No
     """Queue a push for every pending staff notice of this tenant (start-up and sweep).
 
     Args:
-        round_tag: the sweep's round (``shared.handoff.worker.sweep_round``): one task name per
+        round_tag: the sweep's round (``shared.handoff.requeue.sweep_round``): one task name per
             notice, claim and round, so a pass repeated in the same round queues nothing twice.
 
     Returns:

@@ -11,10 +11,10 @@ from shared.config import Settings
 from shared.handoff import drafts, notify
 from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
-from shared.handoff.worker import sweep_round
+from shared.handoff.requeue import sweep_round
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
-from shared.staff import records, relay, sweep, transitions
+from shared.staff import records, relay, reminders, transitions
 from shared.staff.access import staff_member
 from shared.staff.cards import TAKE, StaffReference
 from shared.staff.service import StaffTaskService
@@ -72,12 +72,12 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
                              now=start + timedelta(seconds=60)).status == transitions.APPLIED
 
     clock.at = start + timedelta(seconds=599)  # not old enough yet
-    assert sweep.run_sweep(settings, store, now=clock.at).reminders == []
+    assert reminders.record_due(settings, store, now=clock.at).reminders == []
     clock.at = start + timedelta(seconds=600)  # exactly the threshold
-    report = sweep.run_sweep(settings, store, now=clock.at)
+    report = reminders.record_due(settings, store, now=clock.at)
     assert report.reminders == [records.notice_id(old_id, records.REMINDER)]
     clock.at = start + timedelta(hours=5)
-    assert sweep.run_sweep(settings, store, now=clock.at).reminders == []  # once, ever
+    assert reminders.record_due(settings, store, now=clock.at).reminders == []  # once, ever
     project_requeue(settings, store, queue, clock.at)
     assert queued(settings, queue, store, records.notice_id(old_id, records.REMINDER), clock.at)
     assert not queued(settings, queue, store, records.notice_id(taken_id, records.REMINDER), clock.at)
@@ -96,7 +96,7 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
 def test_staff_sweep_reminder_taken_before_push_is_not_sent(settings, store, queue, clock, line_standin):
     doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
     clock.at = clock.at + timedelta(seconds=700)
-    assert sweep.run_sweep(settings, store, now=clock.at).reminders
+    assert reminders.record_due(settings, store, now=clock.at).reminders
     staff = staff_member(settings, GroupSource())
     transitions.apply(store, settings.tenant_id, StaffReference(TAKE, doc_id, 0), staff, now=clock.at)
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
@@ -116,9 +116,9 @@ def test_staff_sweep_followup_announced_once(base_env, settings, store, queue, c
     task = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "ev-checking")
     assert reconcile.run(task, retry_count=2).outcome == "needs_human_followup"  # the last attempt
 
-    first = sweep.run_sweep(settings, store, now=clock())
+    first = reminders.record_due(settings, store, now=clock())
     assert first.followups == [records.notice_id(draft.operation.doc_id, records.FOLLOWUP)]
-    assert sweep.run_sweep(settings, store, now=clock()).followups == []
+    assert reminders.record_due(settings, store, now=clock()).followups == []
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     result = service.run({"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
                           "notice_id": first.followups[0]}, retry_count=0)

@@ -1,6 +1,6 @@
 """The staff group's due notices: reminders and follow-up announcements.
 
-One pass (``run_sweep``), with an injected clock:
+One pass (``record_due``), with an injected clock:
 
 1. every request still ``awaiting_acceptance`` for ``LOCAL_STAFF_REMIND_AFTER_SECONDS`` or longer
    (since it was created, or last turned back) gets a ``reminder`` notice — once per request: the
@@ -31,8 +31,8 @@ from shared.store import DocumentStore, StoreError, Transaction
 
 
 @dataclass
-class SweepReport:
-    """What one sweep did (counts; no ids)."""
+class DueNotices:
+    """What one pass recorded: the notice ids of the reminders and follow-ups written."""
 
     reminders: list[str] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)
@@ -97,18 +97,18 @@ def record_followup_notice(store: DocumentStore, tenant_id: str, operation_doc_i
     return store.run_transaction(txn)
 
 
-def run_sweep(settings: Settings, store: DocumentStore, *, now: datetime) -> SweepReport:
-    """One sweep (module docstring). Reminders and follow-ups need a staff group configured.
+def record_due(settings: Settings, store: DocumentStore, *, now: datetime) -> DueNotices:
+    """Record the due reminders and follow-up notices (module docstring); both need a staff group configured.
 
     Args:
         now: aware current time (injected in tests).
     Returns:
-        SweepReport.
+        DueNotices.
     Raises:
         StoreUnavailable: the store could not be read (the next slot tries again).
     """
     require_aware(now)
-    report = SweepReport()
+    report = DueNotices()
     tenant = settings.tenant_id
     if settings.staff_group_id:
         threshold = timedelta(seconds=settings.staff_remind_after_seconds)
