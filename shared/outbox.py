@@ -13,7 +13,7 @@ transaction as what it announces (a handoff request, a follow-up, a queued webho
 * ``notice_kind``: what is to be told (e.g. "receipt", "needs_human_followup", "event_answer");
 * ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
   "reply_unknown" when the send that owned it got no answer (it may have reached the user, so
-  nobody sends it again: DESIGN §3, §11). What must reach the resident after an unknown *reply*
+  nobody sends it again: docs/design.md §3, §11). What must reach the resident after an unknown *reply*
   (a receipt, a memory outcome) is pushed once before the notice settles (README "Delivery");
 * ``notice_owner``: who may tell the user now (``reply:<webhookEventId>``, ``push``, ``queue``);
   ``notice_claim_until``: the owner's lease (ISO UTC). Another party may take over only after the

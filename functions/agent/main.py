@@ -1,7 +1,7 @@
 """Queued webhook events: functions-framework target ``agent`` (Cloud Tasks target, private).
 
 The webhook hands this function every event it cannot finish inside LINE's 2-second budget
-(DESIGN §3, §11); the model turn plugs in here as the worker's handler (DESIGN §8). Body: a
+(docs/design.md §3, §11); the model turn plugs in here as the worker's handler (docs/design.md §8). Body: a
 queued-event task (``shared.queued_event.task.QueuedEventTask``); the event itself waits in the
 store. Accepts only the queue (``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, an OIDC ID
 token for ``AGENT_FUNCTION_URL`` in production). Answers 200 when the event's answer is settled,

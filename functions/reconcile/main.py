@@ -6,7 +6,7 @@ Answers 2xx when the operation is settled (or refused for good), 401/403 for bad
 400 for a malformed body, 503 when the outcome is still unknown so the queue retries with backoff.
 A body ``{"kind": "handoff_sweep"}`` (the scheduler, same credentials) re-queues what the store
 shows unsettled (``shared.sweep.sweep``) and answers ``{"outcome": "swept", …}``.
-The last attempt is read from ``X-CloudTasks-TaskRetryCount`` (DESIGN §4).
+The last attempt is read from ``X-CloudTasks-TaskRetryCount`` (docs/design.md §4).
 """
 import functools
 import os
@@ -25,7 +25,7 @@ from shared.staff.service import StaffTaskService, is_staff_task, reconcile_serv
 from shared.store import StoreError
 from shared.sweep import sweep
 
-#: Body of the scheduler's sweep call: ``{"kind": "handoff_sweep"}`` (DESIGN §11).
+#: Body of the scheduler's sweep call: ``{"kind": "handoff_sweep"}`` (docs/design.md §11).
 SWEEP_KIND = "handoff_sweep"
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
@@ -77,7 +77,7 @@ def reconcile(request):
         return {"outcome": "swept", **counts}, 200
     try:
         retry_count = int(request.headers.get("X-CloudTasks-TaskRetryCount", "0"))
-        if is_staff_task(payload):  # pushes of the staff group's outbox (DESIGN §10)
+        if is_staff_task(payload):  # pushes of the staff group's outbox (docs/design.md §10)
             staff_result = _staff().run(payload, retry_count=max(0, retry_count))
             return staff_result.body(), staff_result.http_status
         task = ReconcileTask.from_payload(payload)

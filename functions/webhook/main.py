@@ -4,7 +4,7 @@ Start: ``python -m functions_framework --source functions/webhook/main.py --targ
 Settings are checked at import so a missing secret stops start-up; the store, the LINE client
 and the task queue are built on first use, in the worker. gunicorn imports this module in its
 master and forks the worker, so the queue's dispatcher and the start-up re-queue begin after the
-fork (``os.register_at_fork``) or on the first request, never at import (DESIGN §9).
+fork (``os.register_at_fork``) or on the first request, never at import (docs/design.md §9).
 """
 import functools
 import os

@@ -1,4 +1,4 @@
-"""Webhook-side handoff flow: draft → confirmation card → create exactly once (DESIGN §4).
+"""Webhook-side handoff flow: draft → confirmation card → create exactly once (docs/design.md §4).
 
 Entry points (routed by shared.routing): ``match_text`` (text
 ``新需求：…`` → a card), ``start_entry`` (留下服務詢問 → how to ask), ``status_entry``
@@ -59,7 +59,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     earlier = _open_request_with_content(ctx, result.draft.content_hash)
     if earlier is None:
         return Reply([card])
-    # read before the card (newcomer trial 9): a resident who sends the same words again to ask
+    # read before the card: a resident who sends the same words again to ask
     # "did it go through?" would otherwise tap the card's 確認送出 before reaching the note below it
     return Reply([wording.same_request_note(ctx.settings, earlier), card])
 
@@ -70,7 +70,7 @@ _OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, staff_outbox.ACCEPTED})
 
 def _open_request_with_content(ctx: EventContext, content_hash: str) -> dict | None:
     """The actor's latest request when it is still open and has this content hash (the same text sent
-    again, newcomer trial 7), else None. A store that cannot be read gives None: the card still goes."""
+    again), else None. A store that cannot be read gives None: the card still goes."""
     try:
         latest = status.latest_request(ctx.store, ctx.actor)
     except StoreError:
@@ -175,7 +175,7 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
             return Reply([])
         return Reply([wording.receipt_message(ctx.settings, result.receipt, variant="repeat")],
                      carries=carried(AnswerCarries.RECEIPT, operation))
-    # an expired, superseded or cancelled card: the menu, so the resident can go on (trial 8 M5)
+    # an expired, superseded or cancelled card: the menu, so the resident can go on
     return Reply([with_menu(wording.refusal_message(result.status), HELP_CHOICES)])
 
 

@@ -7,7 +7,7 @@ announces:
 * ``notice_kind``: "receipt", "not_created" or "needs_human_followup";
 * ``notice_state``: "pending" until a reply or push succeeded, then "delivered"; or
   "reply_unknown" when a keyed push of the queued-event worker that told it ended without an
-  answer (it may have reached the user, so nobody pushes it again under another key: DESIGN §11;
+  answer (it may have reached the user, so nobody pushes it again under another key: docs/design.md §11;
   the user can still ask 查看原本服務單). A *reply* of unknown outcome is followed by one push of
   the receipt instead, restated (``reconcile_notify``);
 * ``notice_owner``: who may tell the user now: ``reply:<webhookEventId>`` (the webhook answering
@@ -20,7 +20,7 @@ announces:
   repeated as LINE's 409. Only the push that follows a "checking" answer after another tap already
   told the receipt is keyed by that event instead (``checked:<webhookEventId>``): sent once, too.
 
-Crash windows (DESIGN §4, transactional outbox):
+Crash windows (docs/design.md §4, transactional outbox):
 
 * killed after the commit and before the reply: the notice stays pending and owned by that
   event's reply until its lease ends; then either LINE's redelivery of *that* event (same owner)

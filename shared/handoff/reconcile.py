@@ -21,7 +21,7 @@ Three parts, one per module: the task and one delivery of it (``reconcile_task``
 ``Attempt``, ``ReconcileResult``); lookup and settle (here: ``ReconcileService``); telling the user
 (``reconcile_notify.ReconcileNotifier``).
 
-Source: DESIGN §4 (Reconcile); seed 001 (lookup → not_found → one resend with the same key;
+Source: docs/design.md §4 (Reconcile); seed 001 (lookup → not_found → one resend with the same key;
 lookup blocked → stay pending); Cloud Tasks docs (any non-2xx is retried; X-CloudTasks-* headers).
 """
 

@@ -1,4 +1,4 @@
-"""Telling the user what reconcile settled: the push side of the handoff outbox (DESIGN §4, §11).
+"""Telling the user what reconcile settled: the push side of the handoff outbox (docs/design.md §4, §11).
 
 ``ReconcileNotifier.deliver`` claims the operation's notice for the push (``notify.PUSH_OWNER``) and
 tells the user once; ``tell`` does it with a claim already decided (a create transaction decides
@@ -235,7 +235,7 @@ class ReconcileNotifier:
               marked delivered by that reply when it was claimed here); or it was pushed by the
               queued-event worker under the event's own key with an unknown outcome, or the notice
               was not claimed here: "reply_unknown" / "told_by_checked_answer" (never repeated
-              under another key, DESIGN §11);
+              under another key, docs/design.md §11);
             - the notice was told by another path and this event's answer said no "checking"
               (it said nothing, was refused, or carried something else): no follow-up is owed.
         """
@@ -317,7 +317,7 @@ class ReconcileNotifier:
             resident, so it is pushed once, in restating words (``Tell.restate``), with its own key.
             Otherwise (the answer, None, False) without a push: replied with this notice → "delivered";
             pushed by the queued-event worker under the event's own key with an unknown outcome →
-            "reply_unknown" (never repeated under another key, DESIGN §11).
+            "reply_unknown" (never repeated under another key, docs/design.md §11).
         """
         operation = attempt.operation
         try:

@@ -1,4 +1,4 @@
-"""Create the handoff request of one confirmed operation, exactly once (DESIGN §4 outcome table).
+"""Create the handoff request of one confirmed operation, exactly once (docs/design.md §4 outcome table).
 
 One store transaction, shaped for Firestore (every read before the first write, no side effects,
 safe to re-run): it reads the request, the operation record, the draft and the actor document by
@@ -8,7 +8,7 @@ id, then either writes nothing (every outcome but the first) or writes, together
 * ``handoff_operations/{operation_id}`` with the receipt notice (the outbox),
 * the draft, now ``confirmed`` with the request id (one confirmation → one request),
 * the actor's request count for the Asia/Taipei day and its latest request's key,
-* when a staff group is configured, the staff group's notice (``staff_notices``, DESIGN §10).
+* when a staff group is configured, the staff group's notice (``staff_notices``, docs/design.md §10).
 
 | status | when | writes |
 |---|---|---|
@@ -17,7 +17,7 @@ id, then either writes nothing (every outcome but the first) or writes, together
 | idempotency_conflict | same key, different content hash | none |
 | expired / superseded / unconfirmed_operation / withdrawn / wrong_actor | consent no longer valid | none |
 
-Source: DESIGN §4; seed 000 §5 (composite key, content hash compared); seed 001 (same key on retry).
+Source: docs/design.md §4; seed 000 §5 (composite key, content hash compared); seed 001 (same key on retry).
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class Receipt:
     idempotency_key: str
 
     def as_dict(self) -> dict[str, str]:
-        """``{status, request_id, human_state, created_at, idempotency_key}`` (DESIGN §4)."""
+        """``{status, request_id, human_state, created_at, idempotency_key}`` (docs/design.md §4)."""
         return {"status": self.status.value, "request_id": self.request_id, "human_state": self.human_state,
                 "created_at": self.created_at, "idempotency_key": self.idempotency_key}
 
@@ -126,7 +126,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
         void_owner: an owner known not to have told the user (see ``notify.try_claim``).
         event_id: the confirming webhook event id (stored as ``created_by_event``).
         staff_group_id: ``LOCAL_STAFF_GROUP_ID``; when set, a created request also writes its staff
-            group notice (``staff_notices``, DESIGN §10) in this same transaction.
+            group notice (``staff_notices``, docs/design.md §10) in this same transaction.
         confirmed_at: when the user tapped, if known otherwise (a reconcile task's ``tapped_at``);
             the earliest of it, the draft's recorded confirmation and ``now`` decides expiry.
     Returns:
@@ -134,7 +134,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
     Raises:
         StoreTimeout: the outcome is unknown; reconcile by the same key.
         StoreUnavailable / TransactionConflict: nothing written; retryable with the same key.
-    Source: DESIGN §4; seed 000; STYLE.md (docstring template).
+    Source: docs/design.md §4; seed 000; STYLE.md (docstring template).
     """
     require_aware(now)
     doc_id = operation.doc_id

@@ -4,8 +4,8 @@ Reads only (the user's own documents, by ``tenant_id`` and ``user_id``). Every r
 (awaiting acceptance or accepted) is listed, newest first, up to OPEN_LISTED_MAX with the count of
 the rest; the latest request is shown too when it is already closed. A follow-up record newer than
 the latest request — an operation whose outcome could not be verified — is mentioned too, so the
-user is never left believing nothing happened. Source: DESIGN §4 (human lifecycle; status); trial 8
-finding M10 (several open requests showed only the latest).
+user is never left believing nothing happened. In a group or room the status is the one-to-one
+reply instead (``shared.handoff.flow.status_entry``). Source: docs/design.md §4 (human lifecycle; status).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Everything here happens before any event is claimed, so a refusal writes nothing:
 
 * the signature is checked over the body's text with line-bot-sdk's ``SignatureValidator``
-  before the body is parsed (DESIGN §3);
+  before the body is parsed (docs/design.md §3);
 * a body that verifies but is not a LINE webhook object (not JSON, nested deeper than LINE ever
   nests — 1,000 levels make ``json`` raise ``RecursionError`` — or without an ``events`` list) is
   refused as a whole: 400, nothing processed;

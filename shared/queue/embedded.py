@@ -32,7 +32,7 @@ serving function starts it in the worker through ``shared.queue.background.Backg
 ``os.register_at_fork(after_in_child=background.after_fork)`` at import plus
 ``background.ensure_started()`` on the first request. Never at import time in a process that serves.
 
-Source: DESIGN §1 (embedded default), §4, §9; Cloud Tasks docs, "Create HTTP target tasks"
+Source: docs/design.md §1 (embedded default), §4, §9; Cloud Tasks docs, "Create HTTP target tasks"
 (X-CloudTasks-* headers) and the RetryConfig reference; sqlite.org/lang_transaction.html.
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ The webhook hands an event to the queue when it cannot finish it inside LINE's 2
    (``shared.inbox.finished``), in that same write.
 
 A redelivery of the event to the webhook meanwhile is acknowledged and repeats nothing, so the
-event is answered once. Source: DESIGN §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
+event is answered once. Source: docs/design.md §3, §8, §11; Cloud Tasks docs (non-2xx is retried).
 """
 from __future__ import annotations
 
@@ -79,6 +79,11 @@ class WorkerResult:
 def encode_messages(messages: list[Any]) -> list[dict]:
     """line-bot-sdk message models → JSON dicts (as LINE receives them), at most 5."""
     return [m.to_dict() for m in messages[:5]]
+
+
+def encode_follow_up(messages: list[Any] | None) -> list[dict] | None:
+    """A Reply's ``follow_up`` as stored (JSON dicts, ``encode_messages``), or None when it has none."""
+    return encode_messages(messages) if messages else None
 
 
 def decode_messages(answer: list[dict]) -> list[Any]:
@@ -235,7 +240,7 @@ class QueuedEventWorker:
         fields = {"user": hash_user(user_id), "queued_reason": doc.get("queued_reason")}
         if doc.get("answer_via") == AnswerVia.REPLY:
             # An earlier attempt started a reply and never learned its outcome: it may have reached
-            # the user, so it is never repeated (DESIGN §3); the follow-up it recorded, if any, is
+            # the user, so it is never repeated (docs/design.md §3); the follow-up it recorded, if any, is
             # pushed instead (``Reply.follow_up``).
             if not reply.follow_up:
                 outbox.settle_reply_unknown(self.store, inbox.COLLECTION, ref, owner=owner,
@@ -254,7 +259,7 @@ class QueuedEventWorker:
         """Reply with the event's token: the WorkerResult when that settles this attempt, else the
         Reply to push now (refused, or the last attempt; or the follow-up of a reply of unknown outcome)."""
         answer = encode_messages(reply.messages)
-        follow_up = encode_messages(reply.follow_up) if reply.follow_up else None
+        follow_up = encode_follow_up(reply.follow_up)
         if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
                                    now=self.clock(), carries=reply.carries, follow_up=follow_up):
             return WorkerResult("lease_lost", 503)

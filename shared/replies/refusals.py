@@ -1,8 +1,8 @@
 """Kind refusals for what LOCAL cannot take from this chat or in this text, each with what the
 resident can do instead (never 「請稍後再試一次」 when no retry can help).
 
-Source: DESIGN §2 (identity), §4 (handoff), §6 (consented memory: one account's data); issue 13
-(items 4 and 10); LINE URL scheme ``https://line.me/R/oaMessage/{LINE ID}/`` (opens the one-to-one
+Source: docs/design.md §2 (identity), §4 (handoff), §6 (consented memory: one account's data); LINE URL
+scheme ``https://line.me/R/oaMessage/{LINE ID}/`` (opens the one-to-one
 chat with an official account: developers.line.biz/en/docs/messaging-api/using-line-url-scheme/).
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from linebot.v3.messaging import (
     URIAction,
 )
 
+from shared.bounded_json import is_text
 from shared.config import Settings
 from shared.context import Reply
 
@@ -48,10 +49,5 @@ def unstorable_text_reply() -> Reply:
         QuickReplyItem(action=MessageAction(label="看選單", text="選單"))]))])
 
 
-def is_storable(text: str) -> bool:
-    """True when ``text`` can be written as UTF-8 (no lone surrogates from ``\\ud800``-style escapes)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+#: True when a text can be written as UTF-8 (no lone surrogates from ``\\ud800``-style escapes).
+is_storable = is_text

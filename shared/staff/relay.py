@@ -9,7 +9,7 @@ is recorded ``refused`` and logged, never repeated. A process killed between a c
 enqueue leaves the notice pending: the start-up re-queue and the periodic sweep queue it again.
 
 The staff group is read from the configuration at push time; a resident notice goes to the user id
-stored with it. Source: DESIGN §10, §11 (delivery rules), §4 (outbox); issue 11 (Build 2).
+stored with it. Source: docs/design.md §10, §11 (delivery rules), §4 (outbox).
 """
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ class StaffRelay:
         "someone took it" after "it is finished" would mislead. False while a push holds the earlier
         notice's claim (it is being told now): the later one waits for the queue's retry. A notice
         whose push has been tried (``notice_push_claimed``) may have been shown already; ending it
-        keeps the order all the same. Source: DESIGN §10 (told once, in plain words).
+        keeps the order all the same. Source: docs/design.md §10 (told once, in plain words).
 
         Raises:
             StoreUnavailable / StoreTimeout / TransactionConflict: retryable.

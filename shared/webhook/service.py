@@ -1,6 +1,6 @@
 """The webhook use case: verify the signature, claim each event, dispatch it, reply.
 
-Every call answers within LINE's 2-second budget (DESIGN §3): store calls and the reply carry
+Every call answers within LINE's 2-second budget (docs/design.md §3): store calls and the reply carry
 deadlines that fit inside ``Settings.webhook_budget_seconds``. Events are handled one by one;
 a failing event does not stop the others.
 """
@@ -24,7 +24,7 @@ from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
 from shared.queued_event.task import enqueue as enqueue_event
-from shared.queued_event.worker import encode_messages
+from shared.queued_event.worker import encode_follow_up, encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
 
@@ -34,7 +34,7 @@ _ANSWER_MARGIN_SECONDS = 0.15
 _MIN_REPLY_SECONDS = 0.3
 #: An event is handled inline only while at least this much budget is left beyond what queueing the
 #: remaining events needs (seconds): enough for a fixed entry's store calls and a reply. The rest of
-#: the body goes to the queue (DESIGN §11: no resident depends on LINE's redelivery).
+#: the body goes to the queue (docs/design.md §11: no resident depends on LINE's redelivery).
 _INLINE_MIN_SECONDS = 0.6
 
 
@@ -298,7 +298,7 @@ class WebhookService:
         return self._send_reply(event.reply_token, raw, reply, claim, deadline, fields,
                                 durable_finish=reply.carries is not None)
 
-    # ---- the model turn (DESIGN §3, §8) ----------------------------------------------------------
+    # ---- the model turn (docs/design.md §3, §8) ----------------------------------------------------------
 
     def _text_turn(self, claimed: bool):
         """Free text's turn: queued for the model when one is configured and the event can be queued
@@ -410,7 +410,7 @@ class WebhookService:
                 # What the reply carries is recorded in this same write, before it is sent.
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
                                                   now=self.clock(), carries=reply.carries or outbox.CARRIES_OTHER,
-                                                  follow_up=_encoded(reply.follow_up)):
+                                                  follow_up=encode_follow_up(reply.follow_up)):
                     return EventStatus.DONE  # a later attempt owns the event now
             except StoreError as exc:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
@@ -438,7 +438,7 @@ class WebhookService:
             self._after(reply.after_reply, "after-reply step", fields)
             outcome = EventOutcome.REPLIED
         elif delivery is Delivery.UNKNOWN:
-            # LINE may have processed it: never repeated (DESIGN §11), unless its answer must reach the
+            # LINE may have processed it: never repeated (docs/design.md §11), unless its answer must reach the
             # resident: then its follow-up is pushed once, with the event's retry key.
             followed = self._follow_up_unknown(event_id, claim, raw, reply, fields)
             if followed is not None:
@@ -497,7 +497,7 @@ class WebhookService:
             if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
                                      reason=reason, now=self.clock(), answer=answer,
                                      reply_attempted=reply_attempted, carries=carries,
-                                     follow_up=_encoded(reply.follow_up) if reply is not None else None):
+                                     follow_up=encode_follow_up(reply.follow_up) if reply is not None else None):
                 return EventStatus.DONE  # a later attempt owns the event now
         except StoreError as exc:
             log("WARNING", "event not queued: store unavailable", reason=reason.value, error=exc.__class__.__name__,
@@ -526,11 +526,6 @@ class WebhookService:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)
         log("INFO", "event finished", outcome=outcome.value, **fields)
-
-
-def _encoded(messages: list | None) -> list[dict] | None:
-    """A Reply's ``follow_up`` as stored (JSON dicts), or None."""
-    return encode_messages(messages) if messages else None
 
 
 def _event_type(raw) -> str | None:
