@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.config import Settings
-from shared.staff.records import staff_hash, staff_label
+from shared.staff.audit import staff_hash, staff_label
 
 #: Refusal reasons (log words; the reply explains each kindly).
 NO_STAFF_GROUP = "no_staff_group"
@@ -28,7 +28,7 @@ class StaffMember:
 
     Args:
         user_id: the LINE user id from the verified event (kept in memory only, never stored).
-        hashed: ``records.staff_hash`` of it: what history and audit store.
+        hashed: ``audit.staff_hash`` of it: what history and audit store.
     """
 
     user_id: str

@@ -24,9 +24,9 @@ from datetime import datetime, timedelta
 from shared.clock import from_iso, require_aware
 from shared.config import Settings
 from shared.handoff import records as handoff_records
+from shared.handoff import staff_outbox
 from shared.identity import Actor
 from shared.logs import log
-from shared.staff import records
 from shared.store import DocumentStore, StoreError, Transaction
 
 
@@ -58,17 +58,17 @@ def record_reminder(store: DocumentStore, tenant_id: str, operation_doc_id: str,
     Raises:
         StoreError: nothing written (or, for StoreTimeout, perhaps written: the next sweep sees it).
     """
-    ref = records.NoticeRef(records.notice_id(operation_doc_id, records.REMINDER))
+    ref = staff_outbox.NoticeRef(staff_outbox.notice_id(operation_doc_id, staff_outbox.REMINDER))
 
     def txn(tx: Transaction) -> bool:
         request = tx.get(handoff_records.REQUESTS, operation_doc_id)
-        existing = tx.get(records.NOTICES, ref.doc_id)
+        existing = tx.get(staff_outbox.NOTICES, ref.doc_id)
         if (existing is not None or request is None or request.get("tenant_id") != tenant_id
-                or (request.get("human_state") or records.AWAITING) != records.AWAITING):
+                or (request.get("human_state") or staff_outbox.AWAITING) != staff_outbox.AWAITING):
             return False
-        tx.set(records.NOTICES, ref.doc_id, records.notice_doc(
+        tx.set(staff_outbox.NOTICES, ref.doc_id, staff_outbox.notice_doc(
             tenant_id=tenant_id, user_id=request["user_id"], operation_doc_id=operation_doc_id,
-            purpose=records.REMINDER, now=now, request_id=request.get("request_id")))
+            purpose=staff_outbox.REMINDER, now=now, request_id=request.get("request_id")))
         return True
 
     return store.run_transaction(txn)
@@ -82,16 +82,16 @@ def record_followup_notice(store: DocumentStore, tenant_id: str, operation_doc_i
     Raises:
         StoreError: as for ``record_reminder``.
     """
-    ref = records.NoticeRef(records.notice_id(operation_doc_id, records.FOLLOWUP))
+    ref = staff_outbox.NoticeRef(staff_outbox.notice_id(operation_doc_id, staff_outbox.FOLLOWUP))
 
     def txn(tx: Transaction) -> bool:
         followup = tx.get(handoff_records.FOLLOWUPS, operation_doc_id)
-        existing = tx.get(records.NOTICES, ref.doc_id)
+        existing = tx.get(staff_outbox.NOTICES, ref.doc_id)
         if existing is not None or followup is None or followup.get("tenant_id") != tenant_id:
             return False
-        tx.set(records.NOTICES, ref.doc_id, records.notice_doc(
+        tx.set(staff_outbox.NOTICES, ref.doc_id, staff_outbox.notice_doc(
             tenant_id=tenant_id, user_id=followup["user_id"], operation_doc_id=operation_doc_id,
-            purpose=records.FOLLOWUP, now=now))
+            purpose=staff_outbox.FOLLOWUP, now=now))
         return True
 
     return store.run_transaction(txn)
@@ -113,14 +113,14 @@ def record_due(settings: Settings, store: DocumentStore, *, now: datetime) -> Du
     if settings.staff_group_id:
         threshold = timedelta(seconds=settings.staff_remind_after_seconds)
         for request in store.query(handoff_records.REQUESTS, where={"tenant_id": tenant,
-                                                                    "human_state": records.AWAITING}):
+                                                                    "human_state": staff_outbox.AWAITING}):
             since = _awaiting_since(request)
             if since is None or now - since < threshold:
                 continue
             doc_id = _operation_doc_id(request)
             try:
                 if doc_id and record_reminder(store, tenant, doc_id, now=now):
-                    report.reminders.append(records.notice_id(doc_id, records.REMINDER))
+                    report.reminders.append(staff_outbox.notice_id(doc_id, staff_outbox.REMINDER))
             except StoreError as exc:
                 log("WARNING", "staff reminder not recorded", error=exc.__class__.__name__)
         for followup in store.query(handoff_records.FOLLOWUPS, where={"tenant_id": tenant,
@@ -128,7 +128,7 @@ def record_due(settings: Settings, store: DocumentStore, *, now: datetime) -> Du
             doc_id = _operation_doc_id(followup)
             try:
                 if doc_id and record_followup_notice(store, tenant, doc_id, now=now):
-                    report.followups.append(records.notice_id(doc_id, records.FOLLOWUP))
+                    report.followups.append(staff_outbox.notice_id(doc_id, staff_outbox.FOLLOWUP))
             except StoreError as exc:
                 log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
     counts = report.as_dict()

@@ -1,45 +1,23 @@
-"""Where staff-side data lives: the staff outbox, the audit record, and the request's staff fields.
+"""Staff members in stored history, and the staff audit record.
 
-Collections (every document carries ``tenant_id`` and the resident's ``user_id``, so a user's data
-export and a forget find them; the resident's user id is never shown to staff):
-
-* ``staff_notices/{notice_id}``: the staff outbox, one entry per (request, purpose), defined with
-  the request's human states in ``shared.handoff.staff_outbox`` (a handoff create writes the first
-  one in its own transaction) and re-exported here.
 * ``staff_audit/{entry_id}``: one entry per staff action (who: a keyed hash of the staff member's
-  LINE user id; what; from and to state; when), written in the action's own transaction.
+  LINE user id; what; from and to state; when), written in the action's own transaction. Every
+  document carries ``tenant_id`` and the resident's ``user_id``, so a user's data export and a
+  forget find them; the resident's user id is never shown to staff.
 
 Fields a staff action adds to ``handoff_requests/{operation_id}``: ``staff_revision`` (0 until the
 first action; every transition adds 1, and a card carries the revision it was made for),
 ``staff_history`` (``[{at, action, staff, from, to}]``, staff hashed), ``accepted_by`` (hashed),
 ``awaiting_since`` (ISO UTC: creation, or the last 轉回待處理), ``updated_at``.
 
-Source: docs/design.md §10 (staff group, one card per request, resident told once), §4 (outbox).
+The staff outbox (``staff_notices``) and the request's human states are
+``shared.handoff.staff_outbox``. Source: docs/design.md §10 (staff group, one card per request).
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
-
-from shared.handoff.staff_outbox import (  # noqa: F401  (the staff outbox and the request's human states)
-    ACCEPTED,
-    ANNOUNCE,
-    AUDIENCE,
-    AWAITING,
-    COMPLETED,
-    DECLINED,
-    FOLLOWUP,
-    NOTICES,
-    OPEN_STATES,
-    REMINDER,
-    RESIDENT,
-    STAFF,
-    NoticeRef,
-    notice_doc,
-    notice_id,
-    retry_key,
-)
 
 AUDIT = "staff_audit"
 
