@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Callable
 
 from shared.clock import from_iso, require_aware
 from shared.config import Settings
@@ -112,28 +113,34 @@ def record_due(settings: Settings, store: DocumentStore, *, now: datetime) -> Du
     tenant = settings.tenant_id
     if settings.staff_group_id:
         threshold = timedelta(seconds=settings.staff_remind_after_seconds)
-        for request in store.query(handoff_records.REQUESTS, where={"tenant_id": tenant,
-                                                                    "human_state": staff_outbox.AWAITING}):
-            since = _awaiting_since(request)
-            if since is None or now - since < threshold:
-                continue
-            doc_id = _operation_doc_id(request)
-            try:
-                if doc_id and record_reminder(store, tenant, doc_id, now=now):
-                    report.reminders.append(staff_outbox.notice_id(doc_id, staff_outbox.REMINDER))
-            except StoreError as exc:
-                log("WARNING", "staff reminder not recorded", error=exc.__class__.__name__)
-        for followup in store.query(handoff_records.FOLLOWUPS, where={"tenant_id": tenant,
-                                                                      "status": "needs_human_followup"}):
-            doc_id = _operation_doc_id(followup)
-            try:
-                if doc_id and record_followup_notice(store, tenant, doc_id, now=now):
-                    report.followups.append(staff_outbox.notice_id(doc_id, staff_outbox.FOLLOWUP))
-            except StoreError as exc:
-                log("WARNING", "staff follow-up notice not recorded", error=exc.__class__.__name__)
+        awaiting = store.query(handoff_records.REQUESTS, where={"tenant_id": tenant,
+                                                                "human_state": staff_outbox.AWAITING})
+        old = [request for request in awaiting
+               if (since := _awaiting_since(request)) is not None and now - since >= threshold]
+        report.reminders = _record_each(old, lambda doc_id: record_reminder(store, tenant, doc_id, now=now),
+                                        staff_outbox.REMINDER, "staff reminder not recorded")
+        followups = store.query(handoff_records.FOLLOWUPS, where={"tenant_id": tenant,
+                                                                  "status": "needs_human_followup"})
+        report.followups = _record_each(followups,
+                                        lambda doc_id: record_followup_notice(store, tenant, doc_id, now=now),
+                                        staff_outbox.FOLLOWUP, "staff follow-up notice not recorded")
     counts = report.as_dict()
     log("INFO", "staff sweep done", reminders=counts["reminders"], followups=counts["followups"])
     return report
+
+
+def _record_each(docs: list[dict], write: Callable[[str], bool], purpose: str, failure: str) -> list[str]:
+    """``write`` the notice of each document's operation → the notice ids written now. A store error
+    on one is logged (``failure``) and the rest go on; the next pass tries it again."""
+    written = []
+    for doc in docs:
+        doc_id = _operation_doc_id(doc)
+        try:
+            if doc_id and write(doc_id):
+                written.append(staff_outbox.notice_id(doc_id, purpose))
+        except StoreError as exc:
+            log("WARNING", failure, error=exc.__class__.__name__)
+    return written
 
 
 def _operation_doc_id(doc: dict) -> str | None:
