@@ -106,14 +106,21 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     """
     now = now or utc_now()
     queues = Queues(queue, event_queue)
-    staff = staff_reminders.record_due(settings, store, now=now).as_dict() if queue is not None else {}
-    abandoned = finish_abandoned(settings, store, event_queue, now=now)
+    staff, abandoned = _due_and_abandoned(settings, store, queues, now)
     requeued = {query.name: query.run(settings, store, queues, now).queued for query in REQUEUES}
     if queue is None:
         del requeued["staff_requeued"]
     return {"handoff": requeued.pop("handoff"), "abandoned_events": abandoned,
             "queued_events": requeued.pop("queued_events"),
             **{f"staff_{name}": count for name, count in staff.items()}, **requeued}
+
+
+def _due_and_abandoned(settings: Settings, store: DocumentStore, queues: Queues,
+                       now: datetime) -> tuple[dict[str, int], int]:
+    """The sweep's work besides its re-queue queries: the staff group's due notices (with a reconcile
+    queue) and abandoned events taken over → (``{reminders, followups}`` counts or {}, taken over)."""
+    staff = staff_reminders.record_due(settings, store, now=now).as_dict() if queues.tasks is not None else {}
+    return staff, finish_abandoned(settings, store, queues.events, now=now)
 
 
 def requeue_at_start(settings: Settings, store: DocumentStore, queues: Queues, *, now: Clock = utc_now) -> None:
@@ -153,29 +160,36 @@ def requeue_at_start(settings: Settings, store: DocumentStore, queues: Queues, *
 
 def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
                      event_queue: TaskQueue | None, *, now: Clock = utc_now) -> threading.Thread:
-    """The one background loop of a serving webhook, in a daemon thread: ``requeue_at_start``, then
-    ``sweep`` every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass
-    is logged; the next one runs).
+    """The one background loop of a serving webhook, in a daemon thread: at start, one sweep's worth
+    of work (the due staff notices, abandoned events, then ``requeue_at_start``), then ``sweep``
+    every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass is logged;
+    the next one runs).
 
     Called once per serving process (after the fork: ``shared.queue.background.BackgroundStart``),
     never at import. Returns the started thread.
     """
+    queues = Queues(queue, event_queue)
+
     def loop() -> None:
-        requeue_at_start(settings, store, Queues(queue, event_queue), now=now)
+        _logged_pass("start-up sweep", lambda: _due_and_abandoned(settings, store, queues, now()))
+        requeue_at_start(settings, store, queues, now=now)
         stop = threading.Event()
-        while True:
-            try:
-                sweep(settings, store, queue, event_queue, now=now())
-            except StoreError as exc:
-                log("WARNING", "sweep pass failed", error=exc.__class__.__name__)
-            except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
-                log("ERROR", "sweep pass crashed", exc_info=True)
-            if stop.wait(settings.sweep_interval_seconds):
-                return
+        while not stop.wait(settings.sweep_interval_seconds):
+            _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now()))
 
     thread = threading.Thread(target=loop, name="sweep", daemon=True)
     thread.start()
     return thread
+
+
+def _logged_pass(name: str, work: Callable[[], object]) -> None:
+    """Run one pass; a store error or a crash is logged, never raised (the next pass runs)."""
+    try:
+        work()
+    except StoreError as exc:
+        log("WARNING", f"{name} pass failed", error=exc.__class__.__name__)
+    except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
+        log("ERROR", f"{name} pass crashed", exc_info=True)
 
 
 def finish_abandoned(settings: Settings, store: DocumentStore, event_queue: TaskQueue | None, *,
