@@ -39,7 +39,7 @@ locals {
       filter      = "(jsonPayload.message=\"operation needs human follow-up\" OR jsonPayload.message=\"needs_human_followup could not be recorded\")"
     }
     staff_reminders = {
-      description = "Staff sweeps that reminded staff of a request awaiting acceptance past LOCAL_STAFF_REMIND_AFTER_SECONDS (shared/staff/sweep.py: 'staff sweep done', reminders > 0)."
+      description = "Staff sweeps that reminded staff of a request awaiting acceptance past LOCAL_STAFF_REMIND_AFTER_SECONDS (shared/staff/reminders.py: 'staff sweep done', reminders > 0)."
       filter      = "jsonPayload.message=\"staff sweep done\" AND jsonPayload.reminders>0"
     }
     model_turns = {

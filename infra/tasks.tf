@@ -30,7 +30,7 @@ resource "google_cloud_tasks_queue" "queue" {
 }
 
 # Cloud Scheduler: the re-queue sweep. Serverless instances get no CPU after answering and cold
-# starts are not a schedule, so the start-up re-queue (shared/handoff/worker.py) also runs here:
+# starts are not a schedule, so the start-up re-queue (shared/sweep.py, requeue_at_start) also runs here:
 # POST {"kind": "handoff_sweep"} to reconcile with an OIDC token of the tasks invoker.
 resource "google_cloud_scheduler_job" "sweep" {
   name             = "handoff-requeue-sweep"

@@ -73,7 +73,7 @@ def _problem(value: Any, max_depth: int, *, check_text: bool = True) -> str | No
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
-            if check_text and not _is_text(node):
+            if check_text and not is_text(node):
                 return "not_text"
         elif isinstance(node, (dict, list)):
             if depth + 1 > max_depth:
@@ -86,8 +86,9 @@ def _problem(value: Any, max_depth: int, *, check_text: bool = True) -> str | No
     return None
 
 
-def _is_text(value: str) -> bool:
-    """False when ``value`` holds a lone surrogate (it has no UTF-8 form)."""
+def is_text(value: str) -> bool:
+    """False when ``value`` holds a lone surrogate (``\\ud800``-style escapes: it has no UTF-8 form,
+    so it cannot be stored or logged)."""
     if value.isascii():
         return True
     try:

@@ -1,4 +1,11 @@
-"""The transactional outbox: telling a user exactly once, whoever tells them (docs/design.md §4, §8, §11).
+"""The transactional outbox and its courier: telling a user exactly once, whoever tells them.
+
+This module is the courier: every reply or push to LINE (webhook answers, queued answers, handoff
+receipts and follow-ups, staff cards and transitions, memory outcomes) is sent by ``send_reply``,
+``send_push`` or ``push_notice`` here, and nowhere else calls the LINE port's ``reply`` or
+``push``. A notice is claimed (``claim_notice``), sent, and settled from the LINE outcome table
+(``shared.line.port``: ``mark_delivered``, ``settle_reply_unknown``, ``settle_failed``,
+``release_claim``) under the delivery rules of docs/design.md §11.
 
 An outbox entry is a handful of flat ``notice_*`` fields on a store document, written in the same
 transaction as what it announces (a handoff request, a follow-up, a queued webhook event's answer):
@@ -40,8 +47,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Protocol
 
-from shared.clock import from_iso, require_aware, to_iso
-from shared.store import DocumentStore, Transaction
+from shared.clock import Clock, from_iso, require_aware, to_iso
+from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.logs import log
+from shared.store import DocumentStore, StoreError, Transaction
+
+#: Messages per reply or push (Messaging API, "Send reply message" / "Send push message": max 5).
+MESSAGES_MAX = 5
 
 
 class OutboxRef(Protocol):
@@ -378,3 +390,83 @@ def settle_failed(store: DocumentStore, collection: str, operation: OutboxRef, *
         return True
 
     return store.run_transaction(txn)
+
+
+# ---- the courier: every LINE send ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sent:
+    """What became of one LINE send.
+
+    Args:
+        delivery: its row of the LINE outcome table (``shared.line.port``).
+        error: the ``LineSendError`` LINE (or the network) gave, or None when delivered.
+        duplicate: a push LINE had already accepted under the same retry key (409): delivered.
+    """
+
+    delivery: Delivery
+    error: LineSendError | None = None
+    duplicate: bool = False
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status LINE answered, or None (delivered, no answer, or never started)."""
+        return getattr(self.error, "status", None)
+
+    @property
+    def retryable(self) -> bool:
+        """True when another try may help: every failure but REFUSED (a push repeats its retry key)."""
+        return self.error is not None and self.error.retryable
+
+
+def send_reply(line: LineGateway, reply_token: str, messages: list[Any], *, timeout_seconds: float) -> Sent:
+    """Reply with the first ``MESSAGES_MAX`` messages; never raises a LINE failure (it is in ``Sent``).
+
+    A reply has no retry key: a reply of unknown outcome is never repeated (docs/design.md §11).
+    """
+    try:
+        line.reply(reply_token, messages[:MESSAGES_MAX], timeout_seconds=timeout_seconds)
+    except LineSendError as exc:
+        return Sent(delivery_of(exc), exc)
+    return Sent(Delivery.DELIVERED)
+
+
+def send_push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str,
+              timeout_seconds: float) -> Sent:
+    """Push the first ``MESSAGES_MAX`` messages with ``X-Line-Retry-Key: retry_key`` (a UUID string);
+    never raises a LINE failure. Repeating it with the same key is safe: LINE answers 409, which is
+    ``Sent(DELIVERED, duplicate=True)``."""
+    try:
+        pushed = line.push(to, messages[:MESSAGES_MAX], retry_key=retry_key, timeout_seconds=timeout_seconds)
+    except LineSendError as exc:
+        return Sent(delivery_of(exc), exc)
+    return Sent(Delivery.DELIVERED, duplicate=pushed.duplicate)
+
+
+def push_notice(line: LineGateway, store: DocumentStore, collection: str, operation: OutboxRef, *, to: str,
+                messages: list[Any], retry_key: str, owner: str = PUSH_OWNER, timeout_seconds: float,
+                clock: Clock, record: bool = True, finish: Finish = _same) -> Sent:
+    """Push one notice held by ``owner`` and, once LINE accepted it, record it delivered by ``owner``.
+
+    Args:
+        record: False when this push holds no claim on the notice (another path settles it).
+        finish: shapes the document ``mark_delivered`` writes (see ``Finish``).
+    Returns:
+        Sent. A failure leaves the notice as it was: the caller settles it from ``Sent.delivery``.
+        A delivered push whose record the store did not take is logged and left pending: the next
+        push of it carries the same retry key, and LINE answers 409.
+    """
+    sent = send_push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
+    if sent.delivery is Delivery.DELIVERED and record:
+        record_delivered(store, collection, operation, owner, now=clock(), finish=finish)
+    return sent
+
+
+def record_delivered(store: DocumentStore, collection: str, operation: OutboxRef, owner: str, *,
+                     now: datetime, finish: Finish = _same) -> None:
+    """``mark_delivered`` after LINE accepted a send; a store that does not take it is logged, not
+    raised: the notice stays pending, and its next push carries the same retry key (LINE's 409)."""
+    try:
+        mark_delivered(store, collection, operation, owner, now=now, finish=finish)
+    except StoreError as exc:
+        log("WARNING", "delivered but not recorded", collection=collection, error=exc.__class__.__name__)

@@ -1,52 +1,195 @@
 """The sweep: queue again whatever the store shows unsettled and no task holds any more (docs/design.md §1, §11).
 
 The store is the source of truth; a queue's retries are bounded. A confirmation whose outcome is
-unknown, a notice never delivered, a queued event never answered — each is found here and handed
-to its queue again, once per retry window, however long its target was down. A serving webhook
-sweeps every ``sweep_interval_seconds`` on the embedded default; in production a scheduler posts
-``{"kind": "handoff_sweep"}`` to functions/reconcile, which runs the same function.
+unknown, a notice never delivered, a queued event never answered — each is found by one of the
+re-queue queries of ``REQUEUES`` (the one list of them) and handed to its queue again, once per
+retry window (``shared.handoff.requeue.sweep_round``), however long its target was down.
+
+One background loop runs them (``start_background``): at a serving webhook's start (a process
+killed after a commit and before its enqueue), then every ``sweep_interval_seconds`` on the
+embedded default; in production a scheduler posts ``{"kind": "handoff_sweep"}`` to
+functions/reconcile, which runs the same ``sweep``.
 """
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Callable
 
 from shared import inbox
-from shared.clock import utc_now
+from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.handoff.worker import requeue_pending, sweep_round
+from shared.handoff.requeue import requeue_pending, sweep_round
 from shared.logs import log
 from shared.queue import TaskQueue
 from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
-from shared.staff import sweep as staff_sweep
+from shared.staff import relay as staff_relay
+from shared.staff import reminders as staff_reminders
 from shared.store import DocumentStore, StoreError
+
+#: The start-up re-queue's pauses between passes that left work unqueued: doubling from the first
+#: to the cap (seconds), for at most one sweep interval (then the periodic sweep queues the rest).
+REQUEUE_RETRY_FIRST_SECONDS, REQUEUE_RETRY_MAX_SECONDS = 0.1, 5.0
+
+
+@dataclass(frozen=True)
+class Queues:
+    """Where re-queued work goes: ``tasks`` (reconcile and staff notices) and ``events`` (queued
+    webhook events: the event queue, or a webhook-only deployment's
+    ``shared.queued_event.local.LocalEventQueue``). None: that work is not swept."""
+
+    tasks: TaskQueue | None
+    events: TaskQueue | None
+
+
+@dataclass(frozen=True)
+class Requeued:
+    """One query's pass: ``queued`` items handed to their queue (a known task name counts) and
+    ``missed`` ones the queue did not confirm (they stay unsettled for the next pass)."""
+
+    queued: int
+    missed: int = 0
+
+
+@dataclass(frozen=True)
+class RequeueQuery:
+    """One re-queue query: ``name`` (its key in ``sweep``'s answer) and ``run`` (settings, store,
+    queues, aware now) → Requeued; ``run`` raises StoreUnavailable when the store cannot be read."""
+
+    name: str
+    run: Callable[[Settings, DocumentStore, Queues, datetime], Requeued]
+
+
+def _handoff(settings: Settings, store: DocumentStore, queues: Queues, now: datetime) -> Requeued:
+    """Handoff operations with an undelivered notice or pending verification, and unsettled confirmations."""
+    return Requeued(requeue_pending(settings, store, queues.tasks, now=now) if queues.tasks is not None else 0)
+
+
+def _staff_notices(settings: Settings, store: DocumentStore, queues: Queues, now: datetime) -> Requeued:
+    """Pending staff notices (``shared.staff.relay.requeue_pass``)."""
+    if queues.tasks is None:
+        return Requeued(0)
+    done = staff_relay.requeue_pass(settings, store, queues.tasks, now=now, round_tag=sweep_round(settings, now))
+    return Requeued(done.queued, done.missed)
+
+
+def _queued_events(settings: Settings, store: DocumentStore, queues: Queues, now: datetime) -> Requeued:
+    """Webhook events still ``queued`` with their answer pending (``requeue_queued``)."""
+    if queues.events is None:
+        return Requeued(0)
+    return Requeued(requeue_queued(store, settings.tenant_id, queues.events, sweep_round(settings, now), now=now))
+
+
+#: Every re-queue query, in the order a sweep runs them.
+REQUEUES = (RequeueQuery("handoff", _handoff), RequeueQuery("staff_requeued", _staff_notices),
+            RequeueQuery("queued_events", _queued_events))
 
 
 def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, event_queue: TaskQueue | None, *,
           now: datetime | None = None) -> dict[str, int]:
-    """One sweep: re-queue pending handoff operations, unsettled confirmations and queued events;
-    the staff sweep (reminders, follow-ups, undelivered staff notices: ``shared.staff.sweep``).
+    """One sweep: the staff group's due notices (reminders, follow-ups: ``shared.staff.reminders``),
+    abandoned events taken over, then every query of ``REQUEUES``.
 
     Args:
-        queue: the reconcile queue (None: handoff work is not swept).
-        event_queue: the queued-event queue, or, in a webhook-only deployment, the webhook's
-            ``shared.queued_event.local.LocalEventQueue``, which answers them in its process (None:
-            queued events are not swept).
+        queue: the reconcile queue (None: handoff and staff work is not swept).
+        event_queue: the queued-event queue (see ``Queues.events``; None: queued events are not swept).
         now: aware "now" (the clock when None).
     Returns:
         ``{"handoff": n, "abandoned_events": a, "queued_events": m, "staff_reminders": r,
         "staff_followups": f, "staff_requeued": s}``: how many were handed to their queue (known
-        names count), and the staff group's reminders and follow-up notices recorded (docs/design.md §10).
+        names count), and the staff group's reminders and follow-up notices recorded (docs/design.md
+        §10); the ``staff_*`` counts only with a reconcile queue.
     Raises:
         StoreUnavailable: the store could not be read.
     """
     now = now or utc_now()
-    handoff = requeue_pending(settings, store, queue, now=now) if queue is not None else 0
-    staff = staff_sweep.run_sweep(settings, store, queue, now=now).as_dict() if queue is not None else {}
-    abandoned = finish_abandoned(settings, store, event_queue, now=now)
-    events = requeue_queued(store, settings.tenant_id, event_queue, sweep_round(settings, now), now=now) \
-        if event_queue is not None else 0
-    return {"handoff": handoff, "abandoned_events": abandoned, "queued_events": events,
-            **{f"staff_{name}": count for name, count in staff.items()}}
+    queues = Queues(queue, event_queue)
+    staff, abandoned = _due_and_abandoned(settings, store, queues, now)
+    requeued = {query.name: query.run(settings, store, queues, now).queued for query in REQUEUES}
+    if queue is None:
+        del requeued["staff_requeued"]
+    return {"handoff": requeued.pop("handoff"), "abandoned_events": abandoned,
+            "queued_events": requeued.pop("queued_events"),
+            **{f"staff_{name}": count for name, count in staff.items()}, **requeued}
+
+
+def _due_and_abandoned(settings: Settings, store: DocumentStore, queues: Queues,
+                       now: datetime) -> tuple[dict[str, int], int]:
+    """The sweep's work besides its re-queue queries: the staff group's due notices (with a reconcile
+    queue) and abandoned events taken over → (``{reminders, followups}`` counts or {}, taken over)."""
+    staff = staff_reminders.record_due(settings, store, now=now).as_dict() if queues.tasks is not None else {}
+    return staff, finish_abandoned(settings, store, queues.events, now=now)
+
+
+def requeue_at_start(settings: Settings, store: DocumentStore, queues: Queues, *, now: Clock = utc_now) -> None:
+    """A process's start-up re-queue: every query of ``REQUEUES``, each repeated after a pause
+    (``REQUEUE_RETRY_FIRST_SECONDS`` doubling to ``REQUEUE_RETRY_MAX_SECONDS``) while it left work
+    unqueued (e.g. the store file's write lock stayed busy past the queue's lock timeout while the
+    process's other start-up threads wrote) or could not read the store, for at most
+    ``settings.sweep_interval_seconds``. Repeats are safe: task names are per item, claim and
+    sweep round, so work already queued is not queued twice. Logs, never raises a store error."""
+    give_up_at = time.monotonic() + settings.sweep_interval_seconds
+    pause = REQUEUE_RETRY_FIRST_SECONDS
+    left = list(REQUEUES)
+    queued: dict[str, int] = {}
+    while True:
+        at = now()
+        for query in list(left):
+            try:
+                done = query.run(settings, store, queues, at)
+            except StoreError as exc:
+                log("WARNING", "start-up re-queue could not read the store", query=query.name,
+                    error=exc.__class__.__name__)
+                continue
+            queued[query.name] = queued.get(query.name, 0) + done.queued
+            if done.missed:
+                log("WARNING", "start-up re-queue incomplete", query=query.name, queued=done.queued, missed=done.missed)
+            else:
+                left.remove(query)
+        if not left:
+            log("INFO", "start-up re-queue done", **queued)
+            return
+        if time.monotonic() + pause > give_up_at:
+            log("ERROR", "start-up re-queue gave up; the sweep queues the rest", left=[query.name for query in left])
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, REQUEUE_RETRY_MAX_SECONDS)
+
+
+def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
+                     event_queue: TaskQueue | None, *, now: Clock = utc_now) -> threading.Thread:
+    """The one background loop of a serving webhook, in a daemon thread: at start, one sweep's worth
+    of work (the due staff notices, abandoned events, then ``requeue_at_start``), then ``sweep``
+    every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass is logged;
+    the next one runs).
+
+    Called once per serving process (after the fork: ``shared.queue.background.BackgroundStart``),
+    never at import. Returns the started thread.
+    """
+    queues = Queues(queue, event_queue)
+
+    def loop() -> None:
+        _logged_pass("start-up sweep", lambda: _due_and_abandoned(settings, store, queues, now()))
+        requeue_at_start(settings, store, queues, now=now)
+        stop = threading.Event()
+        while not stop.wait(settings.sweep_interval_seconds):
+            _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now()))
+
+    thread = threading.Thread(target=loop, name="sweep", daemon=True)
+    thread.start()
+    return thread
+
+
+def _logged_pass(name: str, work: Callable[[], object]) -> None:
+    """Run one pass; a store error or a crash is logged, never raised (the next pass runs)."""
+    try:
+        work()
+    except StoreError as exc:
+        log("WARNING", f"{name} pass failed", error=exc.__class__.__name__)
+    except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
+        log("ERROR", f"{name} pass crashed", exc_info=True)
 
 
 def finish_abandoned(settings: Settings, store: DocumentStore, event_queue: TaskQueue | None, *,

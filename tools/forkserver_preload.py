@@ -27,10 +27,11 @@ import shared.caller_auth  # noqa: F401
 import shared.events.ingest  # noqa: F401
 import shared.handoff.queue_auth  # noqa: F401
 import shared.handoff.reconcile  # noqa: F401
-import shared.handoff.worker  # noqa: F401
+import shared.handoff.requeue  # noqa: F401
 import shared.http_body  # noqa: F401
 import shared.memory.auth  # noqa: F401
 import shared.memory.service  # noqa: F401
+import shared.queue.background  # noqa: F401
 import shared.queued_event.task  # noqa: F401
 import shared.staff.service  # noqa: F401
 import shared.sweep  # noqa: F401

@@ -15,9 +15,9 @@ import functions_framework
 from shared import logs, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.config import AGENT_REQUIRED, Settings
-from shared.handoff import worker
 from shared.http_body import BodyError, read_json
 from shared.logs import log
+from shared.queue import background
 from shared.queued_event.task import QueuedEventTask
 
 SETTINGS = Settings.from_env(required=AGENT_REQUIRED)
@@ -31,13 +31,13 @@ def _worker():
 
 def _start_background() -> None:
     # This process dispatches both embedded queues it uses; the webhook re-queues at start-up.
-    worker.start_queue_work(SETTINGS, None, wiring.agent_queue(SETTINGS), requeue=False)
-    worker.start_queue_work(SETTINGS, None, wiring.task_queue(SETTINGS), requeue=False)
+    background.start_dispatcher(wiring.agent_queue(SETTINGS))
+    background.start_dispatcher(wiring.task_queue(SETTINGS))
     if SETTINGS.model_backend != "offline":
         _worker()  # load ADK and google-genai in the worker before the first model turn, not during it
 
 
-_BACKGROUND = worker.BackgroundStart(_start_background)
+_BACKGROUND = background.BackgroundStart(_start_background)
 os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 

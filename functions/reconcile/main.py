@@ -16,12 +16,12 @@ import functions_framework
 from shared import logs, wiring
 from shared.caller_auth import CallerAuthError
 from shared.config import RECONCILE_REQUIRED, Settings
-from shared.handoff import worker
 from shared.handoff.queue_auth import verify_queue_caller
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.http_body import BodyError, read_json
 from shared.logs import log
-from shared.staff.service import StaffTaskService, is_staff_task
+from shared.queue import background
+from shared.staff.service import StaffTaskService, is_staff_task, reconcile_service
 from shared.store import StoreError
 from shared.sweep import sweep
 
@@ -34,8 +34,8 @@ logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs 
 
 @functools.cache
 def _service() -> ReconcileService:
-    return ReconcileService(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
-                            wiring.line_gateway(SETTINGS))
+    return reconcile_service(SETTINGS, wiring.open_store(SETTINGS), wiring.open_store(SETTINGS, read_only=True),
+                             wiring.line_gateway(SETTINGS))
 
 
 @functools.cache
@@ -46,10 +46,10 @@ def _staff() -> StaffTaskService:
 
 def _start_background() -> None:
     # Any process that uses the embedded queue may dispatch it; this one re-queues nothing.
-    worker.start_queue_work(SETTINGS, None, wiring.task_queue(SETTINGS), requeue=False)
+    background.start_dispatcher(wiring.task_queue(SETTINGS))
 
 
-_BACKGROUND = worker.BackgroundStart(_start_background)
+_BACKGROUND = background.BackgroundStart(_start_background)
 os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 

@@ -11,19 +11,16 @@ import os
 
 import functions_framework
 
-from shared import logs, wiring
+from shared import logs, sweep, wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.handoff import worker
 from shared.http_body import BodyError, SlowClientGate, read_body
 from shared.logs import log
-from shared.staff import service as staff_service
-from shared.sweep import sweep
+from shared.queue import background
 from shared.webhook import service as _service_module  # noqa: F401  (import cost paid at start-up, not in LINE's 2 s)
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
-#: Slow bodies hold at most this many threads, each for at most the body timeout, so a
-#: client that trickles its body cannot tie up every worker thread (docs/delivery.md, hostile input).
+#: Slow bodies hold at most this many threads, each for at most the body timeout.
 _GATE = SlowClientGate(SETTINGS.webhook_slow_client_slots, SETTINGS.webhook_body_timeout_seconds)
 
 
@@ -34,22 +31,14 @@ def _service():
 
 def _start_background() -> None:
     service = _service()
-    worker.start_queue_work(SETTINGS, service.store, service.queue, requeue=True)
-    staff_service.start_background(SETTINGS, service.store, service.queue)  # undelivered staff notices
-    worker.start_queue_work(SETTINGS, service.store, service.event_queue, requeue=False)
-
+    background.start_dispatcher(service.queue)
+    background.start_dispatcher(service.event_queue)
     # Without an event queue, the answers still owed by push are answered here (``local_events``).
     events = service.event_queue if service.event_queue is not None else service.local_events
-
-    def sweep_once() -> None:
-        sweep(SETTINGS, service.store, service.queue, events)
-
-    if events is not None:
-        worker.start_thread("queued-event-requeue", sweep_once)
-    worker.start_sweeps("sweep", SETTINGS.sweep_interval_seconds, sweep_once)
+    sweep.start_background(SETTINGS, service.store, service.queue, events)  # the start-up re-queue, then the sweep
 
 
-_BACKGROUND = worker.BackgroundStart(_start_background)
+_BACKGROUND = background.BackgroundStart(_start_background)
 os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 

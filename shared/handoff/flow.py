@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from shared.clock import to_iso
 from shared.context import EventContext, Reply
-from shared.handoff import cards, drafts, faults, notify, records, status, wording
+from shared.handoff import cards, drafts, faults, notify, records, staff_outbox, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
@@ -30,10 +30,9 @@ from shared.handoff.requests import (
 )
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
+from shared.replies import refusals
 from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
 from shared.signing import NOT_CONFIGURED
-from shared.staff import records as staff_records
-from shared.staff import relay as staff_relay
 from shared.store import StoreError
 
 
@@ -67,7 +66,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
 
 
 #: Requests still in a person's hands: the same text again is most likely the same matter.
-_OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, staff_records.ACCEPTED})
+_OPEN_HUMAN_STATES = frozenset({AWAITING_ACCEPTANCE, staff_outbox.ACCEPTED})
 
 
 def _open_request_with_content(ctx: EventContext, content_hash: str) -> dict | None:
@@ -102,7 +101,15 @@ def start_entry(ctx: EventContext) -> Reply:
 
 
 def status_entry(ctx: EventContext) -> Reply:
-    """查看原本服務單 → the status of the user's latest request."""
+    """查看原本服務單 (or a free-text or model ask for the same) → the status of the user's requests.
+
+    In a group or room (``ctx.shared_chat``) the one-to-one reply instead: every member would read
+    the sender's requests. Every path to a status answer (fixed entry, router, model tool, postback,
+    rich menu) comes here.
+    """
+    if ctx.shared_chat:
+        log("INFO", "request status declined in a shared chat")
+        return refusals.one_to_one_reply(ctx.settings)
     try:
         return Reply([with_menu(status.status_message(ctx.settings, ctx.store, ctx.actor))])
     except StoreError as exc:
@@ -158,7 +165,7 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
         # once the reply's lease has ended (a delivered notice makes that task a no-op).
         enqueue(ctx.queue, ReconcileTask(operation, reference.content_hash, RELAY, tag=ctx.webhook_event_id),
                 delay_seconds=lease + 1.0)
-        staff_relay.announce_created(ctx.queue, ctx.settings, operation.doc_id)  # the staff group's card
+        staff_outbox.announce_created(ctx.queue, ctx.settings, operation.doc_id)  # the staff group's card
         return _tell_receipt(ctx, result, owner, "created")
     if result.status == ALREADY_CREATED:
         redelivery = result.creator_event_id is not None and result.creator_event_id == ctx.webhook_event_id

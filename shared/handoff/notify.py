@@ -40,10 +40,6 @@ Claims are plain reads-then-writes inside a store transaction, so they are Fires
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-from shared.handoff.records import Operation
-from shared.line import LineGateway, PushResult
 from shared.outbox import (  # noqa: F401  (the outbox rules, shared with queued webhook answers)
     DELIVERED,
     PENDING,
@@ -66,17 +62,3 @@ from shared.outbox import (  # noqa: F401  (the outbox rules, shared with queued
 #: Where one outbox entry lives (a handoff ``Operation``, a staff notice, a queued event): the name
 #: ``shared.staff`` uses for ``shared.outbox.OutboxRef``.
 NoticeAddress = OutboxRef
-
-
-def push_notice(line: LineGateway, operation: Operation, messages: Sequence[Any], *, purpose: str,
-                timeout_seconds: float) -> PushResult:
-    """Push to the operation's user with its deterministic retry key.
-
-    Returns:
-        PushResult; ``duplicate`` True when LINE had already accepted that key (409): delivered.
-    Raises:
-        LineSendError: its ``delivery`` is the LINE outcome table's row; retrying with the same key is
-            safe (LINE answers a repeat with 409, which counts as delivered).
-    """
-    return line.push(operation.actor.user_id, list(messages), retry_key=operation.retry_key(purpose),
-                     timeout_seconds=timeout_seconds)

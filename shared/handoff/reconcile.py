@@ -28,6 +28,7 @@ blocked → stay pending); Cloud Tasks docs (any non-2xx is retried; X-CloudTask
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Callable
 
 from shared.clock import Clock, from_iso, to_iso, utc_now
 from shared.config import Settings
@@ -57,8 +58,6 @@ from shared.handoff.requests import (
 )
 from shared.line import LineGateway
 from shared.logs import hash_user, log
-from shared.staff import records as staff_records
-from shared.staff.relay import StaffRelay
 from shared.store import DocumentStore, StoreError, Transaction
 
 
@@ -90,11 +89,15 @@ class ReconcileService:
         lookup_store: the read-only store for the lookup (``open_store(read_only=True)``).
         line: the LINE gateway (pushes).
         clock: aware "now".
+        announce: tells the staff group, now, of a request this service created (called with the
+            operation's document id; ``shared.staff.relay.StaffRelay.announce_now``). None: the
+            queued ``staff_notice`` task alone tells it.
     """
 
     def __init__(self, settings: Settings, store: DocumentStore, lookup_store: DocumentStore,
-                 line: LineGateway, clock: Clock = utc_now):
+                 line: LineGateway, clock: Clock = utc_now, *, announce: Callable[[str], object] | None = None):
         self.settings = settings
+        self.announce = announce
         self.store = store
         self.lookup_store = lookup_store
         self.line = line
@@ -179,9 +182,8 @@ class ReconcileService:
         except StoreError as exc:
             log("WARNING", "reconcile create outcome unknown", error=exc.__class__.__name__)
             return self._unsettled(attempt, "create_unknown")
-        if created.status == REQUEST_CREATED and self.settings.staff_group_id:  # the staff card, now
-            StaffRelay(self.settings, self.store, self.line, self.clock).deliver(
-                staff_records.notice_id(task.operation.doc_id, staff_records.ANNOUNCE), last=True)
+        if created.status == REQUEST_CREATED and self.settings.staff_group_id and self.announce is not None:
+            self.announce(task.operation.doc_id)  # the staff card, now
         if created.status in (REQUEST_CREATED, ALREADY_CREATED):
             outcome = "created" if created.status == REQUEST_CREATED else "found"
             return self.notifier.tell(attempt, _receipt_tell(task, created.receipt, outcome, self.settings),

@@ -25,12 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from shared import inbox
+from shared import inbox, outbox
 from shared.clock import Clock, to_iso
 from shared.config import Settings
 from shared.handoff import notify, records, wording
 from shared.handoff.reconcile_task import Attempt, ReconcileResult
-from shared.line import LineGateway, LineSendError
+from shared.line import LineGateway
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, RecordAlreadyExists, StoreError
 
@@ -197,22 +197,19 @@ class ReconcileNotifier:
         """Push the notice under ``purpose``'s retry key (``tell.messages``) and, when this delivery
         claimed it, record it delivered by ``delivered_by``. A retryable failure answers 503 (the
         same key next time); the last attempt's failure leaves a ``needs_human_followup`` record."""
-        try:
-            pushed = notify.push_notice(self.line, attempt.operation, tell.messages(restated=restated),
-                                        purpose=purpose, timeout_seconds=self.settings.line_timeout_seconds)
-        except LineSendError as exc:
+        operation = attempt.operation
+        pushed = outbox.push_notice(self.line, self.store, tell.collection, operation, to=operation.actor.user_id,
+                                    messages=tell.messages(restated=restated), retry_key=operation.retry_key(purpose),
+                                    owner=delivered_by, record=decision is notify.NoticeClaim.CLAIMED,
+                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds)
+        if pushed.error is not None:
             # Every row but REFUSED may be tried again: the push carries its retry key (docs/design.md §11).
-            log("WARNING", "reconcile push failed", error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=exc.retryable)
-            if exc.retryable and not attempt.last:
+            log("WARNING", "reconcile push failed", error=pushed.error.__class__.__name__, status=pushed.status,
+                delivery=pushed.delivery.value, retryable=pushed.retryable)
+            if pushed.retryable and not attempt.last:
                 return tell.again("push_failed")
             self.record_followup(attempt, "push_failed", with_notice=False)
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
-        if decision is notify.NoticeClaim.CLAIMED:
-            try:
-                notify.mark_delivered(self.store, tell.collection, attempt.operation, delivered_by, now=self.clock())
-            except StoreError as exc:  # the next push of this notice carries the same key → 409
-                log("WARNING", "push delivered but not recorded", error=exc.__class__.__name__)
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 
     def _checked_answer(self, attempt: Attempt, tell: Tell,
@@ -370,19 +367,14 @@ class ReconcileNotifier:
     def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
         """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""
         recorded = self.record_followup(attempt, reason, with_notice=True)
-        try:
-            pushed = notify.push_notice(self.line, attempt.operation, [wording.followup_message(recorded=recorded)],
-                                        purpose="needs_human_followup",
-                                        timeout_seconds=self.settings.line_timeout_seconds)
-        except LineSendError as exc:
-            log("ERROR", "follow-up push failed", error=exc.__class__.__name__, delivery=exc.delivery.value)
+        operation = attempt.operation
+        pushed = outbox.push_notice(self.line, self.store, records.FOLLOWUPS, operation, to=operation.actor.user_id,
+                                    messages=[wording.followup_message(recorded=recorded)],
+                                    retry_key=operation.retry_key("needs_human_followup"), record=recorded,
+                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds)
+        if pushed.error is not None:
+            log("ERROR", "follow-up push failed", error=pushed.error.__class__.__name__, delivery=pushed.delivery.value)
             return ReconcileResult("needs_human_followup", 200, None, {"reason": reason, "notice": "push_failed"})
-        if recorded:
-            try:
-                notify.mark_delivered(self.store, records.FOLLOWUPS, attempt.operation, notify.PUSH_OWNER,
-                                      now=self.clock())
-            except StoreError:
-                pass
         return ReconcileResult("needs_human_followup", 200, None,
                                {"reason": reason, "notice": "push_duplicate" if pushed.duplicate else "pushed"})
 

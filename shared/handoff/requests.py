@@ -27,9 +27,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from shared.clock import from_iso, require_aware, to_iso
-from shared.handoff import drafts, notify, records
+from shared.handoff import drafts, notify, records, staff_outbox
 from shared.handoff.records import Operation
-from shared.staff import records as staff_records
 from shared.store import DocumentStore, Transaction
 
 
@@ -57,7 +56,7 @@ WITHDRAWN = CreateStatus.WITHDRAWN
 #: The consent is no longer valid: nothing is created, and the user is asked to send it again.
 CONSENT_REFUSALS = (EXPIRED, SUPERSEDED, UNCONFIRMED_OPERATION, WITHDRAWN)
 
-AWAITING_ACCEPTANCE = "awaiting_acceptance"
+AWAITING_ACCEPTANCE = staff_outbox.AWAITING
 
 
 @dataclass(frozen=True)
@@ -205,9 +204,9 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
                                           "latest_request_key": operation.idempotency_key,
                                           "updated_at": created_at})
         if staff_group_id:
-            tx.set(staff_records.NOTICES, staff_records.notice_id(doc_id, staff_records.ANNOUNCE),
-                   staff_records.notice_doc(tenant_id=operation.actor.tenant_id, user_id=operation.actor.user_id,
-                                            operation_doc_id=doc_id, purpose=staff_records.ANNOUNCE, now=now,
+            tx.set(staff_outbox.NOTICES, staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE),
+                   staff_outbox.notice_doc(tenant_id=operation.actor.tenant_id, user_id=operation.actor.user_id,
+                                            operation_doc_id=doc_id, purpose=staff_outbox.ANNOUNCE, now=now,
                                             request_id=request_id))
         return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.NoticeClaim.CLAIMED,
                             event_id)

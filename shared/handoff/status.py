@@ -4,8 +4,8 @@ Reads only (the user's own documents, by ``tenant_id`` and ``user_id``). Every r
 (awaiting acceptance or accepted) is listed, newest first, up to OPEN_LISTED_MAX with the count of
 the rest; the latest request is shown too when it is already closed. A follow-up record newer than
 the latest request — an operation whose outcome could not be verified — is mentioned too, so the
-user is never left believing nothing happened. Source: docs/design.md §4 (human lifecycle;
-status): every open request is listed, not only the latest.
+user is never left believing nothing happened. In a group or room the status is the one-to-one
+reply instead (``shared.handoff.flow.status_entry``). Source: docs/design.md §4 (human lifecycle; status).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from linebot.v3.messaging import TextMessage
 
 from shared.config import Settings
 from shared.handoff import records, wording
+from shared.handoff.staff_outbox import OPEN_STATES
 from shared.identity import Actor
-from shared.staff.records import OPEN_STATES
 from shared.store import DocumentStore
 
 _TEXT_EXCERPT_CHARS = 60

@@ -28,7 +28,7 @@ Threads: ``start()`` runs one daemon dispatcher per process (idempotent; it noti
 alone claims tasks; with ``max_concurrent_dispatches`` above 1 it hands each claimed task to a
 short-lived daemon thread and goes on claiming while a slot is free.
 gunicorn (functions-framework) imports ``main.py`` in its master and then forks the worker, so a
-serving function starts it in the worker through ``shared.handoff.worker.BackgroundStart``:
+serving function starts it in the worker through ``shared.queue.background.BackgroundStart``:
 ``os.register_at_fork(after_in_child=background.after_fork)`` at import plus
 ``background.ensure_started()`` on the first request. Never at import time in a process that serves.
 

@@ -44,12 +44,12 @@ from shared.context import EventContext, Reply, event_time_of
 from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
-from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line import Delivery, LineGateway
+from shared.line.webhook_body import read_event
 from shared.logs import hash_user, log
 from shared.outbox import NoticeClaim
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
-from shared.webhook.parse import read_event
 
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
 #: It runs outside any store transaction and may take up to ``Settings.agent_budget_seconds``.
@@ -79,6 +79,11 @@ class WorkerResult:
 def encode_messages(messages: list[Any]) -> list[dict]:
     """line-bot-sdk message models → JSON dicts (as LINE receives them), at most 5."""
     return [m.to_dict() for m in messages[:5]]
+
+
+def encode_follow_up(messages: list[Any] | None) -> list[dict] | None:
+    """A Reply's ``follow_up`` as stored (JSON dicts, ``encode_messages``), or None when it has none."""
+    return encode_messages(messages) if messages else None
 
 
 def decode_messages(answer: list[dict]) -> list[Any]:
@@ -254,13 +259,13 @@ class QueuedEventWorker:
         """Reply with the event's token: the WorkerResult when that settles this attempt, else the
         Reply to push now (refused, or the last attempt; or the follow-up of a reply of unknown outcome)."""
         answer = encode_messages(reply.messages)
-        follow_up = encode_messages(reply.follow_up) if reply.follow_up else None
+        follow_up = encode_follow_up(reply.follow_up)
         if not inbox.record_answer(self.store, ref, answer=answer, via=AnswerVia.REPLY, owner=owner,
                                    now=self.clock(), carries=reply.carries, follow_up=follow_up):
             return WorkerResult("lease_lost", 503)
         faults.before_reply(self.settings, owed=reply.must_reach)
-        delivery = self._call(lambda: self.line.reply(raw["replyToken"], reply.messages[:5],
-                                                      timeout_seconds=self.settings.line_timeout_seconds))
+        delivery = _logged(outbox.send_reply(self.line, raw["replyToken"], reply.messages,
+                                             timeout_seconds=self.settings.line_timeout_seconds))
         if delivery is Delivery.DELIVERED:
             return self._delivered(ref, reply, "replied", fields, owner)
         if delivery is Delivery.UNKNOWN:
@@ -287,8 +292,8 @@ class QueuedEventWorker:
                                    owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
-        delivery = self._call(lambda: self.line.push(user_id, reply.messages[:5], retry_key=retry_key,
-                                                     timeout_seconds=self.settings.line_timeout_seconds))
+        delivery = _logged(outbox.send_push(self.line, user_id, reply.messages, retry_key=retry_key,
+                                            timeout_seconds=self.settings.line_timeout_seconds))
         if delivery is Delivery.DELIVERED:
             return self._delivered(ref, reply, "pushed", fields, owner)
         if delivery is Delivery.REFUSED:
@@ -307,21 +312,8 @@ class QueuedEventWorker:
                              reason=f"push_{delivery.value}", now=self.clock(), finish=inbox.finished)
         return WorkerResult(f"push_{delivery.value}", 200, fields)
 
-    def _call(self, send: Callable[[], Any]) -> Delivery:
-        try:
-            send()
-        except LineSendError as exc:
-            log("WARNING", "queued answer not delivered", error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), delivery=exc.delivery.value)
-            return delivery_of(exc)
-        return Delivery.DELIVERED
-
     def _delivered(self, ref: inbox.EventRef, reply: Reply, outcome: str, fields: dict, owner: str) -> WorkerResult:
-        try:
-            outbox.mark_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock(),
-                                  finish=inbox.finished)
-        except StoreError as exc:  # the next delivery sends the same answer with the same key → 409
-            log("WARNING", "queued answer delivered but not recorded", error=exc.__class__.__name__)
+        outbox.record_delivered(self.store, inbox.COLLECTION, ref, owner, now=self.clock(), finish=inbox.finished)
         self._after(reply.after_reply, "after-answer step")
         return WorkerResult(outcome, 200, fields)
 
@@ -333,3 +325,11 @@ class QueuedEventWorker:
             step()
         except Exception as exc:  # noqa: BLE001 - the outbox's own lease and relay cover it
             log("WARNING", f"{what} failed", error=exc.__class__.__name__)
+
+
+def _logged(sent: outbox.Sent) -> Delivery:
+    """``sent.delivery``, logged when it is not DELIVERED."""
+    if sent.error is not None:
+        log("WARNING", "queued answer not delivered", error=sent.error.__class__.__name__, status=sent.status,
+            delivery=sent.delivery.value)
+    return sent.delivery

@@ -19,6 +19,7 @@ from linebot.v3.messaging import (
     URIAction,
 )
 
+from shared.bounded_json import is_text
 from shared.config import Settings
 from shared.context import Reply
 
@@ -48,10 +49,5 @@ def unstorable_text_reply() -> Reply:
         QuickReplyItem(action=MessageAction(label="看選單", text="選單"))]))])
 
 
-def is_storable(text: str) -> bool:
-    """True when ``text`` can be written as UTF-8 (no lone surrogates from ``\\ud800``-style escapes)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+#: True when a text can be written as UTF-8 (no lone surrogates from ``\\ud800``-style escapes).
+is_storable = is_text

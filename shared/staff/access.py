@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from shared.config import Settings
 from shared.keys import SigningKeys, SigningNotConfigured, staff_hash
-from shared.staff.records import staff_label
+from shared.staff.audit import staff_label
 
 #: Refusal reasons (log words; the reply explains each kindly).
 NO_STAFF_GROUP = "no_staff_group"

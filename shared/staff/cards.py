@@ -33,9 +33,10 @@ from linebot.v3.messaging import (
 from shared import signing
 from shared.clock import wall_clock_text
 from shared.config import Settings
+from shared.handoff import staff_outbox
 from shared.replies.area_picker import checked_postback
 from shared.signing import CardRefused
-from shared.staff import records
+from shared.staff import audit
 
 POSTBACK_PREFIX = "staff"
 PURPOSE = "local-staff-card"
@@ -43,10 +44,10 @@ VERSION = "v1"
 TAKE, DECLINE, DONE, BACK = "take", "decline", "done", "back"
 LABELS = {TAKE: "我來處理", DECLINE: "無法處理", DONE: "已完成", BACK: "轉回待處理"}
 #: The buttons a card offers in each state (none once the request is closed).
-BUTTONS = {records.AWAITING: (TAKE, DECLINE), records.ACCEPTED: (DONE, BACK)}
+BUTTONS = {staff_outbox.AWAITING: (TAKE, DECLINE), staff_outbox.ACCEPTED: (DONE, BACK)}
 #: Staff-facing words for each state.
-STATE_WORDS = {records.AWAITING: "待受理", records.ACCEPTED: "處理中", records.COMPLETED: "已完成",
-               records.DECLINED: "無法處理（已告知詢問者）"}
+STATE_WORDS = {staff_outbox.AWAITING: "待受理", staff_outbox.ACCEPTED: "處理中", staff_outbox.COMPLETED: "已完成",
+               staff_outbox.DECLINED: "無法處理（已告知詢問者）"}
 ALT_TEXT_MAX_CHARS = 400
 _TEXT_EXCERPT_CHARS = 120
 
@@ -122,10 +123,10 @@ def _excerpt(text: str, limit: int) -> str:
 
 def state_line(request: dict[str, Any]) -> str:
     """「目前狀態：處理中（工作人員 #ab12）」 for a request document."""
-    state = request.get("human_state") or records.AWAITING
+    state = request.get("human_state") or staff_outbox.AWAITING
     words = STATE_WORDS.get(state, state)
-    who = request.get("accepted_by") if state == records.ACCEPTED else request.get("closed_by")
-    return f"目前狀態：{words}" + (f"（{records.staff_label(who)}）" if who else "")
+    who = request.get("accepted_by") if state == staff_outbox.ACCEPTED else request.get("closed_by")
+    return f"目前狀態：{words}" + (f"（{audit.staff_label(who)}）" if who else "")
 
 
 def request_card(settings: Settings, operation_doc_id: str, request: dict[str, Any], *,
@@ -140,7 +141,7 @@ def request_card(settings: Settings, operation_doc_id: str, request: dict[str, A
         CardRefused: not configured (no signing key or staff group).
         ValueError: a postback over 300 characters or a label over 20 (checked before sending).
     """
-    state = request.get("human_state") or records.AWAITING
+    state = request.get("human_state") or staff_outbox.AWAITING
     revision = int(request.get("staff_revision") or 0)
     text = str(request.get("text") or "")
     body = FlexBox(layout="vertical", spacing="md", contents=[

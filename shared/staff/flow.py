@@ -23,8 +23,9 @@ from linebot.v3.webhooks import MessageEvent, PostbackEvent, TextMessageContent
 
 from shared.config import Settings
 from shared.context import EventContext, Reply
+from shared.handoff import staff_outbox
 from shared.logs import hash_user, log
-from shared.staff import access, cards, records, relay, transitions, wording
+from shared.staff import access, cards, relay, transitions, wording
 from shared.store import StoreError
 from shared.text import reading_form
 
@@ -110,7 +111,7 @@ def handle_postback(ctx: EventContext, source: object, data: str) -> Reply:
 
 def _card(settings: Settings, operation_doc_id: str, request: dict):
     """The request's current card, when its state still offers buttons."""
-    if (request.get("human_state") or records.AWAITING) not in cards.BUTTONS:
+    if (request.get("human_state") or staff_outbox.AWAITING) not in cards.BUTTONS:
         return None
     return cards.request_card(settings, operation_doc_id, request, heading="服務詢問（最新狀態）")
 

@@ -1,6 +1,6 @@
 """Pushing staff-side notices: the queue's relay for the staff outbox, and its start-up re-queue.
 
-Every staff notice (``records.NOTICES``) is told by a push from functions/reconcile, run as a named
+Every staff notice (``staff_outbox.NOTICES``) is told by a push from functions/reconcile, run as a named
 queue task (``kind: staff_notice``), under the outbox rules of ``shared.handoff.notify``: claim the
 notice (``push`` owner, a lease), push with the notice's ``X-Line-Retry-Key`` (uuid5), then mark it
 delivered; LINE's 409 (key already accepted) counts as delivered. A push that fails with 429, 5xx
@@ -17,23 +17,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from shared import outbox
 from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
-from shared.handoff import notify
+from shared.handoff import notify, staff_outbox
 from shared.handoff import records as handoff_records
-from shared.line import Delivery, LineGateway, LineSendError
+from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's task)
+    NOTICE_TASK,
+    announce_created,
+    enqueue_notice,
+    notice_task_name,
+)
+from shared.line import LineGateway
 from shared.logs import hash_user, log
-from shared.queue import QueueError, TaskQueue, task_name_for
-from shared.staff import cards, records, wording
+from shared.queue import TaskQueue
+from shared.staff import cards, wording
 from shared.store import DocumentStore, StoreError, Transaction
 
-NOTICE_TASK = "staff_notice"
 TASK_KINDS = (NOTICE_TASK,)
 #: Terminal notice states of the staff outbox besides notify's delivered / reply_unknown.
 #: How a staff notice ends without telling anyone.
 REFUSED, NOT_NEEDED = notify.NoticeState.REFUSED, notify.NoticeState.NOT_NEEDED
 #: A resident notice → the notice of the request's step before it, which must not be told after it.
-EARLIER_STEP = {records.COMPLETED: records.ACCEPTED, records.DECLINED: records.ACCEPTED}
+EARLIER_STEP = {staff_outbox.COMPLETED: staff_outbox.ACCEPTED, staff_outbox.DECLINED: staff_outbox.ACCEPTED}
 
 
 class InvalidStaffTask(ValueError):
@@ -51,43 +57,6 @@ class TaskResult:
     def body(self) -> dict[str, Any]:
         """The JSON body of the HTTP answer (no request text, no user ids)."""
         return {"outcome": self.outcome, **self.detail}
-
-
-def notice_task_name(notice_doc_id: str, tag: str) -> str:
-    """``staff-<32 hex>``: one name per (notice, tag); the tag tells re-queues of one notice apart."""
-    return task_name_for(f"{notice_doc_id}/{tag}", prefix="staff")
-
-
-def enqueue_notice(queue: TaskQueue | None, tenant_id: str, notice_doc_id: str, *, tag: str = "first",
-                   delay_seconds: float = 0.0) -> bool:
-    """Queue the push of one staff notice. A name seen before counts as queued.
-
-    Returns:
-        True when the queue holds the task; False when there is no queue or it did not confirm
-        (logged; the sweep and the start-up re-queue find the pending notice later).
-    """
-    if queue is None:
-        log("WARNING", "staff notice not queued: no task queue configured")
-        return False
-    payload = {"v": 1, "kind": NOTICE_TASK, "tenant_id": tenant_id, "notice_id": notice_doc_id}
-    try:
-        queue.enqueue(notice_task_name(notice_doc_id, tag), payload, delay_seconds=max(0.0, delay_seconds))
-    except QueueError as exc:
-        log("ERROR", "staff notice not queued", error=exc.__class__.__name__)
-        return False
-    return True
-
-
-def announce_created(queue: TaskQueue | None, settings: Settings, operation_doc_id: str) -> bool:
-    """After a create committed with its staff notice: queue the push of the staff group's card.
-
-    Returns:
-        True when queued; False when there is no staff group, no queue, or the queue did not confirm
-        (the notice stays pending; the start-up re-queue and the sweep queue it later).
-    """
-    if not settings.staff_group_id:
-        return False
-    return enqueue_notice(queue, settings.tenant_id, records.notice_id(operation_doc_id, records.ANNOUNCE))
 
 
 def requeue_tag(doc: dict[str, Any], round_tag: str = "") -> str:
@@ -117,7 +86,7 @@ def requeue_pass(settings: Settings, store: DocumentStore, queue: TaskQueue | No
     """Queue a push for every pending staff notice of this tenant (start-up and sweep).
 
     Args:
-        round_tag: the sweep's round (``shared.handoff.worker.sweep_round``): one task name per
+        round_tag: the sweep's round (``shared.handoff.requeue.sweep_round``): one task name per
             notice, claim and round, so a pass repeated in the same round queues nothing twice.
 
     Returns:
@@ -126,9 +95,9 @@ def requeue_pass(settings: Settings, store: DocumentStore, queue: TaskQueue | No
         StoreUnavailable: the store could not be read.
     """
     queued = missed = 0
-    for doc in store.query(records.NOTICES, where={"tenant_id": settings.tenant_id,
+    for doc in store.query(staff_outbox.NOTICES, where={"tenant_id": settings.tenant_id,
                                                     "notice_state": notify.PENDING.value}):
-        doc_id = records.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
+        doc_id = staff_outbox.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
         if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc, round_tag),
                           delay_seconds=claim_delay_seconds(doc, now)):
             queued += 1
@@ -184,7 +153,7 @@ class StaffRelay:
         """Tell one notice, at most once.
 
         Args:
-            notice_doc_id: ``records.notice_id`` of the notice.
+            notice_doc_id: ``staff_outbox.notice_id`` of the notice.
             last: this is the queue's last attempt (then a retryable failure is kept pending for
                 the sweep instead of answering 503).
         Returns:
@@ -192,9 +161,9 @@ class StaffRelay:
             queue should retry (store or LINE unavailable, another push holds the claim).
         """
         now = self.clock()
-        ref = records.NoticeRef(notice_doc_id)
+        ref = staff_outbox.NoticeRef(notice_doc_id)
         try:
-            doc = self.store.get(records.NOTICES, notice_doc_id)
+            doc = self.store.get(staff_outbox.NOTICES, notice_doc_id)
         except StoreError:
             return TaskResult("store_unavailable", 200 if last else 503)
         if doc is None or doc.get("tenant_id") != self.settings.tenant_id:
@@ -216,7 +185,7 @@ class StaffRelay:
         try:
             if purpose in EARLIER_STEP and not self._earlier_step_settled(doc, now):
                 return TaskResult("earlier_notice_held", 200 if last else 503, {"purpose": purpose})
-            decision = notify.claim_notice(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=now,
+            decision = notify.claim_notice(self.store, staff_outbox.NOTICES, ref, notify.PUSH_OWNER, now=now,
                                            lease_seconds=self.settings.event_lease_seconds)
         except StoreError:
             return TaskResult("store_unavailable", 200 if last else 503, {"purpose": purpose})
@@ -224,25 +193,25 @@ class StaffRelay:
             return TaskResult("already_settled", 200, {"purpose": purpose})
         if decision is notify.NoticeClaim.HELD:
             return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
-        try:
-            pushed = self.line.push(to, messages, retry_key=doc["notice_retry_key"],
+        pushed = outbox.push_notice(self.line, self.store, staff_outbox.NOTICES, ref, to=to, messages=messages,
+                                    retry_key=doc["notice_retry_key"], clock=self.clock,
                                     timeout_seconds=self.settings.line_timeout_seconds)
-        except LineSendError as exc:
+        if pushed.error is not None:
             # The LINE outcome table: every row but REFUSED may be pushed again with the same retry key.
-            retryable = exc.delivery is not Delivery.REFUSED
-            log("WARNING", "staff notice push failed", purpose=purpose, error=exc.__class__.__name__,
-                status=getattr(exc, "status", None), delivery=exc.delivery.value, retryable=retryable)
-            if retryable:
+            log("WARNING", "staff notice push failed", purpose=purpose, error=pushed.error.__class__.__name__,
+                status=pushed.status, delivery=pushed.delivery.value, retryable=pushed.retryable)
+            if pushed.retryable:
                 return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
             self._settle(ref, REFUSED, now)
             return TaskResult("push_refused", 200, {"purpose": purpose})
-        try:
-            notify.mark_delivered(self.store, records.NOTICES, ref, notify.PUSH_OWNER, now=self.clock())
-        except StoreError as exc:  # the next delivery pushes again with the same key → 409
-            log("WARNING", "staff notice delivered but not recorded", error=exc.__class__.__name__)
         log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
             duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
         return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+
+    def announce_now(self, operation_doc_id: str) -> TaskResult:
+        """Push the staff group's card of a request just created, now (its last try: a failure is
+        left pending for the sweep). The hook of ``shared.handoff.reconcile.ReconcileService``."""
+        return self.deliver(staff_outbox.notice_id(operation_doc_id, staff_outbox.ANNOUNCE), last=True)
 
     def _earlier_step_settled(self, doc: dict[str, Any], now: datetime) -> bool:
         """Before a resident hears a later step of a request (completed, declined), the earlier one
@@ -256,16 +225,16 @@ class StaffRelay:
         Raises:
             StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
         """
-        earlier = records.NoticeRef(records.notice_id(doc.get("operation_doc") or "", EARLIER_STEP[doc["purpose"]]))
+        earlier = staff_outbox.NoticeRef(staff_outbox.notice_id(doc.get("operation_doc") or "", EARLIER_STEP[doc["purpose"]]))
 
         def txn(tx: Transaction) -> bool:
-            found = tx.get(records.NOTICES, earlier.doc_id)
+            found = tx.get(staff_outbox.NOTICES, earlier.doc_id)
             notice = notify.Notice.of(found)
             if found is None or notice is None or notice.state is not notify.NoticeState.PENDING:
                 return True
             if notice.live_claim(now):
                 return False
-            tx.set(records.NOTICES, earlier.doc_id, {
+            tx.set(staff_outbox.NOTICES, earlier.doc_id, {
                 **found, "notice_state": NOT_NEEDED.value, "notice_claim_until": None,
                 "notice_superseded_by": doc["purpose"], "updated_at": to_iso(now)})
             return True
@@ -280,10 +249,10 @@ class StaffRelay:
         """
         purpose = doc.get("purpose")
         operation_doc = doc.get("operation_doc") or ""
-        if doc.get("audience") == records.RESIDENT:
+        if doc.get("audience") == staff_outbox.RESIDENT:
             return doc.get("user_id"), [wording.resident_message(str(purpose), doc.get("request_id"))]
         group = self.settings.staff_group_id
-        if purpose == records.FOLLOWUP:
+        if purpose == staff_outbox.FOLLOWUP:
             followup = self.store.get(handoff_records.FOLLOWUPS, operation_doc)
             if followup is None:
                 return group, []
@@ -292,22 +261,22 @@ class StaffRelay:
         request = self.store.get(handoff_records.REQUESTS, operation_doc)
         if request is None:
             return group, []
-        if purpose == records.REMINDER:
-            if (request.get("human_state") or records.AWAITING) != records.AWAITING:
+        if purpose == staff_outbox.REMINDER:
+            if (request.get("human_state") or staff_outbox.AWAITING) != staff_outbox.AWAITING:
                 return group, []  # taken (or closed) since the reminder was recorded
             heading = "提醒：這筆服務詢問仍待受理"
         else:
             heading = "新的服務詢問"
         return group, [cards.request_card(self.settings, operation_doc, request, heading=heading)]
 
-    def _settle(self, ref: records.NoticeRef, state: notify.NoticeState, now: datetime) -> None:
+    def _settle(self, ref: staff_outbox.NoticeRef, state: notify.NoticeState, now: datetime) -> None:
         """End a pending notice without telling anyone (refused by LINE, or no longer needed)."""
 
         def txn(tx: Transaction) -> None:
-            doc = tx.get(records.NOTICES, ref.doc_id)
+            doc = tx.get(staff_outbox.NOTICES, ref.doc_id)
             notice = notify.Notice.of(doc)
             if doc and notice and notice.state is notify.NoticeState.PENDING:
-                tx.set(records.NOTICES, ref.doc_id, {**doc, "notice_state": state.value, "notice_claim_until": None,
+                tx.set(staff_outbox.NOTICES, ref.doc_id, {**doc, "notice_state": state.value, "notice_claim_until": None,
                                                      "updated_at": to_iso(now)})
 
         try:

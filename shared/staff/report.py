@@ -20,12 +20,13 @@ from typing import Any
 from shared.clock import from_iso, require_aware, wall_clock_text
 from shared.config import Settings
 from shared.handoff import records as handoff_records
+from shared.handoff import staff_outbox
 from shared.identity import Actor
-from shared.staff import records
+from shared.staff import audit
 from shared.store import DocumentStore
 
 FOLLOWUP_STATE = "needs_human_followup"
-STATE_ORDER = (FOLLOWUP_STATE, records.AWAITING, records.ACCEPTED)
+STATE_ORDER = (FOLLOWUP_STATE, staff_outbox.AWAITING, staff_outbox.ACCEPTED)
 
 
 def _seconds_since(iso_text: str | None, now: datetime) -> int | None:
@@ -52,22 +53,22 @@ def open_rows(settings: Settings, store: DocumentStore, *, now: datetime) -> lis
                      "created_at": followup.get("created_at"),
                      "created_local": wall_clock_text(followup.get("created_at"), settings.tz),
                      "age_seconds": _seconds_since(followup.get("created_at"), now)})
-    for state in (records.AWAITING, records.ACCEPTED):
+    for state in (staff_outbox.AWAITING, staff_outbox.ACCEPTED):
         for request in store.query(handoff_records.REQUESTS, where={"tenant_id": tenant, "human_state": state}):
             try:
                 doc_id = handoff_records.Operation(Actor(request["tenant_id"], request["user_id"]),
                                                    request["idempotency_key"]).doc_id
             except KeyError:
                 continue
-            announce = store.get(records.NOTICES, records.notice_id(doc_id, records.ANNOUNCE))
-            reminder = store.get(records.NOTICES, records.notice_id(doc_id, records.REMINDER))
+            announce = store.get(staff_outbox.NOTICES, staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE))
+            reminder = store.get(staff_outbox.NOTICES, staff_outbox.notice_id(doc_id, staff_outbox.REMINDER))
             rows.append({
                 "kind": "request", "human_state": state, "request_id": request.get("request_id"),
                 "created_at": request.get("created_at"),
                 "created_local": wall_clock_text(request.get("created_at"), settings.tz),
                 "age_seconds": _seconds_since(request.get("created_at"), now),
                 "waiting_seconds": _seconds_since(request.get("awaiting_since") or request.get("created_at"), now),
-                "accepted_by": records.staff_label(request["accepted_by"]) if request.get("accepted_by") else None,
+                "accepted_by": audit.staff_label(request["accepted_by"]) if request.get("accepted_by") else None,
                 "announced": (announce or {}).get("notice_state"), "reminded": reminder is not None,
                 "text": request.get("text")})
     rows.sort(key=lambda row: (STATE_ORDER.index(row["human_state"]), -(row.get("age_seconds") or 0)))

@@ -1,26 +1,23 @@
 """Staff queue tasks, as functions/reconcile runs them: ``staff_notice`` (one push of the staff outbox).
 
-Also the webhook's start-up hook (``start_background``): re-queue pending staff notices in a thread,
-after the fork (never at import). Reminders and follow-ups come from the project's sweep
-(``shared.sweep``, which runs ``shared.staff.sweep.run_sweep``).
+Pending staff notices are queued again, and reminders and follow-ups recorded, by the project's
+sweep (``shared.sweep``: its start-up re-queue and its periodic pass).
 
 Answers follow the queue's contract: 200 settled, 400 malformed body, 503 retry. Source: docs/design.md §10;
 Cloud Tasks docs (any non-2xx is retried).
 """
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 from shared.clock import Clock, utc_now
 from shared.config import Settings
-from shared.handoff.worker import sweep_round
+from shared.handoff.reconcile import ReconcileService
 from shared.line import LineGateway
 from shared.logs import log
 from shared.queue import TaskQueue
 from shared.staff import relay
-from shared.store import DocumentStore, StoreError
+from shared.store import DocumentStore
 
 TASK_KINDS = relay.TASK_KINDS
 InvalidStaffTask = relay.InvalidStaffTask
@@ -29,6 +26,14 @@ InvalidStaffTask = relay.InvalidStaffTask
 def is_staff_task(payload: object) -> bool:
     """True when a queue body names a staff task (routing in functions/reconcile)."""
     return isinstance(payload, dict) and payload.get("kind") in TASK_KINDS
+
+
+def reconcile_service(settings: Settings, store: DocumentStore, lookup_store: DocumentStore, line: LineGateway,
+                      clock: Clock = utc_now) -> ReconcileService:
+    """functions/reconcile's service: a request it creates is announced to the staff group at once
+    (``StaffRelay.announce_now``), besides its queued ``staff_notice`` task."""
+    return ReconcileService(settings, store, lookup_store, line, clock,
+                            announce=relay.StaffRelay(settings, store, line, clock).announce_now)
 
 
 class StaffTaskService:
@@ -64,50 +69,3 @@ class StaffTaskService:
         log("INFO" if result.http_status < 500 else "WARNING", "staff task answered", outcome=result.outcome,
             status=result.http_status, kind=payload.get("kind"), retry_count=retry_count, **result.detail)
         return result
-
-
-#: The start-up re-queue's pauses between passes that left a notice unqueued: doubling from the first
-#: to the cap (seconds), for at most one sweep interval (then the periodic sweep queues the rest).
-REQUEUE_RETRY_FIRST_SECONDS, REQUEUE_RETRY_MAX_SECONDS = 0.1, 5.0
-
-
-def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
-                     now: Clock = utc_now) -> threading.Thread | None:
-    """In a daemon thread: re-queue pending staff notices (a process killed after a commit).
-
-    A pass that leaves a notice unqueued (the queue did not confirm, e.g. the store file's write lock
-    stayed busy past the store deadline while the new worker's other start-up threads wrote) or could
-    not read the store is repeated after a pause (``REQUEUE_RETRY_FIRST_SECONDS`` doubling to
-    ``REQUEUE_RETRY_MAX_SECONDS``) for at most ``settings.sweep_interval_seconds``: a transient lock
-    must not leave a staff card waiting a whole sweep interval. Repeats are safe: task names are
-    per notice, claim and sweep round, so a notice already queued is not queued twice.
-
-    Called once per serving process (after the fork) by functions/webhook; never at import.
-    Returns:
-        The started thread (tests join it), or None when there is no queue.
-    """
-    if queue is None:
-        return None
-
-    def run() -> None:
-        give_up_at = time.monotonic() + settings.sweep_interval_seconds
-        pause = REQUEUE_RETRY_FIRST_SECONDS
-        while True:
-            at = now()
-            try:
-                done = relay.requeue_pass(settings, store, queue, now=at, round_tag=sweep_round(settings, at))
-                if not done.missed:
-                    log("INFO", "staff start-up re-queue done", notices=done.queued)
-                    return
-                log("WARNING", "staff start-up re-queue incomplete", notices=done.queued, missed=done.missed)
-            except StoreError as exc:
-                log("WARNING", "staff start-up re-queue could not read the store", error=exc.__class__.__name__)
-            if time.monotonic() + pause > give_up_at:
-                log("ERROR", "staff start-up re-queue gave up; the sweep queues the rest")
-                return
-            time.sleep(pause)
-            pause = min(pause * 2, REQUEUE_RETRY_MAX_SECONDS)
-
-    thread = threading.Thread(target=run, name="staff-requeue", daemon=True)
-    thread.start()
-    return thread

@@ -25,7 +25,8 @@ from typing import Any
 
 from shared.clock import require_aware, to_iso
 from shared.handoff import records as handoff_records
-from shared.staff import records
+from shared.handoff import staff_outbox
+from shared.staff import audit
 from shared.staff.access import StaffMember
 from shared.staff.cards import BACK, DECLINE, DONE, TAKE, StaffReference
 from shared.store import DocumentStore, Transaction
@@ -34,10 +35,10 @@ APPLIED, ALREADY_APPLIED, STALE, NOT_FOUND = "applied", "already_applied", "stal
 
 #: op → (required state, new state, resident notice purpose or None).
 TRANSITIONS: dict[str, tuple[str, str, str | None]] = {
-    TAKE: (records.AWAITING, records.ACCEPTED, records.ACCEPTED),
-    DECLINE: (records.AWAITING, records.DECLINED, records.DECLINED),
-    DONE: (records.ACCEPTED, records.COMPLETED, records.COMPLETED),
-    BACK: (records.ACCEPTED, records.AWAITING, None),
+    TAKE: (staff_outbox.AWAITING, staff_outbox.ACCEPTED, staff_outbox.ACCEPTED),
+    DECLINE: (staff_outbox.AWAITING, staff_outbox.DECLINED, staff_outbox.DECLINED),
+    DONE: (staff_outbox.ACCEPTED, staff_outbox.COMPLETED, staff_outbox.COMPLETED),
+    BACK: (staff_outbox.ACCEPTED, staff_outbox.AWAITING, None),
 }
 
 
@@ -53,7 +54,7 @@ class TransitionResult:
 
     status: str
     request: dict[str, Any] | None = None
-    notice: records.NoticeRef | None = None
+    notice: staff_outbox.NoticeRef | None = None
 
 
 def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff: StaffMember, *,
@@ -74,15 +75,15 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
     require_aware(now)
     doc_id = reference.operation_doc_id
     required, target, purpose = TRANSITIONS[reference.op]
-    notice_ref = records.NoticeRef(records.notice_id(doc_id, purpose)) if purpose else None
+    notice_ref = staff_outbox.NoticeRef(staff_outbox.notice_id(doc_id, purpose)) if purpose else None
 
     def txn(tx: Transaction) -> TransitionResult:
         request = tx.get(handoff_records.REQUESTS, doc_id)
-        existing = tx.get(records.NOTICES, notice_ref.doc_id) if notice_ref else None
+        existing = tx.get(staff_outbox.NOTICES, notice_ref.doc_id) if notice_ref else None
         if request is None or request.get("tenant_id") != tenant_id:
             return TransitionResult(NOT_FOUND)
         revision = int(request.get("staff_revision") or 0)
-        state = request.get("human_state") or records.AWAITING
+        state = request.get("human_state") or staff_outbox.AWAITING
         if revision != reference.revision or state != required:
             history = request.get("staff_history") or []
             last = history[-1] if history else {}
@@ -104,13 +105,13 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
         else:
             updated.update(closed_by=staff.hashed, closed_at=at)
         tx.set(handoff_records.REQUESTS, doc_id, updated)
-        tx.set(records.AUDIT, records.audit_id(doc_id, new_revision), {
+        tx.set(audit.AUDIT, audit.audit_id(doc_id, new_revision), {
             "tenant_id": request["tenant_id"], "user_id": request["user_id"], "request_id": request.get("request_id"),
             "operation_doc": doc_id, "action": reference.op, "staff": staff.hashed, "from": state, "to": target,
             "revision": new_revision, "at": at, "created_at": at})
         written = None
         if notice_ref is not None and purpose is not None and existing is None:
-            tx.set(records.NOTICES, notice_ref.doc_id, records.notice_doc(
+            tx.set(staff_outbox.NOTICES, notice_ref.doc_id, staff_outbox.notice_doc(
                 tenant_id=request["tenant_id"], user_id=request["user_id"], operation_doc_id=doc_id,
                 purpose=purpose, now=now, request_id=request.get("request_id")))
             written = notice_ref

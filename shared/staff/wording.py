@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
+from shared.handoff import staff_outbox
 from shared.handoff.wording import STATUS_ENTRY
 from shared.replies.menu import HELP_CHOICES, MENU_CHOICES
-from shared.staff import access, records
+from shared.staff import access, audit
 from shared.staff.cards import BUTTONS, LABELS
 
 
@@ -27,13 +28,13 @@ def resident_message(purpose: str, request_id: str | None) -> TextMessage:
         KeyError: another purpose.
     """
     number = f"（單號：{request_id}）" if request_id else ""
-    if purpose == records.ACCEPTED:
+    if purpose == staff_outbox.ACCEPTED:
         return TextMessage(text=(f"已有專人接手你的服務詢問{number}。\n"
                                  f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_menu_quick_reply(STATUS_ENTRY))
-    if purpose == records.COMPLETED:
+    if purpose == staff_outbox.COMPLETED:
         return TextMessage(text=(f"工作人員已將你的服務詢問{number}標示為處理結束。\n"
                                  "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply(MENU_CHOICES[2]))
-    if purpose == records.DECLINED:
+    if purpose == staff_outbox.DECLINED:
         # not only 查活動 and 找蔬食: the resident may want the request or a new one
         return TextMessage(text=(f"很抱歉，工作人員這次無法處理你的服務詢問{number}。\n"
                                  f"可以點下面的選項：「{MENU_CHOICES[2]}」再留一筆、「{STATUS_ENTRY}」看你的服務單，"
@@ -89,17 +90,17 @@ def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
     """
     rid = request.get("request_id", "")
     head = f"這張卡片已不是 {rid} 的最新狀態，這次沒有任何變更。"
-    state = request.get("human_state") or records.AWAITING
+    state = request.get("human_state") or staff_outbox.AWAITING
     holder = request.get("accepted_by")
-    if state == records.ACCEPTED and holder:
+    if state == staff_outbox.ACCEPTED and holder:
         if holder == staff.hashed:
             return TextMessage(text=f"{head}這筆仍由你接手，還沒有標示為完成。請用下面最新的卡片操作。")
-        return TextMessage(text=f"{head}目前由 {records.staff_label(holder)} 接手。最新的卡片在下面。")
+        return TextMessage(text=f"{head}目前由 {audit.staff_label(holder)} 接手。最新的卡片在下面。")
     closed = request.get("closed_by")
-    if state in (records.COMPLETED, records.DECLINED) and closed:
-        words = "標示為完成" if state == records.COMPLETED else "標示為無法處理"
-        return TextMessage(text=f"{head}這筆已由 {records.staff_label(closed)} {words}。")
-    if state == records.AWAITING:
+    if state in (staff_outbox.COMPLETED, staff_outbox.DECLINED) and closed:
+        words = "標示為完成" if state == staff_outbox.COMPLETED else "標示為無法處理"
+        return TextMessage(text=f"{head}這筆已由 {audit.staff_label(closed)} {words}。")
+    if state == staff_outbox.AWAITING:
         return TextMessage(text=f"{head}這筆目前待處理，還沒有人接手。最新的卡片在下面。")
     return TextMessage(text=head + ("最新的卡片在下面。" if state in BUTTONS else ""))
 

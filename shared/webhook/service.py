@@ -19,15 +19,14 @@ from shared.context import EventContext, Reply, event_time_of
 from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
-from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line import Delivery, LineGateway, webhook_body
 from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
 from shared.queued_event.task import QueuedEventTask, enqueue_all
 from shared.queued_event.task import enqueue as enqueue_event
-from shared.queued_event.worker import encode_messages
+from shared.queued_event.worker import encode_follow_up, encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
-from shared.webhook import parse
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
@@ -122,8 +121,8 @@ class WebhookService:
         started = self._monotonic()
         deadline = started + self.settings.webhook_budget_seconds
         try:
-            read = parse.read_delivery(self.settings.line_channel_secret or "", body, signature)
-        except parse.DeliveryRejected as exc:
+            read = webhook_body.read_delivery(self.settings.line_channel_secret or "", body, signature)
+        except webhook_body.DeliveryRejected as exc:
             log("WARNING", "webhook rejected", reason=exc.reason)
             return WebhookResult(exc.status, {"error": str(exc)})
         outcomes: list[EventStatus] = [EventStatus.REFUSED] * len(read)
@@ -411,7 +410,7 @@ class WebhookService:
                 # What the reply carries is recorded in this same write, before it is sent.
                 if not inbox.mark_reply_attempted(self.store, self.settings.tenant_id, event_id, claim.attempt,
                                                   now=self.clock(), carries=reply.carries or outbox.CARRIES_OTHER,
-                                                  follow_up=_encoded(reply.follow_up)):
+                                                  follow_up=encode_follow_up(reply.follow_up)):
                     return EventStatus.DONE  # a later attempt owns the event now
             except StoreError as exc:
                 log("WARNING", "reply not sent: could not record the attempt", error=exc.__class__.__name__,
@@ -431,13 +430,10 @@ class WebhookService:
         timeout = max(_MIN_REPLY_SECONDS, min(self.settings.line_timeout_seconds,
                                               deadline - time.monotonic() - reserve))
         faults.before_reply(self.settings, owed=reply.must_reach)
-        try:
-            self.line.reply(token, reply.messages[:5], timeout_seconds=timeout)
-            delivery = Delivery.DELIVERED
-        except LineSendError as exc:
-            delivery = delivery_of(exc)
-            log("WARNING", "reply not delivered", status=getattr(exc, "status", None), delivery=delivery.value,
-                **fields)
+        sent = outbox.send_reply(self.line, token, reply.messages, timeout_seconds=timeout)
+        delivery = sent.delivery
+        if delivery is not Delivery.DELIVERED:
+            log("WARNING", "reply not delivered", status=sent.status, delivery=delivery.value, **fields)
         if delivery is Delivery.DELIVERED:
             self._after(reply.after_reply, "after-reply step", fields)
             outcome = EventOutcome.REPLIED
@@ -501,7 +497,7 @@ class WebhookService:
             if not inbox.queue_event(self.store, self.settings.tenant_id, event_id, claim.attempt, event=raw,
                                      reason=reason, now=self.clock(), answer=answer,
                                      reply_attempted=reply_attempted, carries=carries,
-                                     follow_up=_encoded(reply.follow_up) if reply is not None else None):
+                                     follow_up=encode_follow_up(reply.follow_up) if reply is not None else None):
                 return EventStatus.DONE  # a later attempt owns the event now
         except StoreError as exc:
             log("WARNING", "event not queued: store unavailable", reason=reason.value, error=exc.__class__.__name__,
@@ -530,11 +526,6 @@ class WebhookService:
             # The lease will expire; a redelivery sees reply_attempted and repeats nothing.
             log("WARNING", "could not mark event done", error=exc.__class__.__name__, **fields)
         log("INFO", "event finished", outcome=outcome.value, **fields)
-
-
-def _encoded(messages: list | None) -> list[dict] | None:
-    """A Reply's ``follow_up`` as stored (JSON dicts), or None."""
-    return encode_messages(messages) if messages else None
 
 
 def _event_type(raw) -> str | None:

@@ -6,6 +6,7 @@ emergency words are answered by the webhook itself, before any model. Gemini is 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -17,7 +18,7 @@ from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, model_handler, open_store
-from tests.conftest import all_text, line_body, sign, text_event
+from tests.conftest import all_text, line_body, postback_event, reply_messages, sign, text_event
 from tools.gemini_standin import GeminiStandin
 
 REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
@@ -117,3 +118,31 @@ def test_agent_webhook_crisis_and_emergency_are_answered_by_the_router_before_an
         assert said in answer
         assert (pair.audit(event)["source"], pair.audit(event)["tool"]) == ("offline_router", "show_limits")
     assert gemini.requests(since) == []  # the model never saw any of them
+
+
+GROUP_ID = "C0123456789abcdef0123456789abcdef"
+
+
+def confirmed_request(pair, line_standin, text: str) -> str:
+    """The sender leaves ``text`` as a request one-to-one (card, then 確認送出) → its request id."""
+    [card] = reply_messages(pair.webhook, line_standin, text_event(f"新需求：{text}"))
+    confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
+    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+                              all_text(reply_messages(pair.webhook, line_standin, postback_event(confirm))))
+    return request_id
+
+
+@pytest.mark.parametrize("where", [{"group_id": GROUP_ID}, {"room_id": "R" + GROUP_ID[1:]}], ids=["group", "room"])
+@pytest.mark.parametrize("text", ["我的服務單進度", "我上次留的單處理到哪了"])
+def test_agent_webhook_request_status_by_the_model_in_a_shared_chat_shows_no_request(
+        pair, gemini, line_standin, clock, where, text):
+    request_id = confirmed_request(pair, line_standin, "巷口水溝蓋破了")
+    gemini.script([{"function_call": {"name": "show_request_status", "args": {}}, "when": text}])
+    event = text_event(text, **where)
+    event["timestamp"] = int(clock().timestamp() * 1000)
+    assert pair.post(event) == 200
+    pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "一對一" in answer and request_id not in answer and "水溝蓋" not in answer
+    assert (pair.audit(event)["source"], pair.audit(event)["tool"]) == ("model", "handoff_status")
+    assert gemini.pending_steps() == 0

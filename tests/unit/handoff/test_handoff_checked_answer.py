@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 
 from shared import inbox
-from shared.handoff import cards, drafts, notify, records, worker
+from shared.handoff import cards, drafts, notify, records, requeue
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.identity import Actor
@@ -235,7 +235,7 @@ def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store,
 
     if first == "requeue_then_check":
         clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
-        requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+        requeued = reconcile(settings, clock).run(requeue.requeue_task(tap.operation, tap.op_doc(store), "r1"),
                                                   retry_count=0)
         assert requeued.http_status == 200 and requeued.detail["notice"] == "delivered_by_reply"
     result = reconcile(settings, clock).run(tap.check(event_id), retry_count=0)
@@ -247,7 +247,7 @@ def test_check_after_a_redelivered_receipt_reply_pushes_nothing(settings, store,
     deliver(webhook(settings, store, clock), {**tap.event(event_id), "deliveryContext": {"isRedelivery": True}})
     assert len(told(line_standin, request_id, shown)) == 1
     assert tap.op_doc(store)["notice_state"] == notify.DELIVERED
-    assert worker.pending_operations(store, settings.tenant_id) == []  # nothing left for a sweep to push
+    assert requeue.pending_operations(store, settings.tenant_id) == []  # nothing left for a sweep to push
 
 
 @pytest.mark.parametrize("fault", ["delivered_and_done_lost", "reply_outcome_unknown"])
@@ -264,7 +264,7 @@ def test_check_after_a_redelivered_receipt_reply_of_unknown_outcome_pushes_it_on
     assert len(told(line_standin, request_id, shown)) == 1  # the reply (perhaps shown)
     if first == "requeue_then_check":
         clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
-        requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+        requeued = reconcile(settings, clock).run(requeue.requeue_task(tap.operation, tap.op_doc(store), "r1"),
                                                   retry_count=0)
         assert (requeued.http_status, requeued.detail["notice"]) == (200, "pushed")
     result = reconcile(settings, clock).run(tap.check(event_id), retry_count=0)
@@ -277,7 +277,7 @@ def test_check_after_a_redelivered_receipt_reply_of_unknown_outcome_pushes_it_on
     assert "再說一次" in all_text(push["body"]["messages"])  # worded for a second reading
     assert len(told(line_standin, request_id, shown)) == 2  # the reply of unknown outcome, then one push
     assert tap.op_doc(store)["notice_state"] == notify.DELIVERED
-    assert worker.pending_operations(store, settings.tenant_id) == []
+    assert requeue.pending_operations(store, settings.tenant_id) == []
 
 
 def test_check_waits_for_a_queued_receipt_answer_then_pushes_nothing(settings, store, clock, line_standin, tmp_path):
@@ -342,7 +342,7 @@ def test_requeue_after_a_checking_reply_pushes_the_receipt_as_its_follow_up(make
     assert told(line_standin, request_id) == []
     assert inbox_doc(store, settings, event_id)["outcome"] == inbox.EventOutcome.REPLIED
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
-    requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+    requeued = reconcile(settings, clock).run(requeue.requeue_task(tap.operation, tap.op_doc(store), "r1"),
                                               retry_count=0)
     assert (requeued.http_status, requeued.detail["notice"]) == (200, "pushed")
     assert tap.op_doc(store)["notice_delivered_by"] == f"checked:{event_id}"
@@ -392,7 +392,7 @@ def test_check_after_a_push_took_the_taps_answer_over_pushes_nothing_more(settin
     tap = card(settings, store, clock, "U" + "3" * 32)
     event_id = "01G7" + "0" * 22
     first_attempt_lost(settings, store, clock, tap, event_id, committed=True)
-    requeued = reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+    requeued = reconcile(settings, clock).run(requeue.requeue_task(tap.operation, tap.op_doc(store), "r1"),
                                               retry_count=0)
     assert (requeued.http_status, requeued.detail["notice"]) == (200, "pushed")
     assert inbox_doc(store, settings, event_id)["outcome"] == inbox.EventOutcome.TOLD_BY_PUSH
@@ -448,9 +448,9 @@ def answer_worker(settings, store, clock) -> QueuedEventWorker:
     return QueuedEventWorker(settings, store, line_gateway(settings), clock=clock)
 
 
-def requeue(settings, store, clock, tap: Tap, tag: str):
+def run_requeue(settings, store, clock, tap: Tap, tag: str):
     """The sweep's re-queue of the operation's pending notice, one delivery."""
-    return reconcile(settings, clock).run(worker.requeue_task(tap.operation, tap.op_doc(store), tag), retry_count=0)
+    return reconcile(settings, clock).run(requeue.requeue_task(tap.operation, tap.op_doc(store), tag), retry_count=0)
 
 
 @pytest.mark.parametrize("path", ["relay", "requeue", "check"])
@@ -472,7 +472,7 @@ def test_last_attempt_whose_claim_is_lost_pushes_nothing_beside_the_queued_answe
 
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
     task = {"relay": ReconcileTask(tap.operation, tap.draft.content_hash, RELAY, tag=event_id),
-            "requeue": worker.requeue_task(tap.operation, tap.op_doc(store), "r1"),
+            "requeue": requeue.requeue_task(tap.operation, tap.op_doc(store), "r1"),
             "check": tap.check(event_id)}[path]
     lossy = LossyStore(store)
     lossy.lose(push_claim)
@@ -483,10 +483,10 @@ def test_last_attempt_whose_claim_is_lost_pushes_nothing_beside_the_queued_answe
     # The sweep: the queued answer is delivered again (LINE's 409 for its key), then the re-queue.
     assert answer_worker(settings, store, clock).run(QueuedEventTask(settings.tenant_id, event_id),
                                                      retry_count=1).http_status == 200
-    settled = requeue(settings, store, clock, tap, "r2")
+    settled = run_requeue(settings, store, clock, tap, "r2")
     assert settled.detail["notice"] in ("delivered_by_reply", "reply_unknown")
     assert len(told(line_standin, request_id)) == 1
-    assert worker.pending_operations(store, settings.tenant_id) == []
+    assert requeue.pending_operations(store, settings.tenant_id) == []
 
 
 def test_check_last_attempt_with_the_receipt_answer_still_queued_pushes_nothing(settings, store, clock, line_standin,
@@ -506,7 +506,7 @@ def test_check_last_attempt_with_the_receipt_answer_still_queued_pushes_nothing(
     request_id = tap.request_id(store)
     assert len(told(line_standin, request_id)) == 1  # the old code: the check's push, then the worker's
     assert (last.http_status, last.detail.get("notice")) == (200, "not_pushed")
-    settled = requeue(settings, store, clock, tap, "r1")
+    settled = run_requeue(settings, store, clock, tap, "r1")
     assert (settled.http_status, settled.detail["notice"]) == (200, "delivered_by_reply")
     assert len(told(line_standin, request_id)) == 1
     assert store.get(records.FOLLOWUPS, tap.operation.doc_id) is None  # the sweep covered it: no person needed
@@ -531,8 +531,8 @@ def test_check_last_attempt_before_the_queued_event_is_handled_leaves_the_receip
     assert told(line_standin, request_id) == []
 
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
-    settled = requeue(settings, store, clock, tap, "r1")
+    settled = run_requeue(settings, store, clock, tap, "r1")
     assert (settled.http_status, settled.detail["notice"]) == (200, "pushed")
     [push] = told(line_standin, request_id)
     assert push["path"] == PUSH and push["headers"]["x-line-retry-key"] == tap.operation.retry_key("receipt")
-    assert worker.pending_operations(store, settings.tenant_id) == []
+    assert requeue.pending_operations(store, settings.tenant_id) == []

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared.context import EventContext
-from shared.handoff import drafts, flow, records, worker
+from shared.handoff import drafts, flow, records, requeue
 from shared.handoff.reconcile import ReconcileService, ReconcileTask
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
@@ -107,13 +107,13 @@ def test_sweep_requeues_unsettled_confirmation_once_per_retry_window(settings, s
     assert window == 1 + 2 + 1
     webhook_task = sum(queue.counts().values())
     # inside the first window the webhook's own task has its chance: the sweep adds nothing
-    worker.requeue_pending(settings, store, queue, now=NOW + timedelta(seconds=1 + window / 2))
+    requeue.requeue_pending(settings, store, queue, now=NOW + timedelta(seconds=1 + window / 2))
     assert sum(queue.counts().values()) == webhook_task
     later = NOW + timedelta(seconds=1 + window * 3)
-    worker.requeue_pending(settings, store, queue, now=later)
-    worker.requeue_pending(settings, store, queue, now=later + timedelta(seconds=0.1))  # same round
+    requeue.requeue_pending(settings, store, queue, now=later)
+    requeue.requeue_pending(settings, store, queue, now=later + timedelta(seconds=0.1))  # same round
     assert sum(queue.counts().values()) == webhook_task + 1
-    worker.requeue_pending(settings, store, queue, now=later + timedelta(seconds=window))  # next round
+    requeue.requeue_pending(settings, store, queue, now=later + timedelta(seconds=window))  # next round
     assert sum(queue.counts().values()) == webhook_task + 2
     [draft] = store.query(records.DRAFTS)
     swept = [t for t in _tasks(queue) if (t.payload.get("tag") or "").startswith("sweep|")]
@@ -129,7 +129,7 @@ def test_sweep_skips_confirmations_settled_by_a_request_or_a_followup(settings, 
     reconcile_service(settings, FixedClock(NOW + timedelta(seconds=2))).run(task, retry_count=0)
     assert len(store.query(records.REQUESTS)) == 1
     before = sum(queue.counts().values())
-    worker.requeue_pending(settings, store, queue, now=NOW + timedelta(hours=1))
+    requeue.requeue_pending(settings, store, queue, now=NOW + timedelta(hours=1))
     confirmations = [t for t in _tasks(queue) if (t.payload.get("tag") or "").startswith("sweep|")]
     assert confirmations == [] and sum(queue.counts().values()) >= before
 
@@ -151,7 +151,7 @@ def test_confirmation_being_checked_then_unsent_settles_not_created_and_says_wit
     flow.handle_unsend(ctx(settings, store, actor, queue, NOW + timedelta(seconds=2)), "M-1")
     [draft] = store.query(records.DRAFTS)
     assert draft["status"] == drafts.WITHDRAWN and draft["text"] is None
-    assert worker.unsettled_confirmations(settings, store, NOW + timedelta(hours=1)) == []  # nothing to chase
+    assert requeue.unsettled_confirmations(settings, store, NOW + timedelta(hours=1)) == []  # nothing to chase
     operation = records.Operation(actor, draft["idempotency_key"])
     task = ReconcileTask(operation, draft["content_hash"], "unknown_outcome", "EV1")
     result = reconcile_service(settings, FixedClock(NOW + timedelta(seconds=3))).run(task, retry_count=0)

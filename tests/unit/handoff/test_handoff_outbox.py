@@ -9,11 +9,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared import inbox
-from shared.handoff import cards, drafts, notify, records, wording, worker
+from shared.handoff import cards, drafts, notify, records, requeue, wording
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
+from shared.outbox import send_push
+from shared.queue import background
 from shared.queue.embedded import EmbeddedQueue
 from shared.queued_event.task import QueuedEventTask
 from shared.queued_event.worker import QueuedEventWorker
@@ -98,24 +100,24 @@ def test_outbox_requeue_queues_undelivered_notices_once_after_the_reply_lease(st
     queue = EmbeddedQueue(path_from_url(settings.store_url), queue_name="handoff-reconcile",
                           target_url="http://127.0.0.1:9/", auth_token="t")
     now = NOW + timedelta(seconds=10)
-    assert worker.requeue_pending(settings, store, queue, now=now) == 1
+    assert requeue.requeue_pending(settings, store, queue, now=now) == 1
     op_doc = store.get(records.OPERATIONS, undelivered.operation.doc_id)
-    round_tag = worker.sweep_round(settings, now)
-    task = queue.task(worker.requeue_task(undelivered.operation, op_doc, round_tag).task_name)
+    round_tag = requeue.sweep_round(settings, now)
+    task = queue.task(requeue.requeue_task(undelivered.operation, op_doc, round_tag).task_name)
     assert task.payload["reason"] == "requeue" and task.payload["idempotency_key"] == undelivered.operation.idempotency_key
-    worker.requeue_pending(settings, store, queue, now=now)  # a second worker start: same name, no new task
+    requeue.requeue_pending(settings, store, queue, now=now)  # a second worker start: same name, no new task
     assert sum(queue.counts().values()) == 1
 
 
 def test_outbox_requeue_delay_waits_for_the_reply_lease():
     doc = pending_doc("reply:E", NOW + timedelta(seconds=12))
-    assert abs(worker.requeue_delay_seconds(doc, NOW) - 12) < 1e-6
-    assert worker.requeue_delay_seconds(pending_doc("push", NOW + timedelta(seconds=12)), NOW) == 0.0
+    assert abs(requeue.requeue_delay_seconds(doc, NOW) - 12) < 1e-6
+    assert requeue.requeue_delay_seconds(pending_doc("push", NOW + timedelta(seconds=12)), NOW) == 0.0
 
 
 def test_outbox_background_start_runs_once_per_process():
     calls = []
-    start = worker.BackgroundStart(lambda: calls.append(os.getpid()))
+    start = background.BackgroundStart(lambda: calls.append(os.getpid()))
     assert start.ensure_started() is True
     assert start.ensure_started() is False
     start.after_fork()  # what the at-fork hook does in a new worker: starts again there
@@ -126,7 +128,7 @@ def test_outbox_background_start_failure_is_contained():
     def boom() -> None:
         raise RuntimeError("no queue")
 
-    assert worker.BackgroundStart(boom).ensure_started() is True
+    assert background.BackgroundStart(boom).ensure_started() is True
 
 
 def test_outbox_requeue_after_an_ended_task_queues_again_for_the_new_claim(store, actor, settings, tmp_path):
@@ -137,13 +139,13 @@ def test_outbox_requeue_after_an_ended_task_queues_again_for_the_new_claim(store
                    notice_owner=notify.reply_owner("E1"), lease_seconds=settings.event_lease_seconds,
                    event_id="E1")
     later = NOW + timedelta(seconds=settings.event_lease_seconds + 5)
-    assert worker.requeue_pending(settings, store, queue, now=later) == 1
-    assert worker.requeue_pending(settings, store, queue, now=later) == 1  # a second worker: same name
+    assert requeue.requeue_pending(settings, store, queue, now=later) == 1
+    assert requeue.requeue_pending(settings, store, queue, now=later) == 1  # a second worker: same name
     assert sum(queue.counts().values()) == 1
     # The push claimed the notice (new claim) and its process died: the next start queues anew.
     notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=later,
                         lease_seconds=settings.event_lease_seconds)
-    worker.requeue_pending(settings, store, queue, now=later + timedelta(seconds=60))
+    requeue.requeue_pending(settings, store, queue, now=later + timedelta(seconds=60))
     assert sum(queue.counts().values()) == 2
 
 
@@ -209,7 +211,8 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
     assert notify.claim_notice(store, records.OPERATIONS, draft.operation, notify.PUSH_OWNER, now=clock(),
                                lease_seconds=settings.event_lease_seconds) is notify.NoticeClaim.CLAIMED
     message = wording.receipt_message(settings, created.receipt, variant="created")
-    notify.push_notice(line_gateway(settings), draft.operation, [message], purpose="receipt", timeout_seconds=5)
+    assert send_push(line_gateway(settings), actor.user_id, [message], retry_key=draft.operation.retry_key("receipt"),
+                     timeout_seconds=5).error is None  # LINE accepted it
     assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # the dead push's lease is over
     data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
@@ -232,7 +235,7 @@ def test_outbox_push_delivered_but_unrecorded_then_redelivery_tells_once(webhook
                                  SqliteStore(path, deadline_seconds=2.0, read_only=True),
                                  line_gateway(settings), clock=clock)
     op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
-    result = reconcile.run(worker.requeue_task(draft.operation, op_doc, "r1"), retry_count=0)
+    result = reconcile.run(requeue.requeue_task(draft.operation, op_doc, "r1"), retry_count=0)
     assert (result.http_status, result.detail.get("notice")) == (200, "push_duplicate")
     assert len(receipts_told(line_standin, request_id)) == 1
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == notify.DELIVERED

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared import inbox
-from shared.handoff import drafts, notify, records, status, worker
+from shared.handoff import drafts, notify, records, requeue, status
 from shared.handoff.reconcile import (
     RELAY,
     REQUEUE,
@@ -313,7 +313,7 @@ def test_reconcile_check_push_delivered_but_unrecorded_is_never_told_again(setti
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "pending"
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
     op_doc = store.get(records.OPERATIONS, draft.operation.doc_id)
-    task = (worker.requeue_task(draft.operation, op_doc, "r1") if later == "requeue"
+    task = (requeue.requeue_task(draft.operation, op_doc, "r1") if later == "requeue"
             else ReconcileTask(draft.operation, draft.content_hash, RELAY, tag="EV1"))
     again = service(settings, clock).run(task, retry_count=0)
     assert (again.http_status, again.detail["notice"]) == (200, "push_duplicate")

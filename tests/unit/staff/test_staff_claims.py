@@ -87,10 +87,11 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
 
 def test_stale_tap_on_a_completed_request_reads_once_as_completed():
     # never 「已由 工作人員 #d57b 已完成」, which says 已 twice
-    from shared.staff import access, records, wording
+    from shared.handoff import staff_outbox
+    from shared.staff import access, wording
 
     member = access.StaffMember("U" + "a" * 32, "a" * 16)
-    request = {"request_id": "req-20261201-0123456789abcdef", "human_state": records.COMPLETED,
+    request = {"request_id": "req-20261201-0123456789abcdef", "human_state": staff_outbox.COMPLETED,
                "closed_by": "b" * 16}
     text = wording.stale_message(member, request).text
     assert "已由" in text and "已完成" not in text and "完成" in text

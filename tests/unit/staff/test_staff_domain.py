@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, ConfigError, Settings
-from shared.handoff import drafts, notify
+from shared.handoff import drafts, notify, staff_outbox
 from shared.handoff import records as handoff_records
 from shared.handoff.requests import create_request
 from shared.identity import Actor
-from shared.staff import access, cards, records, transitions
+from shared.staff import access, cards, transitions
 from shared.store.sqlite import SqliteStore, path_from_url
 
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
@@ -117,7 +117,7 @@ def test_staff_transitions_take_back_take_tells_resident_once(settings, store, c
                               now=now + timedelta(minutes=6))
     assert again.status == transitions.APPLIED and again.notice is None  # the resident heard it already
     assert again.request["accepted_by"] == b.hashed
-    notices = store.query(records.NOTICES, where={"purpose": records.ACCEPTED})
+    notices = store.query(staff_outbox.NOTICES, where={"purpose": staff_outbox.ACCEPTED})
     assert len(notices) == 1
     assert [h["action"] for h in store.get(handoff_records.REQUESTS, doc_id)["staff_history"]] == ["take", "back", "take"]
 
@@ -133,7 +133,7 @@ def test_staff_transitions_stale_card_changes_nothing(settings, store, clock):
     mine = transitions.apply(store, settings.tenant_id, cards.StaffReference(cards.TAKE, doc_id, 0), a, now=clock())
     assert mine.status == transitions.ALREADY_APPLIED
     assert store.get(handoff_records.REQUESTS, doc_id) == before
-    assert store.query(records.NOTICES, where={"purpose": records.DECLINED}) == []
+    assert store.query(staff_outbox.NOTICES, where={"purpose": staff_outbox.DECLINED}) == []
 
 
 @pytest.mark.parametrize("index, value", [(0, "v2"), (1, "done"), (2, "cd" * 32), (3, "4")])

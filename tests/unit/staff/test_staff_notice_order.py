@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from shared.handoff import notify
-from shared.staff import records, relay, transitions
+from shared.handoff import notify, staff_outbox
+from shared.staff import relay, transitions
 from shared.staff.access import staff_member
 from shared.staff.cards import BACK, DECLINE, DONE, TAKE, StaffReference
 from shared.wiring import line_gateway
@@ -18,7 +18,7 @@ from tests.unit.staff.conftest import PUSH, USER
 from tests.unit.staff.test_staff_sweep import GroupSource, new_request
 
 
-def step(settings, store, doc_id: str, op: str, revision: int, now) -> records.NoticeRef | None:
+def step(settings, store, doc_id: str, op: str, revision: int, now) -> staff_outbox.NoticeRef | None:
     result = transitions.apply(store, settings.tenant_id, StaffReference(op, doc_id, revision),
                                staff_member(settings, GroupSource()), now=now)
     assert result.status == transitions.APPLIED
@@ -31,7 +31,7 @@ def resident_pushes(standin) -> list[str]:
 
 
 def notice(store, ref) -> dict:
-    return store.get(records.NOTICES, ref.doc_id)
+    return store.get(staff_outbox.NOTICES, ref.doc_id)
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_notice_order_completed_told_first_ends_the_pending_accepted_one(setting
     told = resident_pushes(line_standin)
     assert len(told) == 1 and "處理結束" in told[0]
     ended = notice(store, accepted)
-    assert ended["notice_state"] == relay.NOT_NEEDED.value and ended["notice_superseded_by"] == records.COMPLETED
+    assert ended["notice_state"] == relay.NOT_NEEDED.value and ended["notice_superseded_by"] == staff_outbox.COMPLETED
 
 
 def test_notice_order_declined_after_take_and_back_ends_the_pending_accepted_one(settings, store, clock,
@@ -71,7 +71,7 @@ def test_notice_order_later_step_waits_while_the_accepted_push_holds_its_claim(s
     accepted = step(settings, store, doc_id, TAKE, 0, clock())
     completed = step(settings, store, doc_id, DONE, 1, clock())
     # Another relay has claimed the accepted notice and is pushing it now.
-    assert notify.claim_notice(store, records.NOTICES, accepted, notify.PUSH_OWNER, now=clock(),
+    assert notify.claim_notice(store, staff_outbox.NOTICES, accepted, notify.PUSH_OWNER, now=clock(),
                                lease_seconds=30) is notify.NoticeClaim.CLAIMED
     waiting = staff_relay.deliver(completed.doc_id, last=False)
     assert (waiting.outcome, waiting.http_status) == ("earlier_notice_held", 503)  # the queue retries
@@ -79,7 +79,7 @@ def test_notice_order_later_step_waits_while_the_accepted_push_holds_its_claim(s
     last = staff_relay.deliver(completed.doc_id, last=True)
     assert (last.outcome, last.http_status) == ("earlier_notice_held", 200)  # kept pending for the sweep
     # That push lands; then the completed notice is told, after it.
-    notify.mark_delivered(store, records.NOTICES, accepted, notify.PUSH_OWNER, now=clock())
+    notify.mark_delivered(store, staff_outbox.NOTICES, accepted, notify.PUSH_OWNER, now=clock())
     assert staff_relay.deliver(completed.doc_id, last=False).outcome == "delivered"
     assert notice(store, accepted)["notice_state"] == "delivered"
 
@@ -89,7 +89,7 @@ def test_notice_order_expired_claim_of_the_accepted_notice_does_not_block(settin
     doc_id, _ = new_request(settings, store, clock, "想借用活動中心的場地")
     accepted = step(settings, store, doc_id, TAKE, 0, clock())
     completed = step(settings, store, doc_id, DONE, 1, clock())
-    notify.claim_notice(store, records.NOTICES, accepted, notify.PUSH_OWNER, now=clock(), lease_seconds=30)
+    notify.claim_notice(store, staff_outbox.NOTICES, accepted, notify.PUSH_OWNER, now=clock(), lease_seconds=30)
     clock.at += timedelta(seconds=30)  # the lease ends exactly now (end exclusive): the pusher died
     assert staff_relay.deliver(completed.doc_id, last=False).outcome == "delivered"
     assert notice(store, accepted)["notice_state"] == relay.NOT_NEEDED.value

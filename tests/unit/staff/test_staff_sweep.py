@@ -8,13 +8,13 @@ from datetime import timedelta
 import pytest
 
 from shared.config import Settings
-from shared.handoff import drafts, notify
+from shared.handoff import drafts, notify, staff_outbox
 from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
-from shared.handoff.worker import sweep_round
+from shared.handoff.requeue import sweep_round
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
-from shared.staff import records, relay, sweep, transitions
+from shared.staff import relay, reminders, transitions
 from shared.staff.access import staff_member
 from shared.staff.cards import TAKE, StaffReference
 from shared.staff.service import StaffTaskService
@@ -50,9 +50,17 @@ def new_request(settings, store, clock, text: str) -> tuple[str, dict]:
 def queued(settings, queue: EmbeddedQueue, store, notice_doc_id: str, now) -> bool:
     """Whether the queue holds the push task the sweep at ``now`` queued for this pending notice
     (by its deterministic name)."""
-    doc = store.get(records.NOTICES, notice_doc_id)
+    doc = store.get(staff_outbox.NOTICES, notice_doc_id)
     tag = relay.requeue_tag(doc or {}, sweep_round(settings, now))
     return doc is not None and queue.task(relay.notice_task_name(notice_doc_id, tag)) is not None
+
+
+def project_requeue(settings, store, queue, now) -> None:
+    """The project sweep's staff re-queue query (``shared.sweep.REQUEUES``) at ``now``."""
+    from shared.sweep import REQUEUES, Queues
+
+    [staff] = [query for query in REQUEUES if query.name == "staff_requeued"]
+    staff.run(settings, store, Queues(queue, None), now)
 
 
 def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, queue, clock, line_standin):
@@ -64,18 +72,19 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
                              now=start + timedelta(seconds=60)).status == transitions.APPLIED
 
     clock.at = start + timedelta(seconds=599)  # not old enough yet
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []
+    assert reminders.record_due(settings, store, now=clock.at).reminders == []
     clock.at = start + timedelta(seconds=600)  # exactly the threshold
-    report = sweep.run_sweep(settings, store, queue, now=clock.at)
-    assert report.reminders == [records.notice_id(old_id, records.REMINDER)]
+    report = reminders.record_due(settings, store, now=clock.at)
+    assert report.reminders == [staff_outbox.notice_id(old_id, staff_outbox.REMINDER)]
     clock.at = start + timedelta(hours=5)
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders == []  # once, ever
-    assert queued(settings, queue, store, records.notice_id(old_id, records.REMINDER), clock.at)
-    assert not queued(settings, queue, store, records.notice_id(taken_id, records.REMINDER), clock.at)
+    assert reminders.record_due(settings, store, now=clock.at).reminders == []  # once, ever
+    project_requeue(settings, store, queue, clock.at)
+    assert queued(settings, queue, store, staff_outbox.notice_id(old_id, staff_outbox.REMINDER), clock.at)
+    assert not queued(settings, queue, store, staff_outbox.notice_id(taken_id, staff_outbox.REMINDER), clock.at)
 
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     task = {"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
-            "notice_id": records.notice_id(old_id, records.REMINDER)}
+            "notice_id": staff_outbox.notice_id(old_id, staff_outbox.REMINDER)}
     assert service.run(task, retry_count=0).outcome == "delivered"
     assert service.run(task, retry_count=0).outcome == "already_settled"  # a duplicate delivery
     pushes = [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
@@ -87,12 +96,12 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
 def test_staff_sweep_reminder_taken_before_push_is_not_sent(settings, store, queue, clock, line_standin):
     doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
     clock.at = clock.at + timedelta(seconds=700)
-    assert sweep.run_sweep(settings, store, queue, now=clock.at).reminders
+    assert reminders.record_due(settings, store, now=clock.at).reminders
     staff = staff_member(settings, GroupSource())
     transitions.apply(store, settings.tenant_id, StaffReference(TAKE, doc_id, 0), staff, now=clock.at)
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     task = {"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
-            "notice_id": records.notice_id(doc_id, records.REMINDER)}
+            "notice_id": staff_outbox.notice_id(doc_id, staff_outbox.REMINDER)}
     assert service.run(task, retry_count=0).outcome == "not_needed"
     assert not any("提醒" in all_text(c["body"]) for c in line_standin.calls() if c["path"] == PUSH)
 
@@ -107,9 +116,9 @@ def test_staff_sweep_followup_announced_once(base_env, settings, store, queue, c
     task = ReconcileTask(draft.operation, draft.content_hash, UNKNOWN_OUTCOME, "ev-checking")
     assert reconcile.run(task, retry_count=2).outcome == "needs_human_followup"  # the last attempt
 
-    first = sweep.run_sweep(settings, store, queue, now=clock())
-    assert first.followups == [records.notice_id(draft.operation.doc_id, records.FOLLOWUP)]
-    assert sweep.run_sweep(settings, store, queue, now=clock()).followups == []
+    first = reminders.record_due(settings, store, now=clock())
+    assert first.followups == [staff_outbox.notice_id(draft.operation.doc_id, staff_outbox.FOLLOWUP)]
+    assert reminders.record_due(settings, store, now=clock()).followups == []
     service = StaffTaskService(settings, store, line_gateway(settings), queue, clock)
     result = service.run({"v": 1, "kind": "staff_notice", "tenant_id": settings.tenant_id,
                           "notice_id": first.followups[0]}, retry_count=0)
@@ -139,10 +148,10 @@ def test_staff_relay_line_never_reached_kept_pending_for_retry(settings, store, 
         closed_port = probe.getsockname()[1]
     unreachable = dataclasses.replace(settings, line_api_base_url=f"http://127.0.0.1:{closed_port}")
     doc_id, _ = new_request(settings, store, clock, "想問社區共餐的報名方式")
-    notice_doc_id = records.notice_id(doc_id, records.ANNOUNCE)
+    notice_doc_id = staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE)
     result = relay.StaffRelay(unreachable, store, line_gateway(unreachable), clock).deliver(notice_doc_id, last=False)
     assert (result.outcome, result.http_status) == ("push_failed", 503)
-    notice = notify.Notice.of(store.get(records.NOTICES, notice_doc_id))
+    notice = notify.Notice.of(store.get(staff_outbox.NOTICES, notice_doc_id))
     assert notice is not None and notice.state is notify.NoticeState.PENDING
 
 
@@ -151,26 +160,30 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
     re-queue meets the store file's write lock held by another writer of the process (its other
     start-up threads, under load) past the queue's lock timeout. It must try again once the lock is
     free, not leave the card for the next sweep."""
+    import threading
+
     from shared.sqlite_file import write_lock
-    from shared.staff.service import start_background
+    from shared.sweep import Queues, requeue_at_start
     from tests.functions.handoff_support import wait_for
 
     doc_id, _ = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
-    notice_doc_id = records.notice_id(doc_id, records.ANNOUNCE)
+    notice_doc_id = staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE)
     path = path_from_url(settings.store_url)
     queue = EmbeddedQueue(path, queue_name=settings.queue_name, target_url=settings.reconcile_function_url,
                           auth_token=None, lock_timeout_seconds=0.05)
     busy = write_lock(path)
     busy.acquire()
     try:
-        thread = start_background(settings, store, queue, now=clock)
-        wait_for(lambda: [r for r in caplog.records if r.getMessage() == "staff start-up re-queue incomplete"],
-                 30, "a pass that met the busy lock")
+        thread = threading.Thread(target=requeue_at_start, args=(settings, store, Queues(queue, None)),
+                                  kwargs={"now": clock}, daemon=True)
+        thread.start()
+        wait_for(lambda: [r for r in caplog.records if r.getMessage() == "start-up re-queue incomplete"
+                          and r.fields["query"] == "staff_requeued"], 30, "a pass that met the busy lock")
         assert not queued(settings, queue, store, notice_doc_id, clock.at)
     finally:
         busy.release()
     thread.join(30)
     assert not thread.is_alive()
     assert queued(settings, queue, store, notice_doc_id, clock.at)
-    [done] = [r for r in caplog.records if r.getMessage() == "staff start-up re-queue done"]
-    assert done.fields == {"notices": 1}
+    [done] = [r for r in caplog.records if r.getMessage() == "start-up re-queue done"]
+    assert done.fields["staff_requeued"] == 1

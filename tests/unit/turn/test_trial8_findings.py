@@ -353,7 +353,7 @@ def test_trial8_m7_a_staff_outcome_tells_the_resident_with_the_menu(purpose, fir
                                            ([("take", "A"), ("done", "A")], "completed")])
 def test_trial8_m7_the_pushed_notice_offers_the_menu(base_env, line_standin, taps, purpose):
     # the whole path: the resident's card, the staff group's taps (signed bodies), then the relay's push
-    from shared.staff.records import NOTICES, notice_id
+    from shared.handoff.staff_outbox import NOTICES, notice_id
     from shared.staff.relay import StaffRelay
     from shared.wiring import line_gateway
     from tests.unit.staff import test_staff_claims as staff

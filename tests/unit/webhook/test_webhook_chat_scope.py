@@ -1,8 +1,9 @@
-"""One-to-one things stay one-to-one, and text that cannot be stored gets a reason
-(docs/design.md §3): a real WebhookService on a real SQLite file and the recording LINE stand-in."""
+"""One-to-one things stay one-to-one (a request, its status, a remembered diet), and text that cannot
+be stored gets a reason: a real WebhookService on a real SQLite file and the recording LINE stand-in."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from tests.conftest import (
     line_body,
     postback_event,
     replies_to,
+    reply_messages,
     sign,
     text_event,
 )
@@ -129,3 +131,31 @@ def test_chat_scope_remembered_diet_still_applies_one_to_one(webhook_service, li
     event = text_event("花壇有素食店嗎？")
     assert handle(webhook_service, line_body(event)).status == 200
     assert "蛋奶素" in all_text(only_reply(line_standin, event)).split("蔬食店家")[0]  # named, one-to-one
+
+
+def confirmed_request(service, line_standin, text: str) -> str:
+    """USER leaves ``text`` as a request one-to-one (card, then 確認送出) → its request id."""
+    [card] = reply_messages(service, line_standin, text_event(f"新需求：{text}", user_id=USER))
+    confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
+    receipt = all_text(reply_messages(service, line_standin, postback_event(confirm, user_id=USER)))
+    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}", receipt)
+    return request_id
+
+
+@pytest.mark.parametrize("source", [GROUP, ROOM], ids=["group", "room"])
+@pytest.mark.parametrize("text", ["我的服務單進度", "我的服務單處理了沒", "剛剛那個水溝蓋的處理了沒", "我報的那件有人看了沒",
+                                  "我上次留的單處理到哪了"])
+def test_chat_scope_request_status_asked_in_shared_chat_shows_no_request(webhook_service, line_standin, source, text):
+    request_id = confirmed_request(webhook_service, line_standin, "巷口水溝蓋破了 電話0912345678")
+    event = text_event(text, **source)
+    messages = reply_messages(webhook_service, line_standin, event)
+    shown = json.dumps(messages, ensure_ascii=False)
+    assert "一對一" in all_text(messages)
+    assert request_id not in shown and "水溝蓋破了" not in shown and "0912345678" not in shown
+
+
+@pytest.mark.parametrize("text", ["我的服務單進度", "剛剛那個水溝蓋的處理了沒"])
+def test_chat_scope_request_status_one_to_one_still_shows_the_request(webhook_service, line_standin, text):
+    request_id = confirmed_request(webhook_service, line_standin, "巷口水溝蓋破了")
+    words = all_text(reply_messages(webhook_service, line_standin, text_event(text, user_id=USER)))
+    assert request_id in words and "水溝蓋破了" in words

@@ -247,8 +247,8 @@ def test_side_effect_free_reply_claims_and_records_the_reply_in_one_transaction(
 def test_side_effect_free_reply_is_the_routed_reply(webhook_service):
     from shared.context import EventContext
     from shared.identity import Actor
+    from shared.line.webhook_body import read_event
     from shared.routing import SIDE_EFFECT_FREE_ENTRIES, dispatch_event, side_effect_free_reply
-    from shared.webhook.parse import read_event
 
     ctx = EventContext(webhook_service.settings, webhook_service.store, webhook_service.line,
                        webhook_service.clock(), Actor("test-tenant", "U" + "1" * 32), "01EARLY", 0.0)

@@ -1,29 +1,19 @@
-"""Background work of a serving process: the queue's dispatcher and the start-up re-queue.
+"""The handoff re-queue queries: what the store shows unsettled, as reconcile tasks (docs/design.md §1, §4, §11).
 
-functions-framework runs gunicorn, which imports ``main.py`` in its master and then forks the
-worker that serves (``functions_framework/_http/gunicorn.py``: ``GunicornApplication.load``
-returns the app built before the fork). Threads do not survive a fork, and a connection opened
-in the master must not be shared, so nothing here runs at import: ``BackgroundStart`` is armed at
-import with ``os.register_at_fork(after_in_child=…)`` and also called on every request; it runs
-once per process id (a respawned worker — e.g. after SIGKILL — runs it again).
-
-Start-up re-queue and the sweep (docs/design.md §1, §4, §11: the store is the source of truth):
-operations whose notice was never delivered, operations still pending verification, and drafts
+Operations whose notice was never delivered, operations still pending verification, and drafts
 whose confirmation is recorded but unsettled (no request, no "not created", no follow-up) are
 queued again under deterministic task names; a name the queue has seen is not queued twice. The
 names carry the sweep's round (wall-clock time divided by the queue's retry window), so work
 whose earlier task ended ``failed`` — its target was down longer than the retry window — is
-queued again once per window, however long the outage lasts. A serving webhook sweeps every
-``sweep_interval_seconds``; in production a scheduler calls functions/reconcile's sweep.
+queued again once per window, however long the outage lasts. ``shared.sweep`` runs them (its
+``REQUEUES``): at a serving webhook's start, every ``sweep_interval_seconds``, and when a
+scheduler calls functions/reconcile's sweep in production.
 """
 from __future__ import annotations
 
-import os
-import threading
 from datetime import datetime
-from typing import Callable
 
-from shared.clock import from_iso, utc_now
+from shared.clock import from_iso
 from shared.config import Settings
 from shared.handoff import drafts, notify, records
 from shared.handoff.reconcile import (
@@ -37,7 +27,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.logs import log
 from shared.queue import TaskQueue
-from shared.store import DocumentStore, StoreError
+from shared.store import DocumentStore
 
 
 def pending_operations(store: DocumentStore, tenant_id: str) -> list[dict]:
@@ -138,75 +128,3 @@ def requeue_pending(settings: Settings, store: DocumentStore, queue: TaskQueue |
             confirmations += 1
     log("INFO", "re-queue done", operations=count, confirmations=confirmations)
     return count + confirmations
-
-
-class BackgroundStart:
-    """Run ``start`` once per process, in the process that serves; safe from any thread.
-
-    Args:
-        start: the work to begin (start the dispatcher, launch the re-queue); exceptions are logged.
-    """
-
-    def __init__(self, start: Callable[[], None]):
-        self._start = start
-        self._lock = threading.Lock()
-        self._pid: int | None = None
-
-    def after_fork(self) -> None:
-        """The ``os.register_at_fork(after_in_child=…)`` hook: a fresh lock, then start."""
-        self._lock = threading.Lock()
-        self._pid = None
-        self.ensure_started()
-
-    def ensure_started(self) -> bool:
-        """Start unless this process already did. Returns True when this call started it."""
-        pid = os.getpid()
-        if self._pid == pid:
-            return False
-        with self._lock:
-            if self._pid == pid:
-                return False
-            self._pid = pid
-        try:
-            self._start()
-        except Exception:  # noqa: BLE001 - background start must never break serving; it is logged
-            log("ERROR", "background start failed", exc_info=True)
-        return True
-
-
-def start_queue_work(settings: Settings, store: DocumentStore, queue: TaskQueue | None, *,
-                     requeue: bool) -> None:
-    """Start the queue's dispatcher thread (embedded queue) and, if asked, the re-queue thread."""
-    if queue is None:
-        return
-    start = getattr(queue, "start", None)
-    if callable(start):
-        start()
-    if requeue:
-        start_thread("handoff-requeue", lambda: requeue_pending(settings, store, queue, now=utc_now()))
-
-
-def start_sweeps(name: str, interval_seconds: float, work: Callable[[], object]) -> None:
-    """Run ``work`` every ``interval_seconds`` in a daemon thread, for the life of the process."""
-    def loop() -> None:
-        stop = threading.Event()
-        while not stop.wait(interval_seconds):
-            try:
-                work()
-            except StoreError as exc:
-                log("WARNING", f"{name} pass failed", error=exc.__class__.__name__)
-            except Exception:  # noqa: BLE001 - the sweep must outlive a bad pass; it is logged
-                log("ERROR", f"{name} pass crashed", exc_info=True)
-
-    threading.Thread(target=loop, name=name, daemon=True).start()
-
-
-def start_thread(name: str, work: Callable[[], object]) -> None:
-    """Run ``work`` once in a daemon thread; a store error is logged, never raised."""
-    def run() -> None:
-        try:
-            work()
-        except StoreError as exc:
-            log("ERROR", f"{name} failed", error=exc.__class__.__name__)
-
-    threading.Thread(target=run, name=name, daemon=True).start()
