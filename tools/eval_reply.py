@@ -19,6 +19,7 @@ import re
 from datetime import date
 from typing import Any
 
+from tools.line_messages import _walk as walk
 from tools.line_messages import all_text
 
 _EVENTS_FOUND = re.compile(r"^示範活動 \d+ 筆：(?P<rest>.*)$")
@@ -37,18 +38,12 @@ def button_labels(node: Any) -> list[str]:
     """Every action's label inside the messages (quick replies, buttons, Flex), in order, once each."""
     found: list[str] = []
 
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if value.get("type") in ("postback", "message", "uri", "datetimepicker") and isinstance(
-                    value.get("label"), str):
-                found.append(value["label"])
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
+    def visit(value: dict) -> bool:
+        if value.get("type") in ("postback", "message", "uri", "datetimepicker") and isinstance(value.get("label"), str):
+            found.append(value["label"])
+        return False  # look inside it too
 
-    walk(node)
+    walk(node, visit)
     return list(dict.fromkeys(found))
 
 
