@@ -178,8 +178,14 @@ def scripted_calls(cases_dir: Path) -> dict[str, Step]:
             call = case.get("model_call")
             if call is not None and isinstance(case.get("input"), str) and not (case.get("setup") or {}).get("observe"):
                 key = "function_calls" if isinstance(call, list) else "function_call"
-                calls.setdefault(case["input"], Step({key: call}))
+                calls.setdefault(text_key(case["input"]), Step({key: call}))
     return calls
+
+
+def text_key(text: str) -> str:
+    """A text as ``calls`` are looked up: without surrounding spaces and closing punctuation (花壇有素食嗎？
+    and 花壇有素食嗎 are one question)."""
+    return text.strip().rstrip("？?！!。.～~ ")
 
 
 class GeminiStandin(StandinServer):
@@ -189,8 +195,8 @@ class GeminiStandin(StandinServer):
         host: interface to bind; loopback by default.
         port: TCP port; 0 picks a free one (read it back from ``url``).
         record_path: JSON-lines file to append every recorded call to; None keeps them in memory.
-        calls: what to answer for a text when no step is queued, by the exact last user text
-            (``scripted_calls``); any other text gets ``NO_SCRIPT_TEXT``.
+        calls: what to answer for a text when no step is queued, by the last user text (``text_key``;
+            ``scripted_calls``); any other text gets ``NO_SCRIPT_TEXT``.
         on_request: called with each generateContent body before it is answered (tests use it to
             change the world while "the model is thinking"); its errors become a 500.
 
@@ -205,7 +211,7 @@ class GeminiStandin(StandinServer):
         self.on_request = on_request
         self._port = port
         self._record_path = Path(record_path) if record_path is not None else None
-        self._calls = dict(calls or {})
+        self._calls = {text_key(text): step for text, step in (calls or {}).items()}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._steps: list[Step] = []
@@ -277,7 +283,7 @@ class GeminiStandin(StandinServer):
             for index, step in enumerate(self._steps):
                 if step.when is None:
                     return self._steps.pop(index), True
-        return self._calls.get(text.strip()) or Step({"text": NO_SCRIPT_TEXT}), False
+        return self._calls.get(text_key(text)) or Step({"text": NO_SCRIPT_TEXT}), False
 
     def _control(self, method: str, path: str, query: dict[str, list[str]], raw_body: bytes) -> Answer:
         if path == HEALTH_PATH and method == "GET":
