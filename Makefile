@@ -168,8 +168,9 @@ $(TASKS_EMULATOR_VENV)/.installed: requirements-tasks-emulator.lock $(UV)
 
 tool-venvs: checkov-venv tasks-emulator-venv
 
-# The case file tests/eval/cases.json: the offline router by default; the model through the Gemini
-# stand-in with EVAL_ARGS="--model scripted"; the real model only with a key and "--model live --approve-live".
+# The cases tests/eval/cases/ through both readers (the offline router, and the model path fed each case's
+# scripted call through the Gemini stand-in); writes docs/results/eval.md; exits 1 when a case fails.
+# The real model only with a key and EVAL_ARGS="--readers live --approve-live".
 eval: $(STAMP)
 	@$(PY) -m tools.eval $(EVAL_ARGS)
 

@@ -1,35 +1,28 @@
-"""``make eval``: every case of tests/eval/cases.json through the offline router, the scripted model
-or (only when approved) the live model; safety and completeness scored apart (issue 10, Build 6).
+"""``make eval``: every case of tests/eval/cases/ through both readers of free text, scored on what the
+resident reads; one column per reader, per group and overall, written to docs/results/eval.md.
 
-Modes (``--model``):
+Readers (``--readers``, default ``router,model``):
 
-* ``router`` (default): free text goes through the offline router, as with no key;
-* ``scripted``: through the real ADK Runner and google-genai client to the Gemini stand-in
-  (tools/gemini_standin.py) on loopback; a case's ``setup.script`` is what the "model" answers. A
-  case that would reach the model but has no script is listed as ``no-script`` (nothing to score);
-  fixed entries and hooks still run (they must not call the model). Never the network;
+* ``router``: free text is read by the offline router (shared.turn.router), as with no model key;
+* ``model``: free text is read by the model path (shared.agent.agent: the real ADK Runner and
+  google-genai client) against the Gemini stand-in (tools/gemini_standin.py) on loopback, fed the
+  case's scripted call (``model_call``: what a competent model calls for that text, in the tools'
+  vocabulary of shared/agent/tools.py). Never the network; Gemini is never called;
 * ``live``: the configured model (``GEMINI_API_KEY`` or Vertex AI), only with ``--approve-live``;
-  it records what it saw in the JSON report.
+  it records what the model saw in the JSON report and writes no results page.
 
 Each case runs as one fresh LINE user on a fresh SQLite store, with the clock pinned to 2026-12-01
 10:00 Asia/Taipei, on the repository's data, through the one routing table (fixed entries, the
-request and memory hooks, then the router or the model) exactly as functions/webhook and
-functions/agent route an event. ``setup.steps`` (texts and taps) run first; then the observed step
-(``input``, or ``setup.observe``) is scored:
+request and memory hooks, then the reader) exactly as functions/webhook and functions/agent route an
+event. ``setup.steps`` (texts, taps, staff buttons) run first; then the observed step (``input``, or
+``setup.observe``) is scored against ``expect`` (with the reader's ``per_reader`` entries over it):
+the reply's words and button labels, its number of messages, what a search reply says it searched
+(township, the calendar days, topic, diet) and listed (tools/eval_reply.py), the business writes,
+the stored facts, and what a button then leads to (``tap``). The format: tests/eval/README.md.
 
-* **safety**: business writes during the observed step (``handoff_requests`` and ``preferences``
-  documents; expected 0 unless ``expect.business_writes`` says otherwise), ``must_not_contain``,
-  a reply was given (never silence), and for model modes that no refused call ran anything;
-* **completeness**: the tool (``expect.tool``; for a model ``expect.model_tool`` when it differs:
-  a model's call is audited as the router's proposal for the same ask), its arguments, the audit status, the result ids, ``must_contain``, the failure
-  reason, and ``facts`` (request count, the stored preference, the request id shown).
-
-Cases the router cannot pass are reported as failures, not hidden (a case marked ``router_fails``
-says why in its row); cases that only a model path
-can exercise (``expect.handled_by: "model"``: upstream errors, timeouts) are listed as ``model-only``
-in router mode. The format is documented in tests/eval/README.md.
-
-Prints the table on stdout and writes the JSON report (``--out``, default ``out/eval/<mode>.json``).
+Prints the table; writes docs/results/eval.md (when both readers ran on the whole case set) and the
+JSON report (``--out``, default out/eval/report.json). Exits 1 when a case fails on any reader, 2 for
+a refused live run or an unreadable case file.
 """
 from __future__ import annotations
 
@@ -41,127 +34,174 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from shared.turn.datespec import Both, DateSpec, UnreadableDate, date_arg
+from tools import eval_reply
 from tools.line_messages import all_text, postbacks
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CASES = REPO / "tests" / "eval" / "cases.json"
-#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the case file assumes.
+DEFAULT_CASES = REPO / "tests" / "eval" / "cases"
+RESULTS_PAGE = REPO / "docs" / "results" / "eval.md"
+#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the cases assume.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 USER_ID = "U0e7a1c2b3d4e5f60718293a4b5c6d7e8"
 #: The staff group of cases with staff steps (``{"staff": "take", "as": "A"}``), and its members.
 STAFF_GROUP = "C0e7a1c2b3d4e5f60718293a4b5c6d7e8"
 STAFF_IDS = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
 TENANT = "eval"
-#: Documents whose creation or change is a business write (the seed's requests and consented preferences).
+READERS = ("router", "model")
+#: Documents whose creation or change is a business write (requests and consented preferences).
 BUSINESS_COLLECTIONS = ("handoff_requests", "preferences")
-#: Statuses of cases that were not run in a mode: a router cannot exercise model failures; a scripted
-#: run has nothing to score where no script says what the model answers.
-NOT_RUN = ("model-only", "no-script")
-DIET_WORDS = {"vegetarian": "蔬食", "vegan": "全素", "ovo_lacto": "蛋奶素", "lacto": "奶素"}
+#: A diet as the resident says it (``setup.remembered``, ``facts.preference``) → the stored value.
+DIETS = {"蔬食": "vegetarian", "全素": "vegan", "蛋奶素": "ovo_lacto", "奶素": "lacto"}
+#: The keys of a case, of its ``expect`` and of its ``setup`` (tests/eval/README.md).
+CASE_KEYS = {"id", "group", "input", "why", "setup", "model_call", "model_answer", "expect", "per_reader",
+             "readers", "known_bug"}
+EXPECT_KEYS = {"must_contain", "must_not_contain", "buttons", "no_buttons", "messages", "search", "listed",
+               "business_writes", "facts", "model_calls", "reason", "tap"}
+SETUP_KEYS = {"remembered", "steps", "observe", "restart", "fault", "model_timeout_seconds"}
 
 
 @dataclass
 class Outcome:
-    """One case's result: the two scores, why each failed, and what was observed."""
+    """One case on one reader: ``ran`` / ``not_run`` (the case is for other readers) / ``error``."""
 
     id: str
-    kind: str
-    mode: str
-    status: str = "ran"  # ran | model-only | error
-    known: str | None = None  # the case's ``router_fails`` mark (router mode): a failure reported, not hidden
-    safety: list[str] = field(default_factory=list)        # failed safety checks (empty: pass)
-    completeness: list[str] = field(default_factory=list)  # failed completeness checks (empty: pass)
+    group: str
+    reader: str
+    status: str = "ran"
+    failures: list[str] = field(default_factory=list)
+    known_bug: str | None = None
     observed: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def safe(self) -> bool:
-        return self.status == "ran" and not self.safety
+    def passed(self) -> bool:
+        return self.status == "ran" and not self.failures
 
-    @property
-    def complete(self) -> bool:
-        return self.status == "ran" and not self.completeness
+
+def load_cases(path: Path) -> list[dict]:
+    """Every case: from each ``<group>.json`` of a directory (name order), or one JSON list file.
+
+    Raises:
+        OSError, ValueError: a file cannot be read or is not a JSON list.
+    """
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    cases: list[dict] = []
+    for file in files:
+        loaded = json.loads(file.read_text(encoding="utf-8"))
+        if not isinstance(loaded, list):
+            raise ValueError(f"{file}: not a JSON list")
+        cases += loaded
+    return cases
+
+
+def expect_for(case: dict, reader: str) -> dict:
+    """The case's ``expect`` with that reader's ``per_reader`` entries over it (live reads as model)."""
+    own = (case.get("per_reader") or {}).get("model" if reader == "live" else reader) or {}
+    return {**(case.get("expect") or {}), **own}
+
+
+def model_steps(call: Any) -> list[dict]:
+    """A scripted ``model_call`` (one call, or a list: several calls in one answer) → stand-in steps."""
+    if call is None:
+        return []
+    if isinstance(call, list):
+        return [{"function_calls": call}]
+    return [{"function_call": call}]
 
 
 class Harness:
-    """Runs cases on fresh stores in a temporary directory, with an optional model behind the turn.
+    """Runs cases on fresh stores in a temporary directory, for one reader.
 
     Args:
-        mode: ``router``, ``scripted`` or ``live``.
+        reader: ``router``, ``model`` or ``live``.
         workdir: where the per-case SQLite files go.
-        standin: the Gemini stand-in (scripted mode).
+        standin: the Gemini stand-in (``model``).
     """
 
-    def __init__(self, mode: str, workdir: Path, standin=None):
-        self.mode = mode
+    def __init__(self, reader: str, workdir: Path, standin=None):
+        self.reader = reader
         self.workdir = workdir
         self.standin = standin
         self._n = 0
 
+    @property
+    def model(self) -> bool:
+        return self.reader != "router"
+
     # -- one case -----------------------------------------------------------------------------------
     def run(self, case: dict) -> Outcome:
-        expect, setup = case.get("expect") or {}, case.get("setup") or {}
-        outcome = Outcome(case["id"], case.get("kind", ""), self.mode)
-        if self.mode == "router":
-            outcome.known = case.get("router_fails")
-        if self.mode == "router" and expect.get("handled_by") == "model":
-            outcome.status = "model-only"
-            return outcome
-        if self.mode == "scripted" and "script" not in setup and \
-                expect.get("handled_by", "router") in ("router", "any", "model"):
-            outcome.status = "no-script"  # what the model answers is not written down: nothing to score
+        outcome = Outcome(case["id"], case.get("group", ""), self.reader,
+                          known_bug=(case.get("known_bug") or {}).get("model" if self.model else "router"))
+        if self.reader not in case.get("readers", READERS) and not (self.reader == "live" and "model" in
+                                                                     case.get("readers", READERS)):
+            outcome.status = "not_run"
             return outcome
         try:
-            self._run(case, expect, setup, outcome)
+            self._run(case, outcome)
         except Exception as exc:  # noqa: BLE001 (a case that crashes is reported, not fatal)
             outcome.status = "error"
-            outcome.safety.append(f"crashed: {exc.__class__.__name__}: {exc}")
+            outcome.failures.append(f"crashed: {exc.__class__.__name__}: {exc}")
         return outcome
 
-    def _run(self, case: dict, expect: dict, setup: dict, outcome: Outcome) -> None:
+    def _run(self, case: dict, outcome: Outcome) -> None:
         from shared.store.sqlite import SqliteStore
 
+        setup, expect = case.get("setup") or {}, expect_for(case, self.reader)
         self._n += 1
-        path = self.workdir / f"case-{self._n}.sqlite3"
+        path = self.workdir / f"{case['id']}-{self.reader}-{self._n}.sqlite3"  # each case its own store
         store = SqliteStore(str(path))
         settings = self._settings(setup)
-        last: list[dict] = []
-        for step in setup.get("remembered") and [{"text": f"以後都找{DIET_WORDS[setup['remembered']]}，幫我記住"},
-                                                 {"tap": "同意記住"}] or []:
-            last = self._step(settings, store, step, last, [])[0]
-        history: list[list[dict]] = []
-        for step in setup.get("steps", []):
-            last = self._step(settings, store, step, last, history)[0]
-            history.append(last)
+        last, history = self._setup(settings, store, setup)
         if setup.get("restart"):
             store = SqliteStore(str(path))  # a new process: a new connection to the same file
         observe = setup.get("observe") or {"text": case["input"]}
+        script = case.get("model_answer") or model_steps(case.get("model_call"))
         before = _business(store)
-        seq = self.standin.requests()[-1]["seq"] if self.standin is not None and self.standin.requests() else 0
-        if self.standin is not None:
-            self.standin.script(setup.get("script") or [])
-        messages, event_id = self._step(settings, store, observe, last, history, fault=setup.get("fault"))
-        after = _business(store)
-        audit = store.get("turn_audit", f"{TENANT}:{event_id}")
-        model_requests = self.standin.requests(seq) if self.standin is not None else []
-        self._score(expect, messages, audit, before, after, store, model_requests, outcome)
+        seq = self._model_seq()
+        messages = self._step(settings, store, observe, last, history, fault=setup.get("fault"), script=script)[0]
+        requests = self._model_requests(seq)
+        observed = {"messages": messages, "writes": _writes(before, _business(store)), "store": store,
+                    "model_requests": requests}
+        outcome.observed = {"reply": all_text(messages)[:800], "buttons": eval_reply.button_labels(messages),
+                            "searched": eval_reply.searched(messages), "model_calls": len(requests)}
+        if self.reader == "live" and requests:
+            outcome.observed["model_saw"] = requests
+        outcome.failures += self._score(expect, observed)
+        tap = expect.get("tap")
+        if tap is not None:
+            after = self._step(settings, store, {"tap": tap["button"]}, messages, history)[0]
+            outcome.failures += [f"after tapping 「{tap['button']}」: {why}" for why in self._score(
+                tap.get("expect") or {}, {"messages": after, "writes": 0, "store": store, "model_requests": []})]
+
+    def _setup(self, settings, store, setup: dict) -> tuple[list[dict], list[list[dict]]]:
+        """Run ``setup.remembered`` (the real card flow) and ``setup.steps`` → (the last reply, every step's)."""
+        last: list[dict] = []
+        diet = setup.get("remembered")
+        if diet:
+            call = {"name": "propose_dietary_memory", "args": {"dietary_type": DIETS[diet]}}
+            last = self._step(settings, store, {"text": f"以後都找{diet}，幫我記住", "model_call": call}, last, [])[0]
+            last = self._step(settings, store, {"tap": "同意記住"}, last, [])[0]
+        history: list[list[dict]] = []
+        for step in setup.get("steps", []):
+            last = self._step(settings, store, step, last, history, script=model_steps(step.get("model_call")))[0]
+            history.append(last)
+        return last, history
 
     def _settings(self, setup: dict):
         from shared.config import Settings
 
         env = {"LOCAL_TENANT_ID": TENANT, "LOCAL_SIGNING_KEY": "eval-signing-key",
                "LOCAL_INTERNAL_TOKEN": "eval-internal-token", "MEMORY_FUNCTION_URL": "http://127.0.0.1:9/"}
-        if self.mode == "scripted":
+        if self.reader == "model":
             env.update(LOCAL_MODEL="standin", GOOGLE_GEMINI_BASE_URL=self.standin.url,
                        LOCAL_MODEL_TIMEOUT_SECONDS=str(setup.get("model_timeout_seconds", 10)))
         if _has_staff_steps(setup):
             env.update(LOCAL_STAFF_GROUP_ID=STAFF_GROUP, LOCAL_STAFF_USER_IDS=",".join(STAFF_IDS.values()))
         settings = Settings.from_env(env)
-        if self.mode == "live":  # the model's settings from the environment; the rest stays the eval's
+        if self.reader == "live":  # the model's settings from the environment; the rest stays the eval's
             live = Settings.from_env()
             settings = replace(settings, **{name: getattr(live, name) for name in (
                 "model_backend", "gemini_api_key", "genai_use_vertexai", "google_cloud_project",
@@ -169,44 +209,58 @@ class Harness:
                 "model_thinking_level")})
         return settings
 
+    def _model_seq(self) -> int:
+        return self.standin.last_seq() if self.standin is not None else 0
+
+    def _model_requests(self, since: int) -> list[dict]:
+        return self.standin.requests(since) if self.standin is not None else []
+
     def _step(self, settings, store, step: dict, last: list[dict], history: list[list[dict]], *,
-              fault: str | None = None) -> tuple[list[dict], str]:
+              fault: str | None = None, script: list[dict] | None = None) -> tuple[list[dict], str]:
         """Send one text or tap as the eval user, or one staff button (``{"staff": op, "as": "A"}``) in the
-        staff group on the user's latest request → (the reply's messages as LINE JSON, its event id)."""
+        staff group on the user's latest request, the stand-in scripted with ``script`` first → (the
+        reply's messages as LINE JSON, its event id)."""
         from linebot.v3.webhooks import Event
 
         from shared.context import EventContext
         from shared.identity import Actor
         from shared.routing import dispatch_event
-        from tools import line_events
         from tools.memory_direct import DirectMemoryClient
 
+        if self.standin is not None:
+            self.standin.script(script or [])
+        seq = self._model_seq()
         self._n += 1
         event_id = f"01EVAL{self._n:020d}"
-        ids = {"user_id": USER_ID, "event_id": event_id, "reply_token": f"eval-{event_id}",
-               "timestamp_ms": int(PINNED.timestamp() * 1000)}
-        actor_id, shared_chat = USER_ID, False
-        if "staff" in step:
-            actor_id, shared_chat = STAFF_IDS[step.get("as", "A")], True
-            raw = line_events.postback_event(_staff_button(settings, store, step["staff"]),
-                                             **{**ids, "user_id": actor_id}, group_id=STAFF_GROUP)
-        elif "text" in step:
-            raw = line_events.text_event(step["text"], message_id=str(10**17 + self._n), **ids)
-        else:
-            source = history[step["step"]] if "step" in step else last
-            data = postbacks(source).get(step["tap"])
-            if data is None:
-                raise RuntimeError(f"no button {step['tap']!r} in the reply")
-            raw = line_events.postback_event(data, **ids)
-        memory = DirectMemoryClient(settings, store, lambda: PINNED)
-        if fault == "memory_rejects":
-            memory = _RejectingMemory()
+        actor_id, shared_chat, raw = self._event(settings, store, step, last, history, event_id)
+        memory = _RejectingMemory() if fault == "memory_rejects" else DirectMemoryClient(settings, store, lambda: PINNED)
         ctx = EventContext(settings, store, None, PINNED, Actor(TENANT, actor_id), event_id, time.monotonic() + 60,
                            memory=memory, text_turn=self._text_turn(fault), shared_chat=shared_chat)
         reply = dispatch_event(ctx, Event.from_dict(raw))
+        if self.reader == "model" and not script and self._model_requests(seq):
+            raise RuntimeError(f"the model was asked about {step.get('text')!r}, but the case scripts no call for it")
         if reply is not None and reply.after_reply is not None:
             reply.after_reply()  # as if LINE accepted the reply
         return ([m.to_dict() for m in reply.messages] if reply else []), event_id
+
+    def _event(self, settings, store, step: dict, last: list[dict], history: list[list[dict]],
+               event_id: str) -> tuple[str, bool, dict]:
+        """The LINE event of one step → (the actor's user id, whether it is the staff group, the event)."""
+        from tools import line_events
+
+        ids = {"user_id": USER_ID, "event_id": event_id, "reply_token": f"eval-{event_id}",
+               "timestamp_ms": int(PINNED.timestamp() * 1000)}
+        if "staff" in step:
+            actor = STAFF_IDS[step.get("as", "A")]
+            return actor, True, line_events.postback_event(_staff_button(settings, store, step["staff"]),
+                                                           **{**ids, "user_id": actor}, group_id=STAFF_GROUP)
+        if "text" in step:
+            return USER_ID, False, line_events.text_event(step["text"], message_id=str(10**17 + self._n), **ids)
+        source = history[step["step"]] if "step" in step else last
+        data = postbacks(source).get(step["tap"])
+        if data is None:
+            raise RuntimeError(f"no button {step['tap']!r} in the reply")
+        return USER_ID, False, line_events.postback_event(data, **ids)
 
     def _text_turn(self, fault: str | None):
         from shared.turn.engine import DEFAULT_TOOLS, TurnTools, run_text_turn
@@ -219,7 +273,7 @@ class Harness:
                 return search_local_events(*args, **kwargs, expected_version="a-version-read-before-the-change")
 
             tools = replace(TurnTools(), events=changed)
-        if self.mode == "router":
+        if not self.model:
             if tools is DEFAULT_TOOLS:
                 return None
 
@@ -234,61 +288,66 @@ class Harness:
         return lambda ctx, text: run_model_text_turn(ctx, text, tools=tools)
 
     # -- scoring --------------------------------------------------------------------------------------
-    def _score(self, expect: dict, messages: list[dict], audit: dict | None, before: dict, after: dict,
-               store, model_requests: list[dict], outcome: Outcome) -> None:
-        words = all_text(messages)
-        model = self.mode != "router"
-        writes = sum(1 for key in set(before) | set(after) if before.get(key) != after.get(key))
-        outcome.observed = {"reply": words[:600], "business_writes": writes, "audit": _audit_view(audit),
-                            "model_calls": len(model_requests)}
-        if self.mode == "live" and model_requests:
-            outcome.observed["model_saw"] = model_requests
-        safety, done = outcome.safety, outcome.completeness
-        if writes != expect.get("business_writes", 0):
-            safety.append(f"business_writes={writes}, expected {expect.get('business_writes', 0)}")
-        if not messages:
-            safety.append("no reply (silence)")
-        for needle in expect.get("must_not_contain", []):
-            if needle in words:
-                safety.append(f"says {needle!r}")
-        for needle in expect.get("must_contain", []) + (expect.get("model_must_contain", []) if model else []):
-            if needle not in words:
-                done.append(f"does not say {needle!r}")
-        tool = self._expected_tool(expect, model)
-        if tool is not None and (audit or {}).get("tool") != tool:
-            done.append(f"tool {(audit or {}).get('tool')!r}, expected {tool!r}")
-        arguments = expect.get("model_arguments") if model else expect.get("arguments")
-        for name, value in (arguments or {}).items():
-            got = _argument(audit, name, model)
-            if got != value:
-                done.append(f"argument {name}={got!r}, expected {value!r}")
-        if "statuses" in expect and (audit or {}).get("status") not in expect["statuses"]:
-            done.append(f"status {(audit or {}).get('status')!r}, expected one of {expect['statuses']}")
-        if "result_ids" in expect and sorted((audit or {}).get("result_ids") or []) != sorted(expect["result_ids"]):
-            done.append(f"result ids {(audit or {}).get('result_ids')}, expected {expect['result_ids']}")
-        if model and "reason" in expect and (audit or {}).get("reason") != expect["reason"]:
-            done.append(f"reason {(audit or {}).get('reason')!r}, expected {expect['reason']!r}")
-        if "model_calls" in expect and model and len(model_requests) != expect["model_calls"]:
-            done.append(f"{len(model_requests)} model calls, expected {expect['model_calls']}")
+    def _score(self, expect: dict, observed: dict) -> list[str]:
+        """Every way the observed step differs from ``expect`` (empty: the case passes)."""
+        messages = observed["messages"]
+        words, labels = all_text(messages), eval_reply.button_labels(messages)
+        failures = [] if messages else ["no reply (silence)"]
+        failures += _words_failures(expect, words, labels)
+        if "messages" in expect and len(messages) != expect["messages"]:
+            failures.append(f"{len(messages)} messages, expected {expect['messages']}")
+        failures += _search_failures(expect, messages)
+        if observed["writes"] != expect.get("business_writes", 0):
+            failures.append(f"business writes {observed['writes']}, expected {expect.get('business_writes', 0)}")
+        failures += self._model_failures(expect, observed)
         for fact, value in (expect.get("facts") or {}).items():
-            got = _fact(fact, store, words)
+            got = _fact(fact, observed["store"], words)
             if got != value:
-                done.append(f"fact {fact}={got!r}, expected {value!r}")
+                failures.append(f"fact {fact}={got!r}, expected {value!r}")
+        return failures
 
-    def _expected_tool(self, expect: dict, model: bool) -> str | None:
-        if not model:
-            return expect.get("tool") if expect.get("handled_by", "router") == "router" else None
-        if "model_tool" in expect:
-            return expect["model_tool"]
-        if expect.get("handled_by", "router") != "router":
-            return None
-        return expect.get("tool")  # a model's call is audited as the router's proposal for that ask
+    def _model_failures(self, expect: dict, observed: dict) -> list[str]:
+        if not self.model:
+            return []
+        requests = observed["model_requests"]
+        failures = []
+        if "model_calls" in expect and len(requests) != expect["model_calls"]:
+            failures.append(f"{len(requests)} model calls, expected {expect['model_calls']}")
+        if "reason" in expect:
+            audit = _last_audit(observed["store"])
+            if (audit or {}).get("reason") != expect["reason"]:
+                failures.append(f"audit reason {(audit or {}).get('reason')!r}, expected {expect['reason']!r}")
+        return failures
+
+
+def _words_failures(expect: dict, words: str, labels: list[str]) -> list[str]:
+    failures = [f"does not say {needle!r}" for needle in expect.get("must_contain", []) if needle not in words]
+    failures += [f"says {needle!r}" for needle in expect.get("must_not_contain", []) if needle in words]
+    failures += [f"no button 「{label}」" for label in expect.get("buttons", []) if label not in labels]
+    failures += [f"offers the button 「{label}」" for label in expect.get("no_buttons", []) if label in labels]
+    return failures
+
+
+def _search_failures(expect: dict, messages: list[dict]) -> list[str]:
+    failures = []
+    if "search" in expect:
+        said = eval_reply.searched(messages)
+        wanted = expect["search"]
+        if wanted is None and said is not None:
+            failures.append(f"searched {said}, expected no search")
+        elif wanted is not None:
+            wrong = {key: (said or {}).get(key) for key, value in wanted.items() if (said or {}).get(key) != value}
+            if wrong:
+                failures.append(f"searched {said}, expected {wanted}")
+    if "listed" in expect and sorted(eval_reply.listed(messages)) != sorted(expect["listed"]):
+        failures.append(f"listed {eval_reply.listed(messages)}, expected {expect['listed']}")
+    return failures
 
 
 class _RejectingMemory:
-    """functions/memory refusing LOCAL's credentials (the seed's "permission revoked")."""
+    """functions/memory refusing LOCAL's credentials (permission revoked)."""
 
-    def submit(self, actor, token, *, timeout_seconds):
+    def submit(self, actor, token, **_):
         from shared.memory.errors import MemoryCallRejected
 
         raise MemoryCallRejected(403)
@@ -318,45 +377,22 @@ def _business(store) -> dict[str, str]:
             for name in BUSINESS_COLLECTIONS for index, doc in enumerate(store.query(name, where={}))}
 
 
-#: The calendar day of PINNED in Asia/Taipei: the day every case's dates are resolved against.
-PINNED_DAY = date(2026, 12, 1)
+def _writes(before: dict[str, str], after: dict[str, str]) -> int:
+    return sum(1 for key in set(before) | set(after) if before.get(key) != after.get(key))
 
 
-def asked_dates(spec: DateSpec | None, today: date = PINNED_DAY) -> str | list[str] | None:
-    """The calendar days a date asks, as a case writes them (tests/eval/README.md).
-
-    Returns:
-        None for no date; ``"unreadable"`` when it resolves to no day (the reply asks again);
-        ``"YYYY-MM-DD"`` for one day, ``"YYYY-MM-DD/YYYY-MM-DD"`` (end exclusive) for more; for two
-        dates (Both) the list of the two, each so written.
-    """
-    if spec is None:
-        return None
-    try:
-        spans = spec.spans(today)
-    except UnreadableDate:
-        return "unreadable"
-    words = [start.isoformat() if end - start == timedelta(days=1) else f"{start.isoformat()}/{end.isoformat()}"
-             for start, end in spans]
-    return words if isinstance(spec, Both) else words[0]
-
-
-def _argument(audit: dict | None, name: str, model: bool) -> Any:
-    if audit is None:
-        return None
-    if model:
-        calls = (audit.get("model") or {}).get("calls") or []
-        return (calls[0]["args"] if calls else {}).get(name)
-    value = (audit.get("proposed_args") or {}).get(name)
-    return asked_dates(date_arg(value)) if name == "date" else value  # the audit holds a date encoded
+def _last_audit(store) -> dict | None:
+    records = sorted(store.query("turn_audit", where={}), key=lambda doc: doc.get("at") or "")
+    return records[-1] if records else None
 
 
 def _fact(name: str, store, words: str) -> Any:
     if name == "request_count":
         return len(store.query("handoff_requests", where={}))
-    if name == "preference":
+    if name == "preference":  # the stored diet, as the resident says it (蔬食, 全素 …), or None
         docs = store.query("preferences", where={})
-        return docs[0].get("dietary_type") if docs else None
+        stored = docs[0].get("dietary_type") if docs else None
+        return next((word for word, value in DIETS.items() if value == stored), stored)
     if name == "resident_notices":  # staff outbox entries for the resident (taken / completed / declined)
         return len(store.query("staff_notices", where={"audience": "resident"}))
     if name == "shows_request_id":
@@ -365,17 +401,7 @@ def _fact(name: str, store, words: str) -> Any:
     raise ValueError(f"unknown fact {name!r}")
 
 
-def _audit_view(audit: dict | None) -> dict | None:
-    if audit is None:
-        return None
-    keys = ("source", "tool", "proposed_args", "effective_args", "origin", "status", "reason", "result_ids")
-    view = {key: audit.get(key) for key in keys}
-    if audit.get("model"):
-        view["model"] = {k: audit["model"].get(k) for k in ("calls", "refusals", "error", "text_ignored")}
-    return view
-
-
-# -- the command ------------------------------------------------------------------------------------------
+# -- the report --------------------------------------------------------------------------------------------
 
 def _commit() -> str:
     try:
@@ -385,62 +411,70 @@ def _commit() -> str:
         return "unknown"
 
 
-def table(outcomes: list[Outcome]) -> str:
-    """The pass/fail table as Markdown: one row per case, then the totals (safety and completeness apart)."""
-    def mark(ok: bool, status: str) -> str:
-        return status if status in NOT_RUN else ("pass" if ok else "FAIL")
+def _cell(outcomes: list[Outcome]) -> str:
+    ran = [o for o in outcomes if o.status != "not_run"]
+    return f"{sum(o.passed for o in ran)}/{len(ran)}" if ran else "—"
 
-    rows = ["| case | kind | safety | completeness | why not |", "|---|---|---|---|---|"]
-    for o in outcomes:
-        why = "; ".join(o.safety + o.completeness)[:160].replace("|", "/").replace("\n", " ")
-        if o.known and not (o.safe and o.complete):
-            why = f"known router limit ({o.known[:80]}): {why}"
-        rows.append(f"| {o.id} | {o.kind} | {mark(o.safe, o.status)} | {mark(o.complete, o.status)} | {why} |")
-    ran = [o for o in outcomes if o.status not in NOT_RUN]
-    rows.append("")
-    rows.append(f"safety {sum(o.safe for o in ran)}/{len(ran)} · completeness {sum(o.complete for o in ran)}/{len(ran)}"
-                + "".join(f" · {status} (not run) {sum(o.status == status for o in outcomes)}" for status in NOT_RUN
-                          if any(o.status == status for o in outcomes)))
+
+def table(results: dict[str, list[Outcome]]) -> str:
+    """Per group and overall: cases, then passed/run per reader (— where the group has none for it)."""
+    readers = list(results)
+    first = results[readers[0]]
+    groups = list(dict.fromkeys(o.group for o in first))
+    rows = ["| group | cases | " + " | ".join(readers) + " |", "|---|---|" + "---|" * len(readers)]
+    for group in groups + ["all"]:
+        cells = [_cell([o for o in results[reader] if group in ("all", o.group)]) for reader in readers]
+        count = sum(1 for o in first if group in ("all", o.group))
+        name = "**all**" if group == "all" else group
+        rows.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
-def summary(outcomes: list[Outcome]) -> str:
-    """Per kind: cases, safety passes, completeness passes (of those run), and those not run."""
-    rows = ["| kind | cases | safety | completeness | not run |", "|---|---|---|---|---|"]
-    kinds = list(dict.fromkeys(o.kind for o in outcomes))
-    for kind in kinds + ["all"]:
-        group = [o for o in outcomes if kind in ("all", o.kind)]
-        ran = [o for o in group if o.status not in NOT_RUN]
-        rows.append(f"| {kind} | {len(group)} | {sum(o.safe for o in ran)}/{len(ran)} | "
-                    f"{sum(o.complete for o in ran)}/{len(ran)} | {len(group) - len(ran)} |")
-    return "\n".join(rows)
+def failures(results: dict[str, list[Outcome]]) -> str:
+    """One line per failing case and reader (a known reader bug says so)."""
+    lines = []
+    for reader, outcomes in results.items():
+        for o in outcomes:
+            if o.status != "not_run" and not o.passed:
+                why = "; ".join(o.failures)[:300].replace("|", "/").replace("\n", " ")
+                known = f" (known {reader} bug: {o.known_bug})" if o.known_bug else ""
+                lines.append(f"- {reader} · `{o.id}`{known}: {why}")
+    return "\n".join(lines) if lines else "None: every case passes on every reader that runs it."
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the cases; print the table on stdout; write the JSON report. Exit 0 even when cases fail
-    (the report is the result); 2 for a refused live run or an unreadable case file."""
-    parser = argparse.ArgumentParser(prog="python -m tools.eval", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("router", "scripted", "live"), default="router")
-    parser.add_argument("--approve-live", action="store_true", help="allow --model live to call the real model")
-    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    parser.add_argument("--only", default="", help="comma-separated case ids")
-    parser.add_argument("--out", type=Path, default=None, help="JSON report (default out/eval/<mode>.json)")
-    args = parser.parse_args(argv)
-    if args.model == "live":
-        from shared.config import Settings
+def results_page(results: dict[str, list[Outcome]], elapsed: float) -> str:
+    """docs/results/eval.md: the table and the failures, and the command that wrote it."""
+    return "\n".join([
+        "# Eval results",
+        "",
+        f"Written by `make eval` (`python -m tools.eval`) on {datetime.now(timezone.utc).date().isoformat()} at "
+        f"commit {_commit()} in {elapsed} s; do not edit by hand. The cases and their format: tests/eval/README.md.",
+        "",
+        "Each column is one reader of the resident's free text: `router` is the offline router, `model` the "
+        "model path (the real ADK Runner and google-genai client against the Gemini stand-in, fed each case's "
+        "scripted call). A cell is cases passed / cases run; — where no case of the group runs on that reader.",
+        "",
+        table(results),
+        "",
+        "## Failures",
+        "",
+        failures(results),
+        "",
+    ])
 
-        backend = Settings.from_env().model_backend
-        if not args.approve_live or backend not in ("gemini", "vertex"):
-            print("eval: --model live needs GEMINI_API_KEY (or Vertex AI) and --approve-live; nothing was run.",
-                  file=sys.stderr)
-            return 2
-    try:
-        cases = json.loads(args.cases.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"eval: cannot read {args.cases}: {exc}", file=sys.stderr)
-        return 2
-    wanted = {item for item in args.only.split(",") if item}
-    cases = [case for case in cases if not wanted or case["id"] in wanted]
+
+def _report_json(results: dict[str, list[Outcome]], elapsed: float) -> dict:
+    return {"date": datetime.now(timezone.utc).isoformat(), "commit": _commit(), "elapsed_seconds": elapsed,
+            "readers": {reader: {"ran": sum(o.status != "not_run" for o in outcomes),
+                                 "passed": sum(o.passed for o in outcomes),
+                                 "cases": [{"id": o.id, "group": o.group, "status": o.status, "passed": o.passed,
+                                            "known_bug": o.known_bug, "failures": o.failures,
+                                            "observed": o.observed} for o in outcomes]}
+                        for reader, outcomes in results.items()}}
+
+
+def run_readers(cases: list[dict], readers: list[str]) -> dict[str, list[Outcome]]:
+    """Every case through each reader (each on its own fresh stores) → the outcomes per reader."""
     import logging
 
     from shared import logs
@@ -449,43 +483,78 @@ def main(argv: list[str] | None = None) -> int:
     local_logger = logging.getLogger("local")
     level = local_logger.level
     local_logger.setLevel(logging.ERROR)  # the table is the output; turn logs stay quiet
-    started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="local-eval-"))
     standin = None
     try:
-        if args.model == "scripted":
+        if "model" in readers:
             from tools.gemini_standin import GeminiStandin
 
-            standin = GeminiStandin(clock=lambda: PINNED).start()
-        harness = Harness(args.model, workdir, standin)
-        outcomes = [harness.run(case) for case in cases]
+            standin = GeminiStandin().start()
+        results = {}
+        for reader in readers:
+            harness, started = Harness(reader, workdir, standin if reader == "model" else None), time.monotonic()
+            results[reader] = [harness.run(case) for case in cases]
+            print(f"eval: {reader}: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        return results
     finally:
         local_logger.setLevel(level)
         if standin is not None:
             standin.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tools.eval", description=__doc__.splitlines()[0])
+    parser.add_argument("--readers", default=",".join(READERS), help="router, model and/or live, comma-separated")
+    parser.add_argument("--approve-live", action="store_true", help="allow the live reader to call the real model")
+    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a directory of <group>.json, or one file")
+    parser.add_argument("--only", default="", help="comma-separated case ids or groups")
+    parser.add_argument("--out", type=Path, default=REPO / "out" / "eval" / "report.json", help="the JSON report")
+    return parser.parse_args(argv)
+
+
+def _live_refused(readers: list[str], approved: bool) -> bool:
+    if "live" not in readers:
+        return False
+    from shared.config import Settings
+
+    return not approved or Settings.from_env().model_backend not in ("gemini", "vertex")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the cases; print the table and the failures; write the report (and the results page after a
+    full run of both readers). Exit 1 when any case fails, 2 for a refused live run or bad cases."""
+    args = _arguments(argv)
+    readers = [reader for reader in args.readers.split(",") if reader]
+    if not readers or set(readers) - {*READERS, "live"}:
+        print(f"eval: unknown readers {args.readers!r}", file=sys.stderr)
+        return 2
+    if _live_refused(readers, args.approve_live):
+        print("eval: the live reader needs GEMINI_API_KEY (or Vertex AI) and --approve-live; nothing was run.",
+              file=sys.stderr)
+        return 2
+    try:
+        cases = load_cases(args.cases)
+    except (OSError, ValueError) as exc:
+        print(f"eval: cannot read {args.cases}: {exc}", file=sys.stderr)
+        return 2
+    wanted = {item for item in args.only.split(",") if item}
+    cases = [case for case in cases if not wanted or case["id"] in wanted or case.get("group") in wanted]
+    started = time.monotonic()
+    results = run_readers(cases, readers)
     elapsed = round(time.monotonic() - started, 1)
-    header = f"LOCAL eval · {args.model} · {datetime.now(timezone.utc).date().isoformat()} · commit {_commit()} · {elapsed} s"
-    print(header)
-    print(table(outcomes))
+    print(f"LOCAL eval · {', '.join(readers)} · commit {_commit()} · {len(cases)} cases · {elapsed} s")
+    print(table(results))
     print()
-    print(summary(outcomes))
-    out = args.out or REPO / "out" / "eval" / f"{args.model}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    ran = [o for o in outcomes if o.status not in NOT_RUN]
-    report = {"mode": args.model, "date": datetime.now(timezone.utc).isoformat(), "commit": _commit(),
-              "elapsed_seconds": elapsed, "cases_file": str(args.cases.relative_to(REPO) if args.cases.is_absolute()
-                                                            and REPO in args.cases.parents else args.cases),
-              "totals": {"cases": len(outcomes), "ran": len(ran), "safe": sum(o.safe for o in ran),
-                         "complete": sum(o.complete for o in ran),
-                         **{status.replace("-", "_"): sum(o.status == status for o in outcomes) for status in NOT_RUN}},
-              "cases": [{"id": o.id, "kind": o.kind, "status": o.status, "safe": o.safe, "complete": o.complete,
-                         "router_fails": o.known,
-                         "safety_failures": o.safety, "completeness_failures": o.completeness,
-                         "observed": o.observed} for o in outcomes]}
-    out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    print(f"report: {out}", file=sys.stderr)
-    return 0
+    print(failures(results))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(_report_json(results, elapsed), ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"report: {args.out}", file=sys.stderr)
+    if readers == list(READERS) and not wanted and args.cases == DEFAULT_CASES:
+        RESULTS_PAGE.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS_PAGE.write_text(results_page(results, elapsed), encoding="utf-8")
+        print(f"results: {RESULTS_PAGE.relative_to(REPO)}", file=sys.stderr)
+    return 0 if all(o.passed or o.status == "not_run" for outcomes in results.values() for o in outcomes) else 1
 
 
 if __name__ == "__main__":

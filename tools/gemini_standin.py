@@ -26,11 +26,12 @@ plus, on any step, ``"delay_seconds": 2.5`` (wait before answering) and ``"when"
 step is used only for a request whose last user text contains that substring; steps with
 ``when`` are looked up first, the others are consumed first-in first-out).
 
-With no step left, the stand-in answers as a rule-based "model": it reads the last user text
-with LOCAL's offline router (``shared.turn.router.route``) and answers with the call of the same ask
-(``call_for``), leaving out what a model could not know (a named shop's township). That is what
-``make run`` uses with ``LOCAL_MODEL=standin``, so a person can watch a model turn end to end without
-a key; it is not Gemini.
+With no step left, the stand-in reads nothing into the text itself: it answers with the scripted
+call it was given for exactly that text (``calls``; run on its own, the ``model_call`` of the eval
+case with that input, tests/eval/cases/), or else with prose saying it has no script, which LOCAL
+never sends (the resident gets the help menu). That is what ``make run`` uses with
+``LOCAL_MODEL=standin``, so a person can watch a model turn end to end without a key; it is not
+Gemini, and it never reads the text with LOCAL's own router.
 
 Stand-in-only endpoints (not Gemini, not recorded): ``POST /__script`` (``{"steps": [...]}``,
 replaces the queue), ``GET /__requests?since=SEQ`` (recorded requests with ``seq > SEQ``),
@@ -39,7 +40,7 @@ line to ``record_path`` when given) as ``{"seq", "at", "path", "model", "body", 
 the API key header is never recorded.
 
 Run on its own: ``python -m tools.gemini_standin --port 8091 [--script steps.json] [--record
-calls.jsonl]`` (prints ``{"url": ...}`` as one JSON line on stdout once it is listening).
+calls.jsonl] [--cases tests/eval/cases]`` (prints ``{"url": ...}`` as one JSON line on stdout once it is listening).
 """
 from __future__ import annotations
 
@@ -52,10 +53,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -66,6 +66,8 @@ _GENERATE = re.compile(r"^/(?P<version>v[0-9][a-z0-9.]*)/models/(?P<model>[^/:]+
 SCRIPT_PATH = "/__script"
 REQUESTS_PATH = "/__requests"
 HEALTH_PATH = "/__health"
+#: The eval cases whose scripted calls ``main`` answers with (tests/eval/README.md).
+DEFAULT_CASES = Path(__file__).resolve().parents[1] / "tests" / "eval" / "cases"
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 #: google.rpc status names for the HTTP codes a script may ask for.
@@ -158,110 +160,32 @@ def last_user_text(body: Any) -> str:
     return ""
 
 
-def router_step(text: str, now: datetime | None = None) -> Step:
-    """A function call chosen by LOCAL's offline router for ``text`` (the no-script "model").
+#: What the stand-in answers when nothing is scripted for a text: prose, which LOCAL never sends (the
+#: resident gets the help menu), so a demo without a script is honest about it.
+NO_SCRIPT_TEXT = "（Gemini 替身：這句話沒有預先寫好的呼叫）"
 
-    The router's Proposal is written as the call of the same ask (``call_for``): the stand-in answers
-    with the tool and typed arguments shared.agent.calls reads back into that Proposal.
+
+def scripted_calls(cases_dir: Path) -> dict[str, Step]:
+    """The scripted model call of every eval case, by its exact input text (tests/eval/README.md
+    ``model_call``; the first case of a text wins), for ``make run`` with ``LOCAL_MODEL=standin``.
+
+    Raises:
+        OSError, ValueError: a case file cannot be read.
     """
-    from shared.turn.router import route
-
-    name, args = call_for(route(text), now or datetime.now(timezone.utc))
-    return Step({"function_call": {"name": name, "args": args}})
-
-
-#: The router's tools that map to one model tool with no arguments.
-_PLAIN_CALLS = {"greeting": ("small_talk", {"kind": "greeting"}), "thanks": ("small_talk", {"kind": "thanks"}),
-                "show_local_help": ("show_help", {}), "handoff_info": ("ask_for_person", {}),
-                "handoff_status": ("show_request_status", {}), "handoff_cancel_help": ("explain_cancel_request", {}),
-                "did_you_mean": ("show_help", {})}
-#: The router's notes that are a flag or a remark of the search tools.
-_NOTE_FLAGS = {"diet_of_other": ("diet_is_someone_elses", True), "greeted": ("greeted", True),
-               "own_diet": ("states_own_diet", True), "not_saved": ("memory_remark", "do_not_remember"),
-               "privacy_asked": ("memory_remark", "what_is_kept")}
+    calls: dict[str, Step] = {}
+    for file in sorted(Path(cases_dir).glob("*.json")):
+        for case in json.loads(file.read_text(encoding="utf-8")):
+            call = case.get("model_call")
+            if call is not None and isinstance(case.get("input"), str) and not (case.get("setup") or {}).get("observe"):
+                key = "function_calls" if isinstance(call, list) else "function_call"
+                calls.setdefault(text_key(case["input"]), Step({key: call}))
+    return calls
 
 
-def call_for(proposal: Any, now: datetime) -> tuple[str, dict[str, Any]]:
-    """The tool call a model would make for the ask the router read (shared.agent.tools' schema).
-
-    What a model cannot know is left out: a named shop's township (the router reads it from the
-    catalog; the call is ``find_place(name)``), and the typo the router answers with 你是說…嗎
-    (``show_help``). Relative dates are resolved on ``now`` (Asia/Taipei) into inclusive ISO days.
-    """
-    from shared.agent.calls import DETAIL_NOTES, LIMIT_NOTES
-
-    tool, args, notes = proposal.tool, proposal.args, proposal.notes
-    if tool in _PLAIN_CALLS:
-        return _PLAIN_CALLS[tool]
-    if tool == "ack":
-        return "small_talk", {"kind": "ok", **({"memory_remark": "do_not_remember"} if "not_saved" in notes else {})}
-    if tool == "privacy_info":
-        return "show_privacy", {"topic": str(args.get("topic") or "what_is_kept")}
-    if tool == "ask_search_kind":
-        return "ask_events_or_shops", {"area": args["area"]}
-    if tool == "show_limits":
-        kinds = _limit_kinds(list(args.get("kinds") or []) + list(notes), LIMIT_NOTES, DETAIL_NOTES)
-        return "show_limits", {"kinds": kinds or ["no_data"]}
-    if tool == "propose_dietary_memory":
-        return tool, {"dietary_type": args["dietary_type"]}
-    return _search_call(proposal, now, _limit_kinds(list(notes), LIMIT_NOTES, DETAIL_NOTES))
-
-
-def _limit_kinds(codes: list[Any], limit_notes: dict[str, Any], detail_notes: dict[str, Any]) -> list[str]:
-    """Router limits and details not recorded → the tools' limit kinds, each once (≤ 6, the schema's bound)."""
-    back = {code: kind for kind, code in {**limit_notes, **detail_notes}.items()}
-    return list(dict.fromkeys(back[code] for code in codes if code in back))[:6]
-
-
-def _search_call(proposal: Any, now: datetime, limits_asked: list[str]) -> tuple[str, dict[str, Any]]:
-    """A search, a picker or a shop by name as the search tools' call."""
-    tool, args, notes = proposal.tool, proposal.args, proposal.notes
-    call: dict[str, Any] = {"limits_asked": limits_asked} if limits_asked else {}
-    from shared.turn.ask import DietCheck, OtherAreas, UnrecordedDiet, UnrecordedKind, notes_of
-
-    for note in notes:
-        name, value = _NOTE_FLAGS.get(note, (None, None)) if isinstance(note, str) else (None, None)
-        if name is not None:
-            call[name] = value
-    for unrecorded in notes_of(notes, UnrecordedDiet):
-        call["conditions_not_recorded"] = list(unrecorded.words)[:3]
-    for others in notes_of(notes, OtherAreas):
-        call["other_townships"] = list(others.areas)[:3]
-    for kind in notes_of(notes, UnrecordedKind):
-        call["shop_kind_not_recorded"] = kind.word
-    if tool == "find_place":
-        call.pop("states_own_diet", None)
-        diet = next((check.diet for check in notes_of(notes, DietCheck)), None)
-        return "find_place", {"name": args["name"], **({"dietary_type": diet} if diet else {}), **call}
-    if args.get("vague"):
-        call["vague_place_words"] = list(args.get("vague_words") or ["附近"])
-    if tool == "search_local_events" or args.get("kind") == "events":
-        call.pop("states_own_diet", None)
-        call.update(_dates(args.get("date"), now))
-        for name in ("area", "keyword"):
-            if args.get(name):
-                call[name] = args[name]
-        return "search_local_events", call
-    if args.get("area"):
-        call["area"] = args["area"]
-    if args.get("dietary_type"):
-        call["dietary_type"] = args["dietary_type"]
-    return "search_local_places", call
-
-
-def _dates(value: Any, now: datetime) -> dict[str, str]:
-    """A router DateSpec → {date_from, date_to} (inclusive ISO days), or {} when unread."""
-    from shared.turn.engine import resolve_date
-
-    try:
-        span = resolve_date(value, SimpleNamespace(now=now))  # type: ignore[arg-type]
-    except ValueError:
-        return {}
-    if not span:
-        return {}
-    start, _, end = span.partition("/")
-    last = (date.fromisoformat(end) - timedelta(days=1)).isoformat() if end else start
-    return {"date_from": start, "date_to": last}
+def text_key(text: str) -> str:
+    """A text as ``calls`` are looked up: without surrounding spaces and closing punctuation (花壇有素食嗎？
+    and 花壇有素食嗎 are one question)."""
+    return text.strip().rstrip("？?！!。.～~ ")
 
 
 class GeminiStandin(StandinServer):
@@ -271,7 +195,8 @@ class GeminiStandin(StandinServer):
         host: interface to bind; loopback by default.
         port: TCP port; 0 picks a free one (read it back from ``url``).
         record_path: JSON-lines file to append every recorded call to; None keeps them in memory.
-        clock: "now" for the router fallback's dates (aware).
+        calls: what to answer for a text when no step is queued, by the last user text (``text_key``;
+            ``scripted_calls``); any other text gets ``NO_SCRIPT_TEXT``.
         on_request: called with each generateContent body before it is answered (tests use it to
             change the world while "the model is thinking"); its errors become a 500.
 
@@ -280,13 +205,13 @@ class GeminiStandin(StandinServer):
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, record_path: Path | None = None,
-                 clock: Callable[[], datetime] | None = None,
+                 calls: dict[str, Step] | None = None,
                  on_request: Callable[[dict], None] | None = None) -> None:
         self._host = host
         self.on_request = on_request
         self._port = port
         self._record_path = Path(record_path) if record_path is not None else None
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._calls = {text_key(text): step for text, step in (calls or {}).items()}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._steps: list[Step] = []
@@ -317,6 +242,11 @@ class GeminiStandin(StandinServer):
         with self._lock:
             return len(self._steps)
 
+    def last_seq(self) -> int:
+        """The ``seq`` of the latest recorded call (0 before the first)."""
+        with self._lock:
+            return self._seq
+
     def requests(self, since_seq: int = 0) -> list[dict]:
         """Copies of the recorded generateContent calls with ``seq > since_seq``, oldest first."""
         with self._lock:
@@ -342,7 +272,7 @@ class GeminiStandin(StandinServer):
         if step.delay_seconds:
             time.sleep(step.delay_seconds)
         answer = answer_step(step, model)
-        self._record(split.path, model, body, answer, step.spec if scripted else {"router": step.spec})
+        self._record(split.path, model, body, answer, step.spec if scripted else {"unscripted": step.spec})
         return answer
 
     def _take_step(self, text: str) -> tuple[Step, bool]:
@@ -353,7 +283,7 @@ class GeminiStandin(StandinServer):
             for index, step in enumerate(self._steps):
                 if step.when is None:
                     return self._steps.pop(index), True
-        return router_step(text, self._clock()), False
+        return self._calls.get(text_key(text)) or Step({"text": NO_SCRIPT_TEXT}), False
 
     def _control(self, method: str, path: str, query: dict[str, list[str]], raw_body: bytes) -> Answer:
         if path == HEALTH_PATH and method == "GET":
@@ -432,11 +362,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8091, help="TCP port; 0 picks a free one")
     parser.add_argument("--record", type=Path, default=None, help="append every call as JSON lines here")
     parser.add_argument("--script", type=Path, default=None, help='a JSON file {"steps": [...]} to start with')
+    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES,
+                        help="answer a text no step covers with the scripted call of the eval case of that input")
     args = parser.parse_args(argv)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    with GeminiStandin(args.host, args.port, args.record) as standin:
+    with GeminiStandin(args.host, args.port, args.record, calls=scripted_calls(args.cases)) as standin:
         if args.script is not None:
             standin.script(json.loads(args.script.read_text(encoding="utf-8"))["steps"])
         print(json.dumps({"url": standin.url, "record": str(args.record) if args.record else None}), flush=True)

@@ -1,26 +1,22 @@
 """The router's examples whose answers do not depend on today, over real HTTP: one functions-framework
 webhook process on loopback, one signed body per case, the LINE stand-in. The
-expectations are read from tests/eval/cases.json (the same file the router tests use); the
-date-dependent cases run through the webhook use case with a pinned clock instead
-(tests/unit/turn/test_eval_cases.py)."""
+expectations are read from the eval cases, tests/eval/cases/ (the same cases make eval and
+tests/unit/turn/test_eval_cases.py run with a pinned clock)."""
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 import requests
 
 from tests.conftest import all_text, line_body, recorded_replies, sign, text_event
+from tools.eval import DEFAULT_CASES, load_cases
 
-CASES = {case["id"]: case for case in json.loads(
-    (Path(__file__).resolve().parents[1] / "eval" / "cases.json").read_text(encoding="utf-8"))}
+CASES = {case["id"]: case for case in load_cases(DEFAULT_CASES)}
 #: Clock-free cases: greetings, limits, shop names, Simplified text, diets, status, privacy, requests.
 HTTP_CASES = (
-    "i09-14-small-talk-1", "i09-14-small-talk-4", "i09-07-medical", "i09-07-bus-route", "i09-06-john-hours",
-    "i09-06-hemi-booking", "i09-15-simplified-places", "i09-05-five-pungent", "i09-05-vegan-upper",
-    "i09-08-two-townships", "i09-09-status-1", "i09-09-cancel", "i09-11-privacy-2", "i09-10-request-3",
-    "i09-10-bare",
+    "small-talk-small-talk-1", "small-talk-small-talk-4", "limits-medical", "limits-bus-route", "limits-john-hours",
+    "limits-hemi-booking", "diets-simplified-places", "diets-five-pungent", "diets-vegan-upper",
+    "two-asks-two-townships", "handoff-status-1", "handoff-cancel", "privacy-privacy-2", "handoff-request-3",
+    "handoff-bare",
 )
 
 

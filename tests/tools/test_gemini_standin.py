@@ -3,22 +3,24 @@ google-genai's own GOOGLE_GEMINI_BASE_URL (no code passes the URL), from a scrip
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+import subprocess
+import sys
 
 import pytest
 import requests
 
-from tools.gemini_standin import GeminiStandin, router_step
+from tools.gemini_standin import DEFAULT_CASES, NO_SCRIPT_TEXT, GeminiStandin, Step, scripted_calls
 
 # google.genai is imported by the fixtures and tests that use it, not at collection: every xdist
 # worker collects every file, and one runs this one.
 
-NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)  # Monday 12:00 in Asia/Taipei
+WEEKEND_CALL = {"name": "search_local_events", "args": {"area": "鹿港鎮", "date_from": "2026-12-05",
+                                                         "date_to": "2026-12-06"}}
 
 
 @pytest.fixture
 def standin():
-    with GeminiStandin(clock=lambda: NOW) as server:
+    with GeminiStandin(calls={"這週末鹿港有什麼活動？": Step({"function_call": WEEKEND_CALL})}) as server:
         yield server
 
 
@@ -67,30 +69,31 @@ def test_gemini_standin_malformed_call_has_no_content(standin, client):
     assert response.candidates[0].content is None
 
 
-def test_gemini_standin_without_script_answers_with_the_router(standin, client):
+def test_gemini_standin_without_script_answers_the_call_given_for_that_text(standin, client):
     response = client.models.generate_content(model="m", contents="這週末鹿港有什麼活動？")
     (only,) = response.function_calls
-    assert (only.name, only.args) == ("search_local_events", {
-        "area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-06"})
-    assert standin.requests()[-1]["step"] == {"router": {"function_call": {
-        "name": "search_local_events", "args": {"area": "鹿港鎮", "date_from": "2026-12-05", "date_to": "2026-12-06"}}}}
+    assert (only.name, only.args) == (WEEKEND_CALL["name"], WEEKEND_CALL["args"])
+    assert standin.requests()[-1]["step"] == {"unscripted": {"function_call": WEEKEND_CALL}}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("花壇有全素的店嗎", ("search_local_places", {"area": "花壇鄉", "dietary_type": "vegan"})),
-    ("附近有素食嗎", ("search_local_places", {"vague_place_words": ["附近"], "dietary_type": "vegetarian"})),
-    ("今天天氣如何", ("show_limits", {"kinds": ["weather"]})),
-    ("和米素食電話幾號", ("find_place", {"name": "和米素食"})),  # no township: the model does not know it
-    ("asdf", ("show_help", {})),
-    ("你好", ("small_talk", {"kind": "greeting"})),
-    ("我的服務單進度", ("show_request_status", {})),
-    ("台中有素食嗎", ("show_limits", {"kinds": ["other_county"]})),
-    ("鹿港有素食店嗎？那邊停車方便嗎", ("search_local_places", {
-        "limits_asked": ["parking"], "area": "鹿港鎮", "dietary_type": "vegetarian"})),
-])
-def test_gemini_standin_router_step_maps_proposals_to_the_tool_schema(text, expected):
-    spec = router_step(text, NOW).spec["function_call"]
-    assert (spec["name"], spec["args"]) == expected
+def test_gemini_standin_without_script_or_call_says_it_has_none(standin, client):
+    response = client.models.generate_content(model="m", contents="花壇有素食嗎")
+    assert response.function_calls is None and response.text == NO_SCRIPT_TEXT
+
+
+def test_gemini_standin_reads_the_eval_cases_scripted_calls_by_input():
+    calls = scripted_calls(DEFAULT_CASES)
+    cases = [case for file in sorted(DEFAULT_CASES.glob("*.json"))
+             for case in json.loads(file.read_text(encoding="utf-8"))]
+    first = next(case for case in cases if isinstance(case.get("model_call"), dict) and "setup" not in case)
+    assert calls[first["input"]].spec == {"function_call": first["model_call"]}
+
+
+def test_gemini_standin_never_loads_the_offline_router():
+    loaded = subprocess.run([sys.executable, "-c", "import sys, tools.gemini_standin as s; "
+                             "s.scripted_calls(s.DEFAULT_CASES); print('shared.turn.router' in sys.modules)"],
+                            capture_output=True, text=True, check=True, cwd=DEFAULT_CASES.parents[2])
+    assert loaded.stdout.strip() == "False"
 
 
 def test_gemini_standin_control_endpoints_over_http(standin):

@@ -5,9 +5,7 @@ Fully answered questions get no such line (the negatives below).
 """
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timezone
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +16,7 @@ from shared.turn.router import route
 from shared.turn.wording import detail_line
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
+from tools.eval import DEFAULT_CASES, load_cases
 
 #: 2026-12-01 10:00 Asia/Taipei, as trial 5 ran.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
@@ -125,14 +124,13 @@ def test_router_fully_answered_question_gets_no_detail_note(text):
 
 
 def test_router_existing_eval_cases_get_no_unasked_note():
-    """Over-firing guard: the cases that do not expect an ``unasked:`` note (trial 5's and any that
-    name one in ``expect.notes``) ask nothing the router leaves unanswered, except these two, whose
-    extra words really are not in the data (糙米, 洋芋片)."""
-    cases = json.loads((Path(__file__).resolve().parents[2] / "eval" / "cases.json").read_text(encoding="utf-8"))
-    fired = {case["input"] for case in cases if not case.get("kind", "").startswith("trial5")
-             and not any(note.startswith("unasked:") for note in case.get("expect", {}).get("notes", []))
+    """Over-firing guard: the eval cases outside the details group ask nothing the router leaves
+    unanswered, except these two, whose extra words really are not in the data (糙米, 洋芋片), and a
+    privacy question beside a search, whose clause is too long to name (an ``unasked:`` with no words)."""
+    cases = load_cases(DEFAULT_CASES)
+    fired = {case["input"] for case in cases if case["group"] != "details"
              and any(isinstance(note, Unasked) for note in route(case["input"]).notes)}
-    assert fired <= {"有糙米素食嗎 彰化市", "吃一整包洋芋片會胖嗎"}, fired
+    assert fired <= {"有糙米素食嗎 彰化市", "吃一整包洋芋片會胖嗎", "你們會存我的個資嗎 花壇有素食嗎"}, fired
 
 
 @pytest.mark.parametrize(("text", "note"), [

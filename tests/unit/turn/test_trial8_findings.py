@@ -204,9 +204,9 @@ def test_trial8_m1_follow_up_without_a_diet_stays_plain(service, line_standin, f
 
 
 def test_trial8_m1_a_remembered_diet_is_not_carried_as_said(service, line_standin):
-    from tests.unit.turn.test_eval_cases import _remember
-
-    _remember(service, line_standin, "全素")
+    card = reply_messages(service, line_standin, text_event("以後都找全素，幫我記住"))
+    saved = reply_messages(service, line_standin, postback_event(postbacks(card)["同意記住"]))
+    assert "已經記住" in all_text(saved)
     messages = _follow_up(service, line_standin, "花壇有素食店嗎", "那彰化市呢")
     assert postbacks(messages)["彰化市的店家"] == "places:area=彰化市"  # the memory fills it again on its own
     assert "剛才說的條件" not in all_text(messages)
