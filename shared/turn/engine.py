@@ -122,7 +122,7 @@ def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
         return run_proposal(ctx, proposal)
     reply = fixed(ctx, proposal)
     record_turn(ctx.store, {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None, "origin": None,
         "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
     }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
@@ -425,7 +425,7 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
     proposal, snapshot, diet, result = run.proposal, start.snapshot, run.diet, run.result
     status, reply = run.status, run.reply
     record: dict[str, Any] = {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": proposal.source,
+        "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None,
         "origin": diet.origin if diet is not None else None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
@@ -495,7 +495,7 @@ def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason:
     """
     snapshot = start.snapshot
     record: dict[str, Any] = {
-        "user_hash": hash_user(ctx.actor.user_id) if ctx.actor else None, "source": source, "tool": None,
+        "user_hash": ctx.user_hash, "source": source, "tool": None,
         "proposed_args": None, "effective_args": None, "origin": None,
         "revision": snapshot.revision if snapshot else None, "revision_after": None, "result_ids": [],
         **(audit_extra or {}),
