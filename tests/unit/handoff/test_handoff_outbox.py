@@ -21,7 +21,7 @@ from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
 from tests.conftest import all_text, line_body, postback_event, sign, text_event
-from tests.functions.handoff_support import card_postbacks
+from tests.handoff_support import card_postbacks
 from tests.unit.handoff.conftest import OTHER_USER
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)

@@ -153,7 +153,7 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
     free, not leave the card for the next sweep (issue 8: the flaky webhook-killed staff test)."""
     from shared.sqlite_file import write_lock
     from shared.staff.service import start_background
-    from tests.functions.handoff_support import wait_for
+    from tests.handoff_support import wait_for
 
     doc_id, _ = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
     notice_doc_id = records.notice_id(doc_id, records.ANNOUNCE)

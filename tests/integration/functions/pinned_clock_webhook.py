@@ -13,7 +13,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-_MAIN = Path(__file__).resolve().parents[2] / "functions" / "webhook" / "main.py"
+_MAIN = Path(__file__).resolve().parents[3] / "functions" / "webhook" / "main.py"
 _spec = importlib.util.spec_from_file_location("webhook_main", _MAIN)
 assert _spec is not None and _spec.loader is not None
 main = importlib.util.module_from_spec(_spec)

@@ -17,7 +17,7 @@ from tests.conftest import REPO, all_text, line_body, recorded_replies, sign, te
 from tools import events as events_tool
 from tools.tdx_standin import CLIENT_ID, CLIENT_SECRET, TdxStandin
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tdx"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tdx"
 GOOD = json.loads((FIXTURES / "changhua-activities.json").read_text(encoding="utf-8"))
 MIXED = json.loads((FIXTURES / "mixed-validity.json").read_text(encoding="utf-8"))
 INTERNAL = {"Authorization": "Bearer test-internal-token"}

@@ -23,7 +23,7 @@ def run_step(step: str, env: dict) -> dict:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "MEMORY_"))}
     full.update(env)
     # its own OS process (a new pid, nothing shared but the store file), forked from the preloaded server
-    out = run_preloaded("tests/functions/memory_step_process.py", [step], full, cwd=REPO, timeout_seconds=60)
+    out = run_preloaded("tests/integration/functions/memory_step_process.py", [step], full, cwd=REPO, timeout_seconds=60)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -1,6 +1,6 @@
 """One step of the six-process memory acceptance, run as its own OS process:
 
-    python tests/functions/memory_step_process.py approve|search|correct|forget
+    python tests/integration/functions/memory_step_process.py approve|search|correct|forget
 
 It builds the webhook use case from the environment exactly as functions/webhook does
 (``shared.wiring.webhook_service``: SQLite store file, LINE stand-in, functions/memory over HTTP),
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 import requests  # noqa: E402
 

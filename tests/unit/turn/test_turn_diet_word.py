@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import all_text, postback_event, reply_messages, text_event
 from tests.memory_support import USER_A, postbacks, preference_of, webhook_with_memory
-from tests.unit.turn.test_trial8_findings import _quick_labels, pinned  # noqa: F401  (fixture)
+from tests.unit.turn.test_turn_multiple_asks_and_follow_ups import _quick_labels, pinned  # noqa: F401  (fixture)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
 from tests.conftest import line_body, postback_event
-from tests.functions.handoff_support import (
+from tests.handoff_support import (
     REQUEST_ID,
     accepted,
     env_with,

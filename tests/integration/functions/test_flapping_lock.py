@@ -24,8 +24,8 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.store.sqlite import path_from_url
 from tests.conftest import all_text, line_body, postback_event, text_event
-from tests.functions.handoff_support import PUSH, REPLY, post, store_docs, wait_for
-from tests.functions.test_delivery_processes import queues_settled, start_all
+from tests.handoff_support import PUSH, REPLY, post, store_docs, wait_for
+from tests.integration.functions.test_delivery_processes import queues_settled, start_all
 
 pytestmark = pytest.mark.slow
 

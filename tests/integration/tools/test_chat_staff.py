@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.functions.handoff_support import USER, env_with, wait_for
+from tests.handoff_support import USER, env_with, wait_for
 from tools import chat
 
 pytestmark = pytest.mark.slow

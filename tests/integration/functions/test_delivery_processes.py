@@ -15,7 +15,7 @@ from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
 from tests.conftest import all_text, line_body, postback_event, text_event
-from tests.functions.handoff_support import (
+from tests.handoff_support import (
     PUSH,
     REPLY,
     REQUEST_ID,

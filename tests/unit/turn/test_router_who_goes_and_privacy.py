@@ -13,7 +13,7 @@ import pytest
 
 from shared.handoff import records
 from tests.conftest import all_text, postback_event, reply_messages, text_event
-from tests.unit.turn.test_trial7_named_events import routed, service  # noqa: F401 - the TDX snapshot's webhook
+from tests.unit.turn.test_router_named_events import routed, service  # noqa: F401 - the TDX snapshot's webhook
 
 
 @pytest.mark.parametrize("text, keyword, area", [

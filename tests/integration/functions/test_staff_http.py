@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from tests.conftest import REPO, all_text, line_body, postback_event, text_event
-from tests.functions.handoff_support import (
+from tests.handoff_support import (
     PUSH,
     REQUEST_ID,
     USER,

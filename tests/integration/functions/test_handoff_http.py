@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.conftest import case_bytes, line_body, postback_event
-from tests.functions.handoff_support import (
+from tests.handoff_support import (
     REQUEST_ID,
     USER,
     card_postbacks,

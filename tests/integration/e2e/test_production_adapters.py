@@ -23,7 +23,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from tests.conftest import TEST_SECRET, TEST_TOKEN, all_text, case_bytes, line_body, postback_event, sign, text_event
 from tests.contract import tasks_emulator
-from tests.functions.handoff_support import PUSH, REPLY, REQUEST_ID, USER, accepted, wait_for
+from tests.handoff_support import PUSH, REPLY, REQUEST_ID, USER, accepted, wait_for
 from tests.memory_support import postbacks
 from tools.function_process import FunctionProcess
 

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.conftest import all_text, line_body, postback_event, text_event
-from tests.functions.handoff_support import (
+from tests.handoff_support import (
     PUSH,
     REQUEST_ID,
     USER,

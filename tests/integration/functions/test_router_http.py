@@ -14,7 +14,7 @@ import requests
 from tests.conftest import all_text, line_body, recorded_replies, sign, text_event
 
 CASES = {case["id"]: case for case in json.loads(
-    (Path(__file__).resolve().parents[1] / "eval" / "cases.json").read_text(encoding="utf-8"))}
+    (Path(__file__).resolve().parents[2] / "eval" / "cases.json").read_text(encoding="utf-8"))}
 #: Clock-free cases: greetings, limits, shop names, Simplified text, diets, status, privacy, requests.
 HTTP_CASES = (
     "i09-14-small-talk-1", "i09-14-small-talk-4", "i09-07-medical", "i09-07-bus-route", "i09-06-john-hours",

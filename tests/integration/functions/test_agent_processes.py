@@ -13,8 +13,8 @@ import requests
 from shared.inbox import answer_retry_key
 from shared.queued_event.task import QueuedEventTask
 from tests.conftest import all_text, line_body, text_event
-from tests.functions.handoff_support import PUSH, REPLY, USER, env_with, post, store_docs, wait_for
-from tests.functions.test_delivery_processes import answers_to, queues_settled
+from tests.handoff_support import PUSH, REPLY, USER, env_with, post, store_docs, wait_for
+from tests.integration.functions.test_delivery_processes import answers_to, queues_settled
 from tools.gemini_standin import GeminiStandin
 
 pytestmark = pytest.mark.slow
