@@ -6,15 +6,15 @@ are opened lazily, one per thread, never at import time (DESIGN §9).
 """
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, TypeVar
 
 from shared.sqlite_file import ConnectionPerThread, LockNotHad, group_commit, write_immediately
+from shared.store.documents import dumps as _dumps
+from shared.store.documents import field_name as _field
+from shared.store.documents import loads as _loads
 from shared.store.port import (
-    TTL_FIELD,
     Doc,
     RecordAlreadyExists,
     StoreUnavailable,
@@ -51,25 +51,6 @@ def file_missing(url: str | None) -> bool:
     if not url or not url.startswith("sqlite:"):
         return False
     return not os.path.exists(path_from_url(url))
-
-
-def _dumps(data: Doc) -> str:
-    """JSON text of a document; an aware datetime (the ``expire_at`` value) becomes ISO-8601 UTC text."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_encode)
-
-
-def _encode(value: Any) -> str:
-    if isinstance(value, datetime) and value.utcoffset() is not None:
-        return value.astimezone(timezone.utc).isoformat()
-    raise TypeError(f"cannot store a {type(value).__name__} in a document")
-
-
-def _loads(text: str) -> Doc:
-    """A stored document; ``expire_at`` comes back as an aware UTC datetime, as Firestore returns it."""
-    doc = json.loads(text)
-    if isinstance(doc.get(TTL_FIELD), str):
-        doc[TTL_FIELD] = datetime.fromisoformat(doc[TTL_FIELD]).astimezone(timezone.utc)
-    return doc
 
 
 class _SqliteTransaction:
@@ -279,8 +260,3 @@ def _undo_savepoint(conn: sqlite3.Connection, name: str) -> None:
     except sqlite3.Error:
         pass
 
-
-def _field(name: str) -> str:
-    if not name.replace("_", "").isalnum():
-        raise ValueError(f"bad field name {name!r}")
-    return name
