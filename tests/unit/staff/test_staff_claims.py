@@ -1,4 +1,4 @@
-"""What the staff tapper is told about the resident is true in the store (trial 7, F9).
+"""What the staff tapper is told about the resident is true in the store.
 
 Signed webhook bodies go through a real ``WebhookService`` on a real SQLite file with the recording
 LINE stand-in: the resident confirms a request one-to-one, staff members tap the group card's
@@ -6,7 +6,7 @@ buttons (postbacks from the staff group, made for the request's current revision
 staff answer that says the resident was told (「已通知詢問者」) comes from a transition that wrote the
 resident's notice (a ``staff_notices`` entry with ``audience: resident``); an answer after a
 transition that wrote none says no notice was sent this time. The resident is still told each
-outcome once (DESIGN §10): a take after 轉回待處理 writes no second 「已有專人接手」.
+outcome once (docs/design.md §10): a take after 轉回待處理 writes no second 「已有專人接手」.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def staff_tap(service, standin, doc_id: str, op: str, who: str) -> str:
 
 @pytest.mark.parametrize("taps", [
     [("take", "A")],
-    [("take", "A"), ("back", "A"), ("take", "B")],  # the trial's steps
+    [("take", "A"), ("back", "A"), ("take", "B")],  # take, return, another take
     [("take", "A"), ("back", "A"), ("take", "A")],  # the same member takes it again
     [("take", "A"), ("back", "B"), ("take", "B"), ("back", "A"), ("take", "A")],
     [("take", "A"), ("back", "A"), ("take", "B"), ("done", "B")],
@@ -73,8 +73,8 @@ def test_staff_claims_resident_told_only_when_a_notice_was_written(service, line
                               for op in {op for op, _ in taps if op != "back"})
 
 
-def test_staff_claims_trial_example_second_take(service, line_standin):
-    """The trial's steps: A takes, A returns it, B takes. B is not told the resident was notified now."""
+def test_staff_claims_take_return_then_another_take(service, line_standin):
+    """A takes, A returns it, B takes. B is not told the resident was notified now."""
     doc_id = confirmed_request(service, line_standin)
     assert "已通知詢問者「已有專人接手」" in staff_tap(service, line_standin, doc_id, "take", "A")
     staff_tap(service, line_standin, doc_id, "back", "A")
@@ -86,7 +86,7 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
 
 
 def test_stale_tap_on_a_completed_request_reads_once_as_completed():
-    # Trial 7 minor 6: 「已由 工作人員 #d57b 已完成」 said 已 twice.
+    # Never 「已由 工作人員 #d57b 已完成」 (已 twice).
     from shared.staff import access, records, wording
 
     member = access.StaffMember("U" + "a" * 32, "a" * 16)

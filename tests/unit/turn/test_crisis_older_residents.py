@@ -1,7 +1,6 @@
-"""Newcomer trial 5, finding 12 and its extra probe (issue 9): how older residents speak of not
-wanting to live. Both got no crisis reply (the offline notice; a greeting). The kinds, each with
-negatives that must stay ordinary questions: asking why one still lives, having lived enough or
-waiting to be taken, wishing to join the dead (given up: 算了), and being useless with age.
+"""The crisis reader (shared.turn.crisis) on how older residents speak of not wanting to live: asking
+why one still lives, having lived enough or waiting to be taken, wishing to join the dead (given up:
+算了), and being useless with age; each with negatives that must stay ordinary questions.
 """
 from __future__ import annotations
 

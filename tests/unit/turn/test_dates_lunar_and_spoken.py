@@ -1,4 +1,4 @@
-"""Newcomer trial 4's date findings, each as a kind (shared.turn.dates through the router and engine).
+"""Lunar dates and spoken day words, each as a kind (shared.turn.dates through the router and engine).
 
 1. a lunar date (農曆 / 舊曆 / 陰曆 + month + day, 初一 / 十五, 臘月, 正月) is converted with ``lunardate``,
    or it is unreadable: never its solar reading;
@@ -6,7 +6,7 @@
    looks like a date and is not read is ``unreadable``, never "all dates";
 13. weekdays in Arabic or full-width digits (禮拜6, 週6, 星期6, 周６) and 禮拜天 / 禮拜日 / 星期天 are read;
 minor: every weekday spelling works with 這 / 下 / 下下 / 上 / 上上;
-and the new words joined to another date are both searched (trial 3 finding 2's pair rule).
+and the new words joined to another date are both searched (the pair rule of test_router_joined_asks.py).
 
 Today is Tuesday 2026-12-01 (Asia/Taipei) unless a test says otherwise; the clock is injected.
 """
@@ -62,7 +62,7 @@ def ctx_at(now: datetime) -> EventContext:
 # --- 1. lunar dates ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, day", [
-    ("農曆十一月十五 員林有活動嗎", date(2026, 12, 23)),   # the trial's example
+    ("農曆十一月十五 員林有活動嗎", date(2026, 12, 23)),   # the reported example
     ("農曆11月15日鹿港", date(2026, 12, 23)),
     ("農曆11/15", date(2026, 12, 23)),
     ("舊曆十二月初八", date(2027, 1, 15)),
@@ -245,7 +245,7 @@ def test_resolve_tampered_postback_dates_are_unreadable(value):
         spec.resolve(TODAY)
 
 
-# --- the new words joined to another date (trial 3 finding 2's pair rule) ------------------------------
+# --- the new words joined to another date (the pair rule) ------------------------------
 
 @pytest.mark.parametrize("text, start, end", [
     ("禮拜6跟禮拜天 彰化市有活動嗎", date(2026, 12, 5), date(2026, 12, 7)),

@@ -1,4 +1,5 @@
-"""Newcomer trial 5's date findings, each as a kind (shared.turn.dates through the router and engine).
+"""Date ranges, dotted dates, dates side by side and dates beside a limit, each as a kind (shared.turn.dates
+through the router and engine).
 
 3. in a range (到 / 至 / ~ / -), a week prefix on the first end carries to a bare weekday on the second
    (下個禮拜一到禮拜三 is 12/7–12/9); a range whose end is before its start is unreadable, never re-ordered;
@@ -57,8 +58,8 @@ def ctx_at(now: datetime) -> EventContext:
 # --- 3. a week prefix carries across a range; the end is never before the start ------------------------
 
 @pytest.mark.parametrize("text, start, last", [
-    ("下個禮拜一到禮拜三 彰化市有活動嗎", date(2026, 12, 7), date(2026, 12, 9)),   # the trial's example
-    ("下週三到週五鹿港有活動嗎", date(2026, 12, 9), date(2026, 12, 11)),          # the trial's second one
+    ("下個禮拜一到禮拜三 彰化市有活動嗎", date(2026, 12, 7), date(2026, 12, 9)),   # the reported example
+    ("下週三到週五鹿港有活動嗎", date(2026, 12, 9), date(2026, 12, 11)),          # the reported second one
     ("下週三到五 鹿港", date(2026, 12, 9), date(2026, 12, 11)),                    # a weekday alone after 到
     ("下禮拜二至禮拜四 員林", date(2026, 12, 8), date(2026, 12, 10)),
     ("下週一~週六 花壇", date(2026, 12, 7), date(2026, 12, 12)),
@@ -132,7 +133,7 @@ def test_router_next_week_range_searches_next_weeks_days():
 # --- 4. a dotted month.day is a date; a number is not ---------------------------------------------------
 
 @pytest.mark.parametrize("text, day", [
-    ("12.5 彰化市有什麼", date(2026, 12, 5)),      # the trial's example
+    ("12.5 彰化市有什麼", date(2026, 12, 5)),      # the reported example
     ("12.5號 彰化市有什麼活動", date(2026, 12, 5)),
     ("1.9 花壇有活動嗎", date(2027, 1, 9)),
     ("12．6 彰化市親子", date(2026, 12, 6)),       # full width
@@ -164,7 +165,7 @@ def test_router_price_or_distance_beside_a_township_stays_a_shop_search(text):
 # --- 5. dates side by side with no joiner ---------------------------------------------------------------
 
 @pytest.mark.parametrize("text, start, last", [
-    ("禮拜六禮拜日 花壇員林 有啥活動", date(2026, 12, 5), date(2026, 12, 6)),   # the trial's example
+    ("禮拜六禮拜日 花壇員林 有啥活動", date(2026, 12, 5), date(2026, 12, 6)),   # the reported example
     ("週六週日鹿港", date(2026, 12, 5), date(2026, 12, 6)),
     ("星期六 星期天 彰化市", date(2026, 12, 5), date(2026, 12, 6)),
     ("12/5 12/6 員林活動", date(2026, 12, 5), date(2026, 12, 6)),
@@ -215,7 +216,7 @@ def test_webhook_side_by_side_days_other_township_button_keeps_both_days(pinned_
 # --- 9. a date said with a limit applies to the events ----------------------------------------------------
 
 @pytest.mark.parametrize("text, limit, area, first, on_sunday", [
-    ("這禮拜六會不會下雨 員林的活動還有辦嗎", "weather", "員林市", date(2026, 12, 5), date(2026, 12, 5)),  # the trial's
+    ("這禮拜六會不會下雨 員林的活動還有辦嗎", "weather", "員林市", date(2026, 12, 5), date(2026, 12, 5)),  # the reported
     ("明天會下雨嗎 鹿港有活動嗎", "weather", "鹿港鎮", date(2026, 12, 2), date(2026, 12, 7)),
     ("12/12去鹿港好停車嗎 有活動嗎", "parking", "鹿港鎮", date(2026, 12, 12), date(2026, 12, 12)),
     ("下下週六怎麼搭車去員林 有活動嗎", "transport", "員林市", date(2026, 12, 19), date(2026, 12, 19)),

@@ -1,8 +1,7 @@
-"""Newcomer trial 5 (offline router): several asks, privacy remarks, status by subject, township typos,
-and the minors (記住 beside a shop name, 新需求→, a greeting before a question).
+"""The router (shared.turn.router, offline) on several asks, privacy remarks, status by subject, township
+typos, 記住 beside a shop name, 新需求→, and a greeting before a question.
 
-The trial's examples and three or more inputs of our own per kind are cases in tests/eval/cases.json
-(``kind`` ``trial5-6`` / ``-10`` / ``-11`` / ``-13`` / ``-minor``, run through the webhook use case by
+Examples of each kind are also cases in tests/eval/cases.json (run through the webhook use case by
 test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs, the negatives
 where a rule could over-fire, and the flows a single case cannot show.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
@@ -40,7 +39,7 @@ def _texts(messages: list[dict]) -> dict[str, str]:
             for item in ((message.get("quickReply") or {}).get("items") or []) if item["action"]["type"] == "message"}
 
 
-# --- finding 6: two asks said with a space; a township without shop data -------------------------------
+# --- two asks said with a space; a township without shop data -------------------------------
 
 @pytest.mark.parametrize("text, tool, note", [
     ("员林有没有纯素的店 周末有活动吗", "search_local_places", "also_events:員林市/weekend"),
@@ -79,7 +78,7 @@ def test_webhook_shop_ask_first_offers_the_weekend_events_with_their_dates(servi
     assert "員林市，2026/12/5（六）～2026/12/6（日）" in all_text(again)
 
 
-# --- finding 10: a privacy or no-memory remark beside a search -----------------------------------------
+# --- a privacy or no-memory remark beside a search -----------------------------------------
 
 @pytest.mark.parametrize("text, tool, note", [
     ("我吃奶素 但不要存我的資料喔 彰化市有嗎", "search_local_places", "not_saved"),
@@ -116,7 +115,7 @@ def test_webhook_do_not_keep_my_data_beside_a_search_lists_shops_and_stores_noth
     assert preference_of(service.store).dietary_type is None
 
 
-# --- finding 11: status phrasing by the request's subject ----------------------------------------------
+# --- status phrasing by the request's subject ----------------------------------------------
 
 @pytest.mark.parametrize("text", ["剛剛那個水溝蓋的 處理了沒", "我報的路燈修好了沒", "上次那件有人看了沒", "我剛剛反映的坑洞 好了沒",
                                   "上次那個路燈的事 怎麼樣了", "昨天那個有下文嗎", "我剛剛說的那個 有人處理了嗎"])
@@ -138,7 +137,7 @@ def test_webhook_status_by_subject_after_a_request_shows_that_request(service, l
     assert request_id in words and "水溝蓋" in words and "我認得的是鄉鎮名稱" not in words
 
 
-# --- finding 13: a misspelt township --------------------------------------------------------------------
+# --- a misspelt township --------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, typed, first", [
     ("溪胡還是員林有素食餐廳", "溪胡", "溪湖鎮"), ("員林或花潭有素食嗎", "花潭", "花壇鄉"), ("鹿巷跟和美有活動嗎", "鹿巷", "鹿港鎮"),

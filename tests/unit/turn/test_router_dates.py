@@ -129,7 +129,7 @@ def test_date_in_counts_and_non_dates_are_not_misread(text):
     ("12月有什麼活動", "2026-12-01/2027-01-01"), ("下禮拜有活動嗎", days(date(2026, 12, 7), 7)),
     ("下下週末有活動嗎", days(date(2026, 12, 19), 2)),
 ])
-def test_date_in_phrases_read_since_issue_9(text, expected):
+def test_date_in_week_and_month_phrases_are_read(text, expected):
     assert range_for(text) == expected
 
 

@@ -1,7 +1,6 @@
-"""Trial 5: a question about a detail the data does not hold is said, never skipped (findings 1, 2,
-7, 8, 14, 15; the minors 掛號 and 報佳音). The router reads the detail (shared.turn.details), keeps
-answering what it can, and the reply names what is not recorded and whom to ask (DESIGN §5).
-Fully answered questions get no such line (the negatives below).
+"""Details the data does not hold (shared.turn.details through the router): a question about one is said,
+never skipped. The router reads the detail, keeps answering what it can, and the reply names what is not
+recorded and whom to ask (docs/design.md §5). Fully answered questions get no such line (the negatives).
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
 
 _DETAIL_NOTES = ("detail:", "unasked:")
-#: 2026-12-01 10:00 Asia/Taipei, as trial 5 ran.
+#: 2026-12-01 10:00 Asia/Taipei.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 
 
@@ -31,7 +30,7 @@ def _details(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("text", "note"), [
-    ("12月19 員林 健康操幾點 要帶水嗎", "no_bring"),  # trial 4's side limit says it; no second line
+    ("12月19 員林 健康操幾點 要帶水嗎", "no_bring"),  # the side limit says it; no second line
     ("健走活動可以攜帶水壺嗎", "detail:bring"),
     ("市集可以用line pay嗎", "detail:payment"),
     ("John手作蔬食收不收信用卡", "detail:payment"),
@@ -78,7 +77,7 @@ def test_router_suitability_question_is_not_a_topic_filter():
 
 
 @pytest.mark.parametrize(("text", "keyword"), [
-    ("長輩可以參加的活動", "長輩"),  # a search for such events: the filter stays (issue 9 item 4)
+    ("長輩可以參加的活動", "長輩"),  # a search for such events: the filter stays
     ("老人家可以去的市集", "市集 長輩"),
     ("小孩可以參加的活動有哪些", "親子"),
     ("老人家可以去嗎", "長輩"),  # nothing else to search on: the topic is kept rather than listing everything
@@ -123,7 +122,7 @@ def test_router_fully_answered_question_gets_no_detail_note(text):
 
 
 def test_router_existing_eval_cases_get_no_unasked_note():
-    """Over-firing guard: the cases that do not expect an ``unasked:`` note (trial 5's and any that
+    """Over-firing guard: the cases that do not expect an ``unasked:`` note (the details cases and any that
     name one in ``expect.notes``) ask nothing the router leaves unanswered, except these two, whose
     extra words really are not in the data (糙米, 洋芋片)."""
     cases = json.loads((Path(__file__).resolve().parents[2] / "eval" / "cases.json").read_text(encoding="utf-8"))

@@ -1,10 +1,11 @@
-"""Newcomer trial 2 (40 conversations, offline router): each kind of wrong answer, read right.
+"""Router rules (shared.turn.router, offline): event kinds as keywords, pungent plants as an unrecorded
+diet, the forget offer, shop-name typos, parking and status phrasings, crisis paraphrases, Chinese and
+lunar days, long weekends, English township names.
 
-The trial's own examples and three or more inputs of our own per kind are cases in
-tests/eval/cases.json (``kind`` ``trial2-N``, run through the webhook use case by
-test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs, what must
-*not* change, and the paths a single case cannot show (tapping 先不要 and 「是，和米素食」 over the
-webhook, the day rule on other days). Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+Examples of each kind are also cases in tests/eval/cases.json (run through the webhook use case by
+test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs, what must *not*
+change, and the paths a single case cannot show (tapping 先不要 and 「是，和米素食」 over the webhook, the
+day rule on other days). Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
@@ -40,10 +41,10 @@ def _quick(messages: list[dict]) -> dict[str, str]:
     return {item["action"]["label"]: item["action"].get("text", "") for item in items}
 
 
-# --- findings 1–2: the kind of event asked for filters ------------------------------------------
+# --- the kind of event asked for filters ------------------------------------------
 
 @pytest.mark.parametrize("text, keyword", [
-    ("有沒有什麼講座可以聽 員林", "講座"), ("這週末彰化市有沒有音樂表演", "音樂 表演"),  # the trial's
+    ("有沒有什麼講座可以聽 員林", "講座"), ("這週末彰化市有沒有音樂表演", "音樂 表演"),  # the reported
     ("彰化市有演講嗎", "講座"), ("員林有展覽嗎", "展覽"), ("鹿港有畫展嗎", "展覽"), ("花壇有什麼課程", "課程"),
     ("週末有沒有工作坊", "工作坊"), ("鹿港有廟會嗎", "廟會"), ("彰化市有演唱會嗎", "音樂"), ("有布袋戲表演嗎", "表演 戲劇"),
     ("員林有路跑活動嗎", "路跑"), ("跨年有煙火嗎", "煙火"),
@@ -58,7 +59,7 @@ def test_router_plain_events_ask_has_no_keyword(text):
     assert route(text).args["keyword"] is None
 
 
-# --- finding 3: diet words the catalog does not record --------------------------------------------
+# --- diet words the catalog does not record --------------------------------------------
 
 @pytest.mark.parametrize("text, diet, word", [
     ("不吃蔥蒜的 彰化市有店嗎", "vegetarian", "不吃蔥蒜"), ("花壇有不吃五辛的素食嗎", "vegetarian", "不吃五辛"),
@@ -75,10 +76,10 @@ def test_read_diet_pungent_food_names_are_not_a_diet(text):
     assert read_diet(text)[1] is None
 
 
-# --- findings 4–5: forget phrasing gets the forget offer --------------------------------------------
+# --- forget phrasing gets the forget offer --------------------------------------------
 
 @pytest.mark.parametrize("text", [
-    "以後不用幫我記吃素的事了，刪掉", "把我吃奶素的紀錄忘掉",  # the trial's
+    "以後不用幫我記吃素的事了，刪掉", "把我吃奶素的紀錄忘掉",  # the reported
     "刪掉我的偏好", "別再記我吃全素了", "我不想被記住吃素", "幫我刪除飲食紀錄", "請忘了我吃蛋奶素",
     "之後不要再套用我的素食設定了", "不要再幫我記了", "取消記住的素食",
 ])
@@ -109,7 +110,7 @@ def test_webhook_forget_phrasing_offers_the_forget_button_and_forgets_nothing(se
     assert "已經忘記" in all_text(forgotten)
 
 
-# --- finding 6: 先不要 is no dead end -------------------------------------------------------------
+# --- 先不要 is no dead end -------------------------------------------------------------
 
 def test_webhook_memory_card_decline_offers_the_menu(service, line_standin):
     card = _say(service, line_standin, text_event("以後都找全素，幫我記住", user_id=USER_A))
@@ -120,10 +121,10 @@ def test_webhook_memory_card_decline_offers_the_menu(service, line_standin):
     assert {"查活動", "查蔬食"} <= set(_quick(again))  # the repeated tap too
 
 
-# --- findings 7–8: shop names typed with a typo ----------------------------------------------------
+# --- shop names typed with a typo ----------------------------------------------------
 
 @pytest.mark.parametrize("text, name", [
-    ("合米素食有全素嗎", "和米素食"), ("jonh手作 有蛋奶素嗎", "John手作蔬食"),  # the trial's
+    ("合米素食有全素嗎", "和米素食"), ("jonh手作 有蛋奶素嗎", "John手作蔬食"),  # the reported
     ("合米素食電話", "和米素食"), ("花壇的合米素食幾點開", "和米素食"), ("JONH 地址在哪", "John手作蔬食"),
     ("joh有全素嗎", "John手作蔬食"), ("荷米素食在哪", "和米素食"),
 ])
@@ -151,7 +152,7 @@ def test_webhook_typo_button_answers_for_the_shop(service, line_standin):
     assert "和米素食" in words and "店家資料只記錄「蔬食」" in words and "04-7864678" in words
 
 
-# --- finding 9: the second ask keeps its own township ---------------------------------------------
+# --- the second ask keeps its own township ---------------------------------------------
 
 @pytest.mark.parametrize("text, tool, area, note", [
     ("12/12鹿港有活動嗎？另外彰化市有全素的店嗎", "search_local_events", "鹿港鎮", "also_places:彰化市/vegan"),
@@ -165,7 +166,7 @@ def test_router_second_ask_keeps_its_own_township(text, tool, area, note):
     assert proposal.tool == tool and proposal.args["area"] == area and note in proposal.notes
 
 
-# --- finding 10: parking phrasing -------------------------------------------------------------------
+# --- parking phrasing -------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["鹿港老街那邊車子要停哪裡", "機車可以停在哪", "員林好停嗎", "去花壇的市集車要停哪",
                                   "彰化市哪裡可以停", "八卦山停得下嗎"])
@@ -180,7 +181,7 @@ def test_router_other_stop_words_are_not_parking(text):
     assert "parking" not in (proposal.args.get("kinds") or [])
 
 
-# --- finding 11: status phrasing ---------------------------------------------------------------------
+# --- status phrasing ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["單子現在怎樣了？", "我的單子處理好了嗎", "我上次反映的事情處理好了嗎", "我的案子怎麼樣了",
                                   "我留言有人回了嗎", "申請的事情到哪了"])
@@ -188,15 +189,15 @@ def test_router_status_phrasing_is_the_status(text):
     assert route(text).tool == "handoff_status"
 
 
-# --- findings 12–14: crisis paraphrases ------------------------------------------------------------
+# --- crisis paraphrases ------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
-    "我覺得活下去沒什麼意義了", "大家沒有我應該會過得比較好吧😞", "安眠藥一次吃一整排會怎樣",  # the trial's
+    "我覺得活下去沒什麼意義了", "大家沒有我應該會過得比較好吧😞", "安眠藥一次吃一整排會怎樣",  # the reported
     "人生毫無意義", "活著有什麼用", "我的生活已經沒有任何希望", "我不在了家人應該會比較輕鬆", "少了我大家會更開心吧",
     "我只會拖累家人", "沒有我的話他們會過得更好", "我是多餘的", "吃多少顆安眠藥會死", "止痛藥一次吞很多會怎樣",
     "普拿疼吃了一整盒會怎樣", "吞了一整瓶安眠藥", "把藥全部吞下去會怎樣", "致死量是多少", "活着没什么意义",
 ])
-def test_crisis_trial2_paraphrases_get_the_crisis_reply_first(text):
+def test_crisis_paraphrases_get_the_crisis_reply_first(text):
     assert is_crisis(reading_form(text)), text
     proposal = route(text)
     assert proposal.tool == "show_limits" and proposal.args["kinds"][0] == "crisis"
@@ -209,7 +210,7 @@ def test_crisis_everyday_words_are_not_a_crisis(text):
 
 
 @pytest.mark.parametrize("text", [
-    "剛剛把整瓶藥都吞了 頭好暈",  # newcomer trial 3, finding 8: an overdose already taken
+    "剛剛把整瓶藥都吞了 頭好暈",  # an overdose already taken
     "我把一整盒安眠藥吃掉了", "把整排的助眠藥都吞下去了", "昨天晚上把整包藥一次吃了", "把一整罐止痛藥吞了",
 ])
 def test_crisis_overdose_already_taken_gets_the_crisis_reply_first(text):
@@ -223,10 +224,10 @@ def test_crisis_taking_ones_medicine_is_not_an_overdose(text):
     assert not is_crisis(reading_form(text)), text
 
 
-# --- findings 15–17: dates beside a township; a bare day of the month ------------------------------
+# --- dates beside a township; a bare day of the month ------------------------------
 
 @pytest.mark.parametrize("text, value", [
-    ("廿五號彰化市有啥", span(date(2026, 12, 25))), ("初五 員林 有什麼", NOT_READ),  # the trial's
+    ("廿五號彰化市有啥", span(date(2026, 12, 25))), ("初五 員林 有什麼", NOT_READ),  # the reported
     ("十五號員林有啥", span(date(2026, 12, 15))), ("卅號鹿港有什麼", span(date(2026, 12, 30))), ("廿一號", span(date(2026, 12, 21))),
     ("初三花壇有什麼", NOT_READ),
     ("大年初五鹿港有活動嗎", span(date(2027, 2, 10))), ("過年初三", span(date(2027, 2, 8))), ("大年初一", span(date(2027, 2, 6))),
@@ -243,7 +244,7 @@ def test_router_date_beside_a_township_is_an_events_question(text):
 
 
 @pytest.mark.parametrize("day, today, expected", [
-    (25, TODAY, date(2026, 12, 25)),            # the trial's: never 2026-11-25
+    (25, TODAY, date(2026, 12, 25)),            # the reported: never 2026-11-25
     (1, TODAY, date(2026, 12, 1)),              # today counts
     (30, TODAY, date(2026, 12, 30)),
     (25, date(2026, 12, 26), date(2027, 1, 25)),  # passed this month: next month's
@@ -267,7 +268,7 @@ def test_resolve_impossible_days_are_unreadable(spec):
         spec.resolve(TODAY)
 
 
-# --- minor: the generic words of a shop's name are no diet asked ------------------------------------
+# --- the generic words of a shop's name are no diet asked ------------------------------------
 
 @pytest.mark.parametrize("text, notes", [
     ("JOHN手做蔬食 地址在哪", ()), ("john手作素食在哪裡", ()), ("John手作蔬食電話", ()),
@@ -278,7 +279,7 @@ def test_router_shop_name_words_are_not_a_diet_check(text, notes):
     assert proposal.tool == "find_place" and tuple(n for n in proposal.notes if n.startswith("diet_check")) == notes
 
 
-# --- minor: a holiday's 連假 is the days off joined to it --------------------------------------------
+# --- a holiday's 連假 is the days off joined to it --------------------------------------------
 
 @pytest.mark.parametrize("text, days", [
     ("元旦連假彰化市有活動嗎", (date(2027, 1, 1), date(2027, 1, 4))),  # Fri 1/1 – Sun 1/3
@@ -294,7 +295,7 @@ def test_read_date_bare_long_weekend_is_unreadable():
     assert asked("連假有活動嗎", TODAY) == NOT_READ
 
 
-# --- minor: English township names ----------------------------------------------------------------
+# --- English township names ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text, tool, area", [
     ("changhua city有素食嗎", "search_local_places", "彰化市"), ("Lukang 有什麼活動", "search_local_events", "鹿港鎮"),

@@ -1,9 +1,10 @@
-"""Newcomer trial 3 (40 conversations, offline router): each kind of wrong answer, read right.
+"""Joined asks (shared.turn.router and shared.turn.dates, offline): calendar-named days, two dates joined,
+topics joined as alternatives, every diet condition kept, a search beside a limit, cancel help, memory
+complaints and the forget offer.
 
-The trial's own examples and three or more inputs of our own per kind are cases in
-tests/eval/cases.json (``kind`` ``trial3-N``, run through the webhook use case by
-test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs, what must
-*not* change (negatives where a rule could over-fire), and the taps a single case cannot show.
+Examples of each kind are also cases in tests/eval/cases.json (run through the webhook use case by
+test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs, what must *not*
+change (negatives where a rule could over-fire), and the taps a single case cannot show.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _query(data: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(data.partition(":")[2]).items()}
 
 
-# --- finding 1: a named day is read from the calendar, or unreadable --------------------------------
+# --- a named day is read from the calendar, or unreadable --------------------------------
 
 @pytest.mark.parametrize("text, start", [
     ("行憲紀念日員林有沒有活動", date(2026, 12, 25)), ("植樹節有什麼活動", date(2027, 3, 12)),
@@ -63,7 +64,7 @@ def test_dates_valentines_day_alone_is_still_february():
     assert _range("情人節有活動嗎") == span(date(2027, 2, 14))
 
 
-# --- finding 2: two dates joined are both read --------------------------------------------------------
+# --- two dates joined are both read --------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
     ("後天跟大後天 花壇有活動嗎", (date(2026, 12, 3), date(2026, 12, 5))),
@@ -90,7 +91,7 @@ def test_dates_pair_with_an_unread_side_is_unreadable():
     assert _range("冬至跟聖誕節有活動嗎") == NOT_READ
 
 
-# --- finding 4: topics joined by 跟 / 或 are either ----------------------------------------------------
+# --- topics joined by 跟 / 或 are either ----------------------------------------------------
 
 @pytest.mark.parametrize("text, keyword", [
     ("12/5、12/6 彰化市 市集 跟 親子 活動", "市集|親子"), ("有沒有市集或親子活動", "市集|親子"),
@@ -116,7 +117,7 @@ def test_events_search_alternatives_match_either():
     assert both["status"] == "no_match"
 
 
-# --- finding 5: every diet condition is applied or named ------------------------------------------------
+# --- every diet condition is applied or named ------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
     ("我吃鍋邊素 不吃蔥蒜 花壇那邊有沒有", ("vegetarian", "鍋邊素、不吃蔥蒜")),
@@ -142,7 +143,7 @@ def test_webhook_two_unrecorded_conditions_are_both_named(service, line_standin)
     assert "「鍋邊素」這種細分" in words and "「不吃蔥蒜」" in words and "依你說的條件" not in words
 
 
-# --- finding 3: every condition survives a tap ------------------------------------------------------------
+# --- every condition survives a tap ------------------------------------------------------------
 
 def test_webhook_picker_then_next_township_keeps_date_and_topic(service, line_standin):
     picker = postbacks(reply_messages(service, line_standin, text_event("這個月彰化有沒有帶小朋友去的活動？")))
@@ -177,7 +178,7 @@ def test_webhook_places_postback_with_forged_said_quotes_nothing(service, line_s
     assert "隨便寫" not in words and "這次依你說的條件：蔬食" in words
 
 
-# --- finding 6: a limit beside an answerable ask ---------------------------------------------------------
+# --- a limit beside an answerable ask ---------------------------------------------------------
 
 @pytest.mark.parametrize("text, tool, area, limit", [
     ("鹿港有素食店嗎？那邊停車方便嗎", "search_local_places", "鹿港鎮", "parking"),
@@ -204,7 +205,7 @@ def test_webhook_shop_ask_beside_parking_lists_and_says_parking(service, line_st
     assert "和米素食" in words and "停車場" in words
 
 
-# --- finding 7: cancel phrasing ------------------------------------------------------------------------
+# --- cancel phrasing ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["算了 那個單幫我撤掉", "取消那個單", "服務單不要了", "我的申請撤回", "那張單可以作廢嗎",
                                   "刪掉我的服務單"])
@@ -220,7 +221,7 @@ def test_router_cancel_words_elsewhere_are_not_cancel(text, tool):
     assert route(text).tool == tool
 
 
-# --- finding 9: a complaint about 記住 is no request -------------------------------------------------------
+# --- a complaint about 記住 is no request -------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["我又沒說要你記住 幹嘛一直問", "誰叫你記住的", "我沒有要你記啦", "不是要你幫我記住吃素"])
 def test_memory_complaint_is_no_request_and_is_acknowledged(text):
@@ -251,7 +252,7 @@ def test_webhook_not_to_be_remembered_beside_a_search_offers_no_remember_button(
     assert "和米素食" in all_text(messages) and "記住：" not in all_text(messages)
 
 
-# --- finding 10: forget phrasing -----------------------------------------------------------------------------
+# --- forget phrasing -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["以後不要再用我記的那個素別了", "別再套用我存的飲食設定", "我記的那個素別不要用了",
                                   "不要再套我的素食偏好了"])

@@ -1,10 +1,10 @@
-"""Newcomer trial 7 (offline router), F1: a question about a NAMED event is an events ask.
+"""Named events (offline router): a question about a NAMED event is an events ask.
 
 A word that is (part of) a title of the current events snapshot (鹿港龍舟賽 → 鹿港慶端陽龍舟賽), or an
 event kind with a title-like word before it (龍舟賽, 燈籠展), is searched as that event, never a shop
 hours question, an unknown subject or a township typo when a real township is named. The titles come
 from the snapshot at run time (the turn engine gives them to the router: ``event_titles``).
-The trial's demo-data examples and variants are eval cases (``kind`` ``trial7-1``); here the rules with
+Demo-data examples and variants are eval cases (tests/eval/cases.json); here the rules with
 the TDX fixture's titles, the whole turn on an ingested TDX snapshot, and the negatives.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
@@ -45,7 +45,7 @@ def routed(text: str, titles=TDX_TITLES):
     ("城市記憶的展在哪裡", None, "城市記憶", None, ()),
     ("公路花園那邊好停車嗎 花卉市集", None, "市集", "花卉市集", ("parking",)),
 ])
-def test_trial7_f1_a_named_event_is_an_events_search(text, area, keyword, title, notes):
+def test_named_event_is_an_events_search(text, area, keyword, title, notes):
     proposal = routed(text)
     assert proposal.tool == "search_local_events", proposal
     assert proposal.args["area"] == area and proposal.args["keyword"] == keyword
@@ -56,7 +56,7 @@ def test_trial7_f1_a_named_event_is_an_events_search(text, area, keyword, title,
 
 
 @pytest.mark.parametrize("text", ["鹿港龍舟賽幾點開始", "龍舟賽是哪一天", "員林燈籠展幾點開始", "社頭芭樂祭是哪天"])
-def test_trial7_f1_an_event_kind_after_a_title_word_is_an_events_search_without_titles(text):
+def test_named_event_kind_after_a_title_word_is_an_events_search_without_titles(text):
     proposal = routed(text, titles=())
     assert proposal.tool == "search_local_events", proposal
 
@@ -73,12 +73,12 @@ def test_trial7_f1_an_event_kind_after_a_title_word_is_an_events_search_without_
     ("彰化縣長是誰", "show_limits"),
     ("我要去賽跑", "show_local_help"),
 ])
-def test_trial7_f1_negatives_keep_their_reading(text, tool):
+def test_named_event_negatives_keep_their_reading(text, tool):
     assert routed(text).tool == tool
     assert route(text).tool == tool  # the demo snapshot's titles
 
 
-def test_trial7_f1_no_typo_prompt_for_a_market_beside_a_real_township():
+def test_named_event_no_typo_prompt_for_a_market_beside_a_real_township():
     for text in ("田尾花卉市集什麼時候結束", "溪湖花卉市集什麼時候開始", "北斗花卉市場幾點開"):
         assert routed(text).tool != "did_you_mean", text
 
@@ -98,7 +98,7 @@ def service(base_env):
     ("田尾的花卉市集什麼時候結束", ["田尾公路花園花卉市集", "結束時間"]),
     ("龍舟賽是哪一天", ["鹿港慶端陽龍舟賽"]),
 ])
-def test_trial7_f1_the_turn_answers_from_the_ingested_snapshot(service, line_standin, text, said):
+def test_named_event_turn_answers_from_the_ingested_snapshot(service, line_standin, text, said):
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     for word in said:
         assert word in words, (word, words)
@@ -106,49 +106,49 @@ def test_trial7_f1_the_turn_answers_from_the_ingested_snapshot(service, line_sta
         assert word not in words, (word, words)
 
 
-# -- F7: leftover words are not reported as if asked; a misspelt township before a date word ---------
+# -- leftover words are not reported as if asked; a misspelt township before a date word ---------
 
 @pytest.mark.parametrize("text, days", [
-    ("過年期間全彰化有什麼活動", (date(2027, 2, 4), date(2027, 2, 11))),  # the trial's example
+    ("過年期間全彰化有什麼活動", (date(2027, 2, 4), date(2027, 2, 11))),  # the reported example
     ("元宵期間鹿港有活動嗎", span(date(2027, 2, 20))),
     ("全彰化這週末有什麼活動", (date(2026, 12, 5), date(2026, 12, 7))),
     ("聖誕節前後全彰化有活動嗎", span(date(2026, 12, 25))),
 ])
-def test_trial7_f7_date_span_and_whole_county_are_no_leftovers(text, days):
+def test_leftovers_date_span_and_whole_county_are_none(text, days):
     proposal = route(text)
     assert proposal.tool == "search_local_events" and proposal.args["date"].resolve(PINNED.date()) == days, proposal
     assert not any(note.startswith(("unasked:", "detail:")) for note in proposal.notes), proposal.notes
 
 
 @pytest.mark.parametrize("text, names", [
-    ("鹿巷這禮拜有活動嗎", ["鹿港鎮"]),  # the trial's example
+    ("鹿巷這禮拜有活動嗎", ["鹿港鎮"]),  # the reported example
     ("溪胡這週末有活動嗎", ["溪湖鎮", "溪州鄉"]),
     ("花潭下禮拜有活動嗎", ["花壇鄉"]),
     ("請問員休這個月有活動嗎", ["員林市"]),
 ])
-def test_trial7_f7_misspelt_township_before_a_date_is_asked(text, names):
+def test_leftovers_misspelt_township_before_a_date_is_asked(text, names):
     proposal = route(text)
     assert proposal.tool == "did_you_mean", proposal
     assert [choice[0] for choice in proposal.args["choices"]] == names
 
 
 @pytest.mark.parametrize("text, tool", [
-    ("鹿巷活動", "needs_area"),  # issue 9 follow-up: said as not recognised, unchanged
+    ("鹿巷活動", "needs_area"),  # said as not recognised, unchanged
     ("阿嬤這禮拜想去走走", "search_local_events"),
     ("今天這禮拜有活動嗎", "search_local_events"),
     ("鹿港這禮拜有活動嗎", "search_local_events"),
     ("社區這週末有活動嗎", "search_local_events"),
     ("花壇這週末好玩嗎", "search_local_events"),
 ])
-def test_trial7_f7_negatives(text, tool):
+def test_leftovers_negatives_keep_their_reading(text, tool):
     assert route(text).tool == tool
 
 
-def test_trial7_f7_no_prompt_without_an_ask():
+def test_leftovers_no_prompt_without_an_ask():
     assert route("鹿巷這禮拜").tool != "did_you_mean"
 
 
-def test_trial7_f7_reply_has_no_leftover_line(service, line_standin):
+def test_leftovers_reply_has_no_leftover_line(service, line_standin):
     words = all_text(reply_messages(service, line_standin, text_event("過年期間全彰化有什麼活動")))
     assert "期間全" not in words and "沒有記錄你問的" not in words
 

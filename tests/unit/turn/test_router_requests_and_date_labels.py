@@ -1,10 +1,9 @@
-"""Newcomer trial 7 (offline router and the request hook): F6 a create sentence, F2 who goes is no
-topic, F10 two dates apart are named apart.
+"""The request hook and date labels (offline router): a create sentence gives the request text, who goes
+is no topic, and two dates apart are named apart.
 
-The trial's examples and our variants are cases in tests/eval/cases.json (``kind`` ``trial7-N``, run
-through the webhook use case by test_eval_cases.py and by ``make eval``). This file checks the rules
-with more inputs and the negatives where a rule could over-fire.
-Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+Examples are also cases in tests/eval/cases.json (run through the webhook use case by
+test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs and the negatives
+where a rule could over-fire. Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
@@ -27,10 +26,10 @@ def service(base_env):
     return webhook_with_memory(base_env, FixedClock(PINNED))
 
 
-# -- F6: a create sentence is a request, never a status question ------------------------------------
+# -- a create sentence is a request, never a status question ------------------------------------
 
 @pytest.mark.parametrize("text, request_text", [
-    ("幫我建立服務單：路燈壞了", "路燈壞了"),  # the trial's example
+    ("幫我建立服務單：路燈壞了", "路燈壞了"),  # the reported example
     ("幫我開一張單：家門口的水溝堵住了", "家門口的水溝堵住了"),
     ("我要建單 公園的路燈不亮", "公園的路燈不亮"),
     ("幫我登記：社區活動中心的冷氣壞了", "社區活動中心的冷氣壞了"),
@@ -42,7 +41,7 @@ def service(base_env):
     ("我要建單", ""),  # no text: the caller shows the 新需求 form
     ("幫我開一張單", ""),
 ])
-def test_trial7_f6_create_sentence_gives_the_request_text(text, request_text):
+def test_request_create_sentence_gives_the_request_text(text, request_text):
     assert request_text_of(text) == request_text
     assert route(text).tool == "handoff_info"  # never handoff_status
 
@@ -57,18 +56,18 @@ def test_trial7_f6_create_sentence_gives_the_request_text(text, request_text):
     ("幫我取消服務單", "handoff_cancel_help"),
     ("服務單不要了", "handoff_cancel_help"),
 ])
-def test_trial7_f6_status_and_cancel_questions_are_no_request(text, tool):
+def test_request_status_and_cancel_questions_are_no_request(text, tool):
     assert request_text_of(text) is None
     assert route(text).tool == tool
 
 
 @pytest.mark.parametrize("text", ["我想開單車去鹿港", "我要申請單車", "我要填單據", "我要登記參加週六的走讀",
                                   "我要報名週六的活動", "開單位的門要找誰", "鹿港有素食嗎", "我要留言給你們"])
-def test_trial7_f6_other_sentences_make_no_request(text):
+def test_request_other_sentences_make_no_request(text):
     assert request_text_of(text) is None
 
 
-def test_trial7_f6_the_card_shows_the_text_and_stores_only_a_draft(service, line_standin):
+def test_request_card_shows_the_text_and_stores_only_a_draft(service, line_standin):
     messages = reply_messages(service, line_standin, text_event("幫我建立服務單：路燈壞了"))
     words = all_text(messages)
     assert "確認送出" in words and "路燈壞了" in words and "目前查不到" not in words
@@ -77,16 +76,16 @@ def test_trial7_f6_the_card_shows_the_text_and_stores_only_a_draft(service, line
     assert service.store.query(handoff_records.REQUESTS) == []  # nothing created before 確認送出
 
 
-def test_trial7_f6_bare_create_shows_the_form(service, line_standin):
+def test_request_bare_create_shows_the_form(service, line_standin):
     words = all_text(reply_messages(service, line_standin, text_event("我要建單")))
     assert "新需求：" in words and "目前查不到" not in words and "確認送出" not in words
     assert service.store.query("handoff_drafts") == []
 
 
-# -- F2: who goes is no event topic ---------------------------------------------------------------
+# -- who goes is no event topic ---------------------------------------------------------------
 
 @pytest.mark.parametrize("text, days", [
-    ("這禮拜六日有啥活動 阿嬤想帶孫子去", (date(2026, 12, 5), date(2026, 12, 7))),  # the trial's example
+    ("這禮拜六日有啥活動 阿嬤想帶孫子去", (date(2026, 12, 5), date(2026, 12, 7))),  # the reported example
     ("週末有活動嗎 想帶爸媽去", (date(2026, 12, 5), date(2026, 12, 7))),
     ("週六有什麼活動 帶小孩去玩", span(date(2026, 12, 5))),
     ("這週末有活動嗎 阿公要去", (date(2026, 12, 5), date(2026, 12, 7))),
@@ -94,7 +93,7 @@ def test_trial7_f6_bare_create_shows_the_form(service, line_standin):
     ("週末有什麼活動 我想陪我媽出去走走", (date(2026, 12, 5), date(2026, 12, 7))),
     ("明天有活動嗎 孫子也要去", span(date(2026, 12, 2))),
 ])
-def test_trial7_f2_who_goes_is_no_topic(text, days):
+def test_router_who_goes_is_no_topic(text, days):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
     assert proposal.args["date"].resolve(PINNED.date()) == days and proposal.args["keyword"] is None
@@ -108,17 +107,17 @@ def test_trial7_f2_who_goes_is_no_topic(text, days):
     ("週末有長輩可以參加的活動嗎", "長輩"),
     ("有給長輩去的活動嗎", "長輩"),
     ("鹿港週六有市集嗎 阿嬤想去", "市集"),
-    ("老人家可以去嗎", "長輩"),  # a suitability question keeps its reading (trial 5 finding 2)
+    ("老人家可以去嗎", "長輩"),  # a suitability question keeps its reading (test_router_details.py)
     # said before the events question, the party may describe the event asked for: as before
     ("這個月彰化有沒有帶小朋友去的活動？", "親子"),
     ("阿嬤想去走走 鹿港這個月有什麼活動", "長輩"),
     ("週日想帶孩子去玩 順便吃素", "親子"),  # no event word: the people are the events cue
 ])
-def test_trial7_f2_a_topic_asked_still_filters(text, keyword):
+def test_router_a_topic_asked_still_filters(text, keyword):
     assert route(text).args["keyword"] == keyword
 
 
-# -- F10: two dates apart are named apart, in the match and the no-match reply ----------------------
+# -- two dates apart are named apart, in the match and the no-match reply ----------------------
 
 @pytest.mark.parametrize("text, label, not_label", [
     ("明天或週六田尾有活動嗎", "2026/12/2（三）、2026/12/5（六）", "2026/12/2（三）～2026/12/5（六）"),  # no match
@@ -126,7 +125,7 @@ def test_trial7_f2_a_topic_asked_still_filters(text, keyword):
     ("週三跟週日鹿港有什麼活動", "2026/12/2（三）、2026/12/6（日）", "2026/12/2（三）～2026/12/6（日）"),
     ("明天和這週末有活動嗎", "2026/12/2（三）、2026/12/5（六）～2026/12/6（日）", "2026/12/2（三）～2026/12/6（日）"),
 ])
-def test_trial7_f10_two_dates_apart_are_named_apart(service, line_standin, text, label, not_label):
+def test_date_labels_two_dates_apart_are_named_apart(service, line_standin, text, label, not_label):
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     assert label in words and not_label not in words
 
@@ -136,6 +135,6 @@ def test_trial7_f10_two_dates_apart_are_named_apart(service, line_standin, text,
     ("這週末田尾有活動嗎", "2026/12/5（六）～2026/12/6（日）"),
     ("週六有活動嗎", "2026/12/5（六）"),
 ])
-def test_trial7_f10_one_range_keeps_its_label(service, line_standin, text, label):
+def test_date_labels_one_range_keeps_its_label(service, line_standin, text, label):
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     assert label in words and "、2026/" not in words and "中間日子" not in words

@@ -1,9 +1,11 @@
-"""Newcomer trial 1 (40 conversations, offline router): each kind of wrong answer, read right.
+"""Router rules (shared.turn.router, offline): crisis paraphrases, who asks is no topic, a day inside a
+relative month, a second ask offered never filtered, no directory, remember requests, generic and
+someone else's diets, help requests, season greetings, subjects LOCAL has no data on.
 
-The trial's own examples and more inputs per kind are cases in tests/eval/cases.json (run through
-the webhook use case by test_eval_cases.py, ``kind`` ``trial1-N``). This file checks the rules
-themselves with many more inputs, the paths a single case cannot show (the model turn, a request
-beside a crisis, a tapped button), and what must *not* change. Clock: 2026-12-01 10:00 Asia/Taipei.
+Examples of each kind are also cases in tests/eval/cases.json (run through the webhook use case by
+test_eval_cases.py). This file checks the rules themselves with many more inputs, the paths a single case
+cannot show (the model turn, a request beside a crisis, a tapped button), and what must *not* change.
+Clock: 2026-12-01 10:00 Asia/Taipei.
 """
 from __future__ import annotations
 
@@ -36,10 +38,10 @@ TODAY = date(2026, 12, 1)
 ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 
 
-# --- findings 1–2: crisis paraphrases ------------------------------------------------------------
+# --- crisis paraphrases ------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
-    "活著好累 不想再撐了", "我真的想去死😭", "我想自我了斷",  # the trial's
+    "活著好累 不想再撐了", "我真的想去死😭", "我想自我了斷",  # the reported
     "撐不下去了", "真的熬不下去了", "我不想再醒來", "好想消失", "乾脆死了算了", "我想去跳河", "人生沒有希望了",
     "活著有什麼意義", "一了百了", "我吞了整瓶安眠藥", "想結束自己的生命", "最近一直想自殘", "我想要去死一死",
     "I want to kill myself", "thinking about suicide", "i wanna die", "I don't want to live anymore",
@@ -92,7 +94,7 @@ def test_webhook_crisis_inside_a_request_keeps_the_card_and_puts_the_numbers_fir
     assert "確認送出" in postbacks(messages) and len(messages) <= 5
 
 
-# --- finding 3: who asks is not a topic ---------------------------------------------------------
+# --- who asks is not a topic ---------------------------------------------------------
 
 @pytest.mark.parametrize("text, keyword", [
     ("阿嬤想問 元旦花壇有沒有什麼活動可以去", None),
@@ -108,7 +110,7 @@ def test_router_asker_is_not_an_event_keyword(text, keyword):
     assert proposal.tool == "search_local_events" and proposal.args["keyword"] == keyword
 
 
-# --- finding 4: a day inside a relative month --------------------------------------------------
+# --- a day inside a relative month --------------------------------------------------
 
 @pytest.mark.parametrize("text, day", [
     ("上個月22號彰化市有什麼活動", date(2026, 11, 22)),
@@ -137,7 +139,7 @@ def test_dates_relative_month_day_keeps_other_readings(text, value):
     assert asked(text, TODAY) == value
 
 
-# --- finding 5: a second ask is offered, never a filter ------------------------------------------
+# --- a second ask is offered, never a filter ------------------------------------------
 
 @pytest.mark.parametrize("text, tool, second", [
     ("週末彰化市有活動嗎？順便推薦附近的素食店", "search_local_events", "also_places:彰化市/"),
@@ -176,7 +178,7 @@ def test_webhook_second_events_ask_button_keeps_its_dates(pinned_service, line_s
     assert "週末蔬食小農市集" in events and "親子繪本共讀午後" in events
 
 
-# --- finding 6: several shops compared on a diet ------------------------------------------------
+# --- several shops compared on a diet ------------------------------------------------
 
 def test_places_diet_listed_per_shop_from_the_catalog():
     assert diet_listed(["和米素食", "John手作蔬食"], "vegan") == [("和米素食", "not_recorded"), ("John手作蔬食", "listed")]
@@ -192,7 +194,7 @@ def test_webhook_other_named_shop_is_a_button_that_finds_it(pinned_service, line
     assert "彰化市華山路78號" in again
 
 
-# --- finding 7: no directory ---------------------------------------------------------------------
+# --- no directory ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["請問彰化縣政府電話幾號", "花壇鄉公所在哪裡", "員林戶政事務所幾點開", "鹿港鎮清潔隊電話",
                                   "派出所的電話是多少", "彰化縣衛生所地址", "縣政府的官網是什麼"])
@@ -209,7 +211,7 @@ def test_router_directory_words_beside_a_shop_or_event_ask_still_search(text, to
     assert route(text).tool == tool
 
 
-# --- finding 8: 以後…都用 is a remember request ----------------------------------------------------
+# --- 以後…都用 is a remember request ----------------------------------------------------
 
 @pytest.mark.parametrize("text, diet", [
     ("以後找店都用蛋奶素就好", "ovo_lacto"), ("之後查餐廳一律全素", "vegan"), ("從現在開始都找奶素就好", "lacto"),
@@ -228,7 +230,7 @@ def test_memory_from_now_on_without_a_diet_or_negated_is_not_a_request(text):
     assert read_memory_request(text) is None
 
 
-# --- finding 9: a generic 素食 keeps a remembered finer type ------------------------------------
+# --- a generic 素食 keeps a remembered finer type ------------------------------------
 
 @pytest.mark.parametrize("remembered", ["vegan", "ovo_lacto", "lacto"])
 def test_diet_origin_generic_vegetarian_keeps_a_finer_memory(remembered):
@@ -254,7 +256,7 @@ def test_router_generic_diet_note(text, generic):
     assert ("generic_diet" in route(text).notes) is generic
 
 
-# --- finding 10: someone else's diet is searched, never offered as the user's memory ------------
+# --- someone else's diet is searched, never offered as the user's memory ------------
 
 @pytest.mark.parametrize("text, other", [
     ("我媽媽吃全素 彰化市有店嗎", True), ("朋友說他吃蛋奶素，彰化市有推薦的店嗎", True), ("我老公吃奶素 彰化市哪裡可以吃", True),
@@ -265,7 +267,7 @@ def test_router_diet_of_another_person_note(text, other):
     assert ("diet_of_other" in route(text).notes) is other
 
 
-# --- finding 11: asking for help --------------------------------------------------------------------
+# --- asking for help --------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["我要找人幫忙", "有人可以幫我嗎", "我需要協助", "想請人幫忙處理門口的路燈", "幫幫我",
                                   "我想求助", "可以請人打電話給我嗎", "我想跟你們的人說話", "想要專人服務", "我要投訴",
@@ -313,7 +315,7 @@ def test_dates_lantern_is_fifteen_days_into_each_lunar_year():
     assert Holiday("lantern").resolve(date(2026, 3, 1)) == (date(2026, 3, 3), date(2026, 3, 4))
 
 
-# --- more of the same kinds, found after the trial --------------------------------------------------
+# --- more of the same kinds --------------------------------------------------
 
 @pytest.mark.parametrize("text", ["我好憂鬱", "心情不好 想找人聊聊", "壓力好大", "最近一直想哭", "好孤單 沒人陪我", "我快崩潰了"])
 def test_crisis_distress_gets_the_crisis_reply(text):

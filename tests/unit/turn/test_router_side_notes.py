@@ -1,9 +1,9 @@
-"""Newcomer trial 4 (40 conversations and 12 probes, offline router): each kind of wrong answer this
-helper owns (findings 3–12, 14, 15 and the minors that are not date readings), read right.
+"""Side notes of the router (shared.turn.router, offline): side limits, weather, the not-saved note,
+phone questions, status phrasings, title hints, the county as no second place, kin diets, shop kinds,
+events beside a shop, no-match replies, whole-county words, taxi, privacy, distance and cancel phrasings.
 
-The trial's own examples and three or more inputs of our own per kind are cases in
-tests/eval/cases.json (``kind`` ``trial4-N``); this file checks the rules where they could over-fire
-and the taps a single case cannot show. Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+Examples of each kind are also cases in tests/eval/cases.json; this file checks the rules where they
+could over-fire and the taps a single case cannot show. Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ def test_router_taxi_is_its_own_limit_and_bus_stays_transport():
     assert route("員林客運幾點有車").args["kinds"] == ["transport"]
 
 
-# --- more phrasings found after the trial (self-check) ----------------------------------------------------
+# --- more phrasings of the same kinds ----------------------------------------------------
 
 @pytest.mark.parametrize("text, tool, note", [
     ("你們有我的電話嗎", "privacy_info", "sharing"), ("我的電話你們有嗎", "privacy_info", "sharing"),

@@ -1,10 +1,9 @@
-"""Newcomer trial 8 (offline router, the signed webhook in process):
+"""Who goes, and the privacy answer after a request (offline router, the signed webhook in process):
 
-- finding 1: who goes (阿公想去看龍舟, 阿嬤想看龍舟賽, 想帶阿公去看龍舟賽) was read as a 長輩 topic and
-  the event the message names was dropped, so a real event was reported missing to the very user
-  LOCAL is for. Who goes filters nothing when the message names an event or another topic; a topic
-  asked for (有長輩的活動嗎, 長輩可以去的市集) still filters.
-- finding 2: the privacy answer said 「LOCAL 沒有存你的電話號碼」 right after a request carrying one.
+- who goes (阿公想去看龍舟, 阿嬤想看龍舟賽, 想帶阿公去看龍舟賽) is no 長輩 topic: it filters nothing when
+  the message names an event or another topic, so the named event is found; a topic asked for
+  (有長輩的活動嗎, 長輩可以去的市集) still filters.
+- the privacy answer right after a request carrying a phone number says that number is kept with it.
 Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
@@ -27,7 +26,7 @@ from tests.unit.turn.test_router_named_events import routed, service  # noqa: F4
     ("想帶阿嬤去逛花卉市集", "市集", None),
     ("我媽想看展覽", "展覽", None),
 ])
-def test_trial8_who_goes_is_no_topic_beside_a_named_event_or_topic(text, keyword, area):
+def test_router_who_goes_is_no_topic_beside_a_named_event_or_topic(text, keyword, area):
     proposal = routed(text)
     assert proposal.tool == "search_local_events", proposal
     assert (proposal.args["keyword"], proposal.args["area"]) == (keyword, area)
@@ -41,20 +40,20 @@ def test_trial8_who_goes_is_no_topic_beside_a_named_event_or_topic(text, keyword
     ("週日想帶孩子去玩", "親子"),
     ("阿嬤想去走走 鹿港這個月有什麼活動", "長輩"),
 ])
-def test_trial8_a_topic_asked_for_still_filters(text, keyword):
+def test_router_a_topic_asked_for_still_filters(text, keyword):
     assert routed(text).args["keyword"] == keyword
 
 
 @pytest.mark.parametrize("text", ["阿公想去看龍舟", "阿嬤想看龍舟賽", "想帶阿公去看龍舟賽"])
-def test_trial8_the_named_event_is_found_for_who_goes(service, line_standin, text):  # noqa: F811
+def test_webhook_named_event_is_found_for_who_goes(service, line_standin, text):  # noqa: F811
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     assert "鹿港慶端陽龍舟賽" in words
     assert "長輩" not in words and "沒有找到" not in words
 
 
-def test_trial8_privacy_answer_after_a_request_with_a_phone_number_says_it_is_kept(service, line_standin):  # noqa: F811
-    """Finding 2: 「LOCAL 沒有存你的電話號碼」 right after a request carrying one. The answer now says a
-    number written into a request is kept with it, and the request's text does hold it."""
+def test_webhook_privacy_answer_after_a_request_with_a_phone_number_says_it_is_kept(service, line_standin):  # noqa: F811
+    """Never 「LOCAL 沒有存你的電話號碼」 right after a request carrying one: the answer says a number
+    written into a request is kept with it, and the request's text does hold it."""
     card = reply_messages(service, line_standin, text_event("新需求：請工作人員回電 0912-345-678，我姓陳"))
     confirm = next(button["action"]["data"] for message in card
                    for button in ((message.get("contents") or {}).get("footer") or {}).get("contents", [])

@@ -1,10 +1,10 @@
-"""A bare diet word is no dead end (trial 8): 素食 / 全素 / 我吃素 got a consent card alone.
+"""A bare diet word is no dead end: 素食 / 全素 / 我吃素 get the shop picker, never a consent card alone.
 
 The kind: a diet word, or a short statement of one's own diet, with no township gets the shop
 picker carrying that diet (as 我是素食者 did). A statement about oneself (我吃素, 我吃全素, 我是素食者)
 may add a 「記住：…」 button, which only asks for the consent card; a bare word (素食) states nothing
-about the user and offers no memory; nothing is stored either way (DESIGN §6). Through a signed
-webhook body with the in-process memory client; the eval cases are ``kind`` ``trial8-diet-word``.
+about the user and offers no memory; nothing is stored either way (docs/design.md §6). Through a signed
+webhook body with the in-process memory client; its eval cases are in tests/eval/cases.json.
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Newcomer trial 8 (42 conversations through ``make run``, headless): F3 two asks of one kind, M1 a
-follow-up keeps the diet, and the other findings' turn-level rules.
+"""Turn-level rules through a signed webhook body: two asks of one kind, a follow-up that keeps the
+previous search's conditions, the status list of open requests, stale cards and staff outcomes that
+offer the menu, words in the staff group, and the vague-area note.
 
-The trial's examples and our variants are also cases in tests/eval/cases.json (``kind`` ``trial8-N``,
-run through the webhook use case by test_eval_cases.py and by ``make eval``). This file checks the
-rules with more inputs, through a signed webhook body, and the negatives where a rule could over-fire.
-Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
+Examples are also cases in tests/eval/cases.json (run through the webhook use case by
+test_eval_cases.py and by ``make eval``). This file checks the rules with more inputs and the negatives
+where a rule could over-fire. Clock: 2026-12-01 10:00 Asia/Taipei, a Tuesday.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _quick_labels(messages):
             for item in (message.get("quickReply") or {}).get("items", [])]
 
 
-# -- F3: two asks of one kind are never merged into one search -------------------------------------
+# -- two asks of one kind are never merged into one search -------------------------------------
 
 #: The pinned day every date below is resolved against.
 TODAY = PINNED.date()
@@ -61,7 +61,7 @@ def _days(said: dict) -> dict:
 
 
 @pytest.mark.parametrize("text, first, second", [
-    # the trial's example: Christmas in 員林; markets county-wide 12/5–12/7
+    # the reported example: Christmas in 員林; markets county-wide 12/5–12/7
     ("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集",
      {"area": "員林市", "date": CHRISTMAS, "keyword": None}, {"date": span(date(2026, 12, 5), 3), "keyword": "市集"}),
     ("聖誕節員林有活動嗎 12/5全彰化有市集嗎",  # said with a space between
@@ -77,7 +77,7 @@ def _days(said: dict) -> dict:
     ("明天有活動嗎？週六呢",  # two days asked apart: neither dropped
      {"area": None, "date": TOMORROW, "keyword": None}, {"date": SATURDAY}),
 ])
-def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
+def test_two_asks_of_events_are_two_searches(text, first, second):
     proposal = route(text)
     assert proposal.tool == "search_local_events"
     assert _days({name: proposal.args[name] for name in first}) == first
@@ -91,7 +91,7 @@ def test_trial8_f3_two_event_asks_are_two_searches(text, first, second):
      {"area": "鹿港鎮", "diet": "ovo_lacto"}),
     ("有全素的店嗎？還有鹿港的蛋奶素", ("needs_area", None, "vegan"), {"area": "鹿港鎮", "diet": "ovo_lacto"}),
 ])
-def test_trial8_f3_two_shop_asks_keep_their_own_diets(text, first, second):
+def test_two_asks_of_shops_keep_their_own_diets(text, first, second):
     proposal = route(text)
     assert (proposal.tool, proposal.args.get("area"), proposal.args["dietary_type"]) == first
     [note] = [note for note in proposal.notes if note.startswith("second_")]
@@ -107,14 +107,14 @@ def test_trial8_f3_two_shop_asks_keep_their_own_diets(text, first, second):
     ("後天跟大後天有活動嗎", {"date": span(date(2026, 12, 3), 2)}, ()),
     ("這禮拜六日有啥活動 阿嬤想帶孫子去", {"date": WEEKEND, "keyword": None}, ()),
 ])
-def test_trial8_f3_one_ask_is_unchanged(text, args, notes):
+def test_two_asks_rule_leaves_one_ask_unchanged(text, args, notes):
     proposal = route(text)
     assert _days({name: proposal.args.get(name) for name in args}) == args
     assert set(notes) <= set(proposal.notes)
     assert not [note for note in proposal.notes if note.startswith("second_")]
 
 
-def test_trial8_f3_the_reply_says_which_ask_it_answered_and_offers_the_other(service, line_standin):
+def test_two_asks_reply_says_which_ask_it_answered_and_offers_the_other(service, line_standin):
     event = text_event("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集")
     messages = reply_messages(service, line_standin, event)
     words = all_text(messages)
@@ -137,7 +137,7 @@ def test_trial8_f3_the_reply_says_which_ask_it_answered_and_offers_the_other(ser
     assert "你問了" not in after
 
 
-def test_trial8_f3_a_shop_ask_beside_another_keeps_each_diet(service, line_standin):
+def test_two_asks_shop_ask_beside_another_keeps_each_diet(service, line_standin):
     event = text_event("員林有全素的店嗎？還有鹿港的蛋奶素")
     messages = reply_messages(service, line_standin, event)
     words = all_text(messages)
@@ -147,7 +147,7 @@ def test_trial8_f3_a_shop_ask_beside_another_keeps_each_diet(service, line_stand
     assert buttons["鹿港蛋奶素店家"] == "places:area=鹿港鎮&diet=ovo_lacto"
 
 
-# -- M1: a bare follow-up (那彰化市呢) keeps the previous search's conditions ----------------------
+# -- a bare follow-up (那彰化市呢) keeps the previous search's conditions ----------------------
 
 def _follow_up(service, line_standin, first: str, follow: str):
     reply_messages(service, line_standin, text_event(first))
@@ -155,11 +155,11 @@ def _follow_up(service, line_standin, first: str, follow: str):
 
 
 @pytest.mark.parametrize("first, follow", [
-    ("花壇有全素的店嗎", "那彰化市呢"),  # the trial's example: 全素 in another township, then 店家
+    ("花壇有全素的店嗎", "那彰化市呢"),  # the reported example: 全素 in another township, then 店家
     ("花壇鄉有沒有純素的", "彰化市呢"),
     ("花壇有不吃蛋的素食嗎", "換彰化市"),
 ])
-def test_trial8_m1_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, first, follow):
+def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, first, follow):
     messages = _follow_up(service, line_standin, first, follow)
     buttons = postbacks(messages)
     words = all_text(messages)
@@ -174,7 +174,7 @@ def test_trial8_m1_follow_up_keeps_the_diet_of_the_previous_search(service, line
     assert parse_qs(buttons["彰化市不限素別"].partition(":")[2])["diet"] == ["any"]
 
 
-def test_trial8_m1_follow_up_keeps_the_events_conditions(service, line_standin):
+def test_follow_up_keeps_the_events_conditions(service, line_standin):
     messages = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
     data = postbacks(messages)["彰化市的活動"]
     assert parse_qs(data.partition(":")[2]) == {"area": ["彰化市"], "date": ["2026-12-05/2026-12-07"],
@@ -188,7 +188,7 @@ def test_trial8_m1_follow_up_keeps_the_events_conditions(service, line_standin):
     "花壇不限素別的店",
     None,  # no earlier search
 ])
-def test_trial8_m1_follow_up_without_a_diet_stays_plain(service, line_standin, first):
+def test_follow_up_without_a_diet_stays_plain(service, line_standin, first):
     if first:
         reply_messages(service, line_standin, text_event(first))
     messages = reply_messages(service, line_standin, text_event("那彰化市呢"))
@@ -197,7 +197,7 @@ def test_trial8_m1_follow_up_without_a_diet_stays_plain(service, line_standin, f
     assert "彰化市不限素別" not in buttons
 
 
-def test_trial8_m1_a_remembered_diet_is_not_carried_as_said(service, line_standin):
+def test_follow_up_remembered_diet_is_not_carried_as_said(service, line_standin):
     from tests.unit.turn.test_eval_cases import _remember
 
     _remember(service, line_standin, "全素")
@@ -206,7 +206,7 @@ def test_trial8_m1_a_remembered_diet_is_not_carried_as_said(service, line_standi
     assert "剛才說的條件" not in all_text(messages)
 
 
-def test_trial8_m1_an_old_search_is_no_follow_up(base_env, line_standin):
+def test_follow_up_old_search_is_none(base_env, line_standin):
     clock = FixedClock(PINNED)
     service = webhook_with_memory(base_env, clock)
     reply_messages(service, line_standin, text_event("花壇有全素的店嗎"))
@@ -215,14 +215,14 @@ def test_trial8_m1_an_old_search_is_no_follow_up(base_env, line_standin):
     assert postbacks(messages)["彰化市的店家"] == "places:area=彰化市"
 
 
-def test_trial8_m1_a_group_follow_up_never_shows_a_one_to_one_diet(service, line_standin):
+def test_follow_up_in_a_group_never_shows_a_one_to_one_diet(service, line_standin):
     reply_messages(service, line_standin, text_event("花壇有全素的店嗎"))
     group = "C" + "1" * 32
     messages = reply_messages(service, line_standin, text_event("那彰化市呢", group_id=group))
     assert "diet=" not in " ".join(postbacks(messages).values()) and "全素" not in all_text(messages)
 
 
-# -- M10: the status answer lists each open request ----------------------------------------------
+# -- the status answer lists each open request ----------------------------------------------
 
 def _request(service, line_standin, text: str, clock: FixedClock | None = None) -> str:
     if clock is not None:
@@ -241,14 +241,14 @@ def _close(service, request_id: str, state: str) -> None:
 
 
 @pytest.mark.parametrize("ask", ["查看原本服務單", "我的服務單呢", "我報的那件有人看了沒"])
-def test_trial8_m10_status_lists_every_open_request(service, line_standin, ask):
+def test_status_lists_every_open_request(service, line_standin, ask):
     ids = [_request(service, line_standin, text) for text in ("路燈壞了", "水溝蓋破了")]
     words = all_text(reply_messages(service, line_standin, text_event(ask)))
     assert all(request_id in words for request_id in ids)
     assert "2 筆服務詢問還沒結束" in words and "水溝蓋破了" in words and "路燈壞了" in words
 
 
-def test_trial8_m10_many_open_requests_are_bounded_and_counted(service, line_standin, pinned):
+def test_status_many_open_requests_are_bounded_and_counted(service, line_standin, pinned):
     ids = [_request(service, line_standin, f"第{n}件事", pinned) for n in range(1, 6)]
     words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
     assert "5 筆服務詢問還沒結束" in words and f"先列最近的 {OPEN_LISTED_MAX} 筆" in words
@@ -258,7 +258,7 @@ def test_trial8_m10_many_open_requests_are_bounded_and_counted(service, line_sta
     assert limits.units(words) <= limits.TEXT
 
 
-def test_trial8_m10_a_closed_latest_request_is_shown_beside_the_open_ones(service, line_standin, pinned):
+def test_status_closed_latest_request_is_shown_beside_the_open_ones(service, line_standin, pinned):
     open_id = _request(service, line_standin, "路燈壞了", pinned)
     done_id = _request(service, line_standin, "水溝蓋破了", pinned)
     _close(service, done_id, "completed")
@@ -269,7 +269,7 @@ def test_trial8_m10_a_closed_latest_request_is_shown_beside_the_open_ones(servic
 
 
 @pytest.mark.parametrize("closed", ["completed", "declined"])
-def test_trial8_m10_one_request_reads_as_before(service, line_standin, closed):
+def test_status_one_request_reads_as_before(service, line_standin, closed):
     first = _request(service, line_standin, "路燈壞了")
     words = all_text(reply_messages(service, line_standin, text_event("查看原本服務單")))
     assert "你最近一筆服務詢問" in words and first in words and "還沒結束" not in words
@@ -278,7 +278,7 @@ def test_trial8_m10_one_request_reads_as_before(service, line_standin, closed):
     assert first in words and "還沒結束" not in words  # a closed request is no open one
 
 
-def test_trial8_m10_another_residents_requests_are_not_listed(service, line_standin):
+def test_status_another_residents_requests_are_not_listed(service, line_standin):
     mine = _request(service, line_standin, "路燈壞了")
     other = "U" + "9" * 32
     card = reply_messages(service, line_standin, text_event("新需求：別人的事", user_id=other))[0]
@@ -288,7 +288,7 @@ def test_trial8_m10_another_residents_requests_are_not_listed(service, line_stan
     assert mine in words and "別人的事" not in words and "還沒結束" not in words
 
 
-# -- M5 / M7: every card outcome and every staff outcome offers the menu --------------------------
+# -- every card outcome and every staff outcome offers the menu --------------------------
 
 _HELP = {"查活動", "查蔬食", "留下服務詢問", "查看原本服務單"}
 
@@ -297,7 +297,7 @@ def _card(service, line_standin, text="新需求：路燈壞了"):
     return postbacks(reply_messages(service, line_standin, text_event(text)))
 
 
-def test_trial8_m5_an_expired_card_answers_with_the_menu(service, line_standin, pinned):
+def test_stale_card_expired_answers_with_the_menu(service, line_standin, pinned):
     buttons = _card(service, line_standin)
     pinned.at += timedelta(seconds=service.settings.draft_ttl_seconds + 1)
     for label in ("確認送出", "取消"):
@@ -306,7 +306,7 @@ def test_trial8_m5_an_expired_card_answers_with_the_menu(service, line_standin, 
     assert service.store.query(REQUESTS) == []
 
 
-def test_trial8_m5_a_cancelled_card_confirmed_later_answers_with_the_menu(service, line_standin):
+def test_stale_card_cancelled_then_confirmed_answers_with_the_menu(service, line_standin):
     buttons = _card(service, line_standin)
     reply_messages(service, line_standin, postback_event(buttons["取消"]))
     messages = reply_messages(service, line_standin, postback_event(buttons["確認送出"]))
@@ -314,7 +314,7 @@ def test_trial8_m5_a_cancelled_card_confirmed_later_answers_with_the_menu(servic
     assert service.store.query(REQUESTS) == []
 
 
-def test_trial8_m5_a_superseded_or_unreadable_card_answers_with_the_menu(service, line_standin):
+def test_stale_card_superseded_or_unreadable_answers_with_the_menu(service, line_standin):
     old = _card(service, line_standin)
     _card(service, line_standin, "新需求：水溝蓋破了")
     messages = reply_messages(service, line_standin, postback_event(old["確認送出"]))
@@ -325,7 +325,7 @@ def test_trial8_m5_a_superseded_or_unreadable_card_answers_with_the_menu(service
     assert service.store.query(REQUESTS) == []
 
 
-def test_trial8_m5_a_confirmed_card_keeps_its_receipt_buttons(service, line_standin):
+def test_confirmed_card_keeps_its_receipt_buttons(service, line_standin):
     buttons = _card(service, line_standin)
     messages = reply_messages(service, line_standin, postback_event(buttons["確認送出"]))
     assert _quick_labels(messages) == ["查看原本服務單"]  # negative: the receipt is unchanged
@@ -333,7 +333,7 @@ def test_trial8_m5_a_confirmed_card_keeps_its_receipt_buttons(service, line_stan
 
 @pytest.mark.parametrize("purpose, first", [("declined", "留下服務詢問"), ("completed", "留下服務詢問"),
                                             ("accepted", "查看原本服務單")])
-def test_trial8_m7_a_staff_outcome_tells_the_resident_with_the_menu(purpose, first):
+def test_staff_outcome_tells_the_resident_with_the_menu(purpose, first):
     from shared.staff.wording import resident_message
 
     message = resident_message(purpose, "req-20261201-0123456789abcdef").to_dict()
@@ -345,7 +345,7 @@ def test_trial8_m7_a_staff_outcome_tells_the_resident_with_the_menu(purpose, fir
 
 @pytest.mark.parametrize("taps, purpose", [([("decline", "A")], "declined"),
                                            ([("take", "A"), ("done", "A")], "completed")])
-def test_trial8_m7_the_pushed_notice_offers_the_menu(base_env, line_standin, taps, purpose):
+def test_staff_outcome_pushed_notice_offers_the_menu(base_env, line_standin, taps, purpose):
     # the whole path: the resident's card, the staff group's taps (signed bodies), then the relay's push
     from shared.staff.records import NOTICES, notice_id
     from shared.staff.relay import StaffRelay
@@ -365,7 +365,7 @@ def test_trial8_m7_the_pushed_notice_offers_the_menu(base_env, line_standin, tap
     assert _HELP <= set(_quick_labels(push["body"]["messages"]))
 
 
-# -- M9: a recognized word in the staff group gets the group's help, staff chat gets nothing --------
+# -- a recognized word in the staff group gets the group's help, staff chat gets nothing --------
 
 @pytest.fixture
 def staff_service(base_env, pinned):
@@ -382,7 +382,7 @@ def _in_staff_group(text: str, who: str = "A") -> dict:
 
 
 @pytest.mark.parametrize("text, resident", [
-    ("新需求", True),  # the trial's example
+    ("新需求", True),  # the reported example
     ("新需求：路燈壞了", True),
     ("查看原本服務單", True),
     ("選單", True),
@@ -393,7 +393,7 @@ def _in_staff_group(text: str, who: str = "A") -> dict:
     ("ＨＥＬＰ", False),
     ("怎麼用", False),
 ])
-def test_trial8_m9_a_recognized_word_in_the_staff_group_gets_the_help(staff_service, line_standin, text, resident):
+def test_staff_group_recognized_word_gets_the_help(staff_service, line_standin, text, resident):
     messages = reply_messages(staff_service, line_standin, _in_staff_group(text))
     words = all_text(messages)
     assert "我來處理" in words and "無法處理" in words and "一般聊天，我不會回應" in words
@@ -405,7 +405,7 @@ def test_trial8_m9_a_recognized_word_in_the_staff_group_gets_the_help(staff_serv
 
 @pytest.mark.parametrize("text", ["今天誰值班？", "我來處理這件", "路燈那件我去看了", "謝謝大家", "好", "今天新需求好多",
                                   "說明一下剛剛那件", "有人要吃飯嗎"])
-def test_trial8_m9_staff_talk_in_the_group_gets_no_answer(staff_service, line_standin, text):
+def test_staff_group_staff_talk_gets_no_answer(staff_service, line_standin, text):
     from tests.conftest import line_body, replies_to, sign
 
     event = _in_staff_group(text)
@@ -414,16 +414,16 @@ def test_trial8_m9_staff_talk_in_the_group_gets_no_answer(staff_service, line_st
     assert replies_to(line_standin, event["replyToken"]) == []
 
 
-def test_trial8_m9_other_groups_keep_the_one_to_one_guidance(staff_service, line_standin):
+def test_other_groups_keep_the_one_to_one_guidance(staff_service, line_standin):
     other_group = "C" + "2" * 32
     words = all_text(reply_messages(staff_service, line_standin, text_event("新需求", group_id=other_group)))
     assert "一對一聊天" in words and "我來處理" not in words
 
 
-# -- F12: the picker explains only the vague words said -----------------------------------------
+# -- the picker explains only the vague words said -----------------------------------------
 
 @pytest.mark.parametrize("text, said, not_said", [
-    ("彰化縣有素食嗎", ["「彰化縣」是整個縣"], ["附近", "只說「彰化」"]),  # the trial's example
+    ("彰化縣有素食嗎", ["「彰化縣」是整個縣"], ["附近", "只說「彰化」"]),  # the reported example
     ("附近有素食嗎", ["依「附近」"], ["彰化縣", "只說「彰化」"]),
     ("這邊有什麼好吃的素食", ["依「這邊」"], ["附近", "彰化縣"]),
     ("彰化有素食店嗎", ["只說「彰化」"], ["附近", "「彰化縣」"]),
@@ -431,7 +431,7 @@ def test_trial8_m9_other_groups_keep_the_one_to_one_guidance(staff_service, line
     ("附近有什麼活動", ["依「附近」"], ["只說「彰化」"]),
     ("彰化附近有什麼活動", ["依「附近」", "只說「彰化」"], ["「彰化縣」"]),
 ])
-def test_trial8_f12_vague_area_note_names_only_the_words_said(service, line_standin, text, said, not_said):
+def test_vague_area_note_names_only_the_words_said(service, line_standin, text, said, not_said):
     words = all_text(reply_messages(service, line_standin, text_event(text)))
     assert "想找哪個鄉鎮" in words or "想查哪個鄉鎮" in words
     for needle in said:
@@ -440,7 +440,7 @@ def test_trial8_f12_vague_area_note_names_only_the_words_said(service, line_stan
         assert needle not in words, (needle, words)
 
 
-def test_trial8_f12_a_tap_on_the_menu_explains_no_vague_word(service, line_standin):
+def test_vague_area_menu_tap_explains_no_vague_word(service, line_standin):
     words = all_text(reply_messages(service, line_standin, postback_event("menu:places")))
     assert "想找哪個鄉鎮" in words  # the picker itself
     assert "附近" not in words and "只說「彰化」" not in words
