@@ -2,15 +2,18 @@
 
 A document goes in as JSON text and comes out as a fresh object, so both adapters refuse the same
 values (anything JSON cannot hold, except the aware ``expire_at`` instant) and a caller never holds
-an object the store also holds. Field names in queries are checked the same way by both.
+an object the store also holds. Field names in queries are checked the same way by both, and both
+write one document through one transaction (``WritesThroughTransactions``).
 """
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from shared.store.port import TTL_FIELD, Doc
+
+T = TypeVar("T")
 
 
 def dumps(data: Doc) -> str:
@@ -45,3 +48,19 @@ def field_name(name: str) -> str:
     if not name.replace("_", "").isalnum():
         raise ValueError(f"bad field name {name!r}")
     return name
+
+
+class WritesThroughTransactions:
+    """``create`` and ``set`` of an embedded adapter, each one ``run_transaction`` of one write (the
+    subclass provides ``run_transaction``)."""
+
+    def run_transaction(self, fn: Callable[[Any], T], *, max_attempts: int = 5, durable: bool = True) -> T:
+        raise NotImplementedError
+
+    def create(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
+        self.run_transaction(lambda tx: tx.create(collection, doc_id, data))
+
+    def set(self, collection: str, doc_id: str, data: Doc) -> None:
+        """Replace one document. Raises StoreUnavailable."""
+        self.run_transaction(lambda tx: tx.set(collection, doc_id, data))

@@ -16,7 +16,7 @@ import json
 import threading
 from typing import Any, Callable, Sequence, TypeVar
 
-from shared.store.documents import dumps, field_name, loads
+from shared.store.documents import WritesThroughTransactions, dumps, field_name, loads
 from shared.store.port import Doc, RecordAlreadyExists, StoreUnavailable, TransactionConflict
 
 T = TypeVar("T")
@@ -164,7 +164,7 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (2, value)
 
 
-class MemoryStore:
+class MemoryStore(WritesThroughTransactions):
     """Document store over a ``MemoryDatabase`` (a new empty one unless given).
 
     Args:
@@ -196,14 +196,6 @@ class MemoryStore:
     def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
         """Read several documents at one moment; None where absent."""
         return [loads(text) if text is not None else None for text in self.database.read_all(list(refs))]
-
-    def create(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.create(collection, doc_id, data))
-
-    def set(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Replace one document. Raises StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.set(collection, doc_id, data))
 
     def query(self, collection: str, where: dict[str, Any] | None = None,
               order_by: str | None = None, descending: bool = False,

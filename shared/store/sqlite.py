@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any, Callable, Sequence, TypeVar
 
 from shared.sqlite_file import ConnectionPerThread, LockNotHad, group_commit, write_immediately
+from shared.store.documents import WritesThroughTransactions
 from shared.store.documents import dumps as _dumps
 from shared.store.documents import field_name as _field
 from shared.store.documents import loads as _loads
@@ -82,7 +83,7 @@ class _SqliteTransaction:
         self.writes.append(("delete", collection, doc_id, None))
 
 
-class SqliteStore:
+class SqliteStore(WritesThroughTransactions):
     """Document store over one SQLite file.
 
     Args:
@@ -142,14 +143,6 @@ class SqliteStore:
             raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
         found = {i: data for i, data in rows}
         return [_loads(found[i]) if i in found else None for i in range(len(refs))]
-
-    def create(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.create(collection, doc_id, data))
-
-    def set(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Replace one document. Raises StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.set(collection, doc_id, data))
 
     def query(self, collection: str, where: dict[str, Any] | None = None,
               order_by: str | None = None, descending: bool = False,

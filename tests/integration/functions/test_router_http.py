@@ -2,7 +2,7 @@
 webhook process on loopback, one signed body per case, the LINE stand-in. The
 expectations are read from tests/eval/cases.json (the same file the router tests use); the
 date-dependent cases run through the webhook use case with a pinned clock instead
-(tests/unit/turn/test_eval_cases.py)."""
+(tests/eval/test_eval_cases.py)."""
 from __future__ import annotations
 
 import json

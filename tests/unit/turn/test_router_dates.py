@@ -15,7 +15,7 @@ from shared.config import Settings
 from shared.context import EventContext
 from shared.events.search import DEFAULT_SNAPSHOT_PATH, InvalidDateRange, parse_date_range
 from shared.identity import Actor
-from shared.store.sqlite import SqliteStore
+from shared.store.memory import MemoryStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday, date_arg
 from shared.turn.engine import resolve_date, run_text_turn
@@ -187,7 +187,7 @@ def test_resolve_date_weekend_boundaries_use_taipei_calendar(now, text, expected
     (datetime(2026, 12, 31, 4, 0, tzinfo=timezone.utc), "明天有活動嗎", "2027-01-01/2027-01-02"),
     # 2026-12-31 16:00 UTC is already 2027-01-01 in Asia/Taipei.
     (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "這個月有活動嗎", "2027-01-01/2027-02-01"),
-    # A month-day without a year is the nearest one: yesterday stays in the past (issue 9 item 3).
+    # A month-day without a year is the nearest one: yesterday stays in the past.
     (datetime(2026, 12, 31, 16, 0, tzinfo=timezone.utc), "12月31日有活動嗎", "2026-12-31/2027-01-01"),
 ])
 def test_resolve_date_year_end_rolls_over(now, text, expected):
@@ -212,8 +212,8 @@ def test_resolve_date_impossible_month_day_raises_invalid_date_range(value):
         resolve_date(date_arg(value), ctx_at(TAIPEI_NOON_MONDAY))
 
 
-def test_engine_impossible_date_gets_a_kind_reply_not_a_crash(tmp_path):
-    store = SqliteStore(str(tmp_path / "dates.sqlite3"))
+def test_engine_impossible_date_gets_a_kind_reply_not_a_crash():
+    store = MemoryStore()
     ctx = ctx_at(TAIPEI_NOON_MONDAY, store)
     reply = run_text_turn(ctx, "2月30日有什麼活動")
     words = all_text([message.to_dict() for message in reply.messages])

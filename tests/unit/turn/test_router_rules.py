@@ -22,7 +22,7 @@ from shared.memory.phrases import read_memory_request
 from shared.memory.store import PreferenceSnapshot
 from shared.places.search import diet_listed
 from shared.routing import route_text
-from shared.store.sqlite import SqliteStore
+from shared.store.memory import MemoryStore
 from shared.turn.crisis import is_crisis
 from shared.turn.datespec import DayOfMonth, Holiday, MonthDay, RelativeMonth, UnreadableDate
 from shared.turn.diet_origin import resolve_diet
@@ -75,12 +75,12 @@ def pinned_service(base_env):
 _send = reply_messages  # tests/conftest.py
 
 
-def test_route_text_crisis_is_answered_offline_never_by_the_model(tmp_path):
+def test_route_text_crisis_is_answered_offline_never_by_the_model():
     def model_turn(ctx, text):
         raise AssertionError("a crisis must not wait for the model")
 
     settings = Settings.from_env({"LOCAL_TENANT_ID": "test-tenant"})
-    ctx = EventContext(settings, SqliteStore(str(tmp_path / "s.sqlite3")), None, PINNED, ALICE,
+    ctx = EventContext(settings, MemoryStore(), None, PINNED, ALICE,
                        "01CRISIS0000000000000000001", time.monotonic() + 1.8, text_turn=model_turn)
     words = all_text([message.to_dict() for message in route_text(ctx, "我真的想去死").messages])
     assert "1925" in words and "119" in words and "110" in words

@@ -1,6 +1,6 @@
 """The turn engine applies consented memory only where the question leaves the diet open, checks
 the revision before and after the tool, says where the diet came from, and audits each turn
-(DESIGN §7)."""
+(docs/design.md §7)."""
 from __future__ import annotations
 
 import inspect
@@ -17,6 +17,7 @@ from shared.memory.store import PreferenceSnapshot
 from shared.memory.tokens import issue_card
 from shared.places.search import search_local_places
 from shared.signing import SigningKeys
+from shared.store.memory import MemoryStore
 from shared.store.sqlite import SqliteStore
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.diet_origin import resolve_diet
@@ -31,8 +32,8 @@ _EVENT_IDS = iter(range(10**6))
 
 
 @pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "turn.sqlite3"))
+def store():
+    return MemoryStore()
 
 
 def remember(store, diet: str, revision: int = 0) -> None:

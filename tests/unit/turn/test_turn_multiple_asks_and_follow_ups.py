@@ -198,7 +198,7 @@ def test_follow_up_without_a_diet_stays_plain(service, line_standin, first):
 
 
 def test_follow_up_remembered_diet_is_not_carried_as_said(service, line_standin):
-    from tests.unit.turn.test_eval_cases import _remember
+    from tests.eval.test_eval_cases import _remember
 
     _remember(service, line_standin, "全素")
     messages = _follow_up(service, line_standin, "花壇有素食店嗎", "那彰化市呢")

@@ -2,7 +2,7 @@
 
 Each case is checked twice: the offline router's proposal (tool, arguments, notes), and the whole
 turn as LINE delivers it — a signed body into WebhookService (dispatch, fixed entries, the request
-and memory hooks, the turn engine, a real SQLite file, the LINE stand-in over loopback HTTP,
+and memory hooks, the turn engine, the in-memory store, the LINE stand-in over loopback HTTP,
 functions/memory's use case in-process) — against the reply words, the audit status and the
 result ids. The store and the stand-in serve the whole module; each case is its own LINE user. The clock is pinned to 2026-12-01 10:00 Asia/Taipei. Format: tests/eval/README.md.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.store.memory import forget_database
 from shared.turn.audit import COLLECTION as AUDIT
 from shared.turn.datespec import date_arg
 from shared.turn.router import route, second_ask
@@ -36,9 +38,9 @@ from tests.memory_support import DirectMemoryClient, postbacks
 from tools.eval import asked_dates
 from tools.line_standin import LineStandin
 
-CASES_PATH = Path(__file__).resolve().parents[2] / "eval" / "cases.json"
+CASES_PATH = Path(__file__).resolve().with_name("cases.json")
 CASES = json.loads(CASES_PATH.read_text(encoding="utf-8"))
-#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as issue 9's examples assume.
+#: 2026-12-01 10:00 Asia/Taipei (a Tuesday), as the cases' examples assume.
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)
 #: Cases this test can drive: one message, answered without a model. ``make eval`` (tools/eval.py)
 #: runs the rest too: flows (``setup.steps`` / ``observe`` / ``fault``), model-only cases, and cases
@@ -60,13 +62,17 @@ def eval_standin():
         yield standin
 
 
+#: The module's in-memory database (``memory://NAME``; shared.store.memory).
+DATABASE = f"eval-cases-{uuid.uuid4().hex}"
+
+
 @pytest.fixture(scope="module")
-def pinned_service(tmp_path_factory, eval_standin):
-    """One WebhookService on one real SQLite file for every case of the module. Each case speaks as
+def pinned_service(eval_standin):
+    """One WebhookService on one in-memory store for every case of the module. Each case speaks as
     its own LINE user (``_case_user``), so none sees another's memory, draft or follow-up; a fresh
     store and stand-in per case cost more than the 700 turns themselves."""
     clock = FixedClock(PINNED)
-    env = function_env(f"sqlite:///{tmp_path_factory.mktemp('eval') / 'local.sqlite3'}", eval_standin.url)
+    env = function_env(f"memory://{DATABASE}", eval_standin.url)
     # The claim is each case's reply, not the 2 s budget nor LINE's 1 s reply timeout (tests/unit/webhook's
     # budget tests): on a loaded machine a case must not be left to the queue because its first turn ran
     # slowly, nor its reply counted unknown because the stand-in answered late.
@@ -74,7 +80,8 @@ def pinned_service(tmp_path_factory, eval_standin):
                        line_timeout_seconds=30.0)
     store = open_store(settings)
     memory = DirectMemoryClient(settings, open_store(settings), clock)
-    return WebhookService(settings, store, line_gateway(settings), clock=clock, memory=memory)
+    yield WebhookService(settings, store, line_gateway(settings), clock=clock, memory=memory)
+    forget_database(DATABASE)
 
 
 def _case_user(case_id: str) -> str:
