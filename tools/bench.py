@@ -26,7 +26,7 @@ files in ``bench/``:
   for a fixed entry (選單) in the same process.
 
 Prints a table, writes ``out/bench.json`` (``--out``). No figure is asserted anywhere; the smoke
-test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only that each figure exists.
+test (tests/integration/tools/test_bench_runs.py) runs ``--tiny`` and checks only that each figure exists.
 """
 from __future__ import annotations
 
