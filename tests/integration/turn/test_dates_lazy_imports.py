@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 ])
 def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
     """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
-    each process's first text turn, a cold start's cost (issue 14, P1)."""
+    each process's first text turn, a cold start's cost."""
     code = ("import sys; from shared.turn.dates import read_date; from shared.turn.text import reading_form; "
             f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)

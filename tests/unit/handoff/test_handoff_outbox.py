@@ -218,7 +218,7 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
 
 
 def test_outbox_push_delivered_but_unrecorded_then_redelivery_tells_once(webhook_service, line_standin, clock):
-    """Issue 7 (flapping lock): once a push may have told the receipt, the confirmation's
+    """A flapping store lock: once a push may have told the receipt, the confirmation's
     redelivery must not reply it again, and the sweep's keyed re-push is LINE's 409."""
     settings, store = webhook_service.settings, webhook_service.store
     event_id = "01F1" + "0" * 22

@@ -1,4 +1,4 @@
-"""A forget forgets everywhere, and an expired forget button is no dead end (DESIGN §6): the
+"""A forget forgets everywhere, and an expired forget button is no dead end (docs/design.md §6): the
 in-process WebhookService on a real SQLite file, functions/memory's use case in-process, the LINE
 stand-in, an injected clock; ``make user-data`` as an operator runs it."""
 from __future__ import annotations

@@ -150,7 +150,7 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
     """A worker killed after a commit leaves its staff notice pending; the new worker's start-up
     re-queue meets the store file's write lock held by another writer of the process (its other
     start-up threads, under load) past the queue's lock timeout. It must try again once the lock is
-    free, not leave the card for the next sweep (issue 8: the flaky webhook-killed staff test)."""
+    free, not leave the card for the next sweep."""
     from shared.sqlite_file import write_lock
     from shared.staff.service import start_background
     from tests.handoff_support import wait_for

@@ -1,4 +1,4 @@
-"""The SQLite store's group commit and in-process writer lock (shared/sqlite_file.py, issue 14).
+"""The SQLite store's group commit and in-process writer lock (shared/sqlite_file.py).
 
 Writers of one process share one transaction and one fsync; a body that raises leaves none of its
 writes (one write undoes itself, a body of more takes its own savepoint), later bodies see earlier

@@ -1,5 +1,5 @@
 """The date reader (holidays from the Taiwan calendar, Chinese numerals, nearest day) and the one
-diet-label table (issue 9 items 2, 3, 5; issue 8 item 5)."""
+diet-label table."""
 from __future__ import annotations
 
 from datetime import date
