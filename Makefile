@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
 
 venv: $(STAMP)
 
@@ -81,6 +81,15 @@ test:
 	@$(MAKE) --no-print-directory $(LOCKS_STAMP)
 	@$(MAKE) --no-print-directory -j4 $(STAMP) tool-venvs test-collect
 	TMPDIR=$(TEST_TMPDIR) $(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+
+# The unit tests alone (tests/unit: one unit each, in process, no servers or processes started, the
+# in-memory store unless SQLite is the subject): the inner loop, under 30 s on this 2-core machine.
+# `make test` runs them too, with everything else. FAST_WORKERS=0 runs them in one process.
+FAST_WORKERS ?= 2
+test-fast:
+	@$(MAKE) --no-print-directory $(LOCKS_STAMP)
+	@$(MAKE) --no-print-directory -j2 $(STAMP) test-collect
+	TMPDIR=$(TEST_TMPDIR) $(PY) -m pytest tests/unit $(if $(filter 0,$(FAST_WORKERS)),,-n $(FAST_WORKERS))
 
 test-collect: $(LOCKS_STAMP)
 	@$(PY) -m compileall -q -j 0 tests >/dev/null & \

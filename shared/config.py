@@ -189,8 +189,8 @@ class Settings:
                 problems.append(f"{name} is required but not set")
 
         store_url = get("LOCAL_STORE_URL")
-        if store_url and not (store_url.startswith("sqlite:////") or store_url.startswith("firestore://")):
-            problems.append("LOCAL_STORE_URL must be sqlite:////absolute/path.sqlite3 or firestore://PROJECT")
+        if store_url and not store_url.startswith(("sqlite:////", "firestore://", "memory://")):
+            problems.append("LOCAL_STORE_URL must be sqlite:////absolute/path.sqlite3, firestore://PROJECT or memory://NAME")
 
         timezone = get("LOCAL_TIMEZONE") or "Asia/Taipei"
         try:

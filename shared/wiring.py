@@ -16,8 +16,9 @@ def user_hasher(settings: Settings) -> keys.UserHasher | None:
 
 
 def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:
-    """The store named by ``LOCAL_STORE_URL``: ``sqlite:////abs/path.sqlite3`` or
-    ``firestore://PROJECT[/DATABASE]`` (no connection is made here; the client is built on first use).
+    """The store named by ``LOCAL_STORE_URL``: ``sqlite:////abs/path.sqlite3``,
+    ``firestore://PROJECT[/DATABASE]`` (no connection is made here; the client is built on first use),
+    or ``memory://NAME`` (this process's in-memory database NAME: tests and one-process tools only).
 
     Raises:
         ValueError: unsupported URL scheme or malformed URL.
@@ -28,6 +29,10 @@ def open_store(settings: Settings, *, read_only: bool = False) -> DocumentStore:
 
         return SqliteStore.from_url(url, deadline_seconds=settings.store_deadline_seconds,
                                     read_only=read_only)
+    if url.startswith("memory:"):
+        from shared.store.memory import MemoryStore
+
+        return MemoryStore.from_url(url, deadline_seconds=settings.store_deadline_seconds, read_only=read_only)
     if url.startswith("firestore:"):
         from shared.store.firestore import FirestoreStore
 

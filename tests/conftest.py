@@ -146,8 +146,10 @@ def prepare_sqlite_file(store_url: str) -> None:
 
 def function_env(store_url: str, standin_url: str) -> dict[str, str]:
     """The variables a function needs on the embedded default (a SQLite store, the LINE stand-in at
-    ``standin_url``), after creating the store's file (``prepare_sqlite_file``)."""
-    prepare_sqlite_file(store_url)
+    ``standin_url``), after creating the store's file (``prepare_sqlite_file``; an in-memory store of
+    the unit tests, ``memory://NAME``, needs none)."""
+    if store_url.startswith("sqlite:"):
+        prepare_sqlite_file(store_url)
     return {
         "LINE_CHANNEL_SECRET": TEST_SECRET,
         "LINE_CHANNEL_ACCESS_TOKEN": TEST_TOKEN,
@@ -192,7 +194,7 @@ def clock():
 
 @pytest.fixture
 def webhook_service(base_env, clock):
-    """A WebhookService wired to a real SQLite file and the stand-in, with an injected clock."""
+    """A WebhookService wired to this test's store (``store_url``) and the stand-in, with an injected clock."""
     from shared.config import WEBHOOK_REQUIRED, Settings
     from shared.webhook.service import WebhookService
     from shared.wiring import line_gateway, open_store

@@ -28,7 +28,7 @@ files in ``bench/``:
 Prints a table, writes every raw value to ``out/bench.json`` (``--out``) and the table, with the
 commit, the machine and its load, to ``docs/results/bench.md`` (``--results``; a ``--tiny`` run writes
 its page beside ``--out`` instead, so a smoke run never replaces the published one). No figure is
-asserted anywhere; the smoke test (tests/tools/test_bench_runs.py) runs ``--tiny`` and checks only
+asserted anywhere; the smoke test (tests/integration/tools/test_bench_runs.py) runs ``--tiny`` and checks only
 that each figure exists.
 """
 from __future__ import annotations

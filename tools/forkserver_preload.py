@@ -19,7 +19,7 @@ Why this is the same process as a new interpreter's:
 
 Nothing here imports ADK, genai or Google's clients: a forked webhook must not get them for free
 (tests/unit/tools/test_forkserver_preload.py). What a function imports on a real cold start is
-checked in a new interpreter (tests/functions/test_cold_start_imports.py).
+checked in a new interpreter (tests/integration/functions/test_cold_start_imports.py).
 """
 from __future__ import annotations
 

@@ -6,15 +6,16 @@ are opened lazily, one per thread, never at import time (docs/design.md §9).
 """
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, TypeVar
 
 from shared.sqlite_file import ConnectionPerThread, LockNotHad, group_commit, write_immediately
+from shared.store.documents import WritesThroughTransactions
+from shared.store.documents import dumps as _dumps
+from shared.store.documents import field_name as _field
+from shared.store.documents import loads as _loads
 from shared.store.port import (
-    TTL_FIELD,
     Doc,
     RecordAlreadyExists,
     StoreUnavailable,
@@ -53,25 +54,6 @@ def file_missing(url: str | None) -> bool:
     return not os.path.exists(path_from_url(url))
 
 
-def _dumps(data: Doc) -> str:
-    """JSON text of a document; an aware datetime (the ``expire_at`` value) becomes ISO-8601 UTC text."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_encode)
-
-
-def _encode(value: Any) -> str:
-    if isinstance(value, datetime) and value.utcoffset() is not None:
-        return value.astimezone(timezone.utc).isoformat()
-    raise TypeError(f"cannot store a {type(value).__name__} in a document")
-
-
-def _loads(text: str) -> Doc:
-    """A stored document; ``expire_at`` comes back as an aware UTC datetime, as Firestore returns it."""
-    doc = json.loads(text)
-    if isinstance(doc.get(TTL_FIELD), str):
-        doc[TTL_FIELD] = datetime.fromisoformat(doc[TTL_FIELD]).astimezone(timezone.utc)
-    return doc
-
-
 class _SqliteTransaction:
     """One attempt's view: reads go to the open transaction, writes are buffered."""
 
@@ -101,7 +83,7 @@ class _SqliteTransaction:
         self.writes.append(("delete", collection, doc_id, None))
 
 
-class SqliteStore:
+class SqliteStore(WritesThroughTransactions):
     """Document store over one SQLite file.
 
     Args:
@@ -161,14 +143,6 @@ class SqliteStore:
             raise StoreUnavailable(f"read failed: {exc.__class__.__name__}") from exc
         found = {i: data for i, data in rows}
         return [_loads(found[i]) if i in found else None for i in range(len(refs))]
-
-    def create(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Create-if-absent. Raises RecordAlreadyExists or StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.create(collection, doc_id, data))
-
-    def set(self, collection: str, doc_id: str, data: Doc) -> None:
-        """Replace one document. Raises StoreUnavailable."""
-        self.run_transaction(lambda tx: tx.set(collection, doc_id, data))
 
     def query(self, collection: str, where: dict[str, Any] | None = None,
               order_by: str | None = None, descending: bool = False,
@@ -279,8 +253,3 @@ def _undo_savepoint(conn: sqlite3.Connection, name: str) -> None:
     except sqlite3.Error:
         pass
 
-
-def _field(name: str) -> str:
-    if not name.replace("_", "").isalnum():
-        raise ValueError(f"bad field name {name!r}")
-    return name

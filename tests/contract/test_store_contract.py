@@ -1,6 +1,8 @@
 """One contract suite for the document store port, run against every adapter.
 
 - sqlite: a real SQLite file in tmp_path.
+- memory: ``shared.store.memory``, the in-memory adapter the unit tests use; every store a test makes
+  shares one ``MemoryDatabase``, as the SQLite ones share one file.
 - firestore: the real google-cloud-firestore client against Google's Firestore emulator on
   loopback (``FIRESTORE_EMULATOR_HOST`` if set, else one started for the session by
   ``firestore_emulator.py``), a fresh project id per test so tests share nothing. Where the
@@ -25,6 +27,13 @@ def _sqlite(request, tmp_path):
     return lambda **kwargs: SqliteStore(str(tmp_path / "contract.sqlite3"), deadline_seconds=5.0, **kwargs)
 
 
+def _memory(request, tmp_path):
+    from shared.store.memory import MemoryDatabase, MemoryStore
+
+    database = MemoryDatabase()
+    return lambda **kwargs: MemoryStore(database, deadline_seconds=5.0, **kwargs)
+
+
 def _firestore(request, tmp_path):
     host = request.getfixturevalue("firestore_emulator_host")
     request.getfixturevalue("monkeypatch").setenv("FIRESTORE_EMULATOR_HOST", host)
@@ -34,7 +43,7 @@ def _firestore(request, tmp_path):
     return lambda **kwargs: FirestoreStore(project, deadline_seconds=5.0, **kwargs)
 
 
-ADAPTERS = {"sqlite": _sqlite, "firestore": _firestore}
+ADAPTERS = {"sqlite": _sqlite, "memory": _memory, "firestore": _firestore}
 
 # (adapter, test) → why that scenario cannot be shown against it here.
 NOT_SHOWN = {
@@ -184,15 +193,57 @@ def test_sqlite_store_four_processes_increment_exactly(tmp_path):
     assert SqliteStore(path).get("counter", "c") == {"n": 100}
 
 
-def test_sqlite_store_read_only_cannot_write(tmp_path):
-    from shared.store.sqlite import SqliteStore
-
-    path = str(tmp_path / "ro.sqlite3")
-    SqliteStore(path).create("things", "a", {"v": 1})
-    ro = SqliteStore(path, read_only=True)
+def test_store_read_only_reads_and_refuses_writes(make_store):
+    make_store().create("things", "a", {"v": 1})
+    ro = make_store(read_only=True)
     assert ro.get("things", "a") == {"v": 1}
     with pytest.raises(StoreUnavailable):
         ro.create("things", "b", {"v": 2})
+    with pytest.raises(StoreUnavailable):
+        ro.run_transaction(lambda tx: tx.set("things", "a", {"v": 3}))
+    assert make_store().get_all([("things", "a"), ("things", "b")]) == [{"v": 1}, None]
+
+
+def test_memory_store_writer_held_past_deadline_is_unavailable_and_readers_never_wait():
+    from shared.store.memory import MemoryDatabase, MemoryStore
+
+    database = MemoryDatabase()
+    MemoryStore(database).set("things", "a", {"v": 1})
+    inside, release = threading.Event(), threading.Event()
+
+    def slow(tx):
+        tx.get("things", "a")
+        inside.set()
+        release.wait(30)
+        tx.set("things", "a", {"v": 2})
+
+    holder = threading.Thread(target=MemoryStore(database, deadline_seconds=30.0).run_transaction, args=(slow,))
+    holder.start()
+    try:
+        assert inside.wait(30)
+        late = MemoryStore(database, deadline_seconds=0.05)
+        with pytest.raises(StoreUnavailable):
+            late.set("things", "b", {"v": 1})
+        assert late.get("things", "a") == {"v": 1}  # the open transaction's write is not seen
+        assert late.get("things", "b") is None
+    finally:
+        release.set()
+        holder.join(30)
+    assert MemoryStore(database).get("things", "a") == {"v": 2}
+
+
+def test_memory_store_named_database_is_shared_by_url_and_forgotten():
+    from shared.store.memory import MemoryStore, forget_database
+
+    name = f"contract-{uuid.uuid4().hex[:8]}"
+    MemoryStore.from_url(f"memory://{name}").set("things", "a", {"v": 1})
+    assert MemoryStore.from_url(f"memory://{name}", read_only=True).get("things", "a") == {"v": 1}
+    forget_database(name)
+    assert MemoryStore.from_url(f"memory://{name}").get("things", "a") is None
+    forget_database(name)
+    for bad in ("memory://", "memory://a/b", "sqlite:////x"):
+        with pytest.raises(ValueError):
+            MemoryStore.from_url(bad)
 
 
 # Firestore only: behaviour SQLite shows through before_commit, id escaping, and error mapping.

@@ -96,7 +96,7 @@ def _alerts() -> dict[str, dict]:
     return locals_()["counter_alerts"] | locals_()["ratio_alerts"]
 
 
-def test_monitoring_every_issue_signal_has_an_alert():
+def test_monitoring_every_fault_signal_has_an_alert():
     assert set(locals_()["counter_alerts"]) <= set(_metrics())
     assert {"webhook_slow_answers", "reply_unknown", "sends_refused", "tasks_exhausted", "needs_human_followup",
             "staff_reminders", "ingest_failures"} <= set(locals_()["counter_alerts"])

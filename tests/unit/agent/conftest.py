@@ -1,10 +1,10 @@
-"""Fixtures of the agent tests: the Gemini stand-in on loopback (one per module), a real SQLite store
+"""Fixtures of the agent tests: the Gemini stand-in on loopback (one per module), an in-memory store
 and settings that point the real google-genai client at the stand-in."""
 from __future__ import annotations
 
 import pytest
 
-from shared.store.sqlite import SqliteStore
+from shared.store.memory import MemoryStore
 from tests.unit.agent.agent_support import model_settings
 from tools.gemini_standin import GeminiStandin
 
@@ -21,8 +21,8 @@ def standin():
 
 
 @pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "agent.sqlite3"))
+def store():
+    return MemoryStore()
 
 
 @pytest.fixture

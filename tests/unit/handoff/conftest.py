@@ -1,13 +1,12 @@
-"""Fixtures for the handoff domain: settings on a real SQLite file, the LINE stand-in, an actor."""
+"""Fixtures for the handoff domain: settings on the unit tests' store (tests/unit/conftest.py), the LINE stand-in, an actor."""
 from __future__ import annotations
-
-import sqlite3
 
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.identity import Actor
-from shared.store.sqlite import SqliteStore, path_from_url
+from shared.store import DocumentStore
+from tests.unit.conftest import store_at, stored_documents
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
 OTHER_USER = "U0000000000000000000000000000beef"
@@ -35,20 +34,14 @@ def settings(make_settings) -> Settings:
 
 
 @pytest.fixture
-def store(settings) -> SqliteStore:
-    return SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0)
+def store(settings) -> DocumentStore:
+    return store_at(settings.store_url, deadline_seconds=2.0)
 
 
 def all_documents(settings: Settings) -> list[tuple[str, str, str]]:
     """Every stored document as (collection, id, JSON text), for before/after comparisons."""
-    conn = sqlite3.connect(path_from_url(settings.store_url))
-    try:
-        return conn.execute("SELECT collection, id, data FROM documents ORDER BY collection, id").fetchall()
-    except sqlite3.OperationalError:  # no table yet: nothing stored
-        return []
-    finally:
-        conn.close()
+    return stored_documents(settings.store_url)
 
 
-def count(store: SqliteStore, collection: str) -> int:
+def count(store: DocumentStore, collection: str) -> int:
     return len(store.query(collection))

@@ -1,7 +1,7 @@
 """What an answer carried is recorded before it is sent, and every path that decides whether the
 resident still needs to be told reads it (docs/design.md §4, §11; the flapping-lock double receipt).
 
-The run that found it (tests/functions/test_flapping_lock.py): a confirmation's first attempt
+The run that found it (tests/integration/functions/test_flapping_lock.py): a confirmation's first attempt
 committed the request but lost its answer, queued the check after "checking" and could record
 nothing more (503); LINE's redelivery of the same tap replied the receipt, and the write that it
 was delivered was lost. The check then took that event's reply for the "checking" answer and
@@ -403,7 +403,7 @@ def test_check_after_a_push_took_the_taps_answer_over_pushes_nothing_more(settin
 
 # ---- a last attempt never pushes beside an answer it could not read -----------------------------------
 #
-# The flapping-lock run (tests/functions/test_flapping_lock.py) that told a receipt twice: the tap's
+# The flapping-lock run (tests/integration/functions/test_flapping_lock.py) that told a receipt twice: the tap's
 # reply left the rendered receipt to the queue (its budget ran short, or its start could not be
 # recorded); the queued-event worker pushed it under the event's own retry key and the write that it
 # was delivered was lost, so the inbox still showed it queued. The relay's (or the check's) last

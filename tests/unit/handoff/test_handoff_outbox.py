@@ -23,7 +23,7 @@ from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
 from tests.conftest import all_text, line_body, postback_event, sign, text_event
-from tests.functions.handoff_support import card_postbacks
+from tests.handoff_support import card_postbacks
 from tests.unit.handoff.conftest import OTHER_USER
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -221,7 +221,7 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
 
 
 def test_outbox_push_delivered_but_unrecorded_then_redelivery_tells_once(webhook_service, line_standin, clock):
-    """A flapping lock: once a push may have told the receipt, the confirmation's
+    """A flapping store lock: once a push may have told the receipt, the confirmation's
     redelivery must not reply it again, and the sweep's keyed re-push is LINE's 409."""
     settings, store = webhook_service.settings, webhook_service.store
     event_id = "01F1" + "0" * 22

@@ -11,7 +11,6 @@ from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.memory.auth import InternalTokenCredentials
 from shared.memory.client import HttpMemoryClient
 from shared.store import TransactionConflict
-from shared.store.sqlite import SqliteStore
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
 from tests.conftest import all_text, reply_messages, text_event
@@ -187,8 +186,9 @@ def test_flow_transaction_rerun_makes_no_line_call_inside_and_applies_once(base_
             raise TransactionConflict("forced re-run")
 
     settings = Settings.from_env(base_env)
-    from shared.store.sqlite import path_from_url
-    memory_store = SqliteStore(path_from_url(settings.store_url), before_commit=conflict_first)
+    from tests.unit.conftest import store_at
+
+    memory_store = store_at(settings.store_url, before_commit=conflict_first)
     service = build_service(base_env, clock, memory_store=memory_store)
     approve, _ = card_buttons(service, line_standin)
     calls_before_tap = len(line_standin.calls())

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from tests.conftest import all_text, reply_messages, text_event
-from tests.functions.handoff_support import user_data
+from tests.handoff_support import user_data
 from tests.memory_support import USER_A, place_audits, postbacks, preference_of, tap_event, webhook_with_memory
 
 DIET_WORDS = ("vegetarian", "vegan", "ovo_lacto", "lacto", "蔬食", "全素", "蛋奶素", "奶素")

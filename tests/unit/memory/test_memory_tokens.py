@@ -26,7 +26,7 @@ def _issue(keys=KEYS, actor=ALICE, **overrides):
     return issue_card(keys, actor, **args)
 
 
-def test_tokens_issue_then_verify_round_trips_every_field():
+def test_tokens_made_then_verified_round_trip_every_field():
     payload, token = _issue()
     assert verify_card(KEYS, ALICE, token) == payload
     assert payload.revision == 3 and payload.dietary_type == "ovo_lacto" and payload.operation == "save"

@@ -1,14 +1,15 @@
 """The staff tests' set-up: the relay's and sweep's settings (a staff group, a 10-minute reminder,
-three queue attempts) and a real SQLite store (test_staff_domain.py has its own, with two allowed
+three queue attempts) and the unit tests' store (tests/unit/conftest.py; test_staff_domain.py has its own, with two allowed
 members), and the webhook service in process with the staff group and two allowed members."""
 from __future__ import annotations
 
 import pytest
 
 from shared.config import WEBHOOK_REQUIRED, Settings
-from shared.store.sqlite import SqliteStore, path_from_url
+from shared.store import DocumentStore
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
+from tests.unit.conftest import store_at
 
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 STAFF = "U1111111111111111111111111111aaaa"
@@ -26,13 +27,13 @@ def settings(base_env) -> Settings:
 
 
 @pytest.fixture
-def store(settings) -> SqliteStore:
-    return SqliteStore(path_from_url(settings.store_url), deadline_seconds=2.0)
+def store(settings) -> DocumentStore:
+    return store_at(settings.store_url, deadline_seconds=2.0)
 
 
 @pytest.fixture
 def service(base_env, clock) -> WebhookService:
-    """The webhook service in process (real SQLite store, the LINE stand-in, the test clock) with the
+    """The webhook service in process (the unit tests' store, the LINE stand-in, the test clock) with the
     staff group and the two ``STAFF_MEMBERS`` allowed."""
     env = {**base_env, "LOCAL_STAFF_GROUP_ID": GROUP, "LOCAL_STAFF_USER_IDS": ",".join(STAFF_MEMBERS.values())}
     settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)

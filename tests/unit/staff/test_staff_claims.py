@@ -47,7 +47,7 @@ def staff_tap(service, standin, doc_id: str, op: str, who: str) -> str:
 
 @pytest.mark.parametrize("taps", [
     [("take", "A")],
-    [("take", "A"), ("back", "A"), ("take", "B")],  # the trial's steps
+    [("take", "A"), ("back", "A"), ("take", "B")],  # take, return, another take
     [("take", "A"), ("back", "A"), ("take", "A")],  # the same member takes it again
     [("take", "A"), ("back", "B"), ("take", "B"), ("back", "A"), ("take", "A")],
     [("take", "A"), ("back", "A"), ("take", "B"), ("done", "B")],
@@ -73,8 +73,8 @@ def test_staff_claims_resident_told_only_when_a_notice_was_written(service, line
                               for op in {op for op, _ in taps if op != "back"})
 
 
-def test_staff_claims_trial_example_second_take(service, line_standin):
-    """The trial's steps: A takes, A returns it, B takes. B is not told the resident was notified now."""
+def test_staff_claims_take_return_then_another_take(service, line_standin):
+    """A takes, A returns it, B takes. B is not told the resident was notified now."""
     doc_id = confirmed_request(service, line_standin)
     assert "已通知詢問者「已有專人接手」" in staff_tap(service, line_standin, doc_id, "take", "A")
     staff_tap(service, line_standin, doc_id, "back", "A")
@@ -86,7 +86,7 @@ def test_staff_claims_trial_example_second_take(service, line_standin):
 
 
 def test_stale_tap_on_a_completed_request_reads_once_as_completed():
-    # never 「已由 工作人員 #d57b 已完成」, which says 已 twice
+    # Never 「已由 工作人員 #d57b 已完成」 (已 twice).
     from shared.handoff import staff_outbox
     from shared.staff import access, wording
 

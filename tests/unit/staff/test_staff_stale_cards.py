@@ -1,8 +1,8 @@
-"""A tap on an older revision's staff card says the card is old and nothing changed (docs/design.md §10).
+"""A tap on an older revision's staff card says the card is old and nothing changed.
 
 The example: staff A takes a request (我來處理), taps 轉回待處理, takes it again, then taps 已完成 on the
-FIRST card. The answer read 「req-… 已由 你 接手，這次沒有變更。」, which did not say the card was old,
-so A could believe the request was completed. The kind: every tap on a card of an older revision,
+FIRST card; an answer like 「req-… 已由 你 接手，這次沒有變更。」 would not say the card is old, and A
+could believe the request was completed. The kind: every tap on a card of an older revision,
 whoever taps it and whatever its button, says first that this card is not the latest and nothing was
 changed, then where the request is now (for the holder: still theirs, not completed), and shows the
 current card while its state has buttons. Signed webhook bodies from the staff group go through a
@@ -49,7 +49,7 @@ def _take_back_take(service, standin, who_again: str = "A") -> str:
 
 
 @pytest.mark.parametrize("op", ["done", "back"])
-def test_stale_the_trials_example_says_the_card_is_old_and_not_completed(service, line_standin, op):
+def test_stale_card_after_take_back_take_says_it_is_old_and_not_completed(service, line_standin, op):
     doc_id = _take_back_take(service, line_standin)
     before, notices = _request(service, doc_id), resident_notices(service)
     messages = _tap_at(service, line_standin, doc_id, op, 1, "A")  # the FIRST card's 已完成 / 轉回待處理

@@ -164,7 +164,7 @@ def test_staff_startup_requeue_busy_queue_retried_until_queued(settings, store, 
 
     from shared.sqlite_file import write_lock
     from shared.sweep import Queues, requeue_at_start
-    from tests.functions.handoff_support import wait_for
+    from tests.handoff_support import wait_for
 
     doc_id, _ = new_request(settings, store, clock, "想參加週六的社區走讀，需要輪椅協助")
     notice_doc_id = staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE)

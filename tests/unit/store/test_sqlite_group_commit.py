@@ -7,8 +7,6 @@ holding the first body inside its transaction until the others are waiting.
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
 import threading
 import time
 
@@ -155,22 +153,6 @@ def test_sqlite_store_writer_lock_held_elsewhere_past_deadline_is_unavailable(tm
     assert store.get("things", "a") is None
     store.set("things", "a", {"v": 2})
     assert store.get("things", "a") == {"v": 2}
-
-
-def _write_in_child(path: str) -> None:
-    SqliteStore(path, deadline_seconds=5.0).set("things", "child", {"pid": os.getpid()})
-
-
-def test_sqlite_writer_lock_held_at_fork_is_free_in_the_child(tmp_path):
-    path = str(tmp_path / "fork.sqlite3")
-    SqliteStore(path).set("things", "parent", {"v": 1})
-    lock = write_lock(path)
-    with lock:  # held by this (parent) thread across the fork
-        child = multiprocessing.get_context("fork").Process(target=_write_in_child, args=(path,))
-        child.start()
-        child.join(60)
-    assert child.exitcode == 0
-    assert SqliteStore(path).get("things", "child")["pid"] == child.pid
 
 
 def test_sqlite_group_commit_skips_the_fsync_only_when_no_body_of_the_batch_is_durable(tmp_path):

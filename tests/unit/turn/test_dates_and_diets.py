@@ -2,8 +2,6 @@
 diet-label table."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import date
 
 import holidays
@@ -27,7 +25,6 @@ from shared.turn.datespec import (
     date_arg,
 )
 from shared.turn.router import read_diet
-from tests.conftest import REPO
 from tests.unit.turn.date_support import NOT_READ, asked, span
 
 TODAY = date(2026, 12, 1)
@@ -105,16 +102,3 @@ def test_dates_every_taiwan_calendar_name_ends_with_a_listed_character():
     assert len(names) > 10 and all(name.endswith(dates.CALENDAR_NAME_ENDS) for name in names), names
     assert asked("植樹節有活動嗎", TODAY) == span(date(2027, 3, 12))
     assert isinstance(asked("農曆除夕", TODAY), tuple) and isinstance(asked("中秋", TODAY), tuple)
-
-
-@pytest.mark.parametrize("text, loaded", [
-    ("花壇素食", set()), ("我要預約", set()), ("十二月五號有活動嗎", {"cn2an"}), ("植樹節有活動嗎", {"holidays"}),
-])
-def test_dates_numerals_and_calendar_load_only_for_a_text_that_has_them(text, loaded):
-    """A plain text's first turn pays for neither cn2an (with proces's patterns) nor the calendar:
-    each process's first text turn, a cold start's cost."""
-    code = ("import sys; from shared.turn.dates import read_date; from shared.text import reading_form; "
-            f"read_date(reading_form({text!r})); print(sorted({{'cn2an', 'holidays'}} & set(sys.modules)))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == repr(sorted(loaded))

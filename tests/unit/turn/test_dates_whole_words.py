@@ -1,6 +1,6 @@
 """read_date reads a time word whole, never out of a longer phrase that merely contains it: 一下, 早上,
 馬上 … are words of their own (shared.turn.dates.WHOLE_WORDS), 下下個月 is not 下個月. Today is Tuesday
-2026-12-01 (Asia/Taipei). The resident-facing replies are tests/functions/test_whole_words_http.py."""
+2026-12-01 (Asia/Taipei). The resident-facing replies are tests/integration/functions/test_whole_words_http.py."""
 from __future__ import annotations
 
 from datetime import date

@@ -16,7 +16,7 @@ from shared.config import Settings
 from shared.context import EventContext
 from shared.events.search import DEFAULT_SNAPSHOT_PATH, InvalidDateRange, parse_date_range
 from shared.identity import Actor
-from shared.store.sqlite import SqliteStore
+from shared.store.memory import MemoryStore
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday, date_arg
 from shared.turn.engine import resolve_date, run_text_turn
 from shared.turn.router import date_in, route
@@ -129,7 +129,7 @@ def test_date_in_counts_and_non_dates_are_not_misread(text):
     ("12月有什麼活動", "2026-12-01/2027-01-01"), ("下禮拜有活動嗎", days(date(2026, 12, 7), 7)),
     ("下下週末有活動嗎", days(date(2026, 12, 19), 2)),
 ])
-def test_date_in_phrases_read_since_issue_9(text, expected):
+def test_date_in_week_and_month_phrases_are_read(text, expected):
     assert range_for(text) == expected
 
 
@@ -212,8 +212,8 @@ def test_resolve_date_impossible_month_day_raises_invalid_date_range(value):
         resolve_date(date_arg(value), ctx_at(TAIPEI_NOON_MONDAY))
 
 
-def test_engine_impossible_date_gets_a_kind_reply_not_a_crash(tmp_path):
-    store = SqliteStore(str(tmp_path / "dates.sqlite3"))
+def test_engine_impossible_date_gets_a_kind_reply_not_a_crash():
+    store = MemoryStore()
     ctx = ctx_at(TAIPEI_NOON_MONDAY, store)
     reply = run_text_turn(ctx, "2月30日有什麼活動")
     words = all_text([message.to_dict() for message in reply.messages])

@@ -18,6 +18,7 @@ from shared.memory.store import PreferenceSnapshot
 from shared.memory.tokens import issue_card
 from shared.places.search import search_local_places
 from shared.signing import SigningKeys
+from shared.store.memory import MemoryStore
 from shared.store.sqlite import SqliteStore
 from shared.turn.diet_origin import resolve_diet
 from shared.turn.engine import TurnTools, run_proposal, run_text_turn
@@ -31,8 +32,8 @@ _EVENT_IDS = iter(range(10**6))
 
 
 @pytest.fixture
-def store(tmp_path):
-    return SqliteStore(str(tmp_path / "turn.sqlite3"))
+def store():
+    return MemoryStore()
 
 
 def remember(store, diet: str, revision: int = 0) -> None:
