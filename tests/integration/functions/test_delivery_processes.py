@@ -182,19 +182,25 @@ def post_while_line_unreachable(url: str, standin, event: dict):
         standin.accept_connections()
 
 
-def test_delivery_confirm_connection_refused_told_once_by_push(start_function, base_env, line_standin):
-    webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
-    data = new_card(webhook.url, line_standin)["確認送出"]
-    event = fresh(postback_event(data, user_id=USER))
-    response = post_while_line_unreachable(webhook.url, line_standin, event)
-    assert response.status_code == 200 and response.json()["events"] == ["queued"]
-    store_url = base_env["LOCAL_STORE_URL"]
+
+def _receipt_pushed_once(store_url, line_standin, event):
+    """Wait until the receipt was pushed, its notice delivered and the queues settled; assert the
+    request's id was told exactly once for ``event``. Returns the request document."""
     [request] = store_docs(store_url, "handoff_requests")
     wait_for(lambda: told_request_ids(line_standin), 20, "the receipt push")
     wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "delivered",
              20, "the receipt notice to be delivered")
     wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
     assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
+    return request
+
+def test_delivery_confirm_connection_refused_told_once_by_push(start_function, base_env, line_standin):
+    webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
+    data = new_card(webhook.url, line_standin)["確認送出"]
+    event = fresh(postback_event(data, user_id=USER))
+    response = post_while_line_unreachable(webhook.url, line_standin, event)
+    assert response.status_code == 200 and response.json()["events"] == ["queued"]
+    _receipt_pushed_once(base_env["LOCAL_STORE_URL"], line_standin, event)
     assert [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == event["replyToken"]] == []
 
 
@@ -202,13 +208,7 @@ def test_delivery_confirm_reply_429_told_once_later(start_function, base_env, li
     webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
     event, response = confirm_with_fault(webhook.url, line_standin, lambda: line_standin.fail_next(REPLY, 429))
     assert response.status_code == 200 and response.json()["events"] == ["queued"]
-    store_url = base_env["LOCAL_STORE_URL"]
-    [request] = store_docs(store_url, "handoff_requests")
-    wait_for(lambda: told_request_ids(line_standin), 20, "the receipt push")
-    wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "delivered",
-             20, "the receipt notice to be delivered")
-    wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
-    assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
+    request = _receipt_pushed_once(base_env["LOCAL_STORE_URL"], line_standin, event)
     # a redelivery of the same event now repeats nothing
     assert post(webhook.url, line_body(event)).json()["events"] == ["duplicate"]
     assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
