@@ -16,6 +16,8 @@ about it. The check after "checking", the relay and the re-queue read that recor
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 from shared.clock import to_iso
 from shared.context import EventContext, Reply
 from shared.handoff import cards, drafts, faults, notify, records, staff_outbox, status, wording
@@ -138,6 +140,13 @@ def _cancel(ctx: EventContext, reference: cards.Reference) -> Reply:
     return Reply([with_menu(wording.cancel_message(result.status, result.request_id), HELP_CHOICES)])
 
 
+def _tapped_at(ctx: EventContext) -> datetime:
+    """When the resident tapped 確認送出 (UTC, aware): the event's own signed ``timestamp``, never later
+    than now, so a confirmation queued or retried past the card's expiry is judged at the tap, as the
+    consent cards are (docs/design.md §4); ``ctx.now`` when the event carries no time."""
+    return min(ctx.event_time, ctx.now) if ctx.event_time is not None else ctx.now
+
+
 def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
     operation = reference.operation
     owner = notify.reply_owner(ctx.webhook_event_id)
@@ -146,8 +155,9 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
     # the sweep finds this draft however long reconcile is down, and expiry is judged at this tap.
     # A store that cannot take even this write is met by the create as before (an unknown outcome,
     # whose reconcile task carries the tap's time).
+    tapped = _tapped_at(ctx)
     try:
-        drafts.mark_confirming(ctx.store, operation, reference.content_hash, now=ctx.now,
+        drafts.mark_confirming(ctx.store, operation, reference.content_hash, now=tapped,
                                event_id=ctx.webhook_event_id)
     except StoreError as exc:
         log("WARNING", "handoff confirmation not recorded before the create", error=exc.__class__.__name__,
@@ -156,7 +166,7 @@ def _confirm(ctx: EventContext, reference: cards.Reference) -> Reply:
         result = faults.webhook_create(ctx.settings, lambda: create_request(
             ctx.store, operation, reference.content_hash, now=ctx.now, tz=ctx.settings.tz, source="webhook",
             notice_owner=owner, lease_seconds=lease, event_id=ctx.webhook_event_id,
-            staff_group_id=ctx.settings.staff_group_id))
+            staff_group_id=ctx.settings.staff_group_id, confirmed_at=tapped))
     except StoreError as exc:
         return _pending(ctx, reference, exc)
     _log_answer(ctx, result.status, result)

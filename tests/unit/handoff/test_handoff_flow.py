@@ -253,3 +253,24 @@ def test_webhook_same_text_twice_second_card_names_the_first_request(base_env, l
                               all_text(reply_messages(service, line_standin, postback_event(confirm))))
     again = reply_messages(service, line_standin, text_event(text))
     assert [m["type"] for m in again] == ["text", "flex"] and request_id in all_text(again[:1])
+
+
+@pytest.mark.parametrize("tapped_before_expiry_seconds, created", [(1, True), (0, False), (-30, False)])
+def test_flow_confirmation_expiry_is_judged_at_the_tap_not_when_processed(ctx_for, store, settings,
+                                                                           tapped_before_expiry_seconds, created):
+    """A confirmation tapped in time but processed after the card expired (queued, retried) creates the
+    request; one tapped at or after the expiry (end exclusive) does not, however it is processed."""
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    expiry = NOW + timedelta(seconds=settings.draft_ttl_seconds)
+    tapped = expiry - timedelta(seconds=tapped_before_expiry_seconds)
+    reply = flow.handle_postback(ctx_for("EV-QUEUED", now=expiry + timedelta(minutes=5), event_time=tapped), confirm)
+    assert bool(store.query(records.REQUESTS)) is created
+    assert ("req-" in texts(reply)) is created and ("過期" in texts(reply)) is not created
+
+
+def test_flow_confirmation_event_time_after_now_cannot_extend_the_card(ctx_for, store, settings):
+    """An event time later than the processing time is read as now: it never makes an expired card valid."""
+    confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
+    late = NOW + timedelta(seconds=settings.draft_ttl_seconds + 60)
+    reply = flow.handle_postback(ctx_for("EV-FUTURE", now=late, event_time=late + timedelta(hours=1)), confirm)
+    assert store.query(records.REQUESTS) == [] and "過期" in texts(reply)
