@@ -254,7 +254,8 @@ class LocalTools:
             diet_is_someone_elses: bool = False, vegetarian_on_purpose: bool = False,
             conditions_not_recorded: Optional[Words] = None, states_own_diet: bool = False,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
-            shop_kind_not_recorded: Optional[Text] = None, greeted: bool = False,
+            shop_kind_not_recorded: Optional[Text] = None, unasked_questions: Optional[Words] = None,
+            changhua_read_as_city: bool = False, greeted: bool = False,
             tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Vegetarian-friendly shops in one Changhua township, or in every township (全彰化).
 
@@ -274,6 +275,10 @@ class LocalTools:
             memory_remark: do_not_remember (不用記, 不要存我的資料) or what_is_kept (你們會存我的資料嗎) said beside it.
             shop_kind_not_recorded: a kind of eating place asked for, as said (自助餐, 火鍋, 早餐店): the catalog
                 does not record shop kinds, so LOCAL says so and lists the shops with vegetarian dishes.
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
+            changhua_read_as_city: a bare 彰化 beside another township, read as 彰化市 (area or other_townships):
+                LOCAL says it read it so.
             greeted: the message opens with a greeting (早安，…).
         """
         return self._call("search_local_places", tool_context, locals())
@@ -284,6 +289,9 @@ class LocalTools:
             keyword: Optional[Text] = None, title_words: Optional[Text] = None,
             vague_place_words: Optional[VagueWords] = None, limits_asked: Optional[Limits] = None,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
+            date_not_understood: bool = False, also_date_from: Optional[Day] = None,
+            also_date_to: Optional[Day] = None, suits_whom: Optional[Text] = None,
+            unasked_questions: Optional[Words] = None, changhua_read_as_city: bool = False,
             greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Local events (demo data) by township, dates and event word.
 
@@ -291,6 +299,11 @@ class LocalTools:
             area: the township named; 全彰化 or leave out for every township.
             date_from: first day, YYYY-MM-DD (Asia/Taipei); leave out for every date.
             date_to: last day, YYYY-MM-DD, inclusive; the same as date_from (or left out) for one day.
+            date_not_understood: a date is named but cannot be made a real day (12/32, 寒假, 七夕, 初五, 護士節,
+                an end before its start): leave date_from out; LOCAL asks for the date again.
+            also_date_from: a second date asked apart from the first (明天或週六, 聖誕節跟跨年, two weekends):
+                its first day, YYYY-MM-DD; the days between the two are not searched.
+            also_date_to: that second date's last day, YYYY-MM-DD, inclusive.
             keyword: event words said (市集, 講座, 親子); words separated by a space must all match, by | either.
             title_words: words that may be part of one event's title (冬季蔬果 in 冬季蔬果市集要帶什麼).
             vague_place_words: vague place words said instead of a township (附近, 這裡, 這邊, 彰化, 彰化縣).
@@ -298,6 +311,12 @@ class LocalTools:
                 registration, what_to_bring, pets, weather, evening, end_time, crowd …).
             other_townships: more townships named; LOCAL searches the first and offers these as buttons.
             memory_remark: do_not_remember or what_is_kept said beside it.
+            suits_whom: whom the resident asks an event suits, as said (老人家, 小孩, 阿嬤): LOCAL says the
+                data does not record it (its tags are only categories).
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
+            changhua_read_as_city: a bare 彰化 beside another township, read as 彰化市 (area or other_townships):
+                LOCAL says it read it so.
             greeted: the message opens with a greeting.
         """
         return self._call("search_local_events", tool_context, locals())
@@ -307,6 +326,7 @@ class LocalTools:
             self, name: Text, area: Optional[Township] = None, dietary_type: Optional[Diet] = None,
             diet_is_someone_elses: bool = False, other_shop_names: Optional[Words] = None,
             limits_asked: Optional[Limits] = None, memory_remark: Optional[MemoryRemark] = None,
+            unasked_questions: Optional[Words] = None,
             greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """One shop the resident names (和米素食在哪, john手作電話): its card, found by name in every township.
 
@@ -318,6 +338,8 @@ class LocalTools:
             other_shop_names: more shops named in the message; offered as buttons.
             limits_asked: what LOCAL has no data for, asked beside it (opening_hours, booking, parking, taxi …).
             memory_remark: do_not_remember or what_is_kept said beside it.
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
             greeted: the message opens with a greeting.
         """
         return self._call("find_place", tool_context, locals())

@@ -204,6 +204,24 @@ SAME_ASK = [
     ("員林有全素的店嗎？還有鹿港的蛋奶素", call("search_local_places", area="員林市", dietary_type="vegan",
                                               second_ask_kind="places", second_ask_area="鹿港鎮",
                                               second_ask_dietary_type="ovo_lacto")),
+    # a date named that cannot be read: asked again, never every date
+    ("12/40員林有活動嗎", call("search_local_events", area="員林市", date_not_understood=True)),
+    ("尾牙彰化市有活動嗎", call("search_local_events", area="彰化市", date_not_understood=True)),
+    # two dates asked apart: the days between are not searched
+    ("今天或週日花壇有活動嗎", call("search_local_events", area="花壇鄉", date_from="2026-11-30", date_to="2026-11-30",
+                                  also_date_from="2026-12-06", also_date_to="2026-12-06")),
+    ("這週六跟下週日鹿港有活動嗎", call("search_local_events", area="鹿港鎮", date_from="2026-12-05",
+                                      date_to="2026-12-05", also_date_from="2026-12-13", also_date_to="2026-12-13")),
+    # whom an event suits, and a question in the resident's words: said as not recorded
+    ("週六彰化市市集 阿公可以去嗎", call("search_local_events", area="彰化市", date_from="2026-12-05",
+                                       date_to="2026-12-05", keyword="市集", suits_whom="阿公")),
+    ("明天彰化市有沒有摸彩", call("search_local_events", area="彰化市", date_from="2026-12-01", date_to="2026-12-01",
+                                 unasked_questions=["摸彩"])),
+    ("john手作蔬食有插座嗎", call("find_place", name="John手作蔬食", unasked_questions=["插座"])),
+    ("和米素食有包廂嗎", call("find_place", name="和米素食", unasked_questions=["包廂"])),
+    # a bare 彰化 beside a township, read as 彰化市
+    ("鹿港 彰化 哪裡有蛋奶素", call("search_local_places", area="鹿港鎮", dietary_type="ovo_lacto",
+                                 other_townships=["彰化市"], changhua_read_as_city=True)),
 ]
 
 
