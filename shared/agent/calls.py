@@ -332,6 +332,36 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any]], Proposal]] = {
 }
 
 
+def misspelt_shop(proposal: Proposal, message: str) -> Proposal:
+    """A ``find_place`` proposal whose name is no catalog shop but close to one (合米素食 → 和米素食,
+    jonh → John手作蔬食) → the router's ``did_you_mean`` (「你是說「和米素食」嗎？」 with a button that
+    sends the message again, spelt right); any other proposal as it is. The close match is
+    shared.places.search.place_close_to, as the router's (shared.turn.rules.shops.shop_misspelt); a
+    shop of another township than the one named is not what was meant.
+
+    Args:
+        proposal: the call's proposal (proposal_of).
+        message: the resident's message (never logged); "" when unknown: the button then sends the
+            catalog's name alone.
+    Returns:
+        The ``did_you_mean`` proposal, with the limits asked beside it, or ``proposal``.
+    """
+    from shared.places.search import place_close_to, places_named_in
+    from shared.text import reading_form
+
+    if proposal.tool != "find_place":
+        return proposal
+    name, area = reading_form(proposal.args["name"]), proposal.args.get("area")
+    close = None if places_named_in(name) else place_close_to(name)
+    if close is None or (area and close["area"] != area):
+        return proposal
+    text = reading_form(message)
+    text = text if close["typed"] in text else close["typed"]
+    return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
+                                     "text": text.replace(close["typed"], close["spelling"], 1)}, SOURCE,
+                    tuple(note for note in proposal.notes if isinstance(note, ask.Limit)))
+
+
 def proposal_of(name: str, args: Mapping[str, Any]) -> Proposal:
     """The Proposal the offline router makes for the ask this call names.
 

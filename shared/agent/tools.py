@@ -6,7 +6,7 @@ turn engine (shared.turn.engine.run_tool), one per turn (docs/design.md §8; REA
 |---|---|---|
 | ``search_local_places`` | ``search_local_places``, or ``needs_area`` with no township | shops, or the township picker |
 | ``search_local_events`` | ``search_local_events``, or ``needs_area`` for a vague place | events |
-| ``find_place(name)`` | ``find_place``: a shop by name, in every township unless one is said | the shop's card |
+| ``find_place(name)`` | ``find_place``: a shop by name, in every township unless one is said; a name close to one shop: ``did_you_mean`` (calls.misspelt_shop) | the shop's card, or 你是說…嗎 |
 | ``show_limits(kinds)`` | ``show_limits``: what LOCAL cannot do, by kind | the limits and the menu |
 | ``small_talk(kind)`` | ``greeting`` / ``thanks`` / ``ack`` | a short answer and the menu |
 | ``show_help`` | ``show_local_help`` | how to ask, and the menu |
@@ -69,6 +69,7 @@ from shared.agent.calls import (
     SmallTalk,
     Township,
     VagueWord,
+    misspelt_shop,
     proposal_of,
 )
 from shared.context import EventContext
@@ -116,6 +117,7 @@ class TurnBinding:
         run: the one business tool that ran, or None.
         refusals: ``{"tool", "code", "detail"}`` per refused call, in order.
         calls: ``{"tool", "args"}`` per call the model proposed, as it proposed them.
+        text: the resident's message (never logged): a misspelt shop's button sends it spelt right.
     """
 
     ctx: EventContext
@@ -126,6 +128,7 @@ class TurnBinding:
     run: ToolRun | None = None
     refusals: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
     _slots_taken: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -238,7 +241,8 @@ class LocalTools:
             given = {**given, **given.get("second_ask", {})}
             args = {key: value for key, value in given.items()
                     if key not in _NOT_ARGUMENTS and value not in (None, False, [])}
-            run = run_tool(binding.ctx, proposal_of(name, args), binding.start.snapshot, binding.tools)
+            proposal = misspelt_shop(proposal_of(name, args), binding.text)
+            run = run_tool(binding.ctx, proposal, binding.start.snapshot, binding.tools)
             binding.run = run
             return _summary(run)
         except BadCall as exc:  # check_call refuses these first; a direct call is refused the same way
@@ -331,7 +335,7 @@ class LocalTools:
         """One shop the resident names (和米素食在哪, john手作電話): its card, found by name in every township.
 
         Args:
-            name: the shop's name as the resident wrote it.
+            name: the shop's name as the resident wrote it, typos and all (合米素食): LOCAL asks 你是說…嗎.
             area: the township, only when the message names one.
             dietary_type: a diet asked about the shop (和米有全素嗎 → vegan).
             diet_is_someone_elses: that diet is another person's.
