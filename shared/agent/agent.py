@@ -252,7 +252,7 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
         raise ValueError("a model turn needs the verified actor")
     start = start_turn(ctx, read_snapshot=True)
     binding = TurnBinding(ctx, start, session_user=hash_user(ctx.actor.user_id) or "anonymous",
-                          session_id=f"turn-{uuid.uuid4().hex}", tools=tools)
+                          session_id=f"turn-{uuid.uuid4().hex}", tools=tools, text=text)
     model_started = time.monotonic()
     try:
         agent = build_agent(settings, public_context(ctx.now), LocalTools(binding))

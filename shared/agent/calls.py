@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY
 from shared.turn import ask
-from shared.turn.datespec import date_arg
+from shared.turn.datespec import Both, DateSpec, Unreadable, date_arg
 from shared.turn.router import Proposal
 
 #: The 26 townships, in the county's order (data/townships.json).
@@ -134,6 +134,41 @@ def _diet_notes(args: Mapping[str, Any]) -> tuple[ask.Note, ...]:
     return notes + ((ask.Flag.GENERIC_DIET,) if generic else ()) + ((ask.Flag.DIET_OF_OTHER,) if other else ())
 
 
+def _changhua(args: Mapping[str, Any]) -> tuple[ask.Flag, ...]:
+    """A bare 彰化 read as 彰化市 (``changhua_read_as_city``): the router's first note."""
+    return (ask.Flag.CHANGHUA_AS_CITY,) if args.get("changhua_read_as_city") else ()
+
+
+def _suits(args: Mapping[str, Any]) -> tuple[ask.NotRecorded, ...]:
+    """Whom an event should suit (``suits_whom``): not recorded, said before the other details."""
+    whom = args.get("suits_whom")
+    return (ask.NotRecorded(ask.DetailKind.SUITABILITY, whom),) if whom else ()
+
+
+def _unasked(args: Mapping[str, Any]) -> tuple[ask.Unasked, ...]:
+    """Questions the data does not answer, in the resident's words (``unasked_questions``), in order."""
+    return tuple(ask.Unasked(words) for words in dict.fromkeys(_said(args, "unasked_questions")))
+
+
+def event_date(args: Mapping[str, Any]) -> DateSpec | None:
+    """The days an events call asks: ``Unreadable`` when ``date_not_understood`` (LOCAL asks for the
+    date again, never every date); ``date_from..date_to``, and with ``also_date_from..also_date_to``
+    the two apart (``Both``: the days between are not searched); None for every date.
+
+    Raises:
+        BadCall: a range that is no range (see day_range), or ``also_date_from`` without ``date_from``.
+    """
+    if args.get("date_not_understood"):
+        return Unreadable()
+    first = date_arg(day_range(args.get("date_from"), args.get("date_to")))
+    also = date_arg(day_range(args.get("also_date_from"), args.get("also_date_to")))
+    if also is None:
+        return first
+    if first is None:
+        raise BadCall("also_date_from without date_from")
+    return Both(first, also)
+
+
 def _other_areas(args: Mapping[str, Any]) -> tuple[ask.OtherAreas, ...]:
     others = [area for area in _said(args, "other_townships") if area != args.get("area")]
     return (ask.OtherAreas(tuple(dict.fromkeys(others))),) if others else ()
@@ -210,9 +245,9 @@ def _places(args: Mapping[str, Any]) -> Proposal:
     area, diet = args.get("area"), args.get("dietary_type")
     first = {"area": None if area == WHOLE_COUNTY else area, "diet": None if diet == "any" else diet}
     kind = args.get("shop_kind_not_recorded")
-    notes = _limit_notes(args) + _diet_notes(args) + _other_areas(args) + \
+    notes = _changhua(args) + _limit_notes(args) + _diet_notes(args) + _other_areas(args) + \
         ((ask.UnrecordedKind(kind),) if kind and area is not None else ()) + _detail_notes(args) + \
-        _second_ask_notes("places", first, args) + _tail_notes(args)
+        _unasked(args) + _second_ask_notes("places", first, args) + _tail_notes(args)
     if area is None:
         vague = _said(args, "vague_place_words")
         own = (ask.Flag.OWN_DIET,) if args.get("states_own_diet") and diet not in (None, "any") else ()
@@ -227,16 +262,17 @@ def _events(args: Mapping[str, Any]) -> Proposal:
         return urgent
     area = None if args.get("area") == WHOLE_COUNTY else args.get("area")
     date_range = day_range(args.get("date_from"), args.get("date_to"))
+    days = event_date(args)
     keyword = args.get("keyword")
     title = args.get("title_words")
-    notes = _limit_notes(args, events=True) + _memory_notes(args) + _other_areas(args) + \
-        ((ask.TitleHint(title),) if title else ()) + _detail_notes(args) + \
+    notes = _changhua(args) + _limit_notes(args, events=True) + _memory_notes(args) + _other_areas(args) + \
+        ((ask.TitleHint(title),) if title else ()) + _suits(args) + _detail_notes(args) + _unasked(args) + \
         _second_ask_notes("events", {"area": area, "date": date_range, "keyword": keyword}, args) + _tail_notes(args)
     vague = _said(args, "vague_place_words")
     if args.get("area") is None and vague:
-        return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": vague, "date": date_arg(date_range),
+        return Proposal("needs_area", {"kind": "events", "vague": True, "vague_words": vague, "date": days,
                                        "keyword": keyword}, SOURCE, notes)
-    return Proposal("search_local_events", {"area": area, "date": date_arg(date_range), "keyword": keyword}, SOURCE, notes)
+    return Proposal("search_local_events", {"area": area, "date": days, "keyword": keyword}, SOURCE, notes)
 
 
 def _find_place(args: Mapping[str, Any]) -> Proposal:
@@ -248,7 +284,7 @@ def _find_place(args: Mapping[str, Any]) -> Proposal:
     check += ((ask.Flag.DIET_OF_OTHER,) if check and args.get("diet_is_someone_elses") else ()) + _memory_notes(args)
     others = tuple(ask.OtherPlace(name) for name in dict.fromkeys(_said(args, "other_shop_names"))
                    if name != args["name"])
-    notes = _limit_notes(args) + check + others + _detail_notes(args) + \
+    notes = _limit_notes(args) + check + others + _detail_notes(args) + _unasked(args) + \
         _second_ask_notes("places", {"area": args.get("area"), "diet": None}, args) + _tail_notes(args)
     return Proposal("find_place", {"name": args["name"], "area": args.get("area")}, SOURCE, notes)
 
@@ -294,6 +330,36 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any]], Proposal]] = {
     "show_privacy": _show_privacy,
     "ask_events_or_shops": lambda args: Proposal("ask_search_kind", {"area": args["area"]}, SOURCE),
 }
+
+
+def misspelt_shop(proposal: Proposal, message: str) -> Proposal:
+    """A ``find_place`` proposal whose name is no catalog shop but close to one (合米素食 → 和米素食,
+    jonh → John手作蔬食) → the router's ``did_you_mean`` (「你是說「和米素食」嗎？」 with a button that
+    sends the message again, spelt right); any other proposal as it is. The close match is
+    shared.places.search.place_close_to, as the router's (shared.turn.rules.shops.shop_misspelt); a
+    shop of another township than the one named is not what was meant.
+
+    Args:
+        proposal: the call's proposal (proposal_of).
+        message: the resident's message (never logged); "" when unknown: the button then sends the
+            catalog's name alone.
+    Returns:
+        The ``did_you_mean`` proposal, with the limits asked beside it, or ``proposal``.
+    """
+    from shared.places.search import place_close_to, places_named_in
+    from shared.text import reading_form
+
+    if proposal.tool != "find_place":
+        return proposal
+    name, area = reading_form(proposal.args["name"]), proposal.args.get("area")
+    close = None if places_named_in(name) else place_close_to(name)
+    if close is None or (area and close["area"] != area):
+        return proposal
+    text = reading_form(message)
+    text = text if close["typed"] in text else close["typed"]
+    return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
+                                     "text": text.replace(close["typed"], close["spelling"], 1)}, SOURCE,
+                    tuple(note for note in proposal.notes if isinstance(note, ask.Limit)))
 
 
 def proposal_of(name: str, args: Mapping[str, Any]) -> Proposal:

@@ -103,6 +103,12 @@ Say what else the message says, with the search's own arguments: a limit asked b
 limits_asked (花壇有素食嗎？可以訂位嗎 → limits_asked ["booking"]); someone else's diet sets
 diet_is_someone_elses (我媽媽吃全素); another ask in the same message goes in second_ask_* (週末彰化市有活動嗎？
 順便推薦素食店 → events search, second_ask_kind "places"); a diet only when the message states one.
+A date named that cannot be made a real day (12/32, 寒假, 七夕, 初五, an end before its start) sets
+date_not_understood, never every date; two dates asked apart (明天或週六) are date_from..date_to and
+also_date_from..also_date_to; 老人家可以去嗎 → suits_whom "老人家"; any other question the data does not
+answer, in the resident's words → unasked_questions (有外帶嗎 → ["外帶"]); a kind of eating place (火鍋) →
+shop_kind_not_recorded; a bare 彰化 beside a township (花壇 彰化) → other_townships ["彰化市"] and
+changhua_read_as_city.
 
 Rules:
 - One tool call, once. If the message asks several things, search the first and put the next in second_ask_*.

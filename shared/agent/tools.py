@@ -6,7 +6,7 @@ turn engine (shared.turn.engine.run_tool), one per turn (docs/design.md §8; REA
 |---|---|---|
 | ``search_local_places`` | ``search_local_places``, or ``needs_area`` with no township | shops, or the township picker |
 | ``search_local_events`` | ``search_local_events``, or ``needs_area`` for a vague place | events |
-| ``find_place(name)`` | ``find_place``: a shop by name, in every township unless one is said | the shop's card |
+| ``find_place(name)`` | ``find_place``: a shop by name, in every township unless one is said; a name close to one shop: ``did_you_mean`` (calls.misspelt_shop) | the shop's card, or 你是說…嗎 |
 | ``show_limits(kinds)`` | ``show_limits``: what LOCAL cannot do, by kind | the limits and the menu |
 | ``small_talk(kind)`` | ``greeting`` / ``thanks`` / ``ack`` | a short answer and the menu |
 | ``show_help`` | ``show_local_help`` | how to ask, and the menu |
@@ -69,6 +69,7 @@ from shared.agent.calls import (
     SmallTalk,
     Township,
     VagueWord,
+    misspelt_shop,
     proposal_of,
 )
 from shared.context import EventContext
@@ -116,6 +117,7 @@ class TurnBinding:
         run: the one business tool that ran, or None.
         refusals: ``{"tool", "code", "detail"}`` per refused call, in order.
         calls: ``{"tool", "args"}`` per call the model proposed, as it proposed them.
+        text: the resident's message (never logged): a misspelt shop's button sends it spelt right.
     """
 
     ctx: EventContext
@@ -126,6 +128,7 @@ class TurnBinding:
     run: ToolRun | None = None
     refusals: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
     _slots_taken: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -238,7 +241,8 @@ class LocalTools:
             given = {**given, **given.get("second_ask", {})}
             args = {key: value for key, value in given.items()
                     if key not in _NOT_ARGUMENTS and value not in (None, False, [])}
-            run = run_tool(binding.ctx, proposal_of(name, args), binding.start.snapshot, binding.tools)
+            proposal = misspelt_shop(proposal_of(name, args), binding.text)
+            run = run_tool(binding.ctx, proposal, binding.start.snapshot, binding.tools)
             binding.run = run
             return _summary(run)
         except BadCall as exc:  # check_call refuses these first; a direct call is refused the same way
@@ -254,7 +258,8 @@ class LocalTools:
             diet_is_someone_elses: bool = False, vegetarian_on_purpose: bool = False,
             conditions_not_recorded: Optional[Words] = None, states_own_diet: bool = False,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
-            shop_kind_not_recorded: Optional[Text] = None, greeted: bool = False,
+            shop_kind_not_recorded: Optional[Text] = None, unasked_questions: Optional[Words] = None,
+            changhua_read_as_city: bool = False, greeted: bool = False,
             tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Vegetarian-friendly shops in one Changhua township, or in every township (全彰化).
 
@@ -274,6 +279,10 @@ class LocalTools:
             memory_remark: do_not_remember (不用記, 不要存我的資料) or what_is_kept (你們會存我的資料嗎) said beside it.
             shop_kind_not_recorded: a kind of eating place asked for, as said (自助餐, 火鍋, 早餐店): the catalog
                 does not record shop kinds, so LOCAL says so and lists the shops with vegetarian dishes.
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
+            changhua_read_as_city: a bare 彰化 beside another township, read as 彰化市 (area or other_townships):
+                LOCAL says it read it so.
             greeted: the message opens with a greeting (早安，…).
         """
         return self._call("search_local_places", tool_context, locals())
@@ -284,6 +293,9 @@ class LocalTools:
             keyword: Optional[Text] = None, title_words: Optional[Text] = None,
             vague_place_words: Optional[VagueWords] = None, limits_asked: Optional[Limits] = None,
             other_townships: Optional[Townships] = None, memory_remark: Optional[MemoryRemark] = None,
+            date_not_understood: bool = False, also_date_from: Optional[Day] = None,
+            also_date_to: Optional[Day] = None, suits_whom: Optional[Text] = None,
+            unasked_questions: Optional[Words] = None, changhua_read_as_city: bool = False,
             greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """Local events (demo data) by township, dates and event word.
 
@@ -291,6 +303,11 @@ class LocalTools:
             area: the township named; 全彰化 or leave out for every township.
             date_from: first day, YYYY-MM-DD (Asia/Taipei); leave out for every date.
             date_to: last day, YYYY-MM-DD, inclusive; the same as date_from (or left out) for one day.
+            date_not_understood: a date is named but cannot be made a real day (12/32, 寒假, 七夕, 初五, 護士節,
+                an end before its start): leave date_from out; LOCAL asks for the date again.
+            also_date_from: a second date asked apart from the first (明天或週六, 聖誕節跟跨年, two weekends):
+                its first day, YYYY-MM-DD; the days between the two are not searched.
+            also_date_to: that second date's last day, YYYY-MM-DD, inclusive.
             keyword: event words said (市集, 講座, 親子); words separated by a space must all match, by | either.
             title_words: words that may be part of one event's title (冬季蔬果 in 冬季蔬果市集要帶什麼).
             vague_place_words: vague place words said instead of a township (附近, 這裡, 這邊, 彰化, 彰化縣).
@@ -298,6 +315,12 @@ class LocalTools:
                 registration, what_to_bring, pets, weather, evening, end_time, crowd …).
             other_townships: more townships named; LOCAL searches the first and offers these as buttons.
             memory_remark: do_not_remember or what_is_kept said beside it.
+            suits_whom: whom the resident asks an event suits, as said (老人家, 小孩, 阿嬤): LOCAL says the
+                data does not record it (its tags are only categories).
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
+            changhua_read_as_city: a bare 彰化 beside another township, read as 彰化市 (area or other_townships):
+                LOCAL says it read it so.
             greeted: the message opens with a greeting.
         """
         return self._call("search_local_events", tool_context, locals())
@@ -307,17 +330,20 @@ class LocalTools:
             self, name: Text, area: Optional[Township] = None, dietary_type: Optional[Diet] = None,
             diet_is_someone_elses: bool = False, other_shop_names: Optional[Words] = None,
             limits_asked: Optional[Limits] = None, memory_remark: Optional[MemoryRemark] = None,
+            unasked_questions: Optional[Words] = None,
             greeted: bool = False, tool_context: Optional[ToolContext] = None, **second_ask: Any) -> dict[str, Any]:
         """One shop the resident names (和米素食在哪, john手作電話): its card, found by name in every township.
 
         Args:
-            name: the shop's name as the resident wrote it.
+            name: the shop's name as the resident wrote it, typos and all (合米素食): LOCAL asks 你是說…嗎.
             area: the township, only when the message names one.
             dietary_type: a diet asked about the shop (和米有全素嗎 → vegan).
             diet_is_someone_elses: that diet is another person's.
             other_shop_names: more shops named in the message; offered as buttons.
             limits_asked: what LOCAL has no data for, asked beside it (opening_hours, booking, parking, taxi …).
             memory_remark: do_not_remember or what_is_kept said beside it.
+            unasked_questions: other questions the data does not answer, in the resident's words, short
+                (外帶, 冷氣, 報佳音): LOCAL says it has no record of each; a kind in limits_asked goes there.
             greeted: the message opens with a greeting.
         """
         return self._call("find_place", tool_context, locals())

@@ -204,6 +204,27 @@ SAME_ASK = [
     ("員林有全素的店嗎？還有鹿港的蛋奶素", call("search_local_places", area="員林市", dietary_type="vegan",
                                               second_ask_kind="places", second_ask_area="鹿港鎮",
                                               second_ask_dietary_type="ovo_lacto")),
+    # a date named that cannot be read: asked again, never every date
+    ("12/40員林有活動嗎", call("search_local_events", area="員林市", date_not_understood=True)),
+    ("尾牙彰化市有活動嗎", call("search_local_events", area="彰化市", date_not_understood=True)),
+    # two dates asked apart: the days between are not searched
+    ("今天或週日花壇有活動嗎", call("search_local_events", area="花壇鄉", date_from="2026-11-30", date_to="2026-11-30",
+                                  also_date_from="2026-12-06", also_date_to="2026-12-06")),
+    ("這週六跟下週日鹿港有活動嗎", call("search_local_events", area="鹿港鎮", date_from="2026-12-05",
+                                      date_to="2026-12-05", also_date_from="2026-12-13", also_date_to="2026-12-13")),
+    # whom an event suits, and a question in the resident's words: said as not recorded
+    ("週六彰化市市集 阿公可以去嗎", call("search_local_events", area="彰化市", date_from="2026-12-05",
+                                       date_to="2026-12-05", keyword="市集", suits_whom="阿公")),
+    ("明天彰化市有沒有摸彩", call("search_local_events", area="彰化市", date_from="2026-12-01", date_to="2026-12-01",
+                                 unasked_questions=["摸彩"])),
+    ("john手作蔬食有插座嗎", call("find_place", name="John手作蔬食", unasked_questions=["插座"])),
+    ("和米素食有包廂嗎", call("find_place", name="和米素食", unasked_questions=["包廂"])),
+    # a misspelt shop name: 你是說…嗎 with a button that asks again, spelt right
+    ("合米素食在哪裡", call("find_place", name="合米素食")),
+    ("jhon手作有全素嗎", call("find_place", name="jhon手作", dietary_type="vegan")),
+    # a bare 彰化 beside a township, read as 彰化市
+    ("鹿港 彰化 哪裡有蛋奶素", call("search_local_places", area="鹿港鎮", dietary_type="ovo_lacto",
+                                 other_townships=["彰化市"], changhua_read_as_city=True)),
 ]
 
 
@@ -230,9 +251,9 @@ def _as_days(note):
 
 @pytest.mark.parametrize("text, step", SAME_ASK, ids=[text for text, _ in SAME_ASK])
 def test_agent_call_and_router_read_the_same_notes(text, step):
-    from shared.agent.calls import proposal_of
+    from shared.agent.calls import misspelt_shop, proposal_of
 
-    by_model = proposal_of(step["function_call"]["name"], step["function_call"]["args"])
+    by_model = misspelt_shop(proposal_of(step["function_call"]["name"], step["function_call"]["args"]), text)
     by_router = route(text)
     assert by_model.tool == by_router.tool
     # limits are said first whatever their place among the notes; the others are said in their order
@@ -250,3 +271,17 @@ def test_agent_memory_card_is_never_offered_in_a_group(standin, settings, store)
     messages = [m.to_dict() for m in run_model_text_turn(ctx, "我平常吃奶素，之後找店都照這個").messages]
     assert "一對一" in all_text(messages) and "同意記住" not in all_text(messages)
     assert all(m["type"] != "flex" for m in messages) and store.query("memory_cards", where={}) == []
+
+
+def test_agent_misspelt_shop_of_another_township_than_named_is_not_offered(standin, settings, store):
+    reply, audit = model_turn(standin, settings, store, "彰化市的合米素食在哪",
+                              call("find_place", name="合米素食", area="彰化市"))
+    assert audit["tool"] == "find_place"
+    assert "你是說" not in all_text(reply)
+
+
+def test_agent_misspelt_shop_button_sends_the_message_spelt_right(standin, settings, store):
+    reply, audit = model_turn(standin, settings, store, "合米素食要怎麼去", call("find_place", name="合米素食"))
+    assert audit["tool"] == "did_you_mean"
+    assert "是，和米素食" in labels(reply)
+    assert "和米素食要怎麼去" in all_text(reply)

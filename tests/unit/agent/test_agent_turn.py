@@ -305,6 +305,12 @@ def test_agent_schema_problem_accepts_only_declared_calls():
     assert schema_problem("search_local_events", {"date_from": "2026-12-07", "date_to": "2026-12-05"}) == \
         "date_to before date_from"
     assert schema_problem("search_local_events", {"date_from": "2027-02-29"}) == "not a real day (YYYY-MM-DD)"
+    assert schema_problem("search_local_events", {"date_from": "2026-12-02", "also_date_from": "2026-12-05"}) is None
+    assert schema_problem("search_local_events", {"also_date_from": "2026-12-05"}) == "also_date_from without date_from"
+    assert schema_problem("search_local_events", {"date_from": "2026-12-02", "also_date_from": "2026-12-07",
+                                                  "also_date_to": "2026-12-06"}) == "date_to before date_from"
+    assert schema_problem("search_local_events", {"suits_whom": "老" * 41}).startswith("suits_whom:")
+    assert schema_problem("find_place", {"name": "和米", "unasked_questions": ["外帶"] * 4}).startswith("unasked_questions:")
     assert schema_problem("approve_memory", {}) == "unknown_tool"
     assert schema_problem("search_local_places", {"area": "花壇"}).startswith("area:")
     assert schema_problem("find_place", {"name": "和" * 41}).startswith("name:")
