@@ -49,9 +49,11 @@ def text_event(text: str, *, user_id: str | None = TEST_USER, event_id: str | No
 
 
 def postback_event(data: str, *, user_id: str | None = TEST_USER, event_id: str | None = None,
-                   group_id: str | None = None, room_id: str | None = None) -> dict:
-    """A postback event with fresh ids (``tools.line_events.postback_event``)."""
-    return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS,
+                   group_id: str | None = None, room_id: str | None = None,
+                   timestamp_ms: int = TEST_TIMESTAMP_MS) -> dict:
+    """A postback event with fresh ids (``tools.line_events.postback_event``); ``timestamp_ms`` is when
+    the tap happened (epoch ms, LINE's ``timestamp``), which decides a card's expiry."""
+    return line_events.postback_event(data, user_id=user_id, event_id=event_id, timestamp_ms=timestamp_ms,
                                       group_id=group_id, room_id=room_id)
 
 

@@ -152,8 +152,11 @@ def _unknown_place(s: SearchReading) -> Proposal | None:
 
 
 def _events(s: SearchReading) -> Proposal | None:
-    """An event word or a named event; or, with no shop or meal word, a topic, a date or 報名."""
+    """An event word or a named event; or, with no shop or meal word, a topic, a date or 報名. A date that
+    only says when something is to be booked (可以幫我訂明天中午兩份肉圓嗎) is no events ask."""
     if not (s.event_word or (not s.place_cue and (s.topics or s.date is not None or Limit.REGISTRATION in s.side))):
+        return None
+    if not (s.event_word or s.topics or Limit.REGISTRATION in s.side) and Limit.BOOKING in s.side:
         return None
     notes = tuple(note for note in s.notes if note not in (Limit.HOURS, Flag.GENERIC_DIET, Flag.DIET_OF_OTHER))
     if s.township is None and s.vague and not s.county_wide:

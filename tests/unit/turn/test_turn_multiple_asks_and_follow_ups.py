@@ -306,8 +306,9 @@ def _card(service, line_standin, text="新需求：路燈壞了"):
 def test_stale_card_expired_answers_with_the_menu(service, line_standin, pinned):
     buttons = _card(service, line_standin)
     pinned.at += timedelta(seconds=service.settings.draft_ttl_seconds + 1)
+    tapped_ms = int(pinned.at.timestamp() * 1000)  # the tap itself is late, not only its processing
     for label in ("確認送出", "取消"):
-        messages = reply_messages(service, line_standin, postback_event(buttons[label]))
+        messages = reply_messages(service, line_standin, postback_event(buttons[label], timestamp_ms=tapped_ms))
         assert "過期" in all_text(messages) and _HELP <= set(_quick_labels(messages)), label
     assert service.store.query(REQUESTS) == []
 
