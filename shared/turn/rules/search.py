@@ -151,12 +151,20 @@ def _unknown_place(s: SearchReading) -> Proposal | None:
     return Proposal("needs_area", {"kind": "places", "dietary_type": s.diet, "vague": False}, notes=notes)
 
 
+def _asks_events(s: SearchReading) -> bool:
+    """An event word; or, with no shop or meal word, a topic, a date or 報名."""
+    return s.event_word or (not s.place_cue and (bool(s.topics) or s.date is not None or Limit.REGISTRATION in s.side))
+
+
+def _books_a_day(s: SearchReading) -> bool:
+    """A booking whose only cue is its day (訂明天中午兩份肉圓): no event word, topic or 報名."""
+    return Limit.BOOKING in s.side and not (s.event_word or s.topics or Limit.REGISTRATION in s.side)
+
+
 def _events(s: SearchReading) -> Proposal | None:
     """An event word or a named event; or, with no shop or meal word, a topic, a date or 報名. A date that
     only says when something is to be booked (可以幫我訂明天中午兩份肉圓嗎) is no events ask."""
-    if not (s.event_word or (not s.place_cue and (s.topics or s.date is not None or Limit.REGISTRATION in s.side))):
-        return None
-    if not (s.event_word or s.topics or Limit.REGISTRATION in s.side) and Limit.BOOKING in s.side:
+    if not _asks_events(s) or _books_a_day(s):
         return None
     notes = tuple(note for note in s.notes if note not in (Limit.HOURS, Flag.GENERIC_DIET, Flag.DIET_OF_OTHER))
     if s.township is None and s.vague and not s.county_wide:
