@@ -63,7 +63,7 @@ from shared.turn.engine import (
     unanswered_turn,
 )
 from shared.turn.limits import refused_reply, unavailable_reply
-from shared.turn.router import Proposal
+from shared.turn.proposal import Proposal
 from shared.turn.wording import revision_changed_reply
 
 #: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from shared.areas import TOWNSHIPS, WHOLE_COUNTY
 from shared.turn import ask
 from shared.turn.datespec import Both, DateSpec, Unreadable, date_arg
-from shared.turn.router import Proposal
+from shared.turn.proposal import Proposal
 
 #: The 26 townships, in the county's order (data/townships.json).
 Township = Literal["彰化市", "鹿港鎮", "和美鎮", "線西鄉", "伸港鄉", "福興鄉", "秀水鄉", "花壇鄉", "芬園鄉", "員林市",

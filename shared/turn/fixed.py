@@ -11,7 +11,8 @@ from shared.context import EventContext, Reply
 from shared.turn.ask import UnrecordedDiet
 from shared.turn.datespec import date_arg
 from shared.turn.engine import run_proposal
-from shared.turn.router import Proposal, read_diet
+from shared.turn.proposal import Proposal
+from shared.turn.router import read_diet
 
 
 def places_picker(ctx: EventContext) -> Reply:

@@ -37,7 +37,7 @@ from shared.replies.places import render_places
 from shared.turn import ask
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet
-from shared.turn.router import Proposal
+from shared.turn.proposal import Proposal
 
 #: How far back a keyword search with no date looks when nothing coming matches (八卦山健走還有沒有:
 #: the one that ended on 11/22 is shown as ended rather than "nothing"). Days.
