@@ -19,3 +19,8 @@ def shown_of(request: dict) -> str:
 def shown_in(text: str) -> list[str]:
     """Every request number shown in ``text``, in order."""
     return re.findall(SHOWN, text)
+
+
+def grouped(bare: str) -> str:
+    """A stored code (``A7K3QF``, as ``make user-data`` lists it) as it is shown (``A7K-3QF``)."""
+    return f"{bare[:3]}-{bare[3:]}"
