@@ -38,6 +38,7 @@ from shared.handoff import flow as handoff_flow
 from shared.handoff.drafts import request_text_of
 from shared.line import limits
 from shared.logs import log
+from shared.memory import diet_dropped
 from shared.memory import flow as memory_flow
 from shared.memory.phrases import read_memory_request
 from shared.replies import menu, refusals
@@ -71,6 +72,7 @@ TEXT_HOOKS: tuple[TextHook, ...] = (
     cancel_words.match_text,
     handoff_flow.match_text,
     memory_flow.match_text,
+    diet_dropped.match_text,
 )
 
 #: ``menu:<name>`` postbacks (rich menu areas and buttons).
@@ -104,7 +106,8 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 #: exact entries, text matchers (a result other than None means the text is theirs) and postback
 #: data prefixes declined in a group or room.
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
-ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
+ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request,
+                                                        diet_dropped.diet_dropped)
 ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")
 #: Messages per reply (Messaging API, "Send reply message": max 5).
 REPLY_MAX_MESSAGES = 5
