@@ -48,7 +48,9 @@ from shared.text import reading_form
 from shared.turn import fixed
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
+from shared.turn.problem_offer import with_problem_offer
 from shared.turn.router import is_emergency
+from shared.turn.rules.problems import problem_said
 
 Entry = Callable[[EventContext], Reply]
 TextHook = Callable[[EventContext, str], "Reply | None"]
@@ -137,6 +139,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
     first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
     emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
+    A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
+    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
     """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
@@ -148,7 +152,11 @@ def route_text(ctx: EventContext, text: str) -> Reply:
         if reply is not None:
             return with_crisis_first(reply) if crisis else reply
     urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
-    return run_text_turn(ctx, text) if urgent else (ctx.text_turn or run_text_turn)(ctx, text)
+    if urgent:
+        return run_text_turn(ctx, text)
+    reply = (ctx.text_turn or run_text_turn)(ctx, text)
+    problem = None if ctx.shared_chat else problem_said(form)  # 新需求 is one-to-one
+    return with_problem_offer(reply, problem) if problem else reply
 
 
 def with_crisis_first(reply: Reply) -> Reply:

@@ -16,7 +16,7 @@ from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
-from shared.turn.rules import details, handoff, limits, places, privacy, shops, talk, two_asks
+from shared.turn.rules import details, handoff, limits, places, privacy, problems, shops, talk, two_asks
 from shared.turn.rules.limits import is_emergency
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
@@ -50,6 +50,8 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("ok, or 不用記 alone → ack", privacy.no_memory_or_ok),
     ("what LOCAL is (你們是誰) → greeting", talk.about),
     ("a request to create one (幫我建立服務單：…) → the 新需求 form", handoff.request_draft),
+    ("a town-hall problem inside another question (…順便問一下 水溝堵住了要找誰) → that question",
+     problems.problem_beside_question),
     ("my request's status or cancelling it → status / how to cancel", handoff.request_status),
     ("who sees my data → privacy (sharing)", privacy.sharing),
     ("what LOCAL keeps (我的資料) → privacy, or the search beside it", privacy.privacy),
