@@ -17,6 +17,8 @@ from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK, clauses_read
 from shared.turn.rules.events import event_topics
+from shared.turn.rules.handoff import PERSON_ASK
+from shared.turn.rules.problems import problem_said
 from shared.turn.rules.search import search
 from shared.turn.rules.titles import event_named, names_event_kind
 from shared.turn.vocabulary.events import EVENT_WORDS
@@ -96,9 +98,11 @@ def is_fraud(text: str) -> bool:
     """True when ``text`` (reading form) tells of a likely scam: a scam or a suspicious call named, someone
     posing as an official, an account said to be in trouble, or money asked for after a prize, an
     official or a caller (有人打電話說我中獎要先匯錢, 自稱檢察官要我去領錢, 說我帳戶被盜用要監管帳戶).
-    A transfer asked of a shop or an event alone (市集可以轉帳嗎) is not one.
+    A transfer asked of a shop or an event alone (市集可以轉帳嗎) is not one, nor an event about scams
+    (有防詐騙講座嗎).
     Source: 內政部警政署 165 全民防騙網, the common scripts (prize, posing as an official, a "safe" account)."""
-    return bool(SCAM_SAID.search(text) or IMPERSONATION.search(text) or ACCOUNT_TROUBLE.search(text)
+    scam_named = SCAM_SAID.search(text) and not any(word in text for word in EVENT_WORDS)  # 防詐騙講座: an event
+    return bool(scam_named or IMPERSONATION.search(text) or ACCOUNT_TROUBLE.search(text)
                 or (MONEY_ASKED.search(text) and SCAM_STORY.search(text)))
 
 
@@ -119,7 +123,10 @@ def fraud(m: Message) -> Proposal | None:
 
 
 def _no_search_asked(m: Message) -> bool:
-    return not m.townships and not _asks_a_search(m.text, m)
+    """No township, search, person asked for or problem for the town hall in the message (幫我寫一封信給公所
+    反映路燈壞了 is a request, not writing)."""
+    return (not m.townships and not _asks_a_search(m.text, m) and not PERSON_ASK.search(m.text)
+            and problem_said(m.text) is None)
 
 
 def stance(m: Message) -> Proposal | None:

@@ -60,3 +60,13 @@ def test_limits_crisis_stays_first_beside_a_scam(webhook_service, line_standin):
 def test_limits_a_transfer_asked_of_an_event_is_no_scam(webhook_service, line_standin):
     words = reads(webhook_service, line_standin, "鹿港的市集可以轉帳嗎")
     assert "165" not in words and "詐騙" not in words
+
+
+def test_limits_an_event_about_scams_is_an_events_answer(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "有防詐騙講座嗎")
+    assert "165 反詐騙專線" not in words and "活動" in words
+
+
+def test_limits_a_letter_to_the_town_hall_about_a_problem_is_a_request_not_writing(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "幫我寫一封信給公所反映路燈壞了")
+    assert WHAT_LOCAL_ANSWERS not in words and "新需求：" in words
