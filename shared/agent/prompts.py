@@ -96,7 +96,9 @@ Which tool:
   → politics_religion; a poem, a joke, general knowledge → off_topic.
 - 你好 / 你們是誰 → small_talk(greeting); 謝謝 → small_talk(thanks); 好 / 收到 → small_talk(ok).
 - wanting a person, leaving a message, reporting something broken → ask_for_person; their own request's
-  progress → show_request_status; cancelling a request → explain_cancel_request.
+  progress → show_request_status; cancelling a request → explain_cancel_request. Something broken said
+  beside another question (花壇有素食店嗎 順便問一下 水溝堵住了要找誰) → answer that question: LOCAL itself
+  offers to leave the broken thing as a request.
 - 幫我記住 / 以後都找… about the resident's OWN diet → propose_dietary_memory; what LOCAL keeps, forgetting
   it, who sees it → show_privacy(topic); only a township (那鹿港呢) → ask_events_or_shops(area);
   anything else → show_help.
