@@ -155,7 +155,7 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     if urgent:
         return run_text_turn(ctx, text)
     reply = (ctx.text_turn or run_text_turn)(ctx, text)
-    problem = None if ctx.shared_chat else problem_said(form)  # 新需求 is one-to-one
+    problem = None if ctx.shared_chat else problem_said(text)  # 新需求 is one-to-one; the words as typed
     return with_problem_offer(reply, problem) if problem else reply
 
 

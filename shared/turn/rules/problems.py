@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shared.diets import read_diet
+from shared.handoff.drafts import request_text_of
+from shared.text import reading_form
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.handoff import CANCEL_REQUEST, STATUS, STATUS_BY_SUBJECT
 from shared.turn.vocabulary.events import EVENT_WORDS
@@ -25,11 +27,17 @@ def _asks_a_search(clause: str) -> bool:
                 or read_diet(clause)[0] not in (None, "any"))
 
 
+def _is_problem(clause: str) -> bool:
+    """A clause (as typed) that tells of a problem and asks no search, read on its reading form."""
+    form = reading_form(clause)
+    return bool(PROBLEM.search(form)) and not _asks_a_search(form)
+
+
 def _split(text: str) -> tuple[str | None, str]:
-    """(the problem's words, the other clauses joined by a space) of ``text`` (reading form); the words
-    are None when no clause is a problem on its own (a clause that also asks a search is none)."""
+    """(the problem's words as said, the other clauses joined by a space) of ``text`` (as typed, or its
+    reading form); the words are None when no clause is a problem on its own."""
     clauses = [clause for clause in CLAUSE_BREAK.split(text) if clause and clause.strip()]
-    problem = next((clause for clause in clauses if PROBLEM.search(clause) and not _asks_a_search(clause)), None)
+    problem = next((clause for clause in clauses if _is_problem(clause)), None)
     if problem is None:
         return None, text
     words = ASKED_ABOUT.sub("", LEAD.sub("", problem.strip()))
@@ -38,10 +46,13 @@ def _split(text: str) -> tuple[str | None, str]:
 
 
 def problem_said(text: str) -> str | None:
-    """The words of a problem for the town hall said in ``text`` (reading form), without the question
-    around it (我們巷子的水溝堵住了要找誰 → 我們巷子的水溝堵住了), or None: no such problem, or the message
-    asks about a request already left (我報的路燈壞了 處理了沒) or cancels one."""
-    if STATUS.search(text) or STATUS_BY_SUBJECT.search(text) or CANCEL_REQUEST.search(text):
+    """The words of a problem for the town hall said in ``text`` (as typed: the words are the resident's
+    own), without the question around it (我們巷子的水溝堵住了要找誰 → 我們巷子的水溝堵住了), or None: no such
+    problem, a request already written (新需求：…, 報修：…), or a question about a request already left
+    (我報的路燈壞了 處理了沒) or cancelling one."""
+    form = reading_form(text)
+    if (request_text_of(text) is not None or "新需求" in form or STATUS.search(form) or STATUS_BY_SUBJECT.search(form)
+            or CANCEL_REQUEST.search(form)):
         return None
     return _split(text)[0]
 

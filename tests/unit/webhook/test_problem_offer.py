@@ -22,6 +22,8 @@ def offered(messages: list[dict]) -> list[str]:
     ("鹿港有素食嗎 垃圾沒人收怎麼辦", "鹿港有素食嗎", "鹿港", "垃圾沒人收"),
     ("和米素食在哪裡？另外我家門口的路燈壞了", "和米素食在哪裡？", "和米素食", "我家門口的路燈壞了"),
     ("明天會下雨嗎 順便問 路上有坑洞要找誰", "明天會下雨嗎", "中央氣象署", "路上有坑洞"),
+    # Simplified: the words offered are the resident's own, in their script
+    ("花壇有素食店嗎 顺便问一下 我们巷子的水沟堵住了要找谁", "花壇有素食店嗎", "和米素食", "我们巷子的水沟堵住了"),
 ])
 def test_problem_offer_answers_the_question_and_offers_the_problem_alone(webhook_service, line_standin,
                                                                          text, question, answer, problem):
@@ -45,6 +47,11 @@ def test_problem_offer_tapped_opens_the_card_with_the_problem_words(webhook_serv
 def test_problem_offer_with_the_problem_alone_gives_the_request_form_and_the_offer(webhook_service, line_standin):
     messages = reply_messages(webhook_service, line_standin, text_event("路燈壞了"))
     assert "新需求：" in all_text(messages) and offered(messages) == ["新需求：路燈壞了"]
+
+
+def test_problem_offer_keeps_the_words_as_typed(webhook_service, line_standin):
+    messages = reply_messages(webhook_service, line_standin, text_event("社區路燈不亮，想請人來看看"))
+    assert offered(messages) == ["新需求：社區路燈不亮"]  # not its reading form (社群)
 
 
 @pytest.mark.parametrize("text", ["我報的路燈壞了 處理了沒", "花壇有素食店嗎", "鹿港有什麼活動 順便問一下 停車方便嗎"])
