@@ -1,7 +1,8 @@
 """Limits: what LOCAL has no data or tool for, or cannot help with. Said alone (``safety`` first of all:
-crisis and emergency; then ``fraud``, a scam warning; ``elsewhere``, ``stance`` for politics and religion,
-``off_topic`` for writing, chatting and general knowledge, ``directory`` for offices only) or, when another clause is a search, beside it (``hard_limit``: 鹿港有素食店嗎？
-那邊停車方便嗎 → the shops, and the parking limit). Words are in shared.turn.vocabulary.limits; the
+crisis and emergency; then ``fraud``, a scam warning; ``elsewhere``; ``stance`` for politics and
+religion; ``off_topic`` for writing, chatting and general knowledge; ``directory`` for offices only) or,
+when another clause is a search, beside it (``hard_limit``: 鹿港有素食店嗎？那邊停車方便嗎 → the shops, and
+the parking limit). Words are in shared.turn.vocabulary.limits; the
 phrases read here (parking, travel, what to bring, the evening, distance, booking a doctor) are patterns."""
 from __future__ import annotations
 

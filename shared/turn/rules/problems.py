@@ -10,6 +10,7 @@ from shared.diets import read_diet
 from shared.handoff.drafts import request_text_of
 from shared.text import reading_form
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
+from shared.turn.rules.clauses import CLAUSES_MAX
 from shared.turn.rules.handoff import CANCEL_REQUEST, STATUS, STATUS_BY_SUBJECT
 from shared.turn.vocabulary.events import EVENT_WORDS
 from shared.turn.vocabulary.places import PLACE_WORDS
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 #: The most characters of a problem offered as a request's text (a clause, not a letter).
 PROBLEM_MAX_CHARS = 60
+#: The longest clause read for a problem's words (characters): its words and the question after them.
+_CLAUSE_MAX_CHARS = 2 * PROBLEM_MAX_CHARS
 
 
 def _asks_a_search(clause: str) -> bool:
@@ -34,14 +37,21 @@ def _is_problem(clause: str) -> bool:
 
 
 def _split(text: str) -> tuple[str | None, str]:
-    """(the problem's words as said, the other clauses joined by a space) of ``text`` (as typed, or its
-    reading form); the words are None when no clause is a problem on its own."""
+    """(the first problem's words as said, the clauses that are no problem joined by a space) of ``text``
+    (as typed, or its reading form); (None, ``text``) when no clause is a problem on its own, or when the
+    message has more than CLAUSES_MAX clauses (a resident's message has a few: each is read on its own).
+    What is left holds no problem clause, so routing it never comes back here."""
     clauses = [clause for clause in CLAUSE_BREAK.split(text) if clause and clause.strip()]
-    problem = next((clause for clause in clauses if _is_problem(clause)), None)
-    if problem is None:
+    if len(clauses) > CLAUSES_MAX:
         return None, text
-    words = ASKED_ABOUT.sub("", LEAD.sub("", problem.strip()))
-    rest = " ".join(clause for clause in clauses if clause is not problem)
+    problems = [_is_problem(clause) for clause in clauses]
+    if not any(problems):
+        return None, text
+    problem = clauses[problems.index(True)].strip()
+    rest = " ".join(clause for clause, is_problem in zip(clauses, problems) if not is_problem)
+    if len(problem) > _CLAUSE_MAX_CHARS:
+        return None, rest
+    words = ASKED_ABOUT.sub("", LEAD.sub("", problem))
     return (words if 0 < len(words) <= PROBLEM_MAX_CHARS else None), rest
 
 
@@ -51,6 +61,8 @@ def problem_said(text: str) -> str | None:
     problem, a request already written (新需求：…, 報修：…), or a question about a request already left
     (我報的路燈壞了 處理了沒) or cancelling one."""
     form = reading_form(text)
+    if not PROBLEM.search(form):
+        return None
     if (request_text_of(text) is not None or "新需求" in form or STATUS.search(form) or STATUS_BY_SUBJECT.search(form)
             or CANCEL_REQUEST.search(form)):
         return None

@@ -64,3 +64,13 @@ def test_problem_offer_not_made_in_a_group(webhook_service, line_standin):
     event = text_event("花壇有素食店嗎 順便問一下 路燈壞了", group_id="C" + "3" * 32)
     messages = reply_messages(webhook_service, line_standin, event)
     assert offered(messages) == []
+
+
+@pytest.mark.parametrize("text", ["路燈壞了 " * 1000, "花壇有素食嗎 " + "水溝堵住了，" * 800])
+def test_problem_said_on_a_long_message_is_read_once(text):
+    from shared.text import reading_form
+    from shared.turn.router import route
+    from shared.turn.rules.problems import problem_said
+
+    assert problem_said(text) is None  # more clauses than a resident's message: no offer, no recursion
+    assert route(reading_form(text)).tool in ("handoff_info", "search_local_places")
