@@ -27,9 +27,15 @@ CANCEL_WORDS = re.compile(r"(?:那|還是|好|唉|嗯|喔|哦)?(?:我)?(?:先)?(
 _SPACES_AND_MARKS = re.compile(r"[\s，,。.！!？?~～…、]+")
 
 
+#: Longer than any such word with its marks (characters): not read at all.
+_WORDS_MAX_CHARS = 16
+
+
 def says_cancel(text: str) -> bool:
     """True when the whole of ``text`` is a word that drops what was just started (``CANCEL_WORDS``)."""
-    return CANCEL_WORDS.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text or ""))) is not None
+    if not text or len(text) > _WORDS_MAX_CHARS:
+        return False
+    return CANCEL_WORDS.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text))) is not None
 
 
 def _open_draft(ctx: EventContext, actor: Actor) -> tuple[Operation, str] | None:

@@ -21,6 +21,8 @@ _DIET = r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素)"
 _DROPPED = re.compile(rf"(?:我|我們|我自己)?(?P<cue>已經|現在|目前|最近|從現在起|以後)?(?:都)?"
                       rf"(?:(?P<again>不再)|不|沒有?在?|沒在)(?:再)?吃(?P<diet>{_DIET})(?:的)?(?P<end>了|啦|囉)?"
                       r"(?:喔|哦|耶|呢|欸)?")
+#: Longer than any such sentence with its marks (characters): not read at all.
+_WORDS_MAX_CHARS = 24
 _SPACES_AND_MARKS = re.compile(r"[\s，,。.！!？?~～…、]+")
 
 
@@ -29,7 +31,9 @@ def diet_dropped(text: str) -> str | None:
 
     A change must be said: 已經 / 現在 / 不再 … or a closing 了 (我不吃素了); 我不吃素 alone is None.
     """
-    found = _DROPPED.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text or "")))
+    if not text or len(text) > _WORDS_MAX_CHARS:
+        return None
+    found = _DROPPED.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text)))
     if found is None or not (found.group("cue") or found.group("again") or found.group("end")):
         return None
     return found.group("diet")
