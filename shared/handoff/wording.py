@@ -196,3 +196,18 @@ def store_busy_status_message() -> TextMessage:
 def store_busy_cancel_message() -> TextMessage:
     """The card's 「取消」 could not be recorded."""
     return TextMessage(text="抱歉，剛才系統忙碌，還沒有取消成功。請稍後再按一次「取消」。")
+
+
+def cancelled_in_words_message() -> TextMessage:
+    """算了 / 不用了 / 取消 said while a confirmation card is open: that card is cancelled (as its 「取消」)."""
+    return TextMessage(text="好的，剛才那張確認卡已經取消，這筆需求沒有送出。")
+
+
+#: The quick reply that offers a problem said inside another question as a request (its text is the
+#: problem's words after 新需求：, which opens the confirmation card).
+PROBLEM_OFFER_LABEL = "把這件事留給公所"
+
+
+def problem_offer_line(words: str) -> str:
+    """Said beside the answer to the other question: the problem heard, and how to leave it as a request."""
+    return f"你提到「{words}」：想請公所處理，可以點「{PROBLEM_OFFER_LABEL}」，我會先給你確認。"
