@@ -504,14 +504,14 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
 
 def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason: str, reply: Reply,
                     audit_extra: dict[str, Any] | None = None) -> Reply:
-    """Audit a turn that ran no tool (the model failed or a proposed call was refused) and return ``reply``.
+    """Audit a turn that ran no tool (a proposed call was refused by a context check) and return ``reply``.
 
     Args:
         ctx: the verified event.
         start: from start_turn.
         source: ``model``.
-        reason: why no tool ran: ``model_timeout``, ``upstream_unavailable``, ``quota``,
-            ``bad_tool_call``, ``TOOL_SESSION_MISMATCH``, ``TOOL_CONTEXT_REVISION_MISMATCH``.
+        reason: why no tool ran: ``TOOL_SESSION_MISMATCH``, ``TOOL_CONTEXT_REVISION_MISMATCH`` (a model
+            that failed otherwise gets the router's reading instead: shared.agent.agent.router_fallback).
         reply: the honest reply chosen by the caller.
         audit_extra: more fields for the audit record.
     Source: docs/design.md §7 (failure is honest: the audit names the reason).

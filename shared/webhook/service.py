@@ -539,8 +539,9 @@ def _event_type(raw) -> str | None:
 
 
 def defer_to_model(ctx: EventContext, text: str) -> Reply:
-    """The webhook's text turn when a model is configured: hand the event to functions/agent.
+    """The webhook's text turn with ``LOCAL_READER=model_first``: hand the event to functions/agent.
 
-    The text is not read here (the worker reads it from the queued event); nothing is sent now.
+    The text is not read here (the worker reads it from the queued event); nothing is sent now. With
+    ``router_first`` the webhook uses shared.turn.engine.router_first_turn instead.
     """
     return Reply(defer=True)

@@ -122,8 +122,10 @@ def test_agent_webhook_free_text_read_by_the_model_gets_the_routers_answer(
     assert gemini.pending_steps() == 0
 
 
+@pytest.mark.parametrize("reader", ["pair", "router_pair"], ids=["model_first", "router_first"])
 def test_agent_webhook_crisis_and_emergency_are_answered_by_the_router_before_any_model(
-        pair, gemini, line_standin, clock):
+        request, reader, gemini, line_standin, clock):
+    pair = request.getfixturevalue(reader)
     since = gemini.requests()[-1]["seq"] if gemini.requests() else 0
     for text, said in (("我阿公跌倒了起不來", "請立刻打 119"), ("剛剛有人昏倒了", "請立刻打 119"), ("我不想活了", "1925")):
         event = fresh_event(text, clock)
