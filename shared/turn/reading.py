@@ -16,8 +16,8 @@ nothing of the message is left unread. It is not complete (``Incomplete``) when:
 Crisis and emergency replies are always complete: they are never deferred (shared.routing).
 
 Pure text in, a typed value out: no store, no clock, no LINE. Cost: one router reading (``route``),
-then one left-to-right scan that takes the longest known word at each position (at most
-``LONGEST_WORD`` letters are tried there) and a few regular-expression passes: linear in
+then a few regular-expression passes and one left-to-right scan that takes the longest known word at
+each position (one set lookup per distinct word length, a number fixed by the vocabulary): linear in
 ``len(text)``.
 """
 from __future__ import annotations
@@ -55,11 +55,8 @@ from shared.turn.vocabulary.dates import (
 from shared.turn.vocabulary.places import DIRECTORY, NOT_FOOD_SHOPS
 from shared.turn.vocabulary.talk import ACK
 
-__all__ = ["Incomplete", "LONGEST_WORD", "Reading", "judge", "read", "unread_words"]
+__all__ = ["Incomplete", "Reading", "judge", "read", "unread_words"]
 
-#: The longest known word tried at one position (letters); longer vocabulary entries are never needed
-#: to cover a message (a longer word is made of shorter known ones or is a shop or event name).
-LONGEST_WORD = 12
 #: Content letters left unread from which a reading is not complete (one stray letter is noise).
 UNREAD_MIN_LETTERS = 2
 
@@ -122,8 +119,13 @@ _CONTENT = re.compile(r"[\u4e00-\u9fff]|[a-z]{3,}")
 @functools.cache
 def _lexicon() -> frozenset[str]:
     """Every word the router reads and every date word, in reading form (built once per process)."""
-    words = {reading_form(word) for word in all_words() + _DATE_WORDS + ACK if word and "\\" not in word}
-    return frozenset(word for word in words if 1 < len(word) <= LONGEST_WORD or len(word) == 1)
+    return frozenset(reading_form(word) for word in all_words() + _DATE_WORDS + ACK if word)
+
+
+@functools.cache
+def _lengths(known: frozenset[str]) -> frozenset[int]:
+    """The distinct lengths of the words of ``known`` (the lexicon: computed once)."""
+    return frozenset(len(word) for word in known)
 
 
 def _proposal_words(proposal: Proposal) -> set[str]:
@@ -142,15 +144,13 @@ def _proposal_words(proposal: Proposal) -> set[str]:
 
 def _take_words(text: str, known: frozenset[str], extra: set[str]) -> str:
     """``text`` with every known word replaced by ``｜``: at each position the longest word of
-    ``known`` or ``extra`` (up to LONGEST_WORD letters; ``extra`` words of any length are tried at
-    their own length). Linear in ``len(text)``."""
-    lengths = sorted({len(word) for word in extra if len(word) > LONGEST_WORD}, reverse=True) + \
-        list(range(LONGEST_WORD, 0, -1))
+    ``known`` or ``extra``. Linear in ``len(text)``: per position one lookup per distinct word length."""
+    lengths = sorted(_lengths(known) | {len(word) for word in extra}, reverse=True)
     out: list[str] = []
     i = 0
     while i < len(text):
-        size = next((n for n in lengths if i + n <= len(text) and (text[i:i + n] in known or text[i:i + n] in extra)
-                     and (n > 1 or text[i] in known)), 0)
+        size = next((n for n in lengths if i + n <= len(text) and (text[i:i + n] in known or text[i:i + n] in extra)),
+                    0)
         if size:
             out.append("｜")
             i += size
