@@ -19,8 +19,18 @@ JSON object with one of:
   ``{"function_calls": [{...}, {...}]}`` (several calls in one answer);
 * ``{"text": "..."}``;
 * ``{"error": 429}`` or ``{"error": {"code": 503, "status": "UNAVAILABLE", "message": "..."}}``;
-* ``{"finish_reason": "MALFORMED_FUNCTION_CALL"}`` (no content);
+* ``{"finish_reason": "MALFORMED_FUNCTION_CALL"}`` (no content); ``{"finish_reason": "MAX_TOKENS"}`` (no
+  content) or ``{"finish_reason": "MAX_TOKENS", "parts": "text"}`` (cut-off prose);
+* ``{"blocked": "prompt"}``: ``promptFeedback.blockReason`` ``SAFETY`` with its ``safetyRatings`` and no
+  candidates; ``{"blocked": "candidate"}``: one candidate with ``finishReason`` ``SAFETY``, its
+  ``safetyRatings`` and no content;
+* ``{"candidates": []}``: a 200 with an empty ``candidates`` list (and no ``promptFeedback``);
 * ``{"raw_body": "not json"}`` (a 200 whose body is not JSON);
+
+A call to an unknown function is a ``function_call`` with another ``name``; malformed arguments are
+``"args"`` that are no object (``{"name": "search_local_places", "args": "花壇"}``), sent as given.
+A 429 may say when to try again: ``{"error": {"code": 429, "retry_after_seconds": 7}}`` sends the
+``Retry-After`` header and a ``google.rpc.RetryInfo`` detail (``retryDelay: "7s"``).
 
 plus, on any step, ``"delay_seconds": 2.5`` (wait before answering) and ``"when": "花壇"`` (the
 step is used only for a request whose last user text contains that substring; steps with
@@ -52,7 +62,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -75,13 +85,22 @@ _STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FO
                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 
 
+#: The keys of a step, one of which says what the answer is.
+ANSWER_KEYS = ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body", "blocked",
+               "candidates")
+#: The safety rating a blocked prompt or candidate carries (https://ai.google.dev/api/generate-content#safetyrating).
+_BLOCKED_RATINGS = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+                    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}]
+
+
 @dataclass
 class Answer:
-    """One HTTP answer: status, body (JSON-able, or raw text) and whether it is raw."""
+    """One HTTP answer: status, body (JSON-able, or raw text), whether it is raw, and extra headers."""
 
     status: int
     body: Any
     raw: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,8 +120,7 @@ class Step:
         """
         if not isinstance(spec, dict):
             raise ValueError("a step must be a JSON object")
-        kinds = [key for key in ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body")
-                 if key in spec]
+        kinds = [key for key in ANSWER_KEYS if key in spec]
         if len(kinds) != 1:
             raise ValueError(f"a step needs exactly one answer key, got {kinds or 'none'}")
         delay = spec.get("delay_seconds", 0)
@@ -129,7 +147,21 @@ def _error_answer(spec: Any) -> Answer:
     code = int(spec.get("code", 500))
     status = spec.get("status") or _STATUS_NAMES.get(code, "UNKNOWN")
     message = spec.get("message") or f"stand-in error {code} ({status})"
-    return Answer(code, {"error": {"code": code, "message": message, "status": status}})
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    retry_after = spec.get("retry_after_seconds")
+    if retry_after is None:
+        return Answer(code, {"error": error})
+    error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry_after)}s"}]
+    return Answer(code, {"error": error}, headers={"Retry-After": str(int(retry_after))})
+
+
+def _blocked_answer(where: str, model: str) -> Answer:
+    """A prompt blocked before any candidate (``promptFeedback``), or a candidate stopped for safety."""
+    if where == "prompt":
+        return Answer(200, {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": _BLOCKED_RATINGS},
+                            "usageMetadata": _usage(), "modelVersion": model})
+    candidate = {"finishReason": "SAFETY", "index": 0, "safetyRatings": _BLOCKED_RATINGS}
+    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(), "modelVersion": model})
 
 
 def answer_step(step: Step, model: str) -> Answer:
@@ -144,7 +176,12 @@ def answer_step(step: Step, model: str) -> Answer:
     if "error" in spec:
         return _error_answer(spec["error"])
     if "finish_reason" in spec:
-        return _content_answer([], model, str(spec["finish_reason"]))
+        parts = [{"text": "花壇鄉有幾家素食店，例如"}] if spec.get("parts") == "text" else []
+        return _content_answer(parts, model, str(spec["finish_reason"]))
+    if "blocked" in spec:
+        return _blocked_answer(str(spec["blocked"]), model)
+    if "candidates" in spec:
+        return Answer(200, {"candidates": [], "usageMetadata": _usage(), "modelVersion": model})
     return Answer(200, str(spec["raw_body"]), raw=True)
 
 
@@ -338,6 +375,8 @@ def _make_handler(standin: GeminiStandin) -> type[BaseHTTPRequestHandler]:
             self.send_response(answer.status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(payload)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
             if close:
                 self.send_header("Connection", "close")
                 self.close_connection = True
