@@ -177,7 +177,7 @@ def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, 
 def test_follow_up_keeps_the_events_conditions(service, line_standin):
     messages, audit = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
     assert audit["effective_args"] == {"area": "彰化市", "date": "2026-12-05/2026-12-07", "keyword": "市集"}
-    assert all_text(messages).startswith("改查彰化市，12/5（六）～12/6（日）、「市集」的活動：")
+    assert all_text(messages).startswith("改查彰化市，12/5（六）～12/6（日）的「市集」活動：")
 
 
 @pytest.mark.parametrize("first, diet", [
