@@ -24,6 +24,14 @@ def test_reading_of_a_message_the_router_reads_whole_is_complete(text):
     assert reading.complete and reading.why_incomplete is None, (text, reading)
 
 
+@pytest.mark.parametrize("text", ["那下禮拜呢", "那溪湖呢", "那全素的呢", "換成週日", "改成星期天好了",
+                                  "不是啦 我是說鹿港", "啊不對 是禮拜天", "我是要問溪湖的"])
+def test_reading_of_a_follow_up_or_correction_is_complete(text):
+    """Follow-ups are the router's (merged with the conversation state inline), never queued for the model."""
+    reading = read(text)
+    assert reading.proposal.tool == "follow_up" and reading.complete, (text, reading)
+
+
 @pytest.mark.parametrize("text", ["我不想活了", "我阿公跌倒了起不來", "剛剛有人昏倒了 花壇有什麼好吃的"])
 def test_reading_of_crisis_and_emergency_is_always_complete(text):
     reading = read(text)
