@@ -16,7 +16,7 @@ from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
-from shared.turn.rules import details, handoff, limits, places, privacy, shops, talk, two_asks
+from shared.turn.rules import details, handoff, items, limits, places, privacy, shops, talk, two_asks
 from shared.turn.rules.limits import is_emergency
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
@@ -41,6 +41,7 @@ def _search(m: Message) -> Proposal:
 RULES: tuple[tuple[str, Rule], ...] = (
     ("nothing said → the menu", _nothing_said),
     ("crisis or emergency (想去死, 跌倒了起不來) → the safety reply, before anything", limits.safety),
+    ("an item of the last list (第三個在哪裡集合, 剛剛那家在哪) → that item's record", items.item_ref),
     ("thanks alone → thanks", talk.thanks_alone),
     ("a greeting alone → greeting", talk.greeting_alone),
     ("forget my diet (以後不用記了，刪掉) → privacy, led by the forget button", privacy.forget),
