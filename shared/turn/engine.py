@@ -35,10 +35,11 @@ from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies import menu, refusals
 from shared.store import StoreError
-from shared.turn.ask import Flag, PrivacyTopic
+from shared.turn.ask import Flag, ItemRef, PrivacyTopic
 from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
 from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import previous_search
+from shared.turn.item_answer import answer_item
 from shared.turn.limits import limits_with_details
 from shared.turn.router import Proposal, route
 from shared.turn.wording import (
@@ -117,16 +118,24 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
 
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
+    ref = proposal.args.get("ref")
+    if isinstance(ref, ItemRef):  # an item of the last list (第三個在哪裡集合): its record (shared.turn.item_answer)
+        answer = answer_item(ctx, ref)
+        return _fixed_turn(ctx, proposal, answer.reply, answer.status.value, [answer.item.id] if answer.item else [])
     fixed = FIXED_TOOLS.get(proposal.tool)
     if fixed is None:
         return run_proposal(ctx, proposal)
-    reply = fixed(ctx, proposal)
+    return _fixed_turn(ctx, proposal, fixed(ctx, proposal), "fixed", [])
+
+
+def _fixed_turn(ctx: EventContext, proposal: Proposal, reply: Reply, status: str, result_ids: list[str]) -> Reply:
+    """Audit a turn answered without a search tool and return its ``reply``."""
     record_turn(ctx.store, {
         "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None, "origin": None,
-        "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
+        "revision": None, "revision_after": None, "result_ids": result_ids, "status": status,
     }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
-    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed",
+    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status=status,
         user=hash_user(ctx.actor.user_id) if ctx.actor else None)
     return reply
 
@@ -317,6 +326,8 @@ _USER_TEXT_ARGS = frozenset({"text", "choices", "typed"})
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, ItemRef):  # its position and details; never the word said
+        return value.audited()
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, (list, tuple)):

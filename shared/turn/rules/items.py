@@ -39,8 +39,8 @@ __all__ = ["ITEM_TOOL", "item_ref", "read_item_ref"]
 ITEM_TOOL = "item_detail"
 
 _NUMBER = r"\d{1,2}|[一二三四五六七八九十兩]{1,3}"
-#: The counters a position takes (第三個, 第2家, 第一場 …).
-_COUNTER = r"[個家間場項攤檔筆]"
+#: The counters a position takes (第三個, 第2家, 第一場 …); 傢 is 家 as OpenCC writes it before 什麼 (傢什).
+_COUNTER = r"[個家傢間場項攤檔筆]"
 #: What a position must not be followed by: a time (第一個週末, 第二個禮拜, 第三個月) or a count of times.
 _NOT_AN_ITEM = r"(?!週|周|禮拜|星期|月|年|日|天|小時|鐘頭|晚|早|假|連假|學期|季)"
 #: Said before a pointer (剛剛那家, 你說的那間, 上面那個).
