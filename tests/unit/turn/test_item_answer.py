@@ -212,4 +212,4 @@ def test_audit_of_an_item_turn_keeps_no_words(service, line_standin):
     reply_messages(service, line_standin, event)
     record = service.store.get(AUDIT, f"test-tenant:{event['webhookEventId']}")
     assert record["proposed_args"] == {"ref": {"position": None, "named": True, "details": ["where"]}}
-    assert record["result_ids"] == ["t-ev-1"] and "市集" not in json.dumps(record, ensure_ascii=False)
+    assert record["result_ids"] == ["t-ev-1"] and "市集" not in json.dumps(record, ensure_ascii=False, default=str)
