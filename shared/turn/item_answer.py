@@ -163,7 +163,8 @@ def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
     """
     conversation = load_conversation(ctx)
     if conversation is None or not conversation.items:
-        return ItemAnswer(wording.item_no_list_reply(), ItemStatus.NO_LIST)
+        searched = conversation is not None and conversation.last_ask is not None
+        return ItemAnswer(wording.item_no_list_reply(searched=searched), ItemStatus.NO_LIST)
     items = conversation.items
     kind = items[0].kind
     events, catalog = _sources(ctx, items)
@@ -171,7 +172,9 @@ def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
     focus = _focus(ctx, conversation) if ref.position is None and ref.name_word is None and len(items) > 1 else None
     picked = resolve(ref, items, named, focus)
     if picked is None:
-        return ItemAnswer(wording.item_beyond_reply(kind, len(items), ref), ItemStatus.BEYOND)
+        every = tuple(range(1, len(items) + 1))
+        return ItemAnswer(wording.item_beyond_reply(kind, len(items), ref, _labels(items, every, events, catalog)),
+                          ItemStatus.BEYOND)
     if not isinstance(picked, Picked):
         return ItemAnswer(wording.item_which_reply(kind, len(items), ref, _labels(items, picked, events, catalog)),
                           ItemStatus.WHICH)

@@ -598,9 +598,12 @@ def _item_buttons(kind: ItemKind, offers: list[tuple[int, str]], details: tuple[
     return QuickReply(items=items)
 
 
-def item_no_list_reply() -> Reply:
-    """A reference with no list to read it against (none shown yet, or the last one is over 30 minutes
-    old): said briefly, with the menu (docs/design.md §7: the state lasts 30 minutes)."""
+def item_no_list_reply(*, searched: bool = False) -> Reply:
+    """A reference with no list to read it against, said briefly with the menu: none shown yet, or the
+    last one is over 30 minutes old (docs/design.md §7: the state lasts 30 minutes); ``searched``: the
+    last search found nothing, so nothing was listed."""
+    if searched:
+        return Reply([menu.with_menu(TextMessage(text="剛剛的查詢沒有列出任何一筆，所以沒有可以對照的。請換個條件再查，或點下方的選項。"))])
     return Reply([menu.with_menu(TextMessage(
         text="我這邊沒有剛剛列出的清單可以對照（可能已經超過 30 分鐘）。請再查一次，或點下方的選項。"))])
 
@@ -610,14 +613,15 @@ def item_gone_reply() -> Reply:
     return Reply([menu.with_menu(TextMessage(text="這一筆已經不在目前的資料裡（資料剛更新過），請再查一次。"))])
 
 
-def item_beyond_reply(kind: ItemKind, count: int, ref: ask.ItemRef) -> Reply:
-    """A position beyond the list: 「剛剛列了 2 家，沒有第 3 家。」, with a button per item listed."""
+def item_beyond_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]]) -> Reply:
+    """A position beyond the list: 「剛剛列了 2 家，沒有第 3 家。」, with a button per item listed
+    (``offers``: (position, title or name) each)."""
     counter = _ITEM_COUNTER[kind]
     asked = ref.position if ref.position and ref.position > 0 else None
     line = f"剛剛列了 {count} {counter}{_ITEM_NOUN[kind] if kind is ItemKind.EVENT else ''}"
     line += f"，沒有第 {asked} {counter}。" if asked else "，沒有那麼多。"
     return Reply([TextMessage(text=line + "想看哪一" + counter + "，請點下方的按鈕。",
-                              quick_reply=_item_buttons(kind, [(at, "") for at in range(1, count + 1)], ref.details))])
+                              quick_reply=_item_buttons(kind, offers, ref.details))])
 
 
 def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]]) -> Reply:

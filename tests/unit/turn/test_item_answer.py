@@ -167,8 +167,8 @@ def test_fifth_shop_beyond_the_list(service, line_standin):
     messages = (_say(service, line_standin, SHOPS_ASK),
                 reply_messages(service, line_standin, text_event("第5家")))[1]
     assert "剛剛列了 3 家，沒有第 5 家" in all_text(messages)
-    labels = [item["action"]["text"] for item in messages[-1]["quickReply"]["items"]]
-    assert labels == ["第1家", "第2家", "第3家"]
+    buttons = [(item["action"]["label"], item["action"]["text"]) for item in messages[-1]["quickReply"]["items"]]
+    assert buttons == [("1. 員林蔬香坊", "第1家"), ("2. 員林禪味素食", "第2家"), ("3. 員林綠園素食", "第3家")]
 
 
 def test_shop_price_is_said_not_recorded_with_its_phone(service, line_standin):
@@ -213,3 +213,26 @@ def test_audit_of_an_item_turn_keeps_no_words(service, line_standin):
     record = service.store.get(AUDIT, f"test-tenant:{event['webhookEventId']}")
     assert record["proposed_args"] == {"ref": {"position": None, "named": True, "details": ["where"]}}
     assert record["result_ids"] == ["t-ev-1"] and "市集" not in json.dumps(record, ensure_ascii=False, default=str)
+
+
+def test_reference_after_a_search_that_listed_nothing_says_nothing_was_listed(service, line_standin):
+    words = _after(service, line_standin, "員林這禮拜天有什麼活動", "第一個幾點")
+    assert "剛剛的查詢沒有列出任何一筆" in words and "看不太懂" not in words
+
+
+def test_item_no_longer_in_the_snapshot_asks_again(service, line_standin, pinned):
+    _say(service, line_standin, EVENTS_ASK)
+    pinned.at = PINNED + timedelta(minutes=5)
+    write_snapshot(service.store, NewSnapshot(EVENTS[:2], "tdx", "交通部觀光署活動資料", "test", None,
+                                              {"received": 2, "kept": 2, "skipped": {}}, None), now=pinned.at)
+    words = _say(service, line_standin, "第三個在哪裡集合")
+    assert "這一筆已經不在目前的資料裡" in words and "員林社區講座" not in words
+
+
+def test_answered_item_keeps_the_list_30_minutes_from_that_turn(service, line_standin, pinned):
+    _say(service, line_standin, SHOPS_ASK)
+    pinned.at = PINNED + timedelta(minutes=20)
+    assert "電話：04-8000002" in _say(service, line_standin, "第2家電話幾號")
+    pinned.at = PINNED + timedelta(minutes=40)  # 40 after the list, 20 after the last turn about it
+    words = _say(service, line_standin, "剛剛那家在哪")
+    assert "地址：員林市光明街2號" in words
