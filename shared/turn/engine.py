@@ -43,6 +43,7 @@ from shared.turn.follow_up import remember_search, resolve_follow_up
 from shared.turn.item_answer import answer_item
 from shared.turn.limits import limits_with_details
 from shared.turn.router import Proposal, route
+from shared.turn.rules.items import ITEM_TOOL
 from shared.turn.wording import (
     PAST_LOOKBACK_DAYS,
     diet_said_beside_shop,
@@ -88,6 +89,8 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if Flag.NOT_SAVED in proposal.notes else menu.ack_reply(),
     "ask_search_kind": lambda ctx, proposal: _ask_search_kind(ctx, proposal),
+    # an item of the last list by any path (a text turn audits it in _answer, with the item's id)
+    ITEM_TOOL: lambda ctx, proposal: answer_item(ctx, proposal.args["ref"]).reply,
 }
 
 
