@@ -112,3 +112,22 @@ def test_any_position_phrasing_reads_its_position_and_detail(lead, number, chine
 def test_a_time_after_a_position_is_no_reference(unit, number, counter):
     text = f"12月第{_said(number, True)}{counter if unit != '次' else ''}{unit}有什麼活動"
     assert read_item_ref(reading_form(text)) is None, text
+
+
+_EARLIER = st.sampled_from(["剛剛", "剛才", "上面", "你說的", "你剛剛推薦的", ""])
+_POINTED = st.sampled_from(["家", "間", "場", "個"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(_LEADS, _EARLIER, st.sampled_from(["那", "這"]), _POINTED, _DETAILS.filter(lambda pair: pair[1] is not None), _TAILS)
+def test_any_pointer_with_a_question_reads_its_detail(lead, earlier, pointer, counter, detail, tail):
+    text = f"{lead}{earlier}{pointer}{counter}{detail[0]}{tail}"
+    assert read_item_ref(reading_form(text)) == ItemRef(None, None, (detail[1],)), text
+
+
+def test_no_eval_case_outside_the_items_group_reads_as_a_reference():
+    from tools.eval import DEFAULT_CASES, load_cases
+
+    inputs = [case["input"] for case in load_cases(DEFAULT_CASES) if case["group"] != "items"]
+    assert len(inputs) > 700
+    assert [text for text in inputs if route(text).tool == ITEM_TOOL] == []
