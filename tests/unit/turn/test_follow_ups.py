@@ -207,3 +207,10 @@ def test_follow_up_in_a_group_never_applies_or_stores_a_remembered_diet(service,
     assert searched(audit) == ("search_local_places", "彰化市", "vegetarian", None)
     assert audit["origin"] != "consented_memory" and "同意記住" not in words
     assert words.startswith("改查彰化市，蔬食的店家：")
+
+
+def test_follow_up_after_the_township_picker_keeps_what_it_asked(service, line_standin):
+    say(service, line_standin, "有全素的店嗎")  # no township: the picker, nothing listed yet
+    words, audit = say(service, line_standin, "那花壇呢")
+    assert searched(audit) == ("search_local_places", "花壇鄉", "vegan", None)
+    assert words.startswith("改查花壇鄉，全素的店家：")
