@@ -95,6 +95,8 @@ Which tool:
 - 你好 / 你們是誰 → small_talk(greeting); 謝謝 → small_talk(thanks); 好 / 收到 → small_talk(ok).
 - wanting a person, leaving a message, reporting something broken → ask_for_person; their own request's
   progress → show_request_status; cancelling a request → explain_cancel_request.
+- one item of the list LOCAL's last reply showed, and nothing else asked (第三個在哪裡集合, 第2家電話幾號,
+  最後一個要錢嗎, 剛剛那家在哪, 那個市集) → ask_about_listed_item(position or name_word, details).
 - 幫我記住 / 以後都找… about the resident's OWN diet → propose_dietary_memory; what LOCAL keeps, forgetting
   it, who sees it → show_privacy(topic); only a township (那鹿港呢) → ask_events_or_shops(area);
   anything else → show_help.

@@ -89,8 +89,6 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if Flag.NOT_SAVED in proposal.notes else menu.ack_reply(),
     "ask_search_kind": lambda ctx, proposal: _ask_search_kind(ctx, proposal),
-    # an item of the last list by any path (a text turn audits it in _answer, with the item's id)
-    ITEM_TOOL: lambda ctx, proposal: answer_item(ctx, proposal.args["ref"]).reply,
 }
 
 
@@ -134,24 +132,16 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
     proposal = resolve_follow_up(ctx, proposal)  # 那下禮拜呢: the last search changed (shared.turn.follow_up)
-    ref = proposal.args.get("ref")
-    if isinstance(ref, ItemRef):  # an item of the last list (第三個在哪裡集合): its record (shared.turn.item_answer)
-        answer = answer_item(ctx, ref)
-        return _fixed_turn(ctx, proposal, answer.reply, answer.status.value, [answer.item.id] if answer.item else [])
     fixed = FIXED_TOOLS.get(proposal.tool)
     if fixed is None:
         return run_proposal(ctx, proposal)
-    return _fixed_turn(ctx, proposal, fixed(ctx, proposal), "fixed", [])
-
-
-def _fixed_turn(ctx: EventContext, proposal: Proposal, reply: Reply, status: str, result_ids: list[str]) -> Reply:
-    """Audit a turn answered without a search tool and return its ``reply``."""
+    reply = fixed(ctx, proposal)
     record_turn(ctx.store, {
         "user_hash": ctx.user_hash, "source": proposal.source,
         "tool": proposal.tool, "proposed_args": audit_args(proposal), "effective_args": None, "origin": None,
-        "revision": None, "revision_after": None, "result_ids": result_ids, "status": status,
+        "revision": None, "revision_after": None, "result_ids": [], "status": "fixed",
     }, tenant_id=ctx.settings.tenant_id, webhook_event_id=ctx.webhook_event_id, now=ctx.now)
-    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status=status,
+    log("INFO", "turn", tool=proposal.tool, source=proposal.source, status="fixed",
         user=hash_user(ctx.actor.user_id) if ctx.actor else None)
     return reply
 
@@ -425,6 +415,9 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         fixed = FIXED_TOOLS.get(proposal.tool)
         if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
             reply, status = fixed(ctx, proposal), "fixed"
+        elif proposal.tool == ITEM_TOOL:  # 第三個在哪裡集合: that item's own record (shared.turn.item_answer)
+            answer = answer_item(ctx, proposal.args["ref"])
+            reply, status, result = answer.reply, answer.status.value, answer.result()
         elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (docs/design.md §6)
             reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
                              else (offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"))

@@ -15,7 +15,8 @@ snapshot (shared.events.snapshots), a shop from the places catalog (shared.place
 says what that record holds for each detail asked, or plainly that it does not record it, with its
 source once (shared.turn.wording, the items section). No list (none yet, or expired 30 minutes after
 the last turn) is said briefly, with the menu. An answered item keeps the list 30 minutes from this turn
-(the state is saved again as it was, with this turn's time); the engine audits the turn.
+(the state is saved again as it was, with this turn's time); the engine audits the turn, with the
+item answered as its result id (``ItemAnswer.result``).
 Source: docs/design.md §5 (replies name what is not recorded), §7 (the conversation state).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from shared.audit import COLLECTION as AUDIT
 from shared.clock import TAIPEI, from_iso
@@ -65,6 +67,12 @@ class ItemAnswer:
     reply: Reply
     status: ItemStatus
     item: ListedItem | None = None
+
+    def result(self) -> dict[str, Any]:
+        """The turn's result as the engine audits it: the status and the item answered, by id
+        (``{"status", "query": None, "events" | "places": [{"id"}]}``; no item: an empty list)."""
+        key = "events" if self.item is not None and self.item.kind is ItemKind.EVENT else "places"
+        return {"status": self.status.value, "query": None, key: [{"id": self.item.id}] if self.item else []}
 
 
 def _record_text(item: ListedItem, events: EventSnapshot | None, catalog: PlaceCatalog | None) -> str:
