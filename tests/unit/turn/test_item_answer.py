@@ -13,10 +13,15 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.audit import COLLECTION as AUDIT
 from shared.events.snapshots import NewSnapshot, write_snapshot
 from shared.places import catalog as places_catalog
+from shared.turn.ask import ItemRef
+from shared.turn.conversation import ItemKind, ListedItem
+from shared.turn.item_answer import Picked, resolve
 from tests.conftest import FixedClock, all_text, reply_messages, text_event
 from tests.memory_support import webhook_with_memory
 
@@ -236,3 +241,29 @@ def test_answered_item_keeps_the_list_30_minutes_from_that_turn(service, line_st
     pinned.at = PINNED + timedelta(minutes=40)  # 40 after the list, 20 after the last turn about it
     words = _say(service, line_standin, "剛剛那家在哪")
     assert "地址：員林市光明街2號" in words
+
+
+# -- resolve: the pick among the listed items, without a store -------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=1, max_value=12), st.integers(min_value=-15, max_value=15).filter(bool))
+def test_resolve_position_picks_that_item_or_none_beyond_the_list(count, position):
+    items = tuple(ListedItem(ItemKind.EVENT, f"e{index}") for index in range(1, count + 1))
+    picked = resolve(ItemRef(position), items)
+    if abs(position) > count:
+        assert picked is None
+    else:
+        assert isinstance(picked, Picked)
+        expected = position if position > 0 else count + position + 1
+        assert (picked.position, picked.item.id) == (expected, f"e{expected}")
+
+
+def test_resolve_pointer_and_word():
+    items = tuple(ListedItem(ItemKind.PLACE, f"p{index}") for index in (1, 2, 3))
+    named = ("和米素食 花壇鄉", "綠園 員林市", "禪味 員林市")
+    assert resolve(ItemRef(), items[:1]) == Picked(items[0], 1)
+    assert resolve(ItemRef(), items) == (1, 2, 3)
+    assert resolve(ItemRef(), items, focus="p3") == Picked(items[2], 3)
+    assert resolve(ItemRef(name_word="和米"), items, named) == Picked(items[0], 1)
+    assert resolve(ItemRef(name_word="員林"), items, named) == (2, 3)
+    assert resolve(ItemRef(name_word="鹿港"), items, named) == (1, 2, 3)
