@@ -198,8 +198,10 @@ def _answered(ctx: EventContext, ref: ItemRef, picked: Picked, events: EventSnap
     if picked.item.kind is ItemKind.EVENT and events is not None:
         event = next((event for event in events.events if event.id == picked.item.id), None)
         if event is not None:
+            checked = events.checked_at
+            stale = checked is not None and (ctx.now - checked).total_seconds() > ctx.settings.events_stale_after_seconds
             return ItemAnswer(wording.event_item_reply(event, events, picked.position, ref.details,
-                                                       ctx.now.astimezone(TAIPEI).date()),
+                                                       ctx.now.astimezone(TAIPEI).date(), stale=stale),
                               ItemStatus.ANSWERED, picked.item)
     if picked.item.kind is ItemKind.PLACE and catalog is not None:
         place = next((place for place in catalog.places if place.id == picked.item.id), None)

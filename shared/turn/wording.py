@@ -697,11 +697,13 @@ def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[
                               quick_reply=_item_buttons(kind, offers, ref.details))])
 
 
-def _event_source_line(snapshot: EventSnapshot) -> str:
-    """The one source line of an event answer: 示範 while the data is demo (docs/design.md §5)."""
+def _event_source_line(snapshot: EventSnapshot, stale: bool) -> str:
+    """The one source line of an event answer: 示範 while the data is demo; a real source by name, and
+    that it may be out of date when it was last confirmed too long ago (docs/design.md §5)."""
     if snapshot.demo:
         return "（目前的活動是示範資料，不是真的活動。）"
-    return f"資料來源：{snapshot.source_name or '活動資料'}。"
+    line = f"資料來源：{snapshot.source_name or '活動資料'}。"
+    return line + ("這份活動資料有一段時間沒有更新，內容可能已經過時，請以主辦單位公告為準。" if stale else "")
 
 
 def _event_day_words(event: Event) -> str:
@@ -732,7 +734,7 @@ def _event_detail(event: Event, demo: bool, detail: ask.ItemDetail) -> str:
 
 
 def event_item_reply(event: Event, snapshot: EventSnapshot, position: int, details: tuple[ask.ItemDetail, ...],
-                     today: date) -> Reply:
+                     today: date, *, stale: bool = False) -> Reply:
     """One listed event, answered from its snapshot record: what each detail asked is, or that the
     record does not hold it; all it holds when no detail was asked; the source once.
 
@@ -742,13 +744,14 @@ def event_item_reply(event: Event, snapshot: EventSnapshot, position: int, detai
         position: its 1-based place in the list shown.
         details: what was asked, in order; () for the item itself.
         today: the turn's Asia/Taipei day (an event that ended before it says 已結束).
+        stale: the real snapshot was last confirmed longer ago than the configured age: said so.
     Source: docs/design.md §5 (name what the snapshot does not record; 示範 on demo data).
     """
     past = "（已結束）" if event.last_day < today else ""
     lines = [f"第 {position} 個：「{event.title}」{past}（{event.area}）"]
     asked = details or (ask.ItemDetail.WHEN, ask.ItemDetail.WHERE)
     lines += [_event_detail(event, snapshot.demo, detail) for detail in asked]
-    lines.append(_event_source_line(snapshot))
+    lines.append(_event_source_line(snapshot, stale))
     buttons = [QuickReplyItem(action=MessageAction(label=limits.fit(f"第{position}個{_DETAIL_ASKED[detail]}",
                                                                     limits.ACTION_LABEL),
                                                    text=f"第{position}個{_DETAIL_ASKED[detail]}"))

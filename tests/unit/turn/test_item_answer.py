@@ -99,7 +99,7 @@ def test_third_event_where_to_meet_says_its_record_does_not_hold_it(service, lin
     words = _after(service, line_standin, EVENTS_ASK, "第三個在哪裡集合")
     assert "第 3 個：「員林社區講座」" in words
     assert "活動資料沒有記錄地點，只知道在員林市" in words
-    assert "資料來源：交通部觀光署活動資料" in words
+    assert "資料來源：交通部觀光署活動資料" in words and "內容可能已經過時" not in words
     assert "看不太懂" not in words
 
 
@@ -267,3 +267,10 @@ def test_resolve_pointer_and_word():
     assert resolve(ItemRef(name_word="和米"), items, named) == Picked(items[0], 1)
     assert resolve(ItemRef(name_word="員林"), items, named) == (2, 3)
     assert resolve(ItemRef(name_word="鹿港"), items, named) == (1, 2, 3)
+
+
+def test_item_of_a_snapshot_not_confirmed_for_long_says_it_may_be_out_of_date(service, line_standin, pinned):
+    pinned.at = PINNED + timedelta(days=3)  # the snapshot was last confirmed 3 days before (limit: 2 days)
+    _say(service, line_standin, "員林12/5有什麼活動")
+    words = _say(service, line_standin, "第二個在哪")
+    assert "地點：員林公園東側廣場" in words and "內容可能已經過時" in words
