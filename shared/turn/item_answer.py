@@ -184,8 +184,9 @@ def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
         return ItemAnswer(wording.item_beyond_reply(kind, len(items), ref, _labels(items, every, events, catalog)),
                           ItemStatus.BEYOND)
     if not isinstance(picked, Picked):
-        return ItemAnswer(wording.item_which_reply(kind, len(items), ref, _labels(items, picked, events, catalog)),
-                          ItemStatus.WHICH)
+        unmatched = ref.name_word is not None and not any(ref.name_word.casefold() in text for text in named)
+        return ItemAnswer(wording.item_which_reply(kind, len(items), ref, _labels(items, picked, events, catalog),
+                                                   unmatched=unmatched), ItemStatus.WHICH)
     answer = _answered(ctx, ref, picked, events, catalog)
     if answer.status is ItemStatus.ANSWERED:  # a turn about the list keeps it 30 minutes more
         save_conversation(ctx, replace(conversation, updated_at=ctx.now))

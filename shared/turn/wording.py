@@ -686,10 +686,12 @@ def item_beyond_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list
                               quick_reply=_item_buttons(kind, offers, ref.details))])
 
 
-def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]]) -> Reply:
-    """Which item is meant: a pointer to several (剛剛那家 among 3), or a word naming several or none."""
+def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]],
+                     *, unmatched: bool = False) -> Reply:
+    """Which item is meant: a pointer to several (剛剛那家 among 3), a word naming several, or (``unmatched``)
+    a word naming none of the listed items; a button per item offered (``offers``: (position, title))."""
     counter, noun = _ITEM_COUNTER[kind], _ITEM_NOUN[kind]
-    if ref.name_word and len(offers) == count:
+    if unmatched and ref.name_word:
         line = f"剛剛列的 {count} {counter}{noun}裡，沒有看到「{ref.name_word}」。你是說哪一{counter}？"
     else:
         line = f"剛剛列了 {count} {counter}{noun}，你問的是哪一{counter}？"

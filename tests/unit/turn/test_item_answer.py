@@ -274,3 +274,8 @@ def test_item_of_a_snapshot_not_confirmed_for_long_says_it_may_be_out_of_date(se
     _say(service, line_standin, "員林12/5有什麼活動")
     words = _say(service, line_standin, "第二個在哪")
     assert "地點：員林公園東側廣場" in words and "內容可能已經過時" in words
+
+
+def test_word_naming_every_listed_item_asks_which_without_saying_none(service, line_standin):
+    words = _after(service, line_standin, SHOPS_ASK, "那家員林的在哪")
+    assert "剛剛列了 3 家店家，你問的是哪一家" in words and "沒有看到" not in words
