@@ -24,6 +24,7 @@ from shared.areas import TOWNSHIPS, WHOLE_COUNTY
 from shared.turn import ask
 from shared.turn.datespec import Both, DateSpec, Unreadable, date_arg
 from shared.turn.proposal import Proposal
+from shared.turn.rules.items import ITEM_TOOL
 
 #: The 26 townships, in the county's order (data/townships.json).
 Township = Literal["彰化市", "鹿港鎮", "和美鎮", "線西鄉", "伸港鄉", "福興鄉", "秀水鄉", "花壇鄉", "芬園鄉", "員林市",
@@ -45,6 +46,9 @@ LimitKind = Literal["crisis", "emergency", "medical", "doctor_appointment", "tra
                     "registration", "pets", "what_to_bring", "distance", "evening", "payment", "age", "crowd",
                     "seating", "accessibility", "toilets", "organiser", "end_time", "fraud", "politics_religion",
                     "off_topic"]
+
+#: What a question about one listed item asks (shared.turn.ask.ItemDetail), as the model names it.
+ItemDetailKind = Literal["where", "when", "end_time", "phone", "price", "registration"]
 
 #: A limit kind → the limit the router reads (said with shared.replies.menu.LIMIT_WORDS).
 LIMIT_NOTES: dict[str, ask.Limit] = {kind: ask.Limit(limit) for kind, limit in {
@@ -320,6 +324,15 @@ def _show_privacy(args: Mapping[str, Any]) -> Proposal:
     return Proposal("privacy_info", {"topic": topic}, SOURCE)
 
 
+def _listed_item(args: Mapping[str, Any]) -> Proposal:
+    """One item of the last answer's list (第三個在哪裡集合): the router's ``item_detail`` with its ItemRef
+    (a position of 0 is "not said", as every falsy argument)."""
+    position = int(args["position"]) if args.get("position") else None
+    details = tuple(ask.ItemDetail(detail) for detail in dict.fromkeys(_said(args, "details")))
+    word = None if position is not None else args.get("name_word")
+    return Proposal(ITEM_TOOL, {"ref": ask.ItemRef(position, word, details)}, SOURCE)
+
+
 def _fixed(tool: str) -> Callable[[Mapping[str, Any]], Proposal]:
     return lambda args: Proposal(tool, {}, SOURCE)
 
@@ -339,6 +352,7 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any]], Proposal]] = {
                                                     {"dietary_type": args["dietary_type"]}, SOURCE),
     "show_privacy": _show_privacy,
     "ask_events_or_shops": lambda args: Proposal("ask_search_kind", {"area": args["area"]}, SOURCE),
+    "ask_about_listed_item": _listed_item,
 }
 
 

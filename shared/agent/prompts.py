@@ -99,6 +99,8 @@ Which tool:
   progress → show_request_status; cancelling a request → explain_cancel_request. Something broken said
   beside another question (花壇有素食店嗎 順便問一下 水溝堵住了要找誰) → answer that question: LOCAL itself
   offers to leave the broken thing as a request.
+- one item of the list LOCAL's last reply showed, and nothing else asked (第三個在哪裡集合, 第2家電話幾號,
+  最後一個要錢嗎, 剛剛那家在哪, 那個市集) → ask_about_listed_item(position or name_word, details).
 - 幫我記住 / 以後都找… about the resident's OWN diet → propose_dietary_memory; what LOCAL keeps, forgetting
   it, who sees it → show_privacy(topic); only a township (那鹿港呢) → ask_events_or_shops(area);
   anything else → show_help.

@@ -16,6 +16,7 @@ turn engine (shared.turn.engine.run_tool), one per turn (docs/design.md §8; REA
 | ``propose_dietary_memory`` | the consent card | a card; nothing stored until tapped |
 | ``show_privacy(topic)`` | ``privacy_info`` (``forget`` / ``sharing``) | what is kept, with 我的偏好 / 忘記我的飲食偏好 |
 | ``ask_events_or_shops(area)`` | ``ask_search_kind`` | 活動還是店家？ |
+| ``ask_about_listed_item(position, name_word, details)`` | ``item_detail`` (shared.turn.item_answer) | that item's own record |
 
 Memory precedence (this turn > consented memory > none), the validation of every argument, the fixed
 templates and the audit record are the router's. The search tools take the router's notes as typed
@@ -62,6 +63,7 @@ from shared.agent.calls import (
     AskKind,
     BadCall,
     Diet,
+    ItemDetailKind,
     LimitKind,
     MemoryRemark,
     PrivacyTopic,
@@ -100,6 +102,9 @@ Text = Annotated[str, Field(min_length=1, max_length=MAX_ARG_CHARS)]
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 Limits = Annotated[list[LimitKind], Field(max_length=6)]
 Words = Annotated[list[Text], Field(max_length=3)]
+#: A place in the last reply's list: 1 the first …, -1 the last (0 is not said); a whole number given as 3.0
+#: is read as 3.
+ItemPosition = Annotated[int, Field(ge=-20, le=20, strict=False)]
 Townships = Annotated[list[Township], Field(max_length=3)]
 VagueWords = Annotated[list[VagueWord], Field(max_length=3)]
 
@@ -426,11 +431,30 @@ class LocalTools:
         """
         return self._call("ask_events_or_shops", tool_context, locals())
 
+    def ask_about_listed_item(
+            self, position: Optional[ItemPosition] = None, name_word: Optional[Text] = None,
+            details: Optional[Annotated[list[ItemDetailKind], Field(max_length=6)]] = None,
+            tool_context: Optional[ToolContext] = None) -> dict[str, Any]:
+        """A question about one item of the list LOCAL's last reply showed (第三個在哪裡集合, 第2家電話幾號,
+        最後一個要錢嗎, 剛剛那家在哪, 那個市集): LOCAL answers from that item's own record, or says it has no
+        list to read it against. Only when the message is about such an item and asks nothing else.
+
+        Args:
+            position: its place in that list: 1 the first (第一個), 2 the second (第2家) …; -1 the last
+                (最後一個), -2 the one before it (倒數第二個); leave out when a word names it or it is only
+                pointed at (剛剛那家).
+            name_word: the word that names it, as said (市集 of 那個市集); leave out with a position.
+            details: what is asked about it: where (在哪, 地址, 集合地點), when (幾點, 什麼時候, 哪天), end_time
+                (幾點結束, 多久), phone (電話), price (要錢嗎, 免費嗎), registration (要報名嗎, 要預約嗎); leave
+                out when the item itself is asked for (第三家, 那個市集).
+        """
+        return self._call("ask_about_listed_item", tool_context, locals())
+
 
 class _DeclaredOnce(FunctionTool):
     """A FunctionTool whose declaration (the schema the model sees) is built once per process: the
     signatures never change, and ADK's own cache is keyed by the bound method, which is new every turn
-    (each turn would build twelve schemas again and keep the old turn's tools in that cache)."""
+    (each turn would build every schema again and keep the old turn's tools in that cache)."""
 
     def _get_declaration(self) -> Optional[types.FunctionDeclaration]:
         declared = declarations().get(self.name)
@@ -447,7 +471,7 @@ def declarations() -> dict[str, types.FunctionDeclaration | None]:
 #: Every tool, in the order the model sees them.
 TOOL_NAMES = ("search_local_places", "search_local_events", "find_place", "show_limits", "small_talk", "show_help",
               "ask_for_person", "show_request_status", "explain_cancel_request", "propose_dietary_memory",
-              "show_privacy", "ask_events_or_shops")
+              "show_privacy", "ask_events_or_shops", "ask_about_listed_item")
 
 
 # -- the check of the raw call (before ADK filters unknown names or coerces values) ------------------

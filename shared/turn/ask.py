@@ -20,7 +20,8 @@ from typing import Literal, Union
 from shared.turn.datespec import DateSpec
 
 __all__ = [
-    "Ask", "AskSearchKind", "Changed", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag", "FollowUp", "Limit",
+    "Ask", "AskSearchKind", "Changed", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag",
+    "FollowUp", "ItemDetail", "ItemRef", "Limit",
     "Limits", "Memory", "MemoryPropose", "NeedsArea", "Note", "NotRecorded", "OtherAreas", "OtherPlace",
     "PlacesSearch", "Privacy", "PrivacyTopic", "RequestDraft", "RequestHelp", "SecondAsk", "ShopByName", "SmallTalk",
     "TitleHint", "UnknownTownship", "Unasked", "Unreadable", "UnrecordedDiet", "UnrecordedKind", "notes_of",
@@ -248,6 +249,46 @@ class AskSearchKind:
     no_data: bool = False
 
 
+class ItemDetail(StrEnum):
+    """What a question about one listed item asks (第三個在哪裡集合 → WHERE); its value names it in the audit."""
+
+    #: 在哪, 地址, 集合地點: an event's meeting point, a shop's address
+    WHERE = "where"
+    #: 幾點, 什麼時候, 哪天: an event's day and start time, a shop's hours
+    WHEN = "when"
+    #: 幾點結束, 到幾點, 多久: an event's end time, a shop's hours
+    END_TIME = "end_time"
+    #: 電話, 聯絡: a shop's phone
+    PHONE = "phone"
+    #: 要錢嗎, 免費嗎, 多少錢
+    PRICE = "price"
+    #: 要報名嗎, 要預約嗎
+    REGISTRATION = "registration"
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """An item of the last answer's list, named by its place in it or by a word, and what is asked about it
+    (第三個在哪裡集合, 第2家電話幾號, 最後一個要錢嗎, 剛剛那家在哪, 那個市集).
+
+    Attributes:
+        position: 1 for the first item shown, 2 for the second …; negative counts from the end (-1 最後一個,
+            -2 倒數第二個); None when the item is named by a word or only pointed at (那家).
+        name_word: the word that names it among the listed items (市集 of 那個市集), as said, or None. The
+            resident's words: never in the audit record (``audited``).
+        details: what is asked, in the order said; () asks for the item itself (its card).
+    """
+
+    position: int | None = None
+    name_word: str | None = None
+    details: tuple[ItemDetail, ...] = ()
+
+    def audited(self) -> dict[str, object]:
+        """The reference as the audit record holds it: the position and the details, never the word said."""
+        return {"position": self.position, "named": self.name_word is not None,
+                "details": [detail.value for detail in self.details]}
+
+
 @dataclass(frozen=True)
 class Unreadable:
     """A message or a date that could not be read; ``why`` names it for the audit."""
@@ -281,7 +322,7 @@ class FollowUp:
 
 #: Every kind of ask LOCAL answers.
 Ask = Union[EventsSearch, PlacesSearch, NeedsArea, ShopByName, RequestDraft, RequestHelp, Memory, MemoryPropose,
-            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable, FollowUp]
+            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable, FollowUp, ItemRef]
 
 
 # -- the notes said beside an ask -------------------------------------------------------------------

@@ -35,14 +35,16 @@ from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies import menu, refusals
 from shared.store import StoreError
-from shared.turn.ask import EventsSearch, Flag, PlacesSearch, PrivacyTopic
+from shared.turn.ask import EventsSearch, Flag, ItemRef, PlacesSearch, PrivacyTopic
 from shared.turn.conversation import load_conversation
 from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
 from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import remember_search, resolve_follow_up
+from shared.turn.item_answer import answer_item
 from shared.turn.limits import limits_with_details
 from shared.turn.reading import judge
 from shared.turn.router import Proposal, route
+from shared.turn.rules.items import ITEM_TOOL
 from shared.turn.wording import (
     PAST_LOOKBACK_DAYS,
     diet_said_beside_shop,
@@ -354,6 +356,8 @@ _USER_TEXT_ARGS = frozenset({"text", "choices", "typed", "code"})
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, ItemRef):  # its position and details; never the word said
+        return value.audited()
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, (list, tuple)):
@@ -435,6 +439,9 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         fixed = FIXED_TOOLS.get(proposal.tool)
         if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
             reply, status = fixed(ctx, proposal), "fixed"
+        elif proposal.tool == ITEM_TOOL:  # 第三個在哪裡集合: that item's own record (shared.turn.item_answer)
+            answer = answer_item(ctx, proposal.args["ref"])
+            reply, status, result = answer.reply, answer.status.value, answer.result()
         elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (docs/design.md §6)
             reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
                              else (offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"))

@@ -16,7 +16,19 @@ from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
-from shared.turn.rules import details, follow_ups, handoff, limits, places, privacy, problems, shops, talk, two_asks
+from shared.turn.rules import (
+    details,
+    follow_ups,
+    handoff,
+    items,
+    limits,
+    places,
+    privacy,
+    problems,
+    shops,
+    talk,
+    two_asks,
+)
 from shared.turn.rules.limits import is_emergency
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
@@ -52,6 +64,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("nothing said → the menu", _nothing_said),
     ("crisis or emergency (想去死, 跌倒了起不來) → the safety reply, before anything", limits.safety),
     ("a likely scam (有人打電話說我中獎要先匯錢) → the 165 warning, before any directory", limits.fraud),
+    ("an item of the last list (第三個在哪裡集合, 剛剛那家在哪) → that item's record", items.item_ref),
     ("a follow-up or a correction (那下禮拜呢, 不是啦 我是說鹿港) → the last search, changed", _follow_up),
     ("thanks alone → thanks", talk.thanks_alone),
     ("a greeting alone → greeting", talk.greeting_alone),

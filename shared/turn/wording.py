@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage, URIAction
 
 from shared.areas import TOWNSHIPS, UnknownArea, normalize_area
 from shared.context import Reply
 from shared.diets import UNRECORDED_DIETS, diet_label
+from shared.events.search import Event, EventSnapshot
 from shared.line import limits
 from shared.memory.store import PreferenceSnapshot
+from shared.places.catalog import Place, PlaceCatalog
 from shared.places.search import UnknownDietaryType, areas_with_places, diet_listed
 from shared.replies import menu
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, checked_postback
@@ -33,8 +35,9 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import render_places
+from shared.replies.places import SOURCE_KIND_WORDS, render_places
 from shared.turn import ask
+from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet
 from shared.turn.proposal import Proposal
@@ -629,3 +632,177 @@ def render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDie
     if lines:
         messages.insert(0, TextMessage(text="\n".join(lines)))
     return Reply(messages)
+
+
+# -- one listed item (第三個在哪裡集合, 第2家電話幾號: shared.turn.item_answer) ------------------------
+
+#: How each kind of item is counted in a reply: 第 3 個 (活動), 第 2 家 (店家).
+_ITEM_COUNTER = {ItemKind.EVENT: "個", ItemKind.PLACE: "家"}
+#: The kind of item in words: 剛剛列了 3 個活動 / 3 家店家.
+_ITEM_NOUN = {ItemKind.EVENT: "活動", ItemKind.PLACE: "店家"}
+#: A detail asked, as a button repeats it (第2家電話, 第3個在哪).
+_DETAIL_ASKED = {ask.ItemDetail.WHERE: "在哪", ask.ItemDetail.WHEN: "幾點", ask.ItemDetail.END_TIME: "幾點結束",
+                 ask.ItemDetail.PHONE: "電話", ask.ItemDetail.PRICE: "要錢嗎", ask.ItemDetail.REGISTRATION: "要報名嗎"}
+#: The details offered next under an answer, per kind (the ones not asked, in this order).
+_ITEM_NEXT = {ItemKind.EVENT: (ask.ItemDetail.WHEN, ask.ItemDetail.WHERE),
+              ItemKind.PLACE: (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)}
+
+
+def _item_buttons(kind: ItemKind, offers: list[tuple[int, str]], details: tuple[ask.ItemDetail, ...]) -> QuickReply:
+    """A button per (position, title) that asks the same details of that item again (「第2家電話」); the
+    label names the item when its title is known."""
+    asked = "".join(_DETAIL_ASKED[detail] for detail in details[:2])
+    items = []
+    for at, title in offers[:QUICK_REPLY_MAX_ITEMS]:
+        text = f"第{at}{_ITEM_COUNTER[kind]}{asked}"
+        label = limits.fit(f"{at}. {title}" if title else text, limits.ACTION_LABEL)
+        items.append(QuickReplyItem(action=MessageAction(label=label, text=text)))
+    return QuickReply(items=items)
+
+
+def item_no_list_reply(*, searched: bool = False) -> Reply:
+    """A reference with no list to read it against, said briefly with the menu: none shown yet, or the
+    last one is over 30 minutes old (docs/design.md §7: the state lasts 30 minutes); ``searched``: the
+    last search found nothing, so nothing was listed."""
+    if searched:
+        return Reply([menu.with_menu(TextMessage(text="剛剛的查詢沒有列出任何一筆，所以沒有可以對照的。請換個條件再查，或點下方的選項。"))])
+    return Reply([menu.with_menu(TextMessage(
+        text="我這邊沒有剛剛列出的清單可以對照（可能已經超過 30 分鐘）。請再查一次，或點下方的選項。"))])
+
+
+def item_gone_reply() -> Reply:
+    """The item listed is no longer in the data (the snapshot or catalog changed since): ask again."""
+    return Reply([menu.with_menu(TextMessage(text="這一筆已經不在目前的資料裡（資料剛更新過），請再查一次。"))])
+
+
+def item_beyond_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]]) -> Reply:
+    """A position beyond the list: 「剛剛列了 2 家，沒有第 3 家。」, with a button per item listed
+    (``offers``: (position, title or name) each)."""
+    counter = _ITEM_COUNTER[kind]
+    asked = ref.position if ref.position and ref.position > 0 else None
+    line = f"剛剛列了 {count} {counter}{_ITEM_NOUN[kind] if kind is ItemKind.EVENT else ''}"
+    line += f"，沒有第 {asked} {counter}。" if asked else "，沒有那麼多。"
+    return Reply([TextMessage(text=line + "想看哪一" + counter + "，請點下方的按鈕。",
+                              quick_reply=_item_buttons(kind, offers, ref.details))])
+
+
+def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]],
+                     *, unmatched: bool = False) -> Reply:
+    """Which item is meant: a pointer to several (剛剛那家 among 3), a word naming several, or (``unmatched``)
+    a word naming none of the listed items; a button per item offered (``offers``: (position, title))."""
+    counter, noun = _ITEM_COUNTER[kind], _ITEM_NOUN[kind]
+    if unmatched and ref.name_word:
+        line = f"剛剛列的 {count} {counter}{noun}裡，沒有看到「{ref.name_word}」。你是說哪一{counter}？"
+    else:
+        line = f"剛剛列了 {count} {counter}{noun}，你問的是哪一{counter}？"
+    return Reply([TextMessage(text=line + "請點下方的按鈕，或說「第2" + counter + "」。",
+                              quick_reply=_item_buttons(kind, offers, ref.details))])
+
+
+def _event_source_line(snapshot: EventSnapshot, stale: bool) -> str:
+    """The one source line of an event answer: 示範 while the data is demo; a real source by name, and
+    that it may be out of date when it was last confirmed too long ago (docs/design.md §5)."""
+    if snapshot.demo:
+        return "（目前的活動是示範資料，不是真的活動。）"
+    line = f"資料來源：{snapshot.source_name or '活動資料'}。"
+    return line + ("這份活動資料有一段時間沒有更新，內容可能已經過時，請以主辦單位公告為準。" if stale else "")
+
+
+def _event_day_words(event: Event) -> str:
+    """The event's day or days, with 已結束 after a past one: 「2026/12/19（六）」."""
+    first = f"{event.date.year}/{event.date.month}/{event.date.day}（{'一二三四五六日'[event.date.weekday()]}）"
+    last = event.last_day
+    if last == event.date:
+        return first
+    return f"{first}～{last.year}/{last.month}/{last.day}（{'一二三四五六日'[last.weekday()]}）"
+
+
+def _event_detail(event: Event, demo: bool, detail: ask.ItemDetail) -> str:
+    """What the event's record says about one detail, or that it does not record it."""
+    place = "集合地點" if demo else "地點"
+    ask_them = "請看主辦單位公告" + ("（活動網頁在下方）" if event.url else "") + "。"
+    if detail is ask.ItemDetail.WHERE:
+        return (f"{place}：{event.meeting_point}（{event.area}）。" if event.meeting_point
+                else f"活動資料沒有記錄{place}，只知道在{event.area}；{ask_them}")
+    if detail is ask.ItemDetail.WHEN:
+        start = f"，{event.start_time:%H:%M} 開始" if event.start_time else "；開始時間活動資料沒有記錄"
+        return f"日期：{_event_day_words(event)}{start}。"
+    if detail is ask.ItemDetail.END_TIME:
+        return f"活動資料只有開始時間，沒有記錄結束時間或要多久；{ask_them}"
+    what = {ask.ItemDetail.PHONE: "聯絡電話", ask.ItemDetail.PRICE: "要不要錢、費用多少",
+            ask.ItemDetail.REGISTRATION: "要不要報名、怎麼報名"}[detail]
+    organiser = f"主辦是{event.organizer}，" if event.organizer else ""
+    return f"活動資料沒有記錄{what}；{organiser}{ask_them}"
+
+
+def event_item_reply(event: Event, snapshot: EventSnapshot, position: int, details: tuple[ask.ItemDetail, ...],
+                     today: date, *, stale: bool = False) -> Reply:
+    """One listed event, answered from its snapshot record: what each detail asked is, or that the
+    record does not hold it; all it holds when no detail was asked; the source once.
+
+    Args:
+        event: the event's record in the current snapshot.
+        snapshot: that snapshot (demo or real: the source line).
+        position: its 1-based place in the list shown.
+        details: what was asked, in order; () for the item itself.
+        today: the turn's Asia/Taipei day (an event that ended before it says 已結束).
+        stale: the real snapshot was last confirmed longer ago than the configured age: said so.
+    Source: docs/design.md §5 (name what the snapshot does not record; 示範 on demo data).
+    """
+    past = "（已結束）" if event.last_day < today else ""
+    lines = [f"第 {position} 個：「{event.title}」{past}（{event.area}）"]
+    asked = details or (ask.ItemDetail.WHEN, ask.ItemDetail.WHERE)
+    lines += [_event_detail(event, snapshot.demo, detail) for detail in asked]
+    lines.append(_event_source_line(snapshot, stale))
+    buttons = [QuickReplyItem(action=MessageAction(label=limits.fit(f"第{position}個{_DETAIL_ASKED[detail]}",
+                                                                    limits.ACTION_LABEL),
+                                                   text=f"第{position}個{_DETAIL_ASKED[detail]}"))
+               for detail in _ITEM_NEXT[ItemKind.EVENT] if detail not in asked]
+    if event.url:
+        buttons.insert(0, QuickReplyItem(action=URIAction(label="活動網頁", uri=event.url)))
+    return Reply([TextMessage(text="\n".join(lines), quick_reply=QuickReply(items=buttons) if buttons else None)])
+
+
+def _place_source_line(place: Place, catalog: PlaceCatalog, field: str) -> str:
+    """The one source line of a shop answer: where the field answered comes from, and when it was read."""
+    source = catalog.sources.get(place.field_sources.get(field) or place.field_sources.get("name", ""))
+    if source is None:
+        return ""
+    return f"資料來源：{SOURCE_KIND_WORDS.get(source.kind, '其他公開資料')}，{source.accessed_on.isoformat()} 查閱。"
+
+
+def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
+    """What the shop's catalog entry says about one detail, or that it does not record it."""
+    call = f"請先打電話問店家（{place.phone}）。" if place.phone else "請先問店家。"
+    if detail is ask.ItemDetail.WHERE:
+        return f"地址：{place.address}。"
+    if detail is ask.ItemDetail.PHONE:
+        return f"電話：{place.phone}。" if place.phone else "店家資料沒有記錄電話。"
+    what = {ask.ItemDetail.WHEN: "營業時間", ask.ItemDetail.END_TIME: "營業時間", ask.ItemDetail.PRICE: "價錢",
+            ask.ItemDetail.REGISTRATION: "要不要訂位或預約"}[detail]
+    return f"店家資料沒有記錄{what}，{call}"
+
+
+def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details: tuple[ask.ItemDetail, ...]) -> Reply:
+    """One listed shop, answered from its catalog entry: each detail asked, or that it is not recorded;
+    the address, the phone and the diets listed when no detail was asked; the source once.
+
+    Args:
+        place: the shop's catalog entry.
+        catalog: the catalog (its sources).
+        position: its 1-based place in the list shown.
+        details: what was asked, in order; () for the shop itself.
+    Source: docs/design.md §5 (every field names its source; name what is not recorded).
+    """
+    lines = [f"第 {position} 家：「{place.name}」（{place.area}）"]
+    asked = details or (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)
+    lines += [_place_detail(place, detail) for detail in asked]
+    if not details:
+        lines.append(f"店家資料列的素別：{'、'.join(diet_label(kind) for kind in place.dietary_options)}。")
+    field = "phone" if ask.ItemDetail.PHONE in asked and place.phone else "address"
+    lines.append(_place_source_line(place, catalog, field))
+    buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
+                                                   text=f"第{position}家{_DETAIL_ASKED[detail]}"))
+               for detail in _ITEM_NEXT[ItemKind.PLACE] if detail not in asked]
+    return Reply([TextMessage(text="\n".join(line for line in lines if line),
+                              quick_reply=QuickReply(items=buttons) if buttons else None)])

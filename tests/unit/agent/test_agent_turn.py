@@ -283,7 +283,7 @@ def test_agent_tool_schemas_hide_tool_context_and_name_one_read_only_tool_per_as
     body = standin.requests(since)[0]["body"]
     declarations = [d for tool in body["tools"] for d in tool["functionDeclarations"]]
     assert sorted(d["name"] for d in declarations) == [
-        "ask_events_or_shops", "ask_for_person", "explain_cancel_request", "find_place", "propose_dietary_memory",
+        "ask_about_listed_item", "ask_events_or_shops", "ask_for_person", "explain_cancel_request", "find_place", "propose_dietary_memory",
         "search_local_events", "search_local_places", "show_help", "show_limits", "show_privacy",
         "show_request_status", "small_talk"]
     by_name = {d["name"]: d.get("parameters_json_schema", {}).get("properties", {}) for d in declarations}
