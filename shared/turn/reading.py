@@ -109,10 +109,11 @@ _ENGLISH_FILLER = re.compile(r"(?<![a-z])(?:any|some|the|in|on|at|of|for|near|is
                              r"activity|things?|to|township|city|town|happy|please|can|i|me|find)(?![a-z])")
 #: Whole-message intents the rules read by their own patterns (a request's status, how to cancel or leave
 #: one, what LOCAL keeps, ok / 不用記, a follow-up or correction: shared.turn.rules.follow_ups reads its
-#: opening and closing words itself and takes it only when what is between reads as one clean search):
-#: their reply answers the message.
+#: opening and closing words itself and takes it only when what is between reads as one clean search;
+#: an item of the last list, which shared.turn.rules.items takes only when the message holds nothing but
+#: the pointer, fillers and questions about the item): their reply answers the message.
 _WHOLE_INTENTS = frozenset({"handoff_status", "handoff_cancel_help", "handoff_info", "privacy_info", "ack",
-                            "follow_up"})
+                            "follow_up", "item_detail"})
 _DATE_LETTERS = re.compile(r"[\d〇零一二兩三四五六七八九十廿卅百月日號号年週周禮拜礼星期末今明後昨前天晚早午夜初底旬上下這这本個个次]")
 #: Left after the words are taken out: separators, punctuation, digits and Latin letters shorter than a word.
 _NOISE = re.compile(r"[\s\W_]+|(?<![a-z])[a-z]{1,2}(?![a-z])")

@@ -32,6 +32,13 @@ def test_reading_of_a_follow_up_or_correction_is_complete(text):
     assert reading.proposal.tool == "follow_up" and reading.complete, (text, reading)
 
 
+@pytest.mark.parametrize("text", ["第三個在哪裡集合", "第2家電話幾號", "最後一個要錢嗎", "剛剛那家在哪", "那個市集"])
+def test_reading_of_an_item_of_the_last_list_is_complete(text):
+    """Items by position are answered inline from the conversation state, never queued for the model."""
+    reading = read(text)
+    assert reading.proposal.tool == "item_detail" and reading.complete, (text, reading)
+
+
 @pytest.mark.parametrize("text", ["我不想活了", "我阿公跌倒了起不來", "剛剛有人昏倒了 花壇有什麼好吃的"])
 def test_reading_of_crisis_and_emergency_is_always_complete(text):
     reading = read(text)
