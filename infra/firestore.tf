@@ -23,7 +23,9 @@ locals {
 
   # Collections whose documents carry `expire_at` (a Timestamp): Firestore deletes each document
   # within about 24 hours after that time (Firestore docs, "Manage data retention with TTL policies").
-  ttl_collections = ["webhook_inbox", "turn_audit", "memory_cards"]
+  # conversations: the short conversation state, 30 minutes from the last turn (docs/conversation.md);
+  # its readers also compare expire_at with their own clock, since the delete comes late.
+  ttl_collections = ["webhook_inbox", "turn_audit", "memory_cards", "conversations"]
 }
 
 resource "google_firestore_index" "composite" {

@@ -42,6 +42,9 @@ class EventContext:
     #: A group or room (LINE source type ``group`` / ``room``): what LOCAL remembers about the sender
     #: is neither used nor shown there, and no memory is offered (docs/design.md §6: consent is one-to-one).
     shared_chat: bool = False
+    #: The group or room id of a shared chat (LINE source ``groupId`` / ``roomId``), None one-to-one:
+    #: with the sender it names the chat's short conversation state (shared.turn.conversation).
+    chat_id: str | None = None
     #: When the event happened: the verified webhook event's ``timestamp`` (aware UTC; LINE signs it
     #: with the body), or None when it has none. A tap is judged at this time, not at ``now``, which
     #: may be much later for an event the queue answers (e.g. a consent card's expiry).

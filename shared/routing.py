@@ -125,6 +125,13 @@ def _in_shared_chat(event) -> bool:
     return getattr(getattr(event, "source", None), "type", None) in SHARED_CHATS
 
 
+def _chat_id(event) -> str | None:
+    """The group or room id of a shared chat's event (line-bot-sdk ``GroupSource.group_id``,
+    ``RoomSource.room_id``), None one-to-one."""
+    source = getattr(event, "source", None)
+    return getattr(source, "group_id", None) or getattr(source, "room_id", None) if _in_shared_chat(event) else None
+
+
 def route_text(ctx: EventContext, text: str) -> Reply:
     """A text message from a known user → fixed entry, else a text hook, else the turn engine.
 
@@ -176,7 +183,8 @@ def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
         if _in_shared_chat(event) and is_one_to_one_text(text):
             log("INFO", "one-to-one request declined in a shared chat", chat=event.source.type)
             return refusals.one_to_one_reply(ctx.settings)
-        return route_text(replace(ctx, message_id=event.message.id, shared_chat=_in_shared_chat(event)), text)
+        return route_text(replace(ctx, message_id=event.message.id, shared_chat=_in_shared_chat(event),
+                                  chat_id=_chat_id(event)), text)
     return menu.non_text_reply()
 
 
@@ -188,7 +196,7 @@ def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
         return menu.expired_button_reply()
     if _in_shared_chat(event) and data.startswith(ONE_TO_ONE_POSTBACKS):
         return refusals.one_to_one_reply(ctx.settings)
-    return route_postback(replace(ctx, shared_chat=_in_shared_chat(event)), data)
+    return route_postback(replace(ctx, shared_chat=_in_shared_chat(event), chat_id=_chat_id(event)), data)
 
 
 def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:

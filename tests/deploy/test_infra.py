@@ -421,6 +421,7 @@ EXPIRE_AT_WRITERS = {
     "shared/audit.py": "turn_audit",
     "shared/memory/approve.py": "memory_cards",
     "shared/memory/store.py": "memory_cards",
+    "shared/conversation_store.py": "conversations",
 }
 
 

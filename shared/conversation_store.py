@@ -1,0 +1,99 @@
+"""Where the short conversation state is stored: collection ``conversations``, one document per
+(tenant, chat, sender), kept 30 minutes from the last turn (docs/design.md §7).
+
+The typed state and its reading are the turn's (``shared.turn.conversation``); this module holds only
+the storage schema, so that the memory (a forget) and the operator's export (``make user-data``),
+which sit below the turn, can find and clear an account's documents too.
+
+Document id: the keyed hash (``shared.keys.UserHasher``, key ``local-user-hash``) of
+``conversation``, the tenant, the chat and the sender, joined by NUL: never a raw LINE id. The chat is
+the LINE source's group or room id in a group or room, and ``""`` in a one-to-one chat.
+
+Fields: ``doc_id`` (its own id, so a lookup by account can delete it); ``tenant_id``; ``user_hash`` (the sender's keyed hash, as turn records hold it: what a forget
+or an export looks the documents up by); ``shared_chat`` (true in a group or room; the group's id is
+not stored); ``last_ask`` (the encoded ask, ``shared.turn.conversation``); ``items`` (``[{"kind",
+"id"}]`` in the order shown); ``updated_at`` (UTC ISO) and ``expire_at`` (a Timestamp: the Firestore
+TTL field, infra/firestore.tf). No message text.
+
+Firestore deletes an expired document within about a day (Firestore docs, "Manage data retention with
+TTL policies"), so a reader also compares ``expire_at`` with its own clock.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Sequence
+
+from shared.clock import to_iso
+from shared.keys import UserHasher
+from shared.store import DocumentStore, expire_at
+
+COLLECTION = "conversations"
+#: How long the state is kept after the last turn (docs/design.md §7).
+TTL = timedelta(minutes=30)
+
+
+def conversation_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
+    """The document id of one (tenant, chat, sender): 16 hex digits, keyed (never a raw LINE id).
+
+    Args:
+        hasher: the settings' user hasher.
+        tenant_id: the configured tenant.
+        chat_id: the group or room id, or None / "" in a one-to-one chat.
+        user_id: the sender's LINE user id.
+    """
+    doc_id = hasher(f"conversation\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
+    assert doc_id is not None  # a non-empty message always hashes
+    return doc_id
+
+
+def document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool, last_ask: dict[str, Any] | None,
+             items: list[dict[str, str]], updated_at: datetime) -> dict[str, Any]:
+    """The stored document (fields in the module docstring); ``updated_at`` aware."""
+    return {"doc_id": doc_id, "tenant_id": tenant_id, "user_hash": user_hash, "shared_chat": shared_chat, "last_ask": last_ask,
+            "items": items, "updated_at": to_iso(updated_at), "expire_at": expire_at(updated_at + TTL)}
+
+
+def read(store: DocumentStore, doc_id: str) -> dict[str, Any] | None:
+    """The stored document, or None. Raises: StoreError."""
+    return store.get(COLLECTION, doc_id)
+
+
+def write(store: DocumentStore, doc_id: str, doc: dict[str, Any]) -> None:
+    """Replace the document. Raises: StoreError."""
+    store.set(COLLECTION, doc_id, doc)
+
+
+def delete(store: DocumentStore, doc_id: str) -> None:
+    """Delete the document if present (one small transaction: the port deletes only there).
+    Raises: StoreError."""
+    store.run_transaction(lambda tx: tx.delete(COLLECTION, doc_id))
+
+
+def of_user(store: DocumentStore, tenant_id: str, user_hashes: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Every conversation document of one account, in every chat, as ``(doc_id, document)``.
+
+    Args:
+        user_hashes: every hash the account's documents may carry (``UserHasher.all_hashes``).
+    Raises:
+        StoreError: the store could not be read.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for user_hash in dict.fromkeys(user_hashes):
+        for doc in store.query(COLLECTION, where={"tenant_id": tenant_id, "user_hash": user_hash}):
+            if doc.get("tenant_id") == tenant_id and doc.get("doc_id"):
+                found[doc["doc_id"]] = doc
+    return list(found.items())
+
+
+def clear_user(store: DocumentStore, tenant_id: str, user_hashes: Sequence[str]) -> int:
+    """Delete every conversation document of one account (a forget: docs/design.md §6). Idempotent.
+
+    Returns:
+        How many documents were deleted.
+    Raises:
+        StoreError: some may remain; call again.
+    """
+    docs = of_user(store, tenant_id, user_hashes)
+    for doc_id, _ in docs:
+        delete(store, doc_id)
+    return len(docs)

@@ -1,0 +1,186 @@
+"""The short conversation state of one (chat, sender): the last resolved search and what its answer
+listed (docs/design.md §7).
+
+``Conversation``: the last ask (an ``EventsSearch`` or a ``PlacesSearch`` with every condition the
+search ran with: township, dates, topic, diet) and the items its reply listed, in the order shown.
+``load_conversation`` / ``save_conversation`` / ``clear_conversation`` keep it in the store behind
+the store port (schema: ``shared.conversation_store``), 30 minutes from the last turn; a reader
+checks the expiry with the turn's own clock (``ctx.now``), since Firestore's TTL deletes late.
+
+Per (chat, sender): in a group or room the chat is the group or room (``ctx.chat_id``), so two members
+never share a state, and one member's one-to-one state is not the group's. What is stored is only what
+was said: a diet filled by the consented memory is never stored (the memory fills it again itself,
+and never in a group: docs/design.md §6). No message text.
+
+Encoding of ``last_ask`` (the boundary form of the store)::
+
+    {"kind": "events", "area": "員林市" | null, "date": "<DateSpec encoding>" | null, "keyword": "市集" | null}
+    {"kind": "places", "area": "員林市" | null, "diet": "vegan" | null}
+
+(the DateSpec encoding: ``shared.turn.datespec``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from shared import conversation_store as schema
+from shared.clock import from_iso, require_aware
+from shared.context import EventContext
+from shared.logs import log
+from shared.store import TTL_FIELD, StoreError
+from shared.turn.ask import EventsSearch, PlacesSearch
+from shared.turn.datespec import DateSpec
+
+__all__ = ["Conversation", "ItemKind", "ListedItem", "clear_conversation", "decode_ask", "encode_ask",
+           "load_conversation", "save_conversation"]
+
+
+class ItemKind(StrEnum):
+    """What a listed item is: an event of the events snapshot, or a shop of the places catalog."""
+
+    EVENT = "event"
+    PLACE = "place"
+
+
+@dataclass(frozen=True)
+class ListedItem:
+    """One item a reply listed: its kind and its id in the snapshot or catalog (``event["id"]``,
+    ``place["id"]``)."""
+
+    kind: ItemKind
+    id: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The state kept between two turns of one (chat, sender).
+
+    Attributes:
+        last_ask: the last search, every condition resolved (township full name or None for every
+            township, a DateSpec, a topic keyword, a canonical diet said in the chat), or None.
+        items: what the last answer listed, in the order shown (the first is 第一個).
+        updated_at: when it was saved (aware UTC); it expires ``schema.TTL`` later.
+    """
+
+    last_ask: EventsSearch | PlacesSearch | None
+    items: tuple[ListedItem, ...]
+    updated_at: datetime
+
+
+def encode_ask(search: EventsSearch | PlacesSearch | None) -> dict[str, Any] | None:
+    """``search`` in the stored encoding (module docstring), or None."""
+    if isinstance(search, EventsSearch):
+        return {"kind": "events", "area": search.area, "date": search.date.encode() if search.date else None,
+                "keyword": search.keyword}
+    if isinstance(search, PlacesSearch):
+        return {"kind": "places", "area": search.area, "diet": search.diet}
+    return None
+
+
+def decode_ask(value: Any) -> EventsSearch | PlacesSearch | None:
+    """The stored encoding back to the ask; None for none.
+
+    Raises:
+        ValueError: not the encoding (an unknown kind, a field of the wrong type, an unreadable date).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("last_ask is not an object")
+    fields = {name: value.get(name) for name in ("area", "date", "keyword", "diet")}
+    if any(item is not None and not isinstance(item, str) for item in fields.values()):
+        raise ValueError("last_ask field is not text")
+    if value.get("kind") == "events":
+        return EventsSearch(fields["area"], DateSpec.parse(fields["date"]) if fields["date"] else None,
+                            fields["keyword"])
+    if value.get("kind") == "places":
+        return PlacesSearch(fields["area"], fields["diet"])
+    raise ValueError("last_ask has an unknown kind")
+
+
+def _decode_items(value: Any) -> tuple[ListedItem, ...]:
+    if not isinstance(value, list):
+        raise ValueError("items is not a list")
+    items = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("kind"), str):
+            raise ValueError("an item without a kind or an id")
+        items.append(ListedItem(ItemKind(item["kind"]), item["id"]))
+    return tuple(items)
+
+
+def _doc_id(ctx: EventContext) -> str | None:
+    """The state's document id for this event, or None (no actor, or no signing key to hash with)."""
+    hasher = ctx.user_hasher
+    if hasher is None or ctx.actor is None:
+        return None
+    return schema.conversation_id(hasher, ctx.settings.tenant_id, ctx.chat_id if ctx.shared_chat else None,
+                                  ctx.actor.user_id)
+
+
+def _decoded(doc: dict[str, Any], now: datetime) -> Conversation | None:
+    """The document as a Conversation, or None when it has expired at ``now``.
+
+    Raises: ValueError, KeyError, TypeError: not a conversation document.
+    """
+    expires = doc[TTL_FIELD]
+    if isinstance(expires, str):
+        expires = from_iso(expires)
+    if not isinstance(expires, datetime) or now >= expires:
+        return None
+    return Conversation(decode_ask(doc.get("last_ask")), _decode_items(doc.get("items") or []),
+                        from_iso(doc["updated_at"]))
+
+
+def load_conversation(ctx: EventContext) -> Conversation | None:
+    """The state of this event's (chat, sender), or None.
+
+    None when there is none, when it expired by ``ctx.now`` (30 minutes after its last save), when
+    it cannot be read (a store error or an unreadable document, logged as a warning: the message is
+    then read alone), and without an actor or ``LOCAL_SIGNING_KEY`` (nothing to key the state by).
+    """
+    doc_id = _doc_id(ctx)
+    if doc_id is None:
+        return None
+    try:
+        doc = schema.read(ctx.store, doc_id)
+        return _decoded(doc, require_aware(ctx.now)) if doc is not None else None
+    except StoreError as exc:
+        log("WARNING", "conversation state unavailable", error=exc.__class__.__name__)
+    except (ValueError, KeyError, TypeError) as exc:
+        log("WARNING", "conversation state unreadable", error=exc.__class__.__name__)
+    return None
+
+
+def save_conversation(ctx: EventContext, conversation: Conversation) -> None:
+    """Store ``conversation`` for this event's (chat, sender), kept 30 minutes from
+    ``conversation.updated_at``. Best-effort: a store error is logged and the turn still answers;
+    nothing without an actor or ``LOCAL_SIGNING_KEY``. The caller leaves out a diet the consented
+    memory filled (module docstring)."""
+    doc_id = _doc_id(ctx)
+    user_hash = ctx.user_hash
+    if doc_id is None or user_hash is None:
+        return
+    doc = schema.document(
+        doc_id=doc_id, tenant_id=ctx.settings.tenant_id, user_hash=user_hash, shared_chat=ctx.shared_chat,
+        last_ask=encode_ask(conversation.last_ask),
+        items=[{"kind": item.kind.value, "id": item.id} for item in conversation.items],
+        updated_at=require_aware(conversation.updated_at, "updated_at"))
+    try:
+        schema.write(ctx.store, doc_id, doc)
+    except StoreError as exc:
+        log("WARNING", "conversation state not saved", error=exc.__class__.__name__)
+
+
+def clear_conversation(ctx: EventContext) -> None:
+    """Delete this event's (chat, sender) state. Best-effort, as ``save_conversation``."""
+    doc_id = _doc_id(ctx)
+    if doc_id is None:
+        return
+    try:
+        schema.delete(ctx.store, doc_id)
+    except StoreError as exc:
+        log("WARNING", "conversation state not cleared", error=exc.__class__.__name__)
