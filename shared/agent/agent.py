@@ -38,7 +38,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from shared.agent.client import run_on_model_loop, shared_model
-from shared.agent.prompts import PublicContext, build_instruction, public_context
+from shared.agent.prompts import PublicContext, build_instruction, last_search_call, public_context
 from shared.agent.tools import (
     BAD_TOOL_CALL,
     REVISION_STATE_KEY,
@@ -48,9 +48,11 @@ from shared.agent.tools import (
     check_call,
     declarations,
 )
+from shared.clock import TAIPEI
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
+from shared.turn.conversation import load_conversation
 from shared.turn.engine import (
     DEFAULT_TOOLS,
     TurnTools,
@@ -104,14 +106,16 @@ def generate_config(settings: Settings, tool_names: list[str]) -> types.Generate
         thinking_config=thinking)
 
 
-def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:
-    """The turn's LlmAgent: the process's model (shared.agent.client), the public instruction, the
-    turn's bound tools, and ``generate_config``.
+def build_agent(settings: Settings, context: PublicContext, tools: LocalTools,
+                last_call: str | None = None) -> LlmAgent:
+    """The turn's LlmAgent: the process's model (shared.agent.client), the instruction, the turn's
+    bound tools, and ``generate_config``.
 
     Args:
         settings: model id, thinking setting, backend.
         context: today's date and the snapshots' public facts.
         tools: this turn's tools (bound to its TurnBinding).
+        last_call: the chat's last search as a tool call (shared.agent.prompts.last_search_call), or None.
     Raises:
         ValueError: the model is off, or google-genai refuses the client configuration.
     """
@@ -119,7 +123,7 @@ def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -
     return LlmAgent(
         name=AGENT_NAME,
         model=shared_model(settings),
-        instruction=build_instruction(context),
+        instruction=build_instruction(context, last_call),
         tools=function_tools,
         before_tool_callback=check_call(tools.binding),
         generate_content_config=generate_config(settings, [tool.name for tool in function_tools]),
@@ -173,6 +177,15 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
             raise
         outcome.exception = exc
     return outcome
+
+
+def _last_call(ctx: EventContext) -> str | None:
+    """The (chat, sender)'s last resolved search as a tool call for the instruction, or None (none kept,
+    expired, or unreadable: the message is read alone). Source: docs/design.md §7 (conversation state)."""
+    conversation = load_conversation(ctx)
+    if conversation is None:
+        return None
+    return last_search_call(conversation.last_ask, ctx.now.astimezone(TAIPEI).date())
 
 
 def run_turn_on_model_loop(agent: LlmAgent, binding: TurnBinding, text: str, *,
@@ -238,7 +251,7 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
                           session_id=f"turn-{uuid.uuid4().hex}", tools=tools, text=text)
     model_started = time.monotonic()
     try:
-        agent = build_agent(settings, public_context(ctx.now), LocalTools(binding))
+        agent = build_agent(settings, public_context(ctx.now), LocalTools(binding), last_call=_last_call(ctx))
     except Exception as exc:  # a configuration the client refuses: honest, not a 500
         log("ERROR", "model turn not started", error=exc.__class__.__name__)
         return unanswered_turn(ctx, start, source="model", reason=UPSTREAM_UNAVAILABLE, reply=unavailable_reply())
