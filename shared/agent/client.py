@@ -240,8 +240,12 @@ def _forget_after_fork() -> None:
     _RUNTIME = _ModelRuntime()
 
 
+def _close_at_exit() -> None:
+    _RUNTIME.close()
+
+
 os.register_at_fork(after_in_child=_forget_after_fork)
-atexit.register(lambda: _RUNTIME.close())
+atexit.register(_close_at_exit)
 
 
 def shared_model(settings: Settings) -> Gemini:
