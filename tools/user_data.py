@@ -12,6 +12,7 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
      "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}],
      "handoff_actors": [{"current_draft_key", "requests_day", "requests_on_day", "updated_at"}],
+     "conversations": [{"shared_chat", "last_ask", "items", "updated_at", "expire_at"}],
      "webhook_inbox": [{"webhook_event_id", "event_type", "message_id", "state", "outcome", "notice_state",
                         "received_at", "queued_at", "done_at", "expire_at", "content_removed",
                         "text" / "postback_data" / "answer_held" (only while they are still held)}],
@@ -23,6 +24,11 @@ answer not sent yet are held only until the event is answered (``content_removed
 ``text`` / ``postback_data`` are printed, and ``answer_held`` is true, while they are held. A document
 written before ``user_id`` was stored on it is found by its raw event's ``source.userId``, so
 this reads the tenant's whole inbox.
+
+``conversations`` is the short conversation state (``shared.conversation_store``): per chat the user
+wrote in (one-to-one, or a group or room: ``shared_chat``), the last search and the items its answer
+listed, kept 30 minutes from the last turn; found by the keyed hash, so empty without
+``LOCAL_SIGNING_KEY``. An expired state the TTL has not deleted yet is listed too.
 
 ``log_user_hash`` is this user's keyed hash (``shared.keys.UserHasher``, keyed from
 ``LOCAL_SIGNING_KEY``): the ``user`` field of their log lines and the ``user_hash`` of their turn
@@ -46,7 +52,7 @@ import sys
 from datetime import datetime
 from typing import Any, Mapping, Sequence, TextIO
 
-from shared import inbox, logs
+from shared import conversation_store, inbox, logs
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
 from shared.logs import hash_user, log
@@ -65,6 +71,7 @@ AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
 STAFF_NOTICE_FIELDS = ("request_id", "purpose", "audience", "notice_state", "created_at")
 STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
 ACTOR_FIELDS = ("current_draft_key", "requests_day", "requests_on_day", "updated_at")
+CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "updated_at", "expire_at")
 INBOX_FIELDS = ("webhook_event_id", "state", "outcome", "notice_state", "received_at", "queued_at", "done_at",
                 "expire_at", "content_removed")
 
@@ -145,13 +152,15 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str, user_hashes: Seq
         # webhook event still remembered, with its text while it is held.
         "handoff_actors": _listed(store, "handoff_actors", tenant_id, user_id, ACTOR_FIELDS),
         "webhook_inbox": _inbox(store, tenant_id, user_id),
+        "conversations": sorted((_pick(doc, CONVERSATION_FIELDS) for _, doc in conversation_store.of_user(
+            store, tenant_id, user_hashes)), key=lambda row: str(row.get("updated_at") or "")),
     }
 
 
 def _empty(tenant_id: str, user_id: str) -> dict[str, Any]:
     return {"tenant_id": tenant_id, "user_id": user_id, "preference": None, "handoff_requests": [], "drafts": [],
             "handoff_operations": [], "handoff_followups": [], "declined_consent_cards": [], "staff_notices": [],
-            "staff_audit": [], "turn_audit": [], "handoff_actors": [], "webhook_inbox": []}
+            "staff_audit": [], "turn_audit": [], "handoff_actors": [], "webhook_inbox": [], "conversations": []}
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from shared import conversation_store
 from shared.audit import scrub_remembered_diet
 from shared.clock import Clock, utc_now
 from shared.config import Settings
@@ -62,4 +63,20 @@ def submit_card(settings: Settings, store: DocumentStore, actor: Actor, token: s
             log("WARNING", "forgotten, but turn records not yet scrubbed", error=exc.__class__.__name__)
             raise StoreTimeout("forgotten; the turn records may still hold the diet: send the token again") from exc
         log("INFO", "turn records scrubbed of the remembered diet", records=scrubbed, user=hash_user(actor.user_id))
+        _clear_conversations(store, actor, UserHasher.from_keys(keys))
     return result
+
+
+def _clear_conversations(store: DocumentStore, actor: Actor, hasher: UserHasher) -> None:
+    """A forget deletes the account's short conversation states in every chat (shared.conversation_store):
+    the diets said in them and the shops those diets listed (docs/design.md §6, §7).
+
+    Raises:
+        StoreTimeout: some may remain; the same token, sent again, clears again.
+    """
+    try:
+        cleared = conversation_store.clear_user(store, actor.tenant_id, hasher.all_hashes(actor.user_id))
+    except StoreError as exc:
+        log("WARNING", "forgotten, but conversation states not yet cleared", error=exc.__class__.__name__)
+        raise StoreTimeout("forgotten; a conversation state may still hold a diet: send the token again") from exc
+    log("INFO", "conversation states cleared", states=cleared, user=hash_user(actor.user_id))

@@ -219,7 +219,8 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
     What it says is what the store holds (``make user-data`` lists each of these): a message's text
     only until it is answered (``shared.inbox.finished``); each event's id, time, state and LINE
     account id for about 7 days (``shared.inbox.RETENTION``); each search's conditions and result
-    ids for 30 days (``shared.audit``); the consented diet; sent requests; a draft's text until
+    ids for 30 days (``shared.audit``); the last search and what it listed for 30 minutes, deleted by a
+    forget too (``shared.conversation_store``); the consented diet; sent requests; a draft's text until
     it is cancelled or superseded (``shared.handoff.drafts``); bookkeeping without content. LOCAL
     never asks LINE for a profile, so it never sees or keeps a display name or picture.
 
@@ -249,6 +250,7 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
         "・你傳的訊息內容：只在回覆你之前暫存，回覆後就刪掉。",
         "・每則訊息的編號、時間、處理狀態和你的 LINE 帳號代碼（不含內容）：約 7 天後刪除，用來避免重複回覆。",
         "・每次查詢的條件和結果編號：保留 30 天。",
+        "・最後一次查詢的條件和列出的項目：30 分鐘內讓你接著問，之後刪除；忘記飲食偏好時也一起刪除。",
         "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）。",
         "・你送出的服務詢問內容和編號，讓工作人員處理。",
         "・還沒送出的服務詢問：按「取消」或改留新的一筆，內容就刪掉；沒按的話，內容會留著。",

@@ -20,7 +20,7 @@ from typing import Literal, Union
 from shared.turn.datespec import DateSpec
 
 __all__ = [
-    "Ask", "AskSearchKind", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag", "Limit",
+    "Ask", "AskSearchKind", "Changed", "Crisis", "DetailKind", "DidYouMean", "DietCheck", "EventsSearch", "Flag", "FollowUp", "Limit",
     "Limits", "Memory", "MemoryPropose", "NeedsArea", "Note", "NotRecorded", "OtherAreas", "OtherPlace",
     "PlacesSearch", "Privacy", "PrivacyTopic", "RequestDraft", "RequestHelp", "SecondAsk", "ShopByName", "SmallTalk",
     "TitleHint", "UnknownTownship", "Unasked", "Unreadable", "UnrecordedDiet", "UnrecordedKind", "notes_of",
@@ -249,9 +249,33 @@ class Unreadable:
     why: str
 
 
+@dataclass(frozen=True)
+class FollowUp:
+    """A message that changes conditions of the last search and keeps the rest (那下禮拜呢, 換成溪湖, 那全素的呢),
+    or corrects one (``correction``: 不是啦 我是說鹿港, 啊不對 是禮拜天). Only what it names is set; the turn
+    merges it with the conversation state (shared.turn.follow_up.merge_follow_up).
+
+    Attributes:
+        area: a township's full name, or None (kept).
+        date: the days now asked, or None (kept).
+        diet: a canonical diet (``vegan`` …, ``any`` for 不限素別), or None (kept; a plain 素食 names no diet).
+        keyword: the events topic terms now asked, or None (kept).
+        kind: ``events`` or ``places`` when the message names or implies one (a date or topic: events; a
+            diet or 店家: places), None when it names only a township (the last search's kind is kept).
+        correction: the resident says the last reading was wrong (the reply opens with 好的, never a refusal).
+    """
+
+    area: str | None = None
+    date: DateSpec | None = None
+    diet: str | None = None
+    keyword: str | None = None
+    kind: Literal["events", "places"] | None = None
+    correction: bool = False
+
+
 #: Every kind of ask LOCAL answers.
 Ask = Union[EventsSearch, PlacesSearch, NeedsArea, ShopByName, RequestDraft, RequestHelp, Memory, MemoryPropose,
-            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable]
+            Privacy, Limits, Crisis, SmallTalk, DidYouMean, AskSearchKind, Unreadable, FollowUp]
 
 
 # -- the notes said beside an ask -------------------------------------------------------------------
@@ -331,9 +355,23 @@ class Unasked:
     words: str = ""
 
 
+@dataclass(frozen=True)
+class Changed:
+    """A follow-up or correction answered with the last search changed: the reply opens with one short
+    line saying what changed and what was kept (「改查下禮拜，員林市的活動：」).
+
+    Attributes:
+        follow_up: what the message changed.
+        search: the search that runs (the last one with the change made).
+    """
+
+    follow_up: FollowUp
+    search: EventsSearch | PlacesSearch
+
+
 #: What the reply must say besides its answer.
 Note = Union[Limit, Flag, SecondAsk, OtherAreas, OtherPlace, UnknownTownship, UnrecordedKind, UnrecordedDiet,
-             DietCheck, TitleHint, NotRecorded, Unasked]
+             DietCheck, TitleHint, NotRecorded, Unasked, Changed]
 
 
 def notes_of(notes: tuple[Note, ...], kind: type) -> list:

@@ -35,10 +35,11 @@ from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies import menu, refusals
 from shared.store import StoreError
-from shared.turn.ask import Flag, PrivacyTopic
+from shared.turn.ask import EventsSearch, Flag, PlacesSearch, PrivacyTopic
+from shared.turn.conversation import load_conversation
 from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
 from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_diet
-from shared.turn.follow_up import previous_search
+from shared.turn.follow_up import remember_search, resolve_follow_up
 from shared.turn.limits import limits_with_details
 from shared.turn.router import Proposal, route
 from shared.turn.wording import (
@@ -90,12 +91,23 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
 
 
 def _ask_search_kind(ctx: EventContext, proposal: Proposal) -> Reply:
-    """那彰化市呢 → events or shops? The buttons keep the last search's conditions."""
-    previous = previous_search(ctx)
+    """那彰化市呢 → events or shops? The buttons keep the conditions of the last search in this chat's
+    conversation state (shared.turn.conversation), when there is one."""
+    conversation = load_conversation(ctx)
+    last = conversation.last_ask if conversation is not None else None
+    events = last if isinstance(last, EventsSearch) else None
     return menu.ask_search_kind_reply(
         proposal.args["area"], no_data=bool(proposal.args.get("no_data")),
-        diet=previous.dietary_type if previous else None,
-        date=previous.date if previous else None, keyword=previous.keyword if previous else None)
+        diet=last.diet if isinstance(last, PlacesSearch) and last.diet != "any" else None,
+        date=_kept_range(events, ctx), keyword=events.keyword if events else None)
+
+
+def _kept_range(search: EventsSearch | None, ctx: EventContext) -> str | None:
+    """The days of a kept events search as the events search's range argument, or None."""
+    try:
+        return resolve_date(search.date, ctx) if search is not None else None
+    except InvalidDateRange:
+        return None
 
 
 def run_text_turn(ctx: EventContext, text: str) -> Reply:
@@ -117,6 +129,7 @@ def run_text_turn(ctx: EventContext, text: str) -> Reply:
 
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
+    proposal = resolve_follow_up(ctx, proposal)  # 那下禮拜呢: the last search changed (shared.turn.follow_up)
     fixed = FIXED_TOOLS.get(proposal.tool)
     if fixed is None:
         return run_proposal(ctx, proposal)
@@ -390,6 +403,7 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         tools: the read-only tool functions.
     """
     started = time.monotonic()
+    proposal = resolve_follow_up(ctx, proposal)
     diet = None
     reply = None
     result = None
@@ -436,6 +450,7 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
         status, reply = "revision_changed", revision_changed_reply()
     if reply is None:
         reply = render(proposal, result, diet, snapshot, offer_memory=not ctx.shared_chat)
+        remember_search(ctx, proposal, result, diet, status)  # the conversation state: what was listed
     record.update(audit_extra or {})
     record.update(status=status, timings_ms={"snapshot": start.snapshot_ms, "tool": run.tool_ms,
                                              "total": round((time.monotonic() - start.started_monotonic) * 1000, 1)})

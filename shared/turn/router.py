@@ -16,7 +16,7 @@ from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
-from shared.turn.rules import details, handoff, limits, places, privacy, shops, talk, two_asks
+from shared.turn.rules import details, follow_ups, handoff, limits, places, privacy, shops, talk, two_asks
 from shared.turn.rules.limits import is_emergency
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
@@ -37,10 +37,21 @@ def _search(m: Message) -> Proposal:
     return search(m.text, m.side, m.titles)
 
 
+def _follow_up(m: Message) -> Proposal | None:
+    """A follow-up or a correction (shared.turn.rules.follow_ups), with the message as the other rules
+    read it (``alone``: the answer when there is no conversation to follow)."""
+    follow_up = follow_ups.follow_up_in(m)
+    if follow_up is None:
+        return None
+    return Proposal(follow_ups.FOLLOW_UP_TOOL, {"follow_up": follow_up,
+                                                "alone": _route(m.text, m.titles, read_follow_ups=False)})
+
+
 #: The rules, in order: the first that answers is the proposal.
 RULES: tuple[tuple[str, Rule], ...] = (
     ("nothing said → the menu", _nothing_said),
     ("crisis or emergency (想去死, 跌倒了起不來) → the safety reply, before anything", limits.safety),
+    ("a follow-up or a correction (那下禮拜呢, 不是啦 我是說鹿港) → the last search, changed", _follow_up),
     ("thanks alone → thanks", talk.thanks_alone),
     ("a greeting alone → greeting", talk.greeting_alone),
     ("forget my diet (以後不用記了，刪掉) → privacy, led by the forget button", privacy.forget),
@@ -75,18 +86,21 @@ def _message(text: str, titles: EventTitles) -> Message:
                    route=lambda again: _route(again, titles), rules=lambda again: _rules(again, titles))
 
 
-def _first(m: Message) -> Proposal:
-    """The first proposal of RULES."""
-    return next(proposal for _, rule in RULES if (proposal := rule(m)) is not None)
+def _first(m: Message, *, read_follow_ups: bool = True) -> Proposal:
+    """The first proposal of RULES (without the follow-up row when ``read_follow_ups`` is False)."""
+    return next(proposal for _, rule in RULES if (read_follow_ups or rule is not _follow_up)
+                and (proposal := rule(m)) is not None)
 
 
 def _rules(text: str, titles: EventTitles) -> Proposal:
     return _first(_message(text, titles))
 
 
-def _route(text: str, titles: EventTitles) -> Proposal:
+def _route(text: str, titles: EventTitles, *, read_follow_ups: bool = True) -> Proposal:
     m = _message(text, titles)
-    proposal = _first(m)
+    proposal = _first(m, read_follow_ups=read_follow_ups)
+    if proposal.tool == follow_ups.FOLLOW_UP_TOOL:  # its ``alone`` reading was finished already
+        return proposal
     for finish in FINISHING:
         proposal = finish(m, proposal)
     return proposal

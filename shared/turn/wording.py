@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
 )
 from shared.replies.places import render_places
 from shared.turn import ask
-from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week
+from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
 from shared.turn.diet_origin import CONSENTED_MEMORY, THIS_TURN, EffectiveDiet
 from shared.turn.proposal import Proposal
 
@@ -347,6 +347,60 @@ def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | 
     return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
 
 
+# -- a follow-up answered: what changed, what was kept (docs/design.md §7, Conversation) --------------
+
+#: Dates as residents say them, for the changed condition; any other date is named by its days.
+_SAID_DATES: dict[DateSpec, str] = {RelativeDay(0): "今天", RelativeDay(1): "明天", RelativeDay(2): "後天",
+                                    Week(0): "這禮拜", Week(1): "下禮拜", Week(0, True): "這週末",
+                                    Week(1, True): "下週末"}
+_WEEKDAYS = "一二三四五六日"
+
+
+def _days_words(spec: DateSpec, result: dict[str, Any] | None) -> str:
+    """下禮拜, 週日, 下週六; else the days themselves (12/5（六）, 12/7（一）～12/13（日）)."""
+    if spec in _SAID_DATES:
+        return _SAID_DATES[spec]
+    if isinstance(spec, Weekday) and spec.weeks in (None, 0, 1):
+        return {None: "週", 0: "這週", 1: "下週"}[spec.weeks] + _WEEKDAYS[spec.day]
+    try:
+        start, end = spec.resolve(_today_of(result))
+    except UnreadableDate:
+        return "你說的日期"
+    last = end - timedelta(days=1)
+    def day(value: date) -> str:
+        return f"{value.month}/{value.day}（{_WEEKDAYS[value.weekday()]}）"
+    return day(start) if last == start else f"{day(start)}～{day(last)}"
+
+
+def _condition_words(search: ask.EventsSearch | ask.PlacesSearch, follow_up: ask.FollowUp,
+                     result: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    """(changed, kept): the conditions of ``search`` in words, split by whether the follow-up set them."""
+    changed: list[str] = []
+    kept: list[str] = []
+    if search.area:
+        (changed if follow_up.area else kept).append(search.area)
+    if isinstance(search, ask.EventsSearch):
+        if search.date is not None:
+            (changed if follow_up.date else kept).append(_days_words(follow_up.date or search.date, result))
+        if search.keyword:
+            (changed if follow_up.keyword else kept).append(f"「{search.keyword.replace('|', '或')}」")
+    elif search.diet and search.diet != "any":
+        (changed if follow_up.diet else kept).append(diet_label(search.diet))
+    return changed, kept
+
+
+def changed_line(note: ask.Changed, result: dict[str, Any] | None) -> str:
+    """「改查下禮拜，員林市的活動：」: the one line a follow-up's answer opens with (a correction: 「好的，…」)."""
+    changed, kept = _condition_words(note.search, note.follow_up, result)
+    kind = "活動" if isinstance(note.search, ask.EventsSearch) else "店家"
+    if not changed:  # only the kind changed (我是要問素食): the township kept
+        changed, kept = kept, []
+    head = "好的，改查" if note.follow_up.correction else "改查"
+    if not changed:
+        return f"{head}{kind}："
+    return f"{head}{'、'.join(changed)}，{'、'.join(kept)}的{kind}：" if kept else f"{head}{'、'.join(changed)}的{kind}："
+
+
 def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None) -> str | None:
     """The line one note says beside the result, or None (said elsewhere, or by the buttons)."""
     if isinstance(note, ask.OtherAreas) and note.areas:
@@ -379,6 +433,7 @@ def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
                           or proposal.args.get("kind") == "places" else "events")
     lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record
     lines = _shop_found_lines(proposal, result) + lines
+    lines = [changed_line(note, result) for note in ask.notes_of(proposal.notes, ask.Changed)] + lines
     if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines

@@ -15,12 +15,12 @@ from urllib.parse import parse_qs
 import pytest
 
 from shared.audit import COLLECTION as AUDIT
+from shared.conversation_store import TTL as FOLLOW_UP_WINDOW
 from shared.handoff.records import REQUESTS, Operation
 from shared.handoff.status import OPEN_LISTED_MAX
 from shared.identity import Actor
 from shared.line import limits
 from shared.turn.ask import EventsSearch, OtherAreas, PlacesSearch, SecondAsk
-from shared.turn.follow_up import FOLLOW_UP_WINDOW
 from shared.turn.router import route
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
@@ -154,49 +154,43 @@ def test_two_asks_shop_ask_beside_another_keeps_each_diet(service, line_standin)
 
 
 # -- a bare follow-up (那彰化市呢) keeps the previous search's conditions ----------------------
+# (the conversation state: shared.turn.follow_up; more in tests/unit/turn/test_follow_ups.py)
 
 def _follow_up(service, line_standin, first: str, follow: str):
     reply_messages(service, line_standin, text_event(first))
-    return reply_messages(service, line_standin, text_event(follow))
+    event = text_event(follow)
+    return reply_messages(service, line_standin, event), _audit(service, event)
 
 
-@pytest.mark.parametrize("first, follow", [
-    ("花壇有全素的店嗎", "那彰化市呢"),  # the reported example: 全素 in another township, then 店家
-    ("花壇鄉有沒有純素的", "彰化市呢"),
-    ("花壇有不吃蛋的素食嗎", "換彰化市"),
+@pytest.mark.parametrize("first, follow, diet", [
+    ("花壇有全素的店嗎", "那彰化市呢", "vegan"),  # the reported example: 全素 in another township
+    ("花壇鄉有沒有純素的", "彰化市呢", "vegan"),
+    ("花壇有不吃蛋的素食嗎", "換彰化市", "lacto"),
 ])
-def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, first, follow):
-    messages = _follow_up(service, line_standin, first, follow)
-    buttons = postbacks(messages)
+def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, first, follow, diet):
+    messages, audit = _follow_up(service, line_standin, first, follow)
+    assert audit["effective_args"]["area"] == "彰化市" and audit["effective_args"]["dietary_type"] == diet
     words = all_text(messages)
-    [shops] = [label for label in buttons if label.startswith("彰化市") and "店家" in label]
-    diet = parse_qs(buttons[shops].partition(":")[2])["diet"][0]
-    assert diet in ("vegan", "lacto") and "剛才說的條件" in words
-    tap = postback_event(buttons[shops])
-    after = all_text(reply_messages(service, line_standin, tap))
-    assert _audit(service, tap)["effective_args"]["dietary_type"] == diet
-    assert _audit(service, tap)["effective_args"]["area"] == "彰化市" and "這次依你說的條件" in after
-    # 不限素別 is one tap away, and asks for every shop
-    assert parse_qs(buttons["彰化市不限素別"].partition(":")[2])["diet"] == ["any"]
+    assert words.startswith("改查彰化市，") and "這次依你說的條件" in words
 
 
 def test_follow_up_keeps_the_events_conditions(service, line_standin):
-    messages = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
-    data = postbacks(messages)["彰化市的活動"]
-    assert parse_qs(data.partition(":")[2]) == {"area": ["彰化市"], "date": ["2026-12-05/2026-12-07"],
-                                                 "keyword": ["市集"]}
-    assert "剛才問的條件：2026/12/5（六）～2026/12/6（日），關鍵字「市集」" in all_text(messages)
-    assert "diet=" not in postbacks(messages)["彰化市的店家"]
+    messages, audit = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
+    assert audit["effective_args"] == {"area": "彰化市", "date": "2026-12-05/2026-12-07", "keyword": "市集"}
+    assert all_text(messages).startswith("改查彰化市，12/5（六）～12/6（日）、「市集」的活動：")
 
 
-@pytest.mark.parametrize("first", [
-    "花壇有什麼店",  # no diet said: nothing to keep
-    "花壇不限素別的店",
-    None,  # no earlier search
+@pytest.mark.parametrize("first, diet", [
+    ("花壇有什麼店", "any"),  # no diet said: nothing to keep
+    ("花壇不限素別的店", "any"),
 ])
-def test_follow_up_without_a_diet_stays_plain(service, line_standin, first):
-    if first:
-        reply_messages(service, line_standin, text_event(first))
+def test_follow_up_without_a_diet_stays_plain(service, line_standin, first, diet):
+    messages, audit = _follow_up(service, line_standin, first, "那彰化市呢")
+    assert audit["effective_args"]["dietary_type"] == diet and audit["origin"] != "consented_memory"
+    assert all_text(messages).startswith("改查彰化市的店家：")
+
+
+def test_follow_up_without_an_earlier_search_asks_events_or_shops(service, line_standin):
     messages = reply_messages(service, line_standin, text_event("那彰化市呢"))
     buttons = postbacks(messages)
     assert buttons["彰化市的店家"] == "places:area=彰化市" and "剛才" not in all_text(messages)
@@ -207,9 +201,9 @@ def test_follow_up_remembered_diet_is_not_carried_as_said(service, line_standin)
     card = reply_messages(service, line_standin, text_event("以後都找全素，幫我記住"))
     saved = reply_messages(service, line_standin, postback_event(postbacks(card)["同意記住"]))
     assert "已經記住" in all_text(saved)
-    messages = _follow_up(service, line_standin, "花壇有素食店嗎", "那彰化市呢")
-    assert postbacks(messages)["彰化市的店家"] == "places:area=彰化市"  # the memory fills it again on its own
-    assert "剛才說的條件" not in all_text(messages)
+    messages, audit = _follow_up(service, line_standin, "花壇有素食店嗎", "那彰化市呢")
+    assert audit["origin"] == "consented_memory"  # the memory fills it again on its own, and says so
+    assert "依你同意記住的偏好：全素" in all_text(messages) and "這次依你說的條件" not in all_text(messages)
 
 
 def test_follow_up_old_search_is_none(base_env, line_standin):

@@ -23,6 +23,7 @@ USER_DATA_KEY = {
     "handoff_operations": "handoff_operations", "handoff_followups": "handoff_followups",
     "memory_cards": "declined_consent_cards", "staff_notices": "staff_notices", "staff_audit": "staff_audit",
     "turn_audit": "turn_audit", "handoff_actors": "handoff_actors", "webhook_inbox": "webhook_inbox",
+    "conversations": "conversations",
 }
 
 
@@ -148,7 +149,7 @@ def test_user_data_lists_every_document_that_mentions_the_user(webhook_service, 
             assert table == "documents", f"the user is in table {table}, which user-data does not read"
             assert collection in USER_DATA_KEY, f"user-data does not list {collection}"
             mentions[collection] = mentions.get(collection, 0) + 1
-    assert {"webhook_inbox", "turn_audit", "handoff_drafts", "handoff_actors"} <= set(mentions)
+    assert {"webhook_inbox", "turn_audit", "handoff_drafts", "handoff_actors", "conversations"} <= set(mentions)
     for collection, count in mentions.items():
         shown = listed[USER_DATA_KEY[collection]]
         assert (len(shown) if isinstance(shown, list) else int(shown is not None)) == count, collection
