@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -93,6 +93,18 @@ def thinking_problem(model_id: str, level: str | None, budget: int | None) -> st
                 + ("takes LOCAL_MODEL_THINKING_LEVEL instead" if family is ModelFamily.GEMINI_3
                    else "takes no thinking setting from LOCAL"))
     return None
+
+
+class ReaderOrder(StrEnum):
+    """``LOCAL_READER``: who reads a free-text message first when a model is configured.
+
+    ``router_first`` (the default): the webhook answers inline every message the offline router reads
+    completely (shared.turn.reading) and queues only the rest for the model; ``model_first``: every
+    free-text message is queued for the model. Source: docs/design.md §8.
+    """
+
+    ROUTER_FIRST = "router_first"
+    MODEL_FIRST = "model_first"
 
 
 class ConfigError(RuntimeError):
@@ -222,6 +234,8 @@ class Settings:
     #: The official account's basic ID (e.g. "@123abcde"): a group member is offered a button that
     #: opens the one-to-one chat with it; None → the words only.
     line_bot_basic_id: str | None = None
+    #: Who reads free text first when a model is configured (``LOCAL_READER``; docs/design.md §8).
+    reader: ReaderOrder = ReaderOrder.ROUTER_FIRST
 
     def __post_init__(self) -> None:
         """Refuse a thinking setting the model does not take (``thinking_problem``).
@@ -366,10 +380,21 @@ class Settings:
             webhook_body_timeout_seconds=seconds("LOCAL_WEBHOOK_BODY_TIMEOUT_SECONDS", 1.0),
             webhook_slow_client_slots=integer("LOCAL_WEBHOOK_SLOW_CLIENT_SLOTS", 2),
             line_bot_basic_id=get("LINE_BOT_BASIC_ID"),
+            reader=_reader_order(get, problems),
         )
         if problems:
             raise ConfigError(problems)
         return settings
+
+
+def _reader_order(get, problems: list[str]) -> ReaderOrder:
+    """``LOCAL_READER`` (``router_first`` unless set); another value is a start-up problem."""
+    raw = (get("LOCAL_READER") or ReaderOrder.ROUTER_FIRST.value).lower()
+    try:
+        return ReaderOrder(raw)
+    except ValueError:
+        problems.append(f"LOCAL_READER must be one of {', '.join(order.value for order in ReaderOrder)}")
+        return ReaderOrder.ROUTER_FIRST
 
 
 def _model_settings(get, seconds, problems: list[str]) -> dict:

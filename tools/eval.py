@@ -1,13 +1,20 @@
 """``make eval``: every case of tests/eval/cases/ through both readers of free text, scored on what the
 resident reads; one column per reader, per group and overall, written to docs/results/eval.md.
 
-Readers (``--readers``, default ``router,model``):
+Readers (``--readers``, default ``router,model,router_first``):
 
 * ``router``: free text is read by the offline router (shared.turn.router), as with no model key;
 * ``model``: free text is read by the model path (shared.agent.agent: the real ADK Runner and
   google-genai client) against the Gemini stand-in (tools/gemini_standin.py) on loopback, fed the
   case's scripted call (``model_call``: what a competent model calls for that text, in the tools'
   vocabulary of shared/agent/tools.py). Never the network; Gemini is never called;
+* ``router_first``: what a resident reads with ``LOCAL_READER=router_first`` (the default): the router
+  answers every text it reads completely (shared.turn.reading) and the model path, fed the case's
+  scripted call, reads the rest. The ``model`` column is ``model_first``: the model reads every text.
+  A case scores its observed step with the ``per_reader`` entries of whichever reader answered it
+  (the model when the stand-in was asked during that step, else the router); the model's own checks
+  (``reason``, ``model_calls``) only when the model answered. A case for the model only
+  (``readers: ["model"]``) runs here too: its text is answered by whoever router-first picks;
 * ``live``: the configured model (``GEMINI_API_KEY`` or Vertex AI), only with ``--approve-live``;
   it records what the model saw in the JSON report and writes no results page.
 
@@ -51,7 +58,9 @@ USER_ID = "U0e7a1c2b3d4e5f60718293a4b5c6d7e8"
 STAFF_GROUP = "C0e7a1c2b3d4e5f60718293a4b5c6d7e8"
 STAFF_IDS = {"A": "U1111111111111111111111111111aaaa", "B": "U2222222222222222222222222222bbbb"}
 TENANT = "eval"
-READERS = ("router", "model")
+READERS = ("router", "model", "router_first")
+#: The column heading of each reader in the table (docs/results/eval.md).
+HEADINGS = {"router": "router", "model": "model (model-first)", "router_first": "router-first", "live": "live"}
 #: Documents whose creation or change is a business write (requests and consented preferences).
 BUSINESS_COLLECTIONS = ("handoff_requests", "preferences")
 #: A diet as the resident says it (``setup.remembered``, ``facts.preference``) → the stored value.
@@ -75,6 +84,8 @@ class Outcome:
     failures: list[str] = field(default_factory=list)
     known_bug: str | None = None
     observed: dict[str, Any] = field(default_factory=dict)
+    #: who read the observed step's text: ``router`` or ``model`` (the router-first reader: which one answered)
+    answered_by: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -131,12 +142,16 @@ class Harness:
     def model(self) -> bool:
         return self.reader != "router"
 
+    def runs(self, case: dict) -> bool:
+        """Whether this reader runs ``case`` (router-first runs every case; live, the model's)."""
+        readers = case.get("readers", READERS)
+        return self.reader in readers or self.reader == "router_first" or (self.reader == "live" and "model" in readers)
+
     # -- one case -----------------------------------------------------------------------------------
     def run(self, case: dict) -> Outcome:
         outcome = Outcome(case["id"], case.get("group", ""), self.reader,
                           known_bug=(case.get("known_bug") or {}).get("model" if self.model else "router"))
-        if self.reader not in case.get("readers", READERS) and not (self.reader == "live" and "model" in
-                                                                     case.get("readers", READERS)):
+        if not self.runs(case):
             outcome.status = "not_run"
             return outcome
         try:
@@ -149,7 +164,7 @@ class Harness:
     def _run(self, case: dict, outcome: Outcome) -> None:
         from shared.store.sqlite import SqliteStore
 
-        setup, expect = case.get("setup") or {}, expect_for(case, self.reader)
+        setup = case.get("setup") or {}
         self._n += 1
         path = self.workdir / f"{case['id']}-{self.reader}-{self._n}.sqlite3"  # each case its own store
         store = SqliteStore(str(path))
@@ -163,8 +178,12 @@ class Harness:
         seq = self._model_seq()
         messages = self._step(settings, store, observe, last, history, fault=setup.get("fault"), script=script)[0]
         requests = self._model_requests(seq)
+        outcome.answered_by = "model" if self.reader == "model" or requests else "router"
+        expect = expect_for(case, outcome.answered_by if self.reader == "router_first" else self.reader)
+        if self.reader == "router_first":
+            outcome.known_bug = (case.get("known_bug") or {}).get(outcome.answered_by)
         observed = {"messages": messages, "writes": _writes(before, _business(store)), "store": store,
-                    "model_requests": requests}
+                    "model_requests": requests, "model_answered": outcome.answered_by == "model"}
         outcome.observed = {"reply": all_text(messages)[:800], "buttons": eval_reply.button_labels(messages),
                             "searched": eval_reply.searched(messages), "model_calls": len(requests)}
         if self.reader == "live" and requests:
@@ -174,7 +193,8 @@ class Harness:
         if tap is not None:
             after = self._step(settings, store, {"tap": tap["button"]}, messages, history)[0]
             outcome.failures += [f"after tapping 「{tap['button']}」: {why}" for why in self._score(
-                tap.get("expect") or {}, {"messages": after, "writes": 0, "store": store, "model_requests": []})]
+                tap.get("expect") or {}, {"messages": after, "writes": 0, "store": store, "model_requests": [],
+                                          "model_answered": False})]
 
     def _setup(self, settings, store, setup: dict) -> tuple[list[dict], list[list[dict]]]:
         """Run ``setup.remembered`` (the real card flow) and ``setup.steps`` → (the last reply, every step's)."""
@@ -195,7 +215,7 @@ class Harness:
 
         env = {"LOCAL_TENANT_ID": TENANT, "LOCAL_SIGNING_KEY": "eval-signing-key",
                "LOCAL_INTERNAL_TOKEN": "eval-internal-token", "MEMORY_FUNCTION_URL": "http://127.0.0.1:9/"}
-        if self.reader == "model":
+        if self.reader in ("model", "router_first"):
             env.update(LOCAL_MODEL="standin", GOOGLE_GEMINI_BASE_URL=self.standin.url,
                        LOCAL_MODEL_TIMEOUT_SECONDS=str(setup.get("model_timeout_seconds", 10)))
         if _has_staff_steps(setup):
@@ -237,7 +257,7 @@ class Harness:
         ctx = EventContext(settings, store, None, PINNED, Actor(TENANT, actor_id), event_id, time.monotonic() + 60,
                            memory=memory, text_turn=self._text_turn(fault), shared_chat=shared_chat)
         reply = dispatch_event(ctx, Event.from_dict(raw))
-        if self.reader == "model" and not script and self._model_requests(seq):
+        if self.reader in ("model", "router_first") and not script and self._model_requests(seq):
             raise RuntimeError(f"the model was asked about {step.get('text')!r}, but the case scripts no call for it")
         if reply is not None and reply.after_reply is not None:
             reply.after_reply()  # as if LINE accepted the reply
@@ -285,6 +305,8 @@ class Harness:
             return router_turn if fault else run_text_turn
         from shared.agent.agent import run_model_text_turn
 
+        if self.reader == "router_first":
+            return _router_first_turn(tools, faulty=fault is not None)
         return lambda ctx, text: run_model_text_turn(ctx, text, tools=tools)
 
     # -- scoring --------------------------------------------------------------------------------------
@@ -307,7 +329,7 @@ class Harness:
         return failures
 
     def _model_failures(self, expect: dict, observed: dict) -> list[str]:
-        if not self.model:
+        if not self.model or not observed.get("model_answered", True):
             return []
         requests = observed["model_requests"]
         failures = []
@@ -342,6 +364,24 @@ def _search_failures(expect: dict, messages: list[dict]) -> list[str]:
     if "listed" in expect and sorted(eval_reply.listed(messages)) != sorted(expect["listed"]):
         failures.append(f"listed {eval_reply.listed(messages)}, expected {expect['listed']}")
     return failures
+
+
+def _router_first_turn(tools, *, faulty: bool):
+    """The text turn of ``LOCAL_READER=router_first``: the webhook's router-first turn
+    (shared.turn.engine.router_first_turn); what it defers, the model path reads, as functions/agent
+    does. With a fault's tools the router's proposal runs on them (as the router reader's does)."""
+    from shared.agent.agent import run_model_text_turn
+    from shared.turn.engine import router_first_turn, run_proposal
+    from shared.turn.reading import read
+
+    def turn(ctx, text):
+        if faulty:
+            reading = read(text)
+            return run_proposal(ctx, reading.proposal, tools=tools) if reading.complete else \
+                run_model_text_turn(ctx, text, tools=tools)
+        reply = router_first_turn(ctx, text)
+        return run_model_text_turn(ctx, text, tools=tools) if reply.defer else reply
+    return turn
 
 
 class _RejectingMemory:
@@ -421,13 +461,27 @@ def table(results: dict[str, list[Outcome]]) -> str:
     readers = list(results)
     first = results[readers[0]]
     groups = list(dict.fromkeys(o.group for o in first))
-    rows = ["| group | cases | " + " | ".join(readers) + " |", "|---|---|" + "---|" * len(readers)]
+    shared = "router_first" in results
+    rows = ["| group | cases | " + " | ".join(HEADINGS.get(reader, reader) for reader in readers)
+            + (" | read by the router (router-first) |" if shared else " |"),
+            "|---|---|" + "---|" * (len(readers) + shared)]
     for group in groups + ["all"]:
         cells = [_cell([o for o in results[reader] if group in ("all", o.group)]) for reader in readers]
+        if shared:
+            cells.append(_router_share([o for o in results["router_first"] if group in ("all", o.group)]))
         count = sum(1 for o in first if group in ("all", o.group))
         name = "**all**" if group == "all" else group
         rows.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def _router_share(outcomes: list[Outcome]) -> str:
+    """How many of the router-first reader's cases the router answered (the rest went to the model)."""
+    ran = [o for o in outcomes if o.status == "ran"]
+    if not ran:
+        return "—"
+    by_router = sum(o.answered_by == "router" for o in ran)
+    return f"{by_router}/{len(ran)} ({round(100 * by_router / len(ran))} %)"
 
 
 def failures(results: dict[str, list[Outcome]]) -> str:
@@ -452,7 +506,10 @@ def results_page(results: dict[str, list[Outcome]], elapsed: float) -> str:
         "",
         "Each column is one reader of the resident's free text: `router` is the offline router, `model` the "
         "model path (the real ADK Runner and google-genai client against the Gemini stand-in, fed each case's "
-        "scripted call). A cell is cases passed / cases run; — where no case of the group runs on that reader.",
+        "scripted call), which is `LOCAL_READER=model_first`: the model reads every text. `router-first` is "
+        "`LOCAL_READER=router_first` (the default): the router answers what it reads completely, the model "
+        "path the rest; its last column says how many cases the router answered. A cell is cases passed / "
+        "cases run; — where no case of the group runs on that reader.",
         "",
         table(results),
         "",
@@ -469,6 +526,7 @@ def _report_json(results: dict[str, list[Outcome]], elapsed: float) -> dict:
                                  "passed": sum(o.passed for o in outcomes),
                                  "cases": [{"id": o.id, "group": o.group, "status": o.status, "passed": o.passed,
                                             "known_bug": o.known_bug, "failures": o.failures,
+                                            "answered_by": o.answered_by,
                                             "observed": o.observed} for o in outcomes]}
                         for reader, outcomes in results.items()}}
 
@@ -486,13 +544,14 @@ def run_readers(cases: list[dict], readers: list[str]) -> dict[str, list[Outcome
     workdir = Path(tempfile.mkdtemp(prefix="local-eval-"))
     standin = None
     try:
-        if "model" in readers:
+        if {"model", "router_first"} & set(readers):
             from tools.gemini_standin import GeminiStandin
 
             standin = GeminiStandin().start()
         results = {}
         for reader in readers:
-            harness, started = Harness(reader, workdir, standin if reader == "model" else None), time.monotonic()
+            harness = Harness(reader, workdir, standin if reader in ("model", "router_first") else None)
+            started = time.monotonic()
             results[reader] = [harness.run(case) for case in cases]
             print(f"eval: {reader}: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
         return results
@@ -505,7 +564,8 @@ def run_readers(cases: list[dict], readers: list[str]) -> dict[str, list[Outcome
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.eval", description=__doc__.splitlines()[0])
-    parser.add_argument("--readers", default=",".join(READERS), help="router, model and/or live, comma-separated")
+    parser.add_argument("--readers", default=",".join(READERS),
+                        help="router, model, router_first and/or live, comma-separated")
     parser.add_argument("--approve-live", action="store_true", help="allow the live reader to call the real model")
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a directory of <group>.json, or one file")
     parser.add_argument("--only", default="", help="comma-separated case ids or groups")

@@ -15,7 +15,7 @@ https://ai.google.dev/api/generate-content (``POST /{version}/models/{model}:gen
 * an error: HTTP status with ``{"error": {"code", "message", "status"}}`` (429 RESOURCE_EXHAUSTED,
   500 INTERNAL, 503 UNAVAILABLE, …), as https://ai.google.dev/gemini-api/docs/troubleshooting lists;
   a 429 also carries a ``Retry-After`` header and a ``google.rpc.RetryInfo`` detail with its
-  ``retryDelay`` (https://ai.google.dev/gemini-api/docs/rate-limits);
+  ``retryDelay`` (``DEFAULT_RETRY_AFTER_SECONDS`` unless the step says; https://ai.google.dev/gemini-api/docs/rate-limits);
 * a candidate without content and ``finishReason: MALFORMED_FUNCTION_CALL``.
 
 A script is a list of steps, consumed in order (one per ``generateContent`` call). A step is a
@@ -25,14 +25,24 @@ JSON object with one of:
   ``{"function_calls": [{...}, {...}]}`` (several calls in one answer);
 * ``{"text": "..."}``;
 * ``{"error": 429}`` or ``{"error": {"code": 503, "status": "UNAVAILABLE", "message": "..."}}``;
-* ``{"finish_reason": "MALFORMED_FUNCTION_CALL"}`` (no content);
+* ``{"finish_reason": "MALFORMED_FUNCTION_CALL"}`` (no content); ``{"finish_reason": "MAX_TOKENS"}`` (no
+  content) or ``{"finish_reason": "MAX_TOKENS", "parts": "text"}`` (cut-off prose);
+* ``{"blocked": "prompt"}``: ``promptFeedback.blockReason`` ``SAFETY`` with its ``safetyRatings`` and no
+  candidates; ``{"blocked": "candidate"}``: one candidate with ``finishReason`` ``SAFETY``, its
+  ``safetyRatings`` and no content;
+* ``{"candidates": []}``: a 200 with an empty ``candidates`` list (and no ``promptFeedback``);
 * ``{"raw_body": "not json"}`` (a 200 whose body is not JSON);
+
+A call to an unknown function is a ``function_call`` with another ``name``; malformed arguments are
+``"args"`` that are no object (``{"name": "search_local_places", "args": "花壇"}``), sent as given.
+A 429 may say when to try again: ``{"error": {"code": 429, "retry_after_seconds": 7}}`` sends the
+``Retry-After`` header and a ``google.rpc.RetryInfo`` detail (``retryDelay: "7s"``).
 
 plus, on any step, ``"delay_seconds": 2.5`` (wait before answering) and ``"when": "花壇"`` (the
 step is used only for a request whose last user text contains that substring; steps with
 ``when`` are looked up first, the others are consumed first-in first-out); on an answer with content,
 ``"thought_signature": "..."`` (the signature to send, base64; ``null``: none, as Gemini 2.5 without
-thinking) and ``"thoughts_tokens": 120``; on a 429, ``"retry_after_seconds": 30``.
+thinking) and ``"thoughts_tokens": 120``.
 
 With no step left, the stand-in reads nothing into the text itself: it answers with the scripted
 call it was given for exactly that text (``calls``; run on its own, the ``model_call`` of the eval
@@ -90,11 +100,17 @@ DEFAULT_THOUGHTS_TOKENS = 96
 #: What a 429 asks the caller to wait when its step names nothing (seconds).
 DEFAULT_RETRY_AFTER_SECONDS = 30
 _SIGNATURES = itertools.count(1)
+#: The keys of a step, one of which says what the answer is.
+ANSWER_KEYS = ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body", "blocked",
+               "candidates")
+#: The safety rating a blocked prompt or candidate carries (https://ai.google.dev/api/generate-content#safetyrating).
+_BLOCKED_RATINGS = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+                    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}]
 
 
 @dataclass
 class Answer:
-    """One HTTP answer: status, body (JSON-able, or raw text), whether it is raw, extra headers."""
+    """One HTTP answer: status, body (JSON-able, or raw text), whether it is raw, and extra headers."""
 
     status: int
     body: Any
@@ -119,8 +135,7 @@ class Step:
         """
         if not isinstance(spec, dict):
             raise ValueError("a step must be a JSON object")
-        kinds = [key for key in ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body")
-                 if key in spec]
+        kinds = [key for key in ANSWER_KEYS if key in spec]
         if len(kinds) != 1:
             raise ValueError(f"a step needs exactly one answer key, got {kinds or 'none'}")
         delay = spec.get("delay_seconds", 0)
@@ -165,18 +180,30 @@ def _content_answer(parts: list[dict], model: str, finish_reason: str = "STOP", 
                         "modelVersion": model})
 
 
-def _error_answer(spec: Any, retry_after_seconds: int | None = None) -> Answer:
+def _error_answer(spec: Any) -> Answer:
     if isinstance(spec, int):
         spec = {"code": spec}
     code = int(spec.get("code", 500))
     status = spec.get("status") or _STATUS_NAMES.get(code, "UNKNOWN")
     message = spec.get("message") or f"stand-in error {code} ({status})"
     error: dict[str, Any] = {"code": code, "message": message, "status": status}
-    if code != 429:
+    retry_after = spec.get("retry_after_seconds")
+    if retry_after is None and code == 429:
+        retry_after = DEFAULT_RETRY_AFTER_SECONDS  # Gemini's 429 always says when to try again
+    if retry_after is None:
         return Answer(code, {"error": error})
-    wait = DEFAULT_RETRY_AFTER_SECONDS if retry_after_seconds is None else retry_after_seconds
-    error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{wait}s"}]
-    return Answer(code, {"error": error}, headers={"Retry-After": str(wait)})
+    error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry_after)}s"}]
+    return Answer(code, {"error": error}, headers={"Retry-After": str(int(retry_after))})
+
+
+def _blocked_answer(where: str, model: str, prompt: Any = None) -> Answer:
+    """A prompt blocked before any candidate (``promptFeedback``), or a candidate stopped for safety."""
+    if where == "prompt":
+        return Answer(200, {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": _BLOCKED_RATINGS},
+                            "usageMetadata": _usage(prompt, [], 0), "modelVersion": model})
+    candidate = {"finishReason": "SAFETY", "index": 0, "safetyRatings": _BLOCKED_RATINGS}
+    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(prompt, [], DEFAULT_THOUGHTS_TOKENS),
+                        "modelVersion": model})
 
 
 def answer_step(step: Step, model: str, prompt: Any = None) -> Answer:
@@ -189,9 +216,14 @@ def answer_step(step: Step, model: str, prompt: Any = None) -> Answer:
     if "text" in spec:
         return _content_answer([{"text": str(spec["text"])}], model, spec=spec, prompt=prompt)
     if "error" in spec:
-        return _error_answer(spec["error"], spec.get("retry_after_seconds"))
+        return _error_answer(spec["error"])
     if "finish_reason" in spec:
-        return _content_answer([], model, str(spec["finish_reason"]), spec=spec, prompt=prompt)
+        parts = [{"text": "花壇鄉有幾家素食店，例如"}] if spec.get("parts") == "text" else []
+        return _content_answer(parts, model, str(spec["finish_reason"]), spec=spec, prompt=prompt)
+    if "blocked" in spec:
+        return _blocked_answer(str(spec["blocked"]), model, prompt)
+    if "candidates" in spec:
+        return Answer(200, {"candidates": [], "usageMetadata": _usage(prompt, [], 0), "modelVersion": model})
     return Answer(200, str(spec["raw_body"]), raw=True)
 
 

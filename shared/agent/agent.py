@@ -12,10 +12,12 @@ Per turn (docs/design.md §7–§8):
 4. the one tool that ran → the turn engine's revision check, fixed templates and audit record
    (shared.turn.engine.finish_turn), exactly as for the offline router; the model's prose is
    never sent;
-5. anything else is honest: a timeout, 429, 5xx, a malformed function call, an unknown tool or
-   arguments outside the schema → 「這次暫時查不了…」 and the menu, and the audit record names the
-   reason (``model_timeout``, ``quota``, ``upstream_unavailable``, ``bad_tool_call``); a refused
-   context check names its code. A model failure never falls back to guessing.
+5. anything else (a timeout, 429, 5xx, a safety block, an answer cut off, empty or prose only, a
+   malformed function call, an unknown tool or arguments outside the schema) → the offline router's
+   reading of the same text, as the webhook would answer it (``router_fallback``), and the audit record
+   names the reason (``model_timeout``, ``quota``, ``upstream_unavailable``, ``safety_blocked``,
+   ``max_tokens``, ``empty_answer``, ``unknown_tool``, ``bad_tool_call``, ``no_tool_call``) beside the
+   ``model`` block; a refused context check keeps its honest reply and names its code.
 
 The google-genai client is configured from Settings only (shared.agent.client): ``GEMINI_API_KEY``, or
 Vertex AI with application default credentials, or the stand-in at google-genai's own
@@ -29,6 +31,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.agents.run_config import RunConfig
@@ -55,14 +58,15 @@ from shared.logs import hash_user, log
 from shared.turn.conversation import load_conversation
 from shared.turn.engine import (
     DEFAULT_TOOLS,
+    TurnStart,
     TurnTools,
     finish_turn,
+    router_proposal,
     run_tool,
     start_turn,
     unanswered_turn,
 )
-from shared.turn.limits import refused_reply, unavailable_reply
-from shared.turn.proposal import Proposal
+from shared.turn.limits import refused_reply
 from shared.turn.wording import revision_changed_reply
 
 #: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and
@@ -76,7 +80,11 @@ MAX_LLM_CALLS = 1
 #: How long the turn's caller waits past the model budget for the run to hand back its outcome.
 RUN_GRACE_SECONDS = 2.0
 
+#: The audit reasons of a model turn that gave no usable call (failure_reason); the resident then gets the
+#: offline router's reading of the same text (docs/design.md §8).
 MODEL_TIMEOUT, QUOTA, UPSTREAM_UNAVAILABLE = "model_timeout", "quota", "upstream_unavailable"
+SAFETY_BLOCKED, MAX_TOKENS, EMPTY_ANSWER, UNKNOWN_TOOL = "safety_blocked", "max_tokens", "empty_answer", "unknown_tool"
+NO_TOOL_CALL = "no_tool_call"
 
 
 def warm_up() -> None:
@@ -139,6 +147,8 @@ class AdkOutcome:
     error_code: str | None = None
     exception: BaseException | None = None
     text_seen: bool = False
+    #: the first FinishReason an event carried (``MAX_TOKENS`` with cut-off prose has no error code)
+    finish_reason: str | None = None
 
 
 async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout_seconds: float,
@@ -168,6 +178,8 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
                                                 run_config=RunConfig(max_llm_calls=max_llm_calls)):
                 if event.error_code and outcome.error_code is None:
                     outcome.error_code = str(event.error_code)
+                if event.finish_reason and outcome.finish_reason is None:
+                    outcome.finish_reason = getattr(event.finish_reason, "name", str(event.finish_reason))
                 if event.content and any(part.text for part in event.content.parts or [] if not part.thought):
                     outcome.text_seen = True
 
@@ -202,29 +214,44 @@ def run_turn_on_model_loop(agent: LlmAgent, binding: TurnBinding, text: str, *,
 def failure_reason(outcome: AdkOutcome) -> str | None:
     """The audit reason for a run that produced no usable tool call, or None when it did not fail.
 
-    ``model_timeout`` (our budget, an HTTP timeout, 408/504), ``quota`` (429), ``bad_tool_call`` (a
-    malformed function call, the model-call bound hit), ``upstream_unavailable`` (5xx, any other
-    API or transport error, an unreadable answer, a blocked candidate).
-    Source: docs/design.md §8; Gemini API troubleshooting (429 RESOURCE_EXHAUSTED, 500, 503, 504).
+    ``model_timeout`` (our budget, an HTTP timeout, 408/504), ``quota`` (429), ``upstream_unavailable``
+    (5xx, any other API or transport error, an unreadable answer), ``safety_blocked`` (a prompt or a
+    candidate blocked for safety), ``max_tokens`` (the answer was cut off before a call), ``empty_answer``
+    (no candidates, or a candidate with no parts), ``unknown_tool`` (a call to a function LOCAL does not
+    declare), ``bad_tool_call`` (a malformed function call, arguments that are no object, the model-call
+    bound hit).
+    Source: docs/design.md §8; Gemini API troubleshooting (429 RESOURCE_EXHAUSTED, 500, 503, 504) and
+    generate-content reference (promptFeedback.blockReason, FinishReason SAFETY / MAX_TOKENS).
     """
-    exc = outcome.exception
-    if exc is not None:
-        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or _is_http_timeout(exc):
-            return MODEL_TIMEOUT
-        if isinstance(exc, genai_errors.APIError):
-            if exc.code == 429:
-                return QUOTA
-            if exc.code in (408, 504):
-                return MODEL_TIMEOUT
-            return UPSTREAM_UNAVAILABLE
-        if exc.__class__.__name__ == "LlmCallsLimitExceededError":
-            return BAD_TOOL_CALL
-        return UPSTREAM_UNAVAILABLE
-    if outcome.error_code == "MALFORMED_FUNCTION_CALL":
+    if outcome.exception is not None:
+        return _exception_reason(outcome.exception)
+    return _ERROR_CODE_REASONS.get(outcome.error_code or "", UPSTREAM_UNAVAILABLE) if outcome.error_code else None
+
+
+#: An ADK event's ``error_code`` (a FinishReason or a prompt's BlockedReason) → the audit reason.
+_ERROR_CODE_REASONS = {
+    "MALFORMED_FUNCTION_CALL": BAD_TOOL_CALL, "UNEXPECTED_TOOL_CALL": UNKNOWN_TOOL,
+    "SAFETY": SAFETY_BLOCKED, "BLOCKLIST": SAFETY_BLOCKED, "PROHIBITED_CONTENT": SAFETY_BLOCKED,
+    "SPII": SAFETY_BLOCKED, "IMAGE_SAFETY": SAFETY_BLOCKED, "RECITATION": SAFETY_BLOCKED, "OTHER": SAFETY_BLOCKED,
+    "MAX_TOKENS": MAX_TOKENS, "FINISH_REASON_UNSPECIFIED": EMPTY_ANSWER,
+}
+
+
+def _exception_reason(exc: BaseException) -> str:
+    """The audit reason of an exception raised by the run (see failure_reason)."""
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or _is_http_timeout(exc):
+        return MODEL_TIMEOUT
+    if isinstance(exc, genai_errors.APIError):
+        if exc.code == 429:
+            return QUOTA
+        return MODEL_TIMEOUT if exc.code in (408, 504) else UPSTREAM_UNAVAILABLE
+    if exc.__class__.__name__ == "LlmCallsLimitExceededError":
         return BAD_TOOL_CALL
-    if outcome.error_code:
-        return UPSTREAM_UNAVAILABLE
-    return None
+    if isinstance(exc, ValueError) and "not found" in str(exc) and "tool" in str(exc).lower():
+        return UNKNOWN_TOOL  # ADK: "Tool '<name>' not found." for a function no tool declares
+    if exc.__class__.__name__ == "ValidationError":
+        return BAD_TOOL_CALL  # the answer's functionCall does not parse (args that are no object)
+    return UPSTREAM_UNAVAILABLE
 
 
 def _is_http_timeout(exc: BaseException) -> bool:
@@ -241,7 +268,10 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
         text: the resident's message (never logged or stored).
         tools: the read-only search functions (tests inject wrappers).
     Returns:
-        The reply rendered by LOCAL from the tool's result, or the honest failure reply.
+        The reply rendered by LOCAL from the tool's result. When the model gave no usable call (it
+        failed, was blocked, was cut off, answered nothing or prose only, called an unknown tool or
+        with bad arguments), the offline router's reading of the same text (``router_fallback``); a
+        refused context check (another session, a revision that moved) keeps its honest reply.
     """
     settings = ctx.settings
     if ctx.actor is None:
@@ -252,9 +282,11 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
     model_started = time.monotonic()
     try:
         agent = build_agent(settings, public_context(ctx.now), LocalTools(binding), last_call=_last_call(ctx))
-    except Exception as exc:  # a configuration the client refuses: honest, not a 500
+    except Exception as exc:  # a configuration the client refuses: the router reads it, not a 500
         log("ERROR", "model turn not started", error=exc.__class__.__name__)
-        return unanswered_turn(ctx, start, source="model", reason=UPSTREAM_UNAVAILABLE, reply=unavailable_reply())
+        return router_fallback(ctx, start, text, UPSTREAM_UNAVAILABLE, {"model_id": settings.model_id,
+                                                                         "backend": settings.model_backend,
+                                                                         "error": exc.__class__.__name__}, tools)
     outcome = run_turn_on_model_loop(agent, binding, text, timeout_seconds=settings.model_timeout_seconds)
     model = {"model_id": settings.model_id, "backend": settings.model_backend,
              "calls": [{"tool": call["tool"], "args": call["args"]} for call in binding.calls],
@@ -265,19 +297,42 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
     if binding.run is not None:
         # The one tool ran: its result is true whatever happened after it (the run's end is not needed).
         return finish_turn(ctx, start, binding.run, audit_extra={"model": model, "reason": reason})
-    if reason is not None:
-        log("WARNING", "model turn failed", reason=reason, error=model.get("error"))
-        return unanswered_turn(ctx, start, source="model", reason=reason, reply=unavailable_reply(),
-                               audit_extra={"model": model})
-    if binding.refusals:
-        code = binding.refusals[0]["code"]
-        if code == BAD_TOOL_CALL:
-            return unanswered_turn(ctx, start, source="model", reason=BAD_TOOL_CALL, reply=unavailable_reply(),
-                                   audit_extra={"model": model})
+    if reason is None and binding.refusals and binding.refusals[0]["code"] != BAD_TOOL_CALL:
+        code = binding.refusals[0]["code"]  # a context check: nothing is run for another session or revision
         reply = revision_changed_reply() if code == TOOL_CONTEXT_REVISION_MISMATCH else refused_reply()
         return unanswered_turn(ctx, start, source="model", reason=code, reply=reply, audit_extra={"model": model})
-    # No tool call at all (text only): the prose is discarded; the resident gets the router's help menu.
-    model["text_ignored"] = outcome.text_seen
-    run = run_tool(ctx, Proposal("show_local_help", source="model"), start.snapshot, tools)
-    return finish_turn(ctx, start, run, audit_extra={"model": model, "reason": "no_tool_call"})
+    if reason is None:
+        reason = _unusable_reason(binding, outcome)
+        model["text_ignored"] = outcome.text_seen  # prose is never sent
+    log("WARNING", "model turn failed: the router reads it", reason=reason, error=model.get("error"))
+    return router_fallback(ctx, start, text, reason, model, tools)
 
+
+def _unusable_reason(binding: TurnBinding, outcome: AdkOutcome) -> str:
+    """Why a run that did not fail gave no usable call: a call outside the schema (``unknown_tool`` for a
+    function LOCAL does not declare, else ``bad_tool_call``), an answer cut off (``max_tokens``), prose
+    only (``no_tool_call``) or nothing at all (``empty_answer``: no candidates, no parts)."""
+    if binding.refusals:
+        return UNKNOWN_TOOL if binding.refusals[0].get("detail") == "unknown_tool" else BAD_TOOL_CALL
+    if outcome.finish_reason == "MAX_TOKENS":
+        return MAX_TOKENS
+    return NO_TOOL_CALL if outcome.text_seen else EMPTY_ANSWER
+
+
+def router_fallback(ctx: EventContext, start: TurnStart, text: str, reason: str, model: dict[str, Any],
+                    tools: TurnTools = DEFAULT_TOOLS) -> Reply:
+    """The offline router's reading of ``text`` when the model gave no usable call: its answer, its
+    picker or its honest can't-read reply with the menu, never a bare 「這次暫時查不了」.
+
+    Args:
+        ctx, start: the turn (the preference snapshot read at its start).
+        text: the resident's message (never logged or stored).
+        reason: the audit reason (failure_reason, ``no_tool_call``).
+        model: the audit's ``model`` block (model id, backend, calls, refusals, error).
+        tools: the read-only tools.
+    Returns:
+        The router's reply; the audit record has ``source`` ``offline_router``, ``reason`` and ``model``.
+    Source: docs/design.md §8 (a model failure falls back to the router's reading).
+    """
+    run = run_tool(ctx, router_proposal(ctx, text), start.snapshot, tools)
+    return finish_turn(ctx, start, run, audit_extra={"model": model, "reason": reason})

@@ -80,6 +80,10 @@ _EDGE_FILLER = re.compile(r"^[嗎呢吧啊呀喔哦啦耶欸嘛麻的了在有�
 _DATE_TAIL = re.compile(r"^(?:紀念日|紀念|節日|節|夜|晚上|晚|當天|那天|連假)+|(?:紀念日|紀念|節日|節|當天|那天|前後|左右)+$")
 #: A user's words may be named in the reply only when short and plain.
 _PLAIN = re.compile(r"[\u4e00-\u9fff]{2,6}")
+#: The answered and filler words, for a reader that asks what else of a message is left (shared.turn.reading).
+ANSWERED_WORDS, FILLER_CHARS = _ANSWERED, _FILLER_CHARS
+#: The patterns of the named details and of a suitability question (what read_details reads).
+DETAIL_PATTERNS = tuple(pattern for _, pattern in _DETAILS) + (_SUITABILITY,)
 
 
 def suitability_people(text: str) -> str | None:

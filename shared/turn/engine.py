@@ -41,6 +41,7 @@ from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
 from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import remember_search, resolve_follow_up
 from shared.turn.limits import limits_with_details
+from shared.turn.reading import judge
 from shared.turn.router import Proposal, route
 from shared.turn.wording import (
     PAST_LOOKBACK_DAYS,
@@ -110,22 +111,44 @@ def _kept_range(search: EventsSearch | None, ctx: EventContext) -> str | None:
         return None
 
 
-def run_text_turn(ctx: EventContext, text: str) -> Reply:
+def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = False) -> Reply:
     """One free-text turn with the offline router.
 
     Args:
         ctx: the verified event; ``ctx.actor`` is set.
         text: the user's message (never logged or stored).
+        defer_incomplete: the router-first webhook (``LOCAL_READER=router_first``): a message the router
+            does not read completely (shared.turn.reading) is not answered here but handed to the model
+            (``Reply(defer=True)``); nothing is recorded for it.
     Returns:
         The rendered reply: a fixed one (FIXED_TOOLS) or a tool's result (run_proposal).
     """
     snapshot = _turn_snapshot_or_none(ctx)
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
-        proposal = route(text, [event.title for event in snapshot.events] if snapshot else None)
+        titles = [event.title for event in snapshot.events] if snapshot else None
+        proposal = route(text, titles)
+        if defer_incomplete:
+            reading = judge(text, proposal, titles)
+            if not reading.complete:
+                log("INFO", "turn deferred to the model", why=reading.why_incomplete)
+                return Reply(defer=True)
         return _answer(ctx, proposal)
     finally:
         _TURN_SNAPSHOT.reset(token)
+
+
+def router_first_turn(ctx: EventContext, text: str) -> Reply:
+    """The webhook's text turn with ``LOCAL_READER=router_first``: the router's answer when it reads the
+    message completely, else ``Reply(defer=True)`` (the model reads it). Source: docs/design.md §8."""
+    return run_text_turn(ctx, text, defer_incomplete=True)
+
+
+def router_proposal(ctx: EventContext, text: str) -> Proposal:
+    """The router's proposal for ``text``, read against the current events snapshot's titles (the
+    model path's fallback when the model gave no usable call)."""
+    snapshot = _turn_snapshot_or_none(ctx)
+    return route(text, [event.title for event in snapshot.events] if snapshot else None)
 
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
@@ -496,14 +519,14 @@ def run_proposal(ctx: EventContext, proposal: Proposal, *, tools: TurnTools = DE
 
 def unanswered_turn(ctx: EventContext, start: TurnStart, *, source: str, reason: str, reply: Reply,
                     audit_extra: dict[str, Any] | None = None) -> Reply:
-    """Audit a turn that ran no tool (the model failed or a proposed call was refused) and return ``reply``.
+    """Audit a turn that ran no tool (a proposed call was refused by a context check) and return ``reply``.
 
     Args:
         ctx: the verified event.
         start: from start_turn.
         source: ``model``.
-        reason: why no tool ran: ``model_timeout``, ``upstream_unavailable``, ``quota``,
-            ``bad_tool_call``, ``TOOL_SESSION_MISMATCH``, ``TOOL_CONTEXT_REVISION_MISMATCH``.
+        reason: why no tool ran: ``TOOL_SESSION_MISMATCH``, ``TOOL_CONTEXT_REVISION_MISMATCH`` (a model
+            that failed otherwise gets the router's reading instead: shared.agent.agent.router_fallback).
         reply: the honest reply chosen by the caller.
         audit_extra: more fields for the audit record.
     Source: docs/design.md §7 (failure is honest: the audit names the reason).

@@ -1,9 +1,11 @@
-"""What LOCAL cannot do, and the honest replies of the model path (docs/design.md §5, §8).
+"""What LOCAL cannot do, and the honest reply of a refused model call (docs/design.md §5, §8).
 
 ``limits_with_details`` is the ``show_limits`` reply, whoever proposed it (the router, or the model's
 ``show_limits`` tool): the sentences of shared.replies.menu.limits_reply, the same menu.
-``unavailable_reply`` is the answer when the model failed (timeout, quota, upstream error, a bad
-tool call): 「這次暫時查不了…」 and the menu. A resident always has a next step; nothing is guessed.
+``refused_reply`` answers a model call refused by a context check (another session or user): nothing
+was run. A model that fails in any other way gets no reply of its own here: the resident gets the
+offline router's reading of the same text (shared.agent.agent.router_fallback). A resident always has a
+next step; nothing is guessed.
 """
 from __future__ import annotations
 
@@ -38,14 +40,6 @@ def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Not
 def _with_menu(text: str) -> Reply:
     quick_reply = menu_reply().messages[0].quick_reply
     return Reply([TextMessage(text=text, quick_reply=quick_reply)])
-
-
-def unavailable_reply() -> Reply:
-    """The model failed (timeout, 429, 5xx, a bad tool call): a short true message and the menu.
-
-    Source: docs/design.md §8 (failure is honest: 「這次暫時查不了…」 and the menu; never a guess).
-    """
-    return _with_menu("這次暫時查不了，請稍後再問一次，或點下面的選項。")
 
 
 def refused_reply() -> Reply:

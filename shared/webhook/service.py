@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from shared import inbox, outbox
 from shared.clock import Clock, utc_now
-from shared.config import Settings
+from shared.config import ReaderOrder, Settings
 from shared.context import EventContext, Reply, event_time_of
 from shared.handoff import faults
 from shared.identity import Actor
@@ -27,6 +27,7 @@ from shared.queued_event.task import enqueue as enqueue_event
 from shared.queued_event.worker import encode_follow_up, encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
+from shared.turn.engine import router_first_turn
 
 #: Keep this much of the budget for answering LINE after the last outbound call (seconds).
 _ANSWER_MARGIN_SECONDS = 0.15
@@ -301,11 +302,14 @@ class WebhookService:
     # ---- the model turn (docs/design.md §3, §8) ----------------------------------------------------------
 
     def _text_turn(self, claimed: bool):
-        """Free text's turn: queued for the model when one is configured and the event can be queued
-        (it was claimed: it has an id; and a queue exists); else None, the offline router, answered here."""
+        """Free text's turn when a model is configured and the event can be queued (it was claimed: it
+        has an id; and a queue exists): with ``LOCAL_READER=router_first`` the router answers here what
+        it reads completely and the rest is queued for the model (``router_first_turn``); with
+        ``model_first`` everything is queued (``defer_to_model``). Else None: the offline router,
+        answered here. Source: docs/design.md §8."""
         if self.settings.model_backend == "offline" or not claimed or self.event_queue is None:
             return None
-        return defer_to_model
+        return router_first_turn if self.settings.reader is ReaderOrder.ROUTER_FIRST else defer_to_model
 
     def _show_loading(self, event, deadline: float, fields: dict) -> None:
         """Best effort: LINE's loading animation while the model works (one-to-one chats only).
@@ -535,8 +539,9 @@ def _event_type(raw) -> str | None:
 
 
 def defer_to_model(ctx: EventContext, text: str) -> Reply:
-    """The webhook's text turn when a model is configured: hand the event to functions/agent.
+    """The webhook's text turn with ``LOCAL_READER=model_first``: hand the event to functions/agent.
 
-    The text is not read here (the worker reads it from the queued event); nothing is sent now.
+    The text is not read here (the worker reads it from the queued event); nothing is sent now. With
+    ``router_first`` the webhook uses shared.turn.engine.router_first_turn instead.
     """
     return Reply(defer=True)

@@ -28,8 +28,9 @@ def gemini():
 
 
 def start_model(start_function, base_env, gemini, **extra):
-    """agent and webhook with the model configured against the Gemini stand-in."""
-    model = {"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url, **extra}
+    """agent and webhook with the model configured against the Gemini stand-in; the model reads every
+    free-text message (``LOCAL_READER=model_first``) unless ``extra`` says otherwise."""
+    model = {"LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url, "LOCAL_READER": "model_first", **extra}
     agent = start_function("agent", env_with(base_env, **model))
     webhook = start_function("webhook", env_with(base_env, AGENT_FUNCTION_URL=agent.url, **model))
     return webhook, agent
@@ -118,15 +119,30 @@ def test_agent_process_stale_reply_token_pushes_with_retry_key_and_409_is_delive
     assert inbox_doc["notice_state"] == "delivered"
 
 
-def test_agent_process_quota_gets_the_honest_message_and_menu(start_function, base_env, line_standin, gemini):
+def test_agent_process_quota_gets_the_routers_reading(start_function, base_env, line_standin, gemini):
     webhook, _ = start_model(start_function, base_env, gemini)
-    gemini.script([{"error": 429}])
+    gemini.script([{"error": {"code": 429, "retry_after_seconds": 7}}])
     event = fresh_text("花壇有素食嗎")
     assert post(webhook.url, line_body(event)).json()["events"] == ["queued"]
-    wait_for(lambda: answers_to(line_standin, USER, {event["replyToken"]}), 60, "the honest answer")
+    wait_for(lambda: answers_to(line_standin, USER, {event["replyToken"]}), 60, "the router's answer")
     [answer] = answers_to(line_standin, USER, {event["replyToken"]})
-    assert "這次暫時查不了" in answer and "查蔬食" in answer
-    assert (audit_of(base_env, event)["reason"], audit_of(base_env, event)["status"]) == ("quota", "not_answered")
+    assert "和米素食" in answer and "這次暫時查不了" not in answer
+    audit = audit_of(base_env, event)
+    assert (audit["source"], audit["reason"], audit["status"]) == ("offline_router", "quota", "ok")
+
+
+def test_agent_process_router_first_answers_a_complete_message_in_the_webhook(
+        start_function, base_env, line_standin, gemini):
+    webhook, _ = start_model(start_function, base_env, gemini, LOCAL_READER="router_first")
+    read = fresh_text("花壇有素食嗎")
+    assert post(webhook.url, line_body(read)).json()["events"] == ["done"]
+    assert "和米素食" in answers_to(line_standin, USER, {read["replyToken"]})[0]
+    assert gemini.requests() == [] and audit_of(base_env, read)["source"] == "offline_router"
+    gemini.script([{"function_call": {"name": "search_local_places", "args": {"area": "花壇鄉"}}}])
+    unread = fresh_text("笑死 花壇有素食嗎")
+    assert post(webhook.url, line_body(unread)).json()["events"] == ["queued"]
+    wait_for(lambda: answers_to(line_standin, USER, {unread["replyToken"]}), 60, "the model turn's answer")
+    assert audit_of(base_env, unread)["source"] == "model" and len(gemini.requests()) == 1
 
 
 def test_agent_process_fixed_entry_never_reaches_the_model(start_function, base_env, line_standin, gemini):

@@ -1,5 +1,6 @@
-"""make eval (tools/eval.py): one column per reader (the router, and the model path through the Gemini
-stand-in fed the case's scripted call), scored on what the resident reads; a failing case on either
+"""make eval (tools/eval.py): one column per reader (the router, the model path through the Gemini
+stand-in fed the case's scripted call, which is model-first, and router-first: the router where it reads
+a text completely, else the model path), scored on what the resident reads; a failing case on any
 reader makes it exit 1; the live reader is refused without approval and a key."""
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ CASES = [
      "model_call": PLACES_CALL, "expect": {"must_contain": ["不存在的店"], "must_not_contain": ["和米素食"]}},
     {"id": "model-failures-503", "group": "model-failures", "input": "查花壇的活動", "why": "model only",
      "readers": ["model"], "model_answer": [{"error": 503}, {"error": 503}],  # the client retries a 503 once
-     "expect": {"reason": "upstream_unavailable", "must_contain": ["這次暫時查不了"]}},
+     "expect": {"reason": "upstream_unavailable", "must_not_contain": ["這次暫時查不了"],
+                "search": {"what": "events", "township": "花壇鄉"}}},
     {"id": "handoff-confirm-twice", "group": "handoff", "input": "（確認送出按兩次）", "why": "a flow",
      "setup": {"steps": [{"text": "新需求：想借輪椅"}, {"tap": "確認送出"}], "observe": {"tap": "確認送出", "step": 0}},
      "expect": {"facts": {"request_count": 1, "shows_request_id": True}, "model_calls": 0}},
@@ -38,14 +40,26 @@ def _run(tmp_path, capsys, cases, *args):
 def test_eval_reports_each_reader_per_group_and_fails_on_a_failing_case(tmp_path, capsys):
     code, printed, report = _run(tmp_path, capsys, CASES)
     assert code == 1
-    assert "| group | cases | router | model |" in printed and "| places | 2 | 1/2 | 1/2 |" in printed
-    assert "| model-failures | 1 | — | 1/1 |" in printed and "| **all** | 4 | 2/3 | 3/4 |" in printed
-    for reader in ("router", "model"):
+    assert "| group | cases | router | model (model-first) | router-first | read by the router (router-first) |" \
+        in printed
+    assert "| places | 2 | 1/2 | 1/2 | 1/2 | 2/2 (100 %) |" in printed
+    assert "| model-failures | 1 | — | 1/1 | 1/1 | 1/1 (100 %) |" in printed
+    assert "| **all** | 4 | 2/3 | 3/4 | 3/4 | 4/4 (100 %) |" in printed
+    for reader in ("router", "model", "router_first"):
         by_id = {case["id"]: case for case in report["readers"][reader]["cases"]}
         assert by_id["places-huatan"]["passed"] and by_id["handoff-confirm-twice"]["passed"]
         assert any("不存在的店" in why for why in by_id["places-wrong"]["failures"])
         assert any("和米素食" in why for why in by_id["places-wrong"]["failures"])
     assert report["readers"]["router"]["cases"][2]["status"] == "not_run"
+
+
+def test_eval_router_first_asks_the_model_only_about_what_the_router_does_not_read(tmp_path, capsys):
+    unread = {**CASES[0], "id": "places-unread", "input": "笑死 花壇有推薦的蔬食店嗎？"}
+    code, _, report = _run(tmp_path, capsys, [CASES[0], unread])
+    by_id = {case["id"]: case for case in report["readers"]["router_first"]["cases"]}
+    assert code == 0 and by_id["places-huatan"]["passed"] and by_id["places-unread"]["passed"]
+    assert (by_id["places-huatan"]["answered_by"], by_id["places-huatan"]["observed"]["model_calls"]) == ("router", 0)
+    assert (by_id["places-unread"]["answered_by"], by_id["places-unread"]["observed"]["model_calls"]) == ("model", 1)
 
 
 def test_eval_exits_zero_when_every_case_passes(tmp_path, capsys):

@@ -69,6 +69,54 @@ def test_gemini_standin_malformed_call_has_no_content(standin, client):
     assert response.candidates[0].content is None
 
 
+def test_gemini_standin_blocked_prompt_has_prompt_feedback_and_no_candidates(standin, client):
+    standin.script([{"blocked": "prompt"}])
+    response = client.models.generate_content(model="m", contents="x")
+    assert not response.candidates and response.prompt_feedback.block_reason == "SAFETY"
+    assert any(rating.blocked for rating in response.prompt_feedback.safety_ratings)
+
+
+def test_gemini_standin_blocked_candidate_stops_for_safety_without_content(standin, client):
+    standin.script([{"blocked": "candidate"}])
+    [candidate] = client.models.generate_content(model="m", contents="x").candidates
+    assert (candidate.finish_reason, candidate.content) == ("SAFETY", None)
+    assert any(rating.blocked for rating in candidate.safety_ratings)
+
+
+def test_gemini_standin_max_tokens_with_and_without_parts(standin, client):
+    standin.script([{"finish_reason": "MAX_TOKENS"}, {"finish_reason": "MAX_TOKENS", "parts": "text"}])
+    bare = client.models.generate_content(model="m", contents="x").candidates[0]
+    cut = client.models.generate_content(model="m", contents="x").candidates[0]
+    assert (bare.finish_reason, bare.content) == ("MAX_TOKENS", None)
+    assert cut.finish_reason == "MAX_TOKENS" and cut.content.parts[0].text
+
+
+def test_gemini_standin_empty_candidates(standin, client):
+    standin.script([{"candidates": []}])
+    response = client.models.generate_content(model="m", contents="x")
+    assert not response.candidates and response.prompt_feedback is None
+
+
+def test_gemini_standin_two_calls_an_unknown_function_and_args_sent_as_given(standin):
+    standin.script([{"function_calls": [{"name": "a", "args": {}}, {"name": "b", "args": {"x": 1}}]},
+                    {"function_call": {"name": "no_such_tool", "args": {}}},
+                    {"function_call": {"name": "search_local_places", "args": "花壇"}}])
+    url = standin.url + "/v1beta/models/m:generateContent"
+    bodies = [requests.post(url, json={"contents": []}, timeout=5).json() for _ in range(3)]
+    parts = [body["candidates"][0]["content"]["parts"] for body in bodies]
+    assert [p["functionCall"]["name"] for p in parts[0]] == ["a", "b"]
+    assert parts[1][0]["functionCall"]["name"] == "no_such_tool"
+    assert parts[2][0]["functionCall"]["args"] == "花壇"  # a string where an object belongs
+
+
+def test_gemini_standin_429_says_when_to_try_again(standin):
+    standin.script([{"error": {"code": 429, "retry_after_seconds": 7}}])
+    answer = requests.post(standin.url + "/v1beta/models/m:generateContent", json={"contents": []}, timeout=5)
+    assert (answer.status_code, answer.headers["Retry-After"]) == (429, "7")
+    [detail] = answer.json()["error"]["details"]
+    assert detail == {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}
+
+
 def test_gemini_standin_without_script_answers_the_call_given_for_that_text(standin, client):
     response = client.models.generate_content(model="m", contents="這週末鹿港有什麼活動？")
     (only,) = response.function_calls
@@ -144,7 +192,7 @@ def test_gemini_standin_signatures_reach_the_client_as_bytes_and_can_be_left_out
 def test_gemini_standin_429_says_when_to_retry(standin, client):
     from google.genai import errors
 
-    standin.script([{"error": 429, "retry_after_seconds": 17}, {"error": 429}])
+    standin.script([{"error": {"code": 429, "retry_after_seconds": 17}}, {"error": 429}])
     raw = requests.post(standin.url + "/v1beta/models/m:generateContent", json={"contents": []}, timeout=5)
     assert (raw.status_code, raw.headers["Retry-After"]) == (429, "17")
     assert raw.json()["error"]["details"] == [{"@type": "type.googleapis.com/google.rpc.RetryInfo",

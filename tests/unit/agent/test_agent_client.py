@@ -149,7 +149,7 @@ def test_agent_client_a_503_is_retried_once_and_the_resident_reads_the_answer(st
 
 def test_agent_client_a_429_is_not_retried(standin, settings, store):
     since = standin.last_seq()
-    standin.script([{"error": 429, "retry_after_seconds": 40}, VEGETARIAN_IN_HUATAN])
+    standin.script([{"error": {"code": 429, "retry_after_seconds": 40}}, VEGETARIAN_IN_HUATAN])
     from shared.agent.agent import run_model_text_turn
 
     try:
@@ -158,8 +158,9 @@ def test_agent_client_a_429_is_not_retried(standin, settings, store):
         assert standin.pending_steps() == 1  # the scripted answer was never asked for
     finally:
         standin.script([])
-    assert "和米素食" not in all_text([m.to_dict() for m in reply.messages])
     assert [r["status"] for r in standin.requests(since)] == [429]
+    words = all_text([m.to_dict() for m in reply.messages])
+    assert "和米素食" in words and "這次暫時查不了" not in words  # the router's reading, not the scripted call
 
 
 # -- thought signatures -------------------------------------------------------------------------------------

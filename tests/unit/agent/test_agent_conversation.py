@@ -38,7 +38,8 @@ def pair(base_env, clock, gemini):
     gemini.script([])
     clock.at = MONDAY
     p = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}, clock)
+                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
+                   "LOCAL_READER": "model_first"}, clock)  # the model reads every free-text message
     yield p
     p.queue.close()
 

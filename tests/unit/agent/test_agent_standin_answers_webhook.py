@@ -1,6 +1,7 @@
 """Gemini's answer shapes the stand-in gives (tools/gemini_standin.py), through the signed webhook, the
-queued-event worker and the real ADK Runner and google-genai client: what the resident reads when the
-model's answer is signed and counts its thinking, and when the model answers 429 with Retry-After."""
+queued-event worker and the real ADK Runner and google-genai client (LOCAL_READER=model_first): what
+the resident reads when the model's answer is signed and counts its thinking, and when the model answers
+429 with Retry-After (not retried: the router's reading of the same text)."""
 from __future__ import annotations
 
 import pytest
@@ -22,7 +23,8 @@ def gemini():
 def pair(base_env, clock, gemini):
     gemini.script([])
     p = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}, clock)
+                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
+                   "LOCAL_READER": "model_first"}, clock)  # the model reads every free-text message
     yield p
     p.queue.close()
 
@@ -46,16 +48,16 @@ def test_agent_standin_signed_answer_with_thinking_tokens_reaches_the_resident(p
     assert request["status"] == 200 and request["step"]["thoughts_tokens"] == 240
 
 
-def test_agent_standin_429_with_retry_after_is_not_waited_for_and_no_answer_is_invented(
+def test_agent_standin_429_with_retry_after_is_not_waited_for_and_the_router_reads_the_text(
         pair, gemini, line_standin, clock):
     since = gemini.last_seq()
-    gemini.script([{"error": 429, "retry_after_seconds": 45},
+    gemini.script([{"error": {"code": 429, "retry_after_seconds": 45}},
                    {"function_call": {"name": "search_local_places", "args": {"area": "花壇鄉"}}}])
     try:
         answer, audit = send(pair, line_standin, clock, "花壇有素食嗎")
         assert gemini.pending_steps() == 1  # no second request: the quota outlasts the turn
     finally:
         gemini.script([])
-    assert "和米素食" not in answer and answer.strip()
-    assert (audit["source"], audit["reason"]) == ("model", "quota")
+    assert "和米素食" in answer and "這次暫時查不了" not in answer  # the router's reading of the same text
+    assert (audit["source"], audit["reason"]) == ("offline_router", "quota")
     assert [r["status"] for r in gemini.requests(since)] == [429]

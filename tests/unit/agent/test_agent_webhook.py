@@ -2,7 +2,10 @@
 queues it in the real embedded queue (the store's SQLite file), the queued-event worker answers it
 with the model's turn (shared.wiring.model_handler: the real ADK Runner and google-genai client) over
 HTTP to the scripted Gemini stand-in, and the recording LINE stand-in receives the answer. Crisis and
-emergency words are answered by the webhook itself, before any model. Gemini is never called."""
+emergency words are answered by the webhook itself, before any model. With ``LOCAL_READER=router_first``
+(the default) the webhook answers inline what the router reads completely and queues only the rest;
+when the model fails in any way, the resident reads the router's reading of the same text. Gemini is
+never called."""
 from __future__ import annotations
 
 import json
@@ -62,12 +65,25 @@ def gemini():
         yield standin
 
 
-@pytest.fixture
-def pair(base_env, clock, gemini):
+def _pair(base_env, clock, gemini, reader: str):
     gemini.script([])
     env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-           "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}
-    p = ModelPair(env, clock)
+           "LOCAL_MODEL_TIMEOUT_SECONDS": "30", "LOCAL_READER": reader}
+    return ModelPair(env, clock)
+
+
+@pytest.fixture
+def pair(base_env, clock, gemini):
+    """The model reads every free-text message (``LOCAL_READER=model_first``)."""
+    p = _pair(base_env, clock, gemini, "model_first")
+    yield p
+    p.queue.close()
+
+
+@pytest.fixture
+def router_pair(base_env, clock, gemini):
+    """The router answers what it reads completely; the model reads the rest (the default, router_first)."""
+    p = _pair(base_env, clock, gemini, "router_first")
     yield p
     p.queue.close()
 
@@ -106,8 +122,10 @@ def test_agent_webhook_free_text_read_by_the_model_gets_the_routers_answer(
     assert gemini.pending_steps() == 0
 
 
+@pytest.mark.parametrize("reader", ["pair", "router_pair"], ids=["model_first", "router_first"])
 def test_agent_webhook_crisis_and_emergency_are_answered_by_the_router_before_any_model(
-        pair, gemini, line_standin, clock):
+        request, reader, gemini, line_standin, clock):
+    pair = request.getfixturevalue(reader)
     since = gemini.requests()[-1]["seq"] if gemini.requests() else 0
     for text, said in (("我阿公跌倒了起不來", "請立刻打 119"), ("剛剛有人昏倒了", "請立刻打 119"), ("我不想活了", "1925")):
         event = fresh_event(text, clock)
@@ -146,3 +164,163 @@ def test_agent_webhook_request_status_by_the_model_in_a_shared_chat_shows_no_req
     assert "一對一" in answer and request_id not in answer and "水溝蓋" not in answer
     assert (pair.audit(event)["source"], pair.audit(event)["tool"]) == ("model", "handoff_status")
     assert gemini.pending_steps() == 0
+
+
+# -- reader order (LOCAL_READER) ------------------------------------------------------------------------
+
+def inbox_state(pair, event: dict) -> str:
+    return pair.store.get("webhook_inbox", f"test-tenant:{event['webhookEventId']}")["state"]
+
+
+def model_seq(gemini) -> int:
+    return gemini.last_seq()
+
+
+@pytest.mark.parametrize("text, said", [
+    ("花壇有素食嗎", "和米素食"),
+    ("這週末員林有什麼活動", "員林"),
+    ("你好", "你好！我可以幫你"),
+    ("台中有素食嗎", "我只有彰化縣各鄉鎮的資料"),
+], ids=["places", "events", "greeting", "another-county"])
+def test_agent_webhook_router_first_answers_a_complete_message_inline(
+        router_pair, gemini, line_standin, clock, text, said):
+    since = model_seq(gemini)
+    event = fresh_event(text, clock)
+    assert router_pair.post(event) == 200
+    assert inbox_state(router_pair, event) == "done"  # answered by the webhook itself
+    assert router_pair.queue.counts()["pending"] == 0  # no task queued
+    [answer] = answers(line_standin, event)
+    assert said in answer and "這次暫時查不了" not in answer
+    assert router_pair.audit(event)["source"] == "offline_router"
+    assert gemini.requests(since) == []  # the model never saw it
+
+
+@pytest.mark.parametrize("text", ["嗯嗯那個", "笑死 花壇有素食嗎", "花潭有素食嗎", "和米素食有外帶嗎"],
+                         ids=["nothing-read", "unread-words", "unknown-place", "question-left"])
+def test_agent_webhook_router_first_queues_what_the_router_does_not_read_completely(
+        router_pair, gemini, line_standin, clock, text):
+    since = model_seq(gemini)
+    gemini.script([{"function_call": {"name": "search_local_places", "args": {"area": "花壇鄉"}}, "when": text}])
+    event = fresh_event(text, clock)
+    assert router_pair.post(event) == 200
+    assert inbox_state(router_pair, event) == "queued"
+    assert answers(line_standin, event) == []  # nothing said before the model reads it
+    router_pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "和米素食" in answer
+    assert router_pair.audit(event)["source"] == "model"
+    assert [r["step"]["function_call"]["name"] for r in gemini.requests(since)] == ["search_local_places"]
+
+
+def test_agent_webhook_model_first_queues_even_a_message_the_router_reads(pair, gemini, line_standin, clock):
+    since = model_seq(gemini)
+    gemini.script([{"function_call": {"name": "search_local_places", "args": {"area": "花壇鄉"}}}])
+    event = fresh_event("花壇有素食嗎", clock)
+    assert pair.post(event) == 200
+    assert inbox_state(pair, event) == "queued"
+    pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "和米素食" in answer and pair.audit(event)["source"] == "model"
+    assert len(gemini.requests(since)) == 1
+
+
+def test_agent_webhook_reader_order_is_a_start_up_setting(base_env):
+    from shared.config import ConfigError, ReaderOrder
+
+    assert Settings.from_env(base_env).reader is ReaderOrder.ROUTER_FIRST
+    assert Settings.from_env({**base_env, "LOCAL_READER": "MODEL_FIRST"}).reader is ReaderOrder.MODEL_FIRST
+    with pytest.raises(ConfigError, match="LOCAL_READER must be one of router_first, model_first"):
+        Settings.from_env({**base_env, "LOCAL_READER": "gemini_first"})
+
+
+# -- a model failure: the router's reading reaches the resident ------------------------------------------
+
+FAILURES = [
+    ({"error": {"code": 429, "retry_after_seconds": 7}}, "quota"),
+    ({"error": 500}, "upstream_unavailable"),
+    ({"error": 503}, "upstream_unavailable"),
+    ({"blocked": "prompt"}, "safety_blocked"),
+    ({"blocked": "candidate"}, "safety_blocked"),
+    ({"candidates": []}, "empty_answer"),
+    ({"finish_reason": "MAX_TOKENS"}, "max_tokens"),
+    ({"finish_reason": "MAX_TOKENS", "parts": "text"}, "max_tokens"),
+    ({"finish_reason": "MALFORMED_FUNCTION_CALL"}, "bad_tool_call"),
+    ({"function_call": {"name": "delete_all_requests", "args": {}}}, "unknown_tool"),
+    ({"function_call": {"name": "search_local_places", "args": "花壇"}}, "bad_tool_call"),
+    ({"function_call": {"name": "search_local_places", "args": {"area": "台中市"}}}, "bad_tool_call"),
+    ({"text": "花壇有一家很棒的素食店喔"}, "no_tool_call"),
+    ({"raw_body": "<html>bad gateway</html>"}, "upstream_unavailable"),
+]
+FAILURE_IDS = ["429-retry-after", "500", "503", "prompt-blocked", "candidate-blocked", "empty-candidates",
+               "max-tokens", "max-tokens-with-text", "malformed-call", "unknown-function", "args-not-an-object",
+               "args-outside-schema", "text-only", "not-json"]
+
+
+@pytest.mark.parametrize("step, reason", FAILURES, ids=FAILURE_IDS)
+def test_agent_webhook_model_failure_gets_the_routers_reading(pair, gemini, line_standin, clock, step, reason):
+    # google-genai retries a 5xx once (shared.agent.client.retry_plan): here the retry fails too
+    gemini.script([step, step] if isinstance(step.get("error"), int) and step["error"] >= 500 else [step])
+    event = fresh_event("花壇有素食嗎", clock)
+    assert pair.post(event) == 200 and inbox_state(pair, event) == "queued"
+    pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "和米素食" in answer and "這次暫時查不了" not in answer
+    assert "很棒的素食店" not in answer  # the model's prose is never sent
+    audit = pair.audit(event)
+    assert (audit["source"], audit["reason"], audit["tool"]) == ("offline_router", reason, "search_local_places")
+    assert audit["model"]["backend"] == "standin"
+    assert gemini.pending_steps() == 0
+
+
+def test_agent_webhook_model_timeout_gets_the_routers_reading(base_env, clock, gemini, line_standin):
+    gemini.script([])
+    env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
+           "LOCAL_MODEL_TIMEOUT_SECONDS": "0.3", "LOCAL_READER": "model_first"}
+    slow = ModelPair(env, clock)
+    try:
+        gemini.script([{"function_call": {"name": "search_local_places", "args": {"area": "花壇鄉"}},
+                        "delay_seconds": 2}])
+        event = fresh_event("花壇有素食嗎", clock)
+        assert slow.post(event) == 200
+        slow.drain()
+        [answer] = answers(line_standin, event)
+        assert "和米素食" in answer and "這次暫時查不了" not in answer
+        assert (slow.audit(event)["source"], slow.audit(event)["reason"]) == ("offline_router", "model_timeout")
+    finally:
+        slow.queue.close()
+
+
+def test_agent_webhook_two_calls_in_one_answer_get_the_first_calls_answer(pair, gemini, line_standin, clock):
+    gemini.script([{"function_calls": [{"name": "search_local_places", "args": {"area": "花壇鄉"}},
+                                       {"name": "search_local_events", "args": {"area": "花壇鄉"}}]}])
+    event = fresh_event("花壇有素食嗎", clock)
+    assert pair.post(event) == 200
+    pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "和米素食" in answer and "這次暫時查不了" not in answer
+    audit = pair.audit(event)
+    assert (audit["source"], audit["tool"]) == ("model", "search_local_places")
+    assert [r["code"] for r in audit["model"]["refusals"]] == ["SECOND_TOOL_CALL"]
+
+
+def test_agent_webhook_router_first_model_failure_on_an_unread_message_gets_the_routers_reading(
+        router_pair, gemini, line_standin, clock):
+    gemini.script([{"error": 503}, {"error": 503}])  # the client's one retry fails too
+    event = fresh_event("笑死 花壇有素食嗎", clock)
+    assert router_pair.post(event) == 200 and inbox_state(router_pair, event) == "queued"
+    router_pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "和米素食" in answer and "這次暫時查不了" not in answer
+    assert (router_pair.audit(event)["source"], router_pair.audit(event)["reason"]) == (
+        "offline_router", "upstream_unavailable")
+
+
+def test_agent_webhook_model_failure_on_a_message_nobody_reads_gets_the_menu(
+        router_pair, gemini, line_standin, clock):
+    gemini.script([{"blocked": "prompt"}])
+    event = fresh_event("嗯嗯那個", clock)
+    assert router_pair.post(event) == 200
+    router_pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "這次暫時查不了" not in answer and "查活動" in answer and "查蔬食" in answer
+    assert router_pair.audit(event)["reason"] == "safety_blocked"
