@@ -150,3 +150,22 @@ def test_agent_conversation_two_model_turns_through_the_webhook(pair, gemini, li
     assert 'area="員林市"' in instruction and 'date_from="2026-12-12"' in instruction
     assert "員林這禮拜六" not in instruction
     assert "社區長輩健康操" in answer
+
+
+def test_agent_conversation_router_first_queues_an_unread_follow_up_with_the_last_search(
+        base_env, clock, gemini, line_standin):
+    """Under the default reader order the router answers what it reads completely; a follow-up with
+    words it does not read goes to the model, whose request carries the last search."""
+    gemini.script([])
+    clock.at = MONDAY
+    router_first = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
+                              "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}, clock)
+    try:
+        remember_last_search(router_first, SATURDAY_IN_YUANLIN)
+        answer, instruction, audit = model_follow_up(router_first, gemini, line_standin, clock, "笑死 那下禮拜呢", {
+            "name": "search_local_events",
+            "args": {"area": "員林市", "date_from": "2026-12-14", "date_to": "2026-12-20"}})
+    finally:
+        router_first.queue.close()
+    assert SATURDAY_CALL in instruction and "社區長輩健康操" in answer
+    assert audit["source"] == "model"
