@@ -304,7 +304,7 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
     if reason is None:
         reason = _unusable_reason(binding, outcome)
         model["text_ignored"] = outcome.text_seen  # prose is never sent
-    log("WARNING", "model turn failed: the router reads it", reason=reason, error=model.get("error"))
+    log("WARNING", "model turn failed", reason=reason, error=model.get("error"), answered_by="offline_router")
     return router_fallback(ctx, start, text, reason, model, tools)
 
 
