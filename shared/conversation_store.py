@@ -9,7 +9,8 @@ Document id: the keyed hash (``shared.keys.UserHasher``, key ``local-user-hash``
 ``conversation``, the tenant, the chat and the sender, joined by NUL: never a raw LINE id. The chat is
 the LINE source's group or room id in a group or room, and ``""`` in a one-to-one chat.
 
-Fields: ``doc_id`` (its own id, so a lookup by account can delete it); ``tenant_id``; ``user_hash`` (the sender's keyed hash, as turn records hold it: what a forget
+Fields: ``doc_id`` (its own id, so a lookup by account can delete it); ``tenant_id``; ``user_hash``
+(the sender's keyed hash, as turn records hold it: what a forget
 or an export looks the documents up by); ``shared_chat`` (true in a group or room; the group's id is
 not stored); ``last_ask`` (the encoded ask, ``shared.turn.conversation``); ``items`` (``[{"kind",
 "id"}]`` in the order shown); ``updated_at`` (UTC ISO) and ``expire_at`` (a Timestamp: the Firestore

@@ -33,10 +33,12 @@ from linebot.v3.webhooks import (
 )
 
 from shared.context import EventContext, Reply
+from shared.handoff import cancel_words
 from shared.handoff import flow as handoff_flow
 from shared.handoff.drafts import request_text_of
 from shared.line import limits
 from shared.logs import log
+from shared.memory import diet_dropped
 from shared.memory import flow as memory_flow
 from shared.memory.phrases import read_memory_request
 from shared.replies import menu, refusals
@@ -46,7 +48,9 @@ from shared.text import reading_form
 from shared.turn import fixed
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
+from shared.turn.problem_offer import with_problem_offer
 from shared.turn.router import is_emergency
+from shared.turn.rules.problems import problem_said
 
 Entry = Callable[[EventContext], Reply]
 TextHook = Callable[[EventContext, str], "Reply | None"]
@@ -65,10 +69,12 @@ FIXED_ENTRIES: dict[str, Entry] = {
 }
 
 #: Free-text hooks tried in order after the fixed entries and before the turn engine; each
-#: returns a Reply when the text is theirs (新需求：…, 幫我記住…), else None.
+#: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open), else None.
 TEXT_HOOKS: tuple[TextHook, ...] = (
+    cancel_words.match_text,
     handoff_flow.match_text,
     memory_flow.match_text,
+    diet_dropped.match_text,
 )
 
 #: ``menu:<name>`` postbacks (rich menu areas and buttons).
@@ -102,7 +108,8 @@ POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
 #: exact entries, text matchers (a result other than None means the text is theirs) and postback
 #: data prefixes declined in a group or room.
 ONE_TO_ONE_ENTRIES = frozenset({"留下服務詢問", "查看原本服務單", "我的偏好", "忘記我的飲食偏好"})
-ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request)
+ONE_TO_ONE_TEXT: tuple[Callable[[str], object], ...] = (request_text_of, read_memory_request,
+                                                        diet_dropped.diet_dropped)
 ONE_TO_ONE_POSTBACKS = ("handoff:", "mem:", "menu:handoff", "menu:status", "menu:preference")
 #: Messages per reply (Messaging API, "Send reply message": max 5).
 REPLY_MAX_MESSAGES = 5
@@ -139,6 +146,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
     first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
     emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
+    A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
+    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
     """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
@@ -150,7 +159,11 @@ def route_text(ctx: EventContext, text: str) -> Reply:
         if reply is not None:
             return with_crisis_first(reply) if crisis else reply
     urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
-    return run_text_turn(ctx, text) if urgent else (ctx.text_turn or run_text_turn)(ctx, text)
+    if urgent:
+        return run_text_turn(ctx, text)
+    reply = (ctx.text_turn or run_text_turn)(ctx, text)
+    problem = None if ctx.shared_chat else problem_said(text)  # 新需求 is one-to-one; the words as typed
+    return with_problem_offer(reply, problem) if problem else reply
 
 
 def with_crisis_first(reply: Reply) -> Reply:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -11,12 +10,14 @@ from typing import Callable
 import requests
 
 from shared.store.sqlite import SqliteStore, path_from_url
+from tests.codes_support import SHOWN_CODE
 from tests.conftest import REPO, all_text, line_body, recorded_replies, replies_to, sign, text_event
 from tools.demo import wait_until
 from tools.function_process import read_entries
 
 USER = "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d"
-REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")
+#: A request number as the resident reads it (``A7K-3QF``, shared.handoff.codes).
+REQUEST_ID = SHOWN_CODE
 REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 
 #: Short queue timings so fault cases finish in seconds (min 0.2 s, max 1 s, 3 attempts).
@@ -107,7 +108,7 @@ def log_entries(log_path: Path, message: str) -> list[dict]:
 
 
 def told_request_ids(standin, user_id: str = USER, reply_tokens: tuple[str, ...] = ()) -> list[str]:
-    """Request ids the user was told, once per accepted message (replies to the tokens, and pushes)."""
+    """Request numbers (``A7K-3QF``) the user was told, once per accepted message (replies to the tokens, and pushes)."""
     ids = []
     for call in accepted(standin, PUSH):
         if call["body"]["to"] == user_id:

@@ -467,7 +467,7 @@ def handoff_create(sizes: Sizes, store, settings, plain_write: Callable[[list], 
                    say: Callable[[str], None]) -> list[dict]:
     """P3: distinct ``create_request`` calls vs plain writes of the same documents; 32 threads on one card."""
     from shared.clock import utc_now
-    from shared.handoff import records
+    from shared.handoff import codes, records
     from shared.handoff.requests import REQUEST_CREATED, create_request
     from shared.outbox import reply_owner
 
@@ -481,9 +481,12 @@ def handoff_create(sizes: Sizes, store, settings, plain_write: Callable[[list], 
     template = _drafts(store, settings, 1, now)[0]
     create(template)
     doc_id = template.operation.doc_id
+    code = codes.of_request(store.get(records.REQUESTS, doc_id) or {})
+    code_doc = [(codes.CODES, codes.code_doc_id(settings.tenant_id, code))] if code else []
     documents = [(c, d, store.get(c, d)) for c, d in ((records.REQUESTS, doc_id), (records.OPERATIONS, doc_id),
                                                       (records.DRAFTS, doc_id),
-                                                      (records.ACTORS, records.actor_doc_id(template.operation.actor)))]
+                                                      (records.ACTORS, records.actor_doc_id(template.operation.actor)),
+                                                      *code_doc)]
 
     def plain_batch(i: int) -> list:
         key = f"{i:08d}" + os.urandom(24).hex()

@@ -25,7 +25,6 @@ import html
 import itertools
 import json
 import os
-import re
 import secrets
 import sqlite3
 import sys
@@ -39,6 +38,7 @@ from typing import Any, Callable
 
 import requests
 
+from shared.handoff.codes import SHOWN as SHOWN_CODE
 from tools import line_events
 from tools.chat import DEFAULT_DESTINATION
 from tools.function_process import FunctionProcess
@@ -47,7 +47,8 @@ from tools.line_standin import LineStandin
 REPO = Path(__file__).resolve().parents[1]
 USER_ID = "U5eed0001a2b3c4d5e6f708192a3b4c5d"
 REQUEST_TEXT = "新需求：想參加週六的社區走讀，長輩需要輪椅協助，請真人幫忙確認"
-REQUEST_ID = re.compile(r"req-\d{8}-[0-9a-f]{16}")
+#: The request's number as the user reads it (``A7K-3QF``, shared.handoff.codes).
+REQUEST_ID = SHOWN_CODE
 CASE_TIMEOUT_SECONDS = 60.0
 #: Short timings so every case settles in seconds.
 DEMO_TIMINGS = {"LOCAL_QUEUE_MIN_BACKOFF_SECONDS": "0.2", "LOCAL_QUEUE_MAX_BACKOFF_SECONDS": "1",
@@ -275,7 +276,7 @@ code{{font-size:.9em}}</style></head><body>
 <p>Generated {esc(report['generated_at'])}. Each case ran the real <code>webhook</code> and <code>reconcile</code>
 functions as separate processes, with its own SQLite store, the embedded queue (backoff 0.2–1 s, 3 attempts)
 and a LINE stand-in. Row counts are <code>handoff_requests</code> documents in store snapshots taken right after
-the first answer and after the queue settled. <code>request_id</code> is the id the user was told; none where the
+the first answer and after the queue settled. <code>request_id</code> is the request number the user was told (its display code); none where the
 outcome stays unknown.</p>
 <table><tr><th>情境 case</th><th>第一次的結果 first result</th><th>逾時當下筆數 rows at timeout</th>
 <th>接著怎麼做 action</th><th>最後筆數 final rows</th><th>告知的單號 request id</th><th>快照 snapshots</th></tr>

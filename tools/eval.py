@@ -433,10 +433,13 @@ def _fact(name: str, store, words: str) -> Any:
         docs = store.query("preferences", where={})
         stored = docs[0].get("dietary_type") if docs else None
         return next((word for word, value in DIETS.items() if value == stored), stored)
-    if name == "resident_notices":  # staff outbox entries for the resident (taken / completed / declined)
+    if name == "resident_notices":  # staff outbox entries for the resident (taken / waiting again / completed / declined)
         return len(store.query("staff_notices", where={"audience": "resident"}))
-    if name == "shows_request_id":
-        ids = [doc["request_id"] for doc in store.query("handoff_requests", where={})]
+    if name == "shows_request_id":  # the request's number as people read it (A7K-3QF, shared.handoff.codes)
+        from shared.clock import TAIPEI
+        from shared.handoff import codes
+
+        ids = [codes.label(doc, TAIPEI) for doc in store.query("handoff_requests", where={})]
         return bool(ids) and all(request_id in words for request_id in ids)
     raise ValueError(f"unknown fact {name!r}")
 

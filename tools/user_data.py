@@ -5,7 +5,7 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
 
     {"tenant_id": "...", "user_id": "U...",
      "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
-     "handoff_requests": [{"request_id", "idempotency_key", "status", "human_state", "created_at", "text",
+     "handoff_requests": [{"request_id", "display_code" (bare, A7K3QF), "idempotency_key", "status", "human_state", "created_at", "text",
                            "staff_history": [{at, action, staff (hashed), from, to, revision}], …}],
      "drafts": [{"idempotency_key", "status", "created_at", "expires_at", "text"}],
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
@@ -61,14 +61,14 @@ from shared.wiring import user_hasher
 
 USER_ID_RE = re.compile(r"^U[0-9a-f]{32}$")
 PREFERENCE_FIELDS = ("revision", "dietary_type", "consented_at")
-REQUEST_FIELDS = ("request_id", "idempotency_key", "status", "human_state", "created_at", "text",
+REQUEST_FIELDS = ("request_id", "display_code", "idempotency_key", "status", "human_state", "created_at", "text",
                   "staff_history", "accepted_by", "closed_by")
 DRAFT_FIELDS = ("idempotency_key", "status", "created_at", "expires_at", "text")
 OPERATION_FIELDS = ("idempotency_key", "state", "request_id", "notice_kind", "notice_state", "created_at")
 FOLLOWUP_FIELDS = ("idempotency_key", "status", "reason", "created_at")
 CARD_FIELDS = ("status", "declined_at", "expire_at")
 AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
-STAFF_NOTICE_FIELDS = ("request_id", "purpose", "audience", "notice_state", "created_at")
+STAFF_NOTICE_FIELDS = ("request_id", "display_code", "purpose", "audience", "notice_state", "created_at")
 STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
 ACTOR_FIELDS = ("current_draft_key", "requests_day", "requests_on_day", "updated_at")
 CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "updated_at", "expire_at")

@@ -43,7 +43,8 @@ MemoryRemark = Literal["do_not_remember", "what_is_kept"]
 LimitKind = Literal["crisis", "emergency", "medical", "doctor_appointment", "transport", "parking", "taxi", "shuttle",
                     "weather", "other_county", "directory", "no_data", "booking", "opening_hours", "price",
                     "registration", "pets", "what_to_bring", "distance", "evening", "payment", "age", "crowd",
-                    "seating", "accessibility", "toilets", "organiser", "end_time"]
+                    "seating", "accessibility", "toilets", "organiser", "end_time", "fraud", "politics_religion",
+                    "off_topic"]
 
 #: A limit kind → the limit the router reads (said with shared.replies.menu.LIMIT_WORDS).
 LIMIT_NOTES: dict[str, ask.Limit] = {kind: ask.Limit(limit) for kind, limit in {
@@ -51,7 +52,8 @@ LIMIT_NOTES: dict[str, ask.Limit] = {kind: ask.Limit(limit) for kind, limit in {
     "transport": "transport", "parking": "parking", "taxi": "taxi", "shuttle": "shuttle", "weather": "weather",
     "other_county": "elsewhere", "directory": "directory", "no_data": "no_data", "booking": "no_booking",
     "opening_hours": "no_hours", "price": "no_price", "registration": "no_registration", "pets": "no_pets",
-    "what_to_bring": "no_bring", "distance": "no_distance", "evening": "evening",
+    "what_to_bring": "no_bring", "distance": "no_distance", "evening": "evening", "fraud": "fraud",
+    "politics_religion": "politics", "off_topic": "off_topic",
 }.items()}
 #: A limit kind → the detail the data does not record, as the router reads it (shared.turn.details).
 DETAIL_NOTES: dict[str, ask.NotRecorded] = {kind: ask.NotRecorded(ask.DetailKind(detail)) for kind, detail in {
@@ -60,6 +62,8 @@ DETAIL_NOTES: dict[str, ask.NotRecorded] = {kind: ask.NotRecorded(ask.DetailKind
 }.items()}
 #: Limits that come before anything else (shared.turn.router rule 0): said alone, never beside a search.
 SAFETY_KINDS = ("crisis", "emergency")
+#: A scam warning is said after the safety reply when both are asked (the router's rule 0 does the same).
+_AFTER_SAFETY = ("fraud",)
 #: Limits that are about a shop, never said beside events (幾點開始: the event card has its time).
 _SHOP_ONLY = (ask.Limit.HOURS,)
 SOURCE = "model"
@@ -103,8 +107,14 @@ def _said(args: Mapping[str, Any], name: str) -> list[str]:
 
 def _urgent(args: Mapping[str, Any]) -> Proposal | None:
     """Crisis or emergency words asked anywhere → the safety reply alone (router rule 0)."""
-    kinds = [LIMIT_NOTES[kind] for kind in _said(args, "limits_asked") if kind in SAFETY_KINDS]
+    kinds = _safety_first(_said(args, "limits_asked"))
     return Proposal("show_limits", {"kinds": kinds}, SOURCE) if kinds else None
+
+
+def _safety_first(kinds: list[str]) -> list[ask.Limit]:
+    """The safety limits said (crisis, emergency), then a scam warning said with them; [] with none."""
+    safety = [LIMIT_NOTES[kind] for kind in kinds if kind in SAFETY_KINDS]
+    return safety + [LIMIT_NOTES[kind] for kind in dict.fromkeys(kinds) if kind in _AFTER_SAFETY] if safety else []
 
 
 def _limit_notes(args: Mapping[str, Any], *, events: bool = False) -> tuple[ask.Limit, ...]:
@@ -291,7 +301,7 @@ def _find_place(args: Mapping[str, Any]) -> Proposal:
 
 def _show_limits(args: Mapping[str, Any]) -> Proposal:
     kinds = _said(args, "kinds")
-    safety = [LIMIT_NOTES[kind] for kind in kinds if kind in SAFETY_KINDS]
+    safety = _safety_first(kinds)
     if safety:
         return Proposal("show_limits", {"kinds": safety}, SOURCE)
     return Proposal("show_limits", {"kinds": [LIMIT_NOTES[kind] for kind in dict.fromkeys(kinds) if kind in LIMIT_NOTES]},

@@ -355,9 +355,13 @@ class LocalTools:
         Args:
             kinds: other_county (台中, 台北 …: LOCAL has only Changhua), booking, opening_hours, price,
                 registration, parking, transport, taxi, shuttle, weather, medical, doctor_appointment,
-                directory (a government office's phone or address), no_data (anything else), pets,
-                what_to_bring, distance, payment, accessibility, toilets, crowd, age, seating, organiser,
-                end_time; crisis (suicidal or despairing words) and emergency (someone fell, cannot breathe).
+                directory (only a government office's or other body's phone or address), no_data (anything
+                else), pets, what_to_bring, distance, payment, accessibility, toilets, crowd, age, seating,
+                organiser, end_time; fraud (a caller asking for money, a prize that needs a transfer, someone
+                posing as a prosecutor, police or an office, an account said to be misused);
+                politics_religion (elections, candidates, parties, which religion); off_topic (writing a
+                poem, jokes, chatting, general knowledge); crisis (suicidal or despairing words) and
+                emergency (someone fell, cannot breathe).
         """
         return self._call("show_limits", tool_context, locals())
 

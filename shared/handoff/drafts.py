@@ -267,11 +267,18 @@ def withdraw_draft(store: DocumentStore, actor: Actor, message_id: str, *, now: 
 @dataclass(frozen=True)
 class CancelResult:
     """What ``cancel_draft`` found: "cancelled", "already_cancelled", "already_confirmed"
-    (``request_id`` set), "superseded", "withdrawn", "expired" or "not_found". Only "cancelled" and
-    "expired" (the text deleted) wrote."""
+    (``request_id`` set, and the request's ``display_code`` and ``confirmed_at`` ISO UTC for its number),
+    "superseded", "withdrawn", "expired" or "not_found". Only "cancelled" and "expired" (the text
+    deleted) wrote."""
 
     status: str
     request_id: str | None = None
+    display_code: str | None = None
+    confirmed_at: str | None = None
+
+    def number_fields(self) -> dict[str, str | None]:
+        """The fields ``shared.handoff.codes.label`` reads (the draft was confirmed when its request was made)."""
+        return {"display_code": self.display_code, "created_at": self.confirmed_at}
 
 
 def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, *,
@@ -291,7 +298,8 @@ def cancel_draft(store: DocumentStore, operation: Operation, content_hash: str, 
             return CancelResult("not_found")
         status = doc.get("status")
         if status == CONFIRMED:
-            return CancelResult("already_confirmed", doc.get("request_id"))
+            return CancelResult("already_confirmed", doc.get("request_id"), doc.get("display_code"),
+                                doc.get("confirmed_at"))
         if status == CANCELLED:
             return CancelResult("already_cancelled")
         if status == SUPERSEDED:

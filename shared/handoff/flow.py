@@ -20,7 +20,7 @@ from datetime import datetime
 
 from shared.clock import to_iso
 from shared.context import EventContext, Reply
-from shared.handoff import cards, drafts, faults, notify, records, staff_outbox, status, wording
+from shared.handoff import cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
@@ -102,8 +102,9 @@ def start_entry(ctx: EventContext) -> Reply:
     return handoff_info_reply(ctx)
 
 
-def status_entry(ctx: EventContext) -> Reply:
-    """查看原本服務單 (or a free-text or model ask for the same) → the status of the user's requests.
+def status_entry(ctx: EventContext, code: codes.DisplayCode | None = None) -> Reply:
+    """查看原本服務單 (or a free-text or model ask for the same) → the status of the user's requests;
+    with ``code`` (「A7K-3QF 處理到哪了」, read by the router), that request first.
 
     In a group or room (``ctx.shared_chat``) the one-to-one reply instead: every member would read
     the sender's requests. Every path to a status answer (fixed entry, router, model tool, postback,
@@ -113,7 +114,7 @@ def status_entry(ctx: EventContext) -> Reply:
         log("INFO", "request status declined in a shared chat")
         return refusals.one_to_one_reply(ctx.settings)
     try:
-        return Reply([with_menu(status.status_message(ctx.settings, ctx.store, ctx.actor))])
+        return Reply([with_menu(status.status_message(ctx.settings, ctx.store, ctx.actor, code))])
     except StoreError as exc:
         log("WARNING", "handoff status unavailable", error=exc.__class__.__name__)
         return Reply([wording.store_busy_status_message()])
@@ -137,7 +138,8 @@ def _cancel(ctx: EventContext, reference: cards.Reference) -> Reply:
     except StoreError as exc:
         log("WARNING", "handoff cancel not stored", error=exc.__class__.__name__)
         return Reply([with_menu(wording.store_busy_cancel_message(), HELP_CHOICES)])
-    return Reply([with_menu(wording.cancel_message(result.status, result.request_id), HELP_CHOICES)])
+    shown = wording.number(ctx.settings, result.number_fields()) if result.request_id else None
+    return Reply([with_menu(wording.cancel_message(result.status, shown), HELP_CHOICES)])
 
 
 def _tapped_at(ctx: EventContext) -> datetime:

@@ -7,6 +7,8 @@ id, then either writes nothing (every outcome but the first) or writes, together
 * ``handoff_requests/{operation_id}`` (create-if-absent: uniqueness is the document id),
 * ``handoff_operations/{operation_id}`` with the receipt notice (the outbox),
 * the draft, now ``confirmed`` with the request id (one confirmation → one request),
+* ``handoff_codes/{code_doc_id}``, the request's display code (``shared.handoff.codes``: unique per
+  tenant, drawn deterministically per attempt, so a re-run draws the same),
 * the actor's request count for the Asia/Taipei day and its latest request's key,
 * when a staff group is configured, the staff group's notice (``staff_notices``, docs/design.md §10).
 
@@ -27,7 +29,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from shared.clock import from_iso, require_aware, to_iso
-from shared.handoff import drafts, notify, records, staff_outbox
+from shared.handoff import codes, drafts, notify, records, staff_outbox
 from shared.handoff.records import Operation
 from shared.store import DocumentStore, Transaction
 
@@ -63,7 +65,9 @@ AWAITING_ACCEPTANCE = staff_outbox.AWAITING
 class Receipt:
     """What the user is told: the request is registered and waiting for a person.
 
-    ``request_id`` is ``req-YYYYMMDD-<16 lowercase hex>`` (Asia/Taipei date); ``created_at`` ISO UTC.
+    ``request_id`` is ``req-YYYYMMDD-<16 lowercase hex>`` (Asia/Taipei date), the key; ``display_code``
+    the 6-character code people read (``shared.handoff.codes``; None for a request made before codes);
+    ``created_at`` ISO UTC.
     """
 
     status: CreateStatus
@@ -71,11 +75,20 @@ class Receipt:
     human_state: str
     created_at: str
     idempotency_key: str
+    display_code: codes.DisplayCode | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        """``{status, request_id, human_state, created_at, idempotency_key}`` (docs/design.md §4)."""
-        return {"status": self.status.value, "request_id": self.request_id, "human_state": self.human_state,
-                "created_at": self.created_at, "idempotency_key": self.idempotency_key}
+    def as_dict(self) -> dict[str, str | None]:
+        """``{status, request_id, display_code, human_state, created_at, idempotency_key}`` (docs/design.md §4);
+        ``display_code`` grouped (``A7K-3QF``) or None."""
+        return {"status": self.status.value, "request_id": self.request_id,
+                "display_code": self.display_code.grouped if self.display_code else None,
+                "human_state": self.human_state, "created_at": self.created_at,
+                "idempotency_key": self.idempotency_key}
+
+    def number_fields(self) -> dict[str, str | None]:
+        """The fields ``codes.label`` reads: the code and when it was made."""
+        return {"display_code": self.display_code.value if self.display_code else None,
+                "created_at": self.created_at}
 
 
 @dataclass(frozen=True)
@@ -99,7 +112,7 @@ class CreateResult:
 def receipt_of(request_doc: dict, status: CreateStatus) -> Receipt:
     """The receipt of a stored request, answered with ``status``."""
     return Receipt(status, request_doc["request_id"], request_doc.get("human_state", AWAITING_ACCEPTANCE),
-                   request_doc["created_at"], request_doc["idempotency_key"])
+                   request_doc["created_at"], request_doc["idempotency_key"], codes.of_request(request_doc))
 
 
 def _owned_by(doc: dict, operation: Operation) -> bool:
@@ -110,7 +123,8 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
                    tz: ZoneInfo, source: str, notice_owner: str, lease_seconds: float,
                    void_owner: str | None = None, event_id: str | None = None,
                    staff_group_id: str | None = None,
-                   confirmed_at: datetime | None = None) -> CreateResult:
+                   confirmed_at: datetime | None = None,
+                   code_source: codes.CodeSource = codes.candidate) -> CreateResult:
     """Create the request for one confirmed operation, exactly once.
 
     Args:
@@ -129,11 +143,13 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
             group notice (``staff_notices``, docs/design.md §10) in this same transaction.
         confirmed_at: when the user tapped, if known otherwise (a reconcile task's ``tapped_at``);
             the earliest of it, the draft's recorded confirmation and ``now`` decides expiry.
+        code_source: the display code's candidates (``codes.candidate``; injected in tests).
     Returns:
         CreateResult (see the module table).
     Raises:
         StoreTimeout: the outcome is unknown; reconcile by the same key.
-        StoreUnavailable / TransactionConflict: nothing written; retryable with the same key.
+        StoreUnavailable / TransactionConflict: nothing written; retryable with the same key
+            (``codes.CodesExhausted`` is one: no free display code).
     Source: docs/design.md §4 (outcome table).
     """
     require_aware(now)
@@ -177,14 +193,17 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
         if tapped >= from_iso(draft["expires_at"]):
             return CreateResult(EXPIRED)  # judged at the tap, not at this (possibly later) create
 
+        tenant_id = operation.actor.tenant_id
+        code = codes.assign(tx, tenant_id, doc_id, source=code_source)  # the last read
         created_at = to_iso(now)
         request_doc = {
             "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
             "idempotency_key": operation.idempotency_key, "content_hash": content_hash,
-            "text": draft["text"], "request_id": request_id, "status": "created",
+            "text": draft["text"], "request_id": request_id, "display_code": code.value, "status": "created",
             "human_state": AWAITING_ACCEPTANCE, "created_at": created_at, "created_by": source,
         }
         tx.create(records.REQUESTS, doc_id, request_doc)
+        tx.create(codes.CODES, codes.code_doc_id(tenant_id, code), codes.code_doc(tenant_id, code, doc_id, created_at))
         tx.set(records.OPERATIONS, doc_id, {
             **(op_doc or {}),
             "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,
@@ -196,7 +215,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
                                    retry_key=operation.retry_key("receipt")),
         })
         tx.set(records.DRAFTS, doc_id, {**draft, "status": drafts.CONFIRMED, "request_id": request_id,
-                                        "confirmed_at": created_at})
+                                        "display_code": code.value, "confirmed_at": created_at})
         count = (actor_doc or {}).get("requests_on_day", 0) if (actor_doc or {}).get("requests_day") == day else 0
         tx.set(records.ACTORS, actor_id, {**(actor_doc or {"tenant_id": operation.actor.tenant_id,
                                                             "user_id": operation.actor.user_id}),
@@ -207,7 +226,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
             tx.set(staff_outbox.NOTICES, staff_outbox.notice_id(doc_id, staff_outbox.ANNOUNCE),
                    staff_outbox.notice_doc(tenant_id=operation.actor.tenant_id, user_id=operation.actor.user_id,
                                             operation_doc_id=doc_id, purpose=staff_outbox.ANNOUNCE, now=now,
-                                            request_id=request_id))
+                                            request_id=request_id, display_code=code))
         return CreateResult(REQUEST_CREATED, receipt_of(request_doc, REQUEST_CREATED), notify.NoticeClaim.CLAIMED,
                             event_id)
 

@@ -12,6 +12,7 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.context import RESTATED_HEAD
+from shared.handoff import codes
 from shared.handoff.requests import Receipt
 from shared.signing import NOT_CONFIGURED
 
@@ -36,6 +37,12 @@ def local_time(settings: Settings, iso_text: str) -> str:
     return wall_clock_text(iso_text, settings.tz, "%m/%d %H:%M")
 
 
+def number(settings: Settings, request: dict) -> str:
+    """The request's number as people read it: ``A7K-3QF`` (``shared.handoff.codes``), or for a request
+    made before codes, 「12/02 10:15 登記的那筆」."""
+    return codes.label(request, settings.tz)
+
+
 def human_state_words(state: str | None) -> str:
     """The plain words for a ``human_state``; an unknown state is named as unknown, not guessed."""
     return HUMAN_STATES.get(state or "", "狀態未知，請洽工作人員")
@@ -56,7 +63,7 @@ def receipt_message(settings: Settings, receipt: Receipt, *, variant: str = "cre
         "restated": f"{RESTATED_HEAD}你的服務詢問已登記，不會重複登記。",
     }.get(variant, "已登記你的服務詢問。")
     return TextMessage(text=(
-        f"{head}\n單號：{receipt.request_id}\n登記時間：{local_time(settings, receipt.created_at)}\n"
+        f"{head}\n單號：{number(settings, receipt.number_fields())}\n登記時間：{local_time(settings, receipt.created_at)}\n"
         f"目前狀態：{human_state_words(receipt.human_state)}。\n"
         f"之後可以輸入「{STATUS_ENTRY}」查詢進度。"), quick_reply=_status_quick_reply())
 
@@ -66,11 +73,11 @@ def same_request_note(settings: Settings, request_doc: dict) -> TextMessage:
     same matter needs no second request; another one is made only if the card below is confirmed.
 
     Args:
-        request_doc: the open request (``request_id``, ``created_at`` ISO UTC, ``human_state``).
+        request_doc: the open request (``display_code``, ``created_at`` ISO UTC, ``human_state``).
     """
     return TextMessage(text=(
         f"提醒：你在 {local_time(settings, request_doc['created_at'])} 已經送出一樣的內容"
-        f"（單號：{request_doc['request_id']}，目前狀態：{human_state_words(request_doc.get('human_state'))}）。\n"
+        f"（單號：{number(settings, request_doc)}，目前狀態：{human_state_words(request_doc.get('human_state'))}）。\n"
         "同一件事不用再送，下面的卡片不用按；要另外再登記一筆，才按卡片的「確認送出」。"))
 
 
@@ -161,12 +168,18 @@ def store_busy_message() -> TextMessage:
     return TextMessage(text="抱歉，剛才系統忙碌，這則需求還沒有建立確認卡片。請稍後再傳一次。")
 
 
-def cancel_message(status: str, request_id: str | None = None) -> TextMessage:
-    """The card's 「取消」."""
+def cancel_message(status: str, shown_number: str | None = None) -> TextMessage:
+    """The card's 「取消」.
+
+    Args:
+        shown_number: the confirmed request's number as people read it (``number``), for
+            ``already_confirmed``.
+    """
+    registered = f"（單號：{shown_number}）" if shown_number else ""
     texts = {
         "cancelled": "已取消，這筆需求沒有送出。",
         "already_cancelled": "這筆需求先前已經取消，沒有送出。",
-        "already_confirmed": (f"這筆服務詢問已經登記（單號：{request_id}），沒辦法從這張卡片取消。"
+        "already_confirmed": (f"這筆服務詢問已經登記{registered}，沒辦法從這張卡片取消。"
                               f"需要補充或更改的話，請再傳一則「{HOW_TO_ASK}」說明。"),
         "superseded": "這張卡片已經被你後來的新詢問取代，舊的這筆沒有送出。",
         "expired": "這張卡片已經過期，這筆需求沒有送出。",
@@ -183,3 +196,18 @@ def store_busy_status_message() -> TextMessage:
 def store_busy_cancel_message() -> TextMessage:
     """The card's 「取消」 could not be recorded."""
     return TextMessage(text="抱歉，剛才系統忙碌，還沒有取消成功。請稍後再按一次「取消」。")
+
+
+def cancelled_in_words_message() -> TextMessage:
+    """算了 / 不用了 / 取消 said while a confirmation card is open: that card is cancelled (as its 「取消」)."""
+    return TextMessage(text="好的，剛才那張確認卡已經取消，這筆需求沒有送出。")
+
+
+#: The quick reply that offers a problem said inside another question as a request (its text is the
+#: problem's words after 新需求：, which opens the confirmation card).
+PROBLEM_OFFER_LABEL = "把這件事留給公所"
+
+
+def problem_offer_line(words: str) -> str:
+    """Said beside the answer to the other question: the problem heard, and how to leave it as a request."""
+    return f"你提到「{words}」：想請公所處理，可以點「{PROBLEM_OFFER_LABEL}」，我會先給你確認。"

@@ -218,3 +218,15 @@ def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
     return TextMessage(text=f"店家資料沒有記錄「{word}」這種細分，所以我沒辦法記住「{word}」；"
                             f"能記住的最接近條件是「{diet_label(dietary_type)}」。要記住「{diet_label(dietary_type)}」"
                             "請按「同意記住」，不按就什麼都不保存。")
+
+
+def diet_dropped_message(dietary_type: str) -> TextMessage:
+    """我已經不吃素了 with a diet remembered: said before the preference view and its buttons; nothing changes
+    until one is tapped."""
+    return TextMessage(text=f"你說現在不吃素了，我還記著「{diet_label(dietary_type)}」。"
+                            "要停用請按「忘記這個偏好」，要改請點「改成…」。")
+
+
+def nothing_remembered_reply() -> Reply:
+    """我已經不吃素了 with nothing remembered: one short line; no search is filtered by a diet."""
+    return _reply("好的。我沒有記住你的飲食偏好，查店家時只用你當次說的條件。", *MENU_CHOICES)

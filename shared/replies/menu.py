@@ -135,6 +135,8 @@ LIMIT_WORDS: dict[str, str] = {
     "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"
               "（24 小時、免付費），有人會陪你說說話。如果已經有危險，請立刻打 119；遇到人身危險可打 110。"
               "你不是一個人。",
+    # a likely scam: never said as the directory text (the words 電話, 警察 or 銀行 are no office asked)
+    "fraud": "這聽起來很像詐騙：請不要匯款、不要去領錢，也不要給帳號密碼。請先打 165 反詐騙專線查證；有危險請打 110。",
     "emergency": "如果是緊急狀況（有人昏倒、跌倒起不來、呼吸困難），請立刻打 119 叫救護車；遇到人身危險請打 110。",
     "medical": "我沒有醫療資料，不能判斷病情或建議用藥。身體不舒服請找醫師或藥師；緊急狀況請立刻打 119。",
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
@@ -143,6 +145,8 @@ LIMIT_WORDS: dict[str, str] = {
     "taxi": "我沒辦法幫你叫車，也沒有計程車的資料；請打給計程車行，或用叫車 App。",
     "weather": "我沒有天氣資料；請看中央氣象署的預報。活動會不會因天氣取消，請以主辦單位公告為準。",
     "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
+    "politics": "選舉、政治和宗教的事，我不表示立場，也不推薦人選或信仰。",
+    "off_topic": "寫詩、聊天或一般知識我沒辦法回答；我能查彰化的活動、素食店家，也能幫你把需求轉給公所。",
     "no_data": "這個我沒有資料可以回答：LOCAL 只有彰化各鄉鎮的活動和素食店家名單，沒有景點、機關、其他商店或生活資訊。",
     "directory": "我沒有政府機關、公所、學校或其他單位的電話、地址這類通訊錄資料，查不到；請看該單位的官方網站或公告。"
                  "（素食店家的地址和電話，我可以幫你查。）",
@@ -162,6 +166,10 @@ LIMIT_WORDS: dict[str, str] = {
                       "身體不舒服請找醫師；緊急狀況請立刻打 119。",
 }
 
+
+#: Limits whose line is the whole answer: no list of what LOCAL can do after it (safety first; a scam
+#: warning stands alone; the off-topic line already says what LOCAL answers).
+_ALONE_LIMITS = frozenset({"crisis", "emergency", "fraud", "off_topic"})
 
 #: Limits said only beside an events answer (``limit_lines(beside_events=True)``).
 EVENTS_ONLY_LIMITS = frozenset({"evening", "no_price_event"})
@@ -193,7 +201,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
         One text with the menu as quick replies; never a search.
     """
     lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
-    if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
+    if _ALONE_LIMITS.intersection(kinds):  # safety first, a scam warning, the off-topic line: nothing after
         return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 

@@ -10,8 +10,9 @@ Postback data: ``staff:v1.<op>.<operation_id>.<revision>.<sig>``:
   derived from ``LOCAL_SIGNING_KEY`` for the tenant and the staff group; the previous key version is
   still accepted), so a card only verifies for the group it was made for.
 
-About 125 characters, checked against LINE's 300 before sending. A card shows the request id, the
-resident's text and when it was made (Asia/Taipei) — never the resident's LINE user id.
+About 125 characters, checked against LINE's 300 before sending. A card shows the request's number
+(its display code ``A7K-3QF``, ``shared.handoff.codes``; the time it was made for a request without
+one), the resident's text and when it was made (Asia/Taipei) — never the resident's LINE user id.
 
 Source: docs/design.md §10, §11 (labels ≤ 20, altText ≤ 400, postback data ≤ 300); LINE Messaging API,
 Flex Message and postback action reference.
@@ -33,7 +34,7 @@ from linebot.v3.messaging import (
 from shared import signing
 from shared.clock import wall_clock_text
 from shared.config import Settings
-from shared.handoff import staff_outbox
+from shared.handoff import codes, staff_outbox
 from shared.replies.area_picker import checked_postback
 from shared.signing import CardRefused
 from shared.staff import audit
@@ -131,7 +132,7 @@ def state_line(request: dict[str, Any]) -> str:
 
 def request_card(settings: Settings, operation_doc_id: str, request: dict[str, Any], *,
                  heading: str = "新的服務詢問") -> FlexMessage:
-    """The staff card of one request: id, text, time (Asia/Taipei), state, and its state's buttons.
+    """The staff card of one request: number, text, time (Asia/Taipei), state, and its state's buttons.
 
     Args:
         operation_doc_id: the request's document id (bound into the buttons).
@@ -144,9 +145,10 @@ def request_card(settings: Settings, operation_doc_id: str, request: dict[str, A
     state = request.get("human_state") or staff_outbox.AWAITING
     revision = int(request.get("staff_revision") or 0)
     text = str(request.get("text") or "")
+    number = codes.label(request, settings.tz)
     body = FlexBox(layout="vertical", spacing="md", contents=[
         FlexText(text=heading, weight="bold", size="md", wrap=True),
-        FlexText(text=f"單號：{request.get('request_id', '')}", size="sm", color="#555555", wrap=True),
+        FlexText(text=f"單號：{number}", size="md", weight="bold", wrap=True),
         FlexText(text=f"登記時間：{local_time(settings, request.get('created_at'))}", size="sm",
                  color="#555555", wrap=True),
         FlexSeparator(),
@@ -159,7 +161,7 @@ def request_card(settings: Settings, operation_doc_id: str, request: dict[str, A
                           style="primary" if index == 0 else "secondary", height="sm")
                for index, op in enumerate(BUTTONS.get(state, ()))]
     footer = FlexBox(layout="horizontal", spacing="md", contents=buttons) if buttons else None
-    alt = _excerpt(f"{heading} {request.get('request_id', '')}：{text}", ALT_TEXT_MAX_CHARS - 1)
+    alt = _excerpt(f"{heading} {number}：{text}", ALT_TEXT_MAX_CHARS - 1)
     return FlexMessage(alt_text=alt, contents=FlexBubble(body=body, footer=footer))
 
 

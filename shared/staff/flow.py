@@ -101,11 +101,12 @@ def handle_postback(ctx: EventContext, source: object, data: str) -> Reply:
         relay.enqueue_notice(ctx.queue, ctx.settings.tenant_id, result.notice.doc_id)
     card = _card(ctx.settings, reference.operation_doc_id, result.request)
     if result.status == transitions.APPLIED:
-        first = wording.applied_message(reference.op, staff, result.request, notified=result.notice is not None)
+        first = wording.applied_message(reference.op, staff, result.request, notified=result.notice is not None,
+                                        tz=ctx.settings.tz)
     elif result.status == transitions.ALREADY_APPLIED:
-        first = wording.already_applied_message(staff, result.request)
+        first = wording.already_applied_message(staff, result.request, ctx.settings.tz)
     else:
-        first = wording.stale_message(staff, result.request)
+        first = wording.stale_message(staff, result.request, ctx.settings.tz)
     return Reply([first] + ([card] if card is not None else []))
 
 

@@ -13,6 +13,7 @@ stored with it. Source: docs/design.md §10, §11 (delivery rules), §4 (outbox)
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from shared import outbox
 from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
-from shared.handoff import notify, staff_outbox
+from shared.handoff import codes, notify, staff_outbox
 from shared.handoff import records as handoff_records
 from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's task)
     NOTICE_TASK,
@@ -39,7 +40,18 @@ TASK_KINDS = (NOTICE_TASK,)
 #: How a staff notice ends without telling anyone.
 REFUSED, NOT_NEEDED = notify.NoticeState.REFUSED, notify.NoticeState.NOT_NEEDED
 #: A resident notice → the notice of the request's step before it, which must not be told after it.
+#: (Notices written before ``after_notice`` existed.)
 EARLIER_STEP = {staff_outbox.COMPLETED: staff_outbox.ACCEPTED, staff_outbox.DECLINED: staff_outbox.ACCEPTED}
+#: The most earlier notices of one request followed back (a request is turned back a few times at most).
+_CHAIN_MAX = 50
+
+
+class EarlierStep(enum.Enum):
+    """What the notices before a resident notice are, once settled (``StaffRelay._earlier_steps_settled``)."""
+
+    HELD = "held"          # one is being pushed now: wait for the queue's retry
+    TOLD = "told"          # the one just before was told to the resident
+    NOT_TOLD = "not_told"  # none, or the one just before was never told (ended, refused)
 
 
 class InvalidStaffTask(ValueError):
@@ -97,7 +109,7 @@ def requeue_pass(settings: Settings, store: DocumentStore, queue: TaskQueue | No
     queued = missed = 0
     for doc in store.query(staff_outbox.NOTICES, where={"tenant_id": settings.tenant_id,
                                                     "notice_state": notify.PENDING.value}):
-        doc_id = staff_outbox.notice_id(doc.get("operation_doc") or "", doc.get("purpose") or "")
+        doc_id = staff_outbox.notice_id(doc.get("operation_doc") or "", doc.get("notice_key") or doc.get("purpose") or "")
         if enqueue_notice(queue, settings.tenant_id, doc_id, tag=requeue_tag(doc, round_tag),
                           delay_seconds=claim_delay_seconds(doc, now)):
             queued += 1
@@ -183,8 +195,13 @@ class StaffRelay:
             self._settle(ref, NOT_NEEDED, now)
             return TaskResult("not_needed", 200, {"purpose": purpose})
         try:
-            if purpose in EARLIER_STEP and not self._earlier_step_settled(doc, now):
+            earlier_id = self._earlier_notice_id(doc)
+            step = self._earlier_steps_settled(doc, earlier_id, now) if earlier_id else EarlierStep.NOT_TOLD
+            if step is EarlierStep.HELD:
                 return TaskResult("earlier_notice_held", 200 if last else 503, {"purpose": purpose})
+            if purpose == staff_outbox.RETURNED and step is not EarlierStep.TOLD:
+                self._settle(ref, NOT_NEEDED, now)  # never told it was taken: nothing to take back
+                return TaskResult("not_needed", 200, {"purpose": purpose})
             decision = notify.claim_notice(self.store, staff_outbox.NOTICES, ref, notify.PUSH_OWNER, now=now,
                                            lease_seconds=self.settings.event_lease_seconds)
         except StoreError:
@@ -213,31 +230,50 @@ class StaffRelay:
         left pending for the sweep). The hook of ``shared.handoff.reconcile.ReconcileService``."""
         return self.deliver(staff_outbox.notice_id(operation_doc_id, staff_outbox.ANNOUNCE), last=True)
 
-    def _earlier_step_settled(self, doc: dict[str, Any], now: datetime) -> bool:
-        """Before a resident hears a later step of a request (completed, declined), the earlier one
-        (accepted) is settled: told before, or, while still pending and unclaimed, ended here as not
-        needed (``notice_superseded_by``), in one transaction, since the later message says more and
-        "someone took it" after "it is finished" would mislead. False while a push holds the earlier
-        notice's claim (it is being told now): the later one waits for the queue's retry. A notice
-        whose push has been tried (``notice_push_claimed``) may have been shown already; ending it
-        keeps the order all the same. Source: docs/design.md §10 (told once, in plain words).
+    def _earlier_notice_id(self, doc: dict[str, Any]) -> str | None:
+        """The resident notice told just before this one (``after_notice``); for a notice written
+        before that field existed, the accepted notice of its request when its step comes after one."""
+        if "after_notice" in doc:
+            return doc.get("after_notice") or None
+        purpose = doc.get("purpose")
+        if purpose not in EARLIER_STEP:
+            return None
+        return staff_outbox.notice_id(doc.get("operation_doc") or "", EARLIER_STEP[str(purpose)])
 
+    def _earlier_steps_settled(self, doc: dict[str, Any], earlier_id: str, now: datetime) -> EarlierStep:
+        """Before a resident hears a step of a request, every step before it (``after_notice``, followed
+        back) is settled: told before, or, while still pending and unclaimed, ended here as not needed
+        (``notice_superseded_by``), in one transaction, since the later message is the news now and an
+        older one after it (「已有專人接手」 after 「處理結束」) would mislead. Held while a push holds
+        an earlier notice's claim (it is being told now): the later one waits for the queue's retry. A
+        notice whose push has been tried (``notice_push_claimed``) may have been shown already; ending
+        it keeps the order all the same. Source: docs/design.md §10 (told once, in order, in plain words).
+
+        Returns:
+            EarlierStep: held, or whether the notice just before this one had been told.
         Raises:
             StoreUnavailable / StoreTimeout / TransactionConflict: retryable.
         """
-        earlier = staff_outbox.NoticeRef(staff_outbox.notice_id(doc.get("operation_doc") or "", EARLIER_STEP[doc["purpose"]]))
 
-        def txn(tx: Transaction) -> bool:
-            found = tx.get(staff_outbox.NOTICES, earlier.doc_id)
-            notice = notify.Notice.of(found)
-            if found is None or notice is None or notice.state is not notify.NoticeState.PENDING:
-                return True
-            if notice.live_claim(now):
-                return False
-            tx.set(staff_outbox.NOTICES, earlier.doc_id, {
-                **found, "notice_state": NOT_NEEDED.value, "notice_claim_until": None,
-                "notice_superseded_by": doc["purpose"], "updated_at": to_iso(now)})
-            return True
+        def txn(tx: Transaction) -> EarlierStep:
+            chain: list[tuple[str, dict[str, Any]]] = []
+            next_id: str | None = earlier_id
+            while next_id and len(chain) < _CHAIN_MAX and all(next_id != seen for seen, _ in chain):
+                found = tx.get(staff_outbox.NOTICES, next_id)
+                if found is None:
+                    break
+                chain.append((next_id, found))
+                next_id = found.get("after_notice")
+            pending = [(doc_id, found) for doc_id, found in chain
+                       if (notice := notify.Notice.of(found)) is not None and notice.state is notify.NoticeState.PENDING]
+            if any(notify.Notice.of(found).live_claim(now) for _, found in pending):  # type: ignore[union-attr]
+                return EarlierStep.HELD
+            for doc_id, found in pending:
+                tx.set(staff_outbox.NOTICES, doc_id, {
+                    **found, "notice_state": NOT_NEEDED.value, "notice_claim_until": None,
+                    "notice_superseded_by": doc["purpose"], "updated_at": to_iso(now)})
+            told = bool(chain) and chain[0][1].get("notice_state") == notify.NoticeState.DELIVERED.value
+            return EarlierStep.TOLD if told else EarlierStep.NOT_TOLD
 
         return self.store.run_transaction(txn)
 
@@ -250,7 +286,7 @@ class StaffRelay:
         purpose = doc.get("purpose")
         operation_doc = doc.get("operation_doc") or ""
         if doc.get("audience") == staff_outbox.RESIDENT:
-            return doc.get("user_id"), [wording.resident_message(str(purpose), doc.get("request_id"))]
+            return doc.get("user_id"), [wording.resident_message(str(purpose), self._shown_number(doc))]
         group = self.settings.staff_group_id
         if purpose == staff_outbox.FOLLOWUP:
             followup = self.store.get(handoff_records.FOLLOWUPS, operation_doc)
@@ -268,6 +304,18 @@ class StaffRelay:
         else:
             heading = "新的服務詢問"
         return group, [cards.request_card(self.settings, operation_doc, request, heading=heading)]
+
+    def _shown_number(self, doc: dict[str, Any]) -> str | None:
+        """The request's number for a resident notice: its code, or, for a request without one, when it
+        was made (one read of the request; None when it is gone).
+
+        Raises:
+            StoreUnavailable: the request could not be read.
+        """
+        if codes.of_request(doc) is not None:
+            return wording.shown_number(doc, self.settings.tz)
+        request = self.store.get(handoff_records.REQUESTS, doc.get("operation_doc") or "")
+        return wording.shown_number(request, self.settings.tz) if request else None
 
     def _settle(self, ref: staff_outbox.NoticeRef, state: notify.NoticeState, now: datetime) -> None:
         """End a pending notice without telling anyone (refused by LINE, or no longer needed)."""

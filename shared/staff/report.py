@@ -3,7 +3,7 @@
 Rows (one JSON object each; no LINE user ids, staff as hashed labels):
 
 * a request ``awaiting_acceptance`` or ``accepted``: ``{kind: "request", human_state, request_id,
-  created_at (ISO UTC), created_local (YYYY/MM/DD HH:MM, Asia/Taipei), age_seconds (since created),
+  display_code (``A7K-3QF``, what the resident and the card show; null for a request made before codes), created_at (ISO UTC), created_local (YYYY/MM/DD HH:MM, Asia/Taipei), age_seconds (since created),
   waiting_seconds (since it last became awaiting), accepted_by (「工作人員 #ab12」 or null),
   announced (the staff card's notice state or null), reminded (bool), text}``;
 * a ``needs_human_followup`` record: ``{kind: "followup", human_state: "needs_human_followup",
@@ -19,8 +19,8 @@ from typing import Any
 
 from shared.clock import from_iso, require_aware, wall_clock_text
 from shared.config import Settings
+from shared.handoff import codes, staff_outbox
 from shared.handoff import records as handoff_records
-from shared.handoff import staff_outbox
 from shared.identity import Actor
 from shared.staff import audit
 from shared.store import DocumentStore
@@ -64,6 +64,7 @@ def open_rows(settings: Settings, store: DocumentStore, *, now: datetime) -> lis
             reminder = store.get(staff_outbox.NOTICES, staff_outbox.notice_id(doc_id, staff_outbox.REMINDER))
             rows.append({
                 "kind": "request", "human_state": state, "request_id": request.get("request_id"),
+                "display_code": code.grouped if (code := codes.of_request(request)) else None,
                 "created_at": request.get("created_at"),
                 "created_local": wall_clock_text(request.get("created_at"), settings.tz),
                 "age_seconds": _seconds_since(request.get("created_at"), now),

@@ -1,19 +1,22 @@
 """A staff action on a request: one store transaction on the request's state (docs/design.md §10).
 
-| op | from | to | the resident is told (once per request) |
+| op | from | to | the resident is told |
 |---|---|---|---|
-| take (我來處理) | awaiting_acceptance | accepted | accepted: 「已有專人接手你的服務詢問」 |
+| take (我來處理) | awaiting_acceptance | accepted | 「已有專人接手你的服務詢問」 |
 | decline (無法處理) | awaiting_acceptance | declined | declined, with the menu |
 | done (已完成) | accepted | completed | completed |
-| back (轉回待處理) | accepted | awaiting_acceptance | nothing (查看原本服務單 shows it) |
+| back (轉回待處理) | accepted | awaiting_acceptance | that it waits for a person again |
 
 The transaction reads the request and the resident notice it may write, then either writes
-nothing or writes together: the request (state, ``staff_revision`` + 1, history), one audit entry
-and the resident's notice (the staff outbox; created only if that purpose has none yet, so a request
-taken, returned and taken again tells the resident once). A card made for another revision, or for
-a state the request is no longer in, is ``stale``: nothing changes, and the answer carries the
-current request so the tapper can be told who holds it. The same member's repeated tap of the
-card that just applied is ``already_applied``. No LINE or queue call happens inside (it may re-run).
+nothing or writes together: the request (state, ``staff_revision`` + 1, history, ``staff_round`` and
+``last_resident_notice``), one audit entry and the resident's notice (the staff outbox). A notice's
+id is its request, purpose and round (``staff_outbox.round_key``: the number of turn-backs before it),
+so each change is told once: a request taken, turned back and taken again tells 接手, 等待, 接手
+again, each once, in that order (the notice names the one before it, ``after_notice``). A card made
+for another revision, or for a state the request is no longer in, is ``stale``: nothing changes, and
+the answer carries the current request so the tapper can be told who holds it. The same member's
+repeated tap of the card that just applied is ``already_applied``. No LINE or queue call happens
+inside (it may re-run).
 
 Source: docs/design.md §10, §4 (transactional outbox).
 """
@@ -24,8 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from shared.clock import require_aware, to_iso
+from shared.handoff import codes, staff_outbox
 from shared.handoff import records as handoff_records
-from shared.handoff import staff_outbox
 from shared.staff import audit
 from shared.staff.access import StaffMember
 from shared.staff.cards import BACK, DECLINE, DONE, TAKE, StaffReference
@@ -38,8 +41,34 @@ TRANSITIONS: dict[str, tuple[str, str, str | None]] = {
     TAKE: (staff_outbox.AWAITING, staff_outbox.ACCEPTED, staff_outbox.ACCEPTED),
     DECLINE: (staff_outbox.AWAITING, staff_outbox.DECLINED, staff_outbox.DECLINED),
     DONE: (staff_outbox.ACCEPTED, staff_outbox.COMPLETED, staff_outbox.COMPLETED),
-    BACK: (staff_outbox.ACCEPTED, staff_outbox.AWAITING, None),
+    BACK: (staff_outbox.ACCEPTED, staff_outbox.AWAITING, staff_outbox.RETURNED),
 }
+
+
+def notice_key(op: str, request: dict[str, Any]) -> str | None:
+    """The key (``staff_outbox.round_key``) of the resident notice ``op`` writes on ``request`` as it is
+    before the op; None for an op that tells nothing. A turn-back starts the next round; 完成 and
+    無法處理 end the request, so they are told once whatever the round."""
+    purpose = TRANSITIONS[op][2]
+    if purpose is None:
+        return None
+    round_number = int(request.get("staff_round") or 0)
+    if op == BACK:
+        return staff_outbox.round_key(purpose, round_number + 1)
+    if op == TAKE:
+        return staff_outbox.round_key(purpose, round_number)
+    return purpose
+
+
+def _earlier_notice(op: str, request: dict[str, Any], doc_id: str) -> str | None:
+    """The resident notice told just before the one ``op`` writes: the request's last one; for a
+    request that has none recorded, its accepted notice of round 0 (the only earlier step then)."""
+    last = request.get("last_resident_notice")
+    if last:
+        return str(last)
+    if op in (DONE, BACK) or int(request.get("staff_revision") or 0) > 0:
+        return staff_outbox.notice_id(doc_id, staff_outbox.ACCEPTED)
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,13 +104,14 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
     require_aware(now)
     doc_id = reference.operation_doc_id
     required, target, purpose = TRANSITIONS[reference.op]
-    notice_ref = staff_outbox.NoticeRef(staff_outbox.notice_id(doc_id, purpose)) if purpose else None
 
     def txn(tx: Transaction) -> TransitionResult:
         request = tx.get(handoff_records.REQUESTS, doc_id)
-        existing = tx.get(staff_outbox.NOTICES, notice_ref.doc_id) if notice_ref else None
         if request is None or request.get("tenant_id") != tenant_id:
             return TransitionResult(NOT_FOUND)
+        key = notice_key(reference.op, request)
+        notice_ref = staff_outbox.NoticeRef(staff_outbox.notice_id(doc_id, key)) if key else None
+        existing = tx.get(staff_outbox.NOTICES, notice_ref.doc_id) if notice_ref else None
         revision = int(request.get("staff_revision") or 0)
         state = request.get("human_state") or staff_outbox.AWAITING
         if revision != reference.revision or state != required:
@@ -101,20 +131,23 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
         if reference.op == TAKE:
             updated.update(accepted_by=staff.hashed, accepted_at=at)
         elif reference.op == BACK:
-            updated.update(accepted_by=None, awaiting_since=at)
+            updated.update(accepted_by=None, awaiting_since=at, staff_round=int(request.get("staff_round") or 0) + 1)
         else:
             updated.update(closed_by=staff.hashed, closed_at=at)
+        written = None
+        if notice_ref is not None and purpose is not None and key is not None and existing is None:
+            tx.set(staff_outbox.NOTICES, notice_ref.doc_id, staff_outbox.notice_doc(
+                tenant_id=request["tenant_id"], user_id=request["user_id"], operation_doc_id=doc_id,
+                purpose=purpose, now=now, request_id=request.get("request_id"),
+                display_code=codes.of_request(request), key=key,
+                after_notice=_earlier_notice(reference.op, request, doc_id)))
+            written = notice_ref
+            updated["last_resident_notice"] = notice_ref.doc_id
         tx.set(handoff_records.REQUESTS, doc_id, updated)
         tx.set(audit.AUDIT, audit.audit_id(doc_id, new_revision), {
             "tenant_id": request["tenant_id"], "user_id": request["user_id"], "request_id": request.get("request_id"),
             "operation_doc": doc_id, "action": reference.op, "staff": staff.hashed, "from": state, "to": target,
             "revision": new_revision, "at": at, "created_at": at})
-        written = None
-        if notice_ref is not None and purpose is not None and existing is None:
-            tx.set(staff_outbox.NOTICES, notice_ref.doc_id, staff_outbox.notice_doc(
-                tenant_id=request["tenant_id"], user_id=request["user_id"], operation_doc_id=doc_id,
-                purpose=purpose, now=now, request_id=request.get("request_id")))
-            written = notice_ref
         return TransitionResult(APPLIED, updated, written)
 
     return store.run_transaction(txn)

@@ -1,14 +1,18 @@
 """What the resident and the staff read about staff actions (zh-TW, short lines).
 
-The resident is told each outcome once, in plain words, without promising an outcome or a time
-(never 「馬上」, 「一定」, 「已解決」): taken, completed, declined, each with the help menu. Staff are told who holds a
-request by a short label, never by a resident's id. Source: docs/design.md §10.
+The resident is told each change once, in plain words, without promising an outcome or a time
+(never 「馬上」, 「一定」, 「已解決」): taken, waiting again, completed, declined, each with the help menu.
+Requests are named by their number as people read it (``A7K-3QF``, ``shared.handoff.codes.label``).
+Staff are told who holds a request by a short label, never by a resident's id. Source: docs/design.md §10.
 """
 from __future__ import annotations
 
+from datetime import tzinfo
+
 from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
 
-from shared.handoff import staff_outbox
+from shared.clock import TAIPEI
+from shared.handoff import codes, staff_outbox
 from shared.handoff.wording import STATUS_ENTRY
 from shared.replies.menu import HELP_CHOICES, MENU_CHOICES
 from shared.staff import access, audit
@@ -21,15 +25,25 @@ def _menu_quick_reply(*first: str) -> QuickReply:
                              for label in dict.fromkeys(first + HELP_CHOICES)])
 
 
-def resident_message(purpose: str, request_id: str | None) -> TextMessage:
-    """The resident's notice for one staff outcome (``accepted``, ``completed`` or ``declined``).
+def shown_number(request: dict, tz: tzinfo = TAIPEI) -> str:
+    """A request's number as people read it: ``A7K-3QF``, or when it was made (``codes.label``)."""
+    return codes.label(request, tz)
 
+
+def resident_message(purpose: str, shown: str | None) -> TextMessage:
+    """The resident's notice for one staff change (``accepted``, ``returned``, ``completed`` or ``declined``).
+
+    Args:
+        shown: the request's number as people read it (``shown_number``), or None.
     Raises:
         KeyError: another purpose.
     """
-    number = f"（單號：{request_id}）" if request_id else ""
+    number = f"（單號：{shown}）" if shown else ""
     if purpose == staff_outbox.ACCEPTED:
         return TextMessage(text=(f"已有專人接手你的服務詢問{number}。\n"
+                                 f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_menu_quick_reply(STATUS_ENTRY))
+    if purpose == staff_outbox.RETURNED:
+        return TextMessage(text=(f"你的服務詢問{number}改回等待工作人員接手，還在排隊，沒有被取消。\n"
                                  f"想知道目前狀態，可以輸入「{STATUS_ENTRY}」。"), quick_reply=_menu_quick_reply(STATUS_ENTRY))
     if purpose == staff_outbox.COMPLETED:
         return TextMessage(text=(f"工作人員已將你的服務詢問{number}標示為處理結束。\n"
@@ -43,7 +57,8 @@ def resident_message(purpose: str, request_id: str | None) -> TextMessage:
     raise KeyError(purpose)
 
 
-def applied_message(op: str, staff: access.StaffMember, request: dict, *, notified: bool) -> TextMessage:
+def applied_message(op: str, staff: access.StaffMember, request: dict, *, notified: bool,
+                    tz: tzinfo = TAIPEI) -> TextMessage:
     """The staff tapper's answer after their action applied.
 
     Args:
@@ -51,13 +66,15 @@ def applied_message(op: str, staff: access.StaffMember, request: dict, *, notifi
             ``transitions.apply``). Without one (a request taken, returned and taken again: the resident
             is told each outcome once) the answer never says the resident was told now; it says the
             earlier notice stands and nothing was sent this time.
+        tz: the wall clock of a request's number when it has no code.
     """
-    rid = request.get("request_id", "")
+    rid = shown_number(request, tz)
     if notified:
         texts = {
             "take": f"{staff.label} 已接手 {rid}，已通知詢問者「已有專人接手」。處理結束後請按「{LABELS['done']}」。",
             "decline": f"{staff.label} 已將 {rid} 標示為無法處理，並已通知詢問者。",
             "done": f"{staff.label} 已將 {rid} 標示為已完成，並已通知詢問者。",
+            "back": f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手；已通知詢問者「改回等待接手」。",
         }
     else:
         unchanged = "這次沒有再通知詢問者（同一筆服務詢問的每種結果只通知一次，先前已通知過）。"
@@ -65,17 +82,17 @@ def applied_message(op: str, staff: access.StaffMember, request: dict, *, notifi
             "take": f"{staff.label} 已接手 {rid}。{unchanged}處理結束後請按「{LABELS['done']}」。",
             "decline": f"{staff.label} 已將 {rid} 標示為無法處理。{unchanged}",
             "done": f"{staff.label} 已將 {rid} 標示為已完成。{unchanged}",
+            "back": f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手。{unchanged}",
         }
-    texts["back"] = f"{staff.label} 已將 {rid} 轉回待處理，其他工作人員可以接手（不另通知詢問者）。"
     return TextMessage(text=texts[op])
 
 
-def already_applied_message(staff: access.StaffMember, request: dict) -> TextMessage:
+def already_applied_message(staff: access.StaffMember, request: dict, tz: tzinfo = TAIPEI) -> TextMessage:
     """The same member tapped the same button again: nothing changed."""
-    return TextMessage(text=f"{staff.label}，這個動作剛才已經完成了（{request.get('request_id', '')}），沒有重複處理。")
+    return TextMessage(text=f"{staff.label}，這個動作剛才已經完成了（{shown_number(request, tz)}），沒有重複處理。")
 
 
-def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
+def stale_message(staff: access.StaffMember, request: dict, tz: tzinfo = TAIPEI) -> TextMessage:
     """A tap on a card of an older revision (or a state the request left): nothing changed.
 
     Every answer says first that this card is not the latest and nothing was changed, then where the
@@ -86,9 +103,10 @@ def stale_message(staff: access.StaffMember, request: dict) -> TextMessage:
     Args:
         staff: the verified tapper.
         request: the request document as it is now (``transitions.TransitionResult.request``).
+        tz: the wall clock of a request's number when it has no code.
     Source: docs/design.md §10. It says the card is old, not only 「已由 你 接手，這次沒有變更」.
     """
-    rid = request.get("request_id", "")
+    rid = shown_number(request, tz)
     head = f"這張卡片已不是 {rid} 的最新狀態，這次沒有任何變更。"
     state = request.get("human_state") or staff_outbox.AWAITING
     holder = request.get("accepted_by")

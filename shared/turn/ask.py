@@ -54,6 +54,12 @@ class Limit(StrEnum):
     PETS = "no_pets"
     BRING = "no_bring"
     DISTANCE = "no_distance"
+    #: a caller asking for money, a prize that needs a transfer, someone posing as an official: a scam warning
+    FRAUD = "fraud"
+    #: politics, elections or religion: LOCAL takes no side
+    POLITICS = "politics"
+    #: writing, chatting or general knowledge: not what LOCAL answers
+    OFF_TOPIC = "off_topic"
 
 
 class Flag(StrEnum):

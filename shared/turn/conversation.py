@@ -21,7 +21,7 @@ Encoding of ``last_ask`` (the boundary form of the store)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -35,7 +35,7 @@ from shared.turn.ask import EventsSearch, PlacesSearch
 from shared.turn.datespec import DateSpec
 
 __all__ = ["Conversation", "ItemKind", "ListedItem", "clear_conversation", "decode_ask", "encode_ask",
-           "load_conversation", "save_conversation"]
+           "load_conversation", "save_conversation", "touch_conversation"]
 
 
 class ItemKind(StrEnum):
@@ -173,6 +173,12 @@ def save_conversation(ctx: EventContext, conversation: Conversation) -> None:
         schema.write(ctx.store, doc_id, doc)
     except StoreError as exc:
         log("WARNING", "conversation state not saved", error=exc.__class__.__name__)
+
+
+def touch_conversation(ctx: EventContext, conversation: Conversation) -> None:
+    """Keep ``conversation`` 30 minutes from this turn (``ctx.now``): for a turn that used the state
+    without a new search (an item asked about by its position). Best-effort, as ``save_conversation``."""
+    save_conversation(ctx, replace(conversation, updated_at=ctx.now))
 
 
 def clear_conversation(ctx: EventContext) -> None:

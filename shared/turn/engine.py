@@ -84,7 +84,7 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
                                                                   choices=proposal.args.get("choices"),
                                                                   typed=proposal.args.get("typed")),
     "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
-    "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx),
+    "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx, code=proposal.args.get("code")),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if Flag.NOT_SAVED in proposal.notes else menu.ack_reply(),
     "ask_search_kind": lambda ctx, proposal: _ask_search_kind(ctx, proposal),
@@ -348,8 +348,9 @@ def audit_args(proposal: Proposal) -> dict[str, Any]:
     return {name: _plain(value) for name, value in proposal.args.items() if name not in _USER_TEXT_ARGS}
 
 
-#: Arguments that hold the resident's message (did_you_mean): never written to the audit record.
-_USER_TEXT_ARGS = frozenset({"text", "choices", "typed"})
+#: Arguments that hold the resident's message (did_you_mean) or a request number they typed
+#: (handoff_status's ``code``): never written to the audit record.
+_USER_TEXT_ARGS = frozenset({"text", "choices", "typed", "code"})
 
 
 def _plain(value: Any) -> Any:

@@ -15,10 +15,11 @@ implies one:
 Without a state (none, expired, another chat) the message is answered as read alone: the router's
 ``alone`` reading for a follow-up, the conditions said for a correction (never a refusal).
 
-``remember_search`` saves the state after every answered search (ok or no match): the search as it
-ran (its township and days from the result's query, the diet only when said in this turn, never
-one the consented memory filled) and the items in the order the reply shows them (at most
-``CAROUSEL_MAX_BUBBLES``). Any other turn leaves the state as it was: a greeting does not wipe it.
+``remember_search`` saves the state after every answered search (ok or no match) and township picker:
+the search as it ran (its township and days from the result's query, none for a picker; the diet
+only when said in this turn, never one the consented memory filled) and the items in the order the
+reply shows them (at most ``CAROUSEL_MAX_BUBBLES``; none for a picker). Any other turn leaves the
+state as it was: a greeting does not wipe it.
 """
 from __future__ import annotations
 
@@ -156,24 +157,32 @@ def _date_of(result: dict[str, Any]) -> DateSpec | None:
         return None
 
 
-def _search_ran(proposal: Proposal, result: dict[str, Any], diet: EffectiveDiet | None) -> EventsSearch | PlacesSearch:
-    query = result.get("query") or {}
-    if proposal.tool == "search_local_events":
-        return EventsSearch(query.get("area") or proposal.args.get("area"), _date_of(result),
-                            proposal.args.get("keyword"))
+def _search_ran(proposal: Proposal, result: dict[str, Any], kind: ItemKind,
+                diet: EffectiveDiet | None) -> EventsSearch | PlacesSearch:
+    # the township picker searched no township (its query holds the vague word, 附近)
+    area = None if proposal.tool == "needs_area" else (result.get("query") or {}).get("area") or proposal.args.get("area")
+    if kind is ItemKind.EVENT:
+        return EventsSearch(area, _date_of(result), proposal.args.get("keyword"))
     said = diet.dietary_type if diet is not None and diet.origin == THIS_TURN else None
     if proposal.tool == "find_place":
         said = None  # a shop by name searches every diet
-    return PlacesSearch(query.get("area") or proposal.args.get("area"), said)
+    return PlacesSearch(area, said)
+
+
+def _kind_listed(proposal: Proposal) -> ItemKind | None:
+    if proposal.tool == "needs_area":
+        return ItemKind.EVENT if proposal.args.get("kind") == "events" else ItemKind.PLACE
+    return _LISTING.get(proposal.tool)
 
 
 def remember_search(ctx: EventContext, proposal: Proposal, result: dict[str, Any] | None,
                     diet: EffectiveDiet | None, status: str) -> None:
-    """Save the state after an answered search (module docstring); nothing for any other turn."""
-    kind = _LISTING.get(proposal.tool)
-    if kind is None or result is None or status not in ("ok", "no_match"):
+    """Save the state after an answered search or a township picker (module docstring); nothing for
+    any other turn."""
+    kind = _kind_listed(proposal)
+    if kind is None or result is None or status not in ("ok", "no_match", "needs_area"):
         return
     listed = result.get("events" if kind is ItemKind.EVENT else "places") or []
     items = tuple(ListedItem(kind, item["id"]) for item in listed[:CAROUSEL_MAX_BUBBLES]
                   if isinstance(item, dict) and isinstance(item.get("id"), str))
-    save_conversation(ctx, Conversation(_search_ran(proposal, result, diet), items, ctx.now))
+    save_conversation(ctx, Conversation(_search_ran(proposal, result, kind, diet), items, ctx.now))

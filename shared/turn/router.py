@@ -16,7 +16,7 @@ from shared.text import reading_form
 from shared.turn.dates import read_date
 from shared.turn.datespec import DateSpec
 from shared.turn.proposal import Proposal
-from shared.turn.rules import details, follow_ups, handoff, limits, places, privacy, shops, talk, two_asks
+from shared.turn.rules import details, follow_ups, handoff, limits, places, privacy, problems, shops, talk, two_asks
 from shared.turn.rules.limits import is_emergency
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
@@ -51,6 +51,7 @@ def _follow_up(m: Message) -> Proposal | None:
 RULES: tuple[tuple[str, Rule], ...] = (
     ("nothing said → the menu", _nothing_said),
     ("crisis or emergency (想去死, 跌倒了起不來) → the safety reply, before anything", limits.safety),
+    ("a likely scam (有人打電話說我中獎要先匯錢) → the 165 warning, before any directory", limits.fraud),
     ("a follow-up or a correction (那下禮拜呢, 不是啦 我是說鹿港) → the last search, changed", _follow_up),
     ("thanks alone → thanks", talk.thanks_alone),
     ("a greeting alone → greeting", talk.greeting_alone),
@@ -60,11 +61,15 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("ok, or 不用記 alone → ack", privacy.no_memory_or_ok),
     ("what LOCAL is (你們是誰) → greeting", talk.about),
     ("a request to create one (幫我建立服務單：…) → the 新需求 form", handoff.request_draft),
+    ("a town-hall problem inside another question (…順便問一下 水溝堵住了要找誰) → that question",
+     problems.problem_beside_question),
     ("my request's status or cancelling it → status / how to cancel", handoff.request_status),
     ("who sees my data → privacy (sharing)", privacy.sharing),
     ("what LOCAL keeps (我的資料) → privacy, or the search beside it", privacy.privacy),
     ("health, transport, parking, weather … → the limits, or the search beside them", limits.hard_limit),
     ("outside Changhua County (台中) → elsewhere", limits.elsewhere),
+    ("politics or religion (該投誰, 哪個宗教比較好) → no side taken", limits.stance),
+    ("writing, chatting, general knowledge (幫我寫一首詩) → what LOCAL answers", limits.off_topic),
     ("a shop by name (和米) → its card", shops.shop_named),
     ("a misspelt shop (合米素食) → did you mean", shops.shop_misspelt),
     ("asking a person to act (請人打電話給我) → the 新需求 form", handoff.person_asked),

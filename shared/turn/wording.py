@@ -373,26 +373,33 @@ def _days_words(spec: DateSpec, result: dict[str, Any] | None) -> str:
 
 
 def _condition_words(search: ask.EventsSearch | ask.PlacesSearch, follow_up: ask.FollowUp,
-                     result: dict[str, Any] | None) -> tuple[list[str], list[str]]:
-    """(changed, kept): the conditions of ``search`` in words, split by whether the follow-up set them."""
+                     result: dict[str, Any] | None) -> tuple[list[str], list[str], str]:
+    """(changed, kept, topic): the conditions of ``search`` in words, split by whether the follow-up set
+    them; a kept events topic is said before 活動 (鹿港鎮的「市集」活動)."""
     changed: list[str] = []
     kept: list[str] = []
+    topic = ""
     if search.area:
         (changed if follow_up.area else kept).append(search.area)
     if isinstance(search, ask.EventsSearch):
         if search.date is not None:
             (changed if follow_up.date else kept).append(_days_words(follow_up.date or search.date, result))
         if search.keyword:
-            (changed if follow_up.keyword else kept).append(f"「{search.keyword.replace('|', '或')}」")
+            words = f"「{search.keyword.replace('|', '或')}」"
+            if follow_up.keyword:
+                changed.append(words)
+            else:
+                topic = words
     elif search.diet and search.diet != "any":
         (changed if follow_up.diet else kept).append(diet_label(search.diet))
-    return changed, kept
+    return changed, kept, topic
 
 
 def changed_line(note: ask.Changed, result: dict[str, Any] | None) -> str:
-    """「改查下禮拜，員林市的活動：」: the one line a follow-up's answer opens with (a correction: 「好的，…」)."""
-    changed, kept = _condition_words(note.search, note.follow_up, result)
-    kind = "活動" if isinstance(note.search, ask.EventsSearch) else "店家"
+    """「改查下禮拜，員林市的活動：」: the one line a follow-up's answer opens with, what changed first, then
+    what was kept (a correction: 「好的，改查鹿港鎮，12/5（六）的活動：」)."""
+    changed, kept, topic = _condition_words(note.search, note.follow_up, result)
+    kind = topic + ("活動" if isinstance(note.search, ask.EventsSearch) else "店家")
     if not changed:  # only the kind changed (我是要問素食): the township kept
         changed, kept = kept, []
     head = "好的，改查" if note.follow_up.correction else "改查"

@@ -8,6 +8,7 @@ said as a booking LOCAL cannot make, not as a question about an illness. Finishi
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from shared.diets import NO_DAIRY, NO_EGG, NO_PUNGENT, OTHER_FOOD, read_diet
@@ -19,6 +20,7 @@ from shared.turn.proposal import Proposal
 from shared.turn.rules.events import ASKER, GOER
 from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, PARKING, TRAVEL, hard_limits, limits, side_limits
 from shared.turn.rules.places import WHOLE_COUNTY_SAID, without_names
+from shared.turn.rules.problems import without_problem
 from shared.turn.rules.titles import event_named
 from shared.turn.vocabulary import all_words
 from shared.turn.vocabulary.events import EVENT_WORDS, SUITABILITY_TOPICS
@@ -135,8 +137,10 @@ def _suitability_unfiltered(t: str, tool: str, args: dict[str, Any]) -> dict[str
 
 def with_details(m: Message, proposal: Proposal) -> Proposal:
     """``proposal`` with notes for the questions it does not answer (see the module docstring); the safety
-    reply stays alone."""
-    t, tool, kinds = m.text, proposal.tool, list(proposal.args.get("kinds") or [])
+    reply stays alone. A problem for the town hall said beside the question is no question left
+    (shared.turn.rules.problems: it is offered as a request)."""
+    t, tool, kinds = without_problem(m.text), proposal.tool, list(proposal.args.get("kinds") or [])
+    m = replace(m, text=t) if t != m.text else m
     if tool == "show_limits" and ({Limit.CRISIS, Limit.EMERGENCY} & set(kinds)):
         return proposal
     appointment = _appointment(t, proposal, kinds)

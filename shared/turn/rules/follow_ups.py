@@ -36,7 +36,7 @@ _CORRECTION = re.compile(
     rf"|^{_I_MEANT}{_PUNCT}")
 #: Words that open a follow-up (那 not before 個 / 家 / 間 …: 那個市集 names an item listed, not a condition).
 _HEAD = re.compile(
-    rf"^(?:那如果是|如果是|那改成|那換成|改成|改為|改查|改問|換成|換到|那改|那換|那麼|換|那(?![個家間場位]))(?:是)?{_PUNCT}")
+    rf"^(?:那如果是|如果是|那改成|那換成|改成|改為|改查|改問|換成|換到|那改|那換|那麼|換|改(?![天善變])|那(?![個家間場位]))(?:是)?{_PUNCT}")
 #: What may close one: 呢 (and its spoken forms) or a softener.
 _TAIL = re.compile(rf"(?:那邊|那裡)?(?:的)?(?:呢|咧|勒|好了|看看|才對|啦|吧|喔)?{_PUNCT}$")
 _ASKING_TAIL = re.compile(rf"(?:呢|咧|勒){_PUNCT}$")
@@ -67,8 +67,8 @@ def _only_townships(middle: str, townships: list[str]) -> bool:
 def _from_reading(proposal: Proposal) -> FollowUp | None:
     """The conditions of a clean search reading of the words between, or None."""
     args = proposal.args
-    if any(note not in _CLEAN_NOTES for note in proposal.notes):
-        return None
+    if any(note not in _CLEAN_NOTES for note in proposal.notes) or args.get("vague"):
+        return None  # something said beside the conditions, or a place word naming no township (那附近呢)
     kind = args.get("kind") if proposal.tool == "needs_area" else None
     if proposal.tool == "search_local_events" or kind == "events":
         return FollowUp(area=args.get("area"), date=args.get("date"), keyword=args.get("keyword"), kind="events")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from shared.handoff.codes import said_in as number_said_in
 from shared.handoff.drafts import request_text_of
 from shared.places.search import places_named_in
 from shared.turn.proposal import Proposal
@@ -62,10 +63,31 @@ def request_draft(m: Message) -> Proposal | None:
     return Proposal("handoff_info") if request_text_of(m.text) is not None else None
 
 
+#: What may be said around a request number alone (單號 A7K-3QF 呢？): still a status question.
+_AROUND_NUMBER = re.compile(r"[\s\-，。、？?！!：:「」]|單號|編號|號碼|我的|請問|查詢?|一下|呢|嗎|的")
+_PROGRESS_SAID = re.compile(_PROGRESS)
+
+
+def _number_asked(t: str) -> Proposal | None:
+    """A request number (shared.handoff.codes: A7K-3QF, a7k3qf, Ａ７Ｋ－３ＱＦ) with a status word, a
+    progress word, or nothing else (單號 A7K-3QF 呢): the status of that request."""
+    said = number_said_in(t)
+    if said is None or (CANCEL_ANY.search(t) and not NOT_CANCEL.search(t)):
+        return None
+    code, rest = said
+    if STATUS.search(t) or _PROGRESS_SAID.search(t) or not _AROUND_NUMBER.sub("", rest):
+        return Proposal("handoff_status", {"code": code})
+    return None
+
+
 def request_status(m: Message) -> Proposal | None:
-    """服務單進度, 我的服務單, 剛剛那個水溝蓋的 處理了沒 (not 上次那個市集辦了沒): the status reply; how to cancel
-    one (我想取消我剛剛送出的需求, 算了 那個單幫我撤掉) → how cancelling works."""
+    """服務單進度, 我的服務單, 剛剛那個水溝蓋的 處理了沒 (not 上次那個市集辦了沒), A7K-3QF 處理到哪了: the
+    status reply (of that request when its number is said); how to cancel one (我想取消我剛剛送出的需求,
+    算了 那個單幫我撤掉) → how cancelling works."""
     t = m.text
+    by_number = _number_asked(t)
+    if by_number is not None:
+        return by_number
     by_subject = STATUS_BY_SUBJECT.search(t) is not None and not any(word in t for word in EVENT_WORDS) \
         and not any(word in t for word in PLACE_WORDS) and not places_named_in(t)
     if not (STATUS.search(t) or by_subject or CANCEL_REQUEST.search(t) or _CANCEL_ALONE.fullmatch(t)):

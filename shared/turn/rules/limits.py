@@ -1,6 +1,8 @@
-"""Limits: what LOCAL has no data or tool for. Said alone (``safety`` first of all: crisis and emergency;
-``elsewhere``, ``directory``) or, when another clause is a search, beside it (``hard_limit``: 鹿港有素食店嗎？
-那邊停車方便嗎 → the shops, and the parking limit). Words are in shared.turn.vocabulary.limits; the
+"""Limits: what LOCAL has no data or tool for, or cannot help with. Said alone (``safety`` first of all:
+crisis and emergency; then ``fraud``, a scam warning; ``elsewhere``; ``stance`` for politics and
+religion; ``off_topic`` for writing, chatting and general knowledge; ``directory`` for offices only) or,
+when another clause is a search, beside it (``hard_limit``: 鹿港有素食店嗎？那邊停車方便嗎 → the shops, and
+the parking limit). Words are in shared.turn.vocabulary.limits; the
 phrases read here (parking, travel, what to bring, the evening, distance, booking a doctor) are patterns."""
 from __future__ import annotations
 
@@ -16,10 +18,23 @@ from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK, clauses_read
 from shared.turn.rules.events import event_topics
+from shared.turn.rules.handoff import PERSON_ASK
+from shared.turn.rules.problems import problem_said
 from shared.turn.rules.search import search
 from shared.turn.rules.titles import event_named, names_event_kind
 from shared.turn.vocabulary.events import EVENT_WORDS
-from shared.turn.vocabulary.limits import LIMITS, SIDE_LIMITS
+from shared.turn.vocabulary.limits import (
+    ACCOUNT_TROUBLE,
+    IMPERSONATION,
+    LIMITS,
+    MONEY_ASKED,
+    OFF_TOPIC,
+    POLITICS,
+    RELIGION,
+    SCAM_SAID,
+    SCAM_STORY,
+    SIDE_LIMITS,
+)
 from shared.turn.vocabulary.places import DIRECTORY, ELSEWHERE, NOT_FOOD_SHOPS, PLACE_WORDS
 
 if TYPE_CHECKING:
@@ -80,11 +95,53 @@ def is_emergency(text: str) -> bool:
     return bool(limits(text, LIMITS[:1]))
 
 
+def is_fraud(text: str) -> bool:
+    """True when ``text`` (reading form) tells of a likely scam: a scam or a suspicious call named, someone
+    posing as an official, an account said to be in trouble, or money asked for after a prize, an
+    official or a caller (有人打電話說我中獎要先匯錢, 自稱檢察官要我去領錢, 說我帳戶被盜用要監管帳戶).
+    A transfer asked of a shop or an event alone (市集可以轉帳嗎) is not one, nor an event about scams
+    (有防詐騙講座嗎).
+    Source: 內政部警政署 165 全民防騙網, the common scripts (prize, posing as an official, a "safe" account)."""
+    scam_named = SCAM_SAID.search(text) and not any(word in text for word in EVENT_WORDS)  # 防詐騙講座: an event
+    return bool(scam_named or IMPERSONATION.search(text) or ACCOUNT_TROUBLE.search(text)
+                or (MONEY_ASKED.search(text) and SCAM_STORY.search(text)))
+
+
 def safety(m: Message) -> Proposal | None:
     """我想自殺 / 我跌倒了起不來: suicidal intent, self-harm or despair (shared.turn.crisis) or an
-    emergency: the safety reply before anything else."""
+    emergency: the safety reply before anything else; a likely scam said with it (我不想活了 有人要我
+    匯錢) is warned of after it."""
     urgent = ([Limit.CRISIS] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
+    if urgent and is_fraud(m.text):
+        urgent.append(Limit.FRAUD)
     return Proposal("show_limits", {"kinds": urgent}) if urgent else None
+
+
+def fraud(m: Message) -> Proposal | None:
+    """有人打電話說我中獎要先匯錢 / 假冒健保局: it sounds like a scam, do not transfer, call 165 (before the
+    directory, which the words 電話 or 警察 would otherwise reach)."""
+    return Proposal("show_limits", {"kinds": [Limit.FRAUD]}) if is_fraud(m.text) else None
+
+
+def _no_search_asked(m: Message) -> bool:
+    """No township, search, person asked for or problem for the town hall in the message (幫我寫一封信給公所
+    反映路燈壞了 is a request, not writing)."""
+    return (not m.townships and not _asks_a_search(m.text, m) and not PERSON_ASK.search(m.text)
+            and problem_said(m.text) is None)
+
+
+def stance(m: Message) -> Proposal | None:
+    """你支持哪個候選人 / 該投誰 / 哪個宗教比較好, with no search asked: LOCAL takes no side."""
+    if (POLITICS.search(m.text) or RELIGION.search(m.text)) and _no_search_asked(m):
+        return Proposal("show_limits", {"kinds": [Limit.POLITICS]})
+    return None
+
+
+def off_topic(m: Message) -> Proposal | None:
+    """幫我寫一首詩 / 講個笑話 / 美國總統是誰, with no search asked: what LOCAL does answer instead."""
+    if OFF_TOPIC.search(m.text) and _no_search_asked(m):
+        return Proposal("show_limits", {"kinds": [Limit.OFF_TOPIC]})
+    return None
 
 
 def _clauses_beside_limits(m: Message) -> tuple[str, list[str]] | None:

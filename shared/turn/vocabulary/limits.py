@@ -5,6 +5,8 @@ Data only: the rules that read them are in shared.turn.router and its families.
 """
 from __future__ import annotations
 
+import re
+
 #: What LOCAL has no data or tool for. Each kind: the words that ask for it.
 #: Crisis (suicidal intent, self-harm, despair) is read by shared.turn.crisis.is_crisis, first.
 LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -35,3 +37,32 @@ SIDE_LIMITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # pets (what to bring and distance are read by patterns: shared.turn.router)
     ("no_pets", ("帶狗", "帶貓", "寵物", "毛小孩", "狗狗", "狗可以", "貓可以", "牽狗")),
 )
+
+# -- what LOCAL cannot help with, by kind (read by shared.turn.rules.limits: fraud, stance, off_topic) --------
+
+#: A scam named as such, or a suspicious call or message (這是不是詐騙, 接到奇怪的電話).
+SCAM_SAID = re.compile(r"詐騙|被騙|騙子|騙錢|騙人|詐財|是不是騙|(?:可疑|奇怪|陌生)的?(?:電話|來電|簡訊|訊息|人)")
+#: Someone posing as an official or a company (自稱檢察官, 假冒健保局, 冒充警察).
+IMPERSONATION = re.compile(r"自稱|假冒|冒充|冒名|假扮|假裝是")
+#: Money asked for: a transfer, a withdrawal, a deposit or fee, gift cards, a "safe" account (要先匯錢,
+#: 要我去領錢, 要監管帳戶).
+MONEY_ASKED = re.compile(r"匯款|匯錢|匯過去|匯給|轉帳|轉錢|轉過去|領錢|領出|提款|提領|ATM|atm|監管帳戶|安全帳戶|保證金"
+                         r"|手續費|解除分期|點數卡|遊戲點數|買點數|保釋金|交保|虛擬貨幣|比特幣|存摺|提款卡|密碼")
+#: What a scam says first: a prize, an account in trouble, an official, or a caller (有人打電話說我中獎).
+SCAM_STORY = re.compile(r"中獎|中大獎|抽中|得獎|帳戶[^，。？?]{0,3}(?:盜用|凍結|異常|冒用|被用)|洗錢|涉(?:嫌|案)|通緝|"
+                        r"檢察官|法院|地檢署|警察|警官|法官|健保局|健保署|國稅局|打電話|來電|簡訊|有人(?:說|叫|要|傳)")
+#: An account in trouble said alone (說我帳戶被盜用): the first step of a known scam.
+ACCOUNT_TROUBLE = re.compile(r"帳戶[^，。？?]{0,3}(?:被盜用|被凍結|被冒用|被人用|涉案)|監管帳戶|安全帳戶")
+
+#: Politics and elections: whom to vote for, a party, a candidate (你支持哪個候選人, 該投誰).
+POLITICS = re.compile(r"候選人|選舉|投票給|投給誰|投給哪|該投|投誰|要投哪|選誰|選哪(?:個|一個|位)|政黨|國民黨|民進黨|民眾黨"
+                      r"|時代力量|藍綠|統獨|政治|罷免|公投|支持哪(?:個|一個|位|黨)|支持誰|挺誰|哪(?:個|一)黨")
+#: Religion asked as a choice or a judgement (哪個宗教比較好, 該信什麼教), not a temple's event.
+RELIGION = re.compile(r"宗教|信(?:什麼|哪個|哪一個)教|(?:佛教|道教|基督教|天主教|伊斯蘭教|回教|一貫道)"
+                      r"[^，。？?]{0,6}(?:比較好|哪個好|好不好|該信|要不要信|對不對|準不準)|哪(?:個|一個)神(?:比較|最)")
+#: Writing, chatting or general knowledge (幫我寫一首詩, 講個笑話, 美國總統是誰): not LOCAL's to answer.
+OFF_TOPIC = re.compile(r"寫(?:一)?(?:首|篇|封|段|個)?(?:詩|文章|作文|信|歌|歌詞|故事|小說|對聯|賀詞|祝福|心得|報告|程式)"
+                       r"|作詩|翻譯|(?:講|說|來)(?:一)?(?:個|則|點)?笑話|笑話|陪我聊|聊(?:聊)?天(?!紀錄|記錄|內容|的內容)|猜謎|謎語|算命|星座|運勢|塔羅"
+                       r"|總統是誰|首相是誰|首都|是誰發明|(?:股票|股市|基金|匯率|樂透|明牌)"
+                       r"|[0-9０-９]+\s*[加減乘除+×÷]\s*[0-9０-９]+"
+                       r"|(?:美國|日本|中國|韓國|英國|法國|德國|世界)[^，。？?]{0,4}(?:總統|首相|國王|首都|最高|最大|最長)")

@@ -21,6 +21,7 @@ import requests
 
 from shared.handoff.records import Operation
 from shared.identity import Actor
+from tests.codes_support import shown_of
 from tests.conftest import TEST_SECRET, TEST_TOKEN, all_text, case_bytes, line_body, postback_event, sign, text_event
 from tests.contract import tasks_emulator
 from tests.handoff_support import PUSH, REPLY, REQUEST_ID, USER, accepted, wait_for
@@ -244,7 +245,7 @@ def test_e2e_unknown_create_outcome_settled_by_reconcile_via_cloud_tasks(stack, 
                       "the receipt push")
     requests_stored = store.query("handoff_requests", {"tenant_id": TENANT})
     assert len(requests_stored) == 1
-    assert REQUEST_ID.findall(all_text(push["body"]["messages"])) == [requests_stored[0]["request_id"]]
+    assert REQUEST_ID.findall(all_text(push["body"]["messages"])) == [shown_of(requests_stored[0])]
     [logged] = [e for e in stack["webhook"].log_entries("handoff confirmation answered") if e.get("queued")]
     # The relay records a dispatch once reconcile has answered it (after the push).
     [check] = wait_for(lambda: [c for c in relay.calls if c["status"] // 100 == 2

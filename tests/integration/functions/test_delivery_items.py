@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event, text_event
 from tests.handoff_support import (
     PUSH,
@@ -48,7 +49,7 @@ def test_items_expiry_judged_at_the_tap_reconcile_after_ttl_creates(start_functi
     [request] = store_docs(store_url, "handoff_requests")
     assert request["created_at"] >= draft["expires_at"]  # created after the TTL …
     assert request["created_by"] == "reconcile"
-    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [request["request_id"]]  # … and told
+    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [shown_of(request)]  # … and told
 
 
 def test_items_unsent_message_never_becomes_a_request(start_function, base_env, line_standin):

@@ -14,6 +14,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
+from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event, text_event
 from tests.handoff_support import (
     PUSH,
@@ -124,11 +125,11 @@ def test_delivery_confirm_reply_5xx_after_processing_pushed_once_restated(start_
     processed = [c for c in line_standin.calls()
                  if c["path"] == REPLY and c["body"]["replyToken"] == event["replyToken"]]
     assert [c["status"] for c in processed] == [500]
-    assert REQUEST_ID.findall(all_text(processed[0]["body"]["messages"])) == [request["request_id"]]
+    assert REQUEST_ID.findall(all_text(processed[0]["body"]["messages"])) == [shown_of(request)]
     [pushed] = receipt_pushes(line_standin)
     key = Operation(Actor(base_env["LOCAL_TENANT_ID"], USER), request["idempotency_key"]).retry_key("receipt")
     assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, key)
-    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [request["request_id"]]
+    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [shown_of(request)]
     assert "再說一次" in all_text(pushed["body"]["messages"])
 
 
@@ -158,7 +159,7 @@ def test_delivery_confirm_killed_after_the_reply_started_pushed_once_restated(st
     [pushed] = wait_for(lambda: receipt_pushes(line_standin), 30, "the receipt push")
     key = Operation(Actor(base_env["LOCAL_TENANT_ID"], USER), request["idempotency_key"]).retry_key("receipt")
     assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, key)
-    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [request["request_id"]]
+    assert REQUEST_ID.findall(all_text(pushed["body"]["messages"])) == [shown_of(request)]
 
     def redeliver() -> bool:  # LINE's redelivery of the tap, once the dead attempt's lease is over
         try:
@@ -191,7 +192,7 @@ def _receipt_pushed_once(store_url, line_standin, event):
     wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "delivered",
              20, "the receipt notice to be delivered")
     wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
-    assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
+    assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [shown_of(request)]
     return request
 
 def test_delivery_confirm_connection_refused_told_once_by_push(start_function, base_env, line_standin):
@@ -211,7 +212,7 @@ def test_delivery_confirm_reply_429_told_once_later(start_function, base_env, li
     request = _receipt_pushed_once(base_env["LOCAL_STORE_URL"], line_standin, event)
     # a redelivery of the same event now repeats nothing
     assert post(webhook.url, line_body(event)).json()["events"] == ["duplicate"]
-    assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [request["request_id"]]
+    assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [shown_of(request)]
 
 
 SWEEP_OFTEN = {"LOCAL_SWEEP_INTERVAL_SECONDS": "0.5"}

@@ -16,6 +16,7 @@ from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import path_from_url
+from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event
 from tests.handoff_support import (
     PUSH,
@@ -67,7 +68,7 @@ def test_handoff_faults_after_commit_checking_then_original_receipt(start_functi
 
     [pushed] = wait_for(lambda: pushes_to_user(line_standin), 15, "the receipt push")
     [request] = store_docs(base_env["LOCAL_STORE_URL"], "handoff_requests")
-    assert REQUEST_ID.findall(pushed) == [request["request_id"]]  # the original receipt
+    assert REQUEST_ID.findall(pushed) == [shown_of(request)]  # the original receipt
     assert request["idempotency_key"] == card_operation(base_env, data).idempotency_key
     [push_call] = [c for c in accepted(line_standin, PUSH)]
     expected_key = card_operation(base_env, data).retry_key("receipt")  # the receipt's first telling
@@ -86,7 +87,7 @@ def test_handoff_faults_before_write_zero_rows_then_one_with_same_key(start_func
     [request] = store_docs(base_env["LOCAL_STORE_URL"], "handoff_requests")
     assert request["idempotency_key"] == card_operation(base_env, data).idempotency_key  # the same key
     assert request["created_by"] == "reconcile"
-    assert REQUEST_ID.findall(pushed) == [request["request_id"]]
+    assert REQUEST_ID.findall(pushed) == [shown_of(request)]
 
 
 def test_handoff_faults_lookup_unavailable_retries_with_backoff_then_followup(start_function, base_env,
@@ -166,5 +167,5 @@ def test_handoff_faults_sigkill_after_commit_user_told_once(start_function, base
     if restart == "worker_respawn":  # no redelivery here: the respawned worker's re-queue told the user
         assert op_doc["notice_delivered_by"] == "push"
     told = told_request_ids(line_standin, reply_tokens=(event["replyToken"],))
-    assert told == [request["request_id"]]  # the user heard the receipt exactly once
+    assert told == [shown_of(request)]  # the user heard the receipt exactly once
     assert request_rows(store_url) == 1

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.codes_support import grouped
 from tests.conftest import case_bytes, line_body, postback_event
 from tests.handoff_support import (
     REQUEST_ID,
@@ -47,11 +48,12 @@ def test_handoff_http_card_confirm_repeat_concurrent_superseded(functions, line_
     assert set(buttons) == {"確認送出", "取消"}
     assert len(user_data(store_url, tenant)["handoff_requests"]) == 0
 
-    # Confirm → a receipt with a request id.
+    # Confirm → a receipt with the request's number (its display code, never req-…).
     first = tap(webhook.url, line_standin, buttons["確認送出"])
     [request_id] = REQUEST_ID.findall(first)
+    assert "req-" not in first
     assert "等待工作人員受理" in first
-    assert [r["request_id"] for r in user_data(store_url, tenant)["handoff_requests"]] == [request_id]
+    assert [grouped(r["display_code"]) for r in user_data(store_url, tenant)["handoff_requests"]] == [request_id]
 
     # The same postback again, with a new webhookEventId → the same request id.
     again = tap(webhook.url, line_standin, buttons["確認送出"])
@@ -82,7 +84,7 @@ def test_handoff_http_card_confirm_repeat_concurrent_superseded(functions, line_
     assert {d["status"] for d in shown["drafts"]} == {"confirmed", "superseded"}
 
     # 查看原本服務單 names the latest request in honest words.
-    latest = shown["handoff_requests"][-1]["request_id"]
+    latest = grouped(shown["handoff_requests"][-1]["display_code"])
     event = postback_event("menu:status", user_id=USER)
     assert post(webhook.url, line_body(event)).status_code == 200
     status = reply_text(line_standin, event["replyToken"])

@@ -16,7 +16,8 @@ HTTP_CASES = (
     "small-talk-small-talk-1", "small-talk-small-talk-4", "limits-medical", "limits-bus-route", "limits-john-hours",
     "limits-hemi-booking", "diets-simplified-places", "diets-five-pungent", "diets-vegan-upper",
     "two-asks-two-townships", "handoff-status-1", "handoff-cancel", "privacy-privacy-2", "handoff-request-3",
-    "handoff-bare",
+    "handoff-bare", "limits-fraud-prize", "limits-fraud-prosecutor", "limits-politics-vote", "limits-off-topic-poem",
+    "limits-directory-police-phone", "safety-crisis-with-fraud",
 )
 
 

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
+from tests.codes_support import grouped, shown_of
 from tests.conftest import REPO, all_text, line_body, postback_event, text_event
 from tests.handoff_support import (
     PUSH,
@@ -78,8 +79,10 @@ def confirm_request(webhook_url: str, standin, text: str = "新需求：想參�
     data = new_card(webhook_url, standin, text)["確認送出"]
     event = postback_event(data, user_id=USER)
     assert post(webhook_url, line_body(event)).status_code == 200
-    [request_id] = REQUEST_ID.findall(reply_text(standin, event["replyToken"]))
-    return request_id
+    receipt = reply_text(standin, event["replyToken"])
+    [shown] = REQUEST_ID.findall(receipt)  # the number the resident reads; the internal id stays the key
+    assert "req-" not in receipt
+    return shown
 
 
 def notices_settled(store_url: str) -> bool:
@@ -90,8 +93,9 @@ def notices_settled(store_url: str) -> bool:
                                  for n in notices)
 
 
-def request_doc(store_url: str, request_id: str) -> dict:
-    [doc] = [d for d in store_docs(store_url, "handoff_requests") if d["request_id"] == request_id]
+def request_doc(store_url: str, shown: str) -> dict:
+    """The stored request the resident knows by its number ``shown`` (``A7K-3QF``)."""
+    [doc] = [d for d in store_docs(store_url, "handoff_requests") if shown_of(d) == shown]
     return doc
 
 
@@ -152,7 +156,7 @@ def test_staff_http_webhook_killed_after_commit_one_card(staff_functions, line_s
     wait_for(lambda: group_pushes(line_standin), 20, "the staff card after the crash")
     wait_for(lambda: notices_settled(base_env["LOCAL_STORE_URL"]), 30, "the queue to settle")
     [card] = group_pushes(line_standin)
-    assert request["request_id"] in all_text(card["body"]["messages"])
+    assert shown_of(request) in all_text(card["body"]["messages"])
     assert len(group_pushes(line_standin, (200, 409))) == 1
 
 
@@ -180,7 +184,7 @@ def test_staff_http_concurrent_takes_one_transition_one_notice(staff_functions, 
     doc = request_doc(store_url, request_id)
     assert doc["human_state"] == "accepted"
     assert [h["action"] for h in doc["staff_history"]] == ["take"]  # exactly one accepted transition
-    audits = [a for a in store_docs(store_url, "staff_audit") if a["request_id"] == request_id]
+    audits = [a for a in store_docs(store_url, "staff_audit") if a["request_id"] == doc["request_id"]]
     assert [(a["action"], a["to"]) for a in audits] == [("take", "accepted")]
     winner = doc["accepted_by"]
     applied = [text for _, text, _ in answers if "已接手" in text and "已由" not in text]
@@ -235,6 +239,32 @@ def test_staff_http_forged_foreign_outsider_change_nothing(staff_functions, line
     assert resident_pushes(line_standin) == []
 
 
+def test_staff_http_turn_back_tells_resident_once_it_waits_again(staff_functions, line_standin, base_env):
+    webhook, _ = staff_functions()
+    store_url = base_env["LOCAL_STORE_URL"]
+    shown = confirm_request(webhook.url, line_standin, "新需求：巷口路燈不亮")
+    wait_for(lambda: group_pushes(line_standin), 20, "the staff card")
+    [card] = group_pushes(line_standin)
+    assert f"單號：{shown}" in all_text(card["body"]["messages"])  # the staff read the resident's number
+
+    _, text, messages = tap(webhook.url, line_standin, staff_card_buttons(line_standin)["我來處理"], STAFF_A)
+    assert "已通知詢問者「已有專人接手」" in text
+    wait_for(lambda: resident_pushes(line_standin), 20, "the taken notice")
+    back_event = group_postback(buttons_of(messages[-1])["轉回待處理"], STAFF_A)
+    body = line_body(back_event)
+    assert post(webhook.url, body).status_code == 200
+    assert post(webhook.url, body).status_code == 200  # LINE redelivers the same event: nothing repeats
+    _, again, _ = tap(webhook.url, line_standin, back_event["postback"]["data"], STAFF_A)  # tapped once more
+    assert "沒有重複處理" in again
+    wait_for(lambda: len(resident_pushes(line_standin)) >= 2, 20, "the waiting-again notice")
+    wait_for(lambda: notices_settled(store_url), 20, "the queue to settle")
+
+    told = resident_pushes(line_standin)
+    assert len(told) == 2 and "已有專人接手" in told[0] and shown in told[0]
+    assert "等待工作人員接手" in told[1] and "沒有被取消" in told[1] and shown in told[1]
+    assert request_doc(store_url, shown)["human_state"] == "awaiting_acceptance"
+
+
 def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functions, line_standin, base_env):
     webhook, _ = staff_functions()
     store_url = base_env["LOCAL_STORE_URL"]
@@ -243,7 +273,8 @@ def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functio
     take = staff_card_buttons(line_standin)["我來處理"]
 
     [row] = make_requests(store_url, base_env["LOCAL_TENANT_ID"])
-    assert (row["human_state"], row["request_id"], row["accepted_by"]) == ("awaiting_acceptance", first_id, None)
+    assert (row["human_state"], row["display_code"], row["accepted_by"]) == ("awaiting_acceptance", first_id, None)
+    assert row["request_id"] == request_doc(store_url, first_id)["request_id"]  # the key, for operators
     assert row["text"] == "想問社區共餐的報名方式" and row["announced"] == "delivered" and USER not in json.dumps(row)
 
     # 我來處理 → the tapper gets the next card (已完成 / 轉回待處理).
@@ -301,9 +332,10 @@ def test_staff_http_accept_complete_and_decline_tell_resident_once(staff_functio
 
     # make user-data: the requests with their staff history, staff hashed; the actions audited.
     shown = user_data(store_url, base_env["LOCAL_TENANT_ID"])
-    by_id = {r["request_id"]: r for r in shown["handoff_requests"]}
+    by_id = {grouped(r["display_code"]): r for r in shown["handoff_requests"]}
     assert [h["action"] for h in by_id[first_id]["staff_history"]] == ["take", "done"]
+    first_key, second_key = by_id[first_id]["request_id"], by_id[second_id]["request_id"]
     assert [(a["request_id"], a["action"]) for a in shown["staff_audit"]] == [
-        (first_id, "take"), (first_id, "done"), (second_id, "decline")]
+        (first_key, "take"), (first_key, "done"), (second_key, "decline")]
     dumped = json.dumps(shown)
     assert STAFF_A not in dumped and STAFF_B not in dumped

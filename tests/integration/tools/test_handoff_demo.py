@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.codes_support import SHOWN_CODE, shown_of
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow(seconds=8)
@@ -44,7 +44,7 @@ def test_handoff_demo_report_matches_seed_table(tmp_path):
         assert row["final_rows"] == want["final_rows"], row
         assert (row["request_id"] is not None) == want["has_request_id"], row
         if row["request_id"]:
-            assert re.fullmatch(r"req-\d{8}-[0-9a-f]{16}", row["request_id"])
+            assert SHOWN_CODE.fullmatch(row["request_id"])  # the number the resident was told
         assert row["action"]
 
         # The counts come from the snapshot files the report links to.
@@ -54,7 +54,7 @@ def test_handoff_demo_report_matches_seed_table(tmp_path):
         final_docs = by_label["settled"]["documents"].get("handoff_requests", [])
         assert len(timeout_docs) == row["rows_at_timeout"] and len(final_docs) == row["final_rows"]
         if row["request_id"]:
-            assert [d["request_id"] for d in final_docs] == [row["request_id"]]  # the stored, original id
+            assert [shown_of(d) for d in final_docs] == [row["request_id"]]  # the stored, original request
     followups = json.loads((out / "lookup_unavailable" / "step-03-settled.json").read_text(encoding="utf-8"))
     assert [d["status"] for d in followups["documents"]["handoff_followups"]] == ["needs_human_followup"]
     html = (out / "REPORT.html").read_text(encoding="utf-8")

@@ -11,6 +11,7 @@ import pytest
 
 from shared.turn import ask
 from shared.turn.router import route
+from shared.turn.rules.follow_ups import FOLLOW_UP_TOOL
 from tests.unit.agent.agent_support import call, labels, model_turn, read_by_resident, router_turn
 from tools.line_messages import all_text
 
@@ -170,6 +171,9 @@ SAME_ASK = [
     ("要怎麼取消服務單", call("explain_cancel_request")),
     ("台中有素食嗎", call("show_limits", kinds=["other_county"])),
     ("彰化縣政府電話幾號", call("show_limits", kinds=["directory"])),
+    ("有人打電話說我中獎要先匯錢", call("show_limits", kinds=["fraud"])),
+    ("該投誰", call("show_limits", kinds=["politics_religion"])),
+    ("幫我寫一首詩", call("show_limits", kinds=["off_topic"])),
     ("以後不用記了，刪掉", call("show_privacy", topic="forget_my_diet")),
     ("你們會不會把我的電話跟資料給別人", call("show_privacy", topic="who_sees_my_data")),
     ("我的資料", call("show_privacy", topic="what_is_kept")),
@@ -255,6 +259,8 @@ def test_agent_call_and_router_read_the_same_notes(text, step):
 
     by_model = misspelt_shop(proposal_of(step["function_call"]["name"], step["function_call"]["args"]), text)
     by_router = route(text)
+    if by_router.tool == FOLLOW_UP_TOOL:  # 那鹿港呢: with no conversation to follow, the message read alone
+        by_router = by_router.args["alone"]
     assert by_model.tool == by_router.tool
     # limits are said first whatever their place among the notes; the others are said in their order
     assert {n for n in by_model.notes if isinstance(n, ask.Limit)} == {n for n in by_router.notes if isinstance(n, ask.Limit)}

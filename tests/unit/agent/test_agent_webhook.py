@@ -21,6 +21,7 @@ from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, model_handler, open_store
+from tests.codes_support import SHOWN_CODE
 from tests.conftest import all_text, line_body, postback_event, reply_messages, sign, text_event
 from tools.gemini_standin import GeminiStandin
 
@@ -145,7 +146,7 @@ def confirmed_request(pair, line_standin, text: str) -> str:
     """The sender leaves ``text`` as a request one-to-one (card, then 確認送出) → its request id."""
     [card] = reply_messages(pair.webhook, line_standin, text_event(f"新需求：{text}"))
     confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
-    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+    [request_id] = re.findall(SHOWN_CODE,
                               all_text(reply_messages(pair.webhook, line_standin, postback_event(confirm))))
     return request_id
 

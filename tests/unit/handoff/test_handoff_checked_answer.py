@@ -30,6 +30,7 @@ from shared.store import StoreTimeout
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
+from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event, sign
 
 REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
@@ -148,7 +149,7 @@ class Tap:
         return ReconcileTask(self.operation, self.draft.content_hash, UNKNOWN_OUTCOME, event_id)
 
     def request_id(self, store) -> str:
-        return store.get(records.REQUESTS, self.operation.doc_id)["request_id"]
+        return shown_of(store.get(records.REQUESTS, self.operation.doc_id))
 
     def op_doc(self, store) -> dict:
         return store.get(records.OPERATIONS, self.operation.doc_id)

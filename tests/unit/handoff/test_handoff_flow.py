@@ -16,6 +16,7 @@ from shared.handoff.requests import create_request
 from shared.queue.embedded import EmbeddedQueue
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.wiring import line_gateway
+from tests.codes_support import SHOWN_CODE, shown_of
 from tests.conftest import case_bytes
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -70,7 +71,7 @@ def test_flow_confirm_gives_receipt_marks_delivered_and_queues_relay(ctx_for, st
     confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
     reply = flow.handle_postback(ctx_for("EV-CONFIRM"), confirm)
     [request] = store.query(records.REQUESTS)
-    assert request["request_id"] in texts(reply)
+    assert shown_of(request) in texts(reply)
     assert "等待工作人員受理" in texts(reply)
     assert not any(word in texts(reply) for word in NEVER_SAY)
     reply.after_reply()  # the service runs this once LINE accepted the reply
@@ -87,7 +88,7 @@ def test_flow_tapped_again_same_request_id(ctx_for, store):
     first = flow.handle_postback(ctx_for("EV-A"), confirm)
     second = flow.handle_postback(ctx_for("EV-B", now=NOW + timedelta(seconds=20)), confirm)
     [request] = store.query(records.REQUESTS)
-    assert request["request_id"] in texts(first) and request["request_id"] in texts(second)
+    assert shown_of(request) in texts(first) and shown_of(request) in texts(second)
     assert "不會重複登記" in texts(second)
 
 
@@ -117,7 +118,7 @@ def test_flow_locked_store_is_unknown_outcome_at_the_store_deadline(ctx_for, sto
         holder.execute("ROLLBACK")
         holder.close()
     assert "正在確認是否已登記" in texts(reply)
-    assert "req-" not in texts(reply)
+    assert not SHOWN_CODE.search(texts(reply))
     reference = flow.cards.verify_reference(settings, ctx_for().actor, confirm)
     task = queue.task(ReconcileTask(reference.operation, reference.content_hash, "unknown_outcome",
                                     "EV-SLOW").task_name)
@@ -160,7 +161,7 @@ def test_flow_status_entry_before_and_after(ctx_for, store):
     flow.handle_postback(ctx_for("EV-S"), confirm)
     [request] = store.query(records.REQUESTS)
     status = texts(flow.status_entry(ctx_for("EV-S2")))
-    assert request["request_id"] in status
+    assert shown_of(request) in status
     assert "等待工作人員受理" in status
     assert not any(word in status for word in NEVER_SAY)
 
@@ -169,7 +170,7 @@ def test_flow_expired_card_refused_kindly_nothing_written(ctx_for, store, settin
     confirm, _ = confirm_rest(flow.match_text(ctx_for(), CASE_TEXT))
     late = NOW + timedelta(seconds=settings.draft_ttl_seconds)
     reply = flow.handle_postback(ctx_for("EV-LATE", now=late), confirm)
-    assert "過期" in texts(reply) and "req-" not in texts(reply)
+    assert "過期" in texts(reply) and not SHOWN_CODE.search(texts(reply))
     assert store.query(records.REQUESTS) == []
 
 
@@ -209,7 +210,7 @@ def test_flow_checking_after_a_relay_still_queues_its_own_check(make_settings, s
 def _confirmed(ctx_for, text: str, event_id: str) -> str:
     confirm, _ = confirm_rest(flow.match_text(ctx_for(f"{event_id}-card"), text))
     receipt = texts(flow.handle_postback(ctx_for(event_id), confirm))
-    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}", receipt)
+    [request_id] = re.findall(SHOWN_CODE, receipt)
     return request_id
 
 
@@ -249,7 +250,7 @@ def test_webhook_same_text_twice_second_card_names_the_first_request(base_env, l
     text = "新需求：中正路上有大坑洞 機車騎士會摔"
     card = reply_messages(service, line_standin, text_event(text))[0]
     confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
-    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+    [request_id] = re.findall(SHOWN_CODE,
                               all_text(reply_messages(service, line_standin, postback_event(confirm))))
     again = reply_messages(service, line_standin, text_event(text))
     assert [m["type"] for m in again] == ["text", "flex"] and request_id in all_text(again[:1])
@@ -265,7 +266,7 @@ def test_flow_confirmation_expiry_is_judged_at_the_tap_not_when_processed(ctx_fo
     tapped = expiry - timedelta(seconds=tapped_before_expiry_seconds)
     reply = flow.handle_postback(ctx_for("EV-QUEUED", now=expiry + timedelta(minutes=5), event_time=tapped), confirm)
     assert bool(store.query(records.REQUESTS)) is created
-    assert ("req-" in texts(reply)) is created and ("過期" in texts(reply)) is not created
+    assert bool(SHOWN_CODE.search(texts(reply))) is created and ("過期" in texts(reply)) is not created
 
 
 def test_flow_confirmation_event_time_after_now_cannot_extend_the_card(ctx_for, store, settings):

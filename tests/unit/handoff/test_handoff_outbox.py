@@ -22,6 +22,7 @@ from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
+from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event, sign, text_event
 from tests.handoff_support import card_postbacks
 from tests.unit.handoff.conftest import OTHER_USER
@@ -213,11 +214,11 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
     message = wording.receipt_message(settings, created.receipt, variant="created")
     assert send_push(line_gateway(settings), actor.user_id, [message], retry_key=draft.operation.retry_key("receipt"),
                      timeout_seconds=5).error is None  # LINE accepted it
-    assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
+    assert len(receipts_told(line_standin, created.receipt.display_code.grouped)) == 1
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # the dead push's lease is over
     data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,
                                              draft.expires_at)
-    return draft, created.receipt.request_id, data
+    return draft, created.receipt.display_code.grouped, data
 
 
 def test_outbox_push_delivered_but_unrecorded_then_redelivery_tells_once(webhook_service, line_standin, clock):
@@ -288,7 +289,7 @@ def test_outbox_relay_fences_a_slow_attempt_that_never_started_its_reply(webhook
                              now=clock(), answer=[{"type": "text", "text": "receipt"}]) is False
     body = line_body(raw)
     assert webhook_service.handle(body.decode(), sign(body, settings.line_channel_secret)).status == 200
-    assert len(receipts_told(line_standin, created.receipt.request_id)) == 1
+    assert len(receipts_told(line_standin, created.receipt.display_code.grouped)) == 1
     doc = store.get(inbox.COLLECTION, f"{settings.tenant_id}:{event_id}")
     assert (doc["state"], doc["outcome"]) == ("done", inbox.EventOutcome.TOLD_BY_PUSH)
 
@@ -337,7 +338,7 @@ def test_outbox_receipt_reply_of_unknown_outcome_is_pushed_once_restated(make_se
     assert webhook.handle(body.decode(), sign(body)).body["events"] == ["done"]
     [request] = store.query(records.REQUESTS)
     [reply] = line_standin.wait_for(lambda c: c["path"] == REPLY and c["body"]["replyToken"] == tap["replyToken"])
-    assert request["request_id"] in all_text(reply["body"]["messages"])  # the receipt was in the reply
+    assert shown_of(request) in all_text(reply["body"]["messages"])  # the receipt was in the reply
     assert not [c for c in line_standin.calls() if c["path"] == PUSH]
 
     clock.at += timedelta(seconds=settings.event_lease_seconds + 2)  # the relay runs after the reply's lease
@@ -347,7 +348,7 @@ def test_outbox_receipt_reply_of_unknown_outcome_is_pushed_once_restated(make_se
     operation = records.Operation(Actor(settings.tenant_id, user), confirm.split(".")[2])
     assert (pushed["status"], pushed["headers"]["x-line-retry-key"]) == (200, operation.retry_key("receipt"))
     words = all_text(pushed["body"]["messages"])
-    assert request["request_id"] in words and "再說一次" in words and "已登記" in words
+    assert shown_of(request) in words and "再說一次" in words and "已登記" in words
     assert relayed == [200]
 
     relay = ReconcileTask(operation, request["content_hash"], RELAY, tag=tap["webhookEventId"])

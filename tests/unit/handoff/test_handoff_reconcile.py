@@ -20,6 +20,7 @@ from shared.identity import Actor
 from shared.store import StoreTimeout
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.wiring import line_gateway
+from tests.codes_support import shown_of
 from tests.conftest import FixedClock, all_text
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -70,7 +71,7 @@ def test_reconcile_found_pushes_original_receipt_once(store, actor, settings, cl
     [push] = pushes(line_standin)
     # the receipt's first telling carries the notice's own key, whoever pushes it
     assert push["headers"]["x-line-retry-key"] == draft.operation.retry_key("receipt")
-    assert created.receipt.request_id in all_text(push["body"]["messages"])
+    assert created.receipt.display_code.grouped in all_text(push["body"]["messages"])
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "delivered"
     again = svc.run(unknown_task(draft), retry_count=0)  # a duplicate delivery: this check told it already
     assert again.http_status == 200 and again.detail["notice"] == "already_delivered"
@@ -129,7 +130,7 @@ def test_reconcile_not_found_creates_once_with_the_same_key(store, actor, settin
     [request] = store.query(records.REQUESTS)
     assert request["idempotency_key"] == draft.operation.idempotency_key
     assert request["created_by"] == "reconcile" and request["request_id"] == result.request_id
-    assert result.request_id in all_text(pushes(line_standin)[0]["body"]["messages"])
+    assert shown_of(request) in all_text(pushes(line_standin)[0]["body"]["messages"])
     again = svc.run(unknown_task(draft), retry_count=1)
     assert again.outcome == "found" and again.detail["notice"] == "already_delivered"  # this check told it
     assert len(store.query(records.REQUESTS)) == 1 and len(accepted_pushes(line_standin)) == 1
@@ -317,6 +318,6 @@ def test_reconcile_check_push_delivered_but_unrecorded_is_never_told_again(setti
             else ReconcileTask(draft.operation, draft.content_hash, RELAY, tag="EV1"))
     again = service(settings, clock).run(task, retry_count=0)
     assert (again.http_status, again.detail["notice"]) == (200, "push_duplicate")
-    told = [c for c in accepted_pushes(line_standin) if created.receipt.request_id in all_text(c["body"]["messages"])]
+    told = [c for c in accepted_pushes(line_standin) if created.receipt.display_code.grouped in all_text(c["body"]["messages"])]
     assert len(told) == 1
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "delivered"

@@ -35,7 +35,7 @@ def test_create_request_first_create_writes_request_and_notice(store, actor, set
     result = create(store, settings, draft.operation, draft.content_hash)
     assert result.status == "request_created"
     receipt = result.receipt.as_dict()
-    assert set(receipt) == {"status", "request_id", "human_state", "created_at", "idempotency_key"}
+    assert set(receipt) == {"status", "request_id", "display_code", "human_state", "created_at", "idempotency_key"}
     assert receipt["human_state"] == "awaiting_acceptance"
     assert receipt["idempotency_key"] == draft.operation.idempotency_key
     assert REQUEST_ID.match(receipt["request_id"])

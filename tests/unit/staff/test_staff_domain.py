@@ -13,6 +13,7 @@ from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.staff import access, cards, transitions
 from shared.store.sqlite import SqliteStore, path_from_url
+from tests.codes_support import shown_of
 
 GROUP = "C0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 STAFF_A = "U1111111111111111111111111111aaaa"
@@ -100,11 +101,11 @@ def test_staff_card_never_shows_resident_id(settings, store, clock):
     doc_id = new_request(settings, store, clock())
     request = store.get(handoff_records.REQUESTS, doc_id)
     card = cards.request_card(settings, doc_id, request).to_dict()
-    assert USER not in str(card) and request["request_id"] in str(card)
+    assert USER not in str(card) and shown_of(request) in str(card)
     assert "2026/11/30 12:00" in str(card)  # 04:00 UTC on the Asia/Taipei clock
 
 
-def test_staff_transitions_take_back_take_tells_resident_once(settings, store, clock):
+def test_staff_transitions_take_back_take_tells_each_change_once(settings, store, clock):
     doc_id = new_request(settings, store, clock())
     a, b = member(settings, STAFF_A), member(settings, STAFF_B)
     now = clock()
@@ -112,13 +113,17 @@ def test_staff_transitions_take_back_take_tells_resident_once(settings, store, c
     assert first.status == transitions.APPLIED and first.notice is not None
     back = transitions.apply(store, settings.tenant_id, cards.StaffReference(cards.BACK, doc_id, 1), a,
                              now=now + timedelta(minutes=5))
-    assert back.status == transitions.APPLIED and back.notice is None
+    assert back.status == transitions.APPLIED and back.notice is not None  # waiting again: told
     again = transitions.apply(store, settings.tenant_id, cards.StaffReference(cards.TAKE, doc_id, 2), b,
                               now=now + timedelta(minutes=6))
-    assert again.status == transitions.APPLIED and again.notice is None  # the resident heard it already
+    assert again.status == transitions.APPLIED and again.notice is not None  # taken again: told again
     assert again.request["accepted_by"] == b.hashed
+    assert len({first.notice.doc_id, back.notice.doc_id, again.notice.doc_id}) == 3
     notices = store.query(staff_outbox.NOTICES, where={"purpose": staff_outbox.ACCEPTED})
-    assert len(notices) == 1
+    assert len(notices) == 2
+    # each notice names the one told before it, so the relay keeps them in order
+    assert store.get(staff_outbox.NOTICES, again.notice.doc_id)["after_notice"] == back.notice.doc_id
+    assert store.get(staff_outbox.NOTICES, back.notice.doc_id)["after_notice"] == first.notice.doc_id
     assert [h["action"] for h in store.get(handoff_records.REQUESTS, doc_id)["staff_history"]] == ["take", "back", "take"]
 
 

@@ -13,6 +13,7 @@ from shared.staff import relay, transitions
 from shared.staff.access import staff_member
 from shared.staff.cards import BACK, DECLINE, DONE, TAKE, StaffReference
 from shared.wiring import line_gateway
+from tests.codes_support import shown_of
 from tests.conftest import all_text
 from tests.unit.staff.conftest import PUSH, USER
 from tests.unit.staff.test_staff_sweep import GroupSource, new_request
@@ -57,12 +58,42 @@ def test_notice_order_declined_after_take_and_back_ends_the_pending_accepted_one
                                                                                  line_standin, staff_relay):
     doc_id, _ = new_request(settings, store, clock, "想借用活動中心的場地")
     accepted = step(settings, store, doc_id, TAKE, 0, clock())
-    assert step(settings, store, doc_id, BACK, 1, clock()) is None
+    returned = step(settings, store, doc_id, BACK, 1, clock())
     declined = step(settings, store, doc_id, DECLINE, 2, clock())
     assert staff_relay.deliver(declined.doc_id, last=False).outcome == "delivered"
     assert staff_relay.deliver(accepted.doc_id, last=False).outcome == "already_settled"
+    assert staff_relay.deliver(returned.doc_id, last=False).outcome == "already_settled"
     told = resident_pushes(line_standin)
     assert len(told) == 1 and "無法處理" in told[0]
+
+
+def test_notice_order_turned_back_after_the_take_was_told_tells_it_waits_once(settings, store, clock,
+                                                                               line_standin, staff_relay):
+    doc_id, request = new_request(settings, store, clock, "想借用活動中心的場地")
+    accepted = step(settings, store, doc_id, TAKE, 0, clock())
+    assert staff_relay.deliver(accepted.doc_id, last=False).outcome == "delivered"
+    returned = step(settings, store, doc_id, BACK, 1, clock() + timedelta(minutes=1))
+    assert staff_relay.deliver(returned.doc_id, last=False).outcome == "delivered"
+    assert staff_relay.deliver(returned.doc_id, last=False).outcome == "already_settled"  # a duplicate task
+    told = resident_pushes(line_standin)
+    assert len(told) == 2 and "已有專人接手" in told[0]
+    assert "等待工作人員接手" in told[1] and "沒有被取消" in told[1] and shown_of(request) in told[1]
+    # taken again: told again, after the turn-back
+    again = step(settings, store, doc_id, TAKE, 2, clock() + timedelta(minutes=2))
+    assert staff_relay.deliver(again.doc_id, last=False).outcome == "delivered"
+    assert len(resident_pushes(line_standin)) == 3 and "已有專人接手" in resident_pushes(line_standin)[2]
+
+
+def test_notice_order_turned_back_before_the_take_was_told_tells_nothing(settings, store, clock,
+                                                                         line_standin, staff_relay):
+    doc_id, _ = new_request(settings, store, clock, "想借用活動中心的場地")
+    accepted = step(settings, store, doc_id, TAKE, 0, clock())
+    returned = step(settings, store, doc_id, BACK, 1, clock())
+    # the turn-back's task runs first: the resident never heard 「已有專人接手」, so nothing is taken back
+    assert staff_relay.deliver(returned.doc_id, last=False).outcome == "not_needed"
+    assert staff_relay.deliver(accepted.doc_id, last=False).outcome == "already_settled"
+    assert resident_pushes(line_standin) == []
+    assert notice(store, accepted)["notice_superseded_by"] == staff_outbox.RETURNED
 
 
 def test_notice_order_later_step_waits_while_the_accepted_push_holds_its_claim(settings, store, clock,

@@ -9,6 +9,7 @@ import pytest
 
 from shared.config import Settings
 from shared.handoff import drafts, notify, staff_outbox
+from shared.handoff import records as handoff_records
 from shared.handoff.reconcile import UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.handoff.requeue import sweep_round
@@ -20,6 +21,7 @@ from shared.staff.cards import TAKE, StaffReference
 from shared.staff.service import StaffTaskService
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.wiring import line_gateway
+from tests.codes_support import shown_of
 from tests.conftest import all_text
 from tests.unit.staff.conftest import GROUP, PUSH, STAFF, USER
 
@@ -44,7 +46,8 @@ def new_request(settings, store, clock, text: str) -> tuple[str, dict]:
     result = create_request(store, draft.operation, draft.content_hash, now=clock(), tz=settings.tz,
                             source="webhook", notice_owner=notify.reply_owner("ev"), lease_seconds=30,
                             staff_group_id=settings.staff_group_id)
-    return draft.operation.doc_id, result.receipt.as_dict()
+    assert result.receipt is not None
+    return draft.operation.doc_id, store.get(handoff_records.REQUESTS, draft.operation.doc_id)
 
 
 def queued(settings, queue: EmbeddedQueue, store, notice_doc_id: str, now) -> bool:
@@ -90,7 +93,7 @@ def test_staff_sweep_old_request_reminded_once_taken_one_not(settings, store, qu
     pushes = [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
     assert len(pushes) == 1 and pushes[0]["body"]["to"] == GROUP
     text = all_text(pushes[0]["body"]["messages"])
-    assert "提醒" in text and old["request_id"] in text and taken["request_id"] not in text
+    assert "提醒" in text and shown_of(old) in text and shown_of(taken) not in text
 
 
 def test_staff_sweep_reminder_taken_before_push_is_not_sent(settings, store, queue, clock, line_standin):

@@ -23,6 +23,7 @@ from shared.turn.conversation import (
     clear_conversation,
     load_conversation,
     save_conversation,
+    touch_conversation,
 )
 from shared.turn.datespec import Span, Weekday
 
@@ -117,3 +118,11 @@ def test_conversation_unreadable_document_is_none(store):
     [(doc_id, doc)] = schema.of_user(store, "test-tenant", [ctx.user_hash])
     store.set(schema.COLLECTION, doc_id, {**doc, "last_ask": {"kind": "weather"}})
     assert load_conversation(ctx) is None
+
+
+def test_conversation_touch_keeps_it_thirty_minutes_from_this_turn(store):
+    save_conversation(ctx_for(store), Conversation(SATURDAY, ITEMS, NOW))
+    later = ctx_for(store, now=NOW + timedelta(minutes=20))
+    touch_conversation(later, load_conversation(later))
+    assert load_conversation(ctx_for(store, now=NOW + timedelta(minutes=45))) == Conversation(
+        SATURDAY, ITEMS, NOW + timedelta(minutes=20))

@@ -58,7 +58,7 @@ def test_follow_up_weekday_keeps_the_week_and_the_topic(service, line_standin):
     say(service, line_standin, "鹿港下禮拜六有市集嗎")
     words, audit = say(service, line_standin, "換成週日")
     assert searched(audit) == ("search_local_events", "鹿港鎮", "2026-12-13", "市集")  # next week's Sunday
-    assert words.startswith("改查週日，鹿港鎮、「市集」的活動：")
+    assert words.startswith("改查週日，鹿港鎮的「市集」活動：")
     _, audit = say(service, line_standin, "那明天呢")
     assert searched(audit) == ("search_local_events", "鹿港鎮", "2026-12-02", "市集")
 
@@ -207,3 +207,21 @@ def test_follow_up_in_a_group_never_applies_or_stores_a_remembered_diet(service,
     assert searched(audit) == ("search_local_places", "彰化市", "vegetarian", None)
     assert audit["origin"] != "consented_memory" and "同意記住" not in words
     assert words.startswith("改查彰化市，蔬食的店家：")
+
+
+def test_follow_up_after_the_township_picker_keeps_what_it_asked(service, line_standin):
+    say(service, line_standin, "有全素的店嗎")  # no township: the picker, nothing listed yet
+    words, audit = say(service, line_standin, "那花壇呢")
+    assert searched(audit) == ("search_local_places", "花壇鄉", "vegan", None)
+    assert words.startswith("改查花壇鄉，全素的店家：")
+
+
+def test_follow_up_state_lists_the_items_in_the_order_shown(service, line_standin):
+    messages = reply_messages(service, line_standin, text_event("這個月有什麼活動"))
+    event_titles = [bubble["body"]["contents"][0]["text"] for message in messages if message["type"] == "flex"
+                    for bubble in message["contents"]["contents"]]
+    [state] = service.store.query(CONVERSATIONS)
+    assert 1 < len(state["items"]) <= 12 and len(state["items"]) == len(event_titles)
+    assert {item["kind"] for item in state["items"]} == {"event"}
+    audit = [doc for doc in service.store.query(AUDIT) if doc.get("tool") == "search_local_events"][-1]
+    assert [item["id"] for item in state["items"]] == audit["result_ids"][:12]

@@ -18,6 +18,7 @@ from shared.text import reading_form
 from shared.turn.ask import EventsSearch, Flag, OtherAreas, PlacesSearch, SecondAsk
 from shared.turn.datespec import Week, Weekday
 from shared.turn.router import route, township_typo
+from tests.codes_support import shown_in
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, preference_of, webhook_with_memory
 
@@ -134,7 +135,7 @@ def test_router_earlier_thing_that_is_no_request_is_not_status(text):
 def test_webhook_status_by_subject_after_a_request_shows_that_request(service, line_standin):
     card = reply_messages(service, line_standin, text_event("新需求 我家巷口的水溝蓋破了 很危險"))
     receipt = all_text(reply_messages(service, line_standin, postback_event(postbacks(card)["確認送出"])))
-    request_id = next(word for word in receipt.replace("：", " ").split() if word.startswith("req-"))
+    [request_id] = shown_in(receipt)  # the request's number as the resident reads it
     words = all_text(reply_messages(service, line_standin, text_event("剛剛那個水溝蓋的 處理了沒")))
     assert request_id in words and "水溝蓋" in words and "我認得的是鄉鎮名稱" not in words
 

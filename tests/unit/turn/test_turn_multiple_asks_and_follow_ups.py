@@ -22,6 +22,7 @@ from shared.identity import Actor
 from shared.line import limits
 from shared.turn.ask import EventsSearch, OtherAreas, PlacesSearch, SecondAsk
 from shared.turn.router import route
+from tests.codes_support import SHOWN_CODE, shown_of
 from tests.conftest import FixedClock, all_text, postback_event, reply_messages, text_event
 from tests.memory_support import postbacks, webhook_with_memory
 from tests.unit.turn.date_support import span
@@ -177,7 +178,7 @@ def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, 
 def test_follow_up_keeps_the_events_conditions(service, line_standin):
     messages, audit = _follow_up(service, line_standin, "鹿港這週末有市集嗎", "那彰化市呢")
     assert audit["effective_args"] == {"area": "彰化市", "date": "2026-12-05/2026-12-07", "keyword": "市集"}
-    assert all_text(messages).startswith("改查彰化市，12/5（六）～12/6（日）、「市集」的活動：")
+    assert all_text(messages).startswith("改查彰化市，12/5（六）～12/6（日）的「市集」活動：")
 
 
 @pytest.mark.parametrize("first, diet", [
@@ -229,13 +230,13 @@ def _request(service, line_standin, text: str, clock: FixedClock | None = None) 
         clock.at += timedelta(minutes=1)  # one request after another, as a resident sends them
     card = reply_messages(service, line_standin, text_event(f"新需求：{text}"))[0]
     confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
-    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}",
+    [request_id] = re.findall(SHOWN_CODE,
                               all_text(reply_messages(service, line_standin, postback_event(confirm))))
     return request_id
 
 
 def _close(service, request_id: str, state: str) -> None:
-    [doc] = [doc for doc in service.store.query(REQUESTS) if doc["request_id"] == request_id]
+    [doc] = [doc for doc in service.store.query(REQUESTS) if shown_of(doc) == request_id]
     operation = Operation(Actor(doc["tenant_id"], doc["user_id"]), doc["idempotency_key"])
     service.store.set(REQUESTS, operation.doc_id, {**doc, "human_state": state})  # as a staff transition leaves it
 

@@ -10,6 +10,7 @@ import pytest
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
+from tests.codes_support import SHOWN_CODE
 from tests.conftest import (
     all_text,
     line_body,
@@ -138,7 +139,7 @@ def confirmed_request(service, line_standin, text: str) -> str:
     [card] = reply_messages(service, line_standin, text_event(f"新需求：{text}", user_id=USER))
     confirm = {b["action"]["label"]: b["action"]["data"] for b in card["contents"]["footer"]["contents"]}["確認送出"]
     receipt = all_text(reply_messages(service, line_standin, postback_event(confirm, user_id=USER)))
-    [request_id] = re.findall(r"req-\d{8}-[0-9a-f]{16}", receipt)
+    [request_id] = re.findall(SHOWN_CODE, receipt)
     return request_id
 
 

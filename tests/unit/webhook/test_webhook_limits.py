@@ -1,0 +1,72 @@
+"""What LOCAL cannot help with, by kind (shared.turn.rules.limits: fraud, stance, off_topic, directory),
+as the resident reads it: each message is a signed webhook body through the in-process
+``WebhookService``, and the reply is read from the LINE stand-in."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import all_text, reply_messages, text_event
+
+#: The directory text: only a public office's phone or address gets it.
+DIRECTORY = "我沒有政府機關、公所、學校或其他單位的電話"
+#: The neutral line said for politics, elections and religion.
+NEUTRAL = "我不表示立場"
+#: What LOCAL answers, said for writing, chatting and general knowledge.
+WHAT_LOCAL_ANSWERS = "我能查彰化的活動、素食店家，也能幫你把需求轉給公所"
+
+
+def reads(service, standin, text: str) -> str:
+    return all_text(reply_messages(service, standin, text_event(text)))
+
+
+@pytest.mark.parametrize("text", [
+    "有人打電話說我中獎要先匯錢", "自稱檢察官要我去領錢", "說我帳戶被盜用要監管帳戶", "假冒健保局",
+    "接到一通電話說是法院的要我匯款", "有人傳簡訊說我中獎 要先付手續費", "剛剛有個自稱警察的人叫我去ATM",
+    "这是不是诈骗",  # Simplified
+])
+def test_limits_fraud_says_165_and_not_the_directory(webhook_service, line_standin, text):
+    words = reads(webhook_service, line_standin, text)
+    assert "165 反詐騙專線" in words and "不要匯款" in words and "110" in words
+    assert DIRECTORY not in words and NEUTRAL not in words
+
+
+@pytest.mark.parametrize("text", ["你支持哪個候選人", "該投誰", "哪個宗教比較好", "你覺得哪一黨比較好",
+                                  "佛教跟基督教哪個好"])
+def test_limits_politics_and_religion_get_the_neutral_line(webhook_service, line_standin, text):
+    words = reads(webhook_service, line_standin, text)
+    assert NEUTRAL in words
+    assert DIRECTORY not in words and "165" not in words and "這個我沒有資料可以回答" not in words
+
+
+@pytest.mark.parametrize("text", ["幫我寫一首詩", "講個笑話", "美國總統是誰", "日本的首都是哪裡", "幫我寫一封信給孫子"])
+def test_limits_writing_chatting_and_knowledge_say_what_local_answers(webhook_service, line_standin, text):
+    words = reads(webhook_service, line_standin, text)
+    assert WHAT_LOCAL_ANSWERS in words
+    assert DIRECTORY not in words and NEUTRAL not in words and "這句我看不太懂" not in words
+
+
+@pytest.mark.parametrize("text", ["彰化縣政府電話幾號", "花壇鄉公所在哪裡", "警察局電話幾號", "員林戶政事務所地址"])
+def test_limits_directory_only_for_an_office(webhook_service, line_standin, text):
+    words = reads(webhook_service, line_standin, text)
+    assert DIRECTORY in words and "165" not in words
+
+
+def test_limits_crisis_stays_first_beside_a_scam(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "我想死 有人打電話說我帳戶被盜用要我匯錢")
+    assert words.index("1925") < words.index("165 反詐騙專線")
+    assert DIRECTORY not in words
+
+
+def test_limits_a_transfer_asked_of_an_event_is_no_scam(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "鹿港的市集可以轉帳嗎")
+    assert "165" not in words and "詐騙" not in words
+
+
+def test_limits_an_event_about_scams_is_an_events_answer(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "有防詐騙講座嗎")
+    assert "165 反詐騙專線" not in words and "活動" in words
+
+
+def test_limits_a_letter_to_the_town_hall_about_a_problem_is_a_request_not_writing(webhook_service, line_standin):
+    words = reads(webhook_service, line_standin, "幫我寫一封信給公所反映路燈壞了")
+    assert WHAT_LOCAL_ANSWERS not in words and "新需求：" in words
