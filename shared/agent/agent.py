@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.agents.run_config import RunConfig
+from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import errors as genai_errors
@@ -79,6 +79,11 @@ AGENT_NAME = "local_reader"
 MAX_LLM_CALLS = 1
 #: How long the turn's caller waits past the model budget for the run to hand back its outcome.
 RUN_GRACE_SECONDS = 2.0
+#: Threads for the tools' bodies (store reads, searches): every turn runs on the one model loop
+#: (shared.agent.client), and ADK runs a synchronous tool on the loop itself unless given a pool
+#: (``RunConfig.tool_thread_pool_config``), which would hold every other turn's model I/O while it
+#: reads the store. As many as functions/agent serves at once (cloudbuild.yaml ``--concurrency=4``).
+TOOL_WORKERS = 4
 
 #: The audit reasons of a model turn that gave no usable call (failure_reason); the resident then gets the
 #: offline router's reading of the same text (docs/design.md §8).
@@ -175,7 +180,7 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
 
         async def consume() -> None:
             async for event in runner.run_async(user_id=user, session_id=binding.session_id, new_message=message,
-                                                run_config=RunConfig(max_llm_calls=max_llm_calls)):
+                                                run_config=_run_config(max_llm_calls)):
                 if event.error_code and outcome.error_code is None:
                     outcome.error_code = str(event.error_code)
                 if event.finish_reason and outcome.finish_reason is None:
@@ -198,6 +203,12 @@ def _last_call(ctx: EventContext) -> str | None:
     if conversation is None:
         return None
     return last_search_call(conversation.last_ask, ctx.now.astimezone(TAIPEI).date())
+
+
+def _run_config(max_llm_calls: int) -> RunConfig:
+    """One run's bound on model requests, and the tools' bodies on ADK's thread pool (``TOOL_WORKERS``)."""
+    return RunConfig(max_llm_calls=max_llm_calls,
+                     tool_thread_pool_config=ToolThreadPoolConfig(max_workers=TOOL_WORKERS))
 
 
 def run_turn_on_model_loop(agent: LlmAgent, binding: TurnBinding, text: str, *,

@@ -216,3 +216,36 @@ def test_agent_client_model_is_shared_across_turns_of_one_configuration(standin,
     assert shared_model(settings) is shared_model(dataclasses.replace(settings))
     other = dataclasses.replace(settings, model_timeout_seconds=29.0)
     assert shared_model(other).api_client is not shared_model(settings).api_client
+
+
+# -- tools off the model loop ----------------------------------------------------------------------------
+
+def test_agent_client_a_tool_waiting_on_the_store_does_not_hold_another_turn(standin, settings, store):
+    """Every turn runs on the one model loop; a tool's body runs on ADK's tool threads, so a turn whose
+    search waits (a slow store read) leaves the loop free for another turn to finish meanwhile."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shared.agent.agent import run_model_text_turn
+    from shared.turn.engine import DEFAULT_TOOLS, TurnTools
+
+    started, other_done, seen = threading.Event(), threading.Event(), {}
+
+    def slow_places(*args, **kwargs):
+        started.set()
+        seen["other_turn_finished_meanwhile"] = other_done.wait(timeout=10)
+        seen["thread"] = threading.current_thread().name
+        return DEFAULT_TOOLS.places(*args, **kwargs)
+
+    standin.script([{**VEGETARIAN_IN_HUATAN, "when": "花壇有素食嗎"},
+                    {**call("search_local_places", area="彰化市"), "when": "彰化市有素食嗎"}])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        slow = pool.submit(run_model_text_turn, ctx_for(settings, store), "花壇有素食嗎",
+                           tools=TurnTools(places=slow_places))
+        assert started.wait(timeout=10)
+        other = run_model_text_turn(ctx_for(settings, store), "彰化市有素食嗎")
+        other_done.set()
+        first = slow.result(timeout=30)
+    assert "John手作蔬食" in all_text([m.to_dict() for m in other.messages])
+    assert "和米素食" in all_text([m.to_dict() for m in first.messages])
+    assert seen["other_turn_finished_meanwhile"] and seen["thread"] != "local-model-loop"
