@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -34,6 +34,65 @@ FAULTS = frozenset({"BEFORE_WRITE", "AFTER_COMMIT", "LOOKUP_UNAVAILABLE", "KILL_
 #: ``LOCAL_MODEL`` values: unset/auto (a key or Vertex AI turns the model on), offline, standin.
 MODEL_MODES = ("auto", "offline", "standin")
 THINKING_LEVELS = ("minimal", "low", "medium", "high")
+#: The default model: Gemini 3.8 Flash, generally available (GA) in the Gemini API and Vertex AI, thinking
+#: levels LOW / MEDIUM / HIGH. Source: "Developer's guide to Gemini 3.8 Flash",
+#: https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/guides/gemini-3-8-flash
+DEFAULT_MODEL_ID = "gemini-3.8-flash"
+#: The thinking level sent to a Gemini 3 model when none is configured: the guide above advises lower
+#: levels for latency-sensitive tasks, and reading one short message into one call is one.
+DEFAULT_THINKING_LEVEL = "low"
+#: Gemini 2.5 ``thinking_budget``: -1 (dynamic) up to 24576 tokens (https://ai.google.dev/gemini-api/docs/thinking).
+THINKING_BUDGET_RANGE = (-1, 24576)
+
+
+class ModelFamily(Enum):
+    """Which thinking setting a model takes (https://ai.google.dev/gemini-api/docs/thinking): Gemini 3
+    models take ``thinking_level``, Gemini 2.5 models ``thinking_budget``; for any other model LOCAL sends
+    neither."""
+
+    GEMINI_3 = "thinking_level"
+    GEMINI_2_5 = "thinking_budget"
+    OTHER = "none"
+
+
+_GEMINI_3 = re.compile(r"(?:.*/)?gemini-(?:[3-9]|[1-9][0-9])(?:\.[0-9]+)?-")
+_GEMINI_2_5 = re.compile(r"(?:.*/)?gemini-2\.5-")
+
+
+def model_family(model_id: str) -> ModelFamily:
+    """The family of a model id (``gemini-3.8-flash`` → GEMINI_3, ``gemini-2.5-flash`` → GEMINI_2_5; a
+    Vertex AI resource name ``projects/…/models/gemini-3.8-flash`` is read by its last part)."""
+    if _GEMINI_3.match(model_id):
+        return ModelFamily.GEMINI_3
+    if _GEMINI_2_5.match(model_id):
+        return ModelFamily.GEMINI_2_5
+    return ModelFamily.OTHER
+
+
+def thinking_problem(model_id: str, level: str | None, budget: int | None) -> str | None:
+    """Why a thinking setting does not fit the model, in plain words, or None when it fits.
+
+    Gemini 2.5 models take no ``thinking_level``; Gemini 3 models accept a ``thinking_budget`` only for
+    backwards compatibility, with worse results; a request with both is an HTTP 400
+    (https://ai.google.dev/gemini-api/docs/thinking, https://ai.google.dev/gemini-api/docs/gemini-3).
+    Each is refused at start-up instead of at the first resident's turn.
+    """
+    family = model_family(model_id)
+    if level is not None and budget is not None:
+        return "set LOCAL_MODEL_THINKING_LEVEL or LOCAL_MODEL_THINKING_BUDGET, not both"
+    if level is not None and level not in THINKING_LEVELS:
+        return f"LOCAL_MODEL_THINKING_LEVEL must be one of {', '.join(THINKING_LEVELS)}"
+    if budget is not None and not THINKING_BUDGET_RANGE[0] <= budget <= THINKING_BUDGET_RANGE[1]:
+        return "LOCAL_MODEL_THINKING_BUDGET must be a number of tokens from -1 (dynamic) to 24576"
+    if level is not None and family is not ModelFamily.GEMINI_3:
+        return (f"LOCAL_MODEL_THINKING_LEVEL is for Gemini 3 models; {model_id} "
+                + ("takes LOCAL_MODEL_THINKING_BUDGET instead" if family is ModelFamily.GEMINI_2_5
+                   else "takes no thinking setting from LOCAL"))
+    if budget is not None and family is not ModelFamily.GEMINI_2_5:
+        return (f"LOCAL_MODEL_THINKING_BUDGET is for Gemini 2.5 models; {model_id} "
+                + ("takes LOCAL_MODEL_THINKING_LEVEL instead" if family is ModelFamily.GEMINI_3
+                   else "takes no thinking setting from LOCAL"))
+    return None
 
 
 class ReaderOrder(StrEnum):
@@ -84,11 +143,13 @@ class Settings:
     google_cloud_location: str | None = None
     #: google-genai's own ``GOOGLE_GEMINI_BASE_URL`` (the client's Gemini API endpoint).
     gemini_base_url: str | None = None
-    model_id: str = "gemini-2.5-flash"
+    model_id: str = DEFAULT_MODEL_ID
     #: One model turn (all of its calls) must finish within this (seconds), else ``model_timeout``.
     model_timeout_seconds: float = 12.0
     #: ``minimal`` / ``low`` / ``medium`` / ``high`` (Gemini 3 ``thinking_level``), or None: the model's default.
     model_thinking_level: str | None = None
+    #: Gemini 2.5 ``thinking_budget`` in tokens (-1 dynamic, 0 off), or None: the model's default.
+    model_thinking_budget: int | None = None
     webhook_budget_seconds: float = 1.8
     store_deadline_seconds: float = 0.5
     line_timeout_seconds: float = 1.0
@@ -175,6 +236,16 @@ class Settings:
     line_bot_basic_id: str | None = None
     #: Who reads free text first when a model is configured (``LOCAL_READER``; docs/design.md §8).
     reader: ReaderOrder = ReaderOrder.ROUTER_FIRST
+
+    def __post_init__(self) -> None:
+        """Refuse a thinking setting the model does not take (``thinking_problem``).
+
+        Raises:
+            ValueError: the plain reason (a Gemini 2.5 model with a level, a Gemini 3 model with a budget, …).
+        """
+        problem = thinking_problem(self.model_id, self.model_thinking_level, self.model_thinking_budget)
+        if problem is not None:
+            raise ValueError(problem)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -352,17 +423,40 @@ def _model_settings(get, seconds, problems: list[str]) -> dict:
             problems.append("GOOGLE_GENAI_USE_VERTEXAI=true needs GOOGLE_CLOUD_PROJECT")
     elif mode == "auto" and get("GEMINI_API_KEY"):
         backend = "gemini"
-    level = (get("LOCAL_MODEL_THINKING_LEVEL") or "").lower() or None
-    if level is not None and level not in THINKING_LEVELS:
-        problems.append(f"LOCAL_MODEL_THINKING_LEVEL must be one of {', '.join(THINKING_LEVELS)}")
-        level = None
+    model_id = get("LOCAL_MODEL_ID") or DEFAULT_MODEL_ID
+    level, budget = _thinking(get, model_id, problems)
     return {
         "model_backend": backend,
         "genai_use_vertexai": vertex,
         "google_cloud_project": project,
         "google_cloud_location": get("GOOGLE_CLOUD_LOCATION"),
         "gemini_base_url": base_url,
-        "model_id": get("LOCAL_MODEL_ID") or "gemini-2.5-flash",
+        "model_id": model_id,
         "model_timeout_seconds": seconds("LOCAL_MODEL_TIMEOUT_SECONDS", 12.0),
         "model_thinking_level": level,
+        "model_thinking_budget": budget,
     }
+
+
+def _thinking(get, model_id: str, problems: list[str]) -> tuple[str | None, int | None]:
+    """``LOCAL_MODEL_THINKING_LEVEL`` / ``LOCAL_MODEL_THINKING_BUDGET`` for ``model_id`` → (level, budget).
+
+    Neither set: a Gemini 3 model gets ``DEFAULT_THINKING_LEVEL``, any other model the model's own default.
+    A setting the model does not take is a problem (``thinking_problem``), and then neither is sent.
+    """
+    level = (get("LOCAL_MODEL_THINKING_LEVEL") or "").lower() or None
+    raw_budget = get("LOCAL_MODEL_THINKING_BUDGET")
+    budget: int | None = None
+    if raw_budget is not None:
+        try:
+            budget = int(raw_budget)
+        except ValueError:
+            problems.append("LOCAL_MODEL_THINKING_BUDGET must be a whole number of tokens")
+            return None, None
+    if level is None and budget is None and model_family(model_id) is ModelFamily.GEMINI_3:
+        level = DEFAULT_THINKING_LEVEL
+    problem = thinking_problem(model_id, level, budget)
+    if problem is not None:
+        problems.append(problem)
+        return None, None
+    return level, budget

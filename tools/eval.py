@@ -226,7 +226,7 @@ class Harness:
             settings = replace(settings, **{name: getattr(live, name) for name in (
                 "model_backend", "gemini_api_key", "genai_use_vertexai", "google_cloud_project",
                 "google_cloud_location", "gemini_base_url", "model_id", "model_timeout_seconds",
-                "model_thinking_level")})
+                "model_thinking_level", "model_thinking_budget")})
         return settings
 
     def _model_seq(self) -> int:

@@ -6,10 +6,16 @@ and the real ADK ``Runner`` over HTTP, without the network. It speaks the REST s
 https://ai.google.dev/api/generate-content (``POST /{version}/models/{model}:generateContent``):
 
 * a function call: ``{"candidates": [{"content": {"role": "model", "parts": [{"functionCall":
-  {"name": ..., "args": {...}}}]}, "finishReason": "STOP", "index": 0}], "usageMetadata": ...}``;
+  {"name": ..., "args": {...}}, "thoughtSignature": "..."}]}, "finishReason": "STOP", "index": 0}],
+  "usageMetadata": {..., "thoughtsTokenCount": N}}``. As Gemini 3 does, the first function-call part
+  carries a ``thoughtSignature`` (a text answer: its last part), which the caller must send back
+  unchanged in a later request of the same turn (https://ai.google.dev/gemini-api/docs/thought-signatures);
+  ``usageMetadata`` counts the prompt (about 4 characters a token), the answer and the thinking;
 * text: the same with ``{"text": ...}`` parts;
 * an error: HTTP status with ``{"error": {"code", "message", "status"}}`` (429 RESOURCE_EXHAUSTED,
   500 INTERNAL, 503 UNAVAILABLE, …), as https://ai.google.dev/gemini-api/docs/troubleshooting lists;
+  a 429 also carries a ``Retry-After`` header and a ``google.rpc.RetryInfo`` detail with its
+  ``retryDelay`` (``DEFAULT_RETRY_AFTER_SECONDS`` unless the step says; https://ai.google.dev/gemini-api/docs/rate-limits);
 * a candidate without content and ``finishReason: MALFORMED_FUNCTION_CALL``.
 
 A script is a list of steps, consumed in order (one per ``generateContent`` call). A step is a
@@ -34,7 +40,9 @@ A 429 may say when to try again: ``{"error": {"code": 429, "retry_after_seconds"
 
 plus, on any step, ``"delay_seconds": 2.5`` (wait before answering) and ``"when": "花壇"`` (the
 step is used only for a request whose last user text contains that substring; steps with
-``when`` are looked up first, the others are consumed first-in first-out).
+``when`` are looked up first, the others are consumed first-in first-out); on an answer with content,
+``"thought_signature": "..."`` (the signature to send, base64; ``null``: none, as Gemini 2.5 without
+thinking) and ``"thoughts_tokens": 120``.
 
 With no step left, the stand-in reads nothing into the text itself: it answers with the scripted
 call it was given for exactly that text (``calls``; run on its own, the ``model_call`` of the eval
@@ -55,6 +63,8 @@ calls.jsonl] [--cases tests/eval/cases]`` (prints ``{"url": ...}`` as one JSON l
 from __future__ import annotations
 
 import argparse
+import base64
+import itertools
 import json
 import re
 import signal
@@ -85,6 +95,11 @@ _STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FO
                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 
 
+#: Thinking tokens an answer reports when its step names none (a short reading at a low thinking level).
+DEFAULT_THOUGHTS_TOKENS = 96
+#: What a 429 asks the caller to wait when its step names nothing (seconds).
+DEFAULT_RETRY_AFTER_SECONDS = 30
+_SIGNATURES = itertools.count(1)
 #: The keys of a step, one of which says what the answer is.
 ANSWER_KEYS = ("function_call", "function_calls", "text", "error", "finish_reason", "raw_body", "blocked",
                "candidates")
@@ -130,15 +145,39 @@ class Step:
         return cls(dict(spec), when if isinstance(when, str) else None, float(delay))
 
 
-def _usage() -> dict[str, int]:
-    return {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+def _usage(prompt: Any, parts: list[dict], thoughts_tokens: int) -> dict[str, int]:
+    """``usageMetadata`` as Gemini reports it: prompt, answer and thinking tokens (about 4 characters a token)."""
+    prompt_tokens = max(1, len(json.dumps(prompt, ensure_ascii=False)) // 4) if prompt is not None else 1
+    answer_tokens = max(1, len(json.dumps(parts, ensure_ascii=False)) // 4) if parts else 0
+    return {"promptTokenCount": prompt_tokens, "candidatesTokenCount": answer_tokens,
+            "thoughtsTokenCount": thoughts_tokens,
+            "totalTokenCount": prompt_tokens + answer_tokens + thoughts_tokens}
 
 
-def _content_answer(parts: list[dict], model: str, finish_reason: str = "STOP") -> Answer:
+def new_thought_signature() -> str:
+    """An opaque signature, base64 as Gemini sends it (``+`` and ``/`` included, as real ones carry)."""
+    return base64.b64encode(f"standin-thought-{next(_SIGNATURES):06d}".encode() + b"\xfb\xef\xff").decode()
+
+
+def _signed(parts: list[dict], spec: dict[str, Any]) -> list[dict]:
+    """The parts with a ``thoughtSignature`` on the first function call (else on the last part)."""
+    signature = spec["thought_signature"] if "thought_signature" in spec else new_thought_signature()
+    if not parts or signature is None:
+        return parts
+    calls = [index for index, part in enumerate(parts) if "functionCall" in part]
+    at = calls[0] if calls else len(parts) - 1
+    return [{**part, "thoughtSignature": signature} if index == at else part for index, part in enumerate(parts)]
+
+
+def _content_answer(parts: list[dict], model: str, finish_reason: str = "STOP", *, spec: dict[str, Any] | None = None,
+                    prompt: Any = None) -> Answer:
+    spec = spec or {}
     candidate: dict[str, Any] = {"finishReason": finish_reason, "index": 0}
     if parts:
-        candidate["content"] = {"role": "model", "parts": parts}
-    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(), "modelVersion": model})
+        candidate["content"] = {"role": "model", "parts": _signed(parts, spec)}
+    thoughts = int(spec.get("thoughts_tokens", DEFAULT_THOUGHTS_TOKENS))
+    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(prompt, parts, thoughts),
+                        "modelVersion": model})
 
 
 def _error_answer(spec: Any) -> Answer:
@@ -149,39 +188,42 @@ def _error_answer(spec: Any) -> Answer:
     message = spec.get("message") or f"stand-in error {code} ({status})"
     error: dict[str, Any] = {"code": code, "message": message, "status": status}
     retry_after = spec.get("retry_after_seconds")
+    if retry_after is None and code == 429:
+        retry_after = DEFAULT_RETRY_AFTER_SECONDS  # Gemini's 429 always says when to try again
     if retry_after is None:
         return Answer(code, {"error": error})
     error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry_after)}s"}]
     return Answer(code, {"error": error}, headers={"Retry-After": str(int(retry_after))})
 
 
-def _blocked_answer(where: str, model: str) -> Answer:
+def _blocked_answer(where: str, model: str, prompt: Any = None) -> Answer:
     """A prompt blocked before any candidate (``promptFeedback``), or a candidate stopped for safety."""
     if where == "prompt":
         return Answer(200, {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": _BLOCKED_RATINGS},
-                            "usageMetadata": _usage(), "modelVersion": model})
+                            "usageMetadata": _usage(prompt, [], 0), "modelVersion": model})
     candidate = {"finishReason": "SAFETY", "index": 0, "safetyRatings": _BLOCKED_RATINGS}
-    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(), "modelVersion": model})
+    return Answer(200, {"candidates": [candidate], "usageMetadata": _usage(prompt, [], DEFAULT_THOUGHTS_TOKENS),
+                        "modelVersion": model})
 
 
-def answer_step(step: Step, model: str) -> Answer:
-    """The HTTP answer a step describes."""
+def answer_step(step: Step, model: str, prompt: Any = None) -> Answer:
+    """The HTTP answer a step describes (``prompt``: the request body, for the token counts)."""
     spec = step.spec
     if "function_call" in spec or "function_calls" in spec:
         calls = spec.get("function_calls") or [spec["function_call"]]
         return _content_answer([{"functionCall": {"name": c.get("name"), "args": c.get("args", {})}}
-                                for c in calls], model)
+                                for c in calls], model, spec=spec, prompt=prompt)
     if "text" in spec:
-        return _content_answer([{"text": str(spec["text"])}], model)
+        return _content_answer([{"text": str(spec["text"])}], model, spec=spec, prompt=prompt)
     if "error" in spec:
         return _error_answer(spec["error"])
     if "finish_reason" in spec:
         parts = [{"text": "花壇鄉有幾家素食店，例如"}] if spec.get("parts") == "text" else []
-        return _content_answer(parts, model, str(spec["finish_reason"]))
+        return _content_answer(parts, model, str(spec["finish_reason"]), spec=spec, prompt=prompt)
     if "blocked" in spec:
-        return _blocked_answer(str(spec["blocked"]), model)
+        return _blocked_answer(str(spec["blocked"]), model, prompt)
     if "candidates" in spec:
-        return Answer(200, {"candidates": [], "usageMetadata": _usage(), "modelVersion": model})
+        return Answer(200, {"candidates": [], "usageMetadata": _usage(prompt, [], 0), "modelVersion": model})
     return Answer(200, str(spec["raw_body"]), raw=True)
 
 
@@ -254,6 +296,8 @@ class GeminiStandin(StandinServer):
         self._steps: list[Step] = []
         self._requests: list[dict] = []
         self._seq = 0
+        self._connections_opened = 0
+        self._connections_open = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -284,6 +328,16 @@ class GeminiStandin(StandinServer):
         with self._lock:
             return self._seq
 
+    def connections(self) -> tuple[int, int]:
+        """TCP connections clients made to the stand-in: (opened since start, open now)."""
+        with self._lock:
+            return self._connections_opened, self._connections_open
+
+    def _connection(self, delta: int) -> None:
+        with self._lock:
+            self._connections_open += delta
+            self._connections_opened += max(delta, 0)
+
     def requests(self, since_seq: int = 0) -> list[dict]:
         """Copies of the recorded generateContent calls with ``seq > since_seq``, oldest first."""
         with self._lock:
@@ -308,7 +362,7 @@ class GeminiStandin(StandinServer):
         step, scripted = self._take_step(last_user_text(body))
         if step.delay_seconds:
             time.sleep(step.delay_seconds)
-        answer = answer_step(step, model)
+        answer = answer_step(step, model, body)
         self._record(split.path, model, body, answer, step.spec if scripted else {"unscripted": step.spec})
         return answer
 
@@ -357,6 +411,16 @@ def _make_handler(standin: GeminiStandin) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         server_version = "GeminiStandin/1"
         disable_nagle_algorithm = True
+
+        def setup(self) -> None:  # one call per TCP connection (keep-alive serves many requests on it)
+            super().setup()
+            standin._connection(+1)
+
+        def finish(self) -> None:
+            try:
+                super().finish()
+            finally:
+                standin._connection(-1)
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

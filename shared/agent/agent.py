@@ -4,10 +4,11 @@ Per turn (docs/design.md §7–§8):
 
 1. snapshot the preference and its revision (shared.turn.engine.start_turn);
 2. a new in-memory ADK session (user: the hashed LINE user id; state: the revision) and one
-   ``LlmAgent`` whose instruction holds only public context (shared.agent.prompts) and whose tools
-   are bound to this turn (shared.agent.tools); no conversation history is kept;
-3. ``Runner.run_async`` with ``RunConfig.max_llm_calls=1``, under ``LOCAL_MODEL_TIMEOUT_SECONDS``;
-   every tool call sets ``skip_summarization``, so the model is called once;
+   ``LlmAgent`` over the process's one model and client (shared.agent.client), whose instruction holds
+   only public context (shared.agent.prompts), whose tools are bound to this turn (shared.agent.tools),
+   and whose requests ask for exactly one call to one of them (function calling mode ``ANY``);
+3. ``Runner.run_async`` with ``RunConfig.max_llm_calls=1``, under ``LOCAL_MODEL_TIMEOUT_SECONDS``, on
+   the process's one model loop; every tool call sets ``skip_summarization``, so the model is called once;
 4. the one tool that ran → the turn engine's revision check, fixed templates and audit record
    (shared.turn.engine.finish_turn), exactly as for the offline router; the model's prose is
    never sent;
@@ -18,32 +19,29 @@ Per turn (docs/design.md §7–§8):
    ``max_tokens``, ``empty_answer``, ``unknown_tool``, ``bad_tool_call``, ``no_tool_call``) beside the
    ``model`` block; a refused context check keeps its honest reply and names its code.
 
-The google-genai client is configured from Settings only: ``GEMINI_API_KEY``, or Vertex AI with
-application default credentials, or the stand-in at google-genai's own ``GOOGLE_GEMINI_BASE_URL``.
+The google-genai client is configured from Settings only (shared.agent.client): ``GEMINI_API_KEY``, or
+Vertex AI with application default credentials, or the stand-in at google-genai's own
+``GOOGLE_GEMINI_BASE_URL``; one per process, reused by every turn, closed at exit.
 Only functions/agent imports this module (the webhook never loads google.adk or google.genai).
 """
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import os
-import ssl
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import certifi
 from google.adk.agents import LlmAgent
-from google.adk.agents.run_config import RunConfig
-from google.adk.models.google_llm import Gemini
+from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from shared.agent.prompts import PublicContext, build_instruction, public_context
+from shared.agent.client import run_on_model_loop, shared_model
+from shared.agent.prompts import PublicContext, build_instruction, last_search_call, public_context
 from shared.agent.tools import (
     BAD_TOOL_CALL,
     REVISION_STATE_KEY,
@@ -53,9 +51,11 @@ from shared.agent.tools import (
     check_call,
     declarations,
 )
+from shared.clock import TAIPEI
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
+from shared.turn.conversation import load_conversation
 from shared.turn.engine import (
     DEFAULT_TOOLS,
     TurnStart,
@@ -77,8 +77,13 @@ APP_NAME = "local"
 AGENT_NAME = "local_reader"
 #: One model call per turn: the tool's result is rendered by LOCAL (skip_summarization).
 MAX_LLM_CALLS = 1
-#: The API key the stand-in is given (google-genai needs one for the Gemini API; it is not a secret).
-STANDIN_API_KEY = "local-standin-key"
+#: How long the turn's caller waits past the model budget for the run to hand back its outcome.
+RUN_GRACE_SECONDS = 2.0
+#: Threads for the tools' bodies (store reads, searches): every turn runs on the one model loop
+#: (shared.agent.client), and ADK runs a synchronous tool on the loop itself unless given a pool
+#: (``RunConfig.tool_thread_pool_config``), which would hold every other turn's model I/O while it
+#: reads the store. As many as functions/agent serves at once (cloudbuild.yaml ``--concurrency=4``).
+TOOL_WORKERS = 4
 
 #: The audit reasons of a model turn that gave no usable call (failure_reason); the resident then gets the
 #: offline router's reading of the same text (docs/design.md §8).
@@ -87,79 +92,54 @@ SAFETY_BLOCKED, MAX_TOKENS, EMPTY_ANSWER, UNKNOWN_TOOL = "safety_blocked", "max_
 NO_TOOL_CALL = "no_tool_call"
 
 
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The verifying TLS context that google-genai would build for each client, built once per process.
-
-    The same trust as google-genai's default (``ssl.create_default_context`` with certifi's CA bundle,
-    or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). A client built without one loads the CA bundle for each
-    of its transports (httpx sync and async, aiohttp, websockets), about 20 ms of CPU each, and every
-    turn builds a client (``build_agent``). An ``SSLContext`` may be shared by many connections and
-    threads.
-    Source: Python ``ssl`` (https://docs.python.org/3/library/ssl.html#ssl.create_default_context);
-    google-genai ``HttpOptions.client_args`` / ``async_client_args`` (``verify`` for httpx, ``ssl`` for
-    aiohttp and websockets, each used as given).
-    """
-    return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE", certifi.where()),
-                                      capath=os.environ.get("SSL_CERT_DIR"))
-
-
-def client_kwargs(settings: Settings) -> dict[str, Any]:
-    """Keyword arguments for ``google.genai.Client``, from Settings only.
-
-    - ``gemini``: ``api_key``; ``vertex``: ``vertexai=True``, ``project``, ``location`` (application
-      default credentials); ``standin``: a placeholder key and ``GOOGLE_GEMINI_BASE_URL``.
-    - every backend: an HTTP timeout of ``model_timeout_seconds`` (google-genai counts milliseconds)
-      and no retries (a failure is told, not hidden behind waiting).
-    - ``gemini`` and ``standin``: the process's one ``tls_context()`` for every transport. Vertex AI
-      keeps google-genai's own, which may carry the default client certificate (mTLS).
-
-    Raises:
-        ValueError: the model is off (``model_backend == "offline"``).
-    Source: google-genai ``Client`` (api_key / vertexai / project / location / http_options).
-    """
-    http: dict[str, Any] = {"timeout": int(settings.model_timeout_seconds * 1000)}
-    if settings.model_backend == "vertex":
-        return {"vertexai": True, "project": settings.google_cloud_project,
-                "location": settings.google_cloud_location or "global", "http_options": http}
-    if settings.model_backend not in ("gemini", "standin"):
-        raise ValueError("the model is off (LOCAL_MODEL=offline, or no key configured)")
-    http["client_args"] = {"verify": tls_context()}
-    http["async_client_args"] = {"verify": tls_context(), "ssl": tls_context()}  # httpx's name; aiohttp's and websockets
-    if settings.model_backend == "gemini":
-        if settings.gemini_base_url:
-            http["base_url"] = settings.gemini_base_url
-        return {"vertexai": False, "api_key": settings.gemini_api_key, "http_options": http}
-    http["base_url"] = settings.gemini_base_url
-    return {"vertexai": False, "api_key": STANDIN_API_KEY, "http_options": http}
-
-
 def warm_up() -> None:
     """Build the tools' declarations (the schema the model sees) once, before the first model turn
     rather than inside its time budget (functions/agent builds its worker at start-up)."""
     declarations()
 
 
-def build_agent(settings: Settings, context: PublicContext, tools: LocalTools) -> LlmAgent:
-    """The turn's LlmAgent: the configured model, the public instruction, the turn's bound tools.
+def generate_config(settings: Settings, tool_names: list[str]) -> types.GenerateContentConfig:
+    """The request's generation config: always one call to one of ``tool_names``, and the thinking
+    setting the model's family takes.
+
+    - ``tool_config``: function calling mode ``ANY`` with ``allowed_function_names``, so the model
+      answers with a function call, never prose (https://ai.google.dev/gemini-api/docs/function-calling,
+      "Function calling modes").
+    - ``thinking_config``: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (Gemini 2.5), as Settings
+      validated them; none when neither is set (https://ai.google.dev/gemini-api/docs/thinking).
+    """
+    thinking = None
+    if settings.model_thinking_level:
+        thinking = types.ThinkingConfig(thinking_level=types.ThinkingLevel(settings.model_thinking_level.upper()))
+    elif settings.model_thinking_budget is not None:
+        thinking = types.ThinkingConfig(thinking_budget=settings.model_thinking_budget)
+    return types.GenerateContentConfig(
+        tool_config=types.ToolConfig(function_calling_config=types.FunctionCallingConfig(
+            mode=types.FunctionCallingConfigMode.ANY, allowed_function_names=list(tool_names))),
+        thinking_config=thinking)
+
+
+def build_agent(settings: Settings, context: PublicContext, tools: LocalTools,
+                last_call: str | None = None) -> LlmAgent:
+    """The turn's LlmAgent: the process's model (shared.agent.client), the instruction, the turn's
+    bound tools, and ``generate_config``.
 
     Args:
-        settings: model id, thinking level, backend.
+        settings: model id, thinking setting, backend.
         context: today's date and the snapshots' public facts.
         tools: this turn's tools (bound to its TurnBinding).
+        last_call: the chat's last search as a tool call (shared.agent.prompts.last_search_call), or None.
+    Raises:
+        ValueError: the model is off, or google-genai refuses the client configuration.
     """
-    config = None
-    if settings.model_thinking_level:
-        config = types.GenerateContentConfig(
-            thinking_config=types.ThinkingConfig(
-                thinking_level=types.ThinkingLevel(settings.model_thinking_level.upper())))
+    function_tools = tools.function_tools()
     return LlmAgent(
         name=AGENT_NAME,
-        model=Gemini(model=settings.model_id, client_kwargs=client_kwargs(settings)),
-        instruction=build_instruction(context),
-        tools=tools.function_tools(),
+        model=shared_model(settings),
+        instruction=build_instruction(context, last_call),
+        tools=function_tools,
         before_tool_callback=check_call(tools.binding),
-        generate_content_config=config,
+        generate_content_config=generate_config(settings, [tool.name for tool in function_tools]),
         disallow_transfer_to_parent=True,
         disallow_transfer_to_peers=True,
     )
@@ -177,7 +157,7 @@ class AdkOutcome:
 
 
 async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout_seconds: float,
-                    session_user: str | None = None) -> AdkOutcome:
+                    session_user: str | None = None, max_llm_calls: int = MAX_LLM_CALLS) -> AdkOutcome:
     """Run the agent once on ``text`` in a new in-memory session; never raises.
 
     Args:
@@ -186,6 +166,8 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
         text: the resident's message (never logged or stored).
         timeout_seconds: the whole run's budget.
         session_user: the session's user id; default the binding's (tests pass another user).
+        max_llm_calls: ADK's bound on model requests in the run (a turn makes one; a second request
+            would carry the first answer's parts, thought signatures included, from the session's events).
     """
     outcome = AdkOutcome()
     sessions = InMemorySessionService()
@@ -198,7 +180,7 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
 
         async def consume() -> None:
             async for event in runner.run_async(user_id=user, session_id=binding.session_id, new_message=message,
-                                                run_config=RunConfig(max_llm_calls=MAX_LLM_CALLS)):
+                                                run_config=_run_config(max_llm_calls)):
                 if event.error_code and outcome.error_code is None:
                     outcome.error_code = str(event.error_code)
                 if event.finish_reason and outcome.finish_reason is None:
@@ -212,6 +194,32 @@ async def run_agent(agent: LlmAgent, binding: TurnBinding, text: str, *, timeout
             raise
         outcome.exception = exc
     return outcome
+
+
+def _last_call(ctx: EventContext) -> str | None:
+    """The (chat, sender)'s last resolved search as a tool call for the instruction, or None (none kept,
+    expired, or unreadable: the message is read alone). Source: docs/design.md §7 (conversation state)."""
+    conversation = load_conversation(ctx)
+    if conversation is None:
+        return None
+    return last_search_call(conversation.last_ask, ctx.now.astimezone(TAIPEI).date())
+
+
+def _run_config(max_llm_calls: int) -> RunConfig:
+    """One run's bound on model requests, and the tools' bodies on ADK's thread pool (``TOOL_WORKERS``)."""
+    return RunConfig(max_llm_calls=max_llm_calls,
+                     tool_thread_pool_config=ToolThreadPoolConfig(max_workers=TOOL_WORKERS))
+
+
+def run_turn_on_model_loop(agent: LlmAgent, binding: TurnBinding, text: str, *,
+                           timeout_seconds: float) -> AdkOutcome:
+    """``run_agent`` on the process's model loop (shared.agent.client), so every turn reuses the one
+    client session; never raises (a run that does not hand back in time is a timeout)."""
+    try:
+        return run_on_model_loop(run_agent(agent, binding, text, timeout_seconds=timeout_seconds),
+                                 timeout_seconds=timeout_seconds + RUN_GRACE_SECONDS)
+    except TimeoutError as exc:
+        return AdkOutcome(exception=exc)
 
 
 def failure_reason(outcome: AdkOutcome) -> str | None:
@@ -284,13 +292,13 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
                           session_id=f"turn-{uuid.uuid4().hex}", tools=tools, text=text)
     model_started = time.monotonic()
     try:
-        agent = build_agent(settings, public_context(ctx.now), LocalTools(binding))
+        agent = build_agent(settings, public_context(ctx.now), LocalTools(binding), last_call=_last_call(ctx))
     except Exception as exc:  # a configuration the client refuses: the router reads it, not a 500
         log("ERROR", "model turn not started", error=exc.__class__.__name__)
         return router_fallback(ctx, start, text, UPSTREAM_UNAVAILABLE, {"model_id": settings.model_id,
                                                                          "backend": settings.model_backend,
                                                                          "error": exc.__class__.__name__}, tools)
-    outcome = asyncio.run(run_agent(agent, binding, text, timeout_seconds=settings.model_timeout_seconds))
+    outcome = run_turn_on_model_loop(agent, binding, text, timeout_seconds=settings.model_timeout_seconds)
     model = {"model_id": settings.model_id, "backend": settings.model_backend,
              "calls": [{"tool": call["tool"], "args": call["args"]} for call in binding.calls],
              "refusals": binding.refusals, "model_ms": round((time.monotonic() - model_started) * 1000, 1)}

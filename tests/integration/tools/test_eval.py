@@ -20,7 +20,7 @@ CASES = [
     {"id": "places-wrong", "group": "places", "input": "花壇有推薦的蔬食店嗎？", "why": "expects a shop that is not there",
      "model_call": PLACES_CALL, "expect": {"must_contain": ["不存在的店"], "must_not_contain": ["和米素食"]}},
     {"id": "model-failures-503", "group": "model-failures", "input": "查花壇的活動", "why": "model only",
-     "readers": ["model"], "model_answer": [{"error": 503}],
+     "readers": ["model"], "model_answer": [{"error": 503}, {"error": 503}],  # the client retries a 503 once
      "expect": {"reason": "upstream_unavailable", "must_not_contain": ["這次暫時查不了"],
                 "search": {"what": "events", "township": "花壇鄉"}}},
     {"id": "handoff-confirm-twice", "group": "handoff", "input": "（確認送出按兩次）", "why": "a flow",

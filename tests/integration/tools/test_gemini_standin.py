@@ -152,3 +152,51 @@ def test_gemini_standin_control_endpoints_over_http(standin):
     assert refused.status_code == 400 and standin.pending_steps() == 2
     answer = requests.get(standin.url + "/__requests?since=0", timeout=5)
     assert (answer.status_code, answer.json()) == (200, [])
+
+
+def test_gemini_standin_loads_nothing_of_local_neither_catalog_nor_snapshots():
+    """What a real model does not know, the stand-in does not either: no shared.* module (catalog, events
+    snapshot, townships, router) is loaded by answering from scripts and eval cases."""
+    loaded = subprocess.run([sys.executable, "-c", "import sys, tools.gemini_standin as s; "
+                             "s.scripted_calls(s.DEFAULT_CASES); "
+                             "print(sorted(m for m in sys.modules if m == 'shared' or m.startswith('shared.')))"],
+                            capture_output=True, text=True, check=True, cwd=DEFAULT_CASES.parents[2])
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_gemini_standin_function_call_part_carries_a_thought_signature_and_usage_counts_thoughts(standin):
+    standin.script([{"function_calls": [{"name": "search_local_places", "args": {"area": "花壇鄉"}},
+                                        {"name": "show_help", "args": {}}], "thoughts_tokens": 150}])
+    answer = requests.post(standin.url + "/v1beta/models/gemini-3.8-flash:generateContent", timeout=5,
+                           json={"contents": [{"role": "user", "parts": [{"text": "花壇有素食嗎"}]}]}).json()
+    first, second = answer["candidates"][0]["content"]["parts"]
+    assert first["thoughtSignature"] and "thoughtSignature" not in second  # Gemini 3: the first call only
+    usage = answer["usageMetadata"]
+    assert usage["thoughtsTokenCount"] == 150 and usage["promptTokenCount"] >= 1
+    assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"] + 150
+
+
+def test_gemini_standin_signatures_reach_the_client_as_bytes_and_can_be_left_out(standin, client):
+    import base64
+
+    standin.script([{"function_call": WEEKEND_CALL, "thought_signature": "c2ln+/8="},
+                    {"text": "2.5 without thinking", "thought_signature": None}, {"text": "signed text"}])
+    signed = client.models.generate_content(model="gemini-3.8-flash", contents="x").candidates[0].content.parts[0]
+    assert signed.thought_signature == base64.b64decode("c2ln+/8=")
+    unsigned = client.models.generate_content(model="gemini-2.5-flash", contents="x").candidates[0].content.parts[0]
+    assert unsigned.thought_signature is None
+    text_part = client.models.generate_content(model="gemini-3.8-flash", contents="x").candidates[0].content.parts[-1]
+    assert text_part.thought_signature  # a text answer is signed on its last part
+
+
+def test_gemini_standin_429_says_when_to_retry(standin, client):
+    from google.genai import errors
+
+    standin.script([{"error": {"code": 429, "retry_after_seconds": 17}}, {"error": 429}])
+    raw = requests.post(standin.url + "/v1beta/models/m:generateContent", json={"contents": []}, timeout=5)
+    assert (raw.status_code, raw.headers["Retry-After"]) == (429, "17")
+    assert raw.json()["error"]["details"] == [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                               "retryDelay": "17s"}]
+    with pytest.raises(errors.ClientError) as quota:
+        client.models.generate_content(model="m", contents="x")
+    assert quota.value.code == 429 and quota.value.response.headers["Retry-After"] == "30"

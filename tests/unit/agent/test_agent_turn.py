@@ -174,7 +174,9 @@ def test_agent_model_prose_for_a_message_the_router_cannot_read_gets_the_menu(st
         "limit-outside-enum"])
 def test_agent_failure_gets_the_routers_reading_and_reason(standin, settings, store, step, reason):
     before = business_rows(store)
-    messages, audit = turn(standin, settings, store, "花壇有素食嗎", [step])
+    # google-genai retries a 5xx once (shared.agent.client.retry_plan): here the retry fails too
+    steps = [step, step] if isinstance(step.get("error"), int) and step["error"] >= 500 else [step]
+    messages, audit = turn(standin, settings, store, "花壇有素食嗎", steps)
     assert "和米素食" in all_text(messages) and HONEST not in all_text(messages)
     assert (audit["source"], audit["status"], audit["reason"], audit["tool"]) == (
         "offline_router", "ok", reason, "search_local_places")

@@ -24,8 +24,49 @@ def test_model_settings_backend_follows_the_environment(env, backend):
 
 def test_model_settings_defaults_are_documented_values():
     settings = Settings.from_env({})
-    assert (settings.model_id, settings.model_timeout_seconds, settings.model_thinking_level) == (
-        "gemini-2.5-flash", 12.0, None)
+    assert (settings.model_id, settings.model_timeout_seconds, settings.model_thinking_level,
+            settings.model_thinking_budget) == ("gemini-3.8-flash", 12.0, "low", None)
+    older = Settings.from_env({"LOCAL_MODEL_ID": "gemini-2.5-flash"})  # a 2.5 model: its own default, no level
+    assert (older.model_thinking_level, older.model_thinking_budget) == (None, None)
+
+
+@pytest.mark.parametrize("env, level, budget", [
+    ({"LOCAL_MODEL_THINKING_LEVEL": "HIGH"}, "high", None),
+    ({"LOCAL_MODEL_ID": "gemini-3.6-flash", "LOCAL_MODEL_THINKING_LEVEL": "minimal"}, "minimal", None),
+    ({"LOCAL_MODEL_ID": "gemini-2.5-flash", "LOCAL_MODEL_THINKING_BUDGET": "0"}, None, 0),
+    ({"LOCAL_MODEL_ID": "gemini-2.5-flash-lite", "LOCAL_MODEL_THINKING_BUDGET": "-1"}, None, -1),
+    ({"LOCAL_MODEL_ID": "projects/p/locations/global/publishers/google/models/gemini-3.8-flash"}, "low", None),
+], ids=["level-on-3", "level-on-3.6", "budget-off-on-2.5", "dynamic-budget-on-2.5-lite", "vertex-resource-name"])
+def test_model_settings_thinking_setting_fits_the_model_family(env, level, budget):
+    settings = Settings.from_env(env)
+    assert (settings.model_thinking_level, settings.model_thinking_budget) == (level, budget)
+
+
+@pytest.mark.parametrize("env, words", [
+    ({"LOCAL_MODEL_ID": "gemini-2.5-flash", "LOCAL_MODEL_THINKING_LEVEL": "low"},
+     "LOCAL_MODEL_THINKING_LEVEL is for Gemini 3 models; gemini-2.5-flash takes LOCAL_MODEL_THINKING_BUDGET instead"),
+    ({"LOCAL_MODEL_THINKING_BUDGET": "1024"},
+     "LOCAL_MODEL_THINKING_BUDGET is for Gemini 2.5 models; gemini-3.8-flash takes LOCAL_MODEL_THINKING_LEVEL instead"),
+    ({"LOCAL_MODEL_THINKING_LEVEL": "low", "LOCAL_MODEL_THINKING_BUDGET": "0", "LOCAL_MODEL_ID": "gemini-2.5-flash"},
+     "set LOCAL_MODEL_THINKING_LEVEL or LOCAL_MODEL_THINKING_BUDGET, not both"),
+    ({"LOCAL_MODEL_ID": "gemma-3-27b-it", "LOCAL_MODEL_THINKING_LEVEL": "low"}, "takes no thinking setting"),
+    ({"LOCAL_MODEL_ID": "gemini-2.5-flash", "LOCAL_MODEL_THINKING_BUDGET": "lots"}, "whole number of tokens"),
+    ({"LOCAL_MODEL_ID": "gemini-2.5-flash", "LOCAL_MODEL_THINKING_BUDGET": "99999"}, "from -1 (dynamic) to 24576"),
+], ids=["level-on-2.5", "budget-on-3", "both", "unknown-family", "budget-not-a-number", "budget-too-large"])
+def test_model_settings_wrong_thinking_pairing_refuses_to_start(env, words):
+    """Refused when the settings are read (a function's start-up), never an HTTP 400 at a resident's turn."""
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env(env)
+    assert any(words in problem for problem in refused.value.problems)
+
+
+def test_model_settings_built_directly_refuse_a_wrong_pairing_with_a_value_error():
+    base = Settings.from_env({})
+    import dataclasses
+
+    with pytest.raises(ValueError, match="LOCAL_MODEL_THINKING_LEVEL is for Gemini 3 models"):
+        dataclasses.replace(base, model_id="gemini-2.5-flash")  # keeps the default level "low"
+    assert dataclasses.replace(base, model_id="gemini-2.5-flash", model_thinking_level=None).model_thinking_level is None
 
 
 def test_model_settings_list_every_problem_at_once():
@@ -40,11 +81,12 @@ def test_model_settings_list_every_problem_at_once():
 
 
 def test_model_settings_client_kwargs_per_backend():
-    from shared.agent.agent import STANDIN_API_KEY, client_kwargs
+    from shared.agent.client import STANDIN_API_KEY, client_kwargs
 
     gemini = client_kwargs(Settings.from_env({"GEMINI_API_KEY": "k", "LOCAL_MODEL_TIMEOUT_SECONDS": "2.5"}))
     tls = gemini["http_options"].pop("client_args")["verify"]
     assert gemini["http_options"].pop("async_client_args") == {"verify": tls, "ssl": tls}
+    assert gemini["http_options"].pop("retry_options").attempts == 1  # 2.5 s leaves no room for a retry
     assert gemini == {"vertexai": False, "api_key": "k", "http_options": {"timeout": 2500}}
     vertex = client_kwargs(Settings.from_env({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p",
                                               "GOOGLE_CLOUD_LOCATION": "asia-east1"}))
@@ -75,7 +117,7 @@ def test_model_settings_clients_share_one_verifying_tls_context(monkeypatch):
 
     from google import genai
 
-    from shared.agent.agent import client_kwargs, tls_context
+    from shared.agent.client import client_kwargs, tls_context
 
     tls_context.cache_clear()
     built = []
