@@ -37,6 +37,7 @@ from shared.turn.proposal import Proposal
 from shared.turn.router import route
 from shared.turn.rules import limits as limit_rules
 from shared.turn.rules.events import ASKER, GOER
+from shared.turn.rules.follow_ups import FOLLOW_UP_TOOL, follow_up_words
 from shared.turn.rules.places import WHOLE_COUNTY_SAID
 from shared.turn.rules.privacy import NO_MEMORY
 from shared.turn.rules.titles import EventTitles, demo_titles, event_named, titles_of
@@ -108,12 +109,10 @@ _ENGLISH_FILLER = re.compile(r"(?<![a-z])(?:any|some|the|in|on|at|of|for|near|is
                              r"how|do|does|you|have|has|food|foods|restaurants?|places?|shops?|events?|activities|"
                              r"activity|things?|to|township|city|town|happy|please|can|i|me|find)(?![a-z])")
 #: Whole-message intents the rules read by their own patterns (a request's status, how to cancel or leave
-#: one, what LOCAL keeps, ok / 不用記, a follow-up or correction: shared.turn.rules.follow_ups reads its
-#: opening and closing words itself and takes it only when what is between reads as one clean search;
-#: an item of the last list, which shared.turn.rules.items takes only when the message holds nothing but
+#: one, what LOCAL keeps, ok / 不用記, an item of the last list, which shared.turn.rules.items takes only when the message holds nothing but
 #: the pointer, fillers and questions about the item): their reply answers the message.
 _WHOLE_INTENTS = frozenset({"handoff_status", "handoff_cancel_help", "handoff_info", "privacy_info", "ack",
-                            "follow_up", "item_detail"})
+                            "item_detail"})
 _DATE_LETTERS = re.compile(r"[\d〇零一二兩三四五六七八九十廿卅百月日號号年週周禮拜礼星期末今明後昨前天晚早午夜初底旬上下這这本個个次]")
 #: Left after the words are taken out: separators, punctuation, digits and Latin letters shorter than a word.
 _NOISE = re.compile(r"[\s\W_]+|(?<![a-z])[a-z]{1,2}(?![a-z])")
@@ -215,6 +214,8 @@ def judge(text: str, proposal: Proposal, titles: Iterable[str] | None = None) ->
     """
     if _safety(proposal) or proposal.tool in _WHOLE_INTENTS:
         return Reading(proposal)
+    if proposal.tool == FOLLOW_UP_TOOL:
+        return _follow_up_reading(text, proposal, titles)
     if proposal.tool == "show_local_help":
         return Reading(proposal, Incomplete.NOTHING_READ)
     if proposal.tool == "did_you_mean":
@@ -226,6 +227,17 @@ def judge(text: str, proposal: Proposal, titles: Iterable[str] | None = None) ->
     if len(unread_words(english_places(reading_form(text)), proposal, event_titles)) >= UNREAD_MIN_LETTERS:
         return Reading(proposal, Incomplete.UNREAD_WORDS)
     return Reading(proposal)
+
+
+def _follow_up_reading(text: str, proposal: Proposal, titles: Iterable[str] | None) -> Reading:
+    """A follow-up or correction is read completely when the words between its opening and closing are
+    (換成週日 → 週日; 笑死 那下禮拜呢 → 笑死 那下禮拜 is not): its marker words are the follow-up rule's own."""
+    middle = follow_up_words(english_places(reading_form(text)))
+    said = None if titles is None else tuple(titles)
+    inner = route(middle, said) if middle else None
+    if inner is None or inner.tool == FOLLOW_UP_TOOL:
+        return Reading(proposal)
+    return Reading(proposal, judge(middle, inner, said).why_incomplete)
 
 
 def read(text: str, titles: Iterable[str] | None = None) -> Reading:

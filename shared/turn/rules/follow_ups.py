@@ -60,6 +60,13 @@ def _parts(text: str) -> tuple[str, bool, bool] | None:
     return middle.strip(), bool(correction), asked
 
 
+def follow_up_words(form: str) -> str | None:
+    """The words between a follow-up's opening and closing (``換成週日`` → ``週日``), or None when ``form``
+    (a message's reading form) has neither: what a judge of the reading must find read."""
+    parts = _parts(form)
+    return parts[0] if parts is not None else None
+
+
 def _only_townships(middle: str, townships: list[str]) -> bool:
     return len(townships) == 1 and not strip_townships(middle).strip(" 的")
 

@@ -23,7 +23,8 @@ def gemini():
 def pair(base_env, clock, gemini):
     gemini.script([])
     env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-           "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}
+           "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
+           "LOCAL_READER": "model_first"}  # the model reads every message (the router answers these inline)
     p = ModelPair(env, clock)
     yield p
     p.queue.close()

@@ -32,6 +32,13 @@ def test_reading_of_a_follow_up_or_correction_is_complete(text):
     assert reading.proposal.tool == "follow_up" and reading.complete, (text, reading)
 
 
+@pytest.mark.parametrize("text", ["笑死 那下禮拜呢", "那下禮拜呢 我想找安靜可以看書的", "不是啦 我是說笑死鹿港"])
+def test_reading_of_a_follow_up_with_words_beside_it_is_not_complete(text):
+    """Words the follow-up's conditions do not cover send it to the model, which sees the last search."""
+    reading = read(text)
+    assert not reading.complete, (text, reading)
+
+
 @pytest.mark.parametrize("text", ["第三個在哪裡集合", "第2家電話幾號", "最後一個要錢嗎", "剛剛那家在哪", "那個市集"])
 def test_reading_of_an_item_of_the_last_list_is_complete(text):
     """Items by position are answered inline from the conversation state, never queued for the model."""
