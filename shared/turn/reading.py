@@ -234,8 +234,10 @@ def _follow_up_reading(text: str, proposal: Proposal, titles: Iterable[str] | No
     (換成週日 → 週日; 笑死 那下禮拜呢 → 笑死 那下禮拜 is not): its marker words are the follow-up rule's own."""
     middle = follow_up_words(english_places(reading_form(text)))
     said = None if titles is None else tuple(titles)
-    inner = route(middle, said) if middle else None
-    if inner is None or inner.tool == FOLLOW_UP_TOOL:
+    if not middle:
+        return Reading(proposal)
+    inner = route(middle, said)
+    if inner.tool == FOLLOW_UP_TOOL:
         return Reading(proposal)
     return Reading(proposal, judge(middle, inner, said).why_incomplete)
 
