@@ -79,6 +79,7 @@ MENU_POSTBACKS: dict[str, Entry] = {
     "handoff": handoff_flow.start_entry,
     "status": handoff_flow.status_entry,
     "preference": memory_flow.view_entry,
+    "privacy_more": menu.privacy_more_reply,
 }
 
 
@@ -192,7 +193,7 @@ def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
 
 
 def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
-    return menu.welcome_reply()
+    return menu.welcome_reply(ctx)
 
 
 def _handle_unsend(ctx: EventContext, event: UnsendEvent) -> Reply | None:

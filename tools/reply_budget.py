@@ -5,7 +5,8 @@ The budget of one answer:
 
 * at most ``MAX_MESSAGES`` (2) messages: one text, one Flex, or a text then a card (never two texts, never
   a text after a card);
-* the text before a card at most ``TEXT_BEFORE_CARD_MAX`` (60) characters;
+* the text before a card at most ``TEXT_BEFORE_CARD_MAX`` (60) characters, besides its one source line
+  (「資料來源：…」, at most ``SOURCE_LINE_MAX`` characters);
 * a card's notes (the lines under its separator) at most ``CARD_NOTES_MAX`` (3), each at most
   ``CARD_NOTE_MAX_CHARS`` characters;
 * a text without a card at most ``TEXT_MAX_LINES`` lines;
@@ -30,6 +31,7 @@ from tools.line_messages import _walk as walk
 
 MAX_MESSAGES = 2
 TEXT_BEFORE_CARD_MAX = 60
+SOURCE_LINE_MAX = 30
 CARD_NOTES_MAX = 3
 CARD_NOTE_MAX_CHARS = 40
 TEXT_MAX_LINES = 8
@@ -101,11 +103,21 @@ def _shape_problems(messages: list[dict]) -> list[str]:
         return [f"{len(messages)} messages ({', '.join(map(str, kinds))}), at most {MAX_MESSAGES}"]
     if len(messages) == 2 and kinds != ["text", "flex"]:
         return [f"two messages must be a text then a card, not {kinds}"]
-    if len(messages) == 2 and len(messages[0]["text"]) > TEXT_BEFORE_CARD_MAX:
-        return [f"text before the card is {len(messages[0]['text'])} characters, at most {TEXT_BEFORE_CARD_MAX}"]
+    if len(messages) == 2:
+        return _text_before_card_problems(messages[0]["text"])
     if len(messages) == 1 and kinds == ["text"] and messages[0]["text"].count("\n") >= TEXT_MAX_LINES:
         return [f"a text of {messages[0]['text'].count(chr(10)) + 1} lines, at most {TEXT_MAX_LINES}"]
     return []
+
+
+def _text_before_card_problems(text: str) -> list[str]:
+    lines = text.split("\n")
+    sources = [line for line in lines if line.startswith("資料來源：")]
+    problems = [f"a source line of {len(line)} characters: {line}" for line in sources if len(line) > SOURCE_LINE_MAX]
+    said = sum(len(line) for line in lines if line not in sources) + max(0, len(lines) - len(sources) - 1)
+    if said > TEXT_BEFORE_CARD_MAX:
+        problems.append(f"text before the card is {said} characters besides its source, at most {TEXT_BEFORE_CARD_MAX}")
+    return problems
 
 
 def _card_problems(messages: list[dict]) -> list[str]:
@@ -150,6 +162,11 @@ def _said(case: dict) -> str:
     return " ".join([case.get("input", ""), *(step.get("text", "") for step in steps)])
 
 
+def _for_staff(case: dict) -> bool:
+    """The observed step is a staff button: its answer is for the staff group, not a resident."""
+    return "staff" in ((case.get("setup") or {}).get("observe") or {})
+
+
 def render_cases(cases: Iterable[dict]) -> list[tuple[dict, list[dict]]]:
     """Every case's observed reply (and the reply after its ``tap``), on the router reader of the eval's
     harness: [(case, messages)], in case order. Cases for other readers only are skipped."""
@@ -168,10 +185,12 @@ def render_cases(cases: Iterable[dict]) -> list[tuple[dict, list[dict]]]:
     with tempfile.TemporaryDirectory(prefix="local-budget-") as workdir:
         recording = Recording(Path(workdir))
         for case in cases:
-            if "router" not in case.get("readers", harness.READERS):
+            if "router" not in case.get("readers", harness.READERS) or _for_staff(case):
                 continue
             recording.replies.clear()
-            recording.run(case)
+            outcome = recording.run(case)
+            if outcome.status == "error":  # a crash renders nothing: never within budget by silence
+                raise RuntimeError(f"{case['id']}: {outcome.failures}")
             rendered += [(case, messages) for messages in recording.replies]
     return rendered
 
