@@ -61,7 +61,7 @@ class Settings:
     store_url: str | None
     tenant_id: str
     timezone: str
-    #: The bot's name as residents read it in replies (docs/design.md §7c), never "LOCAL".
+    #: The bot's name as residents read it in replies (docs/design.md §7, Wording), never "LOCAL".
     display_name: str = DISPLAY_NAME_DEFAULT
     signing_key: str | None = None
     internal_token: str | None = None

@@ -219,7 +219,7 @@ def needs_claim(event) -> bool:
 
 def failure_reply() -> Reply:
     """The honest answer when handling an event failed for a reason of ours."""
-    return Reply([TextMessage(text="抱歉，這次沒有處理成功，請稍後再試一次。")])
+    return Reply([TextMessage(text=menu.FAILED_TEXT)])
 
 
 #: Fixed entries whose reply writes nothing and sends nothing (no store, no queue, no LINE call):

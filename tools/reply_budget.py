@@ -1,4 +1,4 @@
-"""The budget of one answer, as an older resident reads it on a phone (docs/design.md §7c), checked on
+"""The budget of one answer, as an older resident reads it on a phone (docs/design.md §7, Wording), checked on
 the LINE JSON of a reply; and every reply kind of the eval (tests/eval/cases/) rendered to check it.
 
 The budget of one answer:

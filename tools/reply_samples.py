@@ -31,8 +31,8 @@ SAMPLES = [
 ]
 
 
-def rendered() -> dict[str, str]:
-    """{sample id: the reply as text} in this tree."""
+def rendered() -> dict[str, dict]:
+    """{sample id: {"text": the reply as text, "messages": how many messages}} in this tree."""
     import logging
 
     from shared import logs
@@ -41,11 +41,12 @@ def rendered() -> dict[str, str]:
 
     logs.configure()
     logging.getLogger("local").setLevel(logging.CRITICAL)
-    out: dict[str, str] = {}
+    out: dict[str, dict] = {}
 
     class Recording(harness.Harness):
         def _score(self, expect: dict, observed: dict) -> list[str]:
-            out.setdefault(self.case_id, render_messages(observed["messages"], width=WIDTH))
+            out.setdefault(self.case_id, {"text": render_messages(observed["messages"], width=WIDTH),
+                                          "messages": len(observed["messages"])})
             return []
 
     with tempfile.TemporaryDirectory(prefix="local-replies-") as workdir:
@@ -58,7 +59,7 @@ def rendered() -> dict[str, str]:
     return out
 
 
-def rendered_at(rev: str) -> dict[str, str]:
+def rendered_at(rev: str) -> dict[str, dict]:
     """The same samples rendered at commit ``rev`` (this file run in that commit's tree)."""
     archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=REPO, capture_output=True, check=True)
     with tempfile.TemporaryDirectory(prefix="local-replies-before-") as tree:
@@ -69,16 +70,33 @@ def rendered_at(rev: str) -> dict[str, str]:
     return json.loads(result.stdout)
 
 
-def page(after: dict[str, str], before: dict[str, str] | None, rev: str | None) -> str:
+def measure(reply: dict) -> str:
+    """「2 則訊息，13 行，264 字」 of a rendering: its messages, the lines a resident reads (buttons and
+    card rules left out) and their characters."""
+    body = reply["text"].split("快速回覆：")[0]
+    read = [line for line in body.split("\n") if line.strip() and not line.startswith(("──", "  ["))]
+    return f"{reply['messages']} 則訊息，{len(read)} 行，{sum(len(line) for line in read)} 字"
+
+
+def summary(after: dict[str, dict], before: dict[str, dict] | None) -> list[str]:
+    """A table: each sample's size before and after (messages, lines, characters read)."""
+    rows = ["| reply | before | after |", "|---|---|---|"]
+    rows += [f"| {sample['title']}: 「{sample['input']}」 | {measure(before[sample['id']]) if before else '—'} | "
+             f"{measure(after[sample['id']])} |" for sample in SAMPLES]
+    return rows
+
+
+def page(after: dict[str, dict], before: dict[str, dict] | None, rev: str | None) -> str:
     lines = ["# Three replies, as a resident reads them", "",
              f"Written by `make replies` (`python -m tools.reply_samples`) on {datetime.now(timezone.utc).date()}; "
              "do not edit by hand. Each reply is rendered by tools/chat.py from the eval harness's reply "
-             "(offline router, 2026-12-01 10:00 Asia/Taipei); `[n]` is a button.", ""]
+             "(offline router, 2026-12-01 10:00 Asia/Taipei); `[n]` is a button. Sizes count the lines a "
+             "resident reads (wrapped at 44 columns), not the buttons.", "", *summary(after, before), ""]
     for sample in SAMPLES:
         lines += [f"## {sample['title']}: 「{sample['input']}」", ""]
         if before is not None:
-            lines += [f"Before (commit {rev}):", "", "```", before[sample["id"]], "```", "", "After:", ""]
-        lines += ["```", after[sample["id"]], "```", ""]
+            lines += [f"Before (commit {rev}):", "", "```", before[sample["id"]]["text"], "```", "", "After:", ""]
+        lines += ["```", after[sample["id"]]["text"], "```", ""]
     return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ labelled （已結束）; a multi-day event shows its first and last day; a miss
 meeting point reads 「未提供」, with one short note on the card. The snapshot's version stays in the
 audit record and the logs; a reply never shows it.
 
-Source: docs/design.md §5 (search_local_events; demo marking), §7c (the budget of an answer).
+Source: docs/design.md §5 (search_local_events; demo marking), §7 (the budget of an answer).
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: docs/design.md §5 (every events reply says 示範; past labelled; 未提供), §7c.
+    Source: docs/design.md §5 (every events reply says 示範; past labelled; 未提供), §7.
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, vague, vague_words)

@@ -14,6 +14,14 @@ from shared.replies.area_picker import area_postback
 from shared.replies.events import scope_words
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
+#: The first line of a limits reply that names no limit.
+NO_DATA_LINE = "這個我沒有資料可以回答。"
+#: The model path failed (timeout, quota, upstream error, a bad call): docs/design.md §8.
+UNAVAILABLE_TEXT = "這次暫時查不了，請稍後再問一次，或點下面的選項。"
+#: A proposed call was refused by a context check: nothing was run.
+REFUSED_TEXT = "這次暫時查不了，請再問一次，或點下面的選項。"
+#: An event whose handling failed inside the webhook (shared.routing).
+FAILED_TEXT = "抱歉，這次沒有處理成功，請稍後再試一次。"
 #: The help's choices: the menu, and the status of the user's request.
 HELP_CHOICES = (*MENU_CHOICES, "查看原本服務單")
 
@@ -193,7 +201,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Returns:
         One text with the menu as quick replies; never a search.
     """
-    lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    lines = limit_lines(kinds) or [NO_DATA_LINE]
     if "crisis" in kinds or "emergency" in kinds:  # safety first: no list of what LOCAL can do
         return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
@@ -253,7 +261,7 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
     Returns:
         One text of at most five lines, with 「詳細說明」 (postback ``menu:privacy_more``) and the
         preference buttons as quick replies.
-    Source: docs/design.md §2, §4, §6, §7c, §9 (what is stored); tools/user_data.py (the privacy
+    Source: docs/design.md §2, §4, §6, §7, §9 (what is stored); tools/user_data.py (the privacy
     answer must equal the store).
     """
     name = display_name(ctx)

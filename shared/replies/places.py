@@ -4,7 +4,7 @@ Every shop answer names its sources once, in one line with the access day, and e
 everyday words what the data does not record (營業時間, 距離, 無障礙) and where the festival window
 stands, in at most three short notes. The catalog's version stays in the audit record and the logs.
 
-Source: docs/design.md §5 (replies name what is not recorded), §7c (the budget of an answer).
+Source: docs/design.md §5 (replies name what is not recorded), §7 (the budget of an answer).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
 
-#: Each source in the words people use (the source line names them once, docs/design.md §7c).
+#: Each source in the words people use (the source line names them once, docs/design.md §7 (Wording)).
 SOURCE_KIND_WORDS = {
     "official_poster": "彰化縣政府蔬食節名單",
     "government_announcement": "縣府公告",
@@ -71,7 +71,7 @@ def _sources_of(places: list[dict[str, Any]]) -> list[dict[str, str]]:
 def source_line(places: list[dict[str, Any]]) -> str:
     """The one source line of a shop answer: 「資料來源：彰化縣政府蔬食節名單，2026/9/27 查閱」, the listing
     first and 「等」 when the cards rest on more sources (each field's source stays in the catalog and the
-    audit record); the earliest access day when they differ. Source: docs/design.md §5, §7c."""
+    audit record); the earliest access day when they differ. Source: docs/design.md §5, §7."""
     sources = _sources_of(places)
     kinds = list(dict.fromkeys(SOURCE_KIND_WORDS.get(source["kind"], "其他公開資料") for source in sources))
     day = min(source["accessed_on"] for source in sources)
@@ -111,7 +111,7 @@ def _text(text: str, **style: Any) -> FlexText:
 
 
 def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
-    """One shop's card: its facts, a separator, then at most three short notes (docs/design.md §7c)."""
+    """One shop's card: its facts, a separator, then at most three short notes (docs/design.md §7, Wording)."""
     contents = [
         _text(place["name"], weight="bold", size="lg"),
         _text(place["area"], size="sm", color="#666666"),

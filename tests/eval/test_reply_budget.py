@@ -1,4 +1,4 @@
-"""The budget of an answer (tools/reply_budget.py, docs/design.md §7c) over every reply kind the eval
+"""The budget of an answer (tools/reply_budget.py, docs/design.md §7 (Wording)) over every reply kind the eval
 produces: each case of tests/eval/cases/ through the offline router, the reply read as LINE JSON."""
 from __future__ import annotations
 
