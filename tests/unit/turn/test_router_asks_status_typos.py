@@ -113,7 +113,7 @@ def test_webhook_do_not_keep_my_data_beside_a_search_lists_shops_and_stores_noth
     words = all_text(messages)
     assert "John手作蔬食" in words and "不會幫你記" in words
     assert not any(label.startswith("記住") for label in _labels(messages))
-    assert "LOCAL 會保存的資料" not in words
+    assert "只保存" not in words and "詳細說明" not in words  # no privacy notice over the answer
     assert preference_of(service.store).dietary_type is None
 
 
