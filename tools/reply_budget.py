@@ -167,14 +167,15 @@ def _for_staff(case: dict) -> bool:
     return "staff" in ((case.get("setup") or {}).get("observe") or {})
 
 
-def render_cases(cases: Iterable[dict]) -> list[tuple[dict, list[dict]]]:
-    """Every case's observed reply (and the reply after its ``tap``), on the router reader of the eval's
-    harness: [(case, messages)], in case order. Cases for other readers only are skipped."""
+def render_cases(cases: Iterable[dict], reader: str = "router", standin=None) -> list[tuple[dict, list[dict]]]:
+    """Every case's observed reply (and the reply after its ``tap``), on one reader of the eval's harness
+    (``router``, or ``model`` with the Gemini stand-in ``standin``): [(case, messages)], in case order.
+    Cases for other readers only, and staff buttons' answers, are skipped."""
     from tools import eval as harness
 
     class Recording(harness.Harness):
         def __init__(self, workdir: Path):
-            super().__init__("router", workdir)
+            super().__init__(reader, workdir, standin)
             self.replies: list[list[dict]] = []
 
         def _score(self, expect: dict, observed: dict) -> list[str]:
@@ -185,7 +186,7 @@ def render_cases(cases: Iterable[dict]) -> list[tuple[dict, list[dict]]]:
     with tempfile.TemporaryDirectory(prefix="local-budget-") as workdir:
         recording = Recording(Path(workdir))
         for case in cases:
-            if "router" not in case.get("readers", harness.READERS) or _for_staff(case):
+            if reader not in case.get("readers", harness.READERS) or _for_staff(case):
                 continue
             recording.replies.clear()
             outcome = recording.run(case)
@@ -195,11 +196,11 @@ def render_cases(cases: Iterable[dict]) -> list[tuple[dict, list[dict]]]:
     return rendered
 
 
-def over_budget(cases: Iterable[dict]) -> dict[str, list[str]]:
-    """{case id: its problems} for every case whose reply breaks the budget."""
+def over_budget(cases: Iterable[dict], reader: str = "router", standin=None) -> dict[str, list[str]]:
+    """{case id: its problems} for every case whose reply breaks the budget, on that reader."""
     names = data_names()
     found: dict[str, list[str]] = {}
-    for case, messages in render_cases(cases):
+    for case, messages in render_cases(cases, reader, standin):
         wrong = problems(messages, said=_said(case), names=names)
         if wrong:
             found.setdefault(case["id"], []).extend(wrong)

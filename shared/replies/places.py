@@ -35,7 +35,7 @@ CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
 
-#: Each source in the words people use (the source line names them once, docs/design.md §7 (Wording)).
+#: Each source in the words people use (the source line names them once, docs/design.md §7, Wording).
 SOURCE_KIND_WORDS = {
     "official_poster": "彰化縣政府蔬食節名單",
     "government_announcement": "縣府公告",

@@ -350,7 +350,7 @@ def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None
     if isinstance(note, ask.UnrecordedKind):
         return f"沒有「{note.word}」分類，先列有素食的店。"
     if isinstance(note, ask.OtherPlace):
-        return f"「{note.name}」請點下方按鈕看。"
+        return f"「{note.name}」請點按鈕。"
     if isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
         return _other_kind_line(note.ask)
     return {ask.Flag.CHANGHUA_AS_CITY: "「彰化」我當作彰化市。",
@@ -407,7 +407,7 @@ def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
 #: Whether the catalog lists a diet at a shop (shared.places.search.diet_listed's states).
 _LISTED_WORDS = {
     "listed": "有{label}品項（不是每道）",
-    "not_recorded": "只記錄「蔬食」，有沒有{label}不知道，請先問店家",
+    "not_recorded": "只記錄「蔬食」，有沒有{label}請先問店家",
     "not_listed": "沒有列{label}",
 }
 

@@ -1,7 +1,9 @@
-"""The budget of an answer (tools/reply_budget.py, docs/design.md §7 (Wording)) over every reply kind the eval
-produces: each case of tests/eval/cases/ through the offline router, the reply read as LINE JSON."""
+"""The budget of an answer (tools/reply_budget.py, docs/design.md §7, Wording) over every reply kind the eval
+produces: each case of tests/eval/cases/ through the offline router, and a sample of every group through the
+model path (the Gemini stand-in fed each case's scripted call), the reply read as LINE JSON."""
 from __future__ import annotations
 
+from tests.eval.test_eval_cases import _model_sample
 from tools import reply_budget
 from tools.eval import DEFAULT_CASES, load_cases
 
@@ -43,3 +45,11 @@ def test_reply_budget_refuses_jargon_internal_ids_english_and_a_source_said_twic
 def test_reply_budget_holds_for_every_reply_kind_of_the_eval():
     over = reply_budget.over_budget(load_cases(DEFAULT_CASES))
     assert not over, (len(over), dict(list(over.items())[:8]))
+
+
+def test_reply_budget_holds_for_a_sample_of_every_group_on_the_model_reader():
+    from tools.gemini_standin import GeminiStandin
+
+    with GeminiStandin() as standin:
+        over = reply_budget.over_budget(_model_sample(), "model", standin)
+    assert not over, over

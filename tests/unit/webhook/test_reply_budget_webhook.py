@@ -1,4 +1,4 @@
-"""The budget of an answer (docs/design.md §7 (Wording)) as a resident reads it through the signed webhook: a shop
+"""The budget of an answer (docs/design.md §7, Wording) as a resident reads it through the signed webhook: a shop
 answer, an events answer, the privacy and forget notices with 「詳細說明」, and the bot's display name
 (``LOCAL_DISPLAY_NAME``). Each test reads the LINE stand-in's recorded reply."""
 from __future__ import annotations
