@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
 
 venv: $(STAMP)
 
@@ -182,6 +182,12 @@ tool-venvs: checkov-venv tasks-emulator-venv
 # The real model only with a key and EVAL_ARGS="--readers live --approve-live".
 eval: $(STAMP)
 	@$(PY) -m tools.eval $(EVAL_ARGS)
+
+# Three replies (a shop, an events and a forget answer) as a resident reads them, before (REPLIES_BEFORE,
+# a commit) and after; writes docs/results/replies.md (tools/reply_samples.py).
+REPLIES_BEFORE ?= 0f3912a
+replies: $(STAMP)
+	@$(PY) -m tools.reply_samples --before $(REPLIES_BEFORE)
 
 clean:
 	rm -rf $(VENV) $(UV_VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run

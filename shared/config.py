@@ -115,6 +115,10 @@ class ConfigError(RuntimeError):
         super().__init__("LOCAL configuration error: " + "; ".join(self.problems))
 
 
+#: The bot's name in replies unless ``LOCAL_DISPLAY_NAME`` says otherwise.
+DISPLAY_NAME_DEFAULT = "彰化在地小幫手"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Process-wide configuration, built once per cold start.
@@ -129,6 +133,8 @@ class Settings:
     store_url: str | None
     tenant_id: str
     timezone: str
+    #: The bot's name as residents read it in replies (docs/design.md §7, Wording), never "LOCAL".
+    display_name: str = DISPLAY_NAME_DEFAULT
     signing_key: str | None = None
     internal_token: str | None = None
     reconcile_function_url: str | None = None
@@ -329,6 +335,7 @@ class Settings:
             store_url=store_url,
             tenant_id=get("LOCAL_TENANT_ID") or "default",
             timezone=timezone,
+            display_name=get("LOCAL_DISPLAY_NAME") or DISPLAY_NAME_DEFAULT,
             signing_key=get("LOCAL_SIGNING_KEY"),
             internal_token=get("LOCAL_INTERNAL_TOKEN"),
             reconcile_function_url=get("RECONCILE_FUNCTION_URL"),

@@ -85,6 +85,7 @@ MENU_POSTBACKS: dict[str, Entry] = {
     "handoff": handoff_flow.start_entry,
     "status": handoff_flow.status_entry,
     "preference": memory_flow.view_entry,
+    "privacy_more": menu.privacy_more_reply,
 }
 
 
@@ -213,7 +214,7 @@ def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:
 
 
 def _handle_follow(ctx: EventContext, event: FollowEvent) -> Reply:
-    return menu.welcome_reply()
+    return menu.welcome_reply(ctx)
 
 
 def _handle_unsend(ctx: EventContext, event: UnsendEvent) -> Reply | None:
@@ -239,7 +240,7 @@ def needs_claim(event) -> bool:
 
 def failure_reply() -> Reply:
     """The honest answer when handling an event failed for a reason of ours."""
-    return Reply([TextMessage(text="抱歉，這次沒有處理成功，請稍後再試一次。")])
+    return Reply([TextMessage(text=menu.FAILED_TEXT)])
 
 
 #: Fixed entries whose reply writes nothing and sends nothing (no store, no queue, no LINE call):

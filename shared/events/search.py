@@ -109,7 +109,7 @@ class EventSnapshot:
         demo: True while the data is illustrative; replies must then say 示範.
         note: what the snapshot is.
         events: in file order.
-        source_name: who published the data, in words (real snapshots), e.g. 交通部 TDX 觀光活動.
+        source_name: who published the data, in words (real snapshots), e.g. 交通部觀光署活動資料.
         source_updated_at: the newest ``UpdateTime`` among the source's records (aware), or None.
         checked_at: when LOCAL last confirmed the source still says this (aware), or None (demo).
     """

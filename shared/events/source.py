@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: How replies and ``make events-status`` name this data.
-TDX_SOURCE_NAME = "交通部觀光署觀光資訊資料庫（TDX 觀光活動）"
+TDX_SOURCE_NAME = "交通部觀光署活動資料"
 
 
 class SourceError(Exception):

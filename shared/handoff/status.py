@@ -85,8 +85,8 @@ def open_requests(store: DocumentStore, actor: Actor) -> list[dict]:
 def _request_lines(settings: Settings, request: dict) -> list[str]:
     text = request.get("text") or ""
     excerpt = text if len(text) <= _TEXT_EXCERPT_CHARS else text[:_TEXT_EXCERPT_CHARS] + "…"
-    return [f"單號：{wording.number(settings, request)}", f"登記時間：{wording.local_time(settings, request['created_at'])}",
-            f"內容：{excerpt}", f"目前狀態：{wording.human_state_words(request.get('human_state'))}。"]
+    return [f"單號：{wording.number(settings, request)}，{wording.local_time(settings, request['created_at'])} 登記",
+            f"內容：{excerpt}；{wording.human_state_words(request.get('human_state'))}。"]
 
 
 def status_message(settings: Settings, store: DocumentStore, actor: Actor,

@@ -29,8 +29,8 @@ from shared.memory.store import PreferenceSnapshot
 from shared.memory.tokens import CardPayload, postback_data
 from shared.replies.area_picker import checked_postback
 
-PURPOSE = "用途：之後查店家時，如果你沒有說素別，就用這個條件幫你找；你當次說的條件（例如「不限」）一定優先。"
-SCOPE = "只記這一項飲食條件，不記姓名、年齡或健康狀況；隨時可以說「我的偏好」查看、更正，或說「忘記我的飲食偏好」。"
+PURPOSE = "用途：你查店家沒說素別時用；當次說的條件優先。"
+SCOPE = "只記這一項，不記姓名、年齡或健康。說「我的偏好」可查看、更正或忘記。"
 
 
 def _text(text: str, **style) -> FlexText:
@@ -66,12 +66,12 @@ def consent_card(save: CardPayload, save_token: str, decline_token: str, *, curr
     decline = checked_postback("先不要", postback_data(decline_token), "先不要")
     title = "要更正飲食偏好嗎？" if current else "要記住你的飲食偏好嗎？"
     contents = [_text(title, weight="bold", size="lg"),
-                _text(f"要記住的：找店家時的飲食條件「{value}」", margin="md")]
+                _text(f"要記住：找店家的條件「{value}」", margin="md")]
     if current:
         contents.append(_text(f"目前記住的是「{diet_label(current)}」；按「同意記住」之前，仍照舊使用。", size="sm"))
     contents += [_text(PURPOSE, size="sm", margin="md"), _text(SCOPE, size="sm", color="#666666"),
                  FlexSeparator(margin="md"),
-                 _text(f"有效至 {until}（過了這個時間按就無效）", size="sm", weight="bold", margin="md")]
+                 _text(f"有效至 {until}（之後按就無效）", size="sm", weight="bold", margin="md")]
     footer = FlexBox(layout="vertical", spacing="sm", contents=[
         FlexButton(action=approve, style="primary"), FlexButton(action=decline, style="secondary")])
     alt = f"確認是否記住飲食偏好「{value}」，有效至 {until}。請在 LINE 手機版按「同意記住」或「先不要」。"

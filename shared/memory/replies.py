@@ -215,9 +215,9 @@ def unrecorded_message(word: str, dietary_type: str) -> TextMessage:
         dietary_type: the nearest recorded type the card offers (shared.diets.UNRECORDED_DIETS).
     The reply says the finer type is not recorded, never 「依你說的條件」, which would claim it was kept.
     """
-    return TextMessage(text=f"店家資料沒有記錄「{word}」這種細分，所以我沒辦法記住「{word}」；"
-                            f"能記住的最接近條件是「{diet_label(dietary_type)}」。要記住「{diet_label(dietary_type)}」"
-                            "請按「同意記住」，不按就什麼都不保存。")
+    label = diet_label(dietary_type)
+    return TextMessage(text=f"店家資料沒有「{word}」的分類，我記不住；最接近的是「{label}」。"
+                            f"要記住「{label}」請按「同意記住」，不按就不保存。")
 
 
 def diet_dropped_message(dietary_type: str) -> TextMessage:

@@ -5,9 +5,10 @@ no_match and unavailable — says 示範, and so does every alt_text. A real sna
 its source and update time instead (and never say 示範), and say the data may be out of date
 when it was last confirmed longer ago than ``LOCAL_EVENTS_STALE_AFTER_SECONDS``. Past events are
 labelled （已結束）; a multi-day event shows its first and last day; a missing start time or
-meeting point reads 「這份快照未提供」.
+meeting point reads 「未提供」, with one short note on the card. The snapshot's version stays in the
+audit record and the logs; a reply never shows it.
 
-Source: docs/design.md §5 (search_local_events; demo marking).
+Source: docs/design.md §5 (search_local_events; demo marking), §7 (the budget of an answer).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from linebot.v3.messaging import (
     FlexButton,
     FlexCarousel,
     FlexMessage,
+    FlexSeparator,
     FlexText,
     Message,
     QuickReply,
@@ -44,9 +46,11 @@ from shared.replies.next_steps import all_townships_action, carried_query
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
-NOT_PROVIDED = "這份快照未提供"
+NOT_PROVIDED = "未提供"
 PAST_LABEL = "（已結束）"
 DEMO_LABEL = "示範資料"
+#: A card's one note when its time or place is not provided.
+MISSING_NOTE = "未提供的時間、地點，請以主辦單位公告為準"
 WEEKDAYS = "一二三四五六日"
 
 
@@ -68,12 +72,6 @@ def _date_words(query_date: str | None) -> str:
     return _day(start) if last == start else f"{_day(start)}～{_day(last)}"
 
 
-def _moment(value: str) -> str:
-    """ISO 8601 with an offset → 「2026/11/29 14:03」 (Asia/Taipei)."""
-    local = datetime.fromisoformat(value).astimezone(TAIPEI)
-    return f"{local.year}/{local.month}/{local.day} {local:%H:%M}"
-
-
 def _span(seconds: float | None) -> str:
     """172800 → 「2 天」; 7200 → 「2 小時」; unknown → 「一段時間」."""
     if not seconds:
@@ -83,24 +81,29 @@ def _span(seconds: float | None) -> str:
     return f" {seconds / 3600:g} 小時"
 
 
+def _month_day(value: str) -> str:
+    """ISO 8601 with an offset → 「12/1」 (Asia/Taipei)."""
+    local = datetime.fromisoformat(value).astimezone(TAIPEI)
+    return f"{local.month}/{local.day}"
+
+
 def _source_note(source: dict[str, Any] | None) -> str:
-    """「資料來源：…；資料更新 …」 and, when stale, that the data may be out of date."""
+    """「資料來源：觀光署活動資料，12/1 更新」 and, when stale, that the data may be out of date."""
     if not source:
         return ""
-    lines = [f"資料來源：{source['name']}" + (f"，資料更新 {_moment(source['updated_at'])}"
-                                            if source.get("updated_at") else "，來源未提供更新時間") + "。"]
+    lines = [f"資料來源：{source['name']}" + (f"，{_month_day(source['updated_at'])} 更新"
+                                            if source.get("updated_at") else "，沒寫更新時間")]
     if source.get("stale"):
-        checked = f"（上次確認是 {_moment(source['checked_at'])}）" if source.get("checked_at") else ""
-        lines.append(f"這份活動資料已經超過{_span(source.get('stale_after_seconds'))}沒有更新{checked}，"
-                     "內容可能已經過時，請以主辦單位公告為準。")
+        lines.append(f"已超過{_span(source.get('stale_after_seconds'))}沒更新，請以主辦單位公告為準")
     return "\n".join(lines)
 
 
+#: What every message of a demo answer says (docs/design.md §5: demo data is said to be demo).
+DEMO_NOTE = "目前是示範資料，不是真的活動。"
+
+
 def _demo_note(result: dict[str, Any]) -> str:
-    if not result["demo"]:
-        return _source_note(result.get("source"))
-    version = f"（{result['snapshot_version']}）" if result["snapshot_version"] else ""
-    return f"目前的活動是示範資料{version}，用來展示查詢方式，不是真的活動；正式資料上線後會替換。"
+    return DEMO_NOTE if result["demo"] else _source_note(result.get("source"))
 
 
 def _event_days(event: dict[str, Any]) -> str:
@@ -127,9 +130,9 @@ def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
     if event["tags"]:
         contents.append(FlexText(text=" ".join(f"#{tag}" for tag in event["tags"]), size="xs", color="#888888",
                                  margin="md", wrap=True))
-    updated = (event.get("source") or {}).get("updated_at")
-    if updated:
-        contents.append(FlexText(text=f"資料更新：{_moment(updated)}", size="xs", color="#888888", wrap=True))
+    if event["missing_fields"]:
+        contents += [FlexSeparator(margin="md"),
+                     FlexText(text=MISSING_NOTE, size="xs", color="#666666", wrap=True)]
     footer = None
     if event.get("url"):
         footer = FlexBox(layout="vertical", contents=[
@@ -167,14 +170,8 @@ def _render_ok(result: dict[str, Any]) -> list[Message]:
     )
     lines = [_demo_note(result)]
     if result["total"] > len(shown):
-        lines.append(f"共 {result['total']} 筆，先列出 {len(shown)} 筆；指定日期或鄉鎮可以縮小範圍。")
-    if any(event["is_past"] for event in shown):
-        today = date.fromisoformat(result["today"])
-        lines.append(f"標示{PAST_LABEL}的活動，日期在今天 {_day(today)} 之前。")
-    if any(event["missing_fields"] for event in shown):
-        place = "集合地點" if result["demo"] else "地點"
-        lines.append(f"標示「{NOT_PROVIDED}」的時間或{place}，請以主辦單位公告為準。")
-    return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
+        lines.append(f"共 {result['total']} 筆，先列 {len(shown)} 筆。")
+    return [TextMessage(text="\n".join(line for line in lines if line)), carousel]
 
 
 def _render_needs_area(result: dict[str, Any], vague: bool = False, vague_words: tuple[str, ...] = ()) -> list[Message]:
@@ -223,7 +220,7 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
 
 
 def _render_unavailable(result: dict[str, Any]) -> list[Message]:
-    lines = ["活動資料的版本正在核對，這次先不列出活動，以免給你過期的資訊。請稍後再查一次。", _demo_note(result)]
+    lines = ["活動資料正在更新，這次先不列出活動，以免給你過期的資訊。請稍後再查一次。", _demo_note(result)]
     return [TextMessage(text="\n".join(line for line in lines if line))]
 
 
@@ -243,8 +240,8 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
         vague: the user said a vague area (附近, 彰化), not tapped 查活動.
         vague_words: which ones (``shared.areas.vague_words_in``): only those are explained.
     Returns:
-        ok → [FlexMessage (carousel, ≤ 12 bubbles; alt_text starts 示範活動 for demo data),
-        TextMessage (demo note, past and missing-field explanations)];
+        ok → [TextMessage (the demo note, or the one source line), FlexMessage (carousel, ≤ 12 bubbles;
+        alt_text starts 示範活動 for demo data; a card missing its time or place says so in one note)];
         needs_area → [TextMessage with 全部鄉鎮 and township quick replies (postback
         ``events:scope=all`` / ``events:area=<township>``); it explains why 附近 / 彰化 cannot be
         searched only when ``vague`` (the user said one; not after a tap on 查活動)];
@@ -254,7 +251,7 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: docs/design.md §5 (every events reply says 示範; past labelled; 這份快照未提供).
+    Source: docs/design.md §5 (every events reply says 示範; past labelled; 未提供), §7.
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, vague, vague_words)

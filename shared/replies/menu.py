@@ -5,14 +5,21 @@ below the domains with the other reply builders (docs/design.md §7: every answe
 """
 from __future__ import annotations
 
-from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
 
+from shared.config import DISPLAY_NAME_DEFAULT
 from shared.context import EventContext, Reply
 from shared.diets import diet_label
 from shared.replies.area_picker import area_postback
 from shared.replies.events import scope_words
 
 MENU_CHOICES = ("查活動", "查蔬食", "留下服務詢問")
+#: The first line of a limits reply that names no limit.
+NO_DATA_LINE = "這個我沒有資料可以回答。"
+#: A proposed call was refused by a context check: nothing was run.
+REFUSED_TEXT = "這次暫時查不了，請再問一次，或點下面的選項。"
+#: An event whose handling failed inside the webhook (shared.routing).
+FAILED_TEXT = "抱歉，這次沒有處理成功，請稍後再試一次。"
 #: The help's choices: the menu, and the status of the user's request.
 HELP_CHOICES = (*MENU_CHOICES, "查看原本服務單")
 
@@ -46,7 +53,7 @@ def menu_reply(ctx: EventContext | None = None) -> Reply:
 def booking_menu_reply(ctx: EventContext | None = None) -> Reply:
     """我要預約 (the rich menu's entry, also typed by someone who wants to book) → the menu, first saying
     that LOCAL books nothing and that a person is reached through 留下服務詢問."""
-    return Reply([TextMessage(text="LOCAL 沒辦法直接幫你預約或訂位；想請真人幫忙，請點「留下服務詢問」。\n" + _MENU_TEXT,
+    return Reply([TextMessage(text="我沒辦法直接幫你預約或訂位；想請真人幫忙，請點「留下服務詢問」。\n" + _MENU_TEXT,
                               quick_reply=_menu_quick_reply())])
 
 
@@ -59,10 +66,10 @@ def help_reply(note: str | None = None) -> Reply:
                               quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
-def welcome_reply() -> Reply:
-    """A follow event → a welcome and the menu."""
+def welcome_reply(ctx: EventContext | None = None) -> Reply:
+    """A follow event → a welcome naming the bot (``Settings.display_name``) and the menu."""
     return Reply([TextMessage(
-        text="歡迎加入 LOCAL！我可以幫你查彰化的活動和素食店家，也可以把需求轉給真人。請點選項開始：",
+        text=f"歡迎加入{display_name(ctx)}！我可以幫你查彰化的活動和素食店家，也可以把需求轉給真人。請點選項開始：",
         quick_reply=_menu_quick_reply())])
 
 
@@ -142,24 +149,24 @@ LIMIT_WORDS: dict[str, str] = {
     "transport": "我沒有公車、客運或火車的路線和班次資料，查不到幾點有車；請看客運公司或車站的公告。",
     "parking": "我沒有停車場或車位的資料。",
     "shuttle": "我沒有接駁車的資料。",
-    "taxi": "我沒辦法幫你叫車，也沒有計程車的資料；請打給計程車行，或用叫車 App。",
+    "taxi": "我沒辦法幫你叫車，請打給計程車行。",
     "weather": "我沒有天氣資料；請看中央氣象署的預報。活動會不會因天氣取消，請以主辦單位公告為準。",
     "elsewhere": "我只有彰化縣各鄉鎮的資料，其他縣市的店家和活動查不到。",
     "politics": "選舉、政治和宗教的事，我不表示立場，也不推薦人選或信仰。",
     "off_topic": "寫詩、聊天或一般知識我沒辦法回答；我能查彰化的活動、素食店家，也能幫你把需求轉給公所。",
-    "no_data": "這個我沒有資料可以回答：LOCAL 只有彰化各鄉鎮的活動和素食店家名單，沒有景點、機關、其他商店或生活資訊。",
+    "no_data": "這個我沒有資料可以回答：我只有彰化各鄉鎮的活動和素食店家名單，沒有景點、機關、其他商店或生活資訊。",
     "directory": "我沒有政府機關、公所、學校或其他單位的電話、地址這類通訊錄資料，查不到；請看該單位的官方網站或公告。"
                  "（素食店家的地址和電話，我可以幫你查。）",
-    "no_booking": "我沒辦法幫你訂位、預約、訂餐或報名；請直接聯絡店家或主辦單位（店家資料有電話的話，卡片上會列出）。",
-    "no_hours": "店家資料沒有記錄營業時間，也不知道現在有沒有開，出發前請先打電話問店家。",
-    "no_price": "我沒有價格或菜單的資料，請直接問店家或主辦單位。",
+    "no_booking": "我不能幫你訂位或報名，請直接聯絡對方。",
+    "no_hours": "沒有營業時間資料，出發前請先打電話問。",
+    "no_price": "我沒有價格或菜單，請直接問店家。",
     # the same limit beside an events answer: an event has a fee or tickets, not a menu
     "no_price_event": "活動資料沒有記錄費用或門票價格，請以主辦單位公告為準。",
     # beside an events answer only (shared.turn.engine): a day's list, start times only
-    "evening": "你問的是晚上：活動資料只有開始時間，沒有結束時間，下面列的活動不分白天晚上；白天開始的活動，晚上可能已經結束，請先向主辦單位確認。",
-    "no_registration": "活動資料沒有記錄要不要報名、怎麼報名，請以主辦單位公告為準。",
-    "no_pets": "店家和活動資料都沒有記錄能不能帶寵物，請先問店家或主辦單位。",
-    "no_bring": "活動資料沒有記錄要帶什麼、要準備什麼，請以主辦單位公告為準。",
+    "evening": "活動資料只有開始時間，晚上還有沒有，請先問主辦單位。",
+    "no_registration": "活動資料沒有報名方式，請看主辦單位公告。",
+    "no_pets": "能不能帶寵物沒有記錄，請先問。",
+    "no_bring": "要帶什麼沒有記錄，請看主辦單位公告。",
     "no_distance": "店家資料沒有地圖定位和距離，沒辦法排出哪一間最近；請看地址，或先打電話問店家。",
     # 可以幫我掛號嗎 彰基 is a booking LOCAL cannot make, not a question about an illness
     "no_appointment": "我沒辦法幫你掛號或預約看診；請直接打電話給醫院或診所，或用它們的網路掛號。"
@@ -200,7 +207,7 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Returns:
         One text with the menu as quick replies; never a search.
     """
-    lines = limit_lines(kinds) or ["這個我沒有資料可以回答。"]
+    lines = limit_lines(kinds) or [NO_DATA_LINE]
     if _ALONE_LIMITS.intersection(kinds):  # safety first, a scam warning, the off-topic line: nothing after
         return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
@@ -220,61 +227,86 @@ def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
 _MODEL_BACKENDS = ("gemini", "vertex")
 
 
+def display_name(ctx: EventContext | None) -> str:
+    """The bot's name as residents read it (``Settings.display_name``, docs/configuration.md)."""
+    return getattr(getattr(ctx, "settings", None), "display_name", None) or DISPLAY_NAME_DEFAULT
+
+
+def _model_on(ctx: EventContext | None) -> bool:
+    return ctx is not None and getattr(ctx.settings, "model_backend", None) in _MODEL_BACKENDS
+
+
+#: The postback of the 「詳細說明」 button under a short privacy answer (shared.routing MENU_POSTBACKS).
+PRIVACY_MORE_DATA = "menu:privacy_more"
+
+
+def _privacy_buttons(*labels: str) -> QuickReply:
+    items = [QuickReplyItem(action=PostbackAction(label="詳細說明", data=PRIVACY_MORE_DATA, display_text="詳細說明"))]
+    items += [QuickReplyItem(action=MessageAction(label=label, text=label)) for label in labels]
+    return QuickReply(items=items)
+
+
 def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, sharing: bool = False) -> Reply:
-    """我的資料 / 忘記我 / 刪除我的資料 / 你們會記錄我打的字嗎 → what LOCAL keeps, for how long, and how
-    to see or forget the preference.
+    """我的資料 / 忘記我 / 刪除我的資料 / 你們會記錄我打的字嗎 → what is kept, in at most five short lines,
+    and a 「詳細說明」 button for every item with its period (``privacy_more_reply``).
 
     What it says is what the store holds (``make user-data`` lists each of these): a message's text
-    only until it is answered (``shared.inbox.finished``); each event's id, time, state and LINE
-    account id for about 7 days (``shared.inbox.RETENTION``); each search's conditions and result
-    ids for 30 days (``shared.audit``); the last search and what it listed for 30 minutes, deleted by a
-    forget too (``shared.conversation_store``); the consented diet; sent requests; a draft's text until
-    it is cancelled or superseded (``shared.handoff.drafts``); bookkeeping without content. LOCAL
-    never asks LINE for a profile, so it never sees or keeps a display name or picture.
+    only until it is answered (``shared.inbox.finished``); each event's bookkeeping for about 7 days
+    (``shared.inbox.RETENTION``); each search's conditions for 30 days (``shared.audit``); the last search and what it
+    listed for 30 minutes, deleted by a forget too (``shared.conversation_store``); the
+    consented diet; sent requests. No LINE profile is ever fetched, so no display name or picture is kept.
 
     Args:
-        ctx: when it says the model is on (``settings.model_backend`` gemini / vertex), the reply
-            also says that the words typed are sent to Google's Gemini to be read.
-        forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉; 把我吃奶素的
-            紀錄忘掉): the reply starts with the one button that does it. Nothing is deleted by words
-            alone: the tap on 「忘記我的飲食偏好」 does it (docs/design.md §6).
-        sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): the
-            reply starts with who sees what: LOCAL never gets a phone number from LINE nor asks for one,
-            but one written into a request is kept with that request's text (the reply must not say no
-            phone number is kept right after a request carrying one); a request goes to the staff
-            who handle it, and their card has no LINE account (docs/design.md §10).
+        ctx: its ``settings.display_name`` names the bot; when the model is on (``model_backend``
+            gemini / vertex), the reply also says the words typed are read by Google.
+        forget: the user asked to forget the remembered diet in words (以後不用記了，刪掉): the reply
+            names the one button that does it. Nothing is deleted by words alone: the tap on
+            「忘記我的飲食偏好」 does it (docs/design.md §6).
+        sharing: the user asked whether their data goes to others (你們會不會把我的電話跟資料給別人): no
+            phone number is taken from LINE nor asked for; one written into a request is kept with it and
+            goes only to the staff who handle it (docs/design.md §10).
+    Returns:
+        One text of at most five lines, with 「詳細說明」 (postback ``menu:privacy_more``) and the
+        preference buttons as quick replies.
     Source: docs/design.md §2, §4, §6, §7, §9 (what is stored); tools/user_data.py (the privacy
     answer must equal the store).
     """
-    lead = ("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」，點了就會刪除，之後查店家不再套用；"
-            "還沒點之前，什麼都沒有改變。\n\n") if forget else ""
-    if sharing:
-        lead += ("LOCAL 不會向 LINE 取得你的電話號碼，也不會主動跟你要。\n"
-                 "如果你把電話寫進服務詢問，它會和那筆詢問的內容一起保存，只轉給處理的工作人員；"
-                 "他們看到的卡片不含你的 LINE 帳號。\n\n")
-    model = ctx is not None and getattr(ctx.settings, "model_backend", None) in _MODEL_BACKENDS
+    name = display_name(ctx)
+    typed = "你打的字會交給 Google 讀懂意思，回覆後就刪掉" if _model_on(ctx) else "你打的字回覆後就刪掉"
+    if forget:
+        lines = ["要忘記飲食偏好，請點下面的「忘記我的飲食偏好」，點了才會刪除。",
+                 "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」。"]
+    elif sharing:
+        lines = [f"{name}不會向 LINE 拿你的電話，也不會跟你要；也看不到你的 LINE 名字和大頭貼。",
+                 "寫進服務詢問的電話會和詢問一起保存，只給處理的工作人員看。"]
+    else:
+        lines = [f"{name}只保存：你按「同意記住」的一項飲食偏好、你送出的服務詢問，",
+                 "和查詢條件 30 天、訊息編號和時間 7 天。"]
+    lines += [f"{typed}。", "其他保存的資料和期限，請點「詳細說明」。"]
+    return Reply([TextMessage(text="\n".join(lines),
+                              quick_reply=_privacy_buttons("我的偏好", "忘記我的飲食偏好", "查看原本服務單"))])
+
+
+def privacy_more_reply(ctx: EventContext | None = None) -> Reply:
+    """「詳細說明」 under a privacy answer → every kind of data kept, with its period (the same store facts
+    as ``privacy_reply``: an answered message's text is dropped; an event's id, time, state and LINE
+    user id about 7 days; a search's conditions and result ids 30 days; a draft's text until it is
+    cancelled or superseded, ``shared.handoff.drafts``; bookkeeping without content).
+    Source: docs/design.md §2, §4, §6, §9."""
+    name = display_name(ctx)
     lines = [
-        "LOCAL 會保存的資料：",
-        "・你傳的訊息內容：只在回覆你之前暫存，回覆後就刪掉。",
-        "・每則訊息的編號、時間、處理狀態和你的 LINE 帳號代碼（不含內容）：約 7 天後刪除，用來避免重複回覆。",
+        f"{name}保存的資料和期限：",
+        "・你打的字：回覆後就刪掉。每則訊息只留編號、時間、狀態和代表你的 LINE 編號，約 7 天。",
         "・每次查詢的條件和結果編號：保留 30 天。",
         "・最後一次查詢的條件和列出的項目：30 分鐘內讓你接著問，之後刪除；忘記飲食偏好時也一起刪除。",
-        "・你同意記住的一項飲食偏好（只有你按了「同意記住」才會有）。",
-        "・你送出的服務詢問內容和編號，讓工作人員處理。",
-        "・還沒送出的服務詢問：按「取消」或改留新的一筆，內容就刪掉；沒按的話，內容會留著。",
-        "・另外只有處理紀錄（時間和狀態），沒有內容。",
+        "・飲食偏好：只有你按了「同意記住」才保存，可以隨時忘記。",
+        "・服務詢問：送出的內容和編號交給工作人員；還沒送出的，按「取消」或改留新的一筆，內容就刪掉。",
     ]
-    if model:
-        lines.append("・你打的字會交給 Google 的 Gemini 讀懂意思，再由 LOCAL 查資料回覆。")
-    lines += [
-        "",
-        "LOCAL 不會讀取你的 LINE 名字和大頭貼，也沒有保存。",
-        "想看或忘記飲食偏好，請點「我的偏好」或「忘記我的飲食偏好」。",
-        "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」，由工作人員處理。",
-    ]
-    return Reply([TextMessage(
-        text=lead + "\n".join(lines),
-        quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
+    if _model_on(ctx):
+        lines.append(f"・你打的字會交給 Google 的模型讀懂意思，再由{name}查資料回覆。")
+    lines += [f"{name}不讀你的 LINE 名字和大頭貼。其他資料想刪除，請傳「新需求：請刪除我的資料」。"]
+    return Reply([TextMessage(text="\n".join(lines),
+                              quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
 
 
 def did_you_mean_reply(name: str, text: str, *, choices: list[list[str]] | None = None,

@@ -1,9 +1,10 @@
 """Render search_local_places results as LINE messages (typed line-bot-sdk v3 models).
 
-Every reply names its sources with their access dates, says in everyday words what the snapshot
-does not record (營業時間 / 是否營業, 步行距離, 無障礙) and where the festival window stands.
+Every shop answer names its sources once, in one line with the access day, and each card says in
+everyday words what the data does not record (營業時間, 距離, 無障礙) and where the festival window
+stands, in at most three short notes. The catalog's version stays in the audit record and the logs.
 
-Source: docs/design.md §5 (replies name what is not recorded).
+Source: docs/design.md §5 (replies name what is not recorded), §7 (the budget of an answer).
 """
 
 from __future__ import annotations
@@ -34,100 +35,91 @@ CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
 
 
+#: Each source in the words people use (the source line names them once, docs/design.md §7, Wording).
 SOURCE_KIND_WORDS = {
-    "official_poster": "蔬食節官方店家名單圖",
+    "official_poster": "彰化縣政府蔬食節名單",
     "government_announcement": "縣府公告",
-    "government_business_record": "縣府公開店家資料",
-    "merchant_menu_on_platform": "商家外送平台菜單",
+    "government_business_record": "縣府店家資料",
+    "merchant_menu_on_platform": "外送平台菜單",
 }
-
-FIELD_WORDS = {"name": "店名", "area": "鄉鎮", "address": "地址", "phone": "電話"}
 
 #: In the words people use, in the order they ask about them.
 UNKNOWN_FIELD_WORDS = {
     "hours": "營業時間",
-    "open_now": "現在是否營業",
-    "walking_distance_m": "步行距離",
-    "accessibility": "無障礙設施（輪椅進出、無障礙廁所等）",
-    "coordinates": "地圖定位",
+    "open_now": "營業時間",
+    "walking_distance_m": "距離",
+    "accessibility": "無障礙",
+    "coordinates": "距離",
 }
 
 
-def _source_words(source: dict[str, str]) -> str:
-    """「縣府公告，2026-09-27 查閱」."""
-    kind = SOURCE_KIND_WORDS.get(source["kind"], "其他公開資料")
-    return f"{kind}，{source['accessed_on']} 查閱"
+def _day_words(iso_day: str) -> str:
+    """2026-09-27 → 「2026/9/27」."""
+    year, month, day = (int(part) for part in iso_day.split("-"))
+    return f"{year}/{month}/{day}"
 
 
-def _taipei_minute(iso: str) -> str:
-    """ISO instant → 「2026/9/30 17:00」 on the Asia/Taipei wall clock."""
+def _sources_of(places: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Every source the shown cards rest on (their fields' and their diets'), once each, listing first."""
+    found: dict[str, dict[str, str]] = {}
+    for place in places:
+        for source in [*place["field_sources"].values(), *place["dietary_evidence"].values()]:
+            found.setdefault(source["id"], source)
+    return list(found.values())
+
+
+def source_line(places: list[dict[str, Any]]) -> str:
+    """The one source line of a shop answer: 「資料來源：彰化縣政府蔬食節名單，2026/9/27 查閱」, the listing
+    first and 「等」 when the cards rest on more sources (each field's source stays in the catalog and the
+    audit record); the earliest access day when they differ. Source: docs/design.md §5, §7."""
+    sources = _sources_of(places)
+    kinds = list(dict.fromkeys(SOURCE_KIND_WORDS.get(source["kind"], "其他公開資料") for source in sources))
+    day = min(source["accessed_on"] for source in sources)
+    return f"資料來源：{kinds[0]}{'等' if len(kinds) > 1 else ''}，{_day_words(day)} 查閱"
+
+
+def _month_day(iso: str) -> str:
     local = datetime.fromisoformat(iso).astimezone(TAIPEI)
-    return f"{local.year}/{local.month}/{local.day} {local:%H:%M}"
+    return f"{local.month}/{local.day}"
 
 
-def campaign_words(state: str, campaign: dict[str, Any]) -> str:
-    """Say where the festival window stands, with its dates on the Asia/Taipei clock.
-
-    Args:
-        state: "not_started" | "active_by_announcement" | "ended".
-        campaign: Campaign.as_dict(): name, starts_at, ends_at (exclusive), ...
-    Returns:
-        One zh-TW sentence, e.g. 「2026 彰化蔬食節數位集章已結束（2026/9/30 17:00 截止）…」.
-    Source: docs/design.md §5 (campaign state; places stay searchable after it ends).
-    """
-    name, start, end = campaign["name"], _taipei_minute(campaign["starts_at"]), _taipei_minute(campaign["ends_at"])
+def campaign_note(state: str, campaign: dict[str, Any]) -> str:
+    """A card's short note on the festival window: 「蔬食節集章 9/30 已結束，不代表仍參加」."""
     if state == "not_started":
-        return f"{name}尚未開始（{start} 起，{end} 截止）。"
+        return f"蔬食節集章尚未開始（{_month_day(campaign['starts_at'])} 起）"
     if state == "active_by_announcement":
-        return f"{name}活動期間（依縣府公告，{end} 截止）。"
-    return f"{name}已結束（{end} 截止）；店家資料仍可查詢，但不代表店家仍參加活動。"
+        return f"蔬食節集章活動期間，{_month_day(campaign['ends_at'])} 截止"
+    return f"蔬食節集章 {_month_day(campaign['ends_at'])} 已結束，不代表仍參加"
 
 
-def _evidence_lines(place: dict[str, Any]) -> list[str]:
-    """Dietary evidence in words, one line per source: 「有全素、蛋奶素品項（來源：…）」."""
-    by_source: dict[str, list[str]] = {}
-    for kind, source in place["dietary_evidence"].items():
-        by_source.setdefault(source["id"], []).append(kind)
-    lines = []
-    for kinds in by_source.values():
-        source = place["dietary_evidence"][kinds[0]]
-        strict = [diet_label(kind) for kind in kinds if kind != "vegetarian"]
-        claim = f"有{'、'.join(strict)}品項" if strict else f"列為{diet_label('vegetarian')}店家"
-        lines.append(f"{claim}（來源：{_source_words(source)}）")
-    if set(place["dietary_options"]) == {"vegetarian"}:
-        lines.append("名單沒有細分全素、蛋奶素或奶素，點餐前請向店家確認。")
-    else:
-        lines.append("不是每道餐點都符合，點餐前請向店家確認。")
-    return lines
+def diet_note(place: dict[str, Any]) -> str:
+    """A card's note on its diets: 「有全素、蛋奶素品項，點餐前請向店家確認」."""
+    strict = [diet_label(kind) for kind in place["dietary_options"] if kind != "vegetarian"]
+    if not strict:
+        return f"列為{diet_label('vegetarian')}店家，名單沒細分素別，點餐前請問"
+    return f"有{'、'.join(strict)}品項，不是每道都是，點餐前請問店家"
 
 
-def _field_source_lines(place: dict[str, Any]) -> list[str]:
-    """「店名、鄉鎮：蔬食節官方店家名單圖，2026-09-27 查閱」, one line per source."""
-    by_source: dict[str, list[str]] = {}
-    for field, source in place["field_sources"].items():
-        by_source.setdefault(source["id"], []).append(FIELD_WORDS.get(field, field))
-    sources = {source["id"]: source for source in place["field_sources"].values()}
-    return [f"{'、'.join(fields)}：{_source_words(sources[sid])}" for sid, fields in by_source.items()]
+def unknown_note(unknown: list[str]) -> str | None:
+    """A card's note on what the data does not record: 「沒有營業時間、無障礙資料，出發前請先打電話」."""
+    fields = list(dict.fromkeys(words for field, words in UNKNOWN_FIELD_WORDS.items() if field in unknown))
+    return f"沒有{'、'.join(fields)}資料，出發前請先打電話" if fields else None
 
 
 def _text(text: str, **style: Any) -> FlexText:
     return FlexText(text=text, wrap=True, **style)
 
 
-def _bubble(place: dict[str, Any]) -> FlexBubble:
-    hours_unknown = "hours" in place["unknown_fields"] or "open_now" in place["unknown_fields"]
+def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
+    """One shop's card: its facts, a separator, then at most three short notes (docs/design.md §7, Wording)."""
     contents = [
         _text(place["name"], weight="bold", size="lg"),
         _text(place["area"], size="sm", color="#666666"),
         _text(f"地址：{place['address']}", size="sm", margin="md"),
         _text(f"電話：{place['phone']}", size="sm"),
+        FlexSeparator(margin="md"),
     ]
-    if hours_unknown:
-        contents.append(_text("營業時間：這份資料未記錄，請先打電話問店家", size="sm", color="#B45309"))
-    contents.append(FlexSeparator(margin="md"))
-    contents += [_text(line, size="sm", margin="sm") for line in _evidence_lines(place)]
-    contents.append(_text("資料來源", size="xs", color="#888888", margin="md", weight="bold"))
-    contents += [_text(line, size="xs", color="#888888") for line in _field_source_lines(place)]
+    contents += [_text(note, size="xs", color="#666666", margin="sm") for note in [diet_note(place), *notes]]
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
 
 
@@ -148,25 +140,18 @@ def _alt_text(result: dict[str, Any], names: list[str]) -> str:
     return limits.fit(text, limits.ALT_TEXT)
 
 
-def _unknown_words(result: dict[str, Any]) -> str:
-    fields = [words for field, words in UNKNOWN_FIELD_WORDS.items() if field in result["unknown_fields"]]
-    if not fields:
-        return ""
-    return f"這份店家資料沒有記錄{'、'.join(fields)}；出發前請先打電話問店家，確認有營業、方便進出再過去。"
-
-
 def _render_ok(result: dict[str, Any]) -> list[Message]:
     shown = result["places"][:CAROUSEL_MAX_BUBBLES]
+    notes = [note for note in (unknown_note(result["unknown_fields"]),
+                               campaign_note(result["campaign_state"], result["campaign"])) if note]
     carousel = FlexMessage(
         alt_text=_alt_text(result, [place["name"] for place in shown]),
-        contents=FlexCarousel(contents=[_bubble(place) for place in shown]),
+        contents=FlexCarousel(contents=[_bubble(place, notes) for place in shown]),
     )
-    lines = [f"店家資料版本 {result['catalog_version']}（{result['recorded_on']} 記錄）。"]
+    lines = [source_line(shown)]
     if result["total"] > len(shown):
-        lines.append(f"共 {result['total']} 家，先列出 {len(shown)} 家；加上關鍵字可以縮小範圍。")
-    lines.append(_unknown_words(result))
-    lines.append(campaign_words(result["campaign_state"], result["campaign"]))
-    return [carousel, TextMessage(text="\n".join(line for line in lines if line))]
+        lines.append(f"共 {result['total']} 家，先列 {len(shown)} 家。")
+    return [TextMessage(text="\n".join(lines)), carousel]
 
 
 def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, vague: bool = False,
@@ -188,7 +173,7 @@ def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, v
 def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, said: str | None = None) -> list[Message]:
     query = result["query"]
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
-    lines = [f"這份店家資料（{result['catalog_version']}）裡，沒有找到符合「{_query_words(query)}」的店家。"]
+    lines = [f"店家資料裡沒有找到符合「{_query_words(query)}」的店家。"]
     items: list[QuickReplyItem] = []
     has_places = query["area"] in result.get("area_choices", [])
     if not has_places:
@@ -207,7 +192,7 @@ def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, sai
 
 
 def _render_unavailable(result: dict[str, Any]) -> list[Message]:
-    text = "店家資料的版本正在核對，這次先不列出店家，以免給你過期的資訊。請稍後再查一次。"
+    text = "店家資料正在更新，這次先不列出店家，以免給你過期的資訊。請稍後再查一次。"
     return [TextMessage(text=text)]
 
 
@@ -232,8 +217,8 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
         vague: the user said a vague area (附近, 彰化, 彰化縣), not tapped 查蔬食.
         vague_words: which ones (``shared.areas.vague_words_in``): only those are explained.
     Returns:
-        ok → [FlexMessage (carousel, ≤ 12 bubbles, alt_text naming the shops and township),
-        TextMessage (catalog version, what is not recorded, campaign state)];
+        ok → [TextMessage (the one source line), FlexMessage (carousel, ≤ 12 bubbles, alt_text naming
+        the shops and township; each card's notes: its diets, what is not recorded, the festival window)];
         needs_area → [TextMessage with township quick replies (postback ``places:area=<township>``);
         why 附近 / 彰化 cannot be searched is said only when ``vague`` (the user said one)];
         no_match → [TextMessage naming the search, suggesting no diet filter / other townships];

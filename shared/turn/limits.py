@@ -12,7 +12,7 @@ from __future__ import annotations
 from linebot.v3.messaging import TextMessage
 
 from shared.context import Reply
-from shared.replies.menu import limits_reply, menu_reply
+from shared.replies.menu import NO_DATA_LINE, REFUSED_TEXT, limits_reply, menu_reply
 from shared.turn.ask import Limit, Note
 from shared.turn.wording import detail_line
 
@@ -33,7 +33,7 @@ def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Not
     if line is None:
         return reply
     message = reply.messages[0]
-    text = message.text if kinds else message.text.replace("這個我沒有資料可以回答。\n", "", 1)
+    text = message.text if kinds else message.text.replace(NO_DATA_LINE + "\n", "", 1)
     return Reply([TextMessage(text=f"{line}\n{text}", quick_reply=message.quick_reply)])
 
 
@@ -44,4 +44,4 @@ def _with_menu(text: str) -> Reply:
 
 def refused_reply() -> Reply:
     """A proposed call was refused by a context check (another session or user): nothing was run."""
-    return _with_menu("這次暫時查不了，請再問一次，或點下面的選項。")
+    return _with_menu(REFUSED_TEXT)

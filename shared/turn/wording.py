@@ -102,12 +102,10 @@ def _unrecorded_words(unrecorded: str) -> list[str]:
     """What the catalog does not record, one phrase per condition said (鍋邊素、不吃蔥蒜 → two)."""
     words = []
     for word in unrecorded.split("、"):
-        if word.endswith("素") or word in _UNRECORDED_TYPES:  # a finer type: 鍋邊素, 五辛素, 可以吃蛋
-            words.append(f"「{word}」這種細分")
-        elif any(plant in word for plant in _PUNGENT_PLANTS):  # 不吃蔥蒜
-            words.append(f"餐點有沒有蔥、蒜、韭菜、洋蔥這些五辛（你說的「{word}」）")
-        else:  # 不喝牛奶, 不吃辣, 對花生過敏
-            words.append(f"餐點是否符合你說的「{word}」")
+        if any(plant in word for plant in _PUNGENT_PLANTS) and not word.endswith("素"):  # 不吃蔥蒜
+            words.append(f"「{word}」")
+        else:  # a finer type (鍋邊素, 五辛素, 可以吃蛋), or 不喝牛奶, 不吃辣, 對花生過敏
+            words.append(f"「{word}」")
     return words
 
 
@@ -121,19 +119,16 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
     Source: docs/design.md §6 (the word 偏好), §7.
     """
     if diet.origin == CONSENTED_MEMORY:
-        return (f"依你同意記住的偏好：{diet_label(diet.dietary_type)}。\n"
-                "（這次想換條件，直接說就好，例如「花壇不限素別」；說「我的偏好」可以查看、更正或忘記。）")
+        return f"依你同意記住的偏好：{diet_label(diet.dietary_type)}；想換，直接說。"
     if diet.origin == THIS_TURN:
         if unrecorded:
-            searched = ("不限素別查詢" if diet.dietary_type == "any"
-                        else f"先用最接近的「{diet_label(diet.dietary_type)}」查詢"
-                        + ("（有任何素食品項的店家）" if diet.dietary_type == "vegetarian" else ""))
-            note = f"店家資料沒有記錄{'，也沒有記錄'.join(_unrecorded_words(unrecorded))}，這次{searched}，點餐前請向店家確認。"
+            searched = "不限素別查" if diet.dietary_type == "any" else f"先查「{diet_label(diet.dietary_type)}」"
+            note = f"沒有{'、'.join(_unrecorded_words(unrecorded))}的資料，這次{searched}，點餐前請問店家。"
         else:
-            note = f"這次依你說的條件：{diet_label(diet.dietary_type)}。"
+            note = f"依你說的條件：{diet_label(diet.dietary_type)}。"
         stored = snapshot.dietary_type if snapshot else None
         if stored and stored != diet.dietary_type:
-            note += f"\n你記住的偏好「{diet_label(stored)}」這次沒有套用，也沒有改變。"
+            note += f"\n你記住的偏好「{diet_label(stored)}」這次沒有套用，也沒改。"
         return note
     if snapshot is None:
         return "這次暫時讀不到你記住的偏好，所以先不限素別查詢。"
@@ -145,14 +140,14 @@ def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unreco
 #: What each named detail is, in people's words (docs/design.md §5: name what the snapshot does not record).
 DETAIL_WORDS: dict[ask.DetailKind, str] = {
     ask.DetailKind.BRING: "要帶什麼東西",
-    ask.DetailKind.PAYMENT: "付款方式（能不能刷卡、用行動支付）",
+    ask.DetailKind.PAYMENT: "付款方式",
     ask.DetailKind.PETS: "能不能帶寵物",
-    ask.DetailKind.AGE: "適合幾歲、有沒有年齡限制",
-    ask.DetailKind.SEATING: "有沒有座位或椅子",
-    ask.DetailKind.ACCESS: "無障礙設施（輪椅進出、坡道、電梯）",
-    ask.DetailKind.TOILET: "廁所、哺乳室這類設施",
-    ask.DetailKind.SUITABILITY: "適不適合{who}參加（活動的標籤只是分類，不是限制）",
-    ask.DetailKind.END_TIME: "結束時間或要多久（活動資料只有開始時間）",
+    ask.DetailKind.AGE: "適合的年齡",
+    ask.DetailKind.SEATING: "座位",
+    ask.DetailKind.ACCESS: "無障礙設施",
+    ask.DetailKind.TOILET: "廁所、哺乳室",
+    ask.DetailKind.SUITABILITY: "適不適合{who}",
+    ask.DetailKind.END_TIME: "結束時間",
 }
 
 
@@ -175,7 +170,7 @@ def detail_line(notes: tuple[ask.Note, ...], subject: str) -> str | None:
     Source: docs/design.md §5 (replies name what is not recorded, in people's words).
     """
     data = {"events": "活動資料", "places": "店家資料"}.get(subject, "資料")
-    who = {"events": "主辦單位", "places": "店家（電話在卡片上）"}.get(subject, "店家或主辦單位")
+    who = {"events": "主辦單位", "places": "店家"}.get(subject, "店家或主辦單位")
     said = (_detail_words(note) for note in notes if isinstance(note, (ask.NotRecorded, ask.Unasked)))
     items = list(dict.fromkeys(words for words in said if words))
     kinds = {note.kind for note in ask.notes_of(notes, ask.NotRecorded)}
@@ -280,15 +275,14 @@ def _other_kind_line(search: ask.EventsSearch | ask.PlacesSearch) -> str:
     """An ask of the other kind than the one answered (shops beside events, events beside a shop)."""
     if isinstance(search, ask.EventsSearch):
         button = f"「{search.area}的活動」" if search.area else "「查活動」"
-        return f"你也問了{search.area or '各鄉鎮'}的活動：我一次查一件，先列店家；活動請點下方的{button}。"
+        return f"先列店家；活動請點下方{button}。"
     where = search.area or "各鄉鎮"
     what = f"{diet_label(search.diet)}店家" if search.diet else "蔬食店家"
     having = _shop_areas_without(search.area)
     if having is not None:  # 員林有沒有純素的店: no shop data there, said now
-        return (f"你也問了{where}的{what}：這份店家資料目前沒有{search.area}的店家；"
-                f"有店家資料的鄉鎮是{'、'.join(having)}，可以點下方的按鈕查。")
+        return f"{search.area}沒有店家資料；有的是{'、'.join(having)}，請點下方按鈕。"
     button = f"「{search.area}的店家」" if search.area else "「查蔬食」"
-    return f"你也問了{where}的{what}：我一次查一件，先列活動；店家請點下方的{button}。"
+    return f"先列活動；{where}的{what}請點下方{button}。"
 
 
 def _other_kind_items(search: ask.EventsSearch | ask.PlacesSearch) -> list[QuickReplyItem]:
@@ -325,11 +319,10 @@ def second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[
 
 #: A no-memory remark beside a search: nothing is kept without the card's consent (not the words
 #: 同意記住, which name the card's button). Source: docs/design.md §6.
-_NOT_SAVED_LINE = "好的，不會幫你記：只有你在確認卡上自己按下同意，我才會保存一項飲食偏好；沒按就什麼都不存。這次只照你說的查。"
+_NOT_SAVED_LINE = "好的，不會幫你記；你按同意我才保存。"
 #: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: docs/design.md §6.
 #: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
-_PRIVACY_ASKED_LINE = ("飲食偏好只有你在確認卡上自己按下同意才會保存；查詢只留條件和結果編號（30 天）；"
-                       "你傳的訊息內容回覆後就刪掉。想看或刪除，請點「我的偏好」。")
+_PRIVACY_ASKED_LINE = "偏好要你按同意才保存；你打的字回覆後就刪。"
 
 
 def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
@@ -415,16 +408,16 @@ def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None
     """The line one note says beside the result, or None (said elsewhere, or by the buttons)."""
     if isinstance(note, ask.OtherAreas) and note.areas:
         searched = (result or {}).get("query", {}).get("area") or ""
-        return f"你問了不只一個鄉鎮，我一次查一個：先列出{searched}；{'、'.join(note.areas)}請點下方的按鈕。"
+        return f"先列{searched}；{'、'.join(note.areas)}請點下方按鈕。"
     if isinstance(note, ask.UnknownTownship):
         return _unknown_area_line(note.typed, proposal, result)
     if isinstance(note, ask.UnrecordedKind):
-        return f"店家資料沒有記錄店家的類型（你說的「{note.word}」），這次先列出有素食品項的店家，請先打電話問店家。"
+        return f"沒有「{note.word}」分類，先列有素食的店。"
     if isinstance(note, ask.OtherPlace):
-        return f"你也問到「{note.name}」：我一次列一家，請點下方的「{note.name}」看它的地址和電話。"
+        return f"「{note.name}」請點按鈕。"
     if isinstance(note, ask.SecondAsk) and not _same_kind(proposal, note):
         return _other_kind_line(note.ask)
-    return {ask.Flag.CHANGHUA_AS_CITY: "你說的「彰化」我當作彰化市（想查整個彰化縣，請一次說一個鄉鎮）。",
+    return {ask.Flag.CHANGHUA_AS_CITY: "「彰化」我當作彰化市。",
             ask.Flag.NOT_SAVED: _NOT_SAVED_LINE, ask.Flag.PRIVACY_ASKED: _PRIVACY_ASKED_LINE}.get(note) \
         if isinstance(note, ask.Flag) else None
 
@@ -435,8 +428,8 @@ def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     lines = menu.limit_lines(ask.notes_of(proposal.notes, ask.Limit), beside_events=proposal.tool == "search_local_events")
     seconds = second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
-        lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，我一次查一件。這次先查：{_first_ask_words(proposal, result)}。")
-        lines += [f"另一件：{button.words}，請點下方的「{button.action.label}」。" for button in seconds]
+        lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，先查第一件；" +
+                     "、".join(f"「{button.action.label}」" for button in seconds) + "請點下方按鈕。")
     lines += [line for note in proposal.notes if (line := _note_line(note, proposal, result))]
     lines += _events_searched_lines(result)
     details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
@@ -466,7 +459,7 @@ def _shop_found_lines(proposal: Proposal, result: dict[str, Any] | None) -> list
     if proposal.tool != "find_place" or not result or result.get("status") != "ok":
         return []
     name = _shop_name(proposal, result)
-    return _diet_check_lines(proposal, name) + [f"「{name}」在店家資料裡有這些：地址、電話和資料來源（見卡片）。"]
+    return _diet_check_lines(proposal, name)
 
 
 def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
@@ -478,9 +471,9 @@ def _shop_name(proposal: Proposal, result: dict[str, Any]) -> str:
 
 #: Whether the catalog lists a diet at a shop (shared.places.search.diet_listed's states).
 _LISTED_WORDS = {
-    "listed": "店家資料列有{label}的品項（不是每道都是{label}）",
-    "not_recorded": "店家資料只記錄「蔬食」，沒有記錄更細的素別，有沒有{label}不知道，請先打電話問店家",
-    "not_listed": "店家資料沒有列{label}",
+    "listed": "有{label}品項（不是每道）",
+    "not_recorded": "只記錄「蔬食」，有沒有{label}請先問店家",
+    "not_listed": "沒有列{label}",
 }
 
 
@@ -491,7 +484,7 @@ def _diet_check_lines(proposal: Proposal, name: str) -> list[str]:
         return []
     names = [name] + [note.name for note in ask.notes_of(proposal.notes, ask.OtherPlace)]
     label = diet_label(checks[0].diet)
-    return [f"「{shop}」：{_LISTED_WORDS[state].format(label=label)}。"
+    return [f"{shop}{_LISTED_WORDS[state].format(label=label)}。"
             for shop, state in diet_listed(names, checks[0].diet)]
 
 
@@ -530,13 +523,17 @@ def invalid_argument_reply(exc: Exception, proposal: Proposal) -> Reply:
     return menu.unreadable_date_reply(date_choices(area, proposal.args.get("keyword")))
 
 
+def _with_quick_reply(message: Any, quick_reply: QuickReply) -> Any:
+    """``message`` (a text or a card) carrying ``quick_reply``: LINE shows the buttons of the last message."""
+    return message.copy(update={"quick_reply": quick_reply})
+
+
 def _attach(messages: list[Any], quick_reply: QuickReply | None) -> None:
-    """Put next-step quick replies on the last text message, unless it already has some."""
+    """Put next-step quick replies on the last message (a text or the card), unless it already has some."""
     if quick_reply is None or not messages:
         return
-    last = messages[-1]
-    if isinstance(last, TextMessage) and last.quick_reply is None:
-        messages[-1] = TextMessage(text=last.text, quick_reply=quick_reply)
+    if messages[-1].quick_reply is None:
+        messages[-1] = _with_quick_reply(messages[-1], quick_reply)
 
 
 def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | None) -> None:
@@ -561,13 +558,13 @@ def _offer_on_picker(messages: list[Any], stated: str | None, remembered: str | 
 
 
 def _put_first(messages: list[Any], items: list[QuickReplyItem]) -> None:
-    """Put ``items`` first in the last text message's quick replies (same labels dropped, ≤ 13)."""
-    if not items or not messages or not isinstance(messages[-1], TextMessage):
+    """Put ``items`` first in the last message's quick replies (same labels dropped, ≤ 13)."""
+    if not items or not messages:
         return
     last = messages[-1]
     labels = {item.action.label for item in items}
     rest = [item for item in (last.quick_reply.items if last.quick_reply else []) if item.action.label not in labels]
-    messages[-1] = TextMessage(text=last.text, quick_reply=QuickReply(items=(items + rest)[:QUICK_REPLY_MAX_ITEMS]))
+    messages[-1] = _with_quick_reply(last, QuickReply(items=(items + rest)[:QUICK_REPLY_MAX_ITEMS]))
 
 
 def _result_messages(proposal: Proposal, result: dict[str, Any], stated: str | None) -> list[Any]:
@@ -581,9 +578,9 @@ def _result_messages(proposal: Proposal, result: dict[str, Any], stated: str | N
 
 def _asked_first(messages: list[Any], result: dict[str, Any], asked: tuple[str, ...], **conditions: Any) -> None:
     """No match: the townships asked but not searched go first among the last text's buttons."""
-    if messages and isinstance(messages[-1], TextMessage):
+    if messages:
         last = messages[-1]
-        messages[-1] = TextMessage(text=last.text, quick_reply=asked_first(last.quick_reply, result, asked, **conditions))
+        messages[-1] = _with_quick_reply(last, asked_first(last.quick_reply, result, asked, **conditions))
 
 
 def _next_steps(messages: list[Any], proposal: Proposal, result: dict[str, Any], stated: str | None,
@@ -629,9 +626,18 @@ def render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDie
         note = origin_note(diet, snapshot, unrecorded_said(proposal.notes))
         if note:
             lines.append(note)
-    if lines:
-        messages.insert(0, TextMessage(text="\n".join(lines)))
+    _lead_with(messages, lines)
     return Reply(messages)
+
+
+def _lead_with(messages: list[Any], lines: list[str]) -> None:
+    """The reading's lines go first in the answer's text (one text, then at most one card)."""
+    if not lines:
+        return
+    if messages and isinstance(messages[0], TextMessage):
+        messages[0] = messages[0].copy(update={"text": "\n".join([*lines, messages[0].text])})
+    else:
+        messages.insert(0, TextMessage(text="\n".join(lines)))
 
 
 # -- one listed item (第三個在哪裡集合, 第2家電話幾號: shared.turn.item_answer) ------------------------

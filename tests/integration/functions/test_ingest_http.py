@@ -131,8 +131,7 @@ def test_events_acceptance_make_ingest_file_then_webhook_answers_from_it(functio
     webhook = function_app("webhook", base_env)
     text = _ask(webhook, line_standin, "彰化市有什麼活動？")
     assert "彰化藝術館常設展：八卦山下的城市記憶" in text
-    assert "資料來源：交通部觀光署觀光資訊資料庫（TDX 觀光活動）" in text
-    assert "資料更新 2026/11/29 08:05" in text
+    assert "資料來源：交通部觀光署活動資料，11/29 更新" in text and "TDX" not in text
     assert "示範" not in text
 
 

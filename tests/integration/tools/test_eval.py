@@ -95,7 +95,7 @@ def test_eval_live_is_refused_without_approval_and_key(tmp_path, capsys, monkeyp
     ("示範活動 1 筆：八卦山步道晨間健走（已結束）（彰化縣各鄉鎮，今天起所有日期，關鍵字「市集」或「親子」）",
      {"what": "events", "township": "全彰化", "days": "any", "topic": "市集|親子"}, ["八卦山步道晨間健走（已結束）"]),
     ("蔬食店家 1 家：John手作蔬食（彰化市，全素）", {"what": "shops", "township": "彰化市", "diet": "全素"}, ["John手作蔬食"]),
-    ("這份店家資料（places-2026-09-27.1）裡，沒有找到符合「花壇鄉、蛋奶素」的店家。",
+    ("店家資料裡沒有找到符合「花壇鄉、蛋奶素」的店家。",
      {"what": "shops", "township": "花壇鄉", "diet": "蛋奶素"}, []),
     ("我看不懂這個日期。可以說「今天」", {"what": "events", "days": "unreadable"}, []),
     ("你好！我可以幫你", None, []),

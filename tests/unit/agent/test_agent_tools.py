@@ -106,7 +106,7 @@ def test_agent_someone_elses_diet_is_never_offered_to_remember(standin, settings
 def test_agent_someone_elses_diet_beside_a_shop_name_is_never_offered(standin, settings, store):
     messages, _ = model_turn(standin, settings, store, "我朋友吃全素 和米素食可以嗎", call(
         "find_place", name="和米素食", dietary_type="vegan", diet_is_someone_elses=True))
-    assert "「和米素食」：" in all_text(messages)  # the diet asked is answered per shop
+    assert "和米素食只記錄「蔬食」" in all_text(messages)  # the diet asked is answered per shop
     assert not any(label.startswith("記住") for label in labels(messages))
 
 
@@ -114,7 +114,7 @@ def test_agent_someone_elses_diet_beside_a_shop_name_is_never_offered(standin, s
     ("鹿港有素食店嗎？那邊停車方便嗎", call("search_local_places", area="鹿港鎮", dietary_type="vegetarian",
                                            limits_asked=["parking"]), "我沒有停車場或車位的資料"),
     ("花壇有素食嗎？可以訂位嗎", call("search_local_places", area="花壇鄉", dietary_type="vegetarian",
-                                    limits_asked=["booking"]), "我沒辦法幫你訂位"),
+                                    limits_asked=["booking"]), "我不能幫你訂位"),
     ("這週末彰化市有活動嗎 怎麼去", call("search_local_events", area="彰化市", date_from="2026-12-05",
                                        date_to="2026-12-06", limits_asked=["transport"]), "我沒有公車、客運或火車"),
     ("和米素食可以刷卡嗎", call("find_place", name="和米素食", limits_asked=["payment"]), "付款方式"),
@@ -138,7 +138,7 @@ def test_agent_second_ask_of_the_other_kind_is_offered_as_a_button(standin, sett
         "search_local_events", area="彰化市", date_from="2026-12-05", date_to="2026-12-06",
         second_ask_kind="places"))
     assert audit["tool"] == "search_local_events"
-    assert "店家請點下方的「彰化市的店家」" in all_text(messages) and "彰化市的店家" in labels(messages)
+    assert "請點下方「彰化市的店家」" in all_text(messages) and "彰化市的店家" in labels(messages)
 
 
 def test_agent_second_ask_of_the_same_kind_is_named_and_offered_as_a_button(standin, settings, store):
@@ -147,7 +147,7 @@ def test_agent_second_ask_of_the_same_kind_is_named_and_offered_as_a_button(stan
         second_ask_kind="events", second_ask_area="全彰化", second_ask_date_from="2026-12-05",
         second_ask_date_to="2026-12-07", second_ask_keyword="市集"))
     words = all_text(messages)
-    assert "你問了兩件事，我一次查一件" in words and "12/5～12/7全彰化市集" in labels(messages)
+    assert "你問了兩件事，先查第一件" in words and "12/5～12/7全彰化市集" in labels(messages)
     assert audit["proposed_args"]["date"] == "2026-12-25"  # the second ask never filters the first
 
 

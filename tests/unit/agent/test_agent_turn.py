@@ -91,7 +91,7 @@ def test_agent_diet_stated_this_turn_wins_over_memory(standin, settings, store):
     messages, audit = turn(standin, settings, store, "花壇 vegan", [
         call("search_local_places", area="花壇鄉", dietary_type="vegan")])
     assert (audit["effective_args"]["dietary_type"], audit["origin"]) == ("vegan", "this_turn")
-    assert "這次依你說的條件：全素" in all_text(messages)
+    assert "依你說的條件：全素" in all_text(messages)
     assert store.get("preferences", "test-tenant:" + ALICE.user_id)["dietary_type"] == "ovo_lacto"
 
 
@@ -132,7 +132,7 @@ def test_agent_privacy_shows_what_is_kept_with_buttons_and_forgets_nothing(stand
     messages, audit = turn(standin, settings, store, "你們記得我什麼？全部刪掉", [
         call("show_privacy", topic="forget_my_diet")])
     assert {"我的偏好", "忘記我的飲食偏好"} <= set(quick_reply_labels(messages))
-    assert messages[0]["text"].startswith("要忘記你的飲食偏好，請點下面的「忘記我的飲食偏好」")
+    assert messages[0]["text"].startswith("要忘記飲食偏好，請點下面的「忘記我的飲食偏好」")
     assert json.dumps(store.get("preferences", "test-tenant:" + ALICE.user_id), sort_keys=True) == before
     assert (audit["tool"], audit["status"]) == ("privacy_info", "fixed")
 

@@ -156,7 +156,7 @@ def test_search_real_snapshot_ended_yesterday_only_when_past_date_asked(store):
     assert "tdx-C2_376000000A_000201" not in _ids(this_week)
     yesterday = _search(store, "2026-11-29")
     assert _ids(yesterday) == ["tdx-C2_376000000A_000201"] and yesterday["events"][0]["is_past"] is True
-    (carousel, _) = render_events(yesterday)
+    (_, carousel) = render_events(yesterday)
     assert "（已結束）" in _text([carousel])
 
 
@@ -185,7 +185,7 @@ def test_search_real_snapshot_reply_names_source_and_update_time_without_demo(st
     assert result["demo"] is False and result["source"]["stale"] is False
     text = _text(render_events(result))
     assert "示範" not in text
-    assert "交通部觀光署觀光資訊資料庫" in text and "資料更新 2026/11/28 16:20" in text
+    assert "資料來源：交通部觀光署活動資料，11/28 更新" in text and "TDX" not in text
     assert "2026/12/4（五）～2026/12/7（一）" in text
 
 
@@ -194,7 +194,7 @@ def test_search_real_snapshot_unknown_place_and_time_said_not_provided(store):
     result = _search(store, "2026-12-20", "社頭")
     assert result["events"][0]["missing_fields"] == ["start_time", "meeting_point"]
     text = _text(render_events(result))
-    assert "時間：這份快照未提供" in text and "地點：這份快照未提供" in text
+    assert "時間：未提供" in text and "地點：未提供" in text and "快照" not in text
 
 
 @pytest.mark.parametrize(("age", "stale"), [(timedelta(days=2), False), (timedelta(days=2, seconds=1), True)])
@@ -202,7 +202,7 @@ def test_search_real_snapshot_older_than_two_days_says_out_of_date(store, age, s
     ingest_events(store, FileActivitySource(MIXED), now=NOW)
     result = _search(store, "2026-12-20", now=NOW + age)
     assert result["source"]["stale"] is stale
-    assert ("可能已經過時" in _text(render_events(result))) is stale
+    assert ("沒更新，請以主辦單位公告為準" in _text(render_events(result))) is stale
 
 
 def test_search_without_real_snapshot_falls_back_to_demo_labelled(store):
@@ -281,7 +281,7 @@ def test_search_store_unreadable_reply_claims_no_demo():
 
     result = search_local_events(None, None, None, now=NOW, snapshot_loader=lambda: snapshots.load_current_snapshot(Down()))
     text = _text(render_events(result))
-    assert "版本正在核對" in text and "示範" not in text
+    assert "正在更新" in text and "示範" not in text
 
 
 def test_ingest_store_failure_at_commit_writes_nothing_and_keeps_snapshot(tmp_path):

@@ -19,6 +19,7 @@ from shared.replies.area_picker import area_quick_reply, checked_postback
 from shared.replies.events import render_events
 from shared.replies.places import render_places
 from shared.signing import POSTBACK_DATA_MAX_CHARS
+from tools import reply_budget
 
 DURING = datetime(2026, 9, 30, 16, 59, 59, tzinfo=TAIPEI)
 ENDED = datetime(2026, 9, 30, 17, 0, 0, tzinfo=TAIPEI)
@@ -63,33 +64,36 @@ def _places_catalog_with(tmp_path, count: int):
 
 # --- places -----------------------------------------------------------------------------------
 
-def test_render_places_ok_is_carousel_then_text():
+def test_render_places_ok_is_a_source_line_then_the_carousel():
     messages = render_places(search_local_places("花壇", None, None, now=DURING))
-    assert [type(m) for m in messages] == [FlexMessage, TextMessage]
-    assert "和米素食" in messages[0].alt_text and "花壇鄉" in messages[0].alt_text
-    assert len(_bubbles(messages[0])) == 1
+    assert [type(m) for m in messages] == [TextMessage, FlexMessage]
+    assert "和米素食" in messages[1].alt_text and "花壇鄉" in messages[1].alt_text
+    assert len(_bubbles(messages[1])) == 1
 
 
-def test_render_places_ok_names_evidence_source_and_access_date():
-    (carousel, _) = render_places(search_local_places("彰化市", "vegan", None, now=DURING))
+def test_render_places_ok_names_its_sources_once_with_the_access_day_and_no_version():
+    (text, carousel) = render_places(search_local_places("彰化市", "vegan", None, now=DURING))
     bubble = "\n".join(_strings(carousel.to_dict()))
     assert "John手作蔬食" in bubble and "04-7284398" in bubble and "彰化市華山路78號" in bubble
-    assert "全素" in bubble and "商家外送平台菜單" in bubble and "2026-09-27 查閱" in bubble
-    assert "縣府公開店家資料" in bubble
+    assert "全素" in bubble and "來源" not in bubble  # the source is said once, before the card
+    assert text.text.startswith("資料來源：彰化縣政府蔬食節名單") and "2026/9/27 查閱" in text.text
+    assert "等" in text.text  # the address and menu rest on other sources too
+    assert "places-" not in _all_text([text, carousel]) and "版本" not in _all_text([text, carousel])
 
 
 def test_render_places_vegetarian_only_says_no_finer_type():
-    (carousel, _) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
+    (_, carousel) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
     bubble = "\n".join(_strings(carousel.to_dict()))
     assert "全素品項" not in bubble and "蛋奶素品項" not in bubble
-    assert "沒有細分" in bubble
+    assert "沒細分" in bubble
 
 
-def test_render_places_ok_text_names_unknowns_in_everyday_words():
-    (_, text) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
-    for words in ("營業時間", "是否營業", "步行距離", "無障礙", "打電話"):
-        assert words in text.text
-    assert "open_now" not in text.text and "walking_distance_m" not in text.text
+def test_render_places_ok_card_names_unknowns_in_everyday_words_in_three_notes_at_most():
+    (_, carousel) = render_places(search_local_places("花壇鄉", None, None, now=DURING))
+    bubble = carousel.to_dict()["contents"]["contents"][0]
+    notes = reply_budget.card_notes(bubble)
+    assert len(notes) <= 3 and any("營業時間" in note and "無障礙" in note and "打電話" in note for note in notes)
+    assert "open_now" not in str(notes) and "walking_distance_m" not in str(notes)
 
 
 @pytest.mark.parametrize(("now", "expected", "absent"), [
@@ -98,15 +102,16 @@ def test_render_places_ok_text_names_unknowns_in_everyday_words():
     (BEFORE, "尚未開始", "已結束"),
 ])
 def test_render_places_campaign_state_in_words(now, expected, absent):
-    (_, text) = render_places(search_local_places("花壇鄉", None, None, now=now))
-    assert expected in text.text and absent not in text.text
-    assert "2026/9/30 17:00" in text.text
+    (_, carousel) = render_places(search_local_places("花壇鄉", None, None, now=now))
+    words = _all_text([carousel])
+    assert expected in words and absent not in words
+    assert "9/30" in words or "8/1 起" in words  # the day the window ends, or starts
 
 
 def test_render_places_many_places_caps_carousel_at_12(tmp_path):
     catalog = _places_catalog_with(tmp_path, 15)
     result = search_local_places("花壇鄉", None, None, now=DURING, catalog=catalog)
-    (carousel, text) = render_places(result)
+    (text, carousel) = render_places(result)
     assert result["total"] == 15 and len(_bubbles(carousel)) == 12
     assert "15" in text.text
     assert len(carousel.alt_text) <= 400
@@ -132,7 +137,7 @@ def test_render_places_no_match_names_search_and_suggests_alternatives():
 def test_render_places_unavailable_says_checking():
     result = search_local_places("花壇鄉", None, None, now=DURING, expected_version="old")
     (message,) = render_places(result)
-    assert "核對" in message.text and message.quick_reply is None
+    assert "正在更新" in message.text and message.quick_reply is None
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -162,29 +167,30 @@ def test_render_events_every_status_says_demo_in_every_message(status):
 
 def test_render_events_past_event_labelled_ended():
     result = search_local_events("2026-11-29/2026-12-06", None, None, now=MONDAY)
-    (carousel, text) = render_events(result)
+    (text, carousel) = render_events(result)
     bubbles = {bubble_text[1]: bubble_text for bubble_text in (_strings(b.to_dict()) for b in _bubbles(carousel))}
     assert "茉莉花田散步導覽（已結束）" in bubbles
     assert "週末蔬食小農市集" in bubbles
-    assert "（已結束）" in text.text
+    assert "示範" in text.text
 
 
 def test_render_events_upcoming_event_not_labelled_ended():
-    (carousel, text) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
+    (text, carousel) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
     assert "已結束" not in _all_text([carousel, text])
 
 
 def test_render_events_missing_time_and_meeting_point_say_not_provided():
-    (carousel, _) = render_events(search_local_events("2026-12-06/2026-12-13", None, None, now=MONDAY))
+    (_, carousel) = render_events(search_local_events("2026-12-06/2026-12-13", None, None, now=MONDAY))
     texts = [_strings(b.to_dict()) for b in _bubbles(carousel)]
     by_title = {t[1]: "\n".join(t) for t in texts}
-    assert "集合地點：這份快照未提供" in by_title["親子繪本共讀午後"]
-    assert "時間：這份快照未提供" in by_title["老街巷弄文化散步"]
-    assert "這份快照未提供" not in by_title.get("週末蔬食小農市集", "")
+    assert "集合地點：未提供" in by_title["親子繪本共讀午後"] and "主辦單位公告" in by_title["親子繪本共讀午後"]
+    assert "時間：未提供" in by_title["老街巷弄文化散步"]
+    assert "未提供" not in by_title.get("週末蔬食小農市集", "")
+    assert "快照" not in "".join(by_title.values())
 
 
 def test_render_events_alt_text_names_events_and_scope():
-    (carousel, _) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
+    (_, carousel) = render_events(search_local_events(weekend_range(MONDAY), "彰化市", None, now=MONDAY))
     assert carousel.alt_text.startswith("示範活動 2 筆")
     assert "週末蔬食小農市集" in carousel.alt_text and "彰化市" in carousel.alt_text
 
@@ -196,7 +202,7 @@ def test_render_events_many_events_caps_carousel_at_12():
         for n in range(20)
     )
     snapshot = EventSnapshot("t.1", date(2026, 11, 30), True, "test", events)
-    (carousel, text) = render_events(search_local_events(None, None, None, now=MONDAY, snapshot=snapshot))
+    (text, carousel) = render_events(search_local_events(None, None, None, now=MONDAY, snapshot=snapshot))
     assert len(_bubbles(carousel)) == 12 and "20" in text.text and "示範" in carousel.alt_text
 
 

@@ -68,7 +68,7 @@ def test_places_areas_with_places_lists_the_catalog_townships():
 def test_webhook_shop_ask_beside_events_in_a_township_without_shops_says_so_and_offers_shops(service, line_standin):
     messages = reply_messages(service, line_standin, text_event("週末員林有活動嗎 有沒有全素的店"))
     words, buttons = all_text(messages), postbacks(messages)
-    assert "這份店家資料目前沒有員林市的店家" in words
+    assert "員林市沒有店家資料" in words
     assert "員林市的店家" not in buttons  # no dead-end button
     assert buttons["花壇鄉的店家"].startswith("places:") and "area=花壇鄉" in buttons["花壇鄉的店家"]
     assert "vegan" in buttons["彰化市的店家"]  # the diet asked rides on the button
@@ -114,7 +114,7 @@ def test_webhook_do_not_keep_my_data_beside_a_search_lists_shops_and_stores_noth
     words = all_text(messages)
     assert "John手作蔬食" in words and "不會幫你記" in words
     assert not any(label.startswith("記住") for label in _labels(messages))
-    assert "LOCAL 會保存的資料" not in words
+    assert "只保存" not in words and "詳細說明" not in words  # no privacy notice over the answer
     assert preference_of(service.store).dietary_type is None
 
 

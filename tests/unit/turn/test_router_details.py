@@ -197,7 +197,7 @@ def test_details_suitability_people_reads_yes_no_questions_only():
 
 @pytest.mark.parametrize(("subject", "words"), [
     ("events", "活動資料沒有記錄能不能帶寵物，請先問主辦單位。"),
-    ("places", "店家資料沒有記錄能不能帶寵物，請先問店家（電話在卡片上）。"),
+    ("places", "店家資料沒有記錄能不能帶寵物，請先問店家。"),
     ("any", "資料沒有記錄能不能帶寵物，請先問店家或主辦單位。"),
 ])
 def test_details_detail_line_names_whom_to_ask_by_subject(subject, words):
@@ -208,7 +208,7 @@ def test_details_detail_line_says_several_details_once():
     line = detail_line((Limit.REGISTRATION, NotRecorded(DetailKind.AGE), NotRecorded(DetailKind.BRING), Unasked("冷氣")),
                        "events")
     assert line is not None and line.count("請先問主辦單位") == 1
-    assert "適合幾歲" in line and "要帶什麼東西" in line and "「冷氣」" in line
+    assert "適合的年齡" in line and "要帶什麼東西" in line and "「冷氣」" in line
 
 
 def test_details_detail_line_crowd_alone_reads_without_also():
@@ -217,7 +217,7 @@ def test_details_detail_line_crowd_alone_reads_without_also():
 
 def test_details_detail_line_without_detail_notes_is_none():
     assert detail_line((Limit.HOURS, OtherAreas(("花壇鄉",))), "places") is None
-    assert detail_line((Unasked(),), "places") == "店家資料沒有記錄你問的其他細節，請先問店家（電話在卡片上）。"
+    assert detail_line((Unasked(),), "places") == "店家資料沒有記錄你問的其他細節，請先問店家。"
 
 
 def test_turn_detail_alone_reply_has_the_menu_not_the_offline_notice(service, line_standin):

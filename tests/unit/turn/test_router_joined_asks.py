@@ -141,7 +141,7 @@ def test_read_diet_conditions_do_not_over_fire(text, expected):
 
 def test_webhook_two_unrecorded_conditions_are_both_named(service, line_standin):
     words = all_text(reply_messages(service, line_standin, text_event("我吃鍋邊素 不吃蔥蒜 花壇那邊有沒有")))
-    assert "「鍋邊素」這種細分" in words and "「不吃蔥蒜」" in words and "依你說的條件" not in words
+    assert "沒有「鍋邊素」" in words and "「不吃蔥蒜」" in words and "依你說的條件" not in words
 
 
 # --- every condition survives a tap ------------------------------------------------------------
@@ -169,14 +169,14 @@ def test_webhook_places_picker_keeps_the_unrecorded_diet(service, line_standin):
     assert _query(picker["花壇鄉"]) == {"area": "花壇鄉", "diet": "vegetarian", "said": "鍋邊素、不吃蔥蒜"}
     result = reply_messages(service, line_standin, postback_event(picker["花壇鄉"]))
     words = all_text(result)
-    assert "「鍋邊素」這種細分" in words and "依你說的條件" not in words and "記住：" not in words
+    assert "沒有「鍋邊素」" in words and "依你說的條件" not in words and "記住：" not in words
     assert _query(postbacks(result)["彰化市"])["said"] == "鍋邊素、不吃蔥蒜"
 
 
 def test_webhook_places_postback_with_forged_said_quotes_nothing(service, line_standin):
     words = all_text(reply_messages(service, line_standin, postback_event(
         "places:area=花壇鄉&diet=vegetarian&said=%E9%9A%A8%E4%BE%BF%E5%AF%AB")))  # 隨便寫
-    assert "隨便寫" not in words and "這次依你說的條件：蔬食" in words
+    assert "隨便寫" not in words and "依你說的條件：蔬食" in words
 
 
 # --- a limit beside an answerable ask ---------------------------------------------------------

@@ -136,7 +136,7 @@ def test_router_no_shop_kind_note_without_a_kind(text):
 
 def test_webhook_events_ask_beside_a_shop_is_offered_with_its_date(service, line_standin):
     messages = reply_messages(service, line_standin, text_event("和米禮拜天有開嗎？順便問花壇這禮拜天有活動嗎"))
-    assert "你也問了花壇鄉的活動" in all_text(messages)
+    assert "活動請點下方「花壇鄉的活動」" in all_text(messages)
     again = reply_messages(service, line_standin, postback_event(postbacks(messages)["花壇鄉的活動"]))
     assert "花壇鄉，2026/12/6（日）" in all_text(again)
 

@@ -82,7 +82,7 @@ def test_engine_explicit_any_wins_over_memory_without_changing_it(store):
     remember(store, "ovo_lacto")
     words, audit = turn(store, "花壇不限素別的店")
     assert (audit["origin"], audit["effective_args"]["dietary_type"]) == ("this_turn", "any")
-    assert "這次依你說的條件：不限素別" in words and "蛋奶素" in words and "沒有改變" in words
+    assert "依你說的條件：不限素別" in words and "蛋奶素" in words and "沒有套用，也沒改" in words
     assert "和米素食" in words
 
 

@@ -125,9 +125,9 @@ def test_two_asks_reply_says_which_ask_it_answered_and_offers_the_other(service,
     event = text_event("聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集")
     messages = reply_messages(service, line_standin, event)
     words = all_text(messages)
-    assert "你問了兩件事，我一次查一件" in words
+    assert "你問了兩件事，先查第一件" in words
     assert "員林市，2026/12/25（五）" in words  # the ask answered, named
-    assert "彰化縣各鄉鎮，2026/12/5（六）～2026/12/7（一），關鍵字「市集」" in words  # the other, named
+    assert "「12/5～12/7全彰化市集」請點下方按鈕" in words  # the other, named by its button
     audit = _audit(service, event)
     assert audit["effective_args"] == {"area": "員林市", "date": "2026-12-25", "keyword": None}
     buttons = postbacks(messages)
@@ -149,7 +149,7 @@ def test_two_asks_shop_ask_beside_another_keeps_each_diet(service, line_standin)
     messages = reply_messages(service, line_standin, event)
     words = all_text(messages)
     assert _audit(service, event)["effective_args"]["dietary_type"] == "vegan"
-    assert "鹿港鎮的蛋奶素店家" in words
+    assert "「鹿港蛋奶素店家」請點下方按鈕" in words
     buttons = postbacks(messages)
     assert buttons["鹿港蛋奶素店家"] == "places:area=鹿港鎮&diet=ovo_lacto"
 
@@ -172,7 +172,7 @@ def test_follow_up_keeps_the_diet_of_the_previous_search(service, line_standin, 
     messages, audit = _follow_up(service, line_standin, first, follow)
     assert audit["effective_args"]["area"] == "彰化市" and audit["effective_args"]["dietary_type"] == diet
     words = all_text(messages)
-    assert words.startswith("改查彰化市，") and "這次依你說的條件" in words
+    assert words.startswith("改查彰化市，") and "依你說的條件" in words
 
 
 def test_follow_up_keeps_the_events_conditions(service, line_standin):

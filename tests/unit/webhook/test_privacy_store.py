@@ -117,8 +117,10 @@ def test_cancelled_draft_text_is_deleted_and_the_reply_says_so(webhook_service, 
     body = line_body(cancel)
     assert webhook_service.handle(body.decode(), sign(body)).status == 200
     assert holding(store_url, "私密字串丙") == []
-    words = privacy_words(webhook_service, line_standin, "我的資料")
-    assert "取消" in words and "內容就刪掉" in words
+    short = reply_messages(webhook_service, line_standin, text_event("我的資料"))
+    assert len(short[0]["text"].split("\n")) <= 5  # the short answer; the rest behind 詳細說明
+    more = all_text(reply_messages(webhook_service, line_standin, postback_event(card_postback(short, "詳細說明"))))
+    assert "取消" in more and "內容就刪掉" in more and "7 天" in more and "30 天" in more
 
 
 def test_queued_event_text_is_dropped_when_its_answer_is_settled(base_env, clock, line_standin, store_url):
