@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from shared.handoff.codes import SHOWN
 from tools.line_messages import _walk as walk
 
 MAX_MESSAGES = 2
@@ -42,8 +43,9 @@ INTERNAL_ID = re.compile(r"\b(?:places|events)-[a-z-]*\d{4}-\d{2}-\d{2}(?:\.\d+)
 #: English words that are names residents know.
 KNOWN_NAMES = frozenset({"LINE", "Google"})
 _ENGLISH = re.compile(r"[A-Za-z]{2,}")
-#: A request's id (req-20261202-cf3b…) is read here as a name, until the reply shows its display code.
-REQUEST_ID = re.compile(r"\breq-\d{8}-[0-9a-f]+")
+#: A request's number as residents read it (A7K-3QF, shared.handoff.codes): letters, but no English.
+#: The internal id (req-20261202-cf3b…) is not exempt: a reply that shows it fails the budget.
+DISPLAY_CODE = SHOWN
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -139,7 +141,7 @@ def _word_problems(messages: list[dict], said: str, names: frozenset[str]) -> li
     problems = [f"says the jargon {word!r}" for word in JARGON if word in text]
     problems += [f"shows the internal id {found!r}" for found in INTERNAL_ID.findall(text)]
     allowed = {word.lower() for word in KNOWN_NAMES} | names | {word.lower() for word in _ENGLISH.findall(said)}
-    english = sorted({word for word in _ENGLISH.findall(REQUEST_ID.sub("", text)) if word.lower() not in allowed})
+    english = sorted({word for word in _ENGLISH.findall(DISPLAY_CODE.sub("", text)) if word.lower() not in allowed})
     problems += [f"says the English {english}"] if english else []
     sources = _chat_text(messages).count("來源")
     problems += [f"names its source {sources} times, once at most"] if sources > 1 else []

@@ -112,7 +112,7 @@ def _unrecorded_words(unrecorded: str) -> list[str]:
 def origin_note(diet: EffectiveDiet, snapshot: PreferenceSnapshot | None, unrecorded: str | None = None) -> str | None:
     """Say where a place search's diet came from, or None when there is nothing to say.
 
-    「依你同意記住的偏好：蔬食」 when the memory filled it; 「這次依你說的條件：不限素別」 when the
+    「依你同意記住的偏好：蔬食」 when the memory filled it; 「依你說的條件：不限素別」 when the
     user stated it (and, if a different value is remembered, that it was not applied or changed).
     A finer type the catalog does not record (五辛素, 鍋邊素) is named as not recorded, with the
     condition actually searched; it is never called 「你說的條件」.

@@ -18,7 +18,8 @@ WORDING = {
     "replies (menu, shops, events, buttons)": ["shared/replies/menu.py", "shared/replies/places.py",
                                                "shared/replies/events.py", "shared/replies/next_steps.py",
                                                "shared/replies/area_picker.py", "shared/replies/refusals.py"],
-    "handoff": ["shared/handoff/wording.py", "shared/handoff/cards.py", "shared/handoff/status.py"],
+    "handoff": ["shared/handoff/wording.py", "shared/handoff/cards.py", "shared/handoff/status.py",
+                "shared/handoff/codes.py"],  # a request's number, or for an older one when it was made
     "memory": ["shared/memory/replies.py", "shared/memory/cards.py"],
     "staff": ["shared/staff/wording.py", "shared/staff/cards.py", "shared/staff/relay.py", "shared/staff/audit.py"],
     "delivery": ["shared/context.py"],  # the head of a restated reply (RESTATED_HEAD)
@@ -29,9 +30,10 @@ READING = {
     "shared/areas.py", "shared/diets.py", "shared/config.py", "shared/routing.py",
     "shared/agent/calls.py", "shared/agent/prompts.py", "shared/agent/tools.py",
     "shared/events/activities.py", "shared/events/search.py", "shared/events/source.py",
-    "shared/places/search.py", "shared/handoff/drafts.py", "shared/memory/phrases.py", "shared/staff/flow.py",
+    "shared/places/search.py", "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
+    "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",
-    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/router.py",
+    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/reading.py", "shared/turn/router.py",
 }
 READING_FOLDERS = ("shared/turn/rules/", "shared/turn/vocabulary/")
 #: The line-bot-sdk builders of what a person reads, and the keywords that hold the words.
