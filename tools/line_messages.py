@@ -17,11 +17,13 @@ def _walk(value: Any, visit) -> None:
 
 
 def all_text(node: Any) -> str:
-    """Every ``text``, ``altText`` and ``label`` inside the messages, in order, joined by newlines."""
+    """Every ``text``, ``altText`` and ``label`` inside the messages, in the order a phone shows them,
+    joined by newlines: a message's own words first, its quick-reply chips (``quickReply``, shown under
+    the message by LINE) after them, whatever the key order of the serialized message."""
     found: list[str] = []
 
     def visit(value: dict) -> bool:
-        for key, item in value.items():
+        for key, item in sorted(value.items(), key=lambda pair: pair[0] == "quickReply"):
             if key in ("text", "altText", "label") and isinstance(item, str):
                 found.append(item)
             else:

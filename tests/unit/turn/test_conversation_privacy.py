@@ -9,7 +9,8 @@ import pytest
 
 from shared.audit import COLLECTION as AUDIT
 from shared.conversation_store import COLLECTION as CONVERSATIONS
-from tests.conftest import TEST_USER, FixedClock, all_text, reply_messages, text_event
+from tests.conftest import TEST_USER, FixedClock, all_text, postback_event, reply_messages, text_event
+from tools.line_messages import postbacks
 from tests.memory_support import webhook_with_memory
 from tests.unit.webhook.test_privacy_store import holding, user_data
 
@@ -56,5 +57,8 @@ def test_forget_deletes_the_conversation_state_everywhere(service, line_standin,
 
 
 def test_privacy_answer_names_the_conversation_state(service, line_standin):
-    words = all_text(reply_messages(service, line_standin, text_event("我的資料")))
-    assert "30 分鐘" in words
+    """The short answer's 「詳細說明」 lists the last search, kept 30 minutes."""
+    short = reply_messages(service, line_standin, text_event("我的資料"))
+    [more] = [data for label, data in postbacks(short).items() if label == "詳細說明"]
+    words = all_text(reply_messages(service, line_standin, postback_event(more)))
+    assert "30 分鐘" in words and "最後一次查詢" in words

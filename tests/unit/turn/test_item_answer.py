@@ -151,7 +151,7 @@ def test_event_beyond_the_list_says_how_many_were_listed(service, line_standin):
 def test_second_shop_phone_from_the_catalog(service, line_standin):
     words = _after(service, line_standin, SHOPS_ASK, "第2家電話幾號")
     assert "第 2 家：「員林禪味素食」" in words and "電話：04-8000002" in words
-    assert "資料來源：縣府公開店家資料，2026-09-27 查閱" in words
+    assert "資料來源：縣府店家資料，2026-09-27 查閱" in words
     assert "沒有資料可以回答" not in words and "電話簿" not in words
 
 
