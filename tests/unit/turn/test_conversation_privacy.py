@@ -10,9 +10,9 @@ import pytest
 from shared.audit import COLLECTION as AUDIT
 from shared.conversation_store import COLLECTION as CONVERSATIONS
 from tests.conftest import TEST_USER, FixedClock, all_text, postback_event, reply_messages, text_event
-from tools.line_messages import postbacks
 from tests.memory_support import webhook_with_memory
 from tests.unit.webhook.test_privacy_store import holding, user_data
+from tools.line_messages import postbacks
 
 PINNED = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 2026-12-01 10:00 Asia/Taipei
 GROUP = "C" + "1" * 32
