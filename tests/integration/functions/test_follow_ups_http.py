@@ -4,17 +4,10 @@ LINE stand-in. A follow-up keeps what it does not change, a correction replaces 
 another member of a group does not continue someone else's conversation (shared.turn.follow_up)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import requests
 
-from tests.conftest import TEST_TOKEN, all_text, function_env, line_body, recorded_replies, sign, text_event
-from tools.function_process import FunctionProcess
-from tools.line_standin import LineStandin
+from tests.integration.functions.pinned_webhook_support import pinned_webhook_process, say_over_http
 
-PINNED_SOURCE = Path(__file__).with_name("pinned_clock_webhook.py")
-PINNED_NOW = "2026-12-01T10:00:00+08:00"
 RESIDENT = "U" + "c" * 32
 NEIGHBOUR = "U" + "d" * 32
 GROUP = "C" + "e" * 32
@@ -22,25 +15,12 @@ GROUP = "C" + "e" * 32
 
 @pytest.fixture(scope="module")
 def pinned_webhook(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("follow-ups")
-    with LineStandin(access_token=TEST_TOKEN) as standin:
-        env = {**function_env(f"sqlite:///{folder / 'local.sqlite3'}", standin.url), "PINNED_NOW": PINNED_NOW}
-        webhook = FunctionProcess("webhook", env, folder / "webhook.log", source=PINNED_SOURCE, preloaded=True)
-        try:
-            yield webhook, standin
-        finally:
-            webhook.stop()
+    with pinned_webhook_process(tmp_path_factory.mktemp("follow-ups")) as pinned:
+        yield pinned
 
 
 def _say(pinned_webhook, text: str, user_id: str = RESIDENT, group_id: str | None = None) -> str:
-    webhook, standin = pinned_webhook
-    event = text_event(text, user_id=user_id, group_id=group_id)
-    body = line_body(event)
-    response = requests.post(webhook.url, data=body, timeout=10,
-                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
-    assert response.status_code == 200
-    [reply] = recorded_replies(standin, event["replyToken"])
-    return all_text(reply["body"]["messages"])
+    return say_over_http(pinned_webhook, text, user_id=user_id, group_id=group_id)
 
 
 @pytest.mark.slow(seconds=3)

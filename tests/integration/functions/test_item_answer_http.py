@@ -4,17 +4,9 @@ on the repository's demo events and places, the replies read from the LINE stand
 items; the next message names one by its position or a word and gets that item's own record."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import requests
 
-from tests.conftest import TEST_TOKEN, all_text, function_env, line_body, recorded_replies, sign, text_event
-from tools.function_process import FunctionProcess
-from tools.line_standin import LineStandin
-
-PINNED_SOURCE = Path(__file__).with_name("pinned_clock_webhook.py")
-PINNED_NOW = "2026-12-01T10:00:00+08:00"
+from tests.integration.functions.pinned_webhook_support import pinned_webhook_process, say_over_http
 
 #: One resident's turns each: (what is sent, what the reply must say, what it must not say).
 CONVERSATIONS = {
@@ -50,27 +42,14 @@ CONVERSATIONS = {
 @pytest.fixture(scope="module")
 def pinned_webhook(tmp_path_factory):
     """One pinned-clock webhook process on a fresh SQLite file, and the LINE stand-in it replies to."""
-    folder = tmp_path_factory.mktemp("items")
-    with LineStandin(access_token=TEST_TOKEN) as standin:
-        env = {**function_env(f"sqlite:///{folder / 'local.sqlite3'}", standin.url), "PINNED_NOW": PINNED_NOW}
-        webhook = FunctionProcess("webhook", env, folder / "webhook.log", source=PINNED_SOURCE, preloaded=True)
-        try:
-            yield webhook, standin
-        finally:
-            webhook.stop()
+    with pinned_webhook_process(tmp_path_factory.mktemp("items")) as pinned:
+        yield pinned
 
 
 @pytest.mark.slow(seconds=4)
 @pytest.mark.parametrize("index, name", list(enumerate(CONVERSATIONS)), ids=list(CONVERSATIONS))
 def test_webhook_http_items_by_position_answer_from_the_item_record(pinned_webhook, index, name):
-    webhook, standin = pinned_webhook
     for text, says, never in CONVERSATIONS[name]:
-        event = text_event(text, user_id=f"U{index + 0xA0:032x}")
-        body = line_body(event)
-        response = requests.post(webhook.url, data=body, timeout=10,
-                                 headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
-        assert response.status_code == 200
-        [reply] = recorded_replies(standin, event["replyToken"])
-        words = all_text(reply["body"]["messages"])
+        words = say_over_http(pinned_webhook, text, user_id=f"U{index + 0xA0:032x}")
         assert all(needle in words for needle in says), (text, words)
         assert not any(needle in words for needle in never), (text, words)

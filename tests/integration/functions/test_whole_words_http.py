@@ -5,18 +5,9 @@ is never 下週 / 下個月, and the reply names the days the resident asked abo
 WHOLE_WORDS)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import requests
 
-from tests.conftest import TEST_TOKEN, all_text, function_env, line_body, recorded_replies, sign, text_event
-from tools.function_process import FunctionProcess
-from tools.line_standin import LineStandin
-
-#: The webhook's main.py with a pinned clock (never imported here: it reads its settings at import).
-PINNED_SOURCE = Path(__file__).with_name("pinned_clock_webhook.py")
-PINNED_NOW = "2026-12-01T10:00:00+08:00"
+from tests.integration.functions.pinned_webhook_support import pinned_webhook_process, say_over_http
 
 #: (what the resident sends, what the reply must say, what it must not say).
 WHOLE_WORD_CASES = (
@@ -39,27 +30,14 @@ WHOLE_WORD_CASES = (
 @pytest.fixture(scope="module")
 def pinned_webhook(tmp_path_factory):
     """One pinned-clock webhook process on a fresh SQLite file, and the LINE stand-in it replies to."""
-    folder = tmp_path_factory.mktemp("whole-words")
-    with LineStandin(access_token=TEST_TOKEN) as standin:
-        env = {**function_env(f"sqlite:///{folder / 'local.sqlite3'}", standin.url), "PINNED_NOW": PINNED_NOW}
-        webhook = FunctionProcess("webhook", env, folder / "webhook.log", source=PINNED_SOURCE, preloaded=True)
-        try:
-            yield webhook, standin
-        finally:
-            webhook.stop()
+    with pinned_webhook_process(tmp_path_factory.mktemp("whole-words")) as pinned:
+        yield pinned
 
 
 @pytest.mark.slow(seconds=3)
 @pytest.mark.parametrize("index, text, says, never", [(index, *case) for index, case in enumerate(WHOLE_WORD_CASES)],
                          ids=[case[0] for case in WHOLE_WORD_CASES])
 def test_webhook_http_time_words_are_read_whole(pinned_webhook, index, text, says, never):
-    webhook, standin = pinned_webhook
-    event = text_event(text, user_id=f"U{index:032x}")
-    body = line_body(event)
-    response = requests.post(webhook.url, data=body, timeout=10,
-                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
-    assert response.status_code == 200
-    [reply] = recorded_replies(standin, event["replyToken"])
-    words = all_text(reply["body"]["messages"])
+    words = say_over_http(pinned_webhook, text, user_id=f"U{index:032x}")
     assert all(needle in words for needle in says), words
     assert not any(needle in words for needle in never), words

@@ -15,8 +15,8 @@ from shared.turn.ask import EventsSearch, PlacesSearch
 from shared.turn.conversation import Conversation, ItemKind, ListedItem, save_conversation
 from shared.turn.datespec import Unreadable, Weekday
 from tests.conftest import TEST_USER
-from tests.unit.agent.test_agent_webhook import ModelPair, answers, fresh_event
-from tools.gemini_standin import GeminiStandin
+from tests.unit.agent.conftest import open_pair
+from tests.unit.agent.test_agent_webhook import answers, fresh_event
 
 #: The embedded queue the webhook hands the event to lives in the store's SQLite file (as test_agent_webhook).
 pytestmark = pytest.mark.sqlite
@@ -27,19 +27,11 @@ SATURDAY_IN_YUANLIN = EventsSearch("員林市", Weekday(5, 0), None)  # 員林�
 SATURDAY_CALL = 'search_local_events(area="員林市", date_from="2026-12-12", date_to="2026-12-12")'
 
 
-@pytest.fixture(scope="module")
-def gemini():
-    with GeminiStandin() as standin:
-        yield standin
-
-
 @pytest.fixture
 def pair(base_env, clock, gemini):
-    gemini.script([])
+    """The model reads every free-text message, on Monday 2026-12-07."""
     clock.at = MONDAY
-    p = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
-                   "LOCAL_READER": "model_first"}, clock)  # the model reads every free-text message
+    p = open_pair(base_env, clock, gemini, "model_first")
     yield p
     p.queue.close()
 
@@ -156,10 +148,8 @@ def test_agent_conversation_router_first_queues_an_unread_follow_up_with_the_las
         base_env, clock, gemini, line_standin):
     """Under the default reader order the router answers what it reads completely; a follow-up with
     words it does not read goes to the model, whose request carries the last search."""
-    gemini.script([])
     clock.at = MONDAY
-    router_first = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-                              "LOCAL_MODEL_TIMEOUT_SECONDS": "30"}, clock)
+    router_first = open_pair(base_env, clock, gemini, "router_first")
     try:
         remember_last_search(router_first, SATURDAY_IN_YUANLIN)
         answer, instruction, audit = model_follow_up(router_first, gemini, line_standin, clock, "笑死 那下禮拜呢", {

@@ -6,28 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.agent.test_agent_webhook import NO_DATA, ModelPair, answers, fresh_event
-from tools.gemini_standin import GeminiStandin
+from tests.unit.agent.test_agent_webhook import NO_DATA, answers, fresh_event
 
 #: The embedded task queue the model turn runs through lives in the store's SQLite file.
 pytestmark = pytest.mark.sqlite
-
-
-@pytest.fixture(scope="module")
-def gemini():
-    with GeminiStandin() as standin:
-        yield standin
-
-
-@pytest.fixture
-def pair(base_env, clock, gemini):
-    gemini.script([])
-    env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-           "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
-           "LOCAL_READER": "model_first"}  # the model reads every message (the router answers these inline)
-    p = ModelPair(env, clock)
-    yield p
-    p.queue.close()
 
 
 def _turn(pair, gemini, line_standin, clock, text: str, name: str, **args) -> tuple[str, dict | None]:

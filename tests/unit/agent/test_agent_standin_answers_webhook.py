@@ -6,27 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.agent.test_agent_webhook import ModelPair, answers, fresh_event
-from tools.gemini_standin import GeminiStandin
+from tests.unit.agent.test_agent_webhook import answers, fresh_event
 
 #: The embedded queue the webhook hands the event to lives in the store's SQLite file (as test_agent_webhook).
 pytestmark = pytest.mark.sqlite
-
-
-@pytest.fixture(scope="module")
-def gemini():
-    with GeminiStandin() as standin:
-        yield standin
-
-
-@pytest.fixture
-def pair(base_env, clock, gemini):
-    gemini.script([])
-    p = ModelPair({**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-                   "LOCAL_MODEL_TIMEOUT_SECONDS": "30",
-                   "LOCAL_READER": "model_first"}, clock)  # the model reads every free-text message
-    yield p
-    p.queue.close()
 
 
 def send(pair, line_standin, clock, text: str) -> tuple[str, dict]:

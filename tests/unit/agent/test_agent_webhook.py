@@ -23,7 +23,7 @@ from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, model_handler, open_store
 from tests.codes_support import SHOWN_CODE
 from tests.conftest import all_text, line_body, postback_event, reply_messages, sign, text_event
-from tools.gemini_standin import GeminiStandin
+from tests.unit.agent.conftest import open_pair
 
 REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 NO_DATA = "這個我沒有資料可以回答"
@@ -60,31 +60,10 @@ class ModelPair:
         return self.store.get(AUDIT, f"test-tenant:{event['webhookEventId']}")
 
 
-@pytest.fixture(scope="module")
-def gemini():
-    with GeminiStandin() as standin:
-        yield standin
-
-
-def _pair(base_env, clock, gemini, reader: str):
-    gemini.script([])
-    env = {**base_env, "LOCAL_MODEL": "standin", "GOOGLE_GEMINI_BASE_URL": gemini.url,
-           "LOCAL_MODEL_TIMEOUT_SECONDS": "30", "LOCAL_READER": reader}
-    return ModelPair(env, clock)
-
-
-@pytest.fixture
-def pair(base_env, clock, gemini):
-    """The model reads every free-text message (``LOCAL_READER=model_first``)."""
-    p = _pair(base_env, clock, gemini, "model_first")
-    yield p
-    p.queue.close()
-
-
 @pytest.fixture
 def router_pair(base_env, clock, gemini):
     """The router answers what it reads completely; the model reads the rest (the default, router_first)."""
-    p = _pair(base_env, clock, gemini, "router_first")
+    p = open_pair(base_env, clock, gemini, "router_first")
     yield p
     p.queue.close()
 
