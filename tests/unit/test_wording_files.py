@@ -11,6 +11,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.unit.turn.test_turn_notes_are_typed import docstring_nodes
+
 REPO = Path(__file__).resolve().parents[2]
 #: The wording files, per domain: every sentence a person reads.
 WORDING = {
@@ -51,16 +53,6 @@ def _name(path: Path) -> str:
     return path.relative_to(REPO).as_posix()
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
-
-
 def _chinese(node: ast.AST, skip: set[int] = frozenset()) -> list[str]:  # type: ignore[assignment]
     return [item.value for item in ast.walk(node) if isinstance(item, ast.Constant) and isinstance(item.value, str)
             and id(item) not in skip and _CJK.search(item.value)]
@@ -84,7 +76,7 @@ def test_wording_files_every_module_with_chinese_text_is_a_wording_or_a_reading_
     unplaced = []
     for path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        said = _chinese(tree, _docstrings(tree))
+        said = _chinese(tree, docstring_nodes(tree))
         if said and not (_is_wording(_name(path)) or _is_reading(_name(path))):
             unplaced.append((_name(path), said[:3]))
     assert not unplaced, f"Chinese text outside the wording files (place it, or list the module): {unplaced}"
@@ -109,4 +101,4 @@ def test_wording_files_listed_exist_and_hold_words():
         path = REPO / name
         assert path.exists(), name
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        assert _chinese(tree, _docstrings(tree)), f"{name} holds no Chinese text: take it off the list"
+        assert _chinese(tree, docstring_nodes(tree)), f"{name} holds no Chinese text: take it off the list"

@@ -29,7 +29,7 @@ _BOUNDARY = {
 }
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
+def docstring_nodes(tree: ast.AST) -> set[int]:
     """The ids of the docstring nodes of a module, its classes and functions."""
     found = set()
     for node in ast.walk(tree):
@@ -55,7 +55,7 @@ def encoded_strings(source: str, allowed: tuple[str, ...] | None = ()) -> list[t
     if allowed is None:
         return []
     tree = ast.parse(source)
-    skip = _docstrings(tree)
+    skip = docstring_nodes(tree)
     inside_fstrings = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
                        for part in node.values}
     found = []
