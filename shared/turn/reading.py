@@ -13,7 +13,7 @@ nothing of the message is left unread. It is not complete (``Incomplete``) when:
   event named, the proposal's own arguments and notes' words, and the words that only carry a
   question or fill a sentence (shared.turn.details).
 
-Crisis and emergency replies are always complete: they are never deferred (shared.routing).
+Crisis and emergency replies, and the scam warning, are always complete: they are never deferred (shared.routing).
 
 Pure text in, a typed value out: no store, no clock, no LINE. Cost: one router reading (``route``),
 then a few regular-expression passes and one left-to-right scan that takes the longest known word at
@@ -189,9 +189,14 @@ def unread_words(form: str, proposal: Proposal, titles: EventTitles) -> str:
     return "".join(_CONTENT.findall(rest))
 
 
+#: Limits answered at once whatever else the message says: the safety reply, and the scam warning
+#: (165 反詐騙專線), which no other reading of the words may delay behind a queued model turn.
+_AT_ONCE = frozenset({Limit.CRISIS, Limit.EMERGENCY, Limit.FRAUD})
+
+
 def _safety(proposal: Proposal) -> bool:
     kinds = proposal.args.get("kinds") or () if proposal.tool == "show_limits" else ()
-    return bool({Limit.CRISIS, Limit.EMERGENCY} & set(kinds))
+    return bool(_AT_ONCE & set(kinds))
 
 
 def _note_gap(notes: tuple[Note, ...]) -> Incomplete | None:

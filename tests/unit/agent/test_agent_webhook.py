@@ -161,7 +161,9 @@ def model_seq(gemini) -> int:
     ("這週末員林有什麼活動", "員林"),
     ("你好", "你好！我可以幫你"),
     ("台中有素食嗎", "我只有彰化縣各鄉鎮的資料"),
-], ids=["places", "events", "greeting", "another-county"])
+    ("有人打電話說我中獎要先匯錢", "165"),
+    ("那下禮拜呢", "2026/12/7（一）～2026/12/13（日）"),  # no conversation: read alone, still inline
+], ids=["places", "events", "greeting", "another-county", "scam", "follow-up"])
 def test_agent_webhook_router_first_answers_a_complete_message_inline(
         router_pair, gemini, line_standin, clock, text, said):
     since = model_seq(gemini)

@@ -46,8 +46,9 @@ def test_reading_of_an_item_of_the_last_list_is_complete(text):
     assert reading.proposal.tool == "item_detail" and reading.complete, (text, reading)
 
 
-@pytest.mark.parametrize("text", ["我不想活了", "我阿公跌倒了起不來", "剛剛有人昏倒了 花壇有什麼好吃的"])
-def test_reading_of_crisis_and_emergency_is_always_complete(text):
+@pytest.mark.parametrize("text", ["我不想活了", "我阿公跌倒了起不來", "剛剛有人昏倒了 花壇有什麼好吃的",
+                                  "有人打電話說我中獎要先匯錢", "自稱檢察官的人叫我去領錢", "說我帳戶被盜用要監管帳戶"])
+def test_reading_of_crisis_emergency_and_a_scam_is_always_complete(text):
     reading = read(text)
     assert reading.complete and reading.proposal.tool == "show_limits", text
 
