@@ -77,6 +77,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("a town-hall problem inside another question (…順便問一下 水溝堵住了要找誰) → that question",
      problems.problem_beside_question),
     ("my request's status or cancelling it → status / how to cancel", handoff.request_status),
+    ("a town-hall problem said alone (垃圾車都不來, 隔壁工廠噪音很大) → the 新需求 form", problems.problem_alone),
     ("who sees my data → privacy (sharing)", privacy.sharing),
     ("what LOCAL keeps (我的資料) → privacy, or the search beside it", privacy.privacy),
     ("health, transport, parking, weather … → the limits, or the search beside them", limits.hard_limit),

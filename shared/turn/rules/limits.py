@@ -25,10 +25,14 @@ from shared.turn.rules.titles import event_named, names_event_kind
 from shared.turn.vocabulary.events import EVENT_WORDS
 from shared.turn.vocabulary.limits import (
     ACCOUNT_TROUBLE,
+    CALLER,
     IMPERSONATION,
+    KIDNAP,
     LIMITS,
+    MISUSE,
     MONEY_ASKED,
     OFF_TOPIC,
+    OFFICE_POSED,
     POLITICS,
     RELIGION,
     SCAM_SAID,
@@ -97,14 +101,20 @@ def is_emergency(text: str) -> bool:
 
 def is_fraud(text: str) -> bool:
     """True when ``text`` (reading form) tells of a likely scam: a scam or a suspicious call named, someone
-    posing as an official, an account said to be in trouble, or money asked for after a prize, an
-    official or a caller (有人打電話說我中獎要先匯錢, 自稱檢察官要我去領錢, 說我帳戶被盜用要監管帳戶).
+    posing as an official, an account said to be in trouble, money asked for after a prize, an
+    official, a caller or a relative in danger or with a new number (有人打電話說我中獎要先匯錢,
+    自稱檢察官要我去領錢, 我孫子打電話來說換號碼 要借錢), a kidnapping told by a caller, or an office or a
+    caller saying a card or account is misused or putting the call through to a prosecutor (有人打來說是
+    健保局 說我的卡被盜用 要轉接檢察官).
     A transfer asked of a shop or an event alone (市集可以轉帳嗎) is not one, nor an event about scams
     (有防詐騙講座嗎).
-    Source: 內政部警政署 165 全民防騙網, the common scripts (prize, posing as an official, a "safe" account)."""
+    Source: 內政部警政署 165 全民防騙網, the common scripts (prize, posing as an official, a "safe" account,
+    a fake kidnapping, a relative's "new number")."""
     scam_named = SCAM_SAID.search(text) and not any(word in text for word in EVENT_WORDS)  # 防詐騙講座: an event
+    told = CALLER.search(text) or OFFICE_POSED.search(text)
     return bool(scam_named or IMPERSONATION.search(text) or ACCOUNT_TROUBLE.search(text)
-                or (MONEY_ASKED.search(text) and SCAM_STORY.search(text)))
+                or (MONEY_ASKED.search(text) and SCAM_STORY.search(text))
+                or (told and (KIDNAP.search(text) or MISUSE.search(text))))
 
 
 def safety(m: Message) -> Proposal | None:

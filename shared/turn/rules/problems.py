@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from shared.diets import read_diet
 from shared.handoff.drafts import request_text_of
 from shared.text import reading_form
+from shared.turn.ask import Limit
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import CLAUSES_MAX
 from shared.turn.rules.handoff import CANCEL_REQUEST, STATUS, STATUS_BY_SUBJECT
@@ -86,3 +87,18 @@ def problem_beside_question(m: Message) -> Proposal | None:
         return None
     proposal = m.route(rest)
     return proposal if proposal.tool in SEARCH_TOOLS or proposal.tool == "show_limits" else None
+
+
+#: Limits about health: a problem said beside one (樹倒了 壓到人受傷) is left to the health limits.
+_HEALTH = frozenset({Limit.MEDICAL, Limit.EMERGENCY})
+
+
+def problem_alone(m: Message) -> Proposal | None:
+    """我們巷口的垃圾車都不來 已經一個禮拜了 / 隔壁工廠噪音很大 / 路面有個大洞: a problem for the town hall said
+    with no other question (problem_beside_question answers one) → the 新需求 form, with the offer to
+    leave the problem as a request added to it (shared.routing). Never the directory, the weather or
+    the menu; a health limit said with it (受傷) is left to the limits rule. Source: docs/design.md §4
+    (a request is drafted, then confirmed) and §7 (the rules in order)."""
+    if problem_said(m.text) is None or set(m.hard) & _HEALTH:
+        return None
+    return Proposal("handoff_info")

@@ -47,12 +47,28 @@ IMPERSONATION = re.compile(r"自稱|假冒|冒充|冒名|假扮|假裝是")
 #: Money asked for: a transfer, a withdrawal, a deposit or fee, gift cards, a "safe" account (要先匯錢,
 #: 要我去領錢, 要監管帳戶).
 MONEY_ASKED = re.compile(r"匯款|匯錢|匯過去|匯給|轉帳|轉錢|轉過去|領錢|領出|提款|提領|ATM|atm|監管帳戶|安全帳戶|保證金"
-                         r"|手續費|解除分期|點數卡|遊戲點數|買點數|保釋金|交保|虛擬貨幣|比特幣|存摺|提款卡|密碼")
+                         r"|手續費|解除分期|點數卡|遊戲點數|買點數|保釋金|交保|虛擬貨幣|比特幣|存摺|提款卡|密碼"
+                         # 要我匯20萬, 要借錢, 借我五萬, 先付錢, 要繳罰款
+                         r"|匯\s*[0-9一二兩三四五六七八九十百千萬]|借錢|借我|借[0-9一二兩三四五六七八九十百千萬]"
+                         r"|付錢|付款|先付|要付|繳錢|繳款|先繳|要繳|罰款|贖金|給錢|拿錢|送錢|寄錢")
 #: What a scam says first: a prize, an account in trouble, an official, or a caller (有人打電話說我中獎).
 SCAM_STORY = re.compile(r"中獎|中大獎|抽中|得獎|帳戶[^，。？?]{0,3}(?:盜用|凍結|異常|冒用|被用)|洗錢|涉(?:嫌|案)|通緝|"
-                        r"檢察官|法院|地檢署|警察|警官|法官|健保局|健保署|國稅局|打電話|來電|簡訊|有人(?:說|叫|要|傳)")
+                        r"檢察官|法院|地檢署|警察|警官|法官|健保局|健保署|國稅局|打電話|來電|簡訊|有人(?:說|叫|要|傳)"
+                        # a caller or a message (打來, line 傳來), or a relative in danger or with a new number
+                        r"|打來|傳來|傳訊|line ?傳|綁架|綁票|撞到人|出車禍|車禍|被抓|被關|被打|"
+                        r"換(?:了)?(?:新)?(?:號碼|電話|手機|門號|line)|新號碼")
 #: An account in trouble said alone (說我帳戶被盜用): the first step of a known scam.
 ACCOUNT_TROUBLE = re.compile(r"帳戶[^，。？?]{0,3}(?:被盜用|被凍結|被冒用|被人用|涉案)|監管帳戶|安全帳戶")
+#: A kidnapping told by a caller (有人打電話說我兒子被綁架): a known scam script even before money is named.
+KIDNAP = re.compile(r"綁架|綁票|撕票")
+#: A caller or a message (打電話, 打來, 來電, 簡訊, line 傳來): who tells a scam story.
+CALLER = re.compile(r"打電話|打來|來電|電話[^，。？?]{0,3}說|接到[^，。？?]{0,4}電話|簡訊|訊息|line|賴|傳來|有人(?:說|叫|要|傳)")
+#: Who a scam poses as: an office, the police, a court, a bank or a phone company (說是健保局, 銀行來電).
+OFFICE_POSED = re.compile(r"健保局|健保署|檢察官|地檢署|警察|警官|警局|法院|法官|銀行|電信公司|中華電信|電信|國稅局"
+                          r"|戶政|郵局|客服|金管會|調查局")
+#: What a posed office says went wrong: a card, an account or a number stolen or misused, or a call put
+#: through to a prosecutor (卡被盜用, 門號被冒用, 要轉接檢察官, 帳戶要監管).
+MISUSE = re.compile(r"盜用|冒用|盜刷|被盜|被冒|轉接|監管|凍結|涉案|涉嫌|洗錢|通緝|出庭|傳票|人頭帳戶|偽造")
 
 #: Politics and elections: whom to vote for, a party, a candidate (你支持哪個候選人, 該投誰).
 POLITICS = re.compile(r"候選人|選舉|投票給|投給誰|投給哪|該投|投誰|要投哪|選誰|選哪(?:個|一個|位)|政黨|國民黨|民進黨|民眾黨"

@@ -74,3 +74,38 @@ def test_problem_said_on_a_long_message_is_read_once(text):
 
     assert problem_said(text) is None  # more clauses than a resident's message: no offer, no recursion
     assert route(reading_form(text)).tool in ("handoff_info", "search_local_places")
+
+
+#: The directory text, which a problem for the town hall never gets.
+DIRECTORY = "我沒有政府機關、公所、學校或其他單位的電話"
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("我們巷口的垃圾車都不來 已經一個禮拜了 在員林市中正路", "我們巷口的垃圾車都不來"),
+    ("垃圾車都沒來", "垃圾車都沒來"),
+    ("巷子裡的水溝好臭", "巷子裡的水溝好臭"),
+    ("路面有個大洞", "路面有個大洞"),
+    ("隔壁工廠噪音很大", "隔壁工廠噪音很大"),
+    ("附近有好多流浪狗", "附近有好多流浪狗"),
+    ("路燈都不會亮 在花壇鄉中山路", "路燈都不會亮"),
+    ("颱風過後樹倒在路上", "颱風過後樹倒在路上"),
+    ("水溝蓋不見了", "水溝蓋不見了"),
+])
+def test_problem_offer_a_problem_in_own_words_gets_the_form_never_the_directory(webhook_service, line_standin,
+                                                                                 text, problem):
+    messages = reply_messages(webhook_service, line_standin, text_event(text))
+    words = all_text(messages)
+    assert "新需求：" in words and offered(messages) == [f"新需求：{problem}"]
+    assert DIRECTORY not in words and "這句我看不太懂" not in words
+
+
+def test_problem_offer_after_the_handoff_menu_entry_takes_the_problem(webhook_service, line_standin):
+    reply_messages(webhook_service, line_standin, text_event("留下服務詢問"))
+    messages = reply_messages(webhook_service, line_standin,
+                              text_event("我們巷口的垃圾車都不來 已經一個禮拜了 在員林市中正路"))
+    assert offered(messages) == ["新需求：我們巷口的垃圾車都不來"] and DIRECTORY not in all_text(messages)
+
+
+def test_problem_offer_a_noisy_event_asked_about_is_a_search(webhook_service, line_standin):
+    messages = reply_messages(webhook_service, line_standin, text_event("這個活動會很吵嗎"))
+    assert offered(messages) == []

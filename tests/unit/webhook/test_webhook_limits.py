@@ -23,6 +23,12 @@ def reads(service, standin, text: str) -> str:
     "有人打電話說我中獎要先匯錢", "自稱檢察官要我去領錢", "說我帳戶被盜用要監管帳戶", "假冒健保局",
     "接到一通電話說是法院的要我匯款", "有人傳簡訊說我中獎 要先付手續費", "剛剛有個自稱警察的人叫我去ATM",
     "这是不是诈骗",  # Simplified
+    # told in a resident's own words: a fake kidnapping, a relative's "new number", a posed office
+    "剛剛有人打電話說我兒子被綁架 要我匯20萬 怎麼辦", "我孫子打電話來說換號碼 要借錢",
+    "有人打來說是健保局 說我的卡被盜用 要轉接檢察官", "接到簡訊說我女兒出車禍 要我轉帳",
+    "LINE傳來說是我姪子 換號碼了 要我先付錢", "有人打來說我兒子被抓 要付保釋金",
+    "電信公司打來說我的門號被冒用 要轉接警察", "銀行來電說我的信用卡被盜刷", "警察打來說我的帳戶被監管",
+    "有人打電話說是法院 說我涉案 帳戶要監管",
 ])
 def test_limits_fraud_says_165_and_not_the_directory(webhook_service, line_standin, text):
     words = reads(webhook_service, line_standin, text)
@@ -57,8 +63,9 @@ def test_limits_crisis_stays_first_beside_a_scam(webhook_service, line_standin):
     assert DIRECTORY not in words
 
 
-def test_limits_a_transfer_asked_of_an_event_is_no_scam(webhook_service, line_standin):
-    words = reads(webhook_service, line_standin, "鹿港的市集可以轉帳嗎")
+@pytest.mark.parametrize("text", ["鹿港的市集可以轉帳嗎", "市集可以轉帳嗎", "市集可以用LINE付款嗎"])
+def test_limits_a_transfer_asked_of_an_event_is_no_scam(webhook_service, line_standin, text):
+    words = reads(webhook_service, line_standin, text)
     assert "165" not in words and "詐騙" not in words
 
 
