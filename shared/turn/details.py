@@ -78,6 +78,8 @@ _NOISE = re.compile(r"[\s\d\W_a-z]+")
 _EDGE_FILLER = re.compile(r"^[嗎呢吧啊呀喔哦啦耶欸嘛麻的了在有是要會能可以去都也還就那這]+|[嗎呢吧啊呀喔哦啦耶欸嘛麻的了在有是要會能可以去都也還就]+$")
 #: What may stay of a date once its shortest reading part is cut (行憲|紀念日, 聖誕|夜).
 _DATE_TAIL = re.compile(r"^(?:紀念日|紀念|節日|節|夜|晚上|晚|當天|那天|連假)+|(?:紀念日|紀念|節日|節|當天|那天|前後|左右)+$")
+#: A whole week or weekday word (禮拜六, 這個星期天, 週末): cut whole from a question, never half of it (員林禮|拜六).
+_WEEK_WORD = re.compile(r"(?:這|下|上|本)?(?:個)?(?:禮拜|礼拜|星期|週|周)[一二三四五六日天末1-7]?")
 #: A user's words may be named in the reply only when short and plain.
 _PLAIN = re.compile(r"[\u4e00-\u9fff]{2,6}")
 #: The answered and filler words, for a reader that asks what else of a message is left (shared.turn.reading).
@@ -178,8 +180,9 @@ def _leftover(run: str, date_of: Callable[[str], DateSpec | None]) -> list[tuple
 
 def _cut_date(run: str, value: DateSpec, date_of: Callable[[str], DateSpec | None]) -> list[tuple[str, str]]:
     """``run`` without its shortest part that reads as the same date (聖誕夜報佳音 → 報佳音); a Taiwanese
-    date word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔)."""
-    for word in COLLOQUIAL_DATE_WORDS.finditer(run):
+    date word or a week word goes whole (明仔載有啥物 → 有啥物, not 載有啥物 after 明仔; 員琳禮拜六 → 員琳,
+    not 員琳禮 after 拜六)."""
+    for word in (*COLLOQUIAL_DATE_WORDS.finditer(run), *_WEEK_WORD.finditer(run)):
         if date_of(word.group(0)) == value:
             return [pair for part in (run[:word.start()], run[word.end():]) if part
                     for pair in _leftover(part, date_of)]

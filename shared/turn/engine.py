@@ -35,6 +35,7 @@ from shared.memory.store import PreferenceSnapshot, read_preference
 from shared.places.search import UnknownDietaryType, search_local_places
 from shared.replies import menu, refusals
 from shared.store import StoreError
+from shared.text import reading_form
 from shared.turn.ask import EventsSearch, Flag, ItemRef, PlacesSearch, PrivacyTopic
 from shared.turn.conversation import load_conversation
 from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
@@ -44,7 +45,7 @@ from shared.turn.item_answer import answer_item
 from shared.turn.limits import limits_with_details
 from shared.turn.reading import judge
 from shared.turn.router import Proposal, route
-from shared.turn.rules.items import ITEM_TOOL
+from shared.turn.rules.items import ITEM_TOOL, bare_detail_ref
 from shared.turn.wording import (
     PAST_LOOKBACK_DAYS,
     diet_said_beside_shop,
@@ -113,6 +114,21 @@ def _kept_range(search: EventsSearch | None, ctx: EventContext) -> str | None:
         return None
 
 
+def _about_the_item(ctx: EventContext, text: str, proposal: Proposal) -> Proposal:
+    """A bare question (幾點開始, 要錢嗎, 在哪裡) while the conversation state lists items: about the item
+    (the one listed, or the one last asked about, else which one?), answered from its record
+    (shared.turn.item_answer), never as a shop's hours or price. Without a listed state: ``proposal``."""
+    if proposal.tool == ITEM_TOOL:
+        return proposal
+    ref = bare_detail_ref(reading_form(text))
+    if ref is None:
+        return proposal
+    conversation = load_conversation(ctx)
+    if conversation is None or not conversation.items:
+        return proposal
+    return Proposal(ITEM_TOOL, {"ref": ref}, proposal.source)
+
+
 def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = False) -> Reply:
     """One free-text turn with the offline router.
 
@@ -129,7 +145,7 @@ def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = Fals
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
         titles = [event.title for event in snapshot.events] if snapshot else None
-        proposal = route(text, titles)
+        proposal = _about_the_item(ctx, text, route(text, titles))
         if defer_incomplete:
             reading = judge(text, proposal, titles)
             if not reading.complete:

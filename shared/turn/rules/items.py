@@ -33,7 +33,7 @@ from shared.turn.vocabulary.events import EVENT_TOPICS, EVENT_WORDS
 if TYPE_CHECKING:
     from shared.turn.rules.message import Message
 
-__all__ = ["ITEM_TOOL", "item_ref", "read_item_ref"]
+__all__ = ["ITEM_TOOL", "bare_detail_ref", "item_ref", "read_item_ref"]
 
 #: The proposal's tool: one listed item, answered from its record.
 ITEM_TOOL = "item_detail"
@@ -142,6 +142,23 @@ def read_item_ref(text: str, names_item: Callable[[str], bool] = lambda word: Fa
     if found.group("pointed") == "個" and not found.group("earlier") and word is None and not details:
         return None  # 那個 alone is a pause as often as a pointer: only with a question or a name
     return ItemRef(position, None if position is not None else word, details)
+
+
+def bare_detail_ref(text: str) -> ItemRef | None:
+    """A bare question about an item with no reference and nothing else asked (幾點開始, 要錢嗎, 在哪裡),
+    as a pointer alone (``ItemRef(None, None, details)``), or None.
+
+    Only the turn engine uses it, and only when the conversation state lists items: the question then
+    refers to the item last asked about (shared.turn.item_answer); without a state the router's own
+    reading stays. Args: ``text`` in its reading form (never logged).
+    """
+    compact = _LEAD.sub("", _SPACES.sub("", text))
+    if not compact:
+        return None
+    details, runs = _details(compact)
+    if not details or any(not _FILL.fullmatch(run) for run in runs):
+        return None
+    return ItemRef(None, None, details)
 
 
 #: Words of an event's kind or topic a name may be made of (市集, 健走, 活動).

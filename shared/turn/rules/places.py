@@ -141,11 +141,13 @@ def unknown_place(text: str) -> str | None:
 FOLLOW_UP = re.compile(r"(?:那|那麼|那如果|還有|換)\s*(?:呢|咧|勒|嗎|的呢)?[\s?？!！。.~～]*|(?:呢|咧|勒)[\s?？!！。.~～]*")
 _SPELLINGS = "|".join(sorted({*TOWNSHIPS, *(short_name(name) for name in TOWNSHIPS)}, key=len, reverse=True))
 #: Where a place is clearly meant: two Han characters joined to a real township by 還是 / 或 / 跟 / 和 / 、
-#: (a, b), two followed by 鄉 / 鎮 / 市 (c), or a word first and then when (d: 鹿巷這禮拜有活動嗎).
+#: (a, b), two followed by 鄉 / 鎮 / 市 (c), or a word first and then when (d: 鹿巷這禮拜有活動嗎, 員琳禮拜六,
+#: 溪胡明天).
 _TYPED_PLACE = re.compile(
     rf"(?P<a>[\u4e00-\u9fff]{{2}})(?={PLACE_JOIN}(?:{_SPELLINGS}))|(?:{_SPELLINGS}){PLACE_JOIN}(?P<b>[\u4e00-\u9fff]{{2}})"
     r"|(?P<c>[\u4e00-\u9fff]{2})(?P<suffix>[鄉鎮市])"
-    r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)|(?:週|周)末)")
+    r"|^(?:請問|想問|我想查|想查|查)?(?P<d>[\u4e00-\u9fff]{2})(?=(?:這|今|明|下|本)(?:個)?(?:禮拜|星期|週|周|月|天)"
+    r"|(?:禮拜|礼拜|星期|週|周)[一二三四五六日天末1-7])")
 #: Words of LOCAL's vocabulary that are never a misspelt township (社區, 北部, 市集 …).
 _NOT_TYPOS = tuple([w for w, _ in EVENT_TOPICS] + list(EVENT_WORDS) + [w for w, _ in DIET_WORDS] + list(NOT_PLACES)
                    + list(NOT_TOWNSHIP_TYPOS))
@@ -172,12 +174,25 @@ def _no_typo(t: str, typed: str, found: re.Match[str], said_townships: list[str]
     return bool(said_townships) and in_a_title(typed, titles)
 
 
+#: At most this many characters after the word make a bare date (員琳這週末, 鹿巷禮拜天呢): the date is the ask.
+_BARE_DATE_TAIL = 6
+
+
+def _asked_or_bare_date(t: str, found: re.Match[str]) -> bool:
+    """True when the word first and then when (``found``'s group d) comes with an event, place or diet ask,
+    or with nothing but a short date after it (花台下禮拜: an event search by that date)."""
+    if any(word in t for word in EVENT_WORDS + PLACE_WORDS) or read_diet(t)[0] is not None:
+        return True
+    tail = t[found.end():].strip()
+    return len(tail) <= _BARE_DATE_TAIL and read_date(tail) is not None
+
+
 def township_typo(t: str, titles: EventTitles) -> tuple[str, str, list[str]] | None:
     """A misspelt township where a place is clearly meant, and the townships it may be, or None.
 
     A place is clearly meant where two Han characters are joined to a real township by 還是 / 或 / 跟 / 和
     / 、 (溪胡還是員林, 員林或花潭), or are followed by 鄉 / 鎮 / 市 (溪胡鎮), or come first before when
-    (鹿巷這禮拜有活動嗎, with an ask). They must differ from a township's short name in exactly one
+    (鹿巷這禮拜有活動嗎, 員琳禮拜六有啥活動, with an ask or with only a short date after: 花台下禮拜). They must differ from a township's short name in exactly one
     character (溪胡 / 溪湖; never by sound, which the router cannot read) and be no word of LOCAL's
     vocabulary (社區, 北部, 市集 …). Several townships may be that close (溪胡: 溪湖鎮 and 溪州鄉): all are
     returned, a same suffix (溪胡鎮 → 溪湖鎮) first. The caller asks 「你是說…嗎？」; it never searches a guess.
@@ -190,8 +205,8 @@ def township_typo(t: str, titles: EventTitles) -> tuple[str, str, list[str]] | N
     near_of: dict[str, list[str]] = {}
     for found in _TYPED_PLACE.finditer(t):
         typed = found.group("a") or found.group("b") or found.group("c") or found.group("d")
-        if found.group("d") and not any(word in t for word in EVENT_WORDS + PLACE_WORDS) and read_diet(t)[0] is None:
-            continue  # a word before a date with no ask is no place
+        if found.group("d") and not _asked_or_bare_date(t, found):
+            continue  # a word before a date in a longer message with no ask is no place
         near = _townships_near(typed, near_of)
         if not near or _no_typo(t, typed, found, said_townships, titles):
             continue

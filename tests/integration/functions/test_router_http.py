@@ -17,7 +17,7 @@ HTTP_CASES = (
     "limits-hemi-booking", "diets-simplified-places", "diets-five-pungent", "diets-vegan-upper",
     "two-asks-two-townships", "handoff-status-1", "handoff-cancel", "privacy-privacy-2", "handoff-request-3",
     "handoff-bare", "limits-fraud-prize", "limits-fraud-prosecutor", "limits-politics-vote", "limits-off-topic-poem",
-    "limits-directory-police-phone", "safety-crisis-with-fraud",
+    "limits-directory-police-phone", "safety-crisis-with-fraud", "typos-yuanlin-saturday", "typos-lugang-sunday",
 )
 
 

@@ -279,3 +279,37 @@ def test_item_of_a_snapshot_not_confirmed_for_long_says_it_may_be_out_of_date(se
 def test_word_naming_every_listed_item_asks_which_without_saying_none(service, line_standin):
     words = _after(service, line_standin, SHOPS_ASK, "那家員林的在哪")
     assert "剛剛列了 3 家店家，你問的是哪一家" in words and "沒有看到" not in words
+
+
+# -- a bare question after an item turn: about that item -------------------------------------------
+
+_SHOP_WORDS = ("營業時間", "菜單", "店家", "看不太懂")
+
+
+def test_bare_when_after_an_item_turn_is_that_items_start_time(service, line_standin):
+    _say(service, line_standin, EVENTS_ASK)
+    _say(service, line_standin, "第二個在哪裡")
+    words = _say(service, line_standin, "幾點開始")
+    assert "「員林假日小農市集」" in words and "09:00 開始" in words
+    assert not any(word in words for word in _SHOP_WORDS)
+
+
+@pytest.mark.parametrize("then, said", [("要錢嗎", "活動資料沒有記錄要不要錢"), ("在哪裡", "地點：員林公園東側廣場")])
+def test_bare_price_or_place_after_an_item_turn_is_that_items(service, line_standin, then, said):
+    _say(service, line_standin, EVENTS_ASK)
+    _say(service, line_standin, "第二個幾點")
+    words = _say(service, line_standin, then)
+    assert "「員林假日小農市集」" in words and said in words
+    assert not any(word in words for word in _SHOP_WORDS)
+
+
+@pytest.mark.parametrize("then", ["幾點開始", "要錢嗎"])
+def test_bare_event_question_after_an_events_list_never_gets_shop_wording(service, line_standin, then):
+    words = _after(service, line_standin, EVENTS_ASK, then)
+    assert not any(word in words for word in _SHOP_WORDS)
+    assert "員林假日小農市集" in words  # which one? with the listed events
+
+
+def test_bare_question_without_a_list_keeps_the_routers_reading(service, line_standin):
+    words = _say(service, line_standin, "要錢嗎")
+    assert "員林假日小農市集" not in words and "第 " not in words

@@ -15,7 +15,7 @@ import pytest
 from shared.handoff.drafts import request_text_of
 from shared.places.search import areas_with_places
 from shared.text import reading_form
-from shared.turn.ask import EventsSearch, Flag, OtherAreas, PlacesSearch, SecondAsk
+from shared.turn.ask import EventsSearch, Flag, OtherAreas, PlacesSearch, SecondAsk, Unasked
 from shared.turn.datespec import Week, Weekday
 from shared.turn.router import route, township_typo
 from tests.codes_support import shown_in
@@ -145,6 +145,8 @@ def test_webhook_status_by_subject_after_a_request_shows_that_request(service, l
 @pytest.mark.parametrize("text, typed, first", [
     ("溪胡還是員林有素食餐廳", "溪胡", "溪湖鎮"), ("員林或花潭有素食嗎", "花潭", "花壇鄉"), ("鹿巷跟和美有活動嗎", "鹿巷", "鹿港鎮"),
     ("田尾跟北豆週末有活動嗎", "北豆", "北斗鎮"), ("溪胡鎮有素食嗎", "溪胡", "溪湖鎮"), ("員林、二休有活動嗎", "二休", "二水鄉"),
+    ("員琳禮拜六有啥活動", "員琳", "員林市"), ("員琳這週末", "員琳", "員林市"), ("溪胡明天有活動嗎", "溪胡", "溪湖鎮"),
+    ("鹿巷禮拜天", "鹿巷", "鹿港鎮"), ("花台下禮拜", "花臺", "花壇鄉"), ("鹿巷星期六有什麼活動", "鹿巷", "鹿港鎮"),
 ])
 def test_router_township_typo_is_asked_about(text, typed, first):
     found = township_typo(reading_form(text))
@@ -158,6 +160,22 @@ def test_router_township_typo_is_asked_about(text, typed, first):
                                   "員林市場有素食嗎", "我回鄉下 花壇有活動嗎"])
 def test_router_township_typo_does_not_over_fire(text):
     assert township_typo(reading_form(text)) is None and route(text).tool != "did_you_mean"
+
+
+@pytest.mark.parametrize("text", ["員琳禮拜六有啥活動", "鹿巷禮拜天有活動嗎", "報佳音禮拜六有嗎", "我們禮拜六有啥活動"])
+def test_router_details_never_keep_half_of_a_week_word(text):
+    proposal = route(text)
+    words = " ".join(note.words for note in proposal.notes if isinstance(note, Unasked))
+    assert "禮" not in words and "拜" not in words
+
+
+@pytest.mark.parametrize("text, right", [("員琳禮拜六有啥活動", "員林禮拜六有啥活動"), ("鹿巷禮拜天", "鹿港禮拜天"),
+                                         ("花台下禮拜", "花壇下禮拜")])
+def test_webhook_township_typo_before_a_date_asks_did_you_mean(service, line_standin, text, right):
+    messages = reply_messages(service, line_standin, text_event(text))
+    words = all_text(messages)
+    assert "你是說" in words and "禮」" not in words and "示範活動" not in words
+    assert right in _texts(messages).values()
 
 
 def test_router_township_typo_with_two_close_townships_names_both():

@@ -145,8 +145,12 @@ def test_leftovers_negatives_keep_their_reading(text, tool):
     assert route(text).tool == tool
 
 
-def test_leftovers_no_prompt_without_an_ask():
-    assert route("鹿巷這禮拜").tool != "did_you_mean"
+def test_leftovers_no_prompt_without_an_ask_in_a_longer_message():
+    assert route("二人這禮拜想出去走走").tool != "did_you_mean"
+
+
+def test_leftovers_bare_misspelt_township_and_date_is_asked_about():
+    assert route("鹿巷這禮拜").tool == "did_you_mean"
 
 
 def test_leftovers_reply_has_no_leftover_line(service, line_standin):
