@@ -236,7 +236,9 @@ def failure_reason(outcome: AdkOutcome) -> str | None:
     """
     if outcome.exception is not None:
         return _exception_reason(outcome.exception)
-    return _ERROR_CODE_REASONS.get(outcome.error_code or "", UPSTREAM_UNAVAILABLE) if outcome.error_code else None
+    if outcome.error_code:
+        return _ERROR_CODE_REASONS.get(outcome.error_code, UPSTREAM_UNAVAILABLE)
+    return None
 
 
 #: An ADK event's ``error_code`` (a FinishReason or a prompt's BlockedReason) → the audit reason.
