@@ -236,7 +236,9 @@ def failure_reason(outcome: AdkOutcome) -> str | None:
     """
     if outcome.exception is not None:
         return _exception_reason(outcome.exception)
-    return _ERROR_CODE_REASONS.get(outcome.error_code or "", UPSTREAM_UNAVAILABLE) if outcome.error_code else None
+    if outcome.error_code:
+        return _ERROR_CODE_REASONS.get(outcome.error_code, UPSTREAM_UNAVAILABLE)
+    return None
 
 
 #: An ADK event's ``error_code`` (a FinishReason or a prompt's BlockedReason) → the audit reason.
@@ -291,17 +293,16 @@ def run_model_text_turn(ctx: EventContext, text: str, *, tools: TurnTools = DEFA
     binding = TurnBinding(ctx, start, session_user=hash_user(ctx.actor.user_id) or "anonymous",
                           session_id=f"turn-{uuid.uuid4().hex}", tools=tools, text=text)
     model_started = time.monotonic()
+    model: dict[str, Any] = {"model_id": settings.model_id, "backend": settings.model_backend}
     try:
         agent = build_agent(settings, public_context(ctx.now), LocalTools(binding), last_call=_last_call(ctx))
     except Exception as exc:  # a configuration the client refuses: the router reads it, not a 500
         log("ERROR", "model turn not started", error=exc.__class__.__name__)
-        return router_fallback(ctx, start, text, UPSTREAM_UNAVAILABLE, {"model_id": settings.model_id,
-                                                                         "backend": settings.model_backend,
-                                                                         "error": exc.__class__.__name__}, tools)
+        return router_fallback(ctx, start, text, UPSTREAM_UNAVAILABLE, {**model, "error": exc.__class__.__name__},
+                               tools)
     outcome = run_turn_on_model_loop(agent, binding, text, timeout_seconds=settings.model_timeout_seconds)
-    model = {"model_id": settings.model_id, "backend": settings.model_backend,
-             "calls": [{"tool": call["tool"], "args": call["args"]} for call in binding.calls],
-             "refusals": binding.refusals, "model_ms": round((time.monotonic() - model_started) * 1000, 1)}
+    model.update(calls=[{"tool": call["tool"], "args": call["args"]} for call in binding.calls],
+                 refusals=binding.refusals, model_ms=round((time.monotonic() - model_started) * 1000, 1))
     reason = failure_reason(outcome)
     if reason is not None:
         model["error"] = outcome.exception.__class__.__name__ if outcome.exception else outcome.error_code

@@ -240,12 +240,7 @@ def _forget_after_fork() -> None:
     _RUNTIME = _ModelRuntime()
 
 
-def _close_at_exit() -> None:
-    _RUNTIME.close()
-
-
 os.register_at_fork(after_in_child=_forget_after_fork)
-atexit.register(_close_at_exit)
 
 
 def shared_model(settings: Settings) -> Gemini:
@@ -284,3 +279,6 @@ def close_clients() -> None:
     """Close every client (its async session on the model loop, then its sync transport) and stop the
     loop; the next model turn builds them again. Runs at interpreter exit."""
     _RUNTIME.close()
+
+
+atexit.register(close_clients)
