@@ -456,7 +456,7 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
             reply, status = fixed(ctx, proposal), "fixed"
         elif proposal.tool == ITEM_TOOL:  # 第三個在哪裡集合: that item's own record (shared.turn.item_answer)
-            answer = answer_item(ctx, proposal.args["ref"])
+            answer = answer_item(ctx, proposal.args["ref"], events_snapshot_args(ctx)["snapshot_loader"])
             reply, status, result = answer.reply, answer.status.value, answer.result()
         elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (docs/design.md §6)
             reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
