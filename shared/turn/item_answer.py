@@ -22,7 +22,7 @@ Source: docs/design.md §5 (replies name what is not recorded), §7 (the convers
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -36,7 +36,7 @@ from shared.places.catalog import CatalogError, PlaceCatalog, load_place_catalog
 from shared.store import StoreError
 from shared.turn import wording
 from shared.turn.ask import ItemRef
-from shared.turn.conversation import Conversation, ItemKind, ListedItem, load_conversation, save_conversation
+from shared.turn.conversation import Conversation, ItemKind, ListedItem, load_conversation, touch_conversation
 from shared.turn.rules.items import ITEM_TOOL
 
 __all__ = ["ItemAnswer", "ItemStatus", "answer_item", "resolve"]
@@ -194,7 +194,7 @@ def answer_item(ctx: EventContext, ref: ItemRef,
                                                    unmatched=unmatched), ItemStatus.WHICH)
     answer = _answered(ctx, ref, picked, events, catalog)
     if answer.status is ItemStatus.ANSWERED:  # a turn about the list keeps it 30 minutes more
-        save_conversation(ctx, replace(conversation, updated_at=ctx.now))
+        touch_conversation(ctx, conversation)
     return answer
 
 
