@@ -144,7 +144,7 @@ def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = Fals
     snapshot = _turn_snapshot_or_none(ctx)
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
-        titles = [event.title for event in snapshot.events] if snapshot else None
+        titles = _titles(snapshot)
         proposal = _about_the_item(ctx, text, route(text, titles))
         if defer_incomplete:
             reading = judge(text, proposal, titles)
@@ -165,8 +165,13 @@ def router_first_turn(ctx: EventContext, text: str) -> Reply:
 def router_proposal(ctx: EventContext, text: str) -> Proposal:
     """The router's proposal for ``text``, read against the current events snapshot's titles (the
     model path's fallback when the model gave no usable call)."""
-    snapshot = _turn_snapshot_or_none(ctx)
-    return route(text, [event.title for event in snapshot.events] if snapshot else None)
+    return route(text, _titles(_turn_snapshot_or_none(ctx)))
+
+
+def _titles(snapshot) -> list[str] | None:
+    """The events snapshot's titles the router reads named events against; None without a snapshot
+    (the router then reads its demo titles)."""
+    return [event.title for event in snapshot.events] if snapshot else None
 
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
