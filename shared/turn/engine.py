@@ -144,7 +144,7 @@ def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = Fals
     snapshot = _turn_snapshot_or_none(ctx)
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
-        titles = [event.title for event in snapshot.events] if snapshot else None
+        titles = _titles(snapshot)
         proposal = _about_the_item(ctx, text, route(text, titles))
         if defer_incomplete:
             reading = judge(text, proposal, titles)
@@ -165,8 +165,13 @@ def router_first_turn(ctx: EventContext, text: str) -> Reply:
 def router_proposal(ctx: EventContext, text: str) -> Proposal:
     """The router's proposal for ``text``, read against the current events snapshot's titles (the
     model path's fallback when the model gave no usable call)."""
-    snapshot = _turn_snapshot_or_none(ctx)
-    return route(text, [event.title for event in snapshot.events] if snapshot else None)
+    return route(text, _titles(_turn_snapshot_or_none(ctx)))
+
+
+def _titles(snapshot) -> list[str] | None:
+    """The events snapshot's titles the router reads named events against; None without a snapshot
+    (the router then reads its demo titles)."""
+    return [event.title for event in snapshot.events] if snapshot else None
 
 
 def _answer(ctx: EventContext, proposal: Proposal) -> Reply:
@@ -456,7 +461,7 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         if fixed is not None:  # the model's greeting, limit, status …: the text turn's own fixed reply
             reply, status = fixed(ctx, proposal), "fixed"
         elif proposal.tool == ITEM_TOOL:  # 第三個在哪裡集合: that item's own record (shared.turn.item_answer)
-            answer = answer_item(ctx, proposal.args["ref"])
+            answer = answer_item(ctx, proposal.args["ref"], events_snapshot_args(ctx)["snapshot_loader"])
             reply, status, result = answer.reply, answer.status.value, answer.result()
         elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (docs/design.md §6)
             reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat

@@ -21,8 +21,8 @@ Source: docs/design.md §5 (replies name what is not recorded), §7 (the convers
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -36,7 +36,7 @@ from shared.places.catalog import CatalogError, PlaceCatalog, load_place_catalog
 from shared.store import StoreError
 from shared.turn import wording
 from shared.turn.ask import ItemRef
-from shared.turn.conversation import Conversation, ItemKind, ListedItem, load_conversation, save_conversation
+from shared.turn.conversation import Conversation, ItemKind, ListedItem, load_conversation, touch_conversation
 from shared.turn.rules.items import ITEM_TOOL
 
 __all__ = ["ItemAnswer", "ItemStatus", "answer_item", "resolve"]
@@ -136,12 +136,13 @@ def _focus(ctx: EventContext, conversation: Conversation) -> str | None:
     return max(asked, key=lambda record: from_iso(record["at"]))["result_ids"][0]
 
 
-def _sources(ctx: EventContext, items: Sequence[ListedItem]) -> tuple[EventSnapshot | None, PlaceCatalog | None]:
+def _sources(items: Sequence[ListedItem], load_events: Callable[[], EventSnapshot]
+             ) -> tuple[EventSnapshot | None, PlaceCatalog | None]:
     """The events snapshot and the places catalog the items come from (each read only when listed)."""
     events = catalog = None
     if any(item.kind is ItemKind.EVENT for item in items):
         try:
-            events = load_current_snapshot(ctx.store)
+            events = load_events()
         except EventSnapshotError as exc:
             log("WARNING", "item record unavailable", error=exc.__class__.__name__)
     if any(item.kind is ItemKind.PLACE for item in items):
@@ -160,12 +161,16 @@ def _labels(items: Sequence[ListedItem], positions: tuple[int, ...], events: Eve
     return [(at, titles.get(items[at - 1].id) or names.get(items[at - 1].id) or "") for at in positions]
 
 
-def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
+def answer_item(ctx: EventContext, ref: ItemRef,
+                load_events: Callable[[], EventSnapshot] | None = None) -> ItemAnswer:
     """The reply to a reference to one listed item (see the module docstring).
 
     Args:
         ctx: the verified event (``now``, the store, the chat and sender).
         ref: the reference the router read.
+        load_events: reads the events snapshot (the turn engine passes the one its text turn already
+            read: shared.turn.engine.events_snapshot_args); default ``load_current_snapshot(ctx.store)``.
+            Raises EventSnapshotError when there is none.
     Returns:
         The reply, how it was answered, and the item answered.
     """
@@ -175,7 +180,7 @@ def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
         return ItemAnswer(wording.item_no_list_reply(searched=searched), ItemStatus.NO_LIST)
     items = conversation.items
     kind = items[0].kind
-    events, catalog = _sources(ctx, items)
+    events, catalog = _sources(items, load_events or (lambda: load_current_snapshot(ctx.store)))
     named = [_record_text(item, events, catalog) for item in items] if ref.name_word else []
     focus = _focus(ctx, conversation) if ref.position is None and ref.name_word is None and len(items) > 1 else None
     picked = resolve(ref, items, named, focus)
@@ -189,7 +194,7 @@ def answer_item(ctx: EventContext, ref: ItemRef) -> ItemAnswer:
                                                    unmatched=unmatched), ItemStatus.WHICH)
     answer = _answered(ctx, ref, picked, events, catalog)
     if answer.status is ItemStatus.ANSWERED:  # a turn about the list keeps it 30 minutes more
-        save_conversation(ctx, replace(conversation, updated_at=ctx.now))
+        touch_conversation(ctx, conversation)
     return answer
 
 

@@ -14,6 +14,7 @@ merges it with the conversation state, or, with none, answers the message as the
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from shared.areas import townships_in
 from shared.turn.ask import Flag, FollowUp
@@ -46,8 +47,8 @@ _MAX_MIDDLE = 16
 _CLEAN_NOTES = frozenset({Flag.GENERIC_DIET, Flag.OWN_DIET})
 
 
-def _parts(text: str) -> tuple[str, bool, bool] | None:
-    """``(middle, correction, asked)``: the words between the opening and the closing, or None when the
+def _parts(text: str) -> tuple[str, bool] | None:
+    """``(middle, correction)``: the words between the opening and the closing, or None when the
     message has neither an opening word nor a closing 呢."""
     correction = _CORRECTION.match(text)
     opening = correction or _HEAD.match(text)
@@ -57,7 +58,7 @@ def _parts(text: str) -> tuple[str, bool, bool] | None:
     middle = rest[:tail.start()] if tail else rest
     if not (opening or asked):
         return None
-    return middle.strip(), bool(correction), asked
+    return middle.strip(), bool(correction)
 
 
 def follow_up_words(form: str) -> str | None:
@@ -90,7 +91,7 @@ def follow_up_in(m: Message) -> FollowUp | None:
     parts = _parts(m.text)
     if parts is None:
         return None
-    middle, correction, _ = parts
+    middle, correction = parts
     if not middle or len(middle) > _MAX_MIDDLE:
         return None
     townships = townships_in(middle)
@@ -100,4 +101,4 @@ def follow_up_in(m: Message) -> FollowUp | None:
     found = _from_reading(reading) if reading.tool != FOLLOW_UP_TOOL else None
     if found is None:
         return None
-    return FollowUp(found.area, found.date, found.diet, found.keyword, found.kind, correction)
+    return replace(found, correction=correction)

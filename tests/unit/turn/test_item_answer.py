@@ -313,3 +313,21 @@ def test_bare_event_question_after_an_events_list_never_gets_shop_wording(servic
 def test_bare_question_without_a_list_keeps_the_routers_reading(service, line_standin):
     words = _say(service, line_standin, "要錢嗎")
     assert "員林假日小農市集" not in words and "第 " not in words
+
+
+def test_item_turn_reads_the_events_snapshot_once(service, line_standin, monkeypatch):
+    from shared.events import snapshots
+    from shared.turn import engine, item_answer
+
+    _say(service, line_standin, EVENTS_ASK)
+    reads = []
+
+    def counted(store):
+        reads.append(store)
+        return snapshots.load_current_snapshot(store)
+
+    monkeypatch.setattr(engine, "load_current_snapshot", counted)
+    monkeypatch.setattr(item_answer, "load_current_snapshot", counted)
+    words = _say(service, line_standin, "第三個在哪裡集合")
+    assert "第 3 個：「員林社區講座」" in words
+    assert len(reads) == 1  # the text turn's own read, used again for the item's record
