@@ -145,7 +145,7 @@ def run_text_turn(ctx: EventContext, text: str, *, defer_incomplete: bool = Fals
     token = _TURN_SNAPSHOT.set(snapshot)
     try:
         titles = _titles(snapshot)
-        proposal = _about_the_item(ctx, text, route(text, titles))
+        proposal = _read(ctx, text, titles)
         if defer_incomplete:
             reading = judge(text, proposal, titles)
             if not reading.complete:
@@ -163,9 +163,15 @@ def router_first_turn(ctx: EventContext, text: str) -> Reply:
 
 
 def router_proposal(ctx: EventContext, text: str) -> Proposal:
-    """The router's proposal for ``text``, read against the current events snapshot's titles (the
-    model path's fallback when the model gave no usable call)."""
-    return route(text, _titles(_turn_snapshot_or_none(ctx)))
+    """The router's proposal for ``text``, read against the current events snapshot's titles, as the
+    webhook's own text turn reads it (the model path's fallback when the model gave no usable call)."""
+    return _read(ctx, text, _titles(_turn_snapshot_or_none(ctx)))
+
+
+def _read(ctx: EventContext, text: str, titles: list[str] | None) -> Proposal:
+    """The router's reading of ``text`` in this conversation: a bare question about the item listed
+    (幾點開始 after a list) is about that item (``_about_the_item``)."""
+    return _about_the_item(ctx, text, route(text, titles))
 
 
 def _titles(snapshot) -> list[str] | None:

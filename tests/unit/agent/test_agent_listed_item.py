@@ -58,3 +58,18 @@ def test_agent_listed_item_call_is_checked_against_its_schema():
     assert schema_problem("ask_about_listed_item", {"position": 3.0, "details": ["where"]}) is None
     assert schema_problem("ask_about_listed_item", {"position": 99}) is not None
     assert schema_problem("ask_about_listed_item", {"details": ["opening_hours"]}) is not None
+
+
+def test_agent_listed_item_bare_question_on_a_model_failure_is_about_the_listed_item(pair, gemini, line_standin,
+                                                                                     clock):
+    """The model fails (429) on 幾點開始 after a one-item list: the router's fallback reads it as the webhook's
+    own turn does, about that item, never as a shop's hours."""
+    _turn(pair, gemini, line_standin, clock, "花壇有素食嗎", "search_local_places", area="花壇鄉")
+    gemini.script([{"error": 429, "when": "幾點開始"}])
+    event = fresh_event("幾點開始", clock)
+    assert pair.post(event) == 200
+    pair.drain()
+    [answer] = answers(line_standin, event)
+    assert "「和米素食」" in answer and "看不太懂" not in answer, answer
+    audit = pair.audit(event)
+    assert audit is not None and (audit["tool"], audit["reason"]) == ("item_detail", "quota")
