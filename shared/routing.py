@@ -136,8 +136,10 @@ def _in_shared_chat(event) -> bool:
 def _chat_id(event) -> str | None:
     """The group or room id of a shared chat's event (line-bot-sdk ``GroupSource.group_id``,
     ``RoomSource.room_id``), None one-to-one."""
+    if not _in_shared_chat(event):
+        return None
     source = getattr(event, "source", None)
-    return getattr(source, "group_id", None) or getattr(source, "room_id", None) if _in_shared_chat(event) else None
+    return getattr(source, "group_id", None) or getattr(source, "room_id", None)
 
 
 def route_text(ctx: EventContext, text: str) -> Reply:
