@@ -43,9 +43,6 @@ INTERNAL_ID = re.compile(r"\b(?:places|events)-[a-z-]*\d{4}-\d{2}-\d{2}(?:\.\d+)
 #: English words that are names residents know.
 KNOWN_NAMES = frozenset({"LINE", "Google"})
 _ENGLISH = re.compile(r"[A-Za-z]{2,}")
-#: A request's number as residents read it (A7K-3QF, shared.handoff.codes): letters, but no English.
-#: The internal id (req-20261202-cf3b…) is not exempt: a reply that shows it fails the budget.
-DISPLAY_CODE = SHOWN
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -141,7 +138,9 @@ def _word_problems(messages: list[dict], said: str, names: frozenset[str]) -> li
     problems = [f"says the jargon {word!r}" for word in JARGON if word in text]
     problems += [f"shows the internal id {found!r}" for found in INTERNAL_ID.findall(text)]
     allowed = {word.lower() for word in KNOWN_NAMES} | names | {word.lower() for word in _ENGLISH.findall(said)}
-    english = sorted({word for word in _ENGLISH.findall(DISPLAY_CODE.sub("", text)) if word.lower() not in allowed})
+    # a request's number as residents read it (A7K-3QF, codes.SHOWN) has letters, but is no English; the
+    # internal id (req-20261202-cf3b…) is not exempt: a reply that shows it fails the budget
+    english = sorted({word for word in _ENGLISH.findall(SHOWN.sub("", text)) if word.lower() not in allowed})
     problems += [f"says the English {english}"] if english else []
     sources = _chat_text(messages).count("來源")
     problems += [f"names its source {sources} times, once at most"] if sources > 1 else []

@@ -80,4 +80,5 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     log("INFO", "handoff draft cancelled in words", status=result.status, user=hash_user(ctx.actor.user_id))
     if result.status == "cancelled":
         return Reply([with_menu(wording.cancelled_in_words_message(), HELP_CHOICES)])
-    return Reply([with_menu(wording.cancel_message(result.status, result.request_id), HELP_CHOICES)])
+    shown = wording.number(ctx.settings, result.number_fields()) if result.request_id else None
+    return Reply([with_menu(wording.cancel_message(result.status, shown), HELP_CHOICES)])

@@ -81,7 +81,7 @@ def _span(seconds: float | None) -> str:
     return f" {seconds / 3600:g} 小時"
 
 
-def _month_day(value: str) -> str:
+def month_day(value: str) -> str:
     """ISO 8601 with an offset → 「12/1」 (Asia/Taipei)."""
     local = datetime.fromisoformat(value).astimezone(TAIPEI)
     return f"{local.month}/{local.day}"
@@ -91,7 +91,7 @@ def _source_note(source: dict[str, Any] | None) -> str:
     """「資料來源：觀光署活動資料，12/1 更新」 and, when stale, that the data may be out of date."""
     if not source:
         return ""
-    lines = [f"資料來源：{source['name']}" + (f"，{_month_day(source['updated_at'])} 更新"
+    lines = [f"資料來源：{source['name']}" + (f"，{month_day(source['updated_at'])} 更新"
                                             if source.get("updated_at") else "，沒寫更新時間")]
     if source.get("stale"):
         lines.append(f"已超過{_span(source.get('stale_after_seconds'))}沒更新，請以主辦單位公告為準")

@@ -9,7 +9,6 @@ Source: docs/design.md §5 (replies name what is not recorded), §7 (the budget 
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from linebot.v3.messaging import (
@@ -26,10 +25,10 @@ from linebot.v3.messaging import (
 )
 
 from shared.areas import WHOLE_COUNTY
-from shared.clock import TAIPEI
 from shared.diets import diet_label
 from shared.line import limits
 from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_postback, area_quick_reply, vague_area_note
+from shared.replies.events import month_day
 
 CAROUSEL_MAX_BUBBLES = 12
 ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/limits.py)
@@ -78,18 +77,13 @@ def source_line(places: list[dict[str, Any]]) -> str:
     return f"資料來源：{kinds[0]}{'等' if len(kinds) > 1 else ''}，{_day_words(day)} 查閱"
 
 
-def _month_day(iso: str) -> str:
-    local = datetime.fromisoformat(iso).astimezone(TAIPEI)
-    return f"{local.month}/{local.day}"
-
-
 def campaign_note(state: str, campaign: dict[str, Any]) -> str:
     """A card's short note on the festival window: 「蔬食節集章 9/30 已結束，不代表仍參加」."""
     if state == "not_started":
-        return f"蔬食節集章尚未開始（{_month_day(campaign['starts_at'])} 起）"
+        return f"蔬食節集章尚未開始（{month_day(campaign['starts_at'])} 起）"
     if state == "active_by_announcement":
-        return f"蔬食節集章活動期間，{_month_day(campaign['ends_at'])} 截止"
-    return f"蔬食節集章 {_month_day(campaign['ends_at'])} 已結束，不代表仍參加"
+        return f"蔬食節集章活動期間，{month_day(campaign['ends_at'])} 截止"
+    return f"蔬食節集章 {month_day(campaign['ends_at'])} 已結束，不代表仍參加"
 
 
 def diet_note(place: dict[str, Any]) -> str:

@@ -264,11 +264,11 @@ class StaffRelay:
                     break
                 chain.append((next_id, found))
                 next_id = found.get("after_notice")
-            pending = [(doc_id, found) for doc_id, found in chain
+            pending = [(doc_id, found, notice) for doc_id, found in chain
                        if (notice := notify.Notice.of(found)) is not None and notice.state is notify.NoticeState.PENDING]
-            if any(notify.Notice.of(found).live_claim(now) for _, found in pending):  # type: ignore[union-attr]
+            if any(notice.live_claim(now) for _, _, notice in pending):
                 return EarlierStep.HELD
-            for doc_id, found in pending:
+            for doc_id, found, _ in pending:
                 tx.set(staff_outbox.NOTICES, doc_id, {
                     **found, "notice_state": NOT_NEEDED.value, "notice_claim_until": None,
                     "notice_superseded_by": doc["purpose"], "updated_at": to_iso(now)})

@@ -36,8 +36,8 @@ from shared.store import DocumentStore, Transaction
 
 APPLIED, ALREADY_APPLIED, STALE, NOT_FOUND = "applied", "already_applied", "stale", "not_found"
 
-#: op → (required state, new state, resident notice purpose or None).
-TRANSITIONS: dict[str, tuple[str, str, str | None]] = {
+#: op → (required state, new state, resident notice purpose).
+TRANSITIONS: dict[str, tuple[str, str, str]] = {
     TAKE: (staff_outbox.AWAITING, staff_outbox.ACCEPTED, staff_outbox.ACCEPTED),
     DECLINE: (staff_outbox.AWAITING, staff_outbox.DECLINED, staff_outbox.DECLINED),
     DONE: (staff_outbox.ACCEPTED, staff_outbox.COMPLETED, staff_outbox.COMPLETED),
@@ -45,13 +45,11 @@ TRANSITIONS: dict[str, tuple[str, str, str | None]] = {
 }
 
 
-def notice_key(op: str, request: dict[str, Any]) -> str | None:
+def notice_key(op: str, request: dict[str, Any]) -> str:
     """The key (``staff_outbox.round_key``) of the resident notice ``op`` writes on ``request`` as it is
-    before the op; None for an op that tells nothing. A turn-back starts the next round; 完成 and
-    無法處理 end the request, so they are told once whatever the round."""
+    before the op. A turn-back starts the next round; 完成 and 無法處理 end the request, so they are
+    told once whatever the round."""
     purpose = TRANSITIONS[op][2]
-    if purpose is None:
-        return None
     round_number = int(request.get("staff_round") or 0)
     if op == BACK:
         return staff_outbox.round_key(purpose, round_number + 1)
@@ -110,8 +108,8 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
         if request is None or request.get("tenant_id") != tenant_id:
             return TransitionResult(NOT_FOUND)
         key = notice_key(reference.op, request)
-        notice_ref = staff_outbox.NoticeRef(staff_outbox.notice_id(doc_id, key)) if key else None
-        existing = tx.get(staff_outbox.NOTICES, notice_ref.doc_id) if notice_ref else None
+        notice_ref = staff_outbox.NoticeRef(staff_outbox.notice_id(doc_id, key))
+        existing = tx.get(staff_outbox.NOTICES, notice_ref.doc_id)
         revision = int(request.get("staff_revision") or 0)
         state = request.get("human_state") or staff_outbox.AWAITING
         if revision != reference.revision or state != required:
@@ -135,7 +133,7 @@ def apply(store: DocumentStore, tenant_id: str, reference: StaffReference, staff
         else:
             updated.update(closed_by=staff.hashed, closed_at=at)
         written = None
-        if notice_ref is not None and purpose is not None and key is not None and existing is None:
+        if existing is None:
             tx.set(staff_outbox.NOTICES, notice_ref.doc_id, staff_outbox.notice_doc(
                 tenant_id=request["tenant_id"], user_id=request["user_id"], operation_doc_id=doc_id,
                 purpose=purpose, now=now, request_id=request.get("request_id"),

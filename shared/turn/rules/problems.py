@@ -61,28 +61,35 @@ def problem_said(text: str) -> str | None:
     own), without the question around it (我們巷子的水溝堵住了要找誰 → 我們巷子的水溝堵住了), or None: no such
     problem, a request already written (新需求：…, 報修：…), or a question about a request already left
     (我報的路燈壞了 處理了沒) or cancelling one."""
+    return _problem_split(text)[0]
+
+
+def _problem_split(text: str) -> tuple[str | None, str]:
+    """``_split(text)``, or (None, ``text``) when ``text`` says no problem or is about a request
+    (problem_said)."""
     form = reading_form(text)
     if not PROBLEM.search(form):
-        return None
+        return None, text
     if (request_text_of(text) is not None or "新需求" in form or STATUS.search(form) or STATUS_BY_SUBJECT.search(form)
             or CANCEL_REQUEST.search(form)):
-        return None
-    return _split(text)[0]
+        return None, text
+    return _split(text)
 
 
 def without_problem(text: str) -> str:
     """``text`` (reading form) without the clause of a problem for the town hall (problem_said), which is
     offered as a request, not a question left unanswered; ``text`` itself when it says none."""
-    return _split(text)[1] if problem_said(text) is not None else text
+    words, rest = _problem_split(text)
+    return rest if words is not None else text
 
 
 def problem_beside_question(m: Message) -> Proposal | None:
     """今天鹿港有活動嗎 順便問一下 我們巷子的水溝堵住了要找誰: the other question routed on its own (a search or
     a limit); the offer to leave the problem as a request is added to its reply (shared.routing). A
     problem alone is left to the next rules (the 新需求 form)."""
-    if problem_said(m.text) is None:
+    words, rest = _problem_split(m.text)
+    if words is None:
         return None
-    rest = _split(m.text)[1]
     if not LEAD.sub("", rest).strip():
         return None
     proposal = m.route(rest)

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from shared.handoff import records
+from shared.handoff import drafts, records
 from shared.handoff.cancel_words import says_cancel
 from tests.conftest import TEST_USER, all_text, postback_event, reply_messages, text_event
 from tests.unit.webhook.test_privacy_store import card_postback
@@ -65,3 +65,16 @@ def test_cancel_words_leave_a_confirmed_request_alone(webhook_service, line_stan
                                         ("算了 花壇有素食嗎", False), ("我要取消服務單", False), ("不要香菜", False)])
 def test_says_cancel_reads_only_the_whole_message(text, said):
     assert says_cancel(text) is said
+
+
+def test_cancel_words_racing_a_confirm_show_the_request_number_never_its_internal_id(
+        webhook_service, line_standin, monkeypatch):
+    open_card(webhook_service, line_standin)
+
+    def confirmed_meanwhile(*_args, **_kwargs):
+        return drafts.CancelResult("already_confirmed", request_id="req-20261202-0a1b2c",
+                                   display_code="A7K3QF", confirmed_at="2026-12-02T02:15:00+00:00")
+
+    monkeypatch.setattr(drafts, "cancel_draft", confirmed_meanwhile)
+    words = words_for(webhook_service, line_standin, "算了")
+    assert "A7K-3QF" in words and "req-" not in words
