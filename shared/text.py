@@ -14,6 +14,7 @@ Traditional with phrases); https://docs.python.org/3/library/unicodedata.html#un
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 import opencc
@@ -37,3 +38,16 @@ def reading_form(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text or "")
     folded = _converter().convert(folded)
     return " ".join(folded.casefold().split())
+
+
+#: Spaces and the marks people put around a short reply (，。！？~…).
+_SPACES_AND_MARKS = re.compile(r"[\s，,。.！!？?~～…、]+")
+
+
+def short_reply_form(text: str, max_chars: int) -> str | None:
+    """A short whole message (算了吧！, 我已經不吃素了。) in its reading form with spaces and marks taken
+    out, for a whole-message match; None when it is empty or longer than ``max_chars`` characters as
+    typed (not read at all: the cost stays bounded)."""
+    if not text or len(text) > max_chars:
+        return None
+    return _SPACES_AND_MARKS.sub("", reading_form(text))

@@ -18,24 +18,20 @@ from shared.identity import Actor
 from shared.logs import hash_user, log
 from shared.replies.menu import HELP_CHOICES, with_menu
 from shared.store import StoreError
-from shared.text import reading_form
+from shared.text import short_reply_form
 
 #: The whole message, spaces and punctuation removed (reading form): a word that drops what was just
 #: started (算了, 那不用了, 還是取消好了, 不要了啦).
 CANCEL_WORDS = re.compile(r"(?:那|還是|好|唉|嗯|喔|哦)?(?:我)?(?:先)?(?:算了|不用了|取消|不要了|不用|不要|不需要了)"
                           r"(?:吧|啦|喔|哦|好了|謝謝|謝啦)?")
-_SPACES_AND_MARKS = re.compile(r"[\s，,。.！!？?~～…、]+")
-
-
 #: Longer than any such word with its marks (characters): not read at all.
 _WORDS_MAX_CHARS = 16
 
 
 def says_cancel(text: str) -> bool:
     """True when the whole of ``text`` is a word that drops what was just started (``CANCEL_WORDS``)."""
-    if not text or len(text) > _WORDS_MAX_CHARS:
-        return False
-    return CANCEL_WORDS.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text))) is not None
+    form = short_reply_form(text, _WORDS_MAX_CHARS)
+    return form is not None and CANCEL_WORDS.fullmatch(form) is not None
 
 
 def _open_draft(ctx: EventContext, actor: Actor) -> tuple[Operation, str] | None:

@@ -14,7 +14,7 @@ from shared.context import EventContext, Reply
 from shared.memory import replies
 from shared.memory.flow import view_entry
 from shared.memory.store import read_preference
-from shared.text import reading_form
+from shared.text import short_reply_form
 
 _DIET = r"(?:素食|蔬食|全素|純素|蛋奶素|奶蛋素|奶素|素)"
 #: The whole message (compact reading form): a diet no longer eaten (已經不吃素了, 沒在吃全素了, 不再吃素).
@@ -23,7 +23,6 @@ _DROPPED = re.compile(rf"(?:我|我們|我自己)?(?P<cue>已經|現在|目前|�
                       r"(?:喔|哦|耶|呢|欸)?")
 #: Longer than any such sentence with its marks (characters): not read at all.
 _WORDS_MAX_CHARS = 24
-_SPACES_AND_MARKS = re.compile(r"[\s，,。.！!？?~～…、]+")
 
 
 def diet_dropped(text: str) -> str | None:
@@ -31,9 +30,8 @@ def diet_dropped(text: str) -> str | None:
 
     A change must be said: 已經 / 現在 / 不再 … or a closing 了 (我不吃素了); 我不吃素 alone is None.
     """
-    if not text or len(text) > _WORDS_MAX_CHARS:
-        return None
-    found = _DROPPED.fullmatch(_SPACES_AND_MARKS.sub("", reading_form(text)))
+    form = short_reply_form(text, _WORDS_MAX_CHARS)
+    found = _DROPPED.fullmatch(form) if form is not None else None
     if found is None or not (found.group("cue") or found.group("again") or found.group("end")):
         return None
     return found.group("diet")
