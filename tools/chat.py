@@ -385,6 +385,27 @@ def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOU
     return response.json()
 
 
+def in_group(event: dict, user_id: str, group_id: str) -> dict:
+    """``event`` as sent by ``user_id`` inside group ``group_id`` (a copy with the group's source)."""
+    return {**event, "source": line_events.source_of(user_id, group_id=group_id).to_dict()}
+
+
+def send_event(webhook_url: str, secret: str, event: dict, destination: str = DEFAULT_DESTINATION,
+               ) -> tuple[int | None, str | None, float, list[str]]:
+    """Send one event as LINE does: a webhook body of its own, signed over its exact bytes with the channel
+    secret; a 503 (not taken yet, e.g. a cold store connection) is redelivered once, marked so.
+
+    Returns:
+        What ``post_webhook`` returns for the last delivery.
+    """
+    body = line_events.webhook_body([event], destination)
+    status, error, elapsed, outcomes = post_webhook(webhook_url, body, line_events.sign(body, secret))
+    if status == 503:
+        body = line_events.webhook_body([{**event, "deliveryContext": {"isRedelivery": True}}], destination)
+        status, error, elapsed, outcomes = post_webhook(webhook_url, body, line_events.sign(body, secret))
+    return status, error, elapsed, outcomes
+
+
 # ----------------------------------------------------------------------- session
 #: The webhook's word for an event it did not read (shared.webhook.service.EventStatus) → what the
 #: person who sent it is told: the bot says nothing to such an event, so silence would mislead.
@@ -507,16 +528,12 @@ class ChatSession:
         """
         pending = self.poll()
         if self.in_staff_group and self.staff_group_id:  # the event comes from the staff group
-            event = {**event, "source": line_events.source_of(self.user_id, group_id=self.staff_group_id).to_dict()}
+            event = in_group(event, self.user_id, self.staff_group_id)
         token = event.get("replyToken")
         if token:
             self._reply_tokens.add(token)
             self._token_chat[token] = self.chat_id
-        body = line_events.webhook_body([event], self.destination)
-        status, error, elapsed, outcomes = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
-        if status == 503:  # not taken yet (e.g. a cold store connection): LINE redelivers it once here
-            body = line_events.webhook_body([{**event, "deliveryContext": {"isRedelivery": True}}], self.destination)
-            status, error, elapsed, outcomes = post_webhook(self.webhook_url, body, line_events.sign(body, self.secret))
+        status, error, elapsed, outcomes = send_event(self.webhook_url, self.secret, event, self.destination)
         exchange = Exchange(status, error, elapsed, pending, unread=UNREAD_OUTCOMES.get(outcomes[0]) if outcomes else None)
         if not self.standin_url:
             return exchange
@@ -579,19 +596,27 @@ class ChatSession:
     def event_for(self, choice: Choice) -> dict | None:
         """Turn tapping a choice into the event LINE would send; None when no event
         results (uri, clipboard, camera, ... — the caller shows what it would do)."""
-        action = choice.action
-        kind = choice.kind
-        if kind == "postback":
-            return line_events.postback_event(str(action.get("data", "")), user_id=self.user_id)
-        if kind == "message":
-            return line_events.text_event(str(action.get("text", choice.label)), user_id=self.user_id)
-        if kind == "datetimepicker":
-            now = datetime.now().astimezone()
-            mode = action.get("mode", "datetime")
-            value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
-                     "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
-            return line_events.postback_event(str(action.get("data", "")), user_id=self.user_id, params={mode: value})
-        return None
+        return action_event(choice.action, self.user_id, choice.label)
+
+
+def action_event(action: dict, user_id: str, label: str = "") -> dict | None:
+    """The event LINE sends when ``user_id`` taps a button or quick reply holding ``action``: a postback
+    (a date/time picker's with today's value), or a text message (a message action's ``text``, else
+    ``label``); None for actions that send no event (uri, clipboard, camera, location …: the caller
+    shows or asks what it would do). Shared by the terminal chat and the chat page
+    (``tools/chatpage``)."""
+    kind = action.get("type")
+    if kind == "postback":
+        return line_events.postback_event(str(action.get("data", "")), user_id=user_id)
+    if kind == "message":
+        return line_events.text_event(str(action.get("text", label)), user_id=user_id)
+    if kind == "datetimepicker":
+        now = datetime.now().astimezone()
+        mode = action.get("mode", "datetime")
+        value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
+                 "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
+        return line_events.postback_event(str(action.get("data", "")), user_id=user_id, params={mode: value})
+    return None
 
 
 def _kind_zh(call: dict) -> str:

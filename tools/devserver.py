@@ -2,7 +2,8 @@
 
 Starts, from the repository root, each function as its own functions-framework
 process (``functions/<name>/main.py``, target ``<name>``, served by ``tools.function_server``), plus the LINE stand-in
-(``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, and, with
+(``tools.line_standin``) unless ``LINE_API_BASE_URL`` is already set, with the chat page beside it
+(``tools.chatpage``, a browser's view of the same chats, on ``LOCAL_CHATPAGE_PORT``), and, with
 ``LOCAL_MODEL=standin``, the Gemini API stand-in (``tools.gemini_standin``, recording in
 ``.run/gemini-calls.jsonl``) unless ``GOOGLE_GEMINI_BASE_URL`` is already set; waits until
 every port accepts connections, then:
@@ -44,7 +45,8 @@ FUNCTIONS = ("webhook", "reconcile", "memory", "agent")
 PORT_VARIABLES = {"webhook": ("LOCAL_WEBHOOK_PORT", 8080), "reconcile": ("LOCAL_RECONCILE_PORT", 8081),
                   "memory": ("LOCAL_MEMORY_PORT", 8082), "agent": ("LOCAL_AGENT_PORT", 8083),
                   "line-standin": ("LOCAL_STANDIN_PORT", 8090),
-                  "gemini-standin": ("LOCAL_GEMINI_STANDIN_PORT", 8091)}
+                  "gemini-standin": ("LOCAL_GEMINI_STANDIN_PORT", 8091),
+                  "chatpage": ("LOCAL_CHATPAGE_PORT", 8092)}
 #: Stand-ins, whose URLs have no trailing slash.
 STANDINS = ("line-standin", "gemini-standin")
 DEV_SECRETS = {
@@ -134,6 +136,7 @@ def build_env(environ: Mapping[str, str], repo: Path = REPO) -> DevConfig:
         env["LINE_API_BASE_URL"] = f"http://127.0.0.1:{ports['line-standin']}"
     else:
         del ports["line-standin"]
+        del ports["chatpage"]  # the chat page reads replies from the stand-in only
     start_gemini = env.get("LOCAL_MODEL", "").strip().lower() == "standin" and not env.get("GOOGLE_GEMINI_BASE_URL")
     if start_gemini:
         env["GOOGLE_GEMINI_BASE_URL"] = f"http://127.0.0.1:{ports['gemini-standin']}"
@@ -171,6 +174,13 @@ def standin_argv(python: str, port: int, record_path: Path) -> list[str]:
     """The command line for the LINE stand-in; the token comes from the environment."""
     return [python, "-m", "tools.line_standin", "--host", "127.0.0.1", "--port", str(port),
             "--record", str(record_path), "--access-token-env", "LINE_CHANNEL_ACCESS_TOKEN"]
+
+
+def chatpage_argv(python: str, port: int, webhook_port: int, standin_port: int) -> list[str]:
+    """The command line for the chat page (``tools.chatpage``, on 127.0.0.1 only); the channel secret and
+    access token come from the environment."""
+    return [python, "-m", "tools.chatpage", "--port", str(port), "--webhook", f"http://127.0.0.1:{webhook_port}/",
+            "--standin", f"http://127.0.0.1:{standin_port}"]
 
 
 def gemini_standin_argv(python: str, port: int, record_path: Path) -> list[str]:
@@ -320,7 +330,9 @@ def _ignore_interrupts() -> None:
 
 def _banner(config: DevConfig, children: list[Child], mode: str, stream: IO[str]) -> None:
     env = config.env
-    rows = [(c.name, c.url) for c in children if c.name not in STANDINS]
+    rows = [(c.name, c.url) for c in children if c.name not in STANDINS + ("chatpage",)]
+    rows += [("chat page", f"{c.url}  (open in a browser: residents and the staff group)")
+             for c in children if c.name == "chatpage"]
     if config.start_standin:
         rows.append(("LINE API", f"{env['LINE_API_BASE_URL']}  (stand-in; calls in "
                                  f"{config.run_dir / 'line-calls.jsonl'})"))
@@ -414,6 +426,10 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             port = config.ports[name]
             children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
                                         config.env, config.run_dir))
+        if config.start_standin:
+            port = config.ports["chatpage"]
+            children.append(start_child("chatpage", chatpage_argv(python, port, config.ports["webhook"],
+                                        config.ports["line-standin"]), port, config.env, config.run_dir))
         wait_until_ready(children, timeout_s)
         _banner(config, children, mode, sys.stderr)
         if not config.start_standin:
