@@ -643,11 +643,18 @@ function composer(pane) {
   });
 }
 
+function showPane(pane) {
+  state.active = pane;
+  for (const p of ["resident", "staff"]) $(`${p}-phone`).classList.toggle("active", p === pane);
+  $("switch-pane").textContent = pane === "staff" ? "切換到住民聊天" : "切換到工作人員群組";
+}
+
 function setLayout(single) {
   document.body.classList.toggle("single", single);
   $("layout").setAttribute("aria-pressed", String(single));
   $("layout").textContent = single ? "兩個聊天室並排" : "只看一個聊天室";
-  $(state.active === "staff" ? "staff-phone" : "resident-phone").classList.add("active");
+  $("switch-pane").hidden = !single || !state.config.staff_group;
+  showPane(state.active);
 }
 
 async function start() {
@@ -665,11 +672,9 @@ async function start() {
     $("large-text").setAttribute("aria-pressed", String(on));
   });
   $("layout").addEventListener("click", () => setLayout(!document.body.classList.contains("single")));
+  $("switch-pane").addEventListener("click", () => showPane(state.active === "staff" ? "resident" : "staff"));
   for (const pane of ["resident", "staff"]) {
-    $(`${pane}-phone`).addEventListener("focusin", () => {
-      state.active = pane;
-      for (const p of ["resident", "staff"]) $(`${p}-phone`).classList.toggle("active", p === pane);
-    });
+    $(`${pane}-phone`).addEventListener("focusin", () => { if (!document.body.classList.contains("single")) showPane(pane); });
   }
   $("richmenu-bar").addEventListener("click", () => {
     const areas = $("richmenu-areas");
