@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies screenshots clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
 
 venv: $(STAMP)
 
@@ -188,6 +188,12 @@ eval: $(STAMP)
 REPLIES_BEFORE ?= 0f3912a
 replies: $(STAMP)
 	@$(PY) -m tools.reply_samples --before $(REPLIES_BEFORE)
+
+# The chat page's flows (a search, a confirm card tapped twice, the staff group, a consent card, a location)
+# in headless chromium against a make run of its own: one PNG each in out/screenshots/, and the README's
+# three copied to docs/images/ (tools/chatpage/browser.py; needs apt's chromium, chromium-driver, fonts-noto-cjk).
+screenshots: $(STAMP)
+	@$(PY) -m tools.chatpage.browser --out out/screenshots --docs docs/images
 
 clean:
 	rm -rf $(VENV) $(UV_VENV) $(CHECKOV_VENV) $(TASKS_EMULATOR_VENV) .run

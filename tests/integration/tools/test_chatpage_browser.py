@@ -1,0 +1,106 @@
+"""The chat page in a real browser (Debian's chromium, headless, through /usr/bin/chromedriver) against
+one ``make run`` stack for the whole module: what the page shows for a search, a handoff confirm card
+tapped twice, the staff group's take and close, a consent card and a location share, and that a person
+with a screen reader or a keyboard can use it. Skips, saying why, where chromium is not installed."""
+from __future__ import annotations
+
+import pytest
+
+from tools.chatpage import browser
+
+try:
+    from selenium.webdriver.common.keys import Keys
+except ImportError:  # the module skips below
+    Keys = None
+
+pytestmark = [pytest.mark.slow(seconds=30),
+              pytest.mark.skipif(browser.unavailable() is not None, reason=f"no browser: {browser.unavailable()}")]
+
+
+@pytest.fixture(scope="module")
+def page():
+    with browser.Stack() as stack:
+        driver = browser.start_browser()
+        try:
+            yield browser.Page(driver, stack.page_url).open()
+        finally:
+            driver.quit()
+
+
+def test_chatpage_search_shows_the_answer_a_card_named_by_its_alt_text_and_quick_reply_chips(page):
+    shown = browser.flow_search(page)
+
+    assert "花壇有素食店嗎" in shown["log"]  # the resident's own bubble
+    assert "和米素食" in shown["log"]  # the card's body, rendered
+    assert any(name.startswith("蔬食店家") and "和米素食" in name for name in shown["cards"])  # altText
+    assert "選單" in shown["chips"]
+
+
+def test_chatpage_handoff_confirm_tapped_twice_then_staff_take_and_close_tell_the_resident_once_each(page):
+    confirmed = browser.flow_confirm(page)
+
+    assert confirmed["log"].count("已登記你的服務詢問") == 1  # one request
+    assert confirmed["log"].count("不會重複登記") == 1  # the second tap, told kindly
+    assert confirmed["staff_cards"] == 1  # the group is told once
+    assert "確認送出" in confirmed["log"]  # the postback's displayText, as the resident's bubble
+
+    closed = browser.flow_staff(page)
+
+    assert closed["log"].count("已有專人接手") == 1
+    assert closed["log"].count("標示為處理結束") == 1
+    assert "我來處理" in closed["staff_log"] and "已完成" in closed["staff_log"]
+
+
+def test_chatpage_switching_residents_shows_each_ones_own_chat(page):
+    page.switch_resident("住民B")
+    page.until(lambda d: "住民B" in d.find_element("id", "resident-title").text, "住民B's chat")
+
+    assert "花壇有素食店嗎" not in page.log_text("resident")
+    assert "我來處理" in page.log_text("staff")  # the staff group stays beside it
+
+    page.switch_resident("住民A")
+    page.until(lambda d: "花壇有素食店嗎" in page.log_text("resident"), "住民A's chat again")
+
+
+def test_chatpage_consent_card_approved_is_remembered(page):
+    page.switch_resident("住民B")
+    shown = browser.flow_consent(page)
+
+    assert any("全素" in name for name in shown["cards"])  # the consent card, named by its altText
+    assert "同意記住" in shown["log"]
+    assert "已經記住你的飲食偏好：全素" in shown["log"]
+
+
+def test_chatpage_location_share_from_the_map_sends_a_location_message(page):
+    page.switch_resident("住民C")
+    shown = browser.flow_location(page)
+
+    assert "花壇鄉" in shown["location"]
+    assert "收到了" in shown["log"]  # LOCAL's answer to a location message
+
+
+def test_chatpage_is_usable_by_keyboard_and_screen_reader(page):
+    driver = page.driver
+    for pane in ("resident", "staff"):
+        log = page.log(pane)
+        assert (log.get_attribute("role"), log.get_attribute("aria-live")) == ("log", "polite")
+    unnamed = driver.execute_script(
+        "return [...document.querySelectorAll('button')]"
+        ".filter(b => !(b.getAttribute('aria-label') || b.textContent.trim())).length")
+    assert unnamed == 0  # every button has a name a screen reader reads
+    cards = driver.find_elements("css selector", ".flex-card")
+    assert cards and all(c.get_attribute("role") == "group" and c.get_attribute("aria-label") for c in cards)
+
+    bubble = driver.find_element("css selector", "#resident-log .bubble")
+    before = float(bubble.value_of_css_property("font-size")[:-2])
+    toggle = driver.find_element("id", "large-text")
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert float(bubble.value_of_css_property("font-size")[:-2]) > before * 1.2
+    toggle.click()
+
+    mine = len(driver.find_elements("css selector", "#resident-log .row.mine"))
+    chip = driver.find_elements("css selector", "#resident-chips .chip")[0]
+    assert chip.tag_name == "button" and chip.get_attribute("aria-label").startswith("快速回覆：")
+    chip.send_keys(Keys.ENTER)  # a chip is a <button>: Enter taps it
+    page.until(lambda d: len(d.find_elements("css selector", "#resident-log .row.mine")) > mine, "the tap's bubble")
