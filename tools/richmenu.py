@@ -212,7 +212,8 @@ class MenuPlan:
 
 def content_hash(image: bytes, request: RichMenuRequest) -> str:
     """SHA-256 (hex) of the menu as LINE shows it: the request's JSON body without its ``name``
-    (size, selected, chatBarText, areas; keys sorted) and the image's bytes. Equal hashes, equal menus."""
+    (size, selected, chatBarText, areas; keys sorted) and the image's bytes. Equal hashes, equal menus;
+    a line-bot-sdk that serialised the same request otherwise would replace the menu once."""
     body = {key: value for key, value in request.to_dict().items() if key != "name"}
     digest = hashlib.sha256()
     digest.update(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
@@ -291,10 +292,9 @@ def apply(menu: MenuPlan, api: MessagingApi, blob: MessagingApiBlob) -> Applied:
     ours = [m for m in listed if m.name.startswith(NAME_PREFIX)]
     default = _default_id(api)
     same = [m.rich_menu_id for m in ours if m.name == menu.name]
-    menu_id = default if default in same else (same[0] if same else None)
-    created = menu_id is None
-    if menu_id is None:
-        menu_id = _call("create", lambda: api.create_rich_menu(menu.request, **timeout)).rich_menu_id
+    existing = default if default in same else next(iter(same), None)  # the default first, if it is one
+    created = existing is None
+    menu_id = existing or _call("create", lambda: api.create_rich_menu(menu.request, **timeout)).rich_menu_id
     uploaded = created or not _has_image(blob, menu_id)
     if uploaded:
         # line-bot-sdk v3 sends no Content-Type of its own for this call: the image's is given here.

@@ -4,6 +4,7 @@ thread on loopback)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import re
 
@@ -34,6 +35,7 @@ def drawn() -> tuple[tool.CjkFont, bytes]:
     return font, tool.draw(font)
 
 
+@functools.cache
 def _plain_image(colour=(40, 40, 40)) -> bytes:
     """A PNG of the menu's size without text: the apply tests need no font."""
     buffer = io.BytesIO()
