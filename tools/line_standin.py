@@ -206,7 +206,7 @@ def _model_problem(model: Any, body: dict, prop: str | None = None) -> Answer | 
 
 # -- rich menus ------------------------------------------------------------------------------
 #: (method, path pattern, handler method name), tried in order; a path of ``RICH_MENU_PREFIXES`` that
-#: matches none is 404. ``id`` is the rich menu id in the path.
+#: matches none is 404. ``menu_id`` is the rich menu id in the path, given to the handler by name.
 _RICH_MENU_ID = r"(?P<menu_id>[^/]+)"
 RICH_MENU_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(re.escape(RICH_MENU_PATH)), "_rich_menu_create"),
@@ -289,9 +289,9 @@ def rich_menu_problems(body: dict) -> list[tuple[str, str]]:
     areas = body.get("areas")
     if not isinstance(areas, list) or not 1 <= len(areas) <= limits.RICH_MENU_AREAS:
         return problems + [("areas", f"size must be between 1 and {limits.RICH_MENU_AREAS}")]
-    size = body.get("size") if not problems and isinstance(body.get("size"), dict) else {}
+    size = body["size"] if isinstance(body.get("size"), dict) else {}
     for index, area in enumerate(areas):
-        problems += _area_problems(area, f"areas[{index}]", size or body.get("size") or {})
+        problems += _area_problems(area, f"areas[{index}]", size)
     return problems
 
 
