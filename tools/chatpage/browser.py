@@ -45,12 +45,18 @@ def unavailable() -> str | None:
 
 
 class Stack:
-    """``make run`` in serve-only mode on free ports, with its own run directory; stopped on exit."""
+    """``make run`` in serve-only mode on free ports, with its own run directory; stopped on exit. With
+    ``richmenu``, LOCAL's rich menu is then applied to its LINE stand-in as ``make richmenu`` applies it
+    (docs/configuration.md, the rich menu on the stand-in); ``richmenu_note`` says why not when it could
+    not be (no font)."""
 
-    def __init__(self) -> None:
+    def __init__(self, richmenu: bool = True) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="chatpage-")
         self.process: subprocess.Popen | None = None
         self.urls: dict[str, str] = {}
+        self.richmenu = richmenu
+        self.richmenu_note: str | None = None
+        self._env: dict[str, str] = {}
 
     def __enter__(self) -> Stack:
         from tools.devserver import PORT_VARIABLES
@@ -68,7 +74,21 @@ class Stack:
             self.__exit__()
             raise RuntimeError(f"make run did not start; logs in {run_dir}")
         self.urls = json.loads(line)
+        self._env = env
+        if self.richmenu:
+            self.apply_richmenu()
         return self
+
+    def apply_richmenu(self) -> None:
+        """``python -m tools.richmenu apply`` against this stack's stand-in, with make run's token."""
+        from tools.devserver import DEV_SECRETS
+
+        env = {**self._env, "LINE_API_BASE_URL": self.urls["line_standin"],
+               "LINE_CHANNEL_ACCESS_TOKEN": DEV_SECRETS["LINE_CHANNEL_ACCESS_TOKEN"]}
+        done = subprocess.run([sys.executable, "-m", "tools.richmenu", "apply"], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            self.richmenu_note = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
 
     @property
     def page_url(self) -> str:
@@ -170,6 +190,17 @@ class Page:
                    if t.text.startswith(name))
         tab.click()
 
+    def menu_areas(self) -> list[str]:
+        """The rich menu's areas as a screen reader names them (none: no rich menu shown)."""
+        return [a.get_attribute("aria-label") for a in self.driver.find_elements("css selector", "#richmenu .area")
+                if a.is_displayed()]
+
+    def tap_menu(self, label: str) -> None:
+        """Tap the rich menu's area named ``選單：label``."""
+        self.until(lambda d: f"選單：{label}" in self.menu_areas(), f"the rich menu's {label!r}")
+        next(a for a in self.driver.find_elements("css selector", "#richmenu .area")
+             if a.get_attribute("aria-label") == f"選單：{label}").click()
+
     def cards(self, pane: str) -> list[str]:
         """The cards' accessible names (their altText), oldest first."""
         return [c.get_attribute("aria-label") for c in self.log(pane).find_elements("css selector", ".flex-card")]
@@ -239,7 +270,17 @@ def flow_location(page: Page) -> dict:
             "location": page.log("resident").find_element("css selector", ".row.mine .location-card").text}
 
 
-FLOWS = (("search", flow_search), ("confirm", flow_confirm), ("staff", flow_staff), ("consent", flow_consent),
+def flow_richmenu(page: Page) -> dict:
+    """The rich menu under the chat: its 查蔬食 area tapped sends its postback, shown as 「查蔬食」."""
+    before = len(page.log("resident").find_elements("css selector", ".row.bot"))
+    areas = page.menu_areas()
+    page.tap_menu("查蔬食")
+    page.until(lambda d: len(page.log("resident").find_elements("css selector", ".row.bot")) > before, "an answer")
+    page.settle(0.3)
+    return {"areas": areas, "log": page.log_text("resident")}
+
+
+FLOWS = (("richmenu", flow_richmenu), ("search", flow_search), ("confirm", flow_confirm), ("staff", flow_staff), ("consent", flow_consent),
          ("location", flow_location))
 
 
@@ -262,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
                 flow(page)
                 page.screenshot(args.out / f"{name}.png")
                 print(args.out / f"{name}.png", flush=True)
+                if name == "richmenu":  # closed by its chat bar, as a person does to read the chat
+                    page.driver.find_element("id", "richmenu-bar").click()
                 if name == "staff":  # a fresh resident for the next flows, as a phone of another person
                     page.switch_resident("住民B")
         finally:

@@ -18,13 +18,27 @@ pytestmark = [pytest.mark.slow(seconds=30),
 
 
 @pytest.fixture(scope="module")
-def page():
-    with browser.Stack() as stack:
-        driver = browser.start_browser()
-        try:
-            yield browser.Page(driver, stack.page_url).open()
-        finally:
-            driver.quit()
+def stack():
+    with browser.Stack() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def page(stack):
+    driver = browser.start_browser()
+    try:
+        yield browser.Page(driver, stack.page_url).open()
+    finally:
+        driver.quit()
+
+
+def test_chatpage_rich_menu_read_from_the_stand_in_taps_as_a_phone(page, stack):
+    if stack.richmenu_note:
+        pytest.skip(f"the rich menu could not be applied: {stack.richmenu_note}")
+    shown = browser.flow_richmenu(page)
+
+    assert "選單：查活動" in shown["areas"] and "選單：查蔬食" in shown["areas"]
+    assert "查蔬食" in shown["log"]  # the area's displayText, as the resident's bubble
 
 
 def test_chatpage_search_shows_the_answer_a_card_named_by_its_alt_text_and_quick_reply_chips(page):
