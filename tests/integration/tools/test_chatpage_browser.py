@@ -5,8 +5,10 @@ with a screen reader or a keyboard can use it. Skips, saying why, where chromium
 from __future__ import annotations
 
 import pytest
+import requests
 
 from tools.chatpage import browser
+from tools.chatpage.server import RESIDENTS
 
 try:
     from selenium.webdriver.common.keys import Keys
@@ -118,3 +120,69 @@ def test_chatpage_is_usable_by_keyboard_and_screen_reader(page):
     assert chip.tag_name == "button" and chip.get_attribute("aria-label").startswith("快速回覆：")
     chip.send_keys(Keys.ENTER)  # a chip is a <button>: Enter taps it
     page.until(lambda d: len(d.find_elements("css selector", "#resident-log .row.mine")) > mine, "the tap's bubble")
+
+
+FLEX = {
+    "type": "flex", "altText": "測試卡片 <b>不是 HTML</b>",
+    "contents": {"type": "carousel", "contents": [
+        {"type": "bubble", "size": "kilo",
+         "hero": {"type": "image", "url": "https://example.com/x.png", "size": "full", "aspectRatio": "20:13"},
+         "body": {"type": "box", "layout": "vertical", "spacing": "md", "contents": [
+             {"type": "text", "text": '<img src=x onerror="window.pwned=1">', "wrap": True, "weight": "bold",
+              "size": "xl", "color": "#ff0000"},
+             {"type": "box", "layout": "baseline", "contents": [
+                 {"type": "icon", "url": "https://example.com/i.png"},
+                 {"type": "text", "text": "基線", "flex": 2, "margin": "sm"}]},
+             {"type": "separator", "margin": "lg"},
+             {"type": "box", "layout": "horizontal", "contents": [
+                 {"type": "text", "text": "左", "align": "start"}, {"type": "filler"},
+                 {"type": "text", "text": "右", "align": "end"}]},
+             {"type": "text", "contents": [{"type": "span", "text": "粗", "weight": "bold"},
+                                           {"type": "span", "text": "紅", "color": "#ff0000"}]}]},
+         "footer": {"type": "box", "layout": "vertical", "contents": [
+             {"type": "button", "style": "primary",
+              "action": {"type": "postback", "label": "測試按鈕", "data": "x:1", "displayText": "按了測試"}}]}},
+        {"type": "bubble", "body": {"type": "box", "layout": "vertical",
+                                    "contents": [{"type": "text", "text": "第二張"}]}}]},
+    "quickReply": {"items": [{"type": "action", "action": {"type": "location", "label": "傳送位置"}}]},
+}
+
+
+def _line(stack, path: str, body: dict) -> None:
+    from tools.devserver import DEV_SECRETS
+
+    answer = requests.post(stack.urls["line_standin"] + path, json=body, timeout=10,
+                           headers={"Authorization": f"Bearer {DEV_SECRETS['LINE_CHANNEL_ACCESS_TOKEN']}"})
+    assert answer.status_code in (200, 202), answer.text
+
+
+def test_chatpage_draws_flex_layouts_loading_and_pushes_and_never_reads_text_as_html(page, stack):
+    driver = page.driver
+    resident_c, resident_b = (r["id"] for r in reversed(RESIDENTS[1:]))
+    page.switch_resident("住民C")
+    _line(stack, "/v2/bot/chat/loading/start", {"chatId": resident_c, "loadingSeconds": 20})
+    page.until(lambda d: d.find_element("id", "resident-typing").is_displayed(), "the loading animation")
+    _line(stack, "/v2/bot/message/push", {"to": resident_c, "messages": [
+        {"type": "text", "text": "早安😀 <script>window.pwned=1</script>"}, FLEX]})
+    page.until(lambda d: "第二張" in page.log_text("resident"), "the pushed carousel")
+    _line(stack, "/v2/bot/message/push", {"to": resident_b, "messages": [{"type": "text", "text": "給住民B"}]})
+    page.until(lambda d: "住民B1" in d.find_element("id", "resident-tabs").text.replace(" ", ""), "住民B's unread count")
+
+    log = page.log("resident")
+    assert not driver.find_element("id", "resident-typing").is_displayed()  # a message ends the animation
+    assert "早安😀 <script>window.pwned=1</script>" in page.log_text("resident")
+    assert '<img src=x onerror="window.pwned=1">' in page.log_text("resident")
+    assert driver.execute_script("return window.pwned === undefined && !document.querySelector('#resident-log img, #resident-log script')")
+    card = log.find_elements("css selector", ".flex-card")[-1]
+    assert card.get_attribute("aria-label") == FLEX["altText"]
+    assert len(card.find_elements("css selector", ".flex-bubble")) == 2
+    assert card.find_elements("css selector", ".fx-box.baseline") and card.find_elements("css selector", ".fx-box.horizontal")
+    assert card.find_elements("css selector", ".fx-separator") and card.find_elements("css selector", ".fx-image")
+    assert card.find_element("css selector", ".fx-button.primary").text == "測試按鈕"
+    bold = card.find_elements("css selector", ".fx-text span")[0]
+    assert bold.text == "粗" and bold.value_of_css_property("font-weight") == "700"
+    assert "給住民B" not in page.log_text("resident")  # another resident's push waits on that tab
+
+    page.tap_chip("resident", "傳送位置")  # LINE's location action opens the picker
+    page.until(lambda d: d.find_element("id", "location-dialog").get_attribute("open") is not None, "the map")
+    driver.find_element("id", "location-cancel").click()
