@@ -376,16 +376,20 @@ def _make_handler(page: ChatPage) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             refusal = self._refusal()
             if refusal:
+                self.close_connection = True
                 self._json(403, {"error": refusal})
                 return
             if urlsplit(self.path).path != "/api/send":
+                self.close_connection = True
                 self._json(404, {"error": "not found"})
                 return
             if self.headers.get("Content-Type", "").split(";")[0].strip().lower() != "application/json":
+                self.close_connection = True  # the body is not read
                 self._json(415, {"error": "the body must be application/json"})
                 return
             raw_length = self.headers.get("Content-Length", "")
             if not raw_length.isdigit() or int(raw_length) > MAX_BODY_BYTES:
+                self.close_connection = True
                 self._json(413 if raw_length.isdigit() else 411, {"error": "body too large or without a length"})
                 return
             raw = self.rfile.read(int(raw_length))

@@ -202,3 +202,23 @@ def test_chatpage_never_fetches_a_url_the_page_names(webhook, standin, menu_id):
         user = requests.get(server.url + "api/richmenu", params={"user": "http://evil.example/"}, timeout=5)
 
     assert answer.status_code == 400 and user.status_code == 400
+
+
+def test_make_run_serves_the_chat_page_beside_the_stand_in_only(tmp_path):
+    from tools.devserver import DEV_SECRETS, build_env, chatpage_argv
+
+    config = build_env({"LOCAL_CHATPAGE_PORT": "18199"}, repo=tmp_path)
+    assert config.ports["chatpage"] == 18199 and build_env({}, repo=tmp_path).ports["chatpage"] == 8092
+    argv = chatpage_argv("python", 18199, config.ports["webhook"], config.ports["line-standin"])
+    assert argv[:3] == ["python", "-m", "tools.chatpage"]
+    assert not any(config.env[name] in argv for name in ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN"))
+    assert config.env["LINE_CHANNEL_SECRET"] == DEV_SECRETS["LINE_CHANNEL_SECRET"]  # from the environment instead
+    external = build_env({"LINE_API_BASE_URL": "https://api.line.me"}, repo=tmp_path)
+    assert "chatpage" not in external.ports  # it reads replies from the stand-in only
+
+
+def test_chatpage_refuses_a_body_over_its_limit(webhook, standin):
+    with _page(webhook.url, standin.url) as server:
+        answer = _post(server, None, raw=b'{"chat": "' + b"x" * 70000 + b'"}')
+
+    assert answer.status_code == 413 and webhook.bodies == []
