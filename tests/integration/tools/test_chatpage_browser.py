@@ -115,6 +115,14 @@ def test_chatpage_is_usable_by_keyboard_and_screen_reader(page):
     assert float(bubble.value_of_css_property("font-size")[:-2]) > before * 1.2
     toggle.click()
 
+    driver.find_element("id", "layout").click()  # one chat at a time (a narrow screen), switchable
+    shown = [p.is_displayed() for p in driver.find_elements("css selector", ".phone")]
+    assert shown == [True, False]
+    driver.find_element("id", "switch-pane").click()
+    assert [p.is_displayed() for p in driver.find_elements("css selector", ".phone")] == [False, True]
+    driver.find_element("id", "switch-pane").click()
+    driver.find_element("id", "layout").click()
+
     mine = len(driver.find_elements("css selector", "#resident-log .row.mine"))
     chip = driver.find_elements("css selector", "#resident-chips .chip")[0]
     assert chip.tag_name == "button" and chip.get_attribute("aria-label").startswith("快速回覆：")

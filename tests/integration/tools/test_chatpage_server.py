@@ -222,3 +222,12 @@ def test_chatpage_refuses_a_body_over_its_limit(webhook, standin):
         answer = _post(server, None, raw=b'{"chat": "' + b"x" * 70000 + b'"}')
 
     assert answer.status_code == 413 and webhook.bodies == []
+
+
+def test_chatpage_browser_tests_say_why_they_skip_without_chromium(tmp_path, monkeypatch):
+    from tools.chatpage import browser
+
+    monkeypatch.setattr(browser, "CHROMIUM", tmp_path / "chromium")
+    assert "apt-get install -y chromium" in browser.unavailable()
+    monkeypatch.setattr(browser, "CHROMEDRIVER", tmp_path / "chromedriver")
+    assert "chromium" in browser.unavailable()
