@@ -523,7 +523,9 @@ async function loadRichMenu() {
   picture.alt = "";  // the areas below carry the labels
   picture.addEventListener("error", () => { picture.remove(); areas.classList.add("no-image"); });
   areas.classList.remove("no-image");
-  areas.style.aspectRatio = `${Number(size.width) || 2500} / ${Number(size.height) || 1686}`;
+  const ratio = (Number(size.width) || 2500) / (Number(size.height) || 1686);
+  areas.style.aspectRatio = String(ratio);
+  areas.style.maxWidth = `calc(36vh * ${ratio})`;  // the chat keeps most of a short screen, as in LINE
   picture.src = data.image;
   areas.append(picture);
   for (const area of menu.areas || []) {
