@@ -15,10 +15,11 @@ import requests
 
 from shared.store.sqlite import path_from_url
 from shared.trace import TraceContext, parse_traceparent
-from tests.conftest import line_body, sign
+from tests.conftest import case_bytes, line_body, postback_event, recorded_replies, sign
 from tests.handoff_support import USER, wait_for
 from tests.integration.functions.test_agent_processes import fresh_text, gemini, start_model  # noqa: F401
 from tests.integration.functions.test_delivery_processes import answers_to, queues_settled
+from tests.memory_support import USER_A, postbacks
 
 pytestmark = pytest.mark.slow
 TRACE, SPAN, SAMPLED = "logging.googleapis.com/trace", "logging.googleapis.com/spanId", \
@@ -29,8 +30,8 @@ def _lines(log_path: Path) -> list[dict]:
     return [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
 
 
-def _post(url: str, event: dict, headers: dict[str, str]) -> requests.Response:
-    body = line_body(event)
+def _post(url: str, event: dict | bytes, headers: dict[str, str]) -> requests.Response:
+    body = event if isinstance(event, bytes) else line_body(event)
     return requests.post(url, data=body, timeout=30, headers={
         "Content-Type": "application/json", "X-Line-Signature": sign(body), **headers})
 
@@ -85,3 +86,26 @@ def test_trace_one_events_trace_is_on_the_webhooks_lines_the_task_and_the_agents
     assert {entry[SPAN] for entry in of_traced} == {traced_task.span_id}
     assert {"turn", "queued event answered"} <= {entry["message"] for entry in of_traced}
     assert all(entry.get(TRACE) != line.trace_id for entry in agent_lines if entry not in of_traced)
+
+
+def test_trace_a_consent_taps_call_to_functions_memory_carries_the_webhooks_trace(
+        start_function, base_env, line_standin):
+    memory = start_function("memory", base_env)
+    webhook = start_function("webhook", {**base_env, "MEMORY_FUNCTION_URL": memory.url})
+    remember = case_bytes("text-remember-vegetarian.json")
+    assert _post(webhook.url, remember, {}).status_code == 200
+    [card] = recorded_replies(line_standin, json.loads(remember)["events"][0]["replyToken"])
+    approve = postbacks(card["body"]["messages"])["同意記住"]
+    # Google's older header this time: the span in decimal, o=1 sampled.
+    tap = postback_event(approve, user_id=USER_A)
+    cloud = TraceContext.fresh()
+    response = _post(webhook.url, tap, {"X-Cloud-Trace-Context": f"{cloud.trace_id}/{int(cloud.span_id, 16)};o=1"})
+    assert response.status_code == 200
+    assert "已經記住" in json.dumps(recorded_replies(line_standin, tap["replyToken"]), ensure_ascii=False)
+
+    tapped = [entry for entry in _lines(webhook.log_path) if entry.get("webhook_event_id") == tap["webhookEventId"]]
+    assert tapped and {(entry[TRACE], entry[SPAN], entry[SAMPLED]) for entry in tapped} == {
+        (cloud.trace_id, cloud.span_id, True)}
+    [applied] = [entry for entry in _lines(memory.log_path) if entry["message"] == "memory card applied"]
+    assert applied[TRACE] == cloud.trace_id and applied[SAMPLED] is True
+    assert applied[SPAN] != cloud.span_id  # the call's own span
