@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect richmenu richmenu-font
 
 venv: $(STAMP)
 
@@ -137,6 +137,25 @@ requests: $(STAMP)
 # data/ files it reaches, and a hashed requirements.txt of its own dependencies (tools/bundle.py).
 bundle: $(STAMP)
 	@$(PY) -m tools.bundle --out dist
+
+# The rich menu (tools/richmenu.py, shared/replies/richmenu.py): draw the image, then create, upload and
+# make it the default at LINE_API_BASE_URL / LINE_API_DATA_BASE_URL with LINE_CHANNEL_ACCESS_TOKEN, only
+# when the same image and areas are not there already (docs/deploy.md, "The rich menu").
+# RICHMENU_ARGS="image --out menu.png" only draws the image.
+RICHMENU_ARGS ?=
+richmenu: $(STAMP) richmenu-font
+	@$(PY) -m tools.richmenu $(RICHMENU_ARGS)
+
+# Debian's Noto Sans CJK (fonts-noto-cjk), installed by apt where missing and this is root (CI, Cloud
+# Build's python image); otherwise a clear error naming the package.
+RICHMENU_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc
+richmenu-font:
+	@test -f $(RICHMENU_FONT) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing fonts-noto-cjk (apt) for the rich menu" >&2; \
+	    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-noto-cjk >&2; \
+	  fi; \
+	  test -f $(RICHMENU_FONT) || { echo "richmenu: $(RICHMENU_FONT) is missing; install Debian's fonts-noto-cjk (sudo apt-get install fonts-noto-cjk)" >&2; exit 2; }; }
 
 # Re-pin after editing requirements*.in (PyPI). The runtime lock carries hashes: bundles copy them.
 PIP_COMPILE ?= pip-compile
