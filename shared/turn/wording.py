@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import SOURCE_KIND_WORDS, render_places
+from shared.replies.places import render_places, source_words
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -774,7 +774,7 @@ def _place_source_line(place: Place, catalog: PlaceCatalog, field: str) -> str:
     source = catalog.sources.get(place.field_sources.get(field) or place.field_sources.get("name", ""))
     if source is None:
         return ""
-    return f"資料來源：{SOURCE_KIND_WORDS.get(source.kind, '其他公開資料')}，{source.accessed_on.isoformat()} 查閱。"
+    return f"資料來源：{source_words(source.as_dict())}，{source.accessed_on.isoformat()} 查閱。"
 
 
 def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
@@ -804,7 +804,8 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     asked = details or (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)
     lines += [_place_detail(place, detail) for detail in asked]
     if not details:
-        lines.append(f"店家資料列的素別：{'、'.join(diet_label(kind) for kind in place.dietary_options)}。")
+        kinds = "、".join(diet_label(kind) for kind in place.dietary_options)
+        lines.append(f"店家資料列的素別：{kinds}。" if kinds else "店家資料沒有寫素別。")
     field = "phone" if ask.ItemDetail.PHONE in asked and place.phone else "address"
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
