@@ -84,7 +84,7 @@ class PlacesIngestResult:
 def _store_layer(store: DocumentStore, layer: Layer, *, origin: str, now: datetime,
                  last_modified: str | None = None) -> PlacesIngestResult:
     current = (read_state(store) or {}).get("catalog_version")
-    seen = {"counts": layer.counts, "skipped_rows": layer.skipped_rows}
+    seen: dict[str, Any] = {"counts": layer.counts, "skipped_rows": layer.skipped_rows}
     if not layer.places:
         record_attempt(store, now=now, layer=layer.kind, outcome="rejected", reason="no_valid_rows")
         return PlacesIngestResult("rejected", layer.kind, current, reason="no_valid_rows", **seen)

@@ -85,7 +85,8 @@ def _coordinates(position: Any) -> dict[str, Any] | None:
     if not isinstance(position, dict):
         return None
     lat, lng = position.get("PositionLat"), position.get("PositionLon")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (lat, lng)):
+    if not (isinstance(lat, (int, float)) and isinstance(lng, (int, float))) or isinstance(lat, bool) \
+            or isinstance(lng, bool) or not (math.isfinite(lat) and math.isfinite(lng)):
         return None
     if not (LAT_RANGE[0] <= lat <= LAT_RANGE[1] and LNG_RANGE[0] <= lng <= LNG_RANGE[1]):
         return None

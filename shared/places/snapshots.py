@@ -89,8 +89,9 @@ def _layers_of(tx: Any, state: dict[str, Any] | None) -> dict[str, dict[str, Any
 def _shipped_campaign() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The festival campaign and its source, from the shipped catalog (an import does not change them)."""
     shipped = load_place_catalog(DEFAULT_CATALOG_PATH)
-    source = shipped.sources[shipped.campaign.source_id].as_dict()
-    return shipped.campaign.as_dict(), {source.pop("id"): source}
+    source: dict[str, Any] = shipped.sources[shipped.campaign.source_id].as_dict()
+    source_id = str(source.pop("id"))
+    return shipped.campaign.as_dict(), {source_id: source}
 
 
 def _catalog_doc(version: str, recorded_on: str, layers: dict[str, dict[str, Any]]) -> dict[str, Any]:
