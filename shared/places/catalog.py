@@ -2,7 +2,8 @@
 
 The catalog is a JSON snapshot in the repository (``data/places-catalog.json``). Every field of a
 place names its source; dietary types are claimed only with evidence; facts the snapshot does not
-have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null.
+have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null. A
+position is kept only with the source that records it (``Coordinates``).
 
 Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline).
 """
@@ -126,6 +127,47 @@ class Campaign:
 
 
 @dataclass(frozen=True)
+class Coordinates:
+    """Where a place is, as a source records it (WGS 84 degrees, as LINE's location messages use).
+
+    Attributes:
+        lat: latitude in degrees, -90..90.
+        lng: longitude in degrees, -180..180.
+        source: key in the catalog's ``sources`` that records this position.
+    """
+
+    lat: float
+    lng: float
+    source: str
+
+
+def parse_coordinates(raw: Any, place_id: str) -> Coordinates | None:
+    """Read a place's ``coordinates`` field.
+
+    Args:
+        raw: JSON null, or {"lat": number, "lng": number, "source": "<source id>"}.
+        place_id: for the error message.
+    Returns:
+        Coordinates, or None for null (the snapshot has no sourced position).
+    Raises:
+        CatalogInvalid: not an object of exactly those keys, a non-number or out-of-range degree, or
+            a blank source (whether the source is known is checked with the other source ids).
+    Source: docs/design.md §5 (Catalog: coordinates only with a source).
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"lat", "lng", "source"}:
+        raise CatalogInvalid(f"place {place_id!r}: coordinates must be null or {{lat, lng, source}}")
+    lat, lng, source = raw["lat"], raw["lng"], raw["source"]
+    for value, limit in ((lat, 90), (lng, 180)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -limit <= value <= limit:
+            raise CatalogInvalid(f"place {place_id!r}: coordinates out of range or not a number")
+    if not isinstance(source, str) or not source.strip():
+        raise CatalogInvalid(f"place {place_id!r}: coordinates.source must name a source")
+    return Coordinates(float(lat), float(lng), source)
+
+
+@dataclass(frozen=True)
 class Place:
     """One shop, with a source for every field and evidence for every dietary type.
 
@@ -136,6 +178,7 @@ class Place:
         dietary_evidence: {dietary type: source id}; only these types may match a search.
         dietary_scope: what the evidence covers (e.g. "not every dish qualifies").
         unknown: {field: value} for UNKNOWABLE_FIELDS; None means the snapshot does not know.
+        coordinates: the sourced position, or None (``unknown["coordinates"]`` keeps the raw field).
     """
 
     id: str
@@ -147,11 +190,18 @@ class Place:
     dietary_evidence: Mapping[str, str]
     dietary_scope: str
     unknown: Mapping[str, Any]
+    coordinates: Coordinates | None = None
 
     @property
     def dietary_options(self) -> tuple[str, ...]:
         """Dietary types with evidence, in EVIDENCE_TYPES order."""
         return tuple(kind for kind in EVIDENCE_TYPES if kind in self.dietary_evidence)
+
+    @property
+    def cited_sources(self) -> tuple[tuple[str, str], ...]:
+        """(field or dietary type, source id) for every source this place cites, coordinates included."""
+        located = (("coordinates", self.coordinates.source),) if self.coordinates else ()
+        return (*self.field_sources.items(), *self.dietary_evidence.items(), *located)
 
     @property
     def unknown_fields(self) -> tuple[str, ...]:
@@ -214,6 +264,7 @@ def _parse_place(raw: Mapping[str, Any]) -> Place:
         dietary_evidence=MappingProxyType(dict(raw["dietary_evidence"])),
         dietary_scope=raw["dietary_scope"],
         unknown=MappingProxyType({field: raw[field] for field in UNKNOWABLE_FIELDS}),
+        coordinates=parse_coordinates(raw["coordinates"], raw["id"]),
     )
 
 
@@ -237,7 +288,7 @@ def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) 
         for field in SOURCED_FIELDS:
             if field not in place.field_sources:
                 problems.append(f"{place.id}: field_sources lacks {field!r}")
-        for key, sid in [*place.field_sources.items(), *place.dietary_evidence.items()]:
+        for key, sid in place.cited_sources:
             if sid not in catalog.sources:
                 problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
         for kind in place.dietary_evidence:
