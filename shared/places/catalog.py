@@ -3,7 +3,7 @@
 The catalog is a JSON snapshot in the repository (``data/places-catalog.json``). Every field of a
 place names its source; dietary types are claimed only with evidence; facts the snapshot does not
 have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null. A
-position is kept only with the source that records it (``Coordinates``).
+position is kept only with the source that records it (``Coordinates``, from shared.geo).
 
 Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline).
 """
@@ -20,6 +20,7 @@ from typing import Any, Literal, Mapping
 
 from shared.areas import DATA_DIR, UnknownArea, normalize_area
 from shared.clock import TAIPEI, require_aware
+from shared.geo import Coordinates, checked_point
 
 DEFAULT_CATALOG_PATH = DATA_DIR / "places-catalog.json"
 
@@ -126,21 +127,6 @@ class Campaign:
         }
 
 
-@dataclass(frozen=True)
-class Coordinates:
-    """Where a place is, as a source records it (WGS 84 degrees, as LINE's location messages use).
-
-    Attributes:
-        lat: latitude in degrees, -90..90.
-        lng: longitude in degrees, -180..180.
-        source: key in the catalog's ``sources`` that records this position.
-    """
-
-    lat: float
-    lng: float
-    source: str
-
-
 def parse_coordinates(raw: Any, place_id: str) -> Coordinates | None:
     """Read a place's ``coordinates`` field.
 
@@ -158,13 +144,12 @@ def parse_coordinates(raw: Any, place_id: str) -> Coordinates | None:
         return None
     if not isinstance(raw, dict) or set(raw) != {"lat", "lng", "source"}:
         raise CatalogInvalid(f"place {place_id!r}: coordinates must be null or {{lat, lng, source}}")
-    lat, lng, source = raw["lat"], raw["lng"], raw["source"]
-    for value, limit in ((lat, 90), (lng, 180)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -limit <= value <= limit:
-            raise CatalogInvalid(f"place {place_id!r}: coordinates out of range or not a number")
+    point, source = checked_point(raw["lat"], raw["lng"]), raw["source"]
+    if point is None:
+        raise CatalogInvalid(f"place {place_id!r}: coordinates out of range or not a number")
     if not isinstance(source, str) or not source.strip():
         raise CatalogInvalid(f"place {place_id!r}: coordinates.source must name a source")
-    return Coordinates(float(lat), float(lng), source)
+    return Coordinates(point.lat, point.lng, source)
 
 
 @dataclass(frozen=True)
