@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
+from shared.address import AddressReading, AddressSkip, read_address
 from shared.areas import DATA_DIR, UnknownArea, normalize_area
 from shared.clock import TAIPEI, require_aware
 from shared.geo import Coordinates, checked_point
@@ -284,6 +285,20 @@ def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) 
     return problems
 
 
+def _address_problems(places: tuple[Place, ...]) -> list[str]:
+    """A place whose address, read as Taiwan writes it (shared.address), names another township than
+    its ``area``, or starts with another county. An address that names no township is not a problem:
+    the area has its own source."""
+    problems = []
+    for place in places:
+        reading = read_address(place.address)
+        if reading is AddressSkip.OTHER_COUNTY:
+            problems.append(f"{place.id}: address is in another county")
+        elif isinstance(reading, AddressReading) and reading.township != place.area:
+            problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
+    return problems
+
+
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: Path) -> PlaceCatalog:
     try:
@@ -305,7 +320,7 @@ def _load_cached(path: Path) -> PlaceCatalog:
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogInvalid(f"place catalog {path}: {type(exc).__name__}: {exc}") from exc
-    problems = _problems(catalog, declared_options)
+    problems = _problems(catalog, declared_options) + _address_problems(catalog.places)
     if problems:
         raise CatalogInvalid("; ".join(problems))
     return catalog
@@ -321,8 +336,9 @@ def load_place_catalog(path: str | Path | None = None) -> PlaceCatalog:
     Raises:
         CatalogMissing: the file cannot be read.
         CatalogInvalid: the file is not JSON or breaks the contract (unknown source ids, a place
-            outside the 26 townships, dietary_options not matching dietary_evidence, a missing
-            unknown field, naive campaign times, a non-exclusive end, ...).
+            outside the 26 townships, an address in another township than its area,
+            dietary_options not matching dietary_evidence, a missing unknown field, coordinates
+            without a known source, naive campaign times, a non-exclusive end, ...).
     Source: docs/design.md §5 (Catalog).
     """
     return _load_cached(Path(path or DEFAULT_CATALOG_PATH).resolve())
