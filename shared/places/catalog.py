@@ -3,7 +3,8 @@
 A catalog is one versioned document: the shipped one in the repository (``data/places-catalog.json``,
 the fallback) or an imported snapshot in the store (shared.places.snapshots, the newest answers).
 Every field of a place names its source; dietary types are claimed only with evidence; facts no
-source records (open now, hours, coordinates, walking distance, accessibility) are JSON null.
+source records (open now, hours, coordinates, walking distance, accessibility) are JSON null. A
+position is kept only with the source that records it (``Coordinates``, from shared.geo).
 
 Which catalog ``load_place_catalog()`` answers with is set per event by ``catalog_scope`` (the store's
 newest snapshot, read at most once per event); outside a scope it is the shipped file.
@@ -17,15 +18,16 @@ import contextlib
 import contextvars
 import functools
 import json
-import math
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Literal, Mapping
 
+from shared.address import AddressReading, AddressSkip, read_address
 from shared.areas import DATA_DIR, UnknownArea, normalize_area
 from shared.clock import TAIPEI, require_aware
+from shared.geo import Coordinates, checked_point, in_county
 
 DEFAULT_CATALOG_PATH = DATA_DIR / "places-catalog.json"
 
@@ -38,10 +40,6 @@ UNKNOWABLE_FIELDS: tuple[str, ...] = ("open_now", "hours", "coordinates", "walki
 #: Fields whose source must be named in ``field_sources`` (phone: when the place has one).
 SOURCED_FIELDS: tuple[str, ...] = ("name", "area", "address", "phone")
 
-#: The county's bounding box with a margin (degrees, WGS84): coordinates outside it are not Changhua's.
-#: Source: the 26 townships of data/townships.json lie within 23.78–24.21 N, 120.23–120.70 E.
-LAT_RANGE = (23.6, 24.4)
-LNG_RANGE = (120.1, 120.8)
 
 CampaignState = Literal["not_started", "active_by_announcement", "ended"]
 
@@ -88,42 +86,6 @@ class Source:
             "url": self.url,
             "scope": self.scope,
         }
-
-
-@dataclass(frozen=True)
-class Coordinates:
-    """Where a place is, as one source records it.
-
-    Attributes:
-        lat, lng: WGS84 degrees (latitude north, longitude east).
-        source: key in the catalog's ``sources`` of the list or dataset that gave them.
-    JSON: ``{"lat": 24.0, "lng": 120.5, "source": "<key in sources>"}``, or null when no source records
-    them. Source: docs/design.md §5 (Places).
-    """
-
-    lat: float
-    lng: float
-    source: str
-
-    def as_dict(self) -> dict[str, float | str]:
-        """The JSON shape above."""
-        return {"lat": self.lat, "lng": self.lng, "source": self.source}
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any] | None) -> "Coordinates | None":
-        """The JSON shape above, or None for null. Raises KeyError, TypeError, ValueError when malformed
-        (lat/lng not finite numbers, a missing key)."""
-        if raw is None:
-            return None
-        lat, lng = raw["lat"], raw["lng"]
-        if isinstance(lat, bool) or isinstance(lng, bool) or not all(
-                isinstance(v, (int, float)) and math.isfinite(v) for v in (lat, lng)):
-            raise ValueError("coordinates must be finite numbers")
-        return cls(lat=float(lat), lng=float(lng), source=str(raw["source"]))
-
-    def in_county(self) -> bool:
-        """Inside LAT_RANGE × LNG_RANGE (Changhua County with a margin)."""
-        return LAT_RANGE[0] <= self.lat <= LAT_RANGE[1] and LNG_RANGE[0] <= self.lng <= LNG_RANGE[1]
 
 
 @dataclass(frozen=True)
@@ -176,6 +138,37 @@ class Campaign:
         }
 
 
+def parse_coordinates(raw: Any, place_id: str) -> Coordinates | None:
+    """Read a place's ``coordinates`` field.
+
+    Args:
+        raw: JSON null, or {"lat": number, "lng": number, "source": "<source id>"}.
+        place_id: for the error message.
+    Returns:
+        Coordinates, or None for null (the snapshot has no sourced position).
+    Raises:
+        CatalogInvalid: not an object of exactly those keys, a non-number or out-of-range degree, or
+            a blank source (whether the source is known is checked with the other source ids).
+    Source: docs/design.md §5 (Catalog: coordinates only with a source).
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"lat", "lng", "source"}:
+        raise CatalogInvalid(f"place {place_id!r}: coordinates must be null or {{lat, lng, source}}")
+    point, source = checked_point(raw["lat"], raw["lng"]), raw["source"]
+    if point is None:
+        raise CatalogInvalid(f"place {place_id!r}: coordinates out of range or not a number")
+    if not isinstance(source, str) or not source.strip():
+        raise CatalogInvalid(f"place {place_id!r}: coordinates.source must name a source")
+    return Coordinates(point.lat, point.lng, source)
+
+
+def coordinates_dict(coordinates: Coordinates | None) -> dict[str, Any] | None:
+    """A position in the catalog's JSON shape ``{"lat", "lng", "source"}``, or None."""
+    return None if coordinates is None else {"lat": coordinates.lat, "lng": coordinates.lng,
+                                             "source": coordinates.source}
+
+
 @dataclass(frozen=True)
 class Place:
     """One shop, with a source for every field and evidence for every dietary type.
@@ -189,8 +182,8 @@ class Place:
             no source states a diet.
         dietary_scope: what the evidence covers (e.g. "not every dish qualifies").
         unknown: {field: value} for UNKNOWABLE_FIELDS; None means the snapshot does not know
-            (``coordinates``: Coordinates.as_dict() when known).
-        coordinates: where the place is, with the source that says so, or None.
+            (``coordinates``: its JSON shape when known).
+        coordinates: the sourced position (shared.geo.Coordinates), or None.
         in_campaign: the place is on the festival's list, so its cards say where the campaign stands.
     """
 
@@ -210,6 +203,12 @@ class Place:
     def dietary_options(self) -> tuple[str, ...]:
         """Dietary types with evidence, in EVIDENCE_TYPES order."""
         return tuple(kind for kind in EVIDENCE_TYPES if kind in self.dietary_evidence)
+
+    @property
+    def cited_sources(self) -> tuple[tuple[str, str], ...]:
+        """(field or dietary type, source id) for every source this place cites, coordinates included."""
+        located = (("coordinates", self.coordinates.source),) if self.coordinates else ()
+        return (*self.field_sources.items(), *self.dietary_evidence.items(), *located)
 
     @property
     def unknown_fields(self) -> tuple[str, ...]:
@@ -263,9 +262,9 @@ def _parse_place(raw: Mapping[str, Any]) -> Place:
     missing_unknown = [field for field in UNKNOWABLE_FIELDS if field not in raw]
     if missing_unknown:
         raise CatalogInvalid(f"place {raw.get('id')!r}: fields must be present (null if unknown): {missing_unknown}")
-    coordinates = Coordinates.from_dict(raw["coordinates"])
+    coordinates = parse_coordinates(raw["coordinates"], raw["id"])
     unknown = {field: raw[field] for field in UNKNOWABLE_FIELDS}
-    unknown["coordinates"] = None if coordinates is None else coordinates.as_dict()
+    unknown["coordinates"] = coordinates_dict(coordinates)
     return Place(
         id=raw["id"],
         name=raw["name"],
@@ -301,12 +300,14 @@ def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[
     for field in SOURCED_FIELDS:
         if field not in place.field_sources and (field != "phone" or place.phone is not None):
             problems.append(f"{place.id}: field_sources lacks {field!r}")
-    cited = [*place.field_sources.items(), *place.dietary_evidence.items()]
-    if place.coordinates is not None:
-        cited.append(("coordinates", place.coordinates.source))
-        if not place.coordinates.in_county():
-            problems.append(f"{place.id}: coordinates outside Changhua County")
-    for key, sid in cited:
+    if place.coordinates is not None and not in_county(place.coordinates.point):
+        problems.append(f"{place.id}: coordinates outside Changhua County")
+    reading = read_address(place.address)  # an address that names no township is no problem: area has a source
+    if reading is AddressSkip.OTHER_COUNTY:
+        problems.append(f"{place.id}: address is in another county")
+    elif isinstance(reading, AddressReading) and reading.township != place.area:
+        problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
+    for key, sid in place.cited_sources:
         if sid not in sources:
             problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
     for kind in place.dietary_evidence:

@@ -6,11 +6,11 @@ the columns (CSV header, or the keys of each JSON object; JSON is an array of su
 | column | required | what |
 |---|---|---|
 | ``name`` | yes | the shop's name as the list writes it |
-| ``address`` | yes | its address; the township is read from its start (彰化縣員林市… or 員林市…) |
+| ``address`` | yes | its address; the township is read from its start (shared.address: 510彰化縣員林市…, 員林市…) |
 | ``township`` | no | one of the 26 townships (員林 or 員林市); must agree with the address when both name one |
 | ``phone`` | no | digits, spaces, ``-``, ``()``, ``+``, ``#``, 7 to 15 digits |
 | ``diet`` | no | the diets the list states: 蔬食, 全素, 蛋奶素, 奶素 (or vegetarian, vegan, ovo_lacto, lacto), several joined by 、 , ; / or spaces; empty: the list states none |
-| ``lat``, ``lng`` | no | both or neither, WGS84 degrees inside the county |
+| ``lat``, ``lng`` | no | both or neither, WGS84 degrees inside the county (shared.geo.in_county) |
 | ``festival`` | no | 是 / 否 (empty: 否): the shop is on the festival's list, so its card says where the campaign stands |
 | ``list_name`` | yes | the list's name in people's words, at most ``LIST_NAME_MAX`` characters (彰化縣蔬食節店家名單) |
 | ``list_url`` | yes | where the list is published (``https://…`` or ``http://…``) |
@@ -27,14 +27,14 @@ import csv
 import hashlib
 import io
 import json
-import math
 import re
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from shared.address import names_other_county
 from shared.areas import UnknownArea, normalize_area
-from shared.places.catalog import LAT_RANGE, LNG_RANGE
+from shared.geo import checked_point, in_county
 from shared.places.layers import CURATED, Layer, merge_key, township_in_address
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("name", "address", "list_name", "list_url", "accessed_on")
@@ -47,7 +47,7 @@ MAX_TEXT_CHARS = 120
 #: Why a row was skipped, in the order they are checked.
 SKIP_REASONS: tuple[str, ...] = (
     "not_an_object", "unknown_column", "missing_name", "missing_address", "missing_source", "bad_source",
-    "bad_township", "no_township", "township_mismatch", "bad_phone", "bad_diet", "bad_coordinates",
+    "out_of_county", "bad_township", "no_township", "township_mismatch", "bad_phone", "bad_diet", "bad_coordinates",
     "bad_festival", "duplicate",
 )
 
@@ -140,6 +140,8 @@ def _source(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _township(row: dict[str, Any], address: str) -> str:
+    if names_other_county(address):
+        raise _Skip("out_of_county")
     said = _text(row, "township")
     in_address = township_in_address(address)
     if said:
@@ -177,13 +179,12 @@ def _coordinates(row: dict[str, Any], source_id: str) -> dict[str, Any] | None:
     if not lat and not lng:
         return None
     try:
-        values = float(lat), float(lng)
+        point = checked_point(float(lat), float(lng))
     except ValueError:
         raise _Skip("bad_coordinates") from None
-    if not all(math.isfinite(v) for v in values) or not (
-            LAT_RANGE[0] <= values[0] <= LAT_RANGE[1] and LNG_RANGE[0] <= values[1] <= LNG_RANGE[1]):
+    if point is None or not in_county(point):
         raise _Skip("bad_coordinates")
-    return {"lat": values[0], "lng": values[1], "source": source_id}
+    return {"lat": point.lat, "lng": point.lng, "source": source_id}
 
 
 def _festival(row: dict[str, Any]) -> bool:

@@ -6,8 +6,8 @@ catalog-shaped places (the JSON shape of ``data/places-catalog.json``) and the s
 A snapshot keeps the newest layer of each kind; its catalog is their merge:
 
 - two places are the same shop when their normalised name and normalised address are equal
-  (``merge_key``: NFKC, 台 → 臺, case-folded, spaces and marks out; the address without its postal
-  code, 臺灣 and 彰化縣 head);
+  (``merge_key``: NFKC, 台 → 臺, case-folded, spaces and marks out; the address as shared.address
+  reads it: its township and the rest, without postal code, 臺灣 and 彰化縣);
 - the curated place wins field by field: name, township and address always (the list requires them),
   phone and coordinates when the list has them, the diets when the list states any; the TDX
   restaurant fills the rest; ``field_sources`` (and the coordinates' ``source``) name which source
@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from shared.areas import COUNTY, TOWNSHIPS, UnknownArea, normalize_area
+from shared.address import AddressReading, read_address
 
 CURATED = "curated"
 TDX = "tdx"
@@ -36,7 +36,6 @@ LAYER_KINDS: tuple[str, ...] = (CURATED, TDX)
 _CURATED_FIELDS: tuple[str, ...] = ("name", "area", "address", "phone")
 
 _MARKS = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
-_HEAD = re.compile(r"^(?:[0-9]{3,6})?(?:臺灣省|臺灣)?(?:[0-9]{3,6})?(?:彰化縣)?(?:[0-9]{3,6})?")
 
 
 @dataclass
@@ -84,8 +83,11 @@ def normalized_name(name: str) -> str:
 
 
 def normalized_address(address: str) -> str:
-    """An address as compared: as ``normalized_name``, without its head (postal code, 臺灣, 彰化縣)."""
-    return _HEAD.sub("", _MARKS.sub("", _read_form(address)))
+    """An address as compared: its township and the rest (shared.address: without postal code, 臺灣 and
+    彰化縣), NFKC, 台 → 臺, case-folded, spaces and marks out; the whole text when it names no township."""
+    reading = read_address(address)
+    text = f"{reading.township}{reading.rest}" if isinstance(reading, AddressReading) else address
+    return _MARKS.sub("", _read_form(text))
 
 
 def merge_key(name: str, address: str) -> str:
@@ -94,20 +96,10 @@ def merge_key(name: str, address: str) -> str:
 
 
 def township_in_address(address: str) -> str | None:
-    """The full township name an address starts with (after a postal code, 臺灣 and 彰化縣), or None.
-
-    A short alias inside an address is not trusted (street names contain them).
-    """
-    # TODO: read it with shared.address.read_address (branch addr) once merged; it also reads postal codes.
-    rest = _HEAD.sub("", re.sub(r"\s+", "", unicodedata.normalize("NFKC", address).replace("台", "臺")))
-    rest = rest.removeprefix(COUNTY)
-    for name in sorted(TOWNSHIPS, key=len, reverse=True):
-        if rest.startswith(name):
-            try:
-                return normalize_area(name)
-            except UnknownArea:  # pragma: no cover - every TOWNSHIPS name is a township
-                return None
-    return None
+    """The township an address names (shared.address.read_address: a full name, or a Changhua postal
+    code), or None (another county, or no township where the address starts)."""
+    reading = read_address(address)
+    return reading.township if isinstance(reading, AddressReading) else None
 
 
 def _merged(curated: dict[str, Any], tdx: dict[str, Any]) -> dict[str, Any]:

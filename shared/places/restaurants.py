@@ -10,11 +10,14 @@ Rules:
 - kept only when 素 or 蔬食 is in ``Class`` / ``Class1`` / ``Class2`` / ``Class3`` or the name, else
   counted as ``not_vegetarian``; its diet is then ``vegetarian`` only (「蔬食，未確認素別」): TDX does
   not say which kind, so 全素 / 蛋奶素 / 奶素 never match it unless a curated list says so;
-- the county: ``City`` must be 彰化縣 (or missing while the address says 彰化縣); else ``out_of_county``;
-- the township: read from the address's start, else ``no_township``;
+- the county: ``City`` must be 彰化縣 (or missing while the address names no other county); else
+  ``out_of_county``;
+- the township: read from the address by shared.address (a township name or a postal code), else
+  ``no_township``;
 - the phone: TDX writes ``886-4-7284398``; it is kept as people dial it (``04-7284398``); a phone
   that is not digits and dashes is left out (null), the place kept;
-- the coordinates: ``Position`` when both numbers are inside the county, with this source; else null.
+- the coordinates: ``Position`` when it lies in the county (shared.geo.in_county), with this source;
+  else null.
 A record that breaks a rule is skipped and counted under its first failed reason.
 
 Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 餐飲; the RestaurantTourismInfo
@@ -22,13 +25,13 @@ schema), docs/design.md §5.
 """
 from __future__ import annotations
 
-import math
 import re
 from datetime import date
 from typing import Any
 
+from shared.address import names_other_county
 from shared.areas import COUNTY
-from shared.places.catalog import LAT_RANGE, LNG_RANGE
+from shared.geo import checked_point, in_county
 from shared.places.layers import TDX, Layer, township_in_address
 
 SOURCE_ID = "tdx_restaurants"
@@ -69,7 +72,7 @@ def _in_county(record: dict[str, Any], address: str) -> bool:
     city = _text(record.get("City"))
     if city is not None:
         return city.replace("台", "臺") == COUNTY
-    return COUNTY in address.replace("台", "臺")[:12]
+    return not names_other_county(address)
 
 
 def _phone(value: Any) -> str | None:
@@ -84,13 +87,10 @@ def _phone(value: Any) -> str | None:
 def _coordinates(position: Any) -> dict[str, Any] | None:
     if not isinstance(position, dict):
         return None
-    lat, lng = position.get("PositionLat"), position.get("PositionLon")
-    if not (isinstance(lat, (int, float)) and isinstance(lng, (int, float))) or isinstance(lat, bool) \
-            or isinstance(lng, bool) or not (math.isfinite(lat) and math.isfinite(lng)):
+    point = checked_point(position.get("PositionLat"), position.get("PositionLon"))
+    if point is None or not in_county(point):
         return None
-    if not (LAT_RANGE[0] <= lat <= LAT_RANGE[1] and LNG_RANGE[0] <= lng <= LNG_RANGE[1]):
-        return None
-    return {"lat": float(lat), "lng": float(lng), "source": SOURCE_ID}
+    return {"lat": point.lat, "lng": point.lng, "source": SOURCE_ID}
 
 
 def _place(record: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ WORDING = {
 #: The reading files: words matched in what people write, names of places and sources, the model's
 #: instructions and tool descriptions; the display name's default. None of them words a message.
 READING = {
-    "shared/areas.py", "shared/diets.py", "shared/config.py", "shared/routing.py",
+    "shared/address.py", "shared/areas.py", "shared/diets.py", "shared/config.py", "shared/routing.py",
     "shared/agent/calls.py", "shared/agent/prompts.py", "shared/agent/tools.py",
     "shared/events/activities.py", "shared/events/search.py", "shared/events/source.py",
     "shared/places/search.py", "shared/places/curated.py", "shared/places/layers.py", "shared/places/restaurants.py",

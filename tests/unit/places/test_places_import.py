@@ -16,7 +16,7 @@ from shared.clock import TAIPEI
 from shared.places import snapshots
 from shared.places.catalog import DEFAULT_CATALOG_PATH, load_place_catalog
 from shared.places.curated import COLUMNS, read_curated
-from shared.places.ingest import RestaurantsFetched, RestaurantsUnavailable, ingest_curated, ingest_restaurants
+from shared.places.ingest import RestaurantsFetched, ingest_curated, ingest_restaurants
 from shared.places.search import place_close_to, places_named_in, search_local_places
 from shared.replies.places import render_places
 from shared.store.sqlite import SqliteStore
@@ -130,7 +130,8 @@ def test_places_import_bad_rows_are_skipped_and_counted_by_reason_never_guessed(
         {"name": "沒地址"},
         {"name": "無名單", "address": "彰化縣員林市路2號", "list_name": ""},
         {"name": "壞日期", "address": "彰化縣員林市路3號", "accessed_on": "10/1"},
-        {"name": "台北店", "address": "臺北市中正區路1號"},
+        {"name": "台北店", "address": "台北市中正區路1號"},
+        {"name": "無鄉", "address": "中山路10號"},
         {"name": "不合", "address": "彰化縣員林市路4號", "township": "鹿港"},
         {"name": "怪鄉", "address": "中山路1號", "township": "台北"},
         {"name": "壞電話", "address": "彰化縣員林市路5號", "phone": "打給我"},
@@ -143,7 +144,8 @@ def test_places_import_bad_rows_are_skipped_and_counted_by_reason_never_guessed(
     result = ingest_curated(store, _csv(tmp_path, rows), now=NOW)
     assert result.outcome == "snapshot_written" and result.counts["kept"] == 1
     assert result.counts["skipped"] == {
-        "missing_name": 1, "missing_address": 1, "missing_source": 1, "bad_source": 1, "no_township": 1,
+        "missing_name": 1, "missing_address": 1, "missing_source": 1, "bad_source": 1, "out_of_county": 1,
+        "no_township": 1,
         "township_mismatch": 1, "bad_township": 1, "bad_phone": 1, "bad_diet": 1, "bad_coordinates": 2,
         "bad_festival": 1, "duplicate": 1}
     assert result.skipped_rows[0] == {"row": 2, "reason": "missing_name"}
