@@ -376,6 +376,12 @@ def _load_cached(path: Path) -> PlaceCatalog:
     return catalog_from_dict(raw, str(path))
 
 
+def load_shipped_catalog() -> PlaceCatalog:
+    """The shipped catalog (``DEFAULT_CATALOG_PATH``, read at call time), whatever scope is open.
+    Raises CatalogMissing, CatalogInvalid as load_place_catalog."""
+    return _load_cached(Path(DEFAULT_CATALOG_PATH).resolve())
+
+
 #: The catalog of the event being handled (``catalog_scope``): a loader, called at most once per scope.
 _SCOPE: contextvars.ContextVar[Callable[[], PlaceCatalog] | None] = contextvars.ContextVar(
     "places_catalog_scope", default=None)

@@ -84,26 +84,17 @@ class _Skip(Exception):
         self.reason = reason
 
 
-def _rows_of(path: Path) -> list[Any]:
+def _json_rows(text: str) -> list[Any]:
     try:
-        data = path.read_bytes()
-    except OSError:
-        raise CuratedFileError("unreadable", path.name) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise CuratedFileError("not_utf8", "save the list as UTF-8") from None
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError:
-            raise CuratedFileError("not_json") from None
-        if not isinstance(rows, list):
-            raise CuratedFileError("not_a_list", "a JSON array of row objects")
-        return rows
-    if suffix != ".csv":
-        raise CuratedFileError("unknown_format", "a .csv or .json file")
+        rows = json.loads(text)
+    except json.JSONDecodeError:
+        raise CuratedFileError("not_json") from None
+    if not isinstance(rows, list):
+        raise CuratedFileError("not_a_list", "a JSON array of row objects")
+    return rows
+
+
+def _csv_rows(text: str) -> list[Any]:
     reader = csv.DictReader(io.StringIO(text))
     header = [column.strip() for column in reader.fieldnames or []]
     missing = [column for column in REQUIRED_COLUMNS if column not in header]
@@ -113,6 +104,22 @@ def _rows_of(path: Path) -> list[Any]:
     if unknown:
         raise CuratedFileError("unknown_columns", ", ".join(unknown))
     return [{(key or "").strip(): value for key, value in row.items()} for row in reader]
+
+
+def _rows_of(path: Path) -> list[Any]:
+    readers = {".json": _json_rows, ".csv": _csv_rows}
+    read = readers.get(path.suffix.lower())
+    if read is None:
+        raise CuratedFileError("unknown_format", "a .csv or .json file")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        raise CuratedFileError("unreadable", path.name) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CuratedFileError("not_utf8", "save the list as UTF-8") from None
+    return read(text)
 
 
 def _text(row: dict[str, Any], column: str) -> str:

@@ -34,12 +34,11 @@ from typing import Any
 
 from shared.clock import TAIPEI, from_iso, require_aware, to_iso
 from shared.places.catalog import (
-    DEFAULT_CATALOG_PATH,
     CatalogMissing,
     PlaceCatalog,
     catalog_from_dict,
     catalog_scope,
-    load_place_catalog,
+    load_shipped_catalog,
 )
 from shared.places.layers import LAYER_KINDS, Layer, merge_layers
 from shared.store import DocumentStore, StoreError
@@ -88,7 +87,7 @@ def _layers_of(tx: Any, state: dict[str, Any] | None) -> dict[str, dict[str, Any
 
 def _shipped_campaign() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The festival campaign and its source, from the shipped catalog (an import does not change them)."""
-    shipped = load_place_catalog(DEFAULT_CATALOG_PATH)
+    shipped = load_shipped_catalog()
     source: dict[str, Any] = shipped.sources[shipped.campaign.source_id].as_dict()
     source_id = str(source.pop("id"))
     return shipped.campaign.as_dict(), {source_id: source}
@@ -220,7 +219,7 @@ def load_current_catalog(store: DocumentStore) -> PlaceCatalog:
     try:
         state = read_state(store)
         if not state or not state.get("catalog_version"):
-            return load_place_catalog(DEFAULT_CATALOG_PATH)
+            return load_shipped_catalog()
         version = state["catalog_version"]
         with _CACHE_LOCK:
             cached = _CACHE.get(version)

@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import render_places, source_words
+from shared.replies.places import UNCONFIRMED_DIET_KINDS, render_places, source_words
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -805,7 +805,10 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     lines += [_place_detail(place, detail) for detail in asked]
     if not details:
         kinds = "、".join(diet_label(kind) for kind in place.dietary_options)
-        lines.append(f"店家資料列的素別：{kinds}。" if kinds else "店家資料沒有寫素別。")
+        unconfirmed = all(catalog.sources[sid].kind in UNCONFIRMED_DIET_KINDS
+                          for sid in place.dietary_evidence.values() if sid in catalog.sources)
+        lines.append("店家資料沒有寫素別。" if not kinds else f"店家資料列的素別：{kinds}（未確認素別）。"
+                     if unconfirmed else f"店家資料列的素別：{kinds}。")
     field = "phone" if ask.ItemDetail.PHONE in asked and place.phone else "address"
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
