@@ -789,6 +789,16 @@ def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
     return f"店家資料沒有記錄{what}，{call}"
 
 
+def _place_diets_line(place: Place, catalog: PlaceCatalog) -> str:
+    """「店家資料列的素別：蔬食。」, with 「（未確認素別）」 when only open data's 素 in a class or name says so."""
+    kinds = "、".join(diet_label(kind) for kind in place.dietary_options)
+    if not kinds:
+        return "店家資料沒有寫素別。"
+    unconfirmed = all(catalog.sources[sid].kind in UNCONFIRMED_DIET_KINDS
+                      for sid in place.dietary_evidence.values() if sid in catalog.sources)
+    return f"店家資料列的素別：{kinds}（未確認素別）。" if unconfirmed else f"店家資料列的素別：{kinds}。"
+
+
 def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details: tuple[ask.ItemDetail, ...]) -> Reply:
     """One listed shop, answered from its catalog entry: each detail asked, or that it is not recorded;
     the address, the phone and the diets listed when no detail was asked; the source once.
@@ -804,11 +814,7 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     asked = details or (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)
     lines += [_place_detail(place, detail) for detail in asked]
     if not details:
-        kinds = "、".join(diet_label(kind) for kind in place.dietary_options)
-        unconfirmed = all(catalog.sources[sid].kind in UNCONFIRMED_DIET_KINDS
-                          for sid in place.dietary_evidence.values() if sid in catalog.sources)
-        lines.append("店家資料沒有寫素別。" if not kinds else f"店家資料列的素別：{kinds}（未確認素別）。"
-                     if unconfirmed else f"店家資料列的素別：{kinds}。")
+        lines.append(_place_diets_line(place, catalog))
     field = "phone" if ask.ItemDetail.PHONE in asked and place.phone else "address"
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
