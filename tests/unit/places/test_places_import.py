@@ -299,3 +299,21 @@ def test_places_import_imported_shops_are_found_by_name_alias_and_typo(store, tm
         assert [view["name"] for view in places_named_in("慈心幾點開")] == ["慈心素食館"]
         assert place_close_to("滋心素食館有全素嗎")["name"] == "慈心素食館"
         assert places_named_in("和米素食") == []  # the shipped catalog's shops are not mixed in
+
+
+def test_places_import_a_tdx_shop_asked_about_by_itself_says_its_diet_is_not_confirmed(store, tmp_path):
+    from shared.turn.wording import place_item_reply
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")])), now=NOW)
+    catalog = snapshots.load_current_catalog(store)
+    [message] = place_item_reply(catalog.places[0], catalog, 1, ()).messages
+    assert "店家資料列的素別：蔬食（未確認素別）。" in message.text
+    assert "資料來源：交通部觀光署資料，2026-10-05 查閱。" in message.text
+
+
+def test_places_import_status_of_a_store_never_written_says_the_shipped_catalog_answers(tmp_path):
+    out = io.StringIO()
+    code = places_tool.main(["status"], environ={"LOCAL_STORE_URL": f"sqlite:///{tmp_path / 'none.sqlite3'}"}, out=out)
+    assert code == 0 and json.loads(out.getvalue())["answers_from"] == "shipped"
+    assert not (tmp_path / "none.sqlite3").exists()
