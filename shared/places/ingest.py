@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from shared.clock import TAIPEI, require_aware
 from shared.logs import log
-from shared.places.catalog import CatalogInvalid
+from shared.places.catalog import CatalogError
 from shared.places.curated import CuratedFileError, read_curated
 from shared.places.layers import CURATED, TDX, Layer
 from shared.places.restaurants import map_restaurants
@@ -90,7 +90,7 @@ def _store_layer(store: DocumentStore, layer: Layer, *, origin: str, now: dateti
         return PlacesIngestResult("rejected", layer.kind, current, reason="no_valid_rows", **seen)
     try:
         version, written, count = write_snapshot(store, layer, origin=origin, now=now, last_modified=last_modified)
-    except CatalogInvalid as exc:  # a merge the catalog contract refuses: nothing is stored
+    except CatalogError as exc:  # a merge the catalog contract refuses, or a stored layer unreadable: nothing is stored
         log("ERROR", "places merge invalid", layer=layer.kind, error=str(exc)[:300])
         record_attempt(store, now=now, layer=layer.kind, outcome="rejected", reason="invalid_catalog")
         return PlacesIngestResult("rejected", layer.kind, current, reason="invalid_catalog", **seen)

@@ -115,6 +115,7 @@ def write_snapshot(store: DocumentStore, layer: Layer, *, origin: str, now: date
         (catalog_version, written, places in the merged catalog).
     Raises:
         CatalogInvalid: the merge does not make a valid catalog (nothing written).
+        CatalogMissing: a part of the current snapshot is missing (nothing written).
         StoreError: nothing was changed (StoreTimeout: outcome unknown; importing again is safe).
     """
     now = require_aware(now)
