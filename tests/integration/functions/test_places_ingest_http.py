@@ -45,6 +45,11 @@ def test_places_ingest_http_template_then_signed_yuanlin_question_answers_from_i
     assert "資料來源：範例店家名單，2026/9/27 查閱" in text
     assert reply_budget.problems(messages, said="員林有素食嗎") == []
 
+    by_name = all_text(_ask(webhook, line_standin, "範例素食便當在哪裡"))
+    assert "彰化縣員林市範例路2號" in by_name
+    typo = all_text(_ask(webhook, line_standin, "範例素食便擋有全素嗎"))
+    assert "你是說" in typo and "範例素食便當" in typo
+
     out = io.StringIO()
     assert places_tool.main(["status"], environ={"LOCAL_STORE_URL": base_env["LOCAL_STORE_URL"]}, out=out) == 0
     status = json.loads(out.getvalue())
