@@ -300,6 +300,9 @@ def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[
     for field in SOURCED_FIELDS:
         if field not in place.field_sources and (field != "phone" or place.phone is not None):
             problems.append(f"{place.id}: field_sources lacks {field!r}")
+    for field in ("open_now", "hours", "walking_distance_m", "accessibility"):
+        if place.unknown[field] is not None and field not in place.field_sources:
+            problems.append(f"{place.id}: {field} is recorded without a source in field_sources")
     if place.coordinates is not None and not in_county(place.coordinates.point):
         problems.append(f"{place.id}: coordinates outside Changhua County")
     reading = read_address(place.address)  # an address that names no township is no problem: area has a source

@@ -17,7 +17,9 @@ Rules:
 - the phone: TDX writes ``886-4-7284398``; it is kept as people dial it (``04-7284398``); a phone
   that is not digits and dashes is left out (null), the place kept;
 - the coordinates: ``Position`` when it lies in the county (shared.geo.in_county), with this source;
-  else null.
+  else null;
+- the hours: ``OpenTime`` as TDX writes it (free text, at most MAX_TEXT_CHARS characters), with this
+  source; null when empty. Whether the shop is open now stays unknown.
 A record that breaks a rule is skipped and counted under its first failed reason.
 
 Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 餐飲; the RestaurantTourismInfo
@@ -113,12 +115,14 @@ def _place(record: Any) -> dict[str, Any]:
     if area is None:
         raise _Skip("no_township")
     phone = _phone(record.get("Phone"))
-    fields = {"name": SOURCE_ID, "area": SOURCE_ID, "address": SOURCE_ID, **({"phone": SOURCE_ID} if phone else {})}
+    hours = _text(record.get("OpenTime"))
+    fields = {"name": SOURCE_ID, "area": SOURCE_ID, "address": SOURCE_ID, **({"phone": SOURCE_ID} if phone else {}),
+              **({"hours": SOURCE_ID} if hours else {})}
     return {
         "id": f"tdx-{restaurant_id}", "name": name, "area": area, "address": address, "phone": phone,
         "field_sources": fields, "dietary_options": ["vegetarian"], "dietary_evidence": {"vegetarian": SOURCE_ID},
         "dietary_scope": "the class or name says vegetarian; which kind (vegan, ovo-lacto …) is not confirmed",
-        "in_campaign": False, "open_now": None, "hours": None, "coordinates": _coordinates(record.get("Position")),
+        "in_campaign": False, "open_now": None, "hours": hours, "coordinates": _coordinates(record.get("Position")),
         "walking_distance_m": None, "accessibility": None,
     }
 

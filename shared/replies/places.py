@@ -48,7 +48,7 @@ SOURCE_KIND_WORDS = {
 UNCONFIRMED_DIET_KINDS = frozenset({"tdx_restaurant"})
 
 #: A card's facts whose source a card names when the card rests on open data (docs/design.md §5).
-FIELD_WORDS = (("address", "地址"), ("phone", "電話"))
+FIELD_WORDS = (("address", "地址"), ("phone", "電話"), ("hours", "營業時間"))
 
 #: In the words people use, in the order they ask about them.
 UNKNOWN_FIELD_WORDS = {
@@ -118,8 +118,11 @@ def diet_note(place: dict[str, Any]) -> str:
 
 
 def unknown_note(unknown: list[str]) -> str | None:
-    """A card's note on what the data does not record: 「沒有營業時間、無障礙資料，出發前請先打電話」."""
-    fields = list(dict.fromkeys(words for field, words in UNKNOWN_FIELD_WORDS.items() if field in unknown))
+    """A card's note on what the data does not record: 「沒有營業時間、無障礙資料，出發前請先打電話」.
+    With the hours recorded, whether the shop is open now is not said to be 營業時間 missing."""
+    hidden = {"open_now"} if "hours" not in unknown else set()
+    fields = list(dict.fromkeys(words for field, words in UNKNOWN_FIELD_WORDS.items()
+                                if field in unknown and field not in hidden))
     return f"沒有{'、'.join(fields)}資料，出發前請先打電話" if fields else None
 
 
@@ -152,6 +155,8 @@ def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
         _text(f"地址：{place['address']}", size="sm", margin="md"),
         _text(f"電話：{place['phone'] or '資料沒有記錄'}", size="sm"),
     ]
+    if place.get("hours"):
+        contents.append(_text(f"營業時間：{place['hours']}", size="sm"))
     by_field = fields_line(place)
     if by_field:
         contents.append(_text(by_field, size="xs", color="#666666"))
@@ -179,10 +184,10 @@ def _alt_text(result: dict[str, Any], names: list[str]) -> str:
 
 def _render_ok(result: dict[str, Any]) -> list[Message]:
     shown = result["places"][:CAROUSEL_MAX_BUBBLES]
-    unknown = unknown_note(result["unknown_fields"])
     campaign = campaign_note(result["campaign_state"], result["campaign"])
 
     def notes(place: dict[str, Any]) -> list[str]:  # the festival's window only on its own shops' cards
+        unknown = unknown_note(place.get("unknown_fields", result["unknown_fields"]))
         return [note for note in (unknown, campaign if place.get("in_campaign") else None) if note]
 
     carousel = FlexMessage(

@@ -216,7 +216,8 @@ def test_places_import_tdx_and_curated_merge_field_by_field_and_the_card_says_wh
     ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, tdx)), now=NOW)
     alone = render_places(_search(store, "員林"))
     [lines] = _card_lines(alone)
-    assert "地址、電話、素別：交通部觀光署資料" in lines and "蔬食（未確認素別），點餐前請問店家" in lines
+    assert "地址、電話、營業時間、素別：交通部觀光署資料" in lines and "營業時間：11:00-20:00" in lines
+    assert "蔬食（未確認素別），點餐前請問店家" in lines and "沒有距離、無障礙資料，出發前請先打電話" in lines
     assert "員林鎮公所調查" not in "".join(lines)
 
     curated = _csv(tmp_path, [{"name": "員林 蔬食坊", "address": "彰化縣 員林市中山路二段1號", "diet": "蛋奶素"}])
@@ -228,7 +229,7 @@ def test_places_import_tdx_and_curated_merge_field_by_field_and_the_card_says_wh
     assert place["coordinates"]["source"] == "tdx_restaurants" and place["dietary_options"] == ["ovo_lacto"]
     messages = render_places(answer)
     [lines] = _card_lines(messages)
-    assert "地址、素別：員林鎮公所調查；電話：交通部觀光署資料" in lines
+    assert "地址、素別：員林鎮公所調查；電話、營業時間：交通部觀光署資料" in lines
     assert not any("未確認" in line for line in lines)
     assert reply_budget.problems(_json(messages), names=frozenset()) == []
     assert len(snapshots.load_current_catalog(store).places) == 1  # one shop, not two
@@ -302,6 +303,7 @@ def test_places_import_imported_shops_are_found_by_name_alias_and_typo(store, tm
 
 
 def test_places_import_a_tdx_shop_asked_about_by_itself_says_its_diet_is_not_confirmed(store, tmp_path):
+    from shared.turn.ask import ItemDetail
     from shared.turn.wording import place_item_reply
 
     ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
@@ -310,6 +312,8 @@ def test_places_import_a_tdx_shop_asked_about_by_itself_says_its_diet_is_not_con
     [message] = place_item_reply(catalog.places[0], catalog, 1, ()).messages
     assert "店家資料列的素別：蔬食（未確認素別）。" in message.text
     assert "資料來源：交通部觀光署資料，2026-10-05 查閱。" in message.text
+    [hours] = place_item_reply(catalog.places[0], catalog, 1, (ItemDetail.WHEN,)).messages
+    assert "營業時間：11:00-20:00（資料寫的，不代表今天有開）" in hours.text and "交通部觀光署資料" in hours.text
 
 
 def test_places_import_status_of_a_store_never_written_says_the_shipped_catalog_answers(tmp_path):
@@ -317,3 +321,14 @@ def test_places_import_status_of_a_store_never_written_says_the_shipped_catalog_
     code = places_tool.main(["status"], environ={"LOCAL_STORE_URL": f"sqlite:///{tmp_path / 'none.sqlite3'}"}, out=out)
     assert code == 0 and json.loads(out.getvalue())["answers_from"] == "shipped"
     assert not (tmp_path / "none.sqlite3").exists()
+
+
+def test_places_import_a_recorded_fact_without_its_source_is_no_catalog():
+    from shared.places.catalog import CatalogInvalid, catalog_from_dict
+
+    raw = json.loads(DEFAULT_CATALOG_PATH.read_text(encoding="utf-8"))
+    raw["places"][1]["hours"] = "11:00-20:00"
+    with pytest.raises(CatalogInvalid, match="hours is recorded without a source"):
+        catalog_from_dict(raw, "test")
+    raw["places"][1]["field_sources"]["hours"] = "festival_list"
+    assert catalog_from_dict(raw, "test").places[1].unknown["hours"] == "11:00-20:00"
