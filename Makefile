@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies screenshots clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect richmenu richmenu-font
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status ingest-places places-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect richmenu richmenu-font
 
 venv: $(STAMP)
 
@@ -129,6 +129,17 @@ ingest-events: $(STAMP)
 events-status: $(STAMP)
 	@$(PY) -m tools.events status
 
+# Places: one JSON document on stdout, logs on stderr (docs/data.md, Places from lists and TDX).
+# make ingest-places FILE=list.csv            an operator's curated list (.csv or .json; data/places-template.csv)
+# make ingest-places TDX_FILE=restaurants.json a file in TDX's Restaurant response format (no network)
+# make ingest-places                          TDX's restaurants live (TDX_CLIENT_ID / TDX_CLIENT_SECRET)
+TDX_FILE ?=
+ingest-places: $(STAMP)
+	@$(PY) -m tools.places ingest $(if $(FILE),--file "$(FILE)",$(if $(TDX_FILE),--tdx-file "$(TDX_FILE)",--tdx))
+
+places-status: $(STAMP)
+	@$(PY) -m tools.places status
+
 # The open handoff requests, one JSON line each, by state then age (logs on stderr).
 requests: $(STAMP)
 	@$(PY) -m tools.open_requests
@@ -211,6 +222,7 @@ replies: $(STAMP)
 # The chat page's flows (a search, a confirm card tapped twice, the staff group, a consent card, a location)
 # in headless chromium against a make run of its own: one PNG each in out/screenshots/, and the README's
 # three copied to docs/images/ (tools/chatpage/browser.py; needs apt's chromium, chromium-driver, fonts-noto-cjk).
+.PHONY: screenshots
 screenshots: $(STAMP)
 	@$(PY) -m tools.chatpage.browser --out out/screenshots --docs docs/images
 

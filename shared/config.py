@@ -260,6 +260,17 @@ class Settings:
             raise ValueError(problem)
 
     @property
+    def trace_project(self) -> str | None:
+        """The Google Cloud project log lines name their traces under (``projects/<P>/traces/<ID>``,
+        shared.logs): ``GOOGLE_CLOUD_PROJECT`` when set, else the project of a
+        ``firestore://PROJECT[/DATABASE]`` store, else None (a local run: bare trace ids)."""
+        if self.google_cloud_project:
+            return self.google_cloud_project
+        if self.store_url and self.store_url.startswith("firestore://"):
+            return self.store_url[len("firestore://"):].split("/", 1)[0] or None
+        return None
+
+    @property
     def tz(self) -> ZoneInfo:
         """The configured wall-clock zone (Asia/Taipei unless overridden)."""
         return ZoneInfo(self.timezone)

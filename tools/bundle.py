@@ -77,6 +77,7 @@ IMPORT_TO_DIST = {
     "lunardate": "lunardate",
     "cn2an": "cn2an",
     "opencc": "opencc",
+    "geographiclib": "geographiclib",
 }
 
 #: Always present in a bundle: the framework Cloud Functions runs the entry point with.

@@ -7,10 +7,17 @@ A record is the JSON object TDX's ``GET /v2/Tourism/Activity/{City}`` returns fo
 ``Region``/``Town``). Times are ISO 8601 with an offset (``2026-12-05T09:00:00+08:00``).
 
 Rules:
-- the county: ``City`` must be 彰化縣 (or missing while the address says 彰化縣); else ``out_of_county``;
-- the township: ``Town`` when it names one of the 26 townships, else the full township name that the
-  address starts with (after an optional postcode, 臺灣/台灣 and 彰化縣); else ``no_township``. A
-  short alias inside an address is not trusted (street names contain them);
+- the county: ``City`` must be 彰化縣 (台 or 臺, any width), or be missing while the address does not
+  start with another county; else ``out_of_county``;
+- the township (shared.address.read_township): ``Town`` when it names one of the 26 townships (a
+  full name or an alias), else the address as Taiwan writes it (a postal code before, after or
+  inside the county part, 臺灣 and 彰化縣 optional, full- or half-width; the postal code alone when
+  no township name follows), else a single full township name in ``Location``. None of them:
+  ``no_address`` when the record has none of the three, ``no_township`` when they name no township,
+  ``out_of_county`` when the address starts with another county. A short alias inside an address
+  is not trusted (street names contain them);
+- the position: ``Position`` (PositionLat/PositionLon) when it is a point in or at the county,
+  kept with the source ``tdx``; else none (the record is kept);
 - times are Asia/Taipei; the end is exclusive. A time of exactly 00:00 is a date without a time, so
   the start time is unknown and an end at 00:00 includes that whole day;
 - tags: ``Class1``/``Class2`` and the words of ``TAG_WORDS`` found in the name;
@@ -21,15 +28,16 @@ Source: TDX Tourism V2 API (https://tdx.transportdata.tw, 觀光 › 活動), do
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any, Iterable
 
-from shared.areas import COUNTY, TOWNSHIPS, UnknownArea, normalize_area
+from shared.address import AddressSkip, names_other_county, read_form, read_township
+from shared.areas import COUNTY
 from shared.clock import TAIPEI
 from shared.events.search import Event
+from shared.geo import Coordinates, checked_point, in_county
 
 SOURCE_KIND = "tdx"
 
@@ -46,11 +54,13 @@ TAG_WORDS: tuple[str, ...] = (
 
 #: Why a record was skipped (the counted reasons).
 SKIP_REASONS: tuple[str, ...] = (
-    "not_an_object", "missing_id", "duplicate_id", "missing_name", "out_of_county", "no_township",
+    "not_an_object", "missing_id", "duplicate_id", "missing_name", "out_of_county", "no_address", "no_township",
     "bad_start_time", "bad_end_time", "end_before_start", "bad_update_time",
 )
 
-_POSTCODE = re.compile(r"^\d{3,6}")
+#: The address reader's reasons, as the counted skip reasons of a record.
+_ADDRESS_SKIPS = {AddressSkip.EMPTY: "no_address", AddressSkip.NO_TOWNSHIP: "no_township",
+                  AddressSkip.OTHER_COUNTY: "out_of_county"}
 
 
 @dataclass
@@ -93,55 +103,33 @@ def _instant(value: Any, reason: str) -> datetime:
     return parsed.astimezone(TAIPEI)
 
 
-def _strip_county(address: str) -> str:
-    rest = _POSTCODE.sub("", address.strip()).strip()
-    for prefix in ("臺灣省", "台灣省", "臺灣", "台灣"):
-        rest = rest.removeprefix(prefix)
-    return rest.strip()
-
-
-def township_from_address(address: str | None) -> str | None:
-    """The township a Changhua address starts with, or None.
-
-    Args:
-        address: e.g. "505彰化縣鹿港鎮中山路 100 號" or "彰化縣 員林市 中山路二段".
-    Returns:
-        The township's full name (e.g. "鹿港鎮"), or None when the address does not start with
-        彰化縣 followed by one of the 26 full township names.
-    Source: data/townships.json (full names). The township comes from the address when ``Town`` is
-    missing or names none.
-    """
-    if not address:
-        return None
-    rest = _strip_county(address)
-    if not rest.startswith(COUNTY):
-        return None
-    rest = rest.removeprefix(COUNTY).strip()
-    for name in sorted(TOWNSHIPS, key=len, reverse=True):
-        if rest.startswith(name):
-            return name
-    return None
+def _in_county(record: dict[str, Any]) -> bool:
+    """``City`` names 彰化縣 (any width, 台 or 臺); without ``City``, the address does not start with
+    another county (an address without a county is read by its township: shared.address)."""
+    city = record.get("City")
+    if isinstance(city, str) and city.strip():
+        return read_form(city) == COUNTY
+    return not names_other_county(_text(record.get("Address")))
 
 
 def _township(record: dict[str, Any]) -> str:
-    town = _text(record.get("Town"))
-    if town:
-        try:
-            return normalize_area(town)
-        except UnknownArea:
-            raise _Skip("no_township") from None
-    found = township_from_address(_text(record.get("Address")))
-    if found is None:
-        raise _Skip("no_township")
-    return found
+    reading = read_township(town=_text(record.get("Town")), address=_text(record.get("Address")),
+                            location=_text(record.get("Location")))
+    if isinstance(reading, AddressSkip):
+        raise _Skip(_ADDRESS_SKIPS[reading])
+    return reading.township
 
 
-def _in_county(record: dict[str, Any]) -> bool:
-    city = _text(record.get("City"))
-    if city is not None:
-        return city.replace("台", "臺") == COUNTY
-    address = _strip_county(_text(record.get("Address")) or "")
-    return address.startswith(COUNTY)
+def _position(value: Any) -> Coordinates | None:
+    """TDX's ``Position`` ({PositionLat, PositionLon, GeoHash}) as sourced coordinates, or None when it
+    is missing, not two numbers in range, 0/0 (a blank position), or outside the county (shared.geo:
+    the county's outline with its margin). A bad position drops the position, never the record."""
+    if not isinstance(value, dict):
+        return None
+    point = checked_point(value.get("PositionLat"), value.get("PositionLon"))
+    if point is None or (point.lat == 0 and point.lng == 0) or not in_county(point):
+        return None
+    return Coordinates(point.lat, point.lng, SOURCE_KIND)
 
 
 def _tags(name: str, record: dict[str, Any]) -> tuple[str, ...]:
@@ -221,6 +209,7 @@ def _map(record: Any) -> tuple[Event, datetime]:
         source_updated_at=updated.isoformat(),
         organizer=_text(record.get("Organizer")),
         url=_url(record.get("WebsiteUrl")),
+        position=_position(record.get("Position")),
     )
     return event, updated
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from shared.areas import DATA_DIR, TOWNSHIPS, UnknownArea, is_vague_area, normalize_area
 from shared.clock import TAIPEI, require_aware
+from shared.geo import Coordinates
 
 DEFAULT_SNAPSHOT_PATH = DATA_DIR / "events-demo.json"
 
@@ -68,6 +69,7 @@ class Event:
         source_updated_at: the source record's own update time (ISO 8601 with offset), or None.
         organizer: as recorded, or None.
         url: the event's web page (https), or None.
+        position: where it is as the source records it (TDX's ``Position``), or None.
     """
 
     id: str
@@ -82,6 +84,7 @@ class Event:
     source_updated_at: str | None = None
     organizer: str | None = None
     url: str | None = None
+    position: Coordinates | None = None
 
     @property
     def last_day(self) -> CalendarDay:

@@ -34,6 +34,7 @@ from typing import Any
 
 from shared.clock import TAIPEI, from_iso, require_aware, to_iso
 from shared.events.search import Event, EventSnapshot, EventSnapshotInvalid, EventSnapshotMissing, load_event_snapshot
+from shared.geo import Coordinates, checked_point
 from shared.store import DocumentStore, StoreError
 
 SNAPSHOTS = "events_snapshots"
@@ -46,14 +47,29 @@ KEEP_SNAPSHOTS = 3
 
 
 def event_to_doc(event: Event) -> dict[str, Any]:
-    """An Event as a store document (JSON types only; dates ISO, the end day exclusive)."""
-    return {
+    """An Event as a store document (JSON types only; dates ISO, the end day exclusive). ``position``
+    ({lat, lng, source}) is present only when the event has one, so a snapshot of events without
+    positions keeps the content hash it had before positions were read."""
+    doc: dict[str, Any] = {
         "id": event.id, "title": event.title, "area": event.area, "date": event.date.isoformat(),
         "end_date": None if event.end_date is None else event.end_date.isoformat(),
         "start_time": None if event.start_time is None else event.start_time.strftime("%H:%M"),
         "meeting_point": event.meeting_point, "tags": list(event.tags), "source_kind": event.source_kind,
         "source_updated_at": event.source_updated_at, "organizer": event.organizer, "url": event.url,
     }
+    if event.position is not None:
+        doc["position"] = {"lat": event.position.lat, "lng": event.position.lng, "source": event.position.source}
+    return doc
+
+
+def _position_from_doc(value: Any) -> Coordinates | None:
+    """A stored ``position`` back to Coordinates; None when absent. Raises ValueError when malformed."""
+    if value is None:
+        return None
+    point = checked_point(value.get("lat"), value.get("lng")) if isinstance(value, dict) else None
+    if point is None or not isinstance(value.get("source"), str):
+        raise ValueError("position is not {lat, lng, source}")
+    return Coordinates(point.lat, point.lng, value["source"])
 
 
 def event_from_doc(doc: dict[str, Any]) -> Event:
@@ -64,6 +80,7 @@ def event_from_doc(doc: dict[str, Any]) -> Event:
         meeting_point=doc["meeting_point"], tags=tuple(doc["tags"]), source_kind=doc["source_kind"],
         end_date=None if doc["end_date"] is None else date.fromisoformat(doc["end_date"]),
         source_updated_at=doc["source_updated_at"], organizer=doc["organizer"], url=doc["url"],
+        position=_position_from_doc(doc.get("position")),
     )
 
 

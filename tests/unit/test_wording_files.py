@@ -30,10 +30,11 @@ WORDING = {
 #: The reading files: words matched in what people write, names of places and sources, the model's
 #: instructions and tool descriptions; the display name's default. None of them words a message.
 READING = {
-    "shared/areas.py", "shared/diets.py", "shared/config.py", "shared/routing.py",
+    "shared/address.py", "shared/areas.py", "shared/diets.py", "shared/config.py", "shared/routing.py",
     "shared/agent/calls.py", "shared/agent/prompts.py", "shared/agent/tools.py",
     "shared/events/activities.py", "shared/events/search.py", "shared/events/source.py",
-    "shared/places/search.py", "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
+    "shared/places/search.py", "shared/places/curated.py", "shared/places/layers.py", "shared/places/restaurants.py",
+    "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
     "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",
     "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/reading.py", "shared/turn/router.py",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.events.activities import SKIP_REASONS, map_record, map_records, township_from_address
+from shared.events.activities import SKIP_REASONS, map_record, map_records
+from shared.geo import Coordinates
+from tests.unit.test_address import READ
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tdx"
 
@@ -52,18 +54,38 @@ def test_map_record_town_field_wins_over_address():
     assert event.area == "花壇鄉"
 
 
-@pytest.mark.parametrize(("address", "township"), [
-    ("505彰化縣鹿港鎮中山路100號", "鹿港鎮"),
-    ("彰化縣 員林市 中山路二段", "員林市"),
-    ("臺灣彰化縣二林鎮斗苑路", "二林鎮"),
-    ("彰化縣彰化市和美路", "彰化市"),          # a street named after 和美 does not make it 和美鎮
-    ("彰化縣和美路", None),                    # no township after the county: not guessed
-    ("403臺中市西區市民廣場", None),
-    ("鹿港老街", None),                        # an alias without the county is not trusted
-    ("", None),
-])
-def test_township_from_address_full_name_after_county_only(address, township):
-    assert township_from_address(address) == township
+@pytest.mark.parametrize(("address", "township", "code"), READ)
+def test_map_record_reads_the_township_from_an_address_as_taiwan_writes_it(address, township, code):
+    """Every form of the address table (shared/address.py), as a TDX record without ``Town`` or ``City``."""
+    event, _ = map_record(_record(Address=address, City=..., Location="廣場"))
+    assert event.area == township
+
+
+def test_map_record_postal_code_after_the_county_is_kept():
+    event, _ = map_record(_record(Address="彰化縣 510員林市中山路一段100號", Town=...))
+    assert event.area == "員林市"
+    event, _ = map_record(_record(Address="彰化縣510員林市", City="彰化縣"))
+    assert event.area == "員林市"
+
+
+def test_map_record_township_only_in_the_location_name():
+    event, _ = map_record(_record(Address=..., Town=..., Location="鹿港鎮天后宮廣場"))
+    assert event.area == "鹿港鎮"
+
+
+@pytest.mark.parametrize("city", ["彰化縣", "彰化县", " 彰化縣 ", "彰化縣\u3000"])
+def test_map_record_city_in_any_spelling_of_the_county(city):
+    assert map_record(_record(City=city))[0].area == "彰化市"
+
+
+def test_map_record_position_kept_with_its_source_only_when_in_the_county():
+    inside = {"PositionLat": 24.0818, "PositionLon": 120.5386, "GeoHash": "wsmc"}
+    assert map_record(_record(Position=inside))[0].position == Coordinates(24.0818, 120.5386, "tdx")
+    for position in ({"PositionLat": 24.1477, "PositionLon": 120.6736},        # Taichung's city centre
+                     {"PositionLat": 0, "PositionLon": 0}, {"PositionLat": "24.08", "PositionLon": 120.5},
+                     {"PositionLat": 95, "PositionLon": 120.5}, "24.08,120.53", None):
+        event, _ = map_record(_record(Position=position))
+        assert event.position is None and event.area == "彰化市"   # the record stays, without a position
 
 
 def test_map_record_times_in_other_offset_are_read_in_taipei():
@@ -102,8 +124,12 @@ def test_map_record_non_https_url_dropped():
     ({"City": "臺中市", "Address": "403臺中市西區市民廣場"}, "out_of_county"),
     ({"City": "台中市"}, "out_of_county"),
     ({"City": ..., "Address": "403臺中市西區市民廣場"}, "out_of_county"),
-    ({"Address": "彰化縣和美路"}, "no_township"),
-    ({"Town": "西區"}, "no_township"),
+    ({"Address": "彰化縣和美路", "Location": "南瑤宮廣場"}, "no_township"),
+    ({"Town": "西區", "Address": ..., "Location": ...}, "no_township"),
+    ({"Town": ..., "Address": ..., "Location": ...}, "no_address"),
+    ({"Town": " ", "Address": "", "Location": None}, "no_address"),
+    ({"City": ..., "Address": "台中市西區市民廣場"}, "out_of_county"),
+    ({"City": "臺中市", "Address": "彰化縣 510員林市"}, "out_of_county"),
     ({"StartTime": "下週六早上"}, "bad_start_time"),
     ({"StartTime": "2026-12-05T10:00:00"}, "bad_start_time"),      # no offset: not guessed
     ({"EndTime": ...}, "bad_end_time"),

@@ -22,6 +22,7 @@ from tools import events as events_tool
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tdx"
 MIXED = FIXTURES / "mixed-validity.json"
 GOOD = FIXTURES / "changhua-activities.json"
+POSTAL_AFTER_COUNTY = FIXTURES / "postal-code-after-county.json"
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=TAIPEI)  # Monday
 
 
@@ -127,6 +128,17 @@ def test_ingest_no_valid_record_rejected_keeps_snapshot(store, tmp_path):
     assert result.outcome == "rejected" and result.reason == "no_valid_records"
     assert result.counts == {"received": 2, "kept": 0, "skipped": {"missing_name": 1, "not_an_object": 1}}
     assert snapshots.read_state(store)["snapshot_version"] == good.snapshot_version
+
+
+def test_ingest_addresses_with_the_postal_code_after_the_county_are_kept(store):
+    result = ingest_events(store, FileActivitySource(POSTAL_AFTER_COUNTY), now=NOW)
+    assert result.outcome == "snapshot_written"
+    assert result.counts == {"received": 3, "kept": 3, "skipped": {}}
+    events = snapshots.load_current_snapshot(store).events
+    assert [event.area for event in events] == ["員林市", "員林市", "鹿港鎮"]
+    assert [event.position is not None for event in events] == [True, False, False]
+    assert _ids(_search(store, "2026-12-05/2026-12-06", area="員林")) == [
+        "tdx-C2_376000000A_000301", "tdx-C2_376000000A_000302"]
 
 
 @pytest.mark.parametrize(("content", "reason"), [("{not json", "not_json"), ('{"value": []}', "not_a_list")])
