@@ -41,13 +41,14 @@ from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply, event_time_of
-from shared.handoff import faults
+from shared.handoff import faults, push_refused
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway
 from shared.line.webhook_body import read_event
 from shared.logs import hash_user, log
 from shared.outbox import NoticeClaim
+from shared.push_count import Flow, PushCounter
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
 
@@ -292,10 +293,19 @@ class QueuedEventWorker:
                                    owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
-        delivery = _logged(outbox.send_push(self.line, user_id, reply.messages, retry_key=retry_key,
-                                            timeout_seconds=self.settings.line_timeout_seconds))
+        sent = outbox.send_push(self.line, user_id, reply.messages, retry_key=retry_key,
+                                timeout_seconds=self.settings.line_timeout_seconds,
+                                counter=PushCounter(self.store, ref.tenant_id, self.clock), flow=Flow.EVENT_ANSWER)
+        delivery = _logged(sent)
         if delivery is Delivery.DELIVERED:
             return self._delivered(ref, reply, "pushed", fields, owner)
+        if sent.monthly_limit:  # never retried: a person tells the resident (the staff follow-up list)
+            push_refused.record(self.store, ref.tenant_id, user_id, notice=outbox.notice_ref(inbox.COLLECTION, ref.doc_id),
+                                flow=Flow.EVENT_ANSWER, messages=reply.messages, now=self.clock())
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
+                                 reason=push_refused.REASON, now=self.clock(), finish=inbox.finished)
+            self._after(reply.on_reply_failed, "answer-refused step")
+            return WorkerResult("push_refused_monthly_limit", 200, fields)
         if delivery is Delivery.REFUSED:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="push_refused", now=self.clock(), finish=inbox.finished)
@@ -331,5 +341,5 @@ def _logged(sent: outbox.Sent) -> Delivery:
     """``sent.delivery``, logged when it is not DELIVERED."""
     if sent.error is not None:
         log("WARNING", "queued answer not delivered", error=sent.error.__class__.__name__, status=sent.status,
-            delivery=sent.delivery.value)
+            delivery=sent.delivery.value, monthly_limit=sent.monthly_limit)
     return sent.delivery

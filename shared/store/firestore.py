@@ -306,6 +306,18 @@ class FirestoreStore:
         except gexc.GoogleAPIError as exc:
             raise _translate(exc, write_sent=True) from exc
 
+    def increment(self, collection: str, doc_id: str, amounts: dict[str, int], base: Doc) -> None:
+        """See ``DocumentStore.increment``: one ``set(merge=True)`` with an ``Increment`` transform per
+        field (one Commit RPC, no read), never retried. Raises StoreTimeout (sent, outcome unknown)
+        or StoreUnavailable (read-only)."""
+        ref = self._ref(collection, doc_id)
+        self._refuse_if_read_only()
+        data = {**base, **{_field(name): firestore.Increment(int(amount)) for name, amount in amounts.items()}}
+        try:
+            ref.set(data, merge=True, retry=None, timeout=self.deadline_seconds)
+        except gexc.GoogleAPIError as exc:
+            raise _translate(exc, write_sent=True) from exc
+
     def query(self, collection: str, where: dict[str, Any] | None = None,
               order_by: str | None = None, descending: bool = False,
               limit: int | None = None) -> list[Doc]:

@@ -104,6 +104,15 @@ class DocumentStore(Protocol):
               limit: int | None = None) -> list[Doc]:
         """Documents whose top-level fields equal every value in ``where``."""
 
+    def increment(self, collection: str, doc_id: str, amounts: dict[str, int], base: Doc) -> None:
+        """Add each of ``amounts`` to its integer field (a missing field counts as 0), writing the
+        ``base`` fields too and creating the document when absent: one write, no read by the caller
+        (Firestore's ``Increment`` transform: one Commit). Never retried (a repeat would count twice).
+
+        Raises:
+            StoreUnavailable: nothing written. StoreTimeout: sent, outcome unknown (it may have counted).
+        """
+
     def run_transaction(self, fn: Callable[[Transaction], T], *, max_attempts: int = 5, durable: bool = True) -> T:
         """Run ``fn`` atomically; it may be called more than once.
 

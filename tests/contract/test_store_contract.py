@@ -390,3 +390,35 @@ def test_firestore_store_private_transaction_seam_is_pinned():
     driver = inspect.getsource(library._Transactional)
     assert "transaction._begin(retry_id=self.retry_id)" in driver
     assert "transaction._commit()" in driver and "transaction._rollback()" in driver
+
+
+def test_store_increment_creates_then_adds_and_keeps_other_fields(make_store):
+    store = make_store()
+    store.increment("counts", "t:2026-12", {"pushes": 1, "pushes_receipt": 1}, {"tenant_id": "t", "month": "2026-12"})
+    store.increment("counts", "t:2026-12", {"pushes": 2}, {"tenant_id": "t", "month": "2026-12"})
+    assert store.get("counts", "t:2026-12") == {"tenant_id": "t", "month": "2026-12", "pushes": 3, "pushes_receipt": 1}
+    store.run_transaction(lambda tx: tx.set("counts", "t:2026-12", {**tx.get("counts", "t:2026-12"), "note": "x"}))
+    store.increment("counts", "t:2026-12", {"pushes_receipt": 5}, {"tenant_id": "t"})
+    assert store.get("counts", "t:2026-12") == {"tenant_id": "t", "month": "2026-12", "pushes": 3,
+                                                "pushes_receipt": 6, "note": "x"}
+
+
+def test_store_increment_from_eight_threads_counts_each_once(make_store):
+    store = make_store()
+    barrier = threading.Barrier(8)
+
+    def bump():
+        barrier.wait()
+        store.increment("counts", "c", {"n": 1}, {})
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get("counts", "c") == {"n": 8}
+
+
+def test_store_increment_on_read_only_store_is_refused(make_store):
+    with pytest.raises(StoreUnavailable):
+        make_store(read_only=True).increment("counts", "c", {"n": 1}, {})
