@@ -450,18 +450,30 @@ def send_push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str
 
     Args:
         counter: counts a push LINE accepted (not a 409) under ``flow``, and a push LINE refused for
-            the monthly limit (``shared.push_count``); a store error there is logged, never raised.
+            the monthly limit (``count_push``); a store error there is logged, never raised.
     """
+    sent = _push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
+    count_push(sent, counter, flow)
+    return sent
+
+
+def _push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str, timeout_seconds: float) -> Sent:
+    """One push through the port, its failure as ``Sent`` (counted by the caller, ``count_push``)."""
     try:
         pushed = line.push(to, messages[:MESSAGES_MAX], retry_key=retry_key, timeout_seconds=timeout_seconds)
     except LineSendError as exc:
-        if monthly_limit(exc):
-            log("WARNING", "push refused: monthly limit", flow=Flow(flow).value)
-            counter.refused_monthly_limit()
         return Sent(delivery_of(exc), exc)
-    if not pushed.duplicate:
-        counter.accepted(flow)
     return Sent(Delivery.DELIVERED, duplicate=pushed.duplicate)
+
+
+def count_push(sent: Sent, counter: PushCounter, flow: Flow) -> None:
+    """Count one push's outcome (``shared.push_count``): accepted (not a 409 repeat), or refused for
+    the monthly limit (also logged: ``push refused: monthly limit``); nothing for any other outcome."""
+    if sent.monthly_limit:
+        log("WARNING", "push refused: monthly limit", flow=Flow(flow).value)
+        counter.refused_monthly_limit()
+    elif sent.delivery is Delivery.DELIVERED and not sent.duplicate:
+        counter.accepted(flow)
 
 
 def push_notice(line: LineGateway, store: DocumentStore, collection: str, operation: OutboxRef, *, to: str,
@@ -478,10 +490,10 @@ def push_notice(line: LineGateway, store: DocumentStore, collection: str, operat
         A delivered push whose record the store did not take is logged and left pending: the next
         push of it carries the same retry key, and LINE answers 409.
     """
-    sent = send_push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds,
-                     counter=PushCounter(store, tenant_id, clock), flow=flow)
+    sent = _push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
     if sent.delivery is Delivery.DELIVERED and record:
         record_delivered(store, collection, operation, owner, now=clock(), finish=finish)
+    count_push(sent, PushCounter(store, tenant_id, clock), flow)  # after the record: the notice first
     return sent
 
 
