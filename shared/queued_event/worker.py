@@ -226,9 +226,16 @@ class QueuedEventWorker:
         return failure_reply(), False
 
     def _reply_allowed(self, doc: dict, raw: dict) -> bool:
-        """A reply token never tried, and young enough (``reply_token_fresh_seconds``)."""
+        """A reply token still unused, and young enough (``reply_token_fresh_seconds``): a reply is free,
+        a push is counted against the month's quota (docs/delivery.md#push-quota).
+
+        Unused: never tried, or tried and definitely not delivered without being used (LINE answered
+        429, which it does not process, or no connection was made: the webhook's ``queued_reason``, or
+        an earlier attempt's ``answer_via`` ``reply_not_delivered``), and no push of the answer tried
+        since (a push may have reached the user: then only a push with its retry key follows).
+        """
         token = raw.get("replyToken") if isinstance(raw, dict) else None
-        if not token or doc.get("reply_attempted"):
+        if not token or not _token_unused(doc):
             return False
         timestamp_ms = raw.get("timestamp")
         if not isinstance(timestamp_ms, (int, float)):
@@ -279,7 +286,8 @@ class QueuedEventWorker:
                                    owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         if delivery is not Delivery.REFUSED and not last:
-            return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
+            # the token is unused: the next attempt replies while it is fresh, else pushes
+            return WorkerResult(f"reply_{delivery.value}", 503, fields)
         return reply  # refused (e.g. the token expired), or the last attempt: definitely not delivered
 
     def _push(self, ref: inbox.EventRef, doc: dict, user_id: str | None, reply: Reply, last: bool, owner: str,
@@ -335,6 +343,18 @@ class QueuedEventWorker:
             step()
         except Exception as exc:  # noqa: BLE001 - the outbox's own lease and relay cover it
             log("WARNING", f"{what} failed", error=exc.__class__.__name__)
+
+
+#: Why the webhook queued an answer whose reply was definitely not delivered, the token unused.
+_TOKEN_UNUSED_REASONS = (inbox.QueuedReason.REPLY_NOT_DELIVERED.value, inbox.QueuedReason.REPLY_NEVER_STARTED.value)
+
+
+def _token_unused(doc: dict) -> bool:
+    """True when the event's reply token was never used (``QueuedEventWorker._reply_allowed``)."""
+    via = doc.get("answer_via")
+    if via is None:
+        return not doc.get("reply_attempted") or doc.get("queued_reason") in _TOKEN_UNUSED_REASONS
+    return via == AnswerVia.REPLY_NOT_DELIVERED.value
 
 
 def _logged(sent: outbox.Sent) -> Delivery:

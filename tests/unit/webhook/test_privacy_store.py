@@ -132,8 +132,8 @@ def test_queued_event_text_is_dropped_when_its_answer_is_settled(base_env, clock
         doc = pair.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
         assert doc["state"] == "queued"  # the worker still needs the raw event: it is kept
         assert user_data(base_env)["webhook_inbox"][0]["text"] == event["message"]["text"]  # and shown
-        pair.drain()
-        assert [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
+        pair.drain()  # answered by reply (the token was unused and fresh)
+        assert [c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 200]
         assert holding(store_url, "私密字串丁") == []
         [entry] = user_data(base_env)["webhook_inbox"]
         assert entry["content_removed"] is True and "text" not in entry
