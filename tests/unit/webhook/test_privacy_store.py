@@ -15,7 +15,7 @@ from shared import inbox
 from shared.logs import hash_user
 from shared.store.sqlite import path_from_url
 from tests.conftest import TEST_USER, all_text, line_body, postback_event, reply_messages, sign, text_event
-from tests.unit.webhook.test_queued_events import PUSH, REPLY, Pair, fresh_event
+from tests.unit.webhook.test_queued_events import REPLY, Pair, fresh_event
 
 #: user-data's key for each collection that may hold documents about one user.
 USER_DATA_KEY = {
