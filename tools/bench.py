@@ -806,8 +806,23 @@ def results_page(document: dict, command: str, commit: str, written_at: str, jso
              "(ratios compare two sides of one run; absolute times depend on the load)",
              f"- figures run: {', '.join(names)}; Firestore emulator: {document['firestore_emulator']}",
              f"- raw values: `{json_path}` ({'tiny sizes' if document['tiny'] else 'full sizes'})", "",
-             table(document["figures"]), ""]
+             table(document["figures"]), "", extra_tables(document), ""]
     return "\n".join(lines)
+
+
+def extra_tables(document: dict) -> str:
+    """The count tables (no times, no baselines): LINE pushes per resident action (``pushes``) and
+    Firestore round trips per operation (``rpcs``); each says why it is missing when it did not run."""
+    from tools import bench_pushes, bench_round_trips
+
+    parts = ["## LINE pushes per action", ""]
+    pushes = document.get("pushes_per_action")
+    parts.append(bench_pushes.table(pushes) if pushes is not None else "Not measured in this run (`--only pushes`).")
+    parts += ["", "## Firestore round trips per operation", ""]
+    trips = document.get("store_round_trips")
+    parts.append(bench_round_trips.table(trips) if trips is not None else
+                 f"Not measured in this run (Firestore emulator: {document.get('firestore_emulator')}).")
+    return "\n".join(parts)
 
 
 def _quiet_logs(path: Path) -> None:
@@ -917,10 +932,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
     parser.add_argument("--results", type=Path, default=None)
     parser.add_argument("--no-emulator", action="store_true")
-    parser.add_argument("--only", default="P1,P2,P3,P4,P5,knee,R1,R2,emulator")
+    parser.add_argument("--only", default=None,
+                        help="a subset of P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs (default: all; "
+                             "with --tiny all but pushes, which has no tiny size)")
     args = parser.parse_args(argv)
     sizes = TINY if args.tiny else FULL
-    only = set(args.only.split(","))
+    only = set((args.only or ("P1,P2,P3,P4,P5,knee,R1,R2,emulator,rpcs" if args.tiny else
+                              "P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs")).split(","))
     started = time.perf_counter()
 
     def say(text: str) -> None:
@@ -928,6 +946,8 @@ def main(argv: list[str] | None = None) -> int:
 
     facts = machine()
     figures: list[dict] = []
+    pushes: list[dict] | None = None
+    round_trips: list[dict] | None = None
     emulator_note = None
     with tempfile.TemporaryDirectory(prefix="local-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -970,10 +990,14 @@ def main(argv: list[str] | None = None) -> int:
             if "knee" in only:
                 figures += burst_knee(sizes, env, tmp, say)
             figures += reading_cost(only, sizes, env, tmp, say)
-            if "emulator" in only and not args.no_emulator:
-                rows, emulator_note = _firestore(sizes, say)
+            if "pushes" in only:
+                from tools.bench_pushes import pushes_per_action
+
+                pushes = pushes_per_action(say)
+            if only & {"emulator", "rpcs"} and not args.no_emulator:
+                rows, emulator_note, round_trips = _firestore(sizes, say, only)
                 figures += rows
-            elif "emulator" in only:
+            elif only & {"emulator", "rpcs"}:
                 emulator_note = "skipped (--no-emulator)"
         finally:
             if standin is not None:
@@ -981,7 +1005,8 @@ def main(argv: list[str] | None = None) -> int:
     facts["loadavg_end"] = list(os.getloadavg())
     facts["bench_seconds"] = round(time.perf_counter() - started, 1)
     document = {"machine": facts, "sizes": sizes.__dict__, "tiny": args.tiny, "figures": figures,
-                "firestore_emulator": emulator_note or ("ran" if "emulator" in only else "not asked (--only)")}
+                "firestore_emulator": emulator_note or ("ran" if only & {"emulator", "rpcs"} else "not asked (--only)"),
+                "pushes_per_action": pushes, "store_round_trips": round_trips}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     results = args.results or (args.out.with_suffix(".md") if args.tiny else REPO / "docs" / "results" / "bench.md")
@@ -994,6 +1019,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{facts['platform']}; load average {facts['loadavg_start'][0]:.1f} → {facts['loadavg_end'][0]:.1f}; "
           f"{facts['bench_seconds']} s")
     print(table(figures))
+    print(extra_tables(document))
     if emulator_note:
         print(f"Firestore emulator figures: {emulator_note}")
     print(f"written: {args.out}, {results}")
