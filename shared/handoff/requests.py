@@ -159,10 +159,8 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
     day = records.local_day(now, tz)
 
     def txn(tx: Transaction) -> CreateResult:
-        request = tx.get(records.REQUESTS, doc_id)
-        op_doc = tx.get(records.OPERATIONS, doc_id)
-        draft = tx.get(records.DRAFTS, doc_id)
-        actor_doc = tx.get(records.ACTORS, actor_id)
+        request, op_doc, draft, actor_doc = tx.get_all([(records.REQUESTS, doc_id), (records.OPERATIONS, doc_id),
+                                                        (records.DRAFTS, doc_id), (records.ACTORS, actor_id)])
         if request is not None:
             if not _owned_by(request, operation):
                 return CreateResult(WRONG_ACTOR)

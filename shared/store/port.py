@@ -66,6 +66,16 @@ class Transaction(Protocol):
     def get(self, collection: str, doc_id: str) -> Doc | None:
         """Read one document, or None. Raises RuntimeError after a write in this attempt."""
 
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents, each ``(collection, id)``, in one call (Firestore: one
+        BatchGetDocuments in the transaction, where ``get`` after ``get`` is one round trip each).
+
+        Returns:
+            One document or None per ref, in the order of ``refs``.
+        Raises:
+            RuntimeError: after a write in this attempt.
+        """
+
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Write a new document; the commit raises RecordAlreadyExists if it exists."""
 

@@ -422,3 +422,19 @@ def test_store_increment_from_eight_threads_counts_each_once(make_store):
 def test_store_increment_on_read_only_store_is_refused(make_store):
     with pytest.raises(StoreUnavailable):
         make_store(read_only=True).increment("counts", "c", {"n": 1}, {})
+
+
+def test_store_transaction_get_all_reads_each_ref_in_order_then_refuses_after_a_write(make_store):
+    store = make_store()
+    store.create("things", "a", {"v": 1})
+    store.create("other", "b", {"v": 2})
+
+    def txn(tx):
+        found = tx.get_all([("other", "b"), ("things", "missing"), ("things", "a")])
+        tx.set("things", "c", {"v": 3})
+        with pytest.raises(RuntimeError):
+            tx.get_all([("things", "a")])
+        return found
+
+    assert store.run_transaction(txn) == [{"v": 2}, None, {"v": 1}]
+    assert store.get("things", "c") == {"v": 3}
