@@ -838,26 +838,36 @@ def _quiet_logs(path: Path) -> None:
     logs.use_user_hasher(keys.UserHasher.from_keys(keys.SigningKeys(b"bench-signing-key", 1)))
 
 
-def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], str | None]:
-    """P3 and P5 on the Firestore emulator (FIRESTORE_EMULATOR_HOST, or one started here); (rows, why none)."""
+def _firestore(sizes: Sizes, say: Callable[[str], None],
+               only: set[str]) -> tuple[list[dict], str | None, list[dict] | None]:
+    """On the Firestore emulator (FIRESTORE_EMULATOR_HOST, or one started here): P3 and P5 (``emulator``
+    in ``only``) and the round trips per operation (``rpcs``); (rows, why none ran, round-trip rows or None)."""
     host = os.environ.get("FIRESTORE_EMULATOR_HOST")
     emulator = None
     if not host:
         try:
             from tests.contract import firestore_emulator  # standard library only; shared with the tests
         except ImportError:
-            return [], "tests/contract/firestore_emulator.py not found"
+            return [], "tests/contract/firestore_emulator.py not found", None
         gcloud = firestore_emulator.find_gcloud()
         if gcloud is None:
-            return [], firestore_emulator.NOT_INSTALLED
+            return [], firestore_emulator.NOT_INSTALLED, None
         emulator = firestore_emulator.Emulator(gcloud)
         try:
             host = emulator.start()
         except firestore_emulator.EmulatorError as exc:
-            return [], f"emulator did not start: {str(exc).splitlines()[0]}"
+            return [], f"emulator did not start: {str(exc).splitlines()[0]}", None
         say(f"Firestore emulator on {host} (started in {emulator.started_seconds:.1f} s)")
     os.environ["FIRESTORE_EMULATOR_HOST"] = host
     try:
+        trips = None
+        if "rpcs" in only:
+            from tools.bench_round_trips import measure
+
+            with tempfile.TemporaryDirectory(prefix="local-bench-rpcs-") as rpc_tmp:
+                trips = measure(Path(rpc_tmp), say)
+        if "emulator" not in only:
+            return [], None, trips
         from google.cloud import firestore
 
         from shared.store.firestore import FirestoreStore
@@ -875,7 +885,7 @@ def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], st
                           " (emulator)", say)
         for row in rows:
             row["note"] = ("Firestore EMULATOR figure: says nothing about production latency. " + row["note"]).strip()
-        return rows, None
+        return rows, None, trips
     finally:
         if emulator is not None:
             stopping = time.perf_counter()
