@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from shared.handoff import push_refused
+from shared.handoff import push_refused, staff_outbox
 from shared.handoff import records as handoff_records
-from shared.handoff import staff_outbox
 from shared.push_count import PushCounter
 from shared.staff import cards, report
 from shared.staff.relay import StaffRelay
