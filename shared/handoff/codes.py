@@ -133,11 +133,11 @@ def code_doc_id(tenant_id: str, code: DisplayCode) -> str:
     return hashlib.sha256(json.dumps(["handoff-code", tenant_id, code.value]).encode("utf-8")).hexdigest()
 
 
-def first_ref(tenant_id: str, operation_doc_id: str, source: CodeSource = candidate) -> tuple[str, str] | None:
-    """``(CODES, id)`` of the first candidate's uniqueness document, for the create transaction to read
-    with its other documents in one call (``Transaction.get_all``); None when that candidate is malformed."""
+def first_refs(tenant_id: str, operation_doc_id: str, source: CodeSource = candidate) -> list[tuple[str, str]]:
+    """``[(CODES, id)]`` of the first candidate's uniqueness document, for the create transaction to read
+    with its other documents in one call (``Transaction.get_all``); ``[]`` when that candidate is malformed."""
     bare = source(tenant_id, operation_doc_id, 0)
-    return (CODES, code_doc_id(tenant_id, DisplayCode(bare))) if is_code(bare) else None
+    return [(CODES, code_doc_id(tenant_id, DisplayCode(bare)))] if is_code(bare) else []
 
 
 def assign(tx: Transaction, tenant_id: str, operation_doc_id: str, *,
@@ -147,7 +147,7 @@ def assign(tx: Transaction, tenant_id: str, operation_doc_id: str, *,
     ``code_doc`` with its other writes, after every read (Firestore's order).
 
     Args:
-        read: uniqueness documents this transaction already read, by ``(CODES, id)`` (``first_ref``);
+        read: uniqueness documents this transaction already read, by ``(CODES, id)`` (``first_refs``);
             those are not read again.
     Raises:
         CodesExhausted: ``MAX_ATTEMPTS`` candidates were all taken or malformed.

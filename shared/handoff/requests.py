@@ -157,14 +157,14 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
     actor_id = records.actor_doc_id(operation.actor)
     request_id = records.new_request_id(now, tz)
     day = records.local_day(now, tz)
-    code_ref = codes.first_ref(operation.actor.tenant_id, doc_id, code_source)
+    code_refs = codes.first_refs(operation.actor.tenant_id, doc_id, code_source)
 
     def txn(tx: Transaction) -> CreateResult:
         # One read of everything the create may need, the first display code's document with it.
         found = tx.get_all([(records.REQUESTS, doc_id), (records.OPERATIONS, doc_id), (records.DRAFTS, doc_id),
-                            (records.ACTORS, actor_id), *([code_ref] if code_ref else [])])
+                            (records.ACTORS, actor_id), *code_refs])
         request, op_doc, draft, actor_doc = found[:4]
-        codes_read = {code_ref: found[4]} if code_ref else {}
+        codes_read = dict(zip(code_refs, found[4:]))
         if request is not None:
             if not _owned_by(request, operation):
                 return CreateResult(WRONG_ACTOR)
