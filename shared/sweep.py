@@ -115,11 +115,21 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     requeued = {query.name: query.run(settings, store, queues, now).queued for query in REQUEUES}
     if queue is None:
         del requeued["staff_requeued"]
-    quota = {} if line is None else {"quota_warned": int(line_quota.check(settings, store, line,
-                                                                          clock=lambda: now).warned)}
+    quota = {} if line is None else {"quota_warned": int(_quota_warned(settings, store, line, now))}
     return {"handoff": requeued.pop("handoff"), "abandoned_events": abandoned,
             "queued_events": requeued.pop("queued_events"),
             **{f"staff_{name}": count for name, count in staff.items()}, **requeued, **quota}
+
+
+def _quota_warned(settings: Settings, store: DocumentStore, line: LineGateway, now: datetime) -> bool:
+    """LINE's push quota, read at most once per window (``shared.staff.quota.check``): True when this
+    sweep warned the staff group. A store that cannot take the window's record is logged, never
+    raised: the sweep's other work is done, and the next window reads the quota."""
+    try:
+        return line_quota.check(settings, store, line, clock=lambda: now).warned
+    except StoreError as exc:
+        log("WARNING", "line quota not checked", error=exc.__class__.__name__)
+        return False
 
 
 def _due_and_abandoned(settings: Settings, store: DocumentStore, queues: Queues,

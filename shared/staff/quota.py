@@ -86,8 +86,8 @@ def check(settings: Settings, store: DocumentStore, line: LineGateway, *, clock:
         return QuotaCheck("skipped")
     try:
         quota = line.quota(timeout_seconds=settings.line_timeout_seconds)
-    except LineSendError as exc:
-        log("WARNING", "line quota not read", error=exc.__class__.__name__, delivery=exc.delivery.value)
+    except (LineSendError, ValueError, TypeError) as exc:  # no answer, an error, or a body the SDK cannot read
+        log("WARNING", "line quota not read", error=exc.__class__.__name__)
         return QuotaCheck("unreadable")
     share = quota.share
     figures = {"quota_limit": quota.limit, "quota_used": quota.used,

@@ -121,3 +121,13 @@ def test_quota_is_read_by_the_project_sweep_and_the_warning_is_counted(settings,
     assert sweep(settings, store, None, None, now=NOVEMBER_END, line=line)["quota_warned"] == 0
     assert "quota_warned" not in sweep(settings, store, None, None, now=NOVEMBER_END)
     assert PushCounter(store, settings.tenant_id, FixedClock(NOVEMBER_END)).this_month().by_flow == {"quota_warning": 1}
+
+
+def test_quota_check_a_store_that_refuses_the_window_never_fails_the_sweep(settings, line, line_standin, caplog):
+    from tests.unit.conftest import store_at
+
+    line_standin.set_quota(10, used=10)
+    read_only = store_at(settings.store_url, deadline_seconds=2.0, read_only=True)
+    assert sweep(settings, read_only, None, None, now=NOVEMBER_END, line=line)["quota_warned"] == 0
+    assert "line quota not checked" in logged(caplog)
+    assert [c for c in line_standin.calls() if c["path"].startswith("/v2/bot/message/quota")] == []
