@@ -11,6 +11,7 @@ beside what LOCAL's own counter (``line_push_counts``, ``shared.push_count``) ad
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -74,8 +75,6 @@ class Deployment:
         self.model_first = self._start("webhook", {**wired, "LOCAL_READER": "model_first"}, tmp).url
 
     def _start(self, name: str, env: dict[str, str], tmp: Path) -> FunctionProcess:
-        import os
-
         full = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GEMINI_"))}
         process = FunctionProcess(name, {**full, **env}, tmp / f"{name}-{len(self.processes)}.log", preloaded=True)
         self.processes.append(process)
