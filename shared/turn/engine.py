@@ -517,11 +517,15 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
 
 
 def _revision_moved(ctx: EventContext, run: ToolRun, snapshot: PreferenceSnapshot, record: dict[str, Any]) -> bool:
-    """Read the revision again after a place tool ran (docs/design.md §7 step 5); True when a result the
-    memory shaped must not be shown: then ``record`` keeps no result ids and no diet."""
+    """Read the revision again after a place tool ran, when the consented memory shaped its result
+    (docs/design.md §7 step 5); True when that result must not be shown: then ``record`` keeps no result
+    ids and no diet. A result the memory did not shape is shown whatever landed meanwhile, so it is not
+    read again (``revision_after`` stays None): one store read fewer per search."""
+    if run.diet is None or run.diet.origin != CONSENTED_MEMORY:
+        return False
     after = snapshot_preference(ctx)
     record["revision_after"] = after.revision if after else None
-    if run.diet is None or run.diet.origin != CONSENTED_MEMORY or (after is not None and after.revision == snapshot.revision):
+    if after is not None and after.revision == snapshot.revision:
         return False
     record["result_ids"] = []
     if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet
