@@ -71,7 +71,7 @@ AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
 STAFF_NOTICE_FIELDS = ("request_id", "display_code", "purpose", "audience", "notice_state", "created_at")
 STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
 ACTOR_FIELDS = ("current_draft_key", "requests_day", "requests_on_day", "updated_at")
-CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "updated_at", "expire_at")
+CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "location", "updated_at", "expire_at")
 INBOX_FIELDS = ("webhook_event_id", "state", "outcome", "notice_state", "received_at", "queued_at", "done_at",
                 "expire_at", "content_removed")
 

@@ -74,7 +74,8 @@ def welcome_reply(ctx: EventContext | None = None) -> Reply:
 
 
 def non_text_reply() -> Reply:
-    """Stickers, images, locations… → a short fixed answer and the menu."""
+    """Stickers, images, audio… → a short fixed answer and the menu (a location has its own answer:
+    shared.turn.near_me)."""
     return Reply([TextMessage(text="收到了！不過我目前只看得懂文字訊息，請打字問我，或點下面的選項。",
                               quick_reply=_menu_quick_reply())])
 

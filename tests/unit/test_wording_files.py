@@ -19,7 +19,8 @@ WORDING = {
     "turn": ["shared/turn/wording.py"],
     "replies (menu, shops, events, buttons)": ["shared/replies/menu.py", "shared/replies/places.py",
                                                "shared/replies/events.py", "shared/replies/next_steps.py",
-                                               "shared/replies/area_picker.py", "shared/replies/refusals.py"],
+                                               "shared/replies/area_picker.py", "shared/replies/refusals.py",
+                                               "shared/replies/nearby.py"],
     "handoff": ["shared/handoff/wording.py", "shared/handoff/cards.py", "shared/handoff/status.py",
                 "shared/handoff/codes.py"],  # a request's number, or for an older one when it was made
     "memory": ["shared/memory/replies.py", "shared/memory/cards.py"],
