@@ -1,0 +1,34 @@
+"""Near me over real HTTP: a functions-framework webhook process on loopback, signed location bodies, the LINE
+stand-in. With the shipped catalog (no shop has sourced coordinates) a location in the county is answered
+with the townships that have shops as buttons and no distance; Taichung's city centre is told it is outside
+the county. The nearest-shop listing itself is shown in process (tests/unit/turn/test_near_me.py)."""
+from __future__ import annotations
+
+import pytest
+import requests
+
+from shared.places.search import areas_with_places
+from tests.conftest import all_text, line_body, location_event, recorded_replies, sign
+
+
+def _post(url: str, standin, event: dict) -> list[dict]:
+    """POST one signed event; assert 200 and one reply; its messages (JSON dicts)."""
+    body = line_body(event)
+    response = requests.post(url, data=body, timeout=10,
+                             headers={"Content-Type": "application/json", "X-Line-Signature": sign(body)})
+    assert response.status_code == 200
+    [reply] = recorded_replies(standin, event["replyToken"])
+    return reply["body"]["messages"]
+
+
+@pytest.mark.slow
+def test_near_me_http_location_answers_without_inventing_distances(start_function, base_env, line_standin):
+    webhook = start_function("webhook", base_env)
+    townships = areas_with_places()
+    in_county = _post(webhook.url, line_standin, location_event(24.0818, 120.5386, address="500彰化縣彰化市中正路一段"))
+    words = all_text(in_county)
+    assert all(township in words for township in townships) and "公里" not in words and "公尺" not in words
+    labels = [item["action"].get("label") for item in in_county[-1]["quickReply"]["items"]]
+    assert labels == ["分享我的位置", *townships]
+    taichung = _post(webhook.url, line_standin, location_event(24.1477, 120.6736, user_id="U" + "7" * 32))
+    assert "不在彰化縣" in all_text(taichung)
