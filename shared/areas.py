@@ -23,7 +23,8 @@ COUNTY = "彰化縣"
 #: Source: docs/design.md §5 (Areas); the events search's area None already means every township.
 WHOLE_COUNTY = "全彰化"
 
-#: Words for "near here": the catalogs keep no location, so nearness cannot be searched.
+#: Words for "near here": no township search can read them; a location the resident shares can
+#: (shared.turn.near_me), and the township picker offers LINE's location button for it.
 NEAR_WORDS: tuple[str, ...] = ("集合點附近", "這附近", "附近", "這裡", "這邊")
 # Words that name a place without naming a township. "彰化" alone may be the county or the city;
 # "彰化市" never reaches this list because township names are matched first.

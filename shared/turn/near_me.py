@@ -11,8 +11,8 @@ https://developers.line.biz/en/reference/messaging-api/#wh-location) is answered
 4. otherwise the nearest shops with sourced coordinates (shared.places.nearby), or why none is
    listed; when LINE's address for the point names a township (shared.address) the reply says it.
 
-A later 附近有什麼活動 / 附近有素食嗎 (the router's or the model's ``needs_area`` with the near word
-附近) within those 30 minutes is answered from the kept point by ``kept_location_answer``: the
+A later 附近有什麼活動 / 附近有素食嗎 (the router's or the model's ``needs_area`` with a near word:
+附近, 這裡, 這邊) within those 30 minutes is answered from the kept point by ``kept_location_answer``: the
 nearest events that carry the source's own position (shared.events.nearby), or the nearest shops.
 
 A location message's turn record has the tool ``near_me``; a 附近… turn's is the engine's (its
@@ -39,8 +39,9 @@ from shared.turn.proposal import Proposal
 
 #: The tool name of a near-me turn in the turn record.
 TOOL = "near_me"
-#: The vague word that asks for what is near (shared.areas.NEAR_WORDS, as vague_words_in names it).
-NEAR_WORD = "附近"
+#: The vague words that ask for what is near the resident, as shared.areas.vague_words_in names them
+#: (這附近 and 集合點附近 as 附近).
+NEAR_WORDS = frozenset({"附近", "這裡", "這邊"})
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ def location_reply(ctx: EventContext, latitude: object, longitude: object, addre
 
 
 def asks_near(proposal: Proposal) -> bool:
-    """True for a township picker asked with the near word (附近有什麼活動, 這附近有素食嗎)."""
-    return proposal.tool == "needs_area" and NEAR_WORD in (proposal.args.get("vague_words") or ())
+    """True for a township picker asked with a near word (附近有什麼活動, 這附近有素食嗎, 這裡有什麼好吃的)."""
+    return proposal.tool == "needs_area" and bool(NEAR_WORDS & set(proposal.args.get("vague_words") or ()))
 
 
 def kept_location_answer(ctx: EventContext, proposal: Proposal) -> NearAnswer | None:

@@ -164,9 +164,10 @@ def test_near_events_with_a_snapshot_without_positions_says_so(service, line_sta
     assert _quick_types(messages)[0] == "location"
 
 
-def test_near_shops_asked_after_sharing_a_location(service, line_standin, located_catalog):
+@pytest.mark.parametrize("text", ["附近有全素的店嗎", "這邊有素食嗎"])
+def test_near_shops_asked_after_sharing_a_location(service, line_standin, located_catalog, text):
     reply_messages(service, line_standin, location_event(*CHANGHUA_STATION))
-    messages = reply_messages(service, line_standin, text_event("附近有全素的店嗎"))
+    messages = reply_messages(service, line_standin, text_event(text))
     assert _distance_words(CHANGHUA_STATION, JOHN) in all_text(messages)
 
 
