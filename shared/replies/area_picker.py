@@ -121,7 +121,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
             they are not known (a model's proposal): then every reason is given.
         kind: which data the picker is for.
     Returns:
-        E.g. 要依「附近」找，請點「分享我的位置」：有地圖位置的店家會依直線距離列出 (places, 附近);
+        E.g. 要依「附近」找，可以點「分享我的位置」；有記錄地圖位置的店家，才會依直線距離列出 (places, 附近);
         只說「彰化」分不出是彰化市還是整個彰化縣 (彰化); reasons joined by "；".
     Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 name no township).
     """
@@ -134,7 +134,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
             parts.append("「彰化縣」是整個縣，" + ("店家資料要先選一個鄉鎮" if kind == "places"
                                                  else "可以點「全部鄉鎮」"))
         elif kind == "places":
-            parts.append(f"要依「{word}」找，請點「{LOCATION_LABEL}」：有地圖位置的店家會依直線距離列出")
+            parts.append(f"要依「{word}」找，可以點「{LOCATION_LABEL}」；有記錄地圖位置的店家，才會依直線距離列出")
         else:
-            parts.append(f"要依「{word}」找，請點「{LOCATION_LABEL}」：有地圖位置的活動會依直線距離列出")
+            parts.append(f"要依「{word}」找，可以點「{LOCATION_LABEL}」；有記錄地圖位置的活動，才會依直線距離列出")
     return "；".join(parts)

@@ -29,7 +29,7 @@ from shared.events.search import EventSnapshot
 from shared.geo import NEAR_LIMIT_M, NearStatus
 from shared.line import limits
 from shared.places.nearby import NearbyPlaces
-from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, area_quick_reply, location_item
+from shared.replies.area_picker import SearchKind, area_quick_reply, location_item
 from shared.replies.events import DEMO_NOTE, month_day
 from shared.replies.places import diet_note, source_line
 
@@ -67,7 +67,8 @@ def _place_bubble(view: dict, distance: str) -> FlexBubble:
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
 
 
-def _picker(kind, choices: tuple[str, ...], diet: str | None = None) -> QuickReply | None:
+def _picker(kind: SearchKind, choices: tuple[str, ...], diet: str | None = None) -> QuickReply | None:
+    """The location button, then the townships (at most 12) as search buttons."""
     return area_quick_reply(kind, list(choices), diet=diet, with_location=True)
 
 
@@ -183,8 +184,7 @@ def events_reply(result: NearbyEvents, snapshot: EventSnapshot | None) -> Reply:
     lines = [first, f"有活動資料的鄉鎮：{'、'.join(result.area_choices) or '（目前沒有）'}，請點下方的鄉鎮。"]
     if snapshot.demo:
         lines.append(DEMO_NOTE)
-    items = _picker("events", result.area_choices[:QUICK_REPLY_MAX_ITEMS - 1])
-    return Reply([TextMessage(text="\n".join(lines), quick_reply=items)])
+    return Reply([TextMessage(text="\n".join(lines), quick_reply=_picker("events", result.area_choices))])
 
 
 def outside_county_events_reply(choices: tuple[str, ...], demo: bool) -> Reply:
