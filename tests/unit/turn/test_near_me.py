@@ -108,6 +108,17 @@ def test_location_lists_at_most_five_and_only_within_the_limit(service, line_sta
     assert "很遠的店" not in all_text(messages)
 
 
+def test_location_in_the_county_far_from_every_located_shop_says_none_is_near(service, line_standin,
+                                                                              located_catalog):
+    erlin = (23.8998, 120.3748)  # 二林: both test shops are more than 15 km away
+    messages = reply_messages(service, line_standin, location_event(*erlin))
+    words = all_text(messages)
+    assert [message["type"] for message in messages] == ["text"]
+    assert "15 公里內" in words and _distance_words(erlin, HEMI) in words  # how far the nearest one is
+    assert "John手作蔬食" not in words and _quick_types(messages)[0] == "location"
+    assert reply_budget.problems(messages) == []
+
+
 def test_location_from_taichung_city_centre_says_it_is_outside_the_county(service, line_standin,
                                                                           located_catalog):
     messages = reply_messages(service, line_standin, location_event(*TAICHUNG_CENTRE))
