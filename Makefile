@@ -13,7 +13,7 @@ LOCAL_STORE_URL ?= sqlite:///$(LOCAL_RUN_DIR)/local.sqlite3
 LOCAL_TENANT_ID ?= local-dev
 export LOCAL_STORE_URL LOCAL_TENANT_ID
 
-.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect
+.PHONY: venv run test test-fast lint bench demo user-data ingest-events events-status ingest-places places-status requests eval replies clean checkov-venv bundle lock tasks-emulator-venv tool-venvs test-collect richmenu richmenu-font
 
 venv: $(STAMP)
 
@@ -129,6 +129,17 @@ ingest-events: $(STAMP)
 events-status: $(STAMP)
 	@$(PY) -m tools.events status
 
+# Places: one JSON document on stdout, logs on stderr (docs/data.md, Places from lists and TDX).
+# make ingest-places FILE=list.csv            an operator's curated list (.csv or .json; data/places-template.csv)
+# make ingest-places TDX_FILE=restaurants.json a file in TDX's Restaurant response format (no network)
+# make ingest-places                          TDX's restaurants live (TDX_CLIENT_ID / TDX_CLIENT_SECRET)
+TDX_FILE ?=
+ingest-places: $(STAMP)
+	@$(PY) -m tools.places ingest $(if $(FILE),--file "$(FILE)",$(if $(TDX_FILE),--tdx-file "$(TDX_FILE)",--tdx))
+
+places-status: $(STAMP)
+	@$(PY) -m tools.places status
+
 # The open handoff requests, one JSON line each, by state then age (logs on stderr).
 requests: $(STAMP)
 	@$(PY) -m tools.open_requests
@@ -137,6 +148,25 @@ requests: $(STAMP)
 # data/ files it reaches, and a hashed requirements.txt of its own dependencies (tools/bundle.py).
 bundle: $(STAMP)
 	@$(PY) -m tools.bundle --out dist
+
+# The rich menu (tools/richmenu.py, shared/replies/richmenu.py): draw the image, then create, upload and
+# make it the default at LINE_API_BASE_URL / LINE_API_DATA_BASE_URL with LINE_CHANNEL_ACCESS_TOKEN, only
+# when the same image and areas are not there already (docs/deploy.md, "The rich menu").
+# RICHMENU_ARGS="image --out menu.png" only draws the image.
+RICHMENU_ARGS ?=
+richmenu: $(STAMP) richmenu-font
+	@$(PY) -m tools.richmenu $(RICHMENU_ARGS)
+
+# Debian's Noto Sans CJK (fonts-noto-cjk), installed by apt where missing and this is root (CI, Cloud
+# Build's python image); otherwise a clear error naming the package.
+RICHMENU_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc
+richmenu-font:
+	@test -f $(RICHMENU_FONT) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing fonts-noto-cjk (apt) for the rich menu" >&2; \
+	    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-noto-cjk >&2; \
+	  fi; \
+	  test -f $(RICHMENU_FONT) || { echo "richmenu: $(RICHMENU_FONT) is missing; install Debian's fonts-noto-cjk (sudo apt-get install fonts-noto-cjk)" >&2; exit 2; }; }
 
 # Re-pin after editing requirements*.in (PyPI). The runtime lock carries hashes: bundles copy them.
 PIP_COMPILE ?= pip-compile

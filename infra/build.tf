@@ -180,6 +180,14 @@ resource "google_secret_manager_secret_iam_member" "build_channel_secret" {
   depends_on = [google_project_service.apis]
 }
 
+# The rich menu step (make richmenu) calls the Messaging API with the channel access token.
+resource "google_secret_manager_secret_iam_member" "build_access_token" {
+  secret_id  = google_secret_manager_secret.secret["line-channel-access-token"].secret_id
+  role       = "roles/secretmanager.secretAccessor"
+  member     = "serviceAccount:${google_service_account.build.email}"
+  depends_on = [google_project_service.apis]
+}
+
 resource "google_cloudbuild_trigger" "deploy" {
   count           = var.github_repo == "" ? 0 : 1
   name            = "local-deploy"

@@ -6,6 +6,9 @@
 # Cloud Run service (resource.type "cloud_run_revision", resource.labels.service_name). Every filter
 # below names messages and fields that the code writes today: tests/deploy/test_monitoring.py reads
 # every log(...) call in shared/ and functions/ and fails on a message or a field no call writes.
+# A line written for a request also carries its trace (shared/trace.py) in Cloud Logging's special
+# fields, which Cloud Logging lifts out of jsonPayload into the entry's trace, spanId and
+# traceSampled: no filter here reads them; docs/runbook.md, "Following one event", does.
 # docs/runbook.md: for each alert, what it means, a log query to look, and what to do.
 
 locals {

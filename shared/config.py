@@ -14,6 +14,9 @@ from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 LINE_API_DEFAULT = "https://api.line.me"
+#: LINE's host for uploads and downloads of content, e.g. a rich menu's image (Messaging API reference,
+#: "Upload rich menu image": ``https://api-data.line.me``).
+LINE_API_DATA_DEFAULT = "https://api-data.line.me"
 
 #: Variables a function may refuse to start without, per function.
 WEBHOOK_REQUIRED = ("LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN", "LOCAL_STORE_URL", "LOCAL_SIGNING_KEY")
@@ -242,6 +245,9 @@ class Settings:
     line_bot_basic_id: str | None = None
     #: Who reads free text first when a model is configured (``LOCAL_READER``; docs/design.md §8).
     reader: ReaderOrder = ReaderOrder.ROUTER_FIRST
+    #: LINE's content host (``LINE_API_DATA_BASE_URL``): ``https://api-data.line.me``, or the same
+    #: stand-in as ``line_api_base_url`` when only that one is set (a stand-in serves both hosts' paths).
+    line_api_data_base_url: str = LINE_API_DATA_DEFAULT
 
     def __post_init__(self) -> None:
         """Refuse a thinking setting the model does not take (``thinking_problem``).
@@ -252,6 +258,17 @@ class Settings:
         problem = thinking_problem(self.model_id, self.model_thinking_level, self.model_thinking_budget)
         if problem is not None:
             raise ValueError(problem)
+
+    @property
+    def trace_project(self) -> str | None:
+        """The Google Cloud project log lines name their traces under (``projects/<P>/traces/<ID>``,
+        shared.logs): ``GOOGLE_CLOUD_PROJECT`` when set, else the project of a
+        ``firestore://PROJECT[/DATABASE]`` store, else None (a local run: bare trace ids)."""
+        if self.google_cloud_project:
+            return self.google_cloud_project
+        if self.store_url and self.store_url.startswith("firestore://"):
+            return self.store_url[len("firestore://"):].split("/", 1)[0] or None
+        return None
 
     @property
     def tz(self) -> ZoneInfo:
@@ -332,6 +349,7 @@ class Settings:
             line_channel_secret=get("LINE_CHANNEL_SECRET"),
             line_channel_access_token=get("LINE_CHANNEL_ACCESS_TOKEN"),
             line_api_base_url=(get("LINE_API_BASE_URL") or LINE_API_DEFAULT).rstrip("/"),
+            line_api_data_base_url=_line_data_url(get),
             store_url=store_url,
             tenant_id=get("LOCAL_TENANT_ID") or "default",
             timezone=timezone,
@@ -392,6 +410,16 @@ class Settings:
         if problems:
             raise ConfigError(problems)
         return settings
+
+
+def _line_data_url(get) -> str:
+    """``LINE_API_DATA_BASE_URL``; unset: LINE's content host, unless ``LINE_API_BASE_URL`` names a host
+    other than LINE's (a stand-in), which then serves the content paths too."""
+    explicit = get("LINE_API_DATA_BASE_URL")
+    if explicit:
+        return explicit.rstrip("/")
+    base = (get("LINE_API_BASE_URL") or LINE_API_DEFAULT).rstrip("/")
+    return LINE_API_DATA_DEFAULT if base == LINE_API_DEFAULT else base
 
 
 def _reader_order(get, problems: list[str]) -> ReaderOrder:

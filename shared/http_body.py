@@ -36,6 +36,7 @@ blocked ``recv`` with end-of-file); RFC 9110 §15.5.9 (408) and §15.5.14 (413).
 """
 from __future__ import annotations
 
+import contextvars
 import io
 import os
 import socket
@@ -127,13 +128,15 @@ class SlowClientGate:
 
 
 class _Alarm:
-    """One pending call of a ``_Watchdog``: ``fn`` at ``due`` (monotonic seconds) unless cancelled."""
+    """One pending call of a ``_Watchdog``: ``fn`` at ``due`` (monotonic seconds) unless cancelled,
+    run in the context it was scheduled in (so its log lines carry that request's trace)."""
 
-    __slots__ = ("due", "fn")
+    __slots__ = ("due", "fn", "context")
 
     def __init__(self, due: float, fn: Callable[[], None]):
         self.due = due
         self.fn = fn
+        self.context = contextvars.copy_context()
 
 
 class _Watchdog:
@@ -199,7 +202,7 @@ class _Watchdog:
                     continue
             for alarm in due:
                 try:
-                    alarm.fn()
+                    alarm.context.run(alarm.fn)
                 except Exception as exc:  # noqa: BLE001 - one failing alarm must not stop the others'
                     log("WARNING", "body watchdog alarm failed", error=exc.__class__.__name__)
 

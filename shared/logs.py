@@ -6,6 +6,16 @@ someone who has a user id but not ``LOCAL_SIGNING_KEY`` cannot find that user's 
 who holds the key finds one resident's lines with ``make user-data`` (its ``log_user_hash``) and a
 log query on ``jsonPayload.user`` (docs/delivery.md, "Logs").
 
+A line written while a request is handled carries its trace (``shared.trace.current()``, taken when
+``log`` is called, so in the thread that logs) in Cloud Logging's special fields, which it lifts
+into the entry's ``trace``, ``spanId`` and ``traceSampled``
+(https://cloud.google.com/logging/docs/structured-logging): ``logging.googleapis.com/trace`` is
+``projects/<PROJECT>/traces/<TRACE_ID>`` with the project the entry point installs
+(``use_trace_project``: ``Settings.trace_project``), or the bare 32-hex trace id when no project is
+known (a local run: nothing there reads it as a resource name, and a reader still joins lines on
+it); ``logging.googleapis.com/spanId`` is 16 hex digits; ``logging.googleapis.com/trace_sampled``
+a boolean. A line outside any request (a dispatcher's idle pass) has none of the three.
+
 Every line is bounded whatever its fields hold, in one place (``JsonFormatter``): a value may come
 from a request (an unknown event type, an error's message, a header), so every string in a field,
 at any depth, and the message, is cut at ``MAX_FIELD_CHARS`` characters with a marker that says how
@@ -26,6 +36,8 @@ import sys
 import threading
 from datetime import UTC, datetime
 from typing import Any, Callable
+
+from shared import trace as _trace
 
 _LOGGER = logging.getLogger("local")
 #: Longest string a log line carries in its message or any field (characters); longer is cut.
@@ -92,6 +104,11 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "logger": record.name,
         }
+        context = getattr(record, "trace", None)
+        if context is not None:
+            entry[TRACE_FIELD] = trace_name(context.trace_id)
+            entry[SPAN_FIELD] = context.span_id
+            entry[SAMPLED_FIELD] = context.sampled
         names = []
         for name, value in getattr(record, "fields", {}).items():
             name = name if type(name) is str and len(name) <= MAX_FIELD_CHARS else _cut(str(name))
@@ -196,6 +213,29 @@ def configure() -> None:
     _LOGGER.propagate = False
 
 
+#: Cloud Logging's special fields of a line's trace (https://cloud.google.com/logging/docs/structured-logging).
+TRACE_FIELD = "logging.googleapis.com/trace"
+SPAN_FIELD = "logging.googleapis.com/spanId"
+SAMPLED_FIELD = "logging.googleapis.com/trace_sampled"
+
+#: The Google Cloud project trace names are written under, installed by each entry point.
+_trace_project: str | None = None
+
+
+def use_trace_project(project: str | None) -> None:
+    """Install the project of ``trace_name``: each function's entry point calls it once with
+    ``Settings.trace_project``; None writes bare trace ids."""
+    global _trace_project
+    _trace_project = project
+
+
+def trace_name(trace_id: str) -> str:
+    """The ``logging.googleapis.com/trace`` value of a trace id: ``projects/<PROJECT>/traces/<TRACE_ID>``,
+    or ``trace_id`` itself when no project is installed."""
+    project = _trace_project
+    return f"projects/{project}/traces/{trace_id}" if project else trace_id
+
+
 #: The hasher of user ids in log lines, installed by each entry point (``use_user_hasher``).
 _user_hasher: Callable[[str | None], str | None] | None = None
 
@@ -221,7 +261,8 @@ def hash_user(user_id: str | None) -> str | None:
 
 def log(severity: str, message: str, *, exc_info: Any = False, **fields: Any) -> None:
     """Emit one structured entry. ``severity`` is a Cloud Logging level (INFO, WARNING, ERROR);
-    ``exc_info`` is what ``logging`` takes (True inside an ``except`` block, or an exception)."""
+    ``exc_info`` is what ``logging`` takes (True inside an ``except`` block, or an exception). The
+    current request's trace (``shared.trace.current()``) goes on the line (module docstring)."""
     configure()
-    _LOGGER.log(logging.getLevelName(severity.upper()), message, extra={"fields": fields},
-                exc_info=exc_info)
+    _LOGGER.log(logging.getLevelName(severity.upper()), message,
+                extra={"fields": fields, "trace": _trace.current()}, exc_info=exc_info)

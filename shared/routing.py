@@ -44,6 +44,7 @@ from shared.logs import log
 from shared.memory import diet_dropped
 from shared.memory import flow as memory_flow
 from shared.memory.phrases import read_memory_request
+from shared.places.snapshots import scope_for_store
 from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
@@ -297,7 +298,8 @@ def dispatch_event(ctx: EventContext, event) -> Reply | None:
     Raises:
         StoreError: from a handler; retryable ones make LINE redeliver the event.
     """
-    if staff_flow.owns(ctx.settings, event):  # the staff group, and staff buttons wherever tapped
-        return staff_flow.handle_event(ctx, event, resident_word=_resident_word)
-    handler = EVENT_HANDLERS.get(type(event))
-    return handler(ctx, event) if handler else None
+    with scope_for_store(ctx.store):  # the newest places snapshot answers this event (read on first use)
+        if staff_flow.owns(ctx.settings, event):  # the staff group, and staff buttons wherever tapped
+            return staff_flow.handle_event(ctx, event, resident_word=_resident_word)
+        handler = EVENT_HANDLERS.get(type(event))
+        return handler(ctx, event) if handler else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
-from shared import inbox
+from shared import inbox, trace
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.handoff.requeue import requeue_pending, sweep_round
@@ -163,7 +163,8 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
     """The one background loop of a serving webhook, in a daemon thread: at start, one sweep's worth
     of work (the due staff notices, abandoned events, then ``requeue_at_start``), then ``sweep``
     every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass is logged;
-    the next one runs).
+    the next one runs). Each pass runs under a fresh trace (``shared.trace``): its lines and the
+    tasks it queues are followed as one.
 
     Called once per serving process (after the fork: ``shared.queue.background.BackgroundStart``),
     never at import. Returns the started thread.
@@ -171,11 +172,13 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
     queues = Queues(queue, event_queue)
 
     def loop() -> None:
-        _logged_pass("start-up sweep", lambda: _due_and_abandoned(settings, store, queues, now()))
-        requeue_at_start(settings, store, queues, now=now)
+        with trace.active(trace.TraceContext.fresh()):  # each pass a trace of its own (shared/trace.py)
+            _logged_pass("start-up sweep", lambda: _due_and_abandoned(settings, store, queues, now()))
+            requeue_at_start(settings, store, queues, now=now)
         stop = threading.Event()
         while not stop.wait(settings.sweep_interval_seconds):
-            _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now()))
+            with trace.active(trace.TraceContext.fresh()):
+                _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now()))
 
     thread = threading.Thread(target=loop, name="sweep", daemon=True)
     thread.start()

@@ -62,6 +62,46 @@ def activity_source(settings: Settings, *, file: str | None = None):
                              backoff_seconds=settings.tdx_backoff_seconds)
 
 
+class _RestaurantSource:
+    """TDX's restaurants (``/v2/Tourism/Restaurant/ChanghuaCounty``, or a file in that format) through the
+    events' TDX client (token, retries, If-Modified-Since), its failures as the places import reads them."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def fetch(self, *, if_modified_since: str | None = None):
+        from shared.events.source import SourceError
+        from shared.places.ingest import RestaurantsFetched, RestaurantsUnavailable
+
+        try:
+            fetched = self._inner.fetch(if_modified_since=if_modified_since)
+        except SourceError as exc:
+            raise RestaurantsUnavailable(exc.reason) from None
+        return RestaurantsFetched(fetched.records, fetched.last_modified, fetched.origin)
+
+
+def restaurant_source(settings: Settings, *, file: str | None = None):
+    """Where the places import reads TDX's restaurants: the file (TDX's response format) when given,
+    else TDX's live API with the same credentials and settings as the events import.
+
+    Raises:
+        ValueError: no file and no TDX credentials.
+    """
+    if file is not None:
+        from shared.events.file_source import FileActivitySource
+
+        return _RestaurantSource(FileActivitySource(file))
+    if not (settings.tdx_client_id and settings.tdx_client_secret):
+        raise ValueError("TDX_CLIENT_ID and TDX_CLIENT_SECRET are required to fetch live restaurants")
+    from shared.events.tdx import TdxActivitySource
+
+    return _RestaurantSource(TdxActivitySource(
+        api_base_url=settings.tdx_api_base_url, token_url=settings.tdx_token_url, dataset="Restaurant",
+        client_id=settings.tdx_client_id, client_secret=settings.tdx_client_secret,
+        timeout_seconds=settings.tdx_timeout_seconds, max_retries=settings.tdx_max_retries,
+        backoff_seconds=settings.tdx_backoff_seconds))
+
+
 def line_gateway(settings: Settings) -> LineGateway:
     """The LINE Messaging API client at ``LINE_API_BASE_URL``."""
     from shared.line.messaging import SdkLineGateway

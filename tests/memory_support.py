@@ -44,6 +44,7 @@ class ScriptedMemoryFunction:
     def __init__(self, *answers):
         self.answers = list(answers)
         self.requests: list[dict] = []
+        self.traceparents: list[str | None] = []  # the traceparent header of each request
         scripted = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,6 +52,7 @@ class ScriptedMemoryFunction:
                 length = int(self.headers.get("Content-Length", 0))
                 scripted.requests.append({"auth": self.headers.get("Authorization"),
                                           "body": json.loads(self.rfile.read(length))})
+                scripted.traceparents.append(self.headers.get("traceparent"))
                 status, body, delay = scripted.answers.pop(0)
                 time.sleep(delay)
                 raw = json.dumps(body).encode()

@@ -9,6 +9,20 @@ shapes, the ``x-line-request-id`` / ``x-line-accepted-request-id`` headers):
   already accepted (with the original request id in ``x-line-accepted-request-id``).
 * ``POST /v2/bot/chat/loading/start``: 202 ``{}``.
 * ``GET /v2/bot/profile/{userId}``: 200 with a made-up display name.
+* the rich menu endpoints (``RICH_MENU_ROUTES``; LINE serves the image ones on ``api-data.line.me``,
+  the stand-in serves both hosts' paths on one port):
+  ``POST /v2/bot/richmenu`` → ``{"richMenuId": "richmenu-…"}`` and ``POST /v2/bot/richmenu/validate`` →
+  ``{}``, each checking the body as LINE does (``rich_menu_problems``: size, name ≤ 300, chatBarText ≤ 14,
+  1–20 areas inside the menu, actions of the kinds a rich menu takes, action lengths, the SDK's
+  ``RichMenuRequest``); ``GET /v2/bot/richmenu/list`` → ``{"richmenus": [...]}``;
+  ``GET``/``DELETE /v2/bot/richmenu/{id}`` (404 ``Not found`` for an unknown id; deleting the default
+  menu leaves no default); ``POST /v2/bot/richmenu/{id}/content`` (``image/png`` or ``image/jpeg``,
+  else 415; ≤ 1 MB, else 413; the image's own width and height equal to the menu's, else 400; one
+  image per menu, a second → 400) and ``GET`` of it (the bytes, with their content type);
+  ``POST /v2/bot/user/all/richmenu/{id}`` (400 ``must upload richmenu image before applying it to
+  user`` without an image), ``GET /v2/bot/user/all/richmenu`` → ``{"richMenuId": …}`` (404 when none)
+  and ``DELETE /v2/bot/user/all/richmenu``. An uploaded image is recorded as ``{"contentType",
+  "bytes", "sha256"}``, never its bytes.
 * a missing or wrong bearer token (when one is configured) → 401.
 * a message over one of LINE's length limits, counted in UTF-16 units as LINE counts them
   (``shared.line.limits``: text 5,000, altText 400, labels 20, displayText 300, postback data
@@ -39,6 +53,8 @@ Run on its own: ``python -m tools.line_standin --port 8090 --record calls.jsonl`
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import os
 import re
@@ -61,6 +77,7 @@ from linebot.v3.messaging import (
     Message,
     PushMessageRequest,
     ReplyMessageRequest,
+    RichMenuRequest,
     ShowLoadingAnimationRequest,
 )
 
@@ -71,6 +88,10 @@ REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
 LOADING_PATH = "/v2/bot/chat/loading/start"
 PROFILE_PREFIX = "/v2/bot/profile/"
+RICH_MENU_PATH = "/v2/bot/richmenu"
+RICH_MENU_LIST_PATH = "/v2/bot/richmenu/list"
+RICH_MENU_VALIDATE_PATH = "/v2/bot/richmenu/validate"
+DEFAULT_RICH_MENU_PATH = "/v2/bot/user/all/richmenu"
 CALLS_PATH = "/__calls"
 HEALTH_PATH = "/__health"
 
@@ -92,6 +113,22 @@ class Answer:
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    #: Bytes to send instead of the JSON body (a rich menu's image), and their content type.
+    raw: bytes | None = None
+    content_type: str = "application/json; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class _Blob:
+    """A request body that is not JSON (a rich menu image): its declared content type and bytes."""
+
+    content_type: str
+    data: bytes
+
+    def summary(self) -> dict[str, Any]:
+        """What the call record keeps of it: the content type, the size in bytes and the SHA-256."""
+        return {"contentType": self.content_type, "bytes": len(self.data),
+                "sha256": hashlib.sha256(self.data).hexdigest()}
 
 
 @dataclass
@@ -167,6 +204,118 @@ def _model_problem(model: Any, body: dict, prop: str | None = None) -> Answer | 
     return None
 
 
+# -- rich menus ------------------------------------------------------------------------------
+#: (method, path pattern, handler method name), tried in order; a path of ``RICH_MENU_PREFIXES`` that
+#: matches none is 404. ``menu_id`` is the rich menu id in the path, given to the handler by name.
+_RICH_MENU_ID = r"(?P<menu_id>[^/]+)"
+RICH_MENU_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("POST", re.compile(re.escape(RICH_MENU_PATH)), "_rich_menu_create"),
+    ("POST", re.compile(re.escape(RICH_MENU_VALIDATE_PATH)), "_rich_menu_validate"),
+    ("GET", re.compile(re.escape(RICH_MENU_LIST_PATH)), "_rich_menu_list"),
+    ("GET", re.compile(f"{RICH_MENU_PATH}/{_RICH_MENU_ID}"), "_rich_menu_get"),
+    ("DELETE", re.compile(f"{RICH_MENU_PATH}/{_RICH_MENU_ID}"), "_rich_menu_delete"),
+    ("POST", re.compile(f"{RICH_MENU_PATH}/{_RICH_MENU_ID}/content"), "_rich_menu_upload"),
+    ("GET", re.compile(f"{RICH_MENU_PATH}/{_RICH_MENU_ID}/content"), "_rich_menu_download"),
+    ("POST", re.compile(f"{DEFAULT_RICH_MENU_PATH}/{_RICH_MENU_ID}"), "_default_rich_menu_set"),
+    ("GET", re.compile(re.escape(DEFAULT_RICH_MENU_PATH)), "_default_rich_menu_get"),
+    ("DELETE", re.compile(re.escape(DEFAULT_RICH_MENU_PATH)), "_default_rich_menu_cancel"),
+)
+RICH_MENU_PREFIXES = (RICH_MENU_PATH, DEFAULT_RICH_MENU_PATH)
+_RICH_MENU_CONTENT = re.compile(f"{RICH_MENU_PATH}/[^/]+/content")
+#: Pillow's name of each image type LINE takes for a rich menu.
+_IMAGE_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG"}
+
+
+def _whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _size_problems(size: Any) -> list[tuple[str, str]]:
+    """What LINE refuses in a rich menu's ``size`` (``shared.line.limits``: 800–2500 wide, ≥ 250 high,
+    at least 1.45 times as wide as high)."""
+    if not isinstance(size, dict) or not all(_whole_number(size.get(k)) for k in ("width", "height")):
+        return [("size", "must be specified")]
+    width, height = size["width"], size["height"]
+    low, high = limits.RICH_MENU_WIDTH
+    if not low <= width <= high:
+        return [("size.width", f"must be between {low} and {high}")]
+    if height < limits.RICH_MENU_MIN_HEIGHT:
+        return [("size.height", f"must be at least {limits.RICH_MENU_MIN_HEIGHT}")]
+    if width / height < limits.RICH_MENU_MIN_RATIO:
+        return [("size", f"width / height must be at least {limits.RICH_MENU_MIN_RATIO}")]
+    return []
+
+
+def _area_problems(area: Any, where: str, size: dict) -> list[tuple[str, str]]:
+    """What LINE refuses in one area: bounds outside the menu, an action a rich menu does not take,
+    an action string over its length."""
+    if not isinstance(area, dict):
+        return [(where, "must be specified")]
+    problems = []
+    bounds = area.get("bounds")
+    if not isinstance(bounds, dict) or not all(_whole_number(bounds.get(k)) for k in ("x", "y", "width", "height")):
+        problems.append((f"{where}.bounds", "must be specified"))
+    elif (min(bounds["x"], bounds["y"]) < 0 or min(bounds["width"], bounds["height"]) < 1
+          or bounds["x"] + bounds["width"] > size.get("width", 0)
+          or bounds["y"] + bounds["height"] > size.get("height", 0)):
+        problems.append((f"{where}.bounds", "must be within the rich menu's size"))
+    action = area.get("action")
+    if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+        problems.append((f"{where}.action", "must be specified"))
+    elif action["type"] not in limits.RICH_MENU_ACTION_TYPES:
+        problems.append((f"{where}.action.type", f"{action['type']} is not supported in a rich menu"))
+    else:
+        problems += limits.action_problems(action, f"{where}.action")
+    return problems
+
+
+def _text_problem(body: dict, key: str, limit: int) -> list[tuple[str, str]]:
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        return [(key, "must be specified")]
+    if limits.units(value) > limit:
+        return [(key, f"Length must be between 1 and {limit}")]
+    return []
+
+
+def rich_menu_problems(body: dict) -> list[tuple[str, str]]:
+    """Every rule of LINE's "Rich menu object" that ``body`` (camelCase JSON) breaks, as
+    ``[(property, message)]``; empty when LINE would take it (the SDK's model is checked after)."""
+    problems = _size_problems(body.get("size"))
+    if not isinstance(body.get("selected"), bool):
+        problems.append(("selected", "must be specified"))
+    problems += _text_problem(body, "name", limits.RICH_MENU_NAME)
+    problems += _text_problem(body, "chatBarText", limits.RICH_MENU_CHAT_BAR_TEXT)
+    areas = body.get("areas")
+    if not isinstance(areas, list) or not 1 <= len(areas) <= limits.RICH_MENU_AREAS:
+        return problems + [("areas", f"size must be between 1 and {limits.RICH_MENU_AREAS}")]
+    size = body["size"] if isinstance(body.get("size"), dict) else {}
+    for index, area in enumerate(areas):
+        problems += _area_problems(area, f"areas[{index}]", size)
+    return problems
+
+
+def _image_problem(blob: _Blob, size: dict) -> Answer | None:
+    """415/413/400 as LINE answers an image it does not take for a menu of ``size``, else None."""
+    if blob.content_type not in limits.RICH_MENU_IMAGE_TYPES:
+        return _error(415, "Unsupported media type")
+    if len(blob.data) > limits.RICH_MENU_IMAGE_BYTES:
+        return _error(413, f"The image is over {limits.RICH_MENU_IMAGE_BYTES} bytes")
+    from PIL import Image, UnidentifiedImageError  # dev dependency; only this endpoint reads images
+
+    try:
+        with Image.open(io.BytesIO(blob.data)) as image:
+            found, dimensions = image.format, image.size
+    except (UnidentifiedImageError, OSError):
+        return _error(400, "The image could not be read")
+    if found != _IMAGE_FORMATS[blob.content_type]:
+        return _error(400, f"The image is not {blob.content_type}")
+    if dimensions != (size["width"], size["height"]):
+        return _error(400, f"The image is {dimensions[0]}x{dimensions[1]}; the rich menu is "
+                           f"{size['width']}x{size['height']}")
+    return None
+
+
 class _QuietServer(ThreadingHTTPServer):
     """A client that hung up before its answer (a caller's timeout: part of the scenario) is not
     an error of the stand-in: no traceback for it; anything else is reported as usual.
@@ -213,6 +362,9 @@ class LineStandin(StandinServer):
         self._faults: dict[str, _Fault] = {}
         self._delays: dict[str, list[float]] = {}
         self._latency: dict[str, float] = {}
+        self._rich_menus: dict[str, dict] = {}  # id → LINE's rich menu response object
+        self._rich_menu_images: dict[str, _Blob] = {}
+        self._default_rich_menu: str | None = None
         self._last_port: int | None = None
         self._open_sockets: set = set()
         self._server: ThreadingHTTPServer | None = None
@@ -323,7 +475,12 @@ class LineStandin(StandinServer):
         delay = self._take_delay(path)
         if delay:
             time.sleep(delay)
-        body, parse_error = _parse_json(raw_body)
+        body: Any
+        if method == "POST" and _RICH_MENU_CONTENT.fullmatch(path):  # an image, not JSON
+            content_type = (headers.get("content-type") or "").split(";")[0].strip().lower()
+            body, parse_error = _Blob(content_type, raw_body), False
+        else:
+            body, parse_error = _parse_json(raw_body)
         answer = self._answer(method, path, headers, body, parse_error)
         answer.headers.setdefault("x-line-request-id", _new_request_id())
         self._record(method, path, headers, body, answer)
@@ -347,6 +504,8 @@ class LineStandin(StandinServer):
         return answer
 
     def _route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Answer:
+        if path.startswith(RICH_MENU_PREFIXES):
+            return self._rich_menu_route(method, path, body)
         routes = {("POST", REPLY_PATH): self._reply, ("POST", PUSH_PATH): self._push,
                   ("POST", LOADING_PATH): self._loading}
         handler = routes.get((method, path))
@@ -406,6 +565,100 @@ class LineStandin(StandinServer):
             return problem
         return Answer(202, {})
 
+    # -- rich menus (RICH_MENU_ROUTES) ------------------------------------------------------------
+    def _rich_menu_route(self, method: str, path: str, body: Any) -> Answer:
+        for route_method, pattern, name in RICH_MENU_ROUTES:
+            match = pattern.fullmatch(path)
+            if match and route_method == method:
+                handler: Callable[..., Answer] = getattr(self, name)
+                return handler(body, **match.groupdict())
+        return _error(404, "Not found")
+
+    @staticmethod
+    def _rich_menu_refusal(body: Any) -> Answer | None:
+        if not isinstance(body, dict):
+            return _error(400, "The request body must be a JSON object")
+        problems = rich_menu_problems(body)
+        if problems:
+            return _error(400, f"The request body has {len(problems)} error(s)",
+                          [{"message": message, "property": prop} for prop, message in problems])
+        return _model_problem(RichMenuRequest, body)
+
+    def _rich_menu_validate(self, body: Any) -> Answer:
+        return self._rich_menu_refusal(body) or Answer(200, {})
+
+    def _rich_menu_create(self, body: Any) -> Answer:
+        refusal = self._rich_menu_refusal(body)
+        if refusal is not None:
+            return refusal
+        menu_id = "richmenu-" + secrets.token_hex(16)
+        menu = {"richMenuId": menu_id, "size": body["size"], "selected": body["selected"],
+                "name": body["name"], "chatBarText": body["chatBarText"], "areas": body["areas"]}
+        with self._lock:
+            self._rich_menus[menu_id] = menu
+        return Answer(200, {"richMenuId": menu_id})
+
+    def _rich_menu_list(self, _body: Any) -> Answer:
+        with self._lock:
+            return Answer(200, {"richmenus": list(self._rich_menus.values())})
+
+    def _rich_menu_get(self, _body: Any, menu_id: str) -> Answer:
+        with self._lock:
+            menu = self._rich_menus.get(menu_id)
+        return Answer(200, menu) if menu is not None else _error(404, "Not found")
+
+    def _rich_menu_delete(self, _body: Any, menu_id: str) -> Answer:
+        with self._lock:
+            if self._rich_menus.pop(menu_id, None) is None:
+                return _error(404, "Not found")
+            self._rich_menu_images.pop(menu_id, None)
+            if self._default_rich_menu == menu_id:
+                self._default_rich_menu = None
+        return Answer(200, {})
+
+    def _rich_menu_upload(self, body: Any, menu_id: str) -> Answer:
+        with self._lock:
+            menu = self._rich_menus.get(menu_id)
+            if menu is None:
+                return _error(404, "Not found")
+            if menu_id in self._rich_menu_images:
+                return _error(400, "An image has already been uploaded to the richmenu")
+        problem = _image_problem(body, menu["size"])
+        if problem is not None:
+            return problem
+        with self._lock:
+            if menu_id in self._rich_menu_images:
+                return _error(400, "An image has already been uploaded to the richmenu")
+            self._rich_menu_images[menu_id] = body
+        return Answer(200, {})
+
+    def _rich_menu_download(self, _body: Any, menu_id: str) -> Answer:
+        with self._lock:
+            image = self._rich_menu_images.get(menu_id)
+        if image is None:
+            return _error(404, "Not found")
+        return Answer(200, image.summary(), raw=image.data, content_type=image.content_type)
+
+    def _default_rich_menu_set(self, _body: Any, menu_id: str) -> Answer:
+        with self._lock:
+            if menu_id not in self._rich_menus:
+                return _error(404, "Not found")
+            if menu_id not in self._rich_menu_images:
+                return Answer(400, {"message": "must upload richmenu image before applying it to user",
+                                    "details": []})
+            self._default_rich_menu = menu_id
+        return Answer(200, {})
+
+    def _default_rich_menu_get(self, _body: Any) -> Answer:
+        with self._lock:
+            menu_id = self._default_rich_menu
+        return Answer(200, {"richMenuId": menu_id}) if menu_id else _error(404, "no default richmenu")
+
+    def _default_rich_menu_cancel(self, _body: Any) -> Answer:
+        with self._lock:
+            self._default_rich_menu = None
+        return Answer(200, {})
+
     @staticmethod
     def _profile(user_id: str) -> Answer:
         return Answer(200, {"displayName": "本機測試使用者", "userId": user_id, "language": "zh-TW"})
@@ -458,7 +711,8 @@ class LineStandin(StandinServer):
         with self._changed:
             self._seq += 1
             call = {"seq": self._seq, "at": datetime.now(timezone.utc).isoformat(), "method": method,
-                    "path": path, "headers": recorded_headers, "body": body, "status": answer.status,
+                    "path": path, "headers": recorded_headers,
+                    "body": body.summary() if isinstance(body, _Blob) else body, "status": answer.status,
                     "request_id": answer.headers.get("x-line-request-id"), "response": answer.body}
             self._calls.append(call)
             if self._record_path is not None:
@@ -517,9 +771,10 @@ def _make_handler(standin: LineStandin) -> type[BaseHTTPRequestHandler]:
             self._send(standin.handle(self.command, self.path, headers, raw_body))
 
         def _send(self, answer: Answer, close: bool = False) -> None:
-            payload = json.dumps(answer.body, ensure_ascii=False).encode("utf-8")
+            payload = (answer.raw if answer.raw is not None
+                       else json.dumps(answer.body, ensure_ascii=False).encode("utf-8"))
             self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(payload)))
             for name, value in answer.headers.items():
                 self.send_header(name, value)

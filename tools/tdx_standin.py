@@ -8,6 +8,8 @@ Endpoints (as TDX answers them):
 * ``GET /api/basic/v2/Tourism/Activity/<City>?$format=JSON`` with ``Authorization: Bearer <token>`` →
   200 with the configured JSON array and a ``Last-Modified`` header; an unknown or expired token →
   401; ``If-Modified-Since`` equal to the current ``Last-Modified`` → 304.
+* ``GET /api/basic/v2/Tourism/Restaurant/<City>?$format=JSON``: the same, with the ``restaurants`` array
+  (calls and faults of kind ``restaurant``).
 
 Scripting (from the test that owns it): ``fail_next(path_kind, status, times)`` answers the next
 ``times`` calls to ``token`` or ``activity`` with ``status``; ``expire_tokens()`` makes every token
@@ -35,6 +37,7 @@ from tools.standin_server import StandinServer
 
 TOKEN_PATH = "/auth/realms/TDXConnect/protocol/openid-connect/token"
 ACTIVITY_PREFIX = "/api/basic/v2/Tourism/Activity/"
+RESTAURANT_PREFIX = "/api/basic/v2/Tourism/Restaurant/"
 CLIENT_ID = "local-tdx-client"
 CLIENT_SECRET = "local-tdx-secret"
 
@@ -44,6 +47,7 @@ class TdxStandin(StandinServer):
 
     Args:
         records: the activity endpoint's JSON array.
+        restaurants: the restaurant endpoint's JSON array.
         client_id, client_secret: the accepted credentials.
         expires_in: seconds announced with each token.
         port: 0 picks a free one (read ``url``).
@@ -51,17 +55,18 @@ class TdxStandin(StandinServer):
 
     def __init__(self, records: list[Any] | None = None, *, client_id: str = CLIENT_ID,
                  client_secret: str = CLIENT_SECRET, expires_in: int = 86400, host: str = "127.0.0.1",
-                 port: int = 0):
+                 port: int = 0, restaurants: list[Any] | None = None):
         self.client_id = client_id
         self.client_secret = client_secret
         self.expires_in = expires_in
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._records: list[Any] = list(records or [])
+        self._restaurants: list[Any] = list(restaurants or [])
         self._data_version = 0
         self._last_modified = self._http_date()
         self._tokens: set[str] = set()
-        self._faults: dict[str, list[int]] = {"token": [], "activity": []}
+        self._faults: dict[str, list[int]] = {"token": [], "activity": [], "restaurant": []}
         self._calls: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
 
@@ -114,6 +119,8 @@ class TdxStandin(StandinServer):
                 return self._token(body)
             if path.startswith(ACTIVITY_PREFIX) and method == "GET":
                 return self._activity(target, headers)
+            if path.startswith(RESTAURANT_PREFIX) and method == "GET":
+                return self._activity(target, headers, kind="restaurant")
             self._record("other", method, 404, path=path)
             return 404, {"message": "not found"}, {}
 
@@ -132,25 +139,26 @@ class TdxStandin(StandinServer):
         self._record("token", "POST", 200)
         return 200, {"access_token": token, "expires_in": self.expires_in, "token_type": "Bearer"}, {}
 
-    def _activity(self, target: str, headers: dict[str, str]) -> tuple[int, Any, dict]:
+    def _activity(self, target: str, headers: dict[str, str], kind: str = "activity") -> tuple[int, Any, dict]:
         since = headers.get("if-modified-since")
         query = parse_qs(urlsplit(target).query)
-        if self._faults["activity"]:
-            status = self._faults["activity"].pop(0)
-            self._record("activity", "GET", status, if_modified_since=bool(since))
+        if self._faults[kind]:
+            status = self._faults[kind].pop(0)
+            self._record(kind, "GET", status, if_modified_since=bool(since))
             return status, {"message": "scripted"}, {}
         auth = headers.get("authorization", "")
         if not auth.startswith("Bearer ") or auth[len("Bearer "):] not in self._tokens:
-            self._record("activity", "GET", 401, if_modified_since=bool(since))
+            self._record(kind, "GET", 401, if_modified_since=bool(since))
             return 401, {"message": "Unauthorized"}, {}
         if query.get("$format") != ["JSON"]:
-            self._record("activity", "GET", 400, if_modified_since=bool(since))
+            self._record(kind, "GET", 400, if_modified_since=bool(since))
             return 400, {"message": "$format=JSON expected"}, {}
         if since and since == self._last_modified:
-            self._record("activity", "GET", 304, if_modified_since=True)
+            self._record(kind, "GET", 304, if_modified_since=True)
             return 304, None, {"Last-Modified": self._last_modified}
-        self._record("activity", "GET", 200, if_modified_since=bool(since))
-        return 200, self._records, {"Last-Modified": self._last_modified}
+        self._record(kind, "GET", 200, if_modified_since=bool(since))
+        records = self._records if kind == "activity" else self._restaurants
+        return 200, records, {"Last-Modified": self._last_modified}
 
     # --- server ----------------------------------------------------------------------------
     thread_name = "tdx-standin"

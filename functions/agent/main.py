@@ -12,7 +12,7 @@ import os
 
 import functions_framework
 
-from shared import logs, wiring
+from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.config import AGENT_REQUIRED, Settings
 from shared.http_body import BodyError, read_json
@@ -22,6 +22,7 @@ from shared.queued_event.task import QueuedEventTask
 
 SETTINGS = Settings.from_env(required=AGENT_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
+logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shared/trace.py)
 
 
 @functools.cache
@@ -42,6 +43,7 @@ os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 
 @functions_framework.http
+@trace.traced  # the request's trace on every line and task (shared/trace.py)
 def agent(request):
     """One task delivery (flask.Request, POST JSON, X-CloudTasks-* headers) → (JSON body, status)."""
     _BACKGROUND.ensure_started()

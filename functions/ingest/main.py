@@ -12,7 +12,7 @@ import functools
 
 import functions_framework
 
-from shared import logs, wiring
+from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.clock import utc_now
 from shared.config import INGEST_REQUIRED, Settings
@@ -22,6 +22,7 @@ from shared.store import StoreError
 
 SETTINGS = Settings.from_env(required=INGEST_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
+logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shared/trace.py)
 
 
 @functools.cache
@@ -35,6 +36,7 @@ def _source():
 
 
 @functions_framework.http
+@trace.traced  # the request's trace on every line and task (shared/trace.py)
 def ingest(request):
     """One scheduled run (flask.Request, POST, any body) → (JSON body, status)."""
     if request.method != "POST":

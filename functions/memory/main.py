@@ -14,7 +14,7 @@ from datetime import datetime
 
 import functions_framework
 
-from shared import logs, wiring
+from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError
 from shared.clock import from_iso
 from shared.config import MEMORY_REQUIRED, Settings
@@ -27,6 +27,7 @@ from shared.store import StoreError, StoreTimeout
 
 SETTINGS = Settings.from_env(required=MEMORY_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
+logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shared/trace.py)
 
 
 @functools.cache
@@ -57,6 +58,7 @@ def _tapped_at(body) -> tuple[bool, datetime | None]:
 
 
 @functions_framework.http
+@trace.traced  # the request's trace on every line and task (shared/trace.py)
 def memory(request):
     """Apply one consent-card token (flask.Request, POST JSON) → (JSON body, status)."""
     if request.method != "POST":

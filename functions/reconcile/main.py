@@ -13,7 +13,7 @@ import os
 
 import functions_framework
 
-from shared import logs, wiring
+from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError
 from shared.config import RECONCILE_REQUIRED, Settings
 from shared.handoff.queue_auth import verify_queue_caller
@@ -30,6 +30,7 @@ SWEEP_KIND = "handoff_sweep"
 
 SETTINGS = Settings.from_env(required=RECONCILE_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
+logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shared/trace.py)
 
 
 @functools.cache
@@ -54,6 +55,7 @@ os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 
 @functions_framework.http
+@trace.traced  # the request's trace on every line and task (shared/trace.py)
 def reconcile(request):
     """One task delivery (flask.Request, POST JSON, X-CloudTasks-* headers) → (JSON body, status)."""
     _BACKGROUND.ensure_started()

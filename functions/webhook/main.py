@@ -11,7 +11,7 @@ import os
 
 import functions_framework
 
-from shared import logs, sweep, wiring
+from shared import logs, sweep, trace, wiring
 from shared.config import WEBHOOK_REQUIRED, Settings
 from shared.http_body import BodyError, SlowClientGate, read_body
 from shared.logs import log
@@ -20,6 +20,7 @@ from shared.webhook import service as _service_module  # noqa: F401  (import cos
 
 SETTINGS = Settings.from_env(required=WEBHOOK_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
+logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shared/trace.py)
 #: Slow bodies hold at most this many threads, each for at most the body timeout.
 _GATE = SlowClientGate(SETTINGS.webhook_slow_client_slots, SETTINGS.webhook_body_timeout_seconds)
 
@@ -43,6 +44,7 @@ os.register_at_fork(after_in_child=_BACKGROUND.after_fork)
 
 
 @functions_framework.http
+@trace.traced  # the request's trace on every line and task (shared/trace.py)
 def webhook(request):
     """Handle one LINE delivery (flask.Request, POST, JSON body) → (JSON body, status)."""
     _BACKGROUND.ensure_started()

@@ -4,7 +4,8 @@
   ``client_secret``, form-encoded) → ``{access_token, expires_in}``; the token is cached until
   ``expires_in`` minus a margin (measured on the injected clock). A 401 from the API mid-run drops
   the cached token, fetches a new one and repeats the request once; a second 401 is a refusal.
-- Activities: ``GET {api_base}/v2/Tourism/Activity/{city}?$format=JSON`` with
+- Activities: ``GET {api_base}/v2/Tourism/Activity/{city}?$format=JSON`` (restaurants for the places
+  import: ``/v2/Tourism/Restaurant/{city}``, the same client) with
   ``Authorization: Bearer <token>`` and, when a previous ``Last-Modified`` is known,
   ``If-Modified-Since``; 304 means nothing changed.
 - Limits: every request has a (connect, read) timeout; 429 and 5xx are retried with exponential
@@ -156,6 +157,7 @@ class TdxActivitySource:
         token_url: ``TDX_TOKEN_URL``.
         client_id, client_secret: ``TDX_CLIENT_ID`` / ``TDX_CLIENT_SECRET``.
         city: TDX's city code (``ChanghuaCounty``).
+        dataset: the Tourism V2 dataset (``Activity``; ``Restaurant`` for the places import).
         timeout_seconds: per request (connect and read), ``LOCAL_TDX_TIMEOUT_SECONDS``.
         max_retries: 429/5xx/connection retries per request, ``LOCAL_TDX_MAX_RETRIES``.
         backoff_seconds: ``LOCAL_TDX_BACKOFF_SECONDS`` (urllib3 backoff factor).
@@ -167,9 +169,9 @@ class TdxActivitySource:
     name = TDX_SOURCE_NAME
 
     def __init__(self, *, api_base_url: str, token_url: str, client_id: str, client_secret: str,
-                 city: str = CHANGHUA, timeout_seconds: float = 10.0, max_retries: int = 3,
+                 city: str = CHANGHUA, dataset: str = "Activity", timeout_seconds: float = 10.0, max_retries: int = 3,
                  backoff_seconds: float = 1.0, clock: Clock = utc_now, session: requests.Session | None = None):
-        self.url = f"{api_base_url.rstrip('/')}/v2/Tourism/Activity/{city}"
+        self.url = f"{api_base_url.rstrip('/')}/v2/Tourism/{dataset}/{city}"
         self._timeout_seconds = timeout_seconds
         self._session = session or retrying_session(max_retries=max_retries, backoff_seconds=backoff_seconds)
         self.tokens = TdxTokens(self._session, token_url, client_id, client_secret,

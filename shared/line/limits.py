@@ -28,6 +28,21 @@ CONFIRM_TEXT = 240
 QUICK_REPLY_ITEMS = 13
 ELLIPSIS = "…"
 
+#: Rich menus (LINE Messaging API reference, "Rich menu object", "Upload rich menu image"): a name of at
+#: most 300 characters, a chat bar text of at most 14, 1–20 tappable areas, a size 800–2500 px wide, at
+#: least 250 px high and at least 1.45 times as wide as high (2500×1686 and 2500×843 are LINE's
+#: templates), an image of at most 1 MB (counted here as 1,000,000 bytes, the stricter reading) in
+#: JPEG or PNG, and actions of these kinds only (no location, camera or clipboard action).
+RICH_MENU_NAME = 300
+RICH_MENU_CHAT_BAR_TEXT = 14
+RICH_MENU_AREAS = 20
+RICH_MENU_WIDTH = (800, 2500)
+RICH_MENU_MIN_HEIGHT = 250
+RICH_MENU_MIN_RATIO = 1.45
+RICH_MENU_IMAGE_BYTES = 1_000_000
+RICH_MENU_IMAGE_TYPES = ("image/png", "image/jpeg")
+RICH_MENU_ACTION_TYPES = frozenset({"postback", "message", "uri", "datetimepicker", "richmenuswitch"})
+
 
 class LimitExceeded(ValueError):
     """A string is longer than LINE allows (checked before sending); not retryable."""
@@ -71,6 +86,20 @@ _ACTION_FIELDS = (("label", ACTION_LABEL), ("displayText", DISPLAY_TEXT), ("data
 _ACTION_KEYS = frozenset({"action", "defaultAction", "actions"})
 
 
+def action_problems(action: Any, where: str = "action") -> list[tuple[str, str]]:
+    """Every limit one action object (camelCase JSON, as sent to LINE) breaks: label, displayText, data,
+    and a message action's text.
+
+    Returns:
+        ``[(property path, LINE-style message)]`` as ``message_problems`` gives them; empty when none.
+    """
+    if not isinstance(action, dict):
+        return []
+    fields = _ACTION_FIELDS + ((("text", MESSAGE_ACTION_TEXT),) if action.get("type") == "message" else ())
+    return [(f"{where}.{key}", f"Length must be between 0 and {limit}") for key, limit in fields
+            if isinstance(action.get(key), str) and units(action[key]) > limit]
+
+
 def message_problems(message: Any, where: str = "messages[0]") -> list[tuple[str, str]]:
     """Every limit one message object (camelCase JSON, as sent to LINE) breaks.
 
@@ -92,10 +121,7 @@ def message_problems(message: Any, where: str = "messages[0]") -> list[tuple[str
         if not isinstance(node, dict):
             return
         if is_action:
-            for key, limit in _ACTION_FIELDS:
-                over(node.get(key), limit, f"{path}.{key}")
-            if node.get("type") == "message":
-                over(node.get("text"), MESSAGE_ACTION_TEXT, f"{path}.text")
+            problems.extend(action_problems(node, path))
         for key, value in node.items():
             walk(value, f"{path}.{key}", key in _ACTION_KEYS)
 

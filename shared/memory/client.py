@@ -3,7 +3,9 @@
 POST ``MEMORY_FUNCTION_URL`` with JSON ``{tenant_id, user_id, token, tapped_at?}`` and an ``Authorization``
 header (shared.memory.auth); the function answers 200 ``{outcome, revision, …}`` for every domain
 outcome, 401/403/400 for a refused call and 503 for a retryable store error. The timeout is the
-caller's, cut to fit LINE's 2-second webhook budget (docs/design.md §3).
+caller's, cut to fit LINE's 2-second webhook budget (docs/design.md §3). The call carries the current
+request's trace with a span of its own (``shared.trace.outgoing_headers``), so functions/memory's
+lines join the webhook's.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from datetime import datetime
 import requests
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
 
+from shared import trace
 from shared.clock import to_iso
 from shared.identity import Actor
 from shared.logs import hash_user, log
@@ -66,7 +69,7 @@ class HttpMemoryClient:
             body["tapped_at"] = to_iso(tapped_at)
         try:
             response = self._http().post(self.url, json=body, timeout=timeout_seconds,
-                                         headers={"Authorization": authorization})
+                                         headers={"Authorization": authorization, **trace.outgoing_headers()})
         except requests.ConnectTimeout as exc:
             raise MemoryUnavailable("connect timeout") from exc
         except requests.Timeout as exc:

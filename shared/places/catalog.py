@@ -1,27 +1,33 @@
 """The versioned place catalog: loading, validation and the campaign window.
 
-The catalog is a JSON snapshot in the repository (``data/places-catalog.json``). Every field of a
-place names its source; dietary types are claimed only with evidence; facts the snapshot does not
-have (open now, hours, coordinates, walking distance, accessibility) are stored as JSON null. A
+A catalog is one versioned document: the shipped one in the repository (``data/places-catalog.json``,
+the fallback) or an imported snapshot in the store (shared.places.snapshots, the newest answers).
+Every field of a place names its source; dietary types are claimed only with evidence; facts no
+source records (open now, hours, coordinates, walking distance, accessibility) are JSON null. A
 position is kept only with the source that records it (``Coordinates``, from shared.geo).
 
-Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline).
+Which catalog ``load_place_catalog()`` answers with is set per event by ``catalog_scope`` (the store's
+newest snapshot, read at most once per event); outside a scope it is the shipped file.
+
+Source: docs/design.md §5 (Catalog: unknown fields, campaign deadline, versioned snapshots).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 from shared.address import AddressReading, AddressSkip, read_address
 from shared.areas import DATA_DIR, UnknownArea, normalize_area
 from shared.clock import TAIPEI, require_aware
-from shared.geo import Coordinates, checked_point
+from shared.geo import Coordinates, checked_point, in_county
 
 DEFAULT_CATALOG_PATH = DATA_DIR / "places-catalog.json"
 
@@ -31,8 +37,9 @@ EVIDENCE_TYPES: tuple[str, ...] = ("vegetarian", "vegan", "ovo_lacto", "lacto")
 #: Fields every place carries, null when the snapshot does not know them.
 UNKNOWABLE_FIELDS: tuple[str, ...] = ("open_now", "hours", "coordinates", "walking_distance_m", "accessibility")
 
-#: Fields whose source must be named in ``field_sources``.
+#: Fields whose source must be named in ``field_sources`` (phone: when the place has one).
 SOURCED_FIELDS: tuple[str, ...] = ("name", "area", "address", "phone")
+
 
 CampaignState = Literal["not_started", "active_by_announcement", "ended"]
 
@@ -66,12 +73,15 @@ class Source:
     kind: str
     accessed_on: date
     scope: str
+    name: str | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        """JSON-ready view: {id, kind, accessed_on (YYYY-MM-DD), url, scope}."""
+    def as_dict(self) -> dict[str, str | None]:
+        """JSON-ready view: {id, kind, name (people's words, or None: the kind's words), accessed_on
+        (YYYY-MM-DD), url, scope}."""
         return {
             "id": self.id,
             "kind": self.kind,
+            "name": self.name,
             "accessed_on": self.accessed_on.isoformat(),
             "url": self.url,
             "scope": self.scope,
@@ -153,30 +163,41 @@ def parse_coordinates(raw: Any, place_id: str) -> Coordinates | None:
     return Coordinates(point.lat, point.lng, source)
 
 
+def coordinates_dict(coordinates: Coordinates | None) -> dict[str, Any] | None:
+    """A position in the catalog's JSON shape ``{"lat", "lng", "source"}``, or None."""
+    return None if coordinates is None else {"lat": coordinates.lat, "lng": coordinates.lng,
+                                             "source": coordinates.source}
+
+
 @dataclass(frozen=True)
 class Place:
     """One shop, with a source for every field and evidence for every dietary type.
 
     Attributes:
         id: stable id, e.g. "vegfest2026-22".
-        name, area, address, phone: as recorded; area is a township's full name.
-        field_sources: {field name: source id} for at least name, area, address and phone.
-        dietary_evidence: {dietary type: source id}; only these types may match a search.
+        name, area, address, phone: as recorded; area is a township's full name; phone None when no
+            source records one.
+        field_sources: {field name: source id} for name, area, address, and phone when there is one.
+        dietary_evidence: {dietary type: source id}; only these types may match a search; empty when
+            no source states a diet.
         dietary_scope: what the evidence covers (e.g. "not every dish qualifies").
-        unknown: {field: value} for UNKNOWABLE_FIELDS; None means the snapshot does not know.
-        coordinates: the sourced position, or None (``unknown["coordinates"]`` keeps the raw field).
+        unknown: {field: value} for UNKNOWABLE_FIELDS; None means the snapshot does not know
+            (``coordinates``: its JSON shape when known).
+        coordinates: the sourced position (shared.geo.Coordinates), or None.
+        in_campaign: the place is on the festival's list, so its cards say where the campaign stands.
     """
 
     id: str
     name: str
     area: str
     address: str
-    phone: str
+    phone: str | None
     field_sources: Mapping[str, str]
     dietary_evidence: Mapping[str, str]
     dietary_scope: str
     unknown: Mapping[str, Any]
     coordinates: Coordinates | None = None
+    in_campaign: bool = False
 
     @property
     def dietary_options(self) -> tuple[str, ...]:
@@ -221,6 +242,7 @@ def _parse_source(source_id: str, raw: Mapping[str, Any]) -> Source:
         kind=raw["kind"],
         accessed_on=date.fromisoformat(raw["accessed_on"]),
         scope=raw.get("scope") or raw["note"],
+        name=raw.get("name") or None,
     )
 
 
@@ -240,18 +262,63 @@ def _parse_place(raw: Mapping[str, Any]) -> Place:
     missing_unknown = [field for field in UNKNOWABLE_FIELDS if field not in raw]
     if missing_unknown:
         raise CatalogInvalid(f"place {raw.get('id')!r}: fields must be present (null if unknown): {missing_unknown}")
+    coordinates = parse_coordinates(raw["coordinates"], raw["id"])
+    unknown = {field: raw[field] for field in UNKNOWABLE_FIELDS}
+    unknown["coordinates"] = coordinates_dict(coordinates)
     return Place(
         id=raw["id"],
         name=raw["name"],
         area=raw["area"],
         address=raw["address"],
-        phone=raw["phone"],
+        phone=raw["phone"] or None,
         field_sources=MappingProxyType(dict(raw["field_sources"])),
         dietary_evidence=MappingProxyType(dict(raw["dietary_evidence"])),
         dietary_scope=raw["dietary_scope"],
-        unknown=MappingProxyType({field: raw[field] for field in UNKNOWABLE_FIELDS}),
-        coordinates=parse_coordinates(raw["coordinates"], raw["id"]),
+        unknown=MappingProxyType(unknown),
+        coordinates=coordinates,
+        in_campaign=bool(raw.get("in_campaign", False)),
     )
+
+
+def place_to_dict(place: Place) -> dict[str, Any]:
+    """A place in the catalog file's JSON shape (what _parse_place reads back to an equal Place)."""
+    return {
+        "id": place.id, "name": place.name, "area": place.area, "address": place.address, "phone": place.phone,
+        "field_sources": dict(place.field_sources), "dietary_options": list(place.dietary_options),
+        "dietary_evidence": dict(place.dietary_evidence), "dietary_scope": place.dietary_scope,
+        "in_campaign": place.in_campaign, **dict(place.unknown),
+    }
+
+
+def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[str] | None) -> list[str]:
+    problems: list[str] = []
+    try:
+        if normalize_area(place.area) != place.area:
+            problems.append(f"{place.id}: area must be a full township name, got {place.area!r}")
+    except UnknownArea:
+        problems.append(f"{place.id}: area {place.area!r} is not a Changhua township")
+    for field in SOURCED_FIELDS:
+        if field not in place.field_sources and (field != "phone" or place.phone is not None):
+            problems.append(f"{place.id}: field_sources lacks {field!r}")
+    for field in ("open_now", "hours", "walking_distance_m", "accessibility"):
+        if place.unknown[field] is not None and field not in place.field_sources:
+            problems.append(f"{place.id}: {field} is recorded without a source in field_sources")
+    if place.coordinates is not None and not in_county(place.coordinates.point):
+        problems.append(f"{place.id}: coordinates outside Changhua County")
+    reading = read_address(place.address)  # an address that names no township is no problem: area has a source
+    if reading is AddressSkip.OTHER_COUNTY:
+        problems.append(f"{place.id}: address is in another county")
+    elif isinstance(reading, AddressReading) and reading.township != place.area:
+        problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
+    for key, sid in place.cited_sources:
+        if sid not in sources:
+            problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
+    for kind in place.dietary_evidence:
+        if kind not in EVIDENCE_TYPES:
+            problems.append(f"{place.id}: unknown dietary type {kind!r}")
+    if set(declared or ()) != set(place.dietary_evidence):
+        problems.append(f"{place.id}: dietary_options must list exactly the types in dietary_evidence")
+    return problems
 
 
 def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) -> list[str]:
@@ -266,47 +333,22 @@ def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) 
     if len(ids) != len(set(ids)):
         problems.append("place ids must be unique")
     for place in catalog.places:
-        try:
-            if normalize_area(place.area) != place.area:
-                problems.append(f"{place.id}: area must be a full township name, got {place.area!r}")
-        except UnknownArea:
-            problems.append(f"{place.id}: area {place.area!r} is not a Changhua township")
-        for field in SOURCED_FIELDS:
-            if field not in place.field_sources:
-                problems.append(f"{place.id}: field_sources lacks {field!r}")
-        for key, sid in place.cited_sources:
-            if sid not in catalog.sources:
-                problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
-        for kind in place.dietary_evidence:
-            if kind not in EVIDENCE_TYPES:
-                problems.append(f"{place.id}: unknown dietary type {kind!r}")
-        if set(declared_options.get(place.id, ())) != set(place.dietary_evidence):
-            problems.append(f"{place.id}: dietary_options must list exactly the types in dietary_evidence")
+        problems += _place_problems(place, catalog.sources, declared_options.get(place.id))
     return problems
 
 
-def _address_problems(places: tuple[Place, ...]) -> list[str]:
-    """A place whose address, read as Taiwan writes it (shared.address), names another township than
-    its ``area``, or starts with another county. An address that names no township is not a problem:
-    the area has its own source."""
-    problems = []
-    for place in places:
-        reading = read_address(place.address)
-        if reading is AddressSkip.OTHER_COUNTY:
-            problems.append(f"{place.id}: address is in another county")
-        elif isinstance(reading, AddressReading) and reading.township != place.area:
-            problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
-    return problems
+def catalog_from_dict(raw: Mapping[str, Any], origin: str) -> PlaceCatalog:
+    """Parse and validate a catalog document (the catalog file's JSON shape).
 
-
-@functools.lru_cache(maxsize=8)
-def _load_cached(path: Path) -> PlaceCatalog:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogMissing(f"cannot read place catalog {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise CatalogInvalid(f"place catalog {path} is not JSON: {exc}") from exc
+    Args:
+        raw: {catalog_version, recorded_on, sources {id: {url, kind, name?, accessed_on, scope}},
+            campaign, places [...]}.
+        origin: where it came from, for error messages (a path, or ``store:<version>``).
+    Returns:
+        The validated PlaceCatalog.
+    Raises:
+        CatalogInvalid: every way the document breaks the contract, in one message.
+    """
     try:
         catalog = PlaceCatalog(
             catalog_version=raw["catalog_version"],
@@ -318,27 +360,81 @@ def _load_cached(path: Path) -> PlaceCatalog:
         declared_options = {p["id"]: p["dietary_options"] for p in raw["places"]}
     except CatalogInvalid:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CatalogInvalid(f"place catalog {path}: {type(exc).__name__}: {exc}") from exc
-    problems = _problems(catalog, declared_options) + _address_problems(catalog.places)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CatalogInvalid(f"place catalog {origin}: {type(exc).__name__}: {exc}") from exc
+    problems = _problems(catalog, declared_options)
     if problems:
         raise CatalogInvalid("; ".join(problems))
     return catalog
 
 
-def load_place_catalog(path: str | Path | None = None) -> PlaceCatalog:
-    """Load and validate a place catalog, once per resolved path per process.
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: Path) -> PlaceCatalog:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CatalogMissing(f"cannot read place catalog {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogInvalid(f"place catalog {path} is not JSON: {exc}") from exc
+    return catalog_from_dict(raw, str(path))
+
+
+def load_shipped_catalog() -> PlaceCatalog:
+    """The shipped catalog (``DEFAULT_CATALOG_PATH``, read at call time), whatever scope is open.
+    Raises CatalogMissing, CatalogInvalid as load_place_catalog."""
+    return _load_cached(Path(DEFAULT_CATALOG_PATH).resolve())
+
+
+#: The catalog of the event being handled (``catalog_scope``): a loader, called at most once per scope.
+_SCOPE: contextvars.ContextVar[Callable[[], PlaceCatalog] | None] = contextvars.ContextVar(
+    "places_catalog_scope", default=None)
+
+
+@contextlib.contextmanager
+def catalog_scope(loader: Callable[[], PlaceCatalog]) -> Iterator[None]:
+    """Within the block, ``load_place_catalog()`` answers with ``loader()``'s catalog, loaded on first use
+    and kept for the block (one event answers from one version).
 
     Args:
-        path: JSON file; defaults to ``data/places-catalog.json`` in the repository or bundle.
+        loader: returns the catalog; may raise CatalogError (then every use in the block raises it:
+            searches answer ``unavailable``, name lookups find nothing).
+    """
+    outcome: list[Any] = []
+
+    def once() -> PlaceCatalog:
+        if not outcome:
+            try:
+                outcome.append(loader())
+            except CatalogError as exc:
+                outcome.append(exc)
+        if isinstance(outcome[0], CatalogError):
+            raise outcome[0]
+        return outcome[0]
+
+    token = _SCOPE.set(once)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def load_place_catalog(path: str | Path | None = None) -> PlaceCatalog:
+    """Load and validate a place catalog.
+
+    Args:
+        path: a JSON file, loaded once per resolved path per process. None: the catalog of the
+            enclosing ``catalog_scope`` (the store's newest snapshot), else ``data/places-catalog.json``
+            in the repository or bundle.
     Returns:
-        The validated PlaceCatalog (the same object on later calls with the same path).
+        The validated PlaceCatalog (the same object on later calls with the same path or scope).
     Raises:
-        CatalogMissing: the file cannot be read.
+        CatalogMissing: the file (or the scope's store) cannot be read.
         CatalogInvalid: the file is not JSON or breaks the contract (unknown source ids, a place
-            outside the 26 townships, an address in another township than its area,
-            dietary_options not matching dietary_evidence, a missing unknown field, coordinates
-            without a known source, naive campaign times, a non-exclusive end, ...).
+            outside the 26 townships, dietary_options not matching dietary_evidence, a missing
+            unknown field, coordinates outside the county, naive campaign times, a non-exclusive end, ...).
     Source: docs/design.md §5 (Catalog).
     """
+    scoped = _SCOPE.get() if path is None else None
+    if scoped is not None:
+        return scoped()
     return _load_cached(Path(path or DEFAULT_CATALOG_PATH).resolve())

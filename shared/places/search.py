@@ -290,6 +290,7 @@ def _place_view(place: Place, catalog: PlaceCatalog) -> dict[str, Any]:
         },
         "dietary_scope": place.dietary_scope,
         "field_sources": {field: catalog.sources[sid].as_dict() for field, sid in place.field_sources.items()},
+        "in_campaign": place.in_campaign,
         **dict(place.unknown),
         "unknown_fields": list(place.unknown_fields),
     }
@@ -343,9 +344,9 @@ def search_local_places(
          query: {area, dietary_type, keyword} (effective arguments: full township or None, the
              canonical type, the keyword or None),
          places: [{id, name, area, address, phone, dietary_options, dietary_evidence {type: source},
-             dietary_scope, field_sources {field: source}, open_now, hours, coordinates,
-             walking_distance_m, accessibility (None = not recorded), unknown_fields}],
-             where a source is {id, kind, accessed_on, url, scope},
+             dietary_scope, field_sources {field: source}, in_campaign, open_now, hours,
+             coordinates ({lat, lng, source} or None), walking_distance_m, accessibility (None = not
+             recorded), unknown_fields}], where a source is {id, kind, name, accessed_on, url, scope},
          total, unknown_fields (null fields of the returned places, or of the catalog when none are
              returned), campaign_state: "not_started"|"active_by_announcement"|"ended" (None when
              unavailable), campaign (Campaign.as_dict() or None), catalog_version, recorded_on,

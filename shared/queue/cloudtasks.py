@@ -2,7 +2,10 @@
 
 Each enqueue creates one HTTP task named ``<queue_path>/tasks/<name>``: a POST of the JSON payload
 to the target with an OIDC token for ``service_account_email`` and an explicit audience, a
-``dispatch_deadline``, and a ``schedule_time`` when delayed. Cloud Tasks deduplicates named tasks:
+``dispatch_deadline``, a ``schedule_time`` when delayed, and the current request's trace with a
+span of its own (``shared.trace.outgoing_headers``: ``traceparent`` and ``X-Cloud-Trace-Context``,
+sent on every attempt; Cloud Tasks passes on the headers a task is created with, but for the few it
+replaces). Cloud Tasks deduplicates named tasks:
 ``AlreadyExists`` means the name was used recently, which the port treats as success. The retry
 policy (min/max backoff, max doublings, max attempts) is the queue's RetryConfig, declared in infra/.
 
@@ -19,6 +22,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from shared import trace
 from shared.clock import Clock, utc_now
 from shared.logs import log
 from shared.queue.port import (
@@ -109,7 +113,7 @@ class CloudTasksQueue:
             http_request=tasks_v2.HttpRequest(
                 url=self.target_url,
                 http_method=tasks_v2.HttpMethod.POST,
-                headers={"Content-Type": "application/json"},
+                headers={"Content-Type": "application/json", **trace.outgoing_headers()},
                 body=body,
                 oidc_token=tasks_v2.OidcToken(service_account_email=self.service_account_email,
                                               audience=self.audience),

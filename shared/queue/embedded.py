@@ -24,6 +24,12 @@ than 5xx; ``X-CloudTasks-TaskETA`` = this attempt's schedule time, epoch seconds
 ``X-CloudTasks-TaskPreviousResponse`` = the last status, when there was one. Every task of a queue
 goes to the queue's ``target_url`` (queue-level routing; the URL is not stored with the task).
 
+Trace: a task enqueued while a request is handled keeps that request's trace with a span of its
+own (``shared.trace``; stored in ``queue_task_traces``, a table of its own so that a file made
+before it needs no migration), sends it on every attempt as ``traceparent`` and
+``X-Cloud-Trace-Context`` (as a Cloud Tasks task carries the headers it was created with), and the
+dispatcher's lines about the task carry it too, whatever thread delivers it and whenever.
+
 Threads: ``start()`` runs one daemon dispatcher per process (idempotent; it notices a fork). It
 alone claims tasks; with ``max_concurrent_dispatches`` above 1 it hands each claimed task to a
 short-lived daemon thread and goes on claiming while a slot is free.
@@ -49,6 +55,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from shared import trace
 from shared.clock import Clock, require_aware, to_iso, utc_now
 from shared.logs import log
 from shared.queue.port import (
@@ -83,6 +90,8 @@ _SCHEMA = (
     ) WITHOUT ROWID
     """,
     "CREATE INDEX IF NOT EXISTS queue_tasks_due ON queue_tasks(queue, state, schedule_at)",
+    # The trace a task was created in (a W3C traceparent with the task's own span), when it was.
+    "CREATE TABLE IF NOT EXISTS queue_task_traces (name TEXT PRIMARY KEY, traceparent TEXT NOT NULL) WITHOUT ROWID",
 )
 # Columns: attempts = dispatches started (its value before a dispatch is that dispatch's
 # X-CloudTasks-TaskRetryCount); execution_count = answers that were not 5xx (the next dispatch's
@@ -114,6 +123,7 @@ class _Claim:
     eta_epoch: float
     owner: str
     previous_status: int | None
+    trace: trace.TraceContext | None = None
 
 
 def backoff_seconds(retry_index: int, *, min_backoff_seconds: float, max_backoff_seconds: float,
@@ -167,6 +177,20 @@ def http_post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: f
                 return int(response.status_code)
         except requests.RequestException as exc:
             raise ConnectionError(f"no HTTP answer: {exc.__class__.__name__}") from exc
+
+
+def _keep_trace(conn: sqlite3.Connection, name: str) -> None:
+    """Store the current request's trace, with a new span, for the task ``name`` just inserted."""
+    current = trace.current()
+    if current is not None:
+        conn.execute("INSERT OR REPLACE INTO queue_task_traces(name, traceparent) VALUES (?,?)",
+                     (name, current.child().traceparent()))
+
+
+def _stored_trace(conn: sqlite3.Connection, name: str) -> trace.TraceContext | None:
+    """The trace stored with the task ``name`` (``_keep_trace``), or None."""
+    row = conn.execute("SELECT traceparent FROM queue_task_traces WHERE name=?", (name,)).fetchone()
+    return trace.parse_traceparent(row[0]) if row is not None else None
 
 
 def _epoch(value: datetime) -> float:
@@ -279,7 +303,10 @@ class EmbeddedQueue:
                 "INSERT INTO queue_tasks(name, queue, payload, state, schedule_at, created_at, updated_at)"
                 " VALUES (?,?,?,'pending',?,?,?) ON CONFLICT(name) DO NOTHING",
                 (name, self.queue_name, body.decode("utf-8"), _epoch(now) + delay, stamp, stamp))
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1:
+                return False
+            _keep_trace(conn, name)
+            return True
 
         created = self._write(insert)
         log("INFO", "queue task enqueued" if created else "queue task already known",
@@ -304,10 +331,14 @@ class EmbeddedQueue:
         stamp = to_iso(now)
 
         def insert(conn: sqlite3.Connection) -> list[bool]:
-            return [conn.execute(
+            created = [conn.execute(
                 "INSERT INTO queue_tasks(name, queue, payload, state, schedule_at, created_at, updated_at)"
                 " VALUES (?,?,?,'pending',?,?,?) ON CONFLICT(name) DO NOTHING",
                 (name, self.queue_name, body, _epoch(now), stamp, stamp)).rowcount == 1 for name, body in rows]
+            for (name, _), new in zip(rows, created):
+                if new:
+                    _keep_trace(conn, name)
+            return created
 
         created = self._write(insert)
         log("INFO", "queue tasks enqueued", queue=self.queue_name, tasks=len(rows), created=sum(created))
@@ -363,8 +394,9 @@ class EmbeddedQueue:
             claim = self._claim(now or self._clock())
             if claim is None:
                 break
-            status = self._deliver(claim)
-            self._record_retrying(claim, status, now)
+            with trace.active(claim.trace):
+                status = self._deliver(claim)
+                self._record_retrying(claim, status, now)
             delivered += 1
         return delivered
 
@@ -422,7 +454,7 @@ class EmbeddedQueue:
                     (now_epoch + self.lease_seconds, owner, to_iso(now), name))
                 return _Claim(name=name, body=payload.encode("utf-8"), retry_count=attempts,
                               execution_count=execution_count, eta_epoch=schedule_at, owner=owner,
-                              previous_status=last_status)
+                              previous_status=last_status, trace=_stored_trace(conn, name))
 
         claimed = self._write(claim)
         for name, attempts, exhausted in expired:
@@ -446,6 +478,8 @@ class EmbeddedQueue:
             headers["X-CloudTasks-TaskPreviousResponse"] = str(claim.previous_status)
         if self._auth_token:
             headers["Authorization"] = f"Bearer {self._auth_token}"
+        if claim.trace is not None:
+            headers.update(claim.trace.headers())
         return headers
 
     def _deliver(self, claim: _Claim) -> int | None:
@@ -536,6 +570,10 @@ class EmbeddedQueue:
                              name=f"queue-delivery-{self.queue_name}").start()
 
     def _deliver_in_slot(self, claim: _Claim, slots: threading.BoundedSemaphore) -> None:
+        with trace.active(claim.trace):
+            self._deliver_and_record(claim, slots)
+
+    def _deliver_and_record(self, claim: _Claim, slots: threading.BoundedSemaphore) -> None:
         try:
             self._record_retrying(claim, self._deliver(claim), None)
         except QueueUnavailable as exc:

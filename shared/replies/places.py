@@ -40,7 +40,15 @@ SOURCE_KIND_WORDS = {
     "government_announcement": "縣府公告",
     "government_business_record": "縣府店家資料",
     "merchant_menu_on_platform": "外送平台菜單",
+    "operator_list": "店家名單",
+    "tdx_restaurant": "交通部觀光署資料",
 }
+
+#: Sources whose diet evidence only says 「有蔬食」: which kind is not confirmed (TDX's class or name).
+UNCONFIRMED_DIET_KINDS = frozenset({"tdx_restaurant"})
+
+#: A card's facts whose source a card names when the card rests on open data (docs/design.md §5).
+FIELD_WORDS = (("address", "地址"), ("phone", "電話"), ("hours", "營業時間"))
 
 #: In the words people use, in the order they ask about them.
 UNKNOWN_FIELD_WORDS = {
@@ -58,6 +66,11 @@ def _day_words(iso_day: str) -> str:
     return f"{year}/{month}/{day}"
 
 
+def source_words(source: dict[str, Any]) -> str:
+    """A source in people's words: its own name (an operator's list: 彰化縣蔬食節店家名單), else its kind's."""
+    return source.get("name") or SOURCE_KIND_WORDS.get(source["kind"], "其他公開資料")
+
+
 def _sources_of(places: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Every source the shown cards rest on (their fields' and their diets'), once each, listing first."""
     found: dict[str, dict[str, str]] = {}
@@ -72,7 +85,7 @@ def source_line(places: list[dict[str, Any]]) -> str:
     first and 「等」 when the cards rest on more sources (each field's source stays in the catalog and the
     audit record); the earliest access day when they differ. Source: docs/design.md §5, §7."""
     sources = _sources_of(places)
-    kinds = list(dict.fromkeys(SOURCE_KIND_WORDS.get(source["kind"], "其他公開資料") for source in sources))
+    kinds = list(dict.fromkeys(source_words(source) for source in sources))
     day = min(source["accessed_on"] for source in sources)
     return f"資料來源：{kinds[0]}{'等' if len(kinds) > 1 else ''}，{_day_words(day)} 查閱"
 
@@ -86,17 +99,30 @@ def campaign_note(state: str, campaign: dict[str, Any]) -> str:
     return f"蔬食節集章 {month_day(campaign['ends_at'])} 已結束，不代表仍參加"
 
 
+def _diet_unconfirmed(place: dict[str, Any]) -> bool:
+    """The only diet evidence is open data's 素 / 蔬食 (its class or name): the kind is not confirmed."""
+    evidence = place["dietary_evidence"]
+    return bool(evidence) and all(source["kind"] in UNCONFIRMED_DIET_KINDS for source in evidence.values())
+
+
 def diet_note(place: dict[str, Any]) -> str:
     """A card's note on its diets: 「有全素、蛋奶素品項，點餐前請向店家確認」."""
     strict = [diet_label(kind) for kind in place["dietary_options"] if kind != "vegetarian"]
+    if not place["dietary_options"]:
+        return "名單沒有寫素別，點餐前請問店家"
+    if _diet_unconfirmed(place):
+        return f"{diet_label('vegetarian')}（未確認素別），點餐前請問店家"
     if not strict:
         return f"列為{diet_label('vegetarian')}店家，名單沒細分素別，點餐前請問"
     return f"有{'、'.join(strict)}品項，不是每道都是，點餐前請問店家"
 
 
 def unknown_note(unknown: list[str]) -> str | None:
-    """A card's note on what the data does not record: 「沒有營業時間、無障礙資料，出發前請先打電話」."""
-    fields = list(dict.fromkeys(words for field, words in UNKNOWN_FIELD_WORDS.items() if field in unknown))
+    """A card's note on what the data does not record: 「沒有營業時間、無障礙資料，出發前請先打電話」.
+    With the hours recorded, whether the shop is open now is not said to be 營業時間 missing."""
+    hidden = {"open_now"} if "hours" not in unknown else set()
+    fields = list(dict.fromkeys(words for field, words in UNKNOWN_FIELD_WORDS.items()
+                                if field in unknown and field not in hidden))
     return f"沒有{'、'.join(fields)}資料，出發前請先打電話" if fields else None
 
 
@@ -104,15 +130,37 @@ def _text(text: str, **style: Any) -> FlexText:
     return FlexText(text=text, wrap=True, **style)
 
 
+def fields_line(place: dict[str, Any]) -> str | None:
+    """Which source gave which fact, when a card rests on open data (交通部觀光署資料):
+    「地址：店家名單；電話：交通部觀光署資料；素別：店家名單」, facts of one source together; None otherwise
+    (a card from lists only: the answer's one source line covers it)."""
+    fields = [(words, place["field_sources"].get(name)) for name, words in FIELD_WORDS]
+    evidence = list(place["dietary_evidence"].values())
+    fields.append(("素別", evidence[0] if evidence else None))
+    shown = [(words, source) for words, source in fields if source is not None]
+    if not any(source["kind"] in UNCONFIRMED_DIET_KINDS for _, source in shown):
+        return None
+    groups: dict[str, list[str]] = {}
+    for words, source in shown:
+        groups.setdefault(source_words(source), []).append(words)
+    return "；".join(f"{'、'.join(facts)}：{name}" for name, facts in groups.items())
+
+
 def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
-    """One shop's card: its facts, a separator, then at most three short notes (docs/design.md §7, Wording)."""
+    """One shop's card: its facts (and, on open data, which source gave which), a separator, then at
+    most three short notes (docs/design.md §7, Wording)."""
     contents = [
         _text(place["name"], weight="bold", size="lg"),
         _text(place["area"], size="sm", color="#666666"),
         _text(f"地址：{place['address']}", size="sm", margin="md"),
-        _text(f"電話：{place['phone']}", size="sm"),
-        FlexSeparator(margin="md"),
+        _text(f"電話：{place['phone'] or '資料沒有記錄'}", size="sm"),
     ]
+    if place.get("hours"):
+        contents.append(_text(f"營業時間：{place['hours']}", size="sm"))
+    by_field = fields_line(place)
+    if by_field:
+        contents.append(_text(by_field, size="xs", color="#666666"))
+    contents.append(FlexSeparator(margin="md"))
     contents += [_text(note, size="xs", color="#666666", margin="sm") for note in [diet_note(place), *notes]]
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
 
@@ -136,11 +184,15 @@ def _alt_text(result: dict[str, Any], names: list[str]) -> str:
 
 def _render_ok(result: dict[str, Any]) -> list[Message]:
     shown = result["places"][:CAROUSEL_MAX_BUBBLES]
-    notes = [note for note in (unknown_note(result["unknown_fields"]),
-                               campaign_note(result["campaign_state"], result["campaign"])) if note]
+    campaign = campaign_note(result["campaign_state"], result["campaign"])
+
+    def notes(place: dict[str, Any]) -> list[str]:  # the festival's window only on its own shops' cards
+        unknown = unknown_note(place.get("unknown_fields", result["unknown_fields"]))
+        return [note for note in (unknown, campaign if place.get("in_campaign") else None) if note]
+
     carousel = FlexMessage(
         alt_text=_alt_text(result, [place["name"] for place in shown]),
-        contents=FlexCarousel(contents=[_bubble(place, notes) for place in shown]),
+        contents=FlexCarousel(contents=[_bubble(place, notes(place)) for place in shown]),
     )
     lines = [source_line(shown)]
     if result["total"] > len(shown):

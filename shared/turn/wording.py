@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import SOURCE_KIND_WORDS, render_places
+from shared.replies.places import UNCONFIRMED_DIET_KINDS, render_places, source_words
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -774,7 +774,7 @@ def _place_source_line(place: Place, catalog: PlaceCatalog, field: str) -> str:
     source = catalog.sources.get(place.field_sources.get(field) or place.field_sources.get("name", ""))
     if source is None:
         return ""
-    return f"資料來源：{SOURCE_KIND_WORDS.get(source.kind, '其他公開資料')}，{source.accessed_on.isoformat()} 查閱。"
+    return f"資料來源：{source_words(source.as_dict())}，{source.accessed_on.isoformat()} 查閱。"
 
 
 def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
@@ -784,9 +784,22 @@ def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
         return f"地址：{place.address}。"
     if detail is ask.ItemDetail.PHONE:
         return f"電話：{place.phone}。" if place.phone else "店家資料沒有記錄電話。"
+    hours = place.unknown.get("hours")
+    if detail in (ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME) and hours:
+        return f"營業時間：{hours}（資料寫的，不代表今天有開），{call}"
     what = {ask.ItemDetail.WHEN: "營業時間", ask.ItemDetail.END_TIME: "營業時間", ask.ItemDetail.PRICE: "價錢",
             ask.ItemDetail.REGISTRATION: "要不要訂位或預約"}[detail]
     return f"店家資料沒有記錄{what}，{call}"
+
+
+def _place_diets_line(place: Place, catalog: PlaceCatalog) -> str:
+    """「店家資料列的素別：蔬食。」, with 「（未確認素別）」 when only open data's 素 in a class or name says so."""
+    kinds = "、".join(diet_label(kind) for kind in place.dietary_options)
+    if not kinds:
+        return "店家資料沒有寫素別。"
+    unconfirmed = all(catalog.sources[sid].kind in UNCONFIRMED_DIET_KINDS
+                      for sid in place.dietary_evidence.values() if sid in catalog.sources)
+    return f"店家資料列的素別：{kinds}（未確認素別）。" if unconfirmed else f"店家資料列的素別：{kinds}。"
 
 
 def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details: tuple[ask.ItemDetail, ...]) -> Reply:
@@ -804,8 +817,9 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     asked = details or (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)
     lines += [_place_detail(place, detail) for detail in asked]
     if not details:
-        lines.append(f"店家資料列的素別：{'、'.join(diet_label(kind) for kind in place.dietary_options)}。")
-    field = "phone" if ask.ItemDetail.PHONE in asked and place.phone else "address"
+        lines.append(_place_diets_line(place, catalog))
+    field = ("phone" if ask.ItemDetail.PHONE in asked and place.phone else "hours"
+             if {ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME} & set(asked) and place.unknown.get("hours") else "address")
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
                                                    text=f"第{position}家{_DETAIL_ASKED[detail]}"))

@@ -5,7 +5,7 @@ import re
 
 from shared.config import Settings
 from tests.deploy.deploy_support import REPO, cloudbuild, config_env_names, locals_, resources, variables
-from tests.deploy.test_infra import _deploy_flags
+from tests.deploy.test_infra import _deploy_flags, _tf_grants
 from tools import bundle
 
 #: Environment variables the functions' framework reads, not shared/config.py: functions-framework's
@@ -63,7 +63,7 @@ def test_cloudbuild_step_order_checks_bundle_private_then_public_then_smoke():
     for later in ("deploy-webhook", "deploy-agent"):
         assert set(steps[later]["waitFor"]) == {"deploy-memory", "deploy-reconcile"}, later
     assert set(steps["smoke"]["waitFor"]) >= {"deploy-webhook"}
-    assert order.index("smoke") == len(order) - 1
+    assert order[-2:] == ["smoke", "richmenu"]  # the rich menu once the webhook answers
 
 
 def test_cloudbuild_urls_read_back_and_never_empty():
@@ -143,9 +143,33 @@ def test_cloudbuild_smoke_posts_a_signed_empty_verify_body():
     script = "\n".join(smoke["args"])
     assert smoke["secretEnv"] == ["LINE_CHANNEL_SECRET"]
     assert '"events":[]' in script and "X-Line-Signature" in script and 'test "$$status" = 200' in script
-    available = cloudbuild()["availableSecrets"]["secretManager"]
-    assert [s["env"] for s in available] == ["LINE_CHANNEL_SECRET"]
-    assert available[0]["versionName"].endswith("/versions/${_SECRET_VERSION_LINE_SECRET}")
+    available = {s["env"]: s["versionName"] for s in cloudbuild()["availableSecrets"]["secretManager"]}
+    assert set(available) == {"LINE_CHANNEL_SECRET", "LINE_CHANNEL_ACCESS_TOKEN"}  # the latter: the rich menu
+    assert available["LINE_CHANNEL_SECRET"].endswith("/secrets/line-channel-secret/versions/${_SECRET_VERSION_LINE_SECRET}")
+
+
+def test_cloudbuild_rich_menu_step_runs_after_every_deploy_with_the_token_from_secret_manager():
+    steps = _steps()
+    step = steps["richmenu"]
+    script = "\n".join(step["args"])
+    # After every deploy and the smoke step: the taps it offers go to a webhook that answers.
+    assert step["waitFor"] == ["smoke"]
+    assert {s for s in steps if s.startswith("deploy-")} | {"smoke", "lint", "test"} <= _waits_for("richmenu")
+    assert "set -euo pipefail" in script and script.rstrip().endswith("make richmenu")
+    # The token only as a secret: from Secret Manager at its pinned version, never a plain value.
+    assert step["secretEnv"] == ["LINE_CHANNEL_ACCESS_TOKEN"]
+    [token] = [s for s in cloudbuild()["availableSecrets"]["secretManager"] if s["env"] == "LINE_CHANNEL_ACCESS_TOKEN"]
+    assert token["versionName"] == (
+        "projects/${PROJECT_ID}/secrets/line-channel-access-token/versions/${_SECRET_VERSION_LINE_TOKEN}")
+    assert not [e for e in step.get("env", []) if e.startswith(("LINE_CHANNEL_ACCESS_TOKEN", "LINE_API"))]
+    assert "LINE_CHANNEL_ACCESS_TOKEN" not in script  # nor set, printed or passed on the command line
+    # LINE's own hosts: no stand-in URL is given, so shared.config's defaults (api.line.me, api-data) apply.
+    assert "LINE_API_BASE_URL" not in script and "LINE_API_DATA_BASE_URL" not in script
+    # The build account may read that secret (infra/build.tf), and the Makefile target applies the menu.
+    grants = _tf_grants()["local-build"]
+    assert ("roles/secretmanager.secretAccessor", "line-channel-access-token") in grants
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^richmenu: .*richmenu-font\n\t@\$\(PY\) -m tools\.richmenu ", makefile, re.M)
 
 
 def test_cloudbuild_has_an_explicit_timeout_and_logging():

@@ -21,6 +21,7 @@ import requests
 
 from shared.handoff.records import Operation
 from shared.identity import Actor
+from shared.trace import TraceContext, parse_traceparent
 from tests.codes_support import shown_of
 from tests.conftest import TEST_SECRET, TEST_TOKEN, all_text, case_bytes, line_body, postback_event, sign, text_event
 from tests.contract import tasks_emulator
@@ -33,6 +34,8 @@ pytestmark = pytest.mark.slow
 TENANT = "e2e-tenant"
 INTERNAL = "e2e-internal-token"
 TASKS_SA = "local-tasks@e2e.iam.gserviceaccount.com"
+#: Headers the relay passes on as Cloud Tasks does (shared/trace.py).
+TRACE_HEADERS = ("traceparent", "x-cloud-trace-context")
 
 
 class OidcRelay:
@@ -50,7 +53,8 @@ class OidcRelay:
                 seen = {k.lower(): v for k, v in self.headers.items()}
                 answer = requests.post(relay.target, data=body, timeout=30, headers={
                     "Content-Type": "application/json", "Authorization": f"Bearer {INTERNAL}",
-                    **{k: v for k, v in self.headers.items() if k.lower().startswith("x-cloudtasks-")}})
+                    **{k: v for k, v in self.headers.items()
+                       if k.lower().startswith("x-cloudtasks-") or k.lower() in TRACE_HEADERS}})
                 relay.calls.append({"path": self.path, "headers": seen, "body": json.loads(body or b"null"),
                                     "status": answer.status_code})
                 self.send_response(answer.status_code)
@@ -148,9 +152,9 @@ def _warm_up(webhook_url: str, memory_url: str) -> None:
              60, "memory's first store call")
 
 
-def _post(url: str, body: bytes) -> requests.Response:
+def _post(url: str, body: bytes, **headers: str) -> requests.Response:
     return requests.post(url, data=body, timeout=30, headers={"Content-Type": "application/json",
-                                                              "X-Line-Signature": sign(body)})
+                                                              "X-Line-Signature": sign(body), **headers})
 
 
 def _deliver(url: str, body: bytes) -> requests.Response:
@@ -225,8 +229,11 @@ def test_e2e_unknown_create_outcome_settled_by_reconcile_via_cloud_tasks(stack, 
     holder.start()
     assert holding.wait(20)
     tap = postback_event(confirm_data)
+    line_trace = TraceContext.fresh()  # the trace LINE's delivery comes with (Cloud Run's front end)
     answered = []
-    poster = threading.Thread(target=lambda: answered.append(_post(webhook, line_body(tap))), daemon=True)
+    poster = threading.Thread(target=lambda: answered.append(_post(webhook, line_body(tap),
+                                                                   traceparent=line_trace.traceparent())),
+                              daemon=True)
     poster.start()
     try:  # hold until the webhook has given up on the create, then let go
         wait_for(lambda: [e for e in stack["webhook"].log_entries("handoff confirmation answered")
@@ -254,6 +261,15 @@ def test_e2e_unknown_create_outcome_settled_by_reconcile_via_cloud_tasks(stack, 
     assert check["body"]["idempotency_key"] == operation.idempotency_key
     # (The emulator sends the queue's full path here; Cloud Tasks sends its short name.)
     assert check["headers"]["x-cloudtasks-queuename"].endswith("handoff-reconcile")
+    # The task was created with the tap's trace, the emulator dispatched it with it, and reconcile's
+    # lines carry it, named under the Firestore store's project (no GOOGLE_CLOUD_PROJECT here).
+    trace_name = f"projects/{stack['project']}/traces/{line_trace.trace_id}"
+    assert logged["logging.googleapis.com/trace"] == trace_name
+    sent = parse_traceparent(check["headers"]["traceparent"])
+    assert sent.trace_id == line_trace.trace_id and sent.span_id != line_trace.span_id
+    reconciled = [e for e in stack["reconcile"].log_entries("reconcile answered")
+                  if e.get("logging.googleapis.com/trace") == trace_name]
+    assert reconciled and {e["logging.googleapis.com/spanId"] for e in reconciled} == {sent.span_id}
     # Nothing more is told after it settles (the reply said "checking", the push gave the receipt).
     assert [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == tap["replyToken"]]
     assert len([c for c in accepted(line_standin, PUSH) if c["body"]["to"] == USER]) == 1

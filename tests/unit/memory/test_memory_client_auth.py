@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from shared import trace
 from shared.caller_auth import Forbidden, Unauthenticated
 from shared.config import Settings
 from shared.identity import Actor
 from shared.memory.auth import InternalTokenCredentials, caller_credentials, verify_caller
 from shared.memory.client import HttpMemoryClient
 from shared.memory.errors import MemoryCallRejected, MemoryOutcomeUnknown, MemoryUnavailable
+from shared.trace import TraceContext, parse_traceparent
 from tests.memory_support import ScriptedMemoryFunction
 
 ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
@@ -37,6 +39,17 @@ def test_client_sends_actor_token_and_bearer_and_reads_outcome(scripted):
     assert (result.outcome, result.revision, result.dietary_type) == ("memory_saved", 1, "vegan")
     assert server.requests == [{"auth": "Bearer secret", "body": {"tenant_id": "test-tenant",
                                                                   "user_id": ALICE.user_id, "token": "tok.en"}}]
+
+
+def test_client_call_carries_the_webhook_requests_trace_with_a_span_of_its_own(scripted):
+    client, server = scripted(*[(200, {"outcome": "memory_saved", "revision": 1}, 0)] * 2)
+    request = TraceContext.fresh()
+    with trace.active(request):
+        client.submit(ALICE, "tok.en", timeout_seconds=1.0)
+    client.submit(ALICE, "tok.en", timeout_seconds=1.0)  # outside any request: functions/memory starts one
+    sent, none = server.traceparents
+    assert parse_traceparent(sent).trace_id == request.trace_id and parse_traceparent(sent).span_id != request.span_id
+    assert none is None
 
 
 @pytest.mark.parametrize("status, body, error", [
