@@ -1,8 +1,8 @@
 """What a resident reads after sharing a location: the nearest shops or events by straight-line
 distance, or why none is listed (typed line-bot-sdk v3 models).
 
-Every listing says the distance is a straight line, not a walking route, and that opening hours are
-not known (shops); a distance is 「直線約 1.2 公里」, or metres under 1 km (「直線約 350 公尺」). When
+Every listing says the distance is a straight line, not a walking route, and what a shop's record
+lacks (its opening hours, unless a source records them: then they are shown); a distance is 「直線約 1.2 公里」, or metres under 1 km (「直線約 350 公尺」). When
 nothing can be listed, the reply says why once and offers the townships that have data, with the
 location button to share another place. The shared location itself is never repeated back.
 
@@ -31,12 +31,13 @@ from shared.line import limits
 from shared.places.nearby import NearbyPlaces
 from shared.replies.area_picker import SearchKind, area_quick_reply, location_item
 from shared.replies.events import DEMO_NOTE, month_day
-from shared.replies.places import diet_note, source_line
+from shared.replies.places import diet_note, fields_line, source_line, unknown_note
 
 #: A card's notes (at most three, docs/design.md §7).
 NOT_A_ROUTE = "直線距離，不是步行路線"
-NO_HOURS = "不知道營業時間，出發前請先打電話"
 EVENT_CHECK = "時間地點請以主辦單位公告為準"
+#: Fields a nearby card does not call missing: the straight-line distance is given.
+_MEASURED = frozenset({"coordinates", "walking_distance_m"})
 
 
 def distance_words(metres: float) -> str:
@@ -55,15 +56,24 @@ def _text(text: str, **style) -> FlexText:
 
 
 def _place_bubble(view: dict, distance: str) -> FlexBubble:
+    """One shop's card as the shop answers draw it (shared.replies.places), with its distance under its
+    name, and three notes: its diets, not a route, and what its record lacks (營業時間 when unknown;
+    distance is not said to be missing: the straight line is given)."""
     contents = [
         _text(view["name"], weight="bold", size="lg"),
         _text(f"{view['area']}・{distance}", size="sm", color="#666666"),
         _text(f"地址：{view['address']}", size="sm", margin="md"),
-        _text(f"電話：{view['phone'] or '未提供'}", size="sm"),
-        FlexSeparator(margin="md"),
+        _text(f"電話：{view['phone'] or '資料沒有記錄'}", size="sm"),
     ]
-    contents += [_text(note, size="xs", color="#666666", margin="sm") for note in (diet_note(view), NOT_A_ROUTE,
-                                                                                    NO_HOURS)]
+    if view.get("hours"):
+        contents.append(_text(f"營業時間：{view['hours']}", size="sm"))
+    by_field = fields_line(view)
+    if by_field:
+        contents.append(_text(by_field, size="xs", color="#666666"))
+    contents.append(FlexSeparator(margin="md"))
+    lacking = unknown_note([field for field in view["unknown_fields"] if field not in _MEASURED])
+    contents += [_text(note, size="xs", color="#666666", margin="sm")
+                 for note in (diet_note(view), NOT_A_ROUTE, lacking) if note]
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
 
 
@@ -87,9 +97,9 @@ def places_reply(result: NearbyPlaces, *, township: str | None = None) -> Reply:
         result: shared.places.nearby.nearest_places's answer.
         township: the township LINE's address of the location names (shared.address), or None.
     Returns:
-        ok → [a short text with the one source line, a carousel: per shop its distance, then three
-        notes (its diets, not a route, no opening hours)]; otherwise one text with the townships that
-        have shops and the location button.
+        ok → [a short text with the one source line, a carousel: per shop its distance, then at most
+        three notes (its diets, not a route, what its record lacks: opening hours when unknown)];
+        otherwise one text with the townships that have shops and the location button.
     """
     diet = result.dietary_type if result.dietary_type != "any" else None
     if result.status is NearStatus.OK:
