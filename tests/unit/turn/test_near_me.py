@@ -209,3 +209,18 @@ def test_shared_location_is_never_logged_is_exported_and_forgotten(service, line
     assert kept["expire_at"].startswith("2026-11-30T02:30:00")
     reply_messages(service, line_standin, text_event("忘記我的飲食偏好"))
     assert [state for state in user_data(base_env)["conversations"] if "location" in state] == []
+
+
+def test_location_card_shows_recorded_hours_and_does_not_call_them_missing(service, line_standin, located_catalog,
+                                                                           tmp_path, monkeypatch):
+    raw = located_catalog
+    raw["places"][0].update(hours="週二至週日 11:00–20:00")
+    raw["places"][0]["field_sources"]["hours"] = "test_positions"
+    path = tmp_path / "with-hours.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(catalog_module, "DEFAULT_CATALOG_PATH", path)
+    messages = reply_messages(service, line_standin, location_event(*CHANGHUA_STATION))
+    john, hemi = (all_text([{"type": "flex", "altText": "", "contents": card}]) for card in _cards(messages))
+    assert "營業時間：週二至週日 11:00–20:00" in john and "沒有營業時間" not in john
+    assert "沒有營業時間" in hemi  # the other shop's hours are not recorded, and it says so
+    assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
