@@ -53,6 +53,14 @@ locals {
       description = "Model turns that failed or could not start: timeout, upstream unavailable, quota (shared/agent/agent.py)."
       filter      = "(jsonPayload.message=\"model turn failed\" OR jsonPayload.message=\"model turn not started\")"
     }
+    push_quota_nearly_used = {
+      description = "Sweeps that read LINE's push quota at 80% or more of the month's limit (shared/staff/quota.py: 'line push quota nearly used'; the staff group is warned once a month)."
+      filter      = "jsonPayload.message=\"line push quota nearly used\""
+    }
+    push_monthly_limit = {
+      description = "Pushes LINE refused because the month's messages are used up (429 'You have reached your monthly limit.'; shared/outbox.py): never retried, each notice on the staff follow-up list."
+      filter      = "jsonPayload.message=\"push refused: monthly limit\""
+    }
     ingest_failures = {
       description = "Events ingest runs that left the snapshot as it was: fetch failed, no valid record, store error, refused caller (shared/events/ingest.py, functions/ingest)."
       filter      = "(jsonPayload.message=\"events fetch failed\" OR jsonPayload.message=\"events fetch had no valid record\" OR jsonPayload.message=\"ingest store error\" OR jsonPayload.message=\"ingest call refused\")"
@@ -61,13 +69,15 @@ locals {
 
   # Threshold alerts on one counter: more than `above` matching lines summed over `window`.
   counter_alerts = {
-    webhook_slow_answers = { title = "Webhook answers over 2 s", above = 5, window = "900s", severity = "WARNING" }
-    reply_unknown        = { title = "Replies of unknown outcome", above = 2, window = "3600s", severity = "WARNING" }
-    sends_refused        = { title = "LINE refused a reply or push", above = 0, window = "900s", severity = "ERROR" }
-    tasks_exhausted      = { title = "Task failed its last attempt", above = 0, window = "300s", severity = "CRITICAL" }
-    needs_human_followup = { title = "Handoff needs human follow-up", above = 0, window = "300s", severity = "CRITICAL" }
-    staff_reminders      = { title = "Request waiting for staff", above = 0, window = "300s", severity = "WARNING" }
-    ingest_failures      = { title = "Events ingest failed", above = 0, window = "3600s", severity = "WARNING" }
+    webhook_slow_answers   = { title = "Webhook answers over 2 s", above = 5, window = "900s", severity = "WARNING" }
+    reply_unknown          = { title = "Replies of unknown outcome", above = 2, window = "3600s", severity = "WARNING" }
+    sends_refused          = { title = "LINE refused a reply or push", above = 0, window = "900s", severity = "ERROR" }
+    tasks_exhausted        = { title = "Task failed its last attempt", above = 0, window = "300s", severity = "CRITICAL" }
+    needs_human_followup   = { title = "Handoff needs human follow-up", above = 0, window = "300s", severity = "CRITICAL" }
+    staff_reminders        = { title = "Request waiting for staff", above = 0, window = "300s", severity = "WARNING" }
+    ingest_failures        = { title = "Events ingest failed", above = 0, window = "3600s", severity = "WARNING" }
+    push_quota_nearly_used = { title = "LINE pushes nearly used up this month", above = 0, window = "3600s", severity = "WARNING" }
+    push_monthly_limit     = { title = "LINE refused pushes: monthly limit", above = 0, window = "300s", severity = "CRITICAL" }
   }
 
   # Ratio alerts: the share of one count in another over `window`, above `above`. The webhook's 5xx

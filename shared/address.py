@@ -7,12 +7,13 @@ address says. It reads, in this order, at the head of the text:
   become 510 and a plain space); 台 → 臺 (a two-entry variant map, not a converter: the rest of an
   address must stay as written); runs of spaces become one;
 - an optional 臺灣 / 臺灣省 prefix;
-- an optional postal code (3 digits, or 3+2 / 3+3: 51044, 510012, 510-012) before the county, after
-  it, or both (``510彰化縣員林市…``, ``彰化縣 510員林市…``, ``彰化縣510員林市…``);
+- an optional postal code (3 digits, or 3+2 / 3+3: 51044, 510012, 510-012; in brackets or not)
+  before the county, after it, or both (``510彰化縣員林市…``, ``彰化縣 510員林市…``, ``彰化縣510員林市…``);
 - an optional 彰化縣;
 - one of the 26 full township names (員林市, never the alias 員林: street and shop names contain
-  aliases). Without a county the full name alone is enough: no other county of Taiwan has a
-  township of these names (``員林市中山路…``).
+  aliases), or a former full name (員林鎮, before 2015) read as the township it is now. Without a
+  county the full name alone is enough: no other county of Taiwan has a township of these names
+  (``員林市中山路…``).
 
 When no township name follows, the first three digits of a postal code name the township alone
 (500 彰化市, 510 員林市, … from ``data/townships.json``). A township name wins over a postal code that
@@ -35,7 +36,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from shared.areas import COUNTY, POSTAL_CODES, TOWNSHIPS, UnknownArea, normalize_area
+from shared.areas import COUNTY, FORMER_NAMES, POSTAL_CODES, TOWNSHIPS, UnknownArea, normalize_area
 
 #: The longest prefix of a text that is read (characters, after NFKC); the rest is never looked at.
 MAX_ADDRESS_CHARS = 200
@@ -52,13 +53,15 @@ OTHER_COUNTIES: tuple[str, ...] = (
     "澎湖縣", "金門縣", "連江縣", "臺北縣", "桃園縣", "臺中縣", "臺南縣", "高雄縣",
 )
 
-_CODE = r"[0-9]{3}(?:-?[0-9]{2,3})?(?![0-9])"
+_CODE = r"\(?[0-9]{3}(?:-?[0-9]{2,3})?(?![0-9])\)?"
 #: The head of an address: prefix, postal codes and county, each optional, spaces between allowed.
 _HEAD = re.compile(
     rf"(?:(?P<code1>{_CODE}) ?)?(?:臺灣省|臺灣)? ?(?:(?P<code2>{_CODE}) ?)?(?P<county>{COUNTY})? ?"
     rf"(?:(?P<code3>{_CODE}) ?)?"
 )
-_TOWNSHIP = re.compile("|".join(sorted(TOWNSHIPS, key=len, reverse=True)))
+#: Every full township name, and a former full name (員林鎮) read as the township it is now.
+_FULL_NAMES = {**{name: name for name in TOWNSHIPS}, **FORMER_NAMES}
+_TOWNSHIP = re.compile("|".join(sorted(_FULL_NAMES, key=len, reverse=True)))
 _OTHER_COUNTY = re.compile("|".join(OTHER_COUNTIES))
 
 
@@ -121,11 +124,11 @@ def read_address(text: str | None) -> AddressReading | AddressSkip:
     head = _HEAD.match(form)
     assert head is not None  # every part is optional: it always matches, possibly empty
     code = next((head[name] for name in ("code1", "code2", "code3") if head[name]), None)
-    code = code.replace("-", "") if code else None
+    code = code.strip("()").replace("-", "") if code else None
     at = head.end()
     named = _TOWNSHIP.match(form, at)
     if named:
-        return AddressReading(named[0], code, form[named.end():].strip(), bool(head["county"]), "name")
+        return AddressReading(_FULL_NAMES[named[0]], code, form[named.end():].strip(), bool(head["county"]), "name")
     if not head["county"] and _OTHER_COUNTY.match(form, at):
         return AddressSkip.OTHER_COUNTY
     by_code = POSTAL_CODES.get(code[:3]) if code else None
@@ -170,7 +173,7 @@ def _from_location(name: str | None) -> str | None:
     前廣場), or None when it names none or several different ones."""
     if not isinstance(name, str):
         return None
-    found = set(_TOWNSHIP.findall(read_form(name)))
+    found = {_FULL_NAMES[spelling] for spelling in _TOWNSHIP.findall(read_form(name))}
     return found.pop() if len(found) == 1 else None
 
 

@@ -23,7 +23,8 @@ COUNTY = "彰化縣"
 #: Source: docs/design.md §5 (Areas); the events search's area None already means every township.
 WHOLE_COUNTY = "全彰化"
 
-#: Words for "near here": the catalogs keep no location, so nearness cannot be searched.
+#: Words for "near here": no township search can read them; a location the resident shares can
+#: (shared.turn.near_me), and the township picker offers LINE's location button for it.
 NEAR_WORDS: tuple[str, ...] = ("集合點附近", "這附近", "附近", "這裡", "這邊")
 # Words that name a place without naming a township. "彰化" alone may be the county or the city;
 # "彰化市" never reaches this list because township names are matched first.
@@ -48,25 +49,28 @@ class AreaMatch:
     township: str | None = None
 
 
-def _load_townships(path: Path) -> tuple[tuple[str, ...], Mapping[str, str], Mapping[str, str]]:
+def _load_townships(path: Path) -> tuple[tuple[str, ...], Mapping[str, str], Mapping[str, str], Mapping[str, str]]:
     """Read the township list.
 
     Args:
         path: JSON file shaped like data/townships.json:
-            {"townships": [{"name", "alias", "postal_code"}]}.
+            {"townships": [{"name", "alias", "postal_code", "former_name"?}]}.
     Returns:
-        (full names in file order, {alias: full name}, {3-digit postal code: full name}).
+        (full names in file order, {alias: full name}, {3-digit postal code: full name},
+        {former full name: full name}).
     """
     rows = json.loads(path.read_text(encoding="utf-8"))["townships"]
     names = tuple(row["name"] for row in rows)
     aliases = {row["alias"]: row["name"] for row in rows if row["alias"]}
     codes = {row["postal_code"]: row["name"] for row in rows if row.get("postal_code")}
-    return names, MappingProxyType(aliases), MappingProxyType(codes)
+    former = {row["former_name"]: row["name"] for row in rows if row.get("former_name")}
+    return names, MappingProxyType(aliases), MappingProxyType(codes), MappingProxyType(former)
 
 
 #: TOWNSHIPS: the 26 full names; ALIASES: {short alias: full name}; POSTAL_CODES: {"510": "員林市"},
-#: the first three digits of a postal code (Chunghwa Post's list, named in data/townships.json).
-TOWNSHIPS, ALIASES, POSTAL_CODES = _load_townships(TOWNSHIPS_PATH)
+#: the first three digits of a postal code (Chunghwa Post's list, named in data/townships.json);
+#: FORMER_NAMES: {"員林鎮": "員林市"}, full names older addresses still carry (read by shared.address).
+TOWNSHIPS, ALIASES, POSTAL_CODES, FORMER_NAMES = _load_townships(TOWNSHIPS_PATH)
 
 # Every spelling that names exactly one township, longest first, so that 員林市 wins over 員林.
 _SPELLINGS: Mapping[str, str] = MappingProxyType({**{name: name for name in TOWNSHIPS}, **ALIASES})

@@ -16,6 +16,12 @@ not stored); ``last_ask`` (the encoded ask, ``shared.turn.conversation``); ``ite
 "id"}]`` in the order shown); ``updated_at`` (UTC ISO) and ``expire_at`` (a Timestamp: the Firestore
 TTL field, infra/firestore.tf). No message text.
 
+The last location the sender shared in that chat is a second document of the same collection, id
+``location_id`` (the keyed hash of ``location``, tenant, chat and sender), with the same fields
+except ``last_ask`` and ``items``, and ``location`` (``{"lat", "lng"}``, WGS 84 degrees rounded to
+``LOCATION_DECIMALS`` places, about 11 m): a search never rewrites it, and a forget or an export finds
+it as it finds the state (by ``user_hash``). It is kept 30 minutes from when it was shared.
+
 Firestore deletes an expired document within about a day (Firestore docs, "Manage data retention with
 TTL policies"), so a reader also compares ``expire_at`` with its own clock.
 """
@@ -45,6 +51,25 @@ def conversation_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, use
     doc_id = hasher(f"conversation\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
     assert doc_id is not None  # a non-empty message always hashes
     return doc_id
+
+
+#: Decimal places a shared location is kept with (4: about 11 m; what a nearby answer needs).
+LOCATION_DECIMALS = 4
+
+
+def location_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
+    """The document id of the location one (tenant, chat, sender) shared: 16 hex digits, keyed."""
+    doc_id = hasher(f"location\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
+    assert doc_id is not None  # a non-empty message always hashes
+    return doc_id
+
+
+def location_document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool, lat: float, lng: float,
+                      shared_at: datetime) -> dict[str, Any]:
+    """The stored location (module docstring): degrees rounded to LOCATION_DECIMALS; ``shared_at`` aware."""
+    return {"doc_id": doc_id, "tenant_id": tenant_id, "user_hash": user_hash, "shared_chat": shared_chat,
+            "location": {"lat": round(lat, LOCATION_DECIMALS), "lng": round(lng, LOCATION_DECIMALS)},
+            "updated_at": to_iso(shared_at), "expire_at": expire_at(shared_at + TTL)}
 
 
 def document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool, last_ask: dict[str, Any] | None,

@@ -16,6 +16,7 @@ Source: docs/data.md (Near me), docs/design.md §5.
 """
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import math
@@ -30,6 +31,29 @@ OUTLINE_PATH = DATA_DIR / "changhua-outline.json"
 
 #: A point this close to the outline (metres) counts as in the county (the outline is coarse).
 BORDER_MARGIN_M = 2_000.0
+
+#: At most this many places or events are listed by distance.
+NEAREST_MAX = 5
+#: Farther than this (metres, straight line) a place or event is not "near": the county is about
+#: 45 km across, and an older resident on foot, by bus or on a scooter does not go farther for a meal
+#: or a market. Chosen for LOCAL; docs/data.md (Near me).
+NEAR_LIMIT_M = 15_000.0
+
+
+class NearStatus(enum.StrEnum):
+    """What a look-up of the places or events nearest a point found.
+
+    OK: the nearest, at most NEAREST_MAX, within NEAR_LIMIT_M.
+    NONE_LOCATED: none (of the kind asked) has a position from a source.
+    NONE_NEAR: some have, none within NEAR_LIMIT_M.
+    UNAVAILABLE: the data cannot be read.
+    """
+
+    OK = "ok"
+    NONE_LOCATED = "none_located"
+    NONE_NEAR = "none_near"
+    UNAVAILABLE = "unavailable"
+
 
 #: Metres per degree of latitude, and of longitude at the equator (WGS 84, rounded); used only for
 #: the distance to the outline's edges, where a few metres do not matter.

@@ -3,7 +3,11 @@
 This module is the courier: every reply or push to LINE (webhook answers, queued answers, handoff
 receipts and follow-ups, staff cards and transitions, memory outcomes) is sent by ``send_reply``,
 ``send_push`` or ``push_notice`` here, and nowhere else calls the LINE port's ``reply`` or
-``push``. A notice is claimed (``claim_notice``), sent, and settled from the LINE outcome table
+``push``. Every push LINE accepted is counted for its tenant and Asia/Taipei month
+(``shared.push_count``, after the send, never inside a transaction function); a push LINE refused
+because the month's messages are used up is counted and logged (``push refused: monthly limit``),
+and its caller puts the notice on the staff follow-up list instead of retrying it
+(docs/delivery.md#push-quota). A notice is claimed (``claim_notice``), sent, and settled from the LINE outcome table
 (``shared.line.port``: ``mark_delivered``, ``settle_reply_unknown``, ``settle_failed``,
 ``release_claim``) under the delivery rules of docs/design.md §11.
 
@@ -48,8 +52,9 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Protocol
 
 from shared.clock import Clock, from_iso, require_aware, to_iso
-from shared.line import Delivery, LineGateway, LineSendError, delivery_of
+from shared.line import Delivery, LineGateway, LineSendError, delivery_of, monthly_limit
 from shared.logs import log
+from shared.push_count import Flow, PushCounter
 from shared.store import DocumentStore, StoreError, Transaction
 
 #: Messages per reply or push (Messaging API, "Send reply message" / "Send push message": max 5).
@@ -418,6 +423,12 @@ class Sent:
         """True when another try may help: every failure but REFUSED (a push repeats its retry key)."""
         return self.error is not None and self.error.retryable
 
+    @property
+    def monthly_limit(self) -> bool:
+        """True when LINE refused a push because the month's messages are used up (final: the
+        notice goes on the staff follow-up list, never retried blindly)."""
+        return monthly_limit(self.error)
+
 
 def send_reply(line: LineGateway, reply_token: str, messages: list[Any], *, timeout_seconds: float) -> Sent:
     """Reply with the first ``MESSAGES_MAX`` messages; never raises a LINE failure (it is in ``Sent``).
@@ -432,10 +443,22 @@ def send_reply(line: LineGateway, reply_token: str, messages: list[Any], *, time
 
 
 def send_push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str,
-              timeout_seconds: float) -> Sent:
+              timeout_seconds: float, counter: PushCounter, flow: Flow) -> Sent:
     """Push the first ``MESSAGES_MAX`` messages with ``X-Line-Retry-Key: retry_key`` (a UUID string);
     never raises a LINE failure. Repeating it with the same key is safe: LINE answers 409, which is
-    ``Sent(DELIVERED, duplicate=True)``."""
+    ``Sent(DELIVERED, duplicate=True)``.
+
+    Args:
+        counter: counts a push LINE accepted (not a 409) under ``flow``, and a push LINE refused for
+            the monthly limit (``count_push``); a store error there is logged, never raised.
+    """
+    sent = _push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
+    count_push(sent, counter, flow)
+    return sent
+
+
+def _push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str, timeout_seconds: float) -> Sent:
+    """One push through the port, its failure as ``Sent`` (counted by the caller, ``count_push``)."""
     try:
         pushed = line.push(to, messages[:MESSAGES_MAX], retry_key=retry_key, timeout_seconds=timeout_seconds)
     except LineSendError as exc:
@@ -443,12 +466,23 @@ def send_push(line: LineGateway, to: str, messages: list[Any], *, retry_key: str
     return Sent(Delivery.DELIVERED, duplicate=pushed.duplicate)
 
 
+def count_push(sent: Sent, counter: PushCounter, flow: Flow) -> None:
+    """Count one push's outcome (``shared.push_count``): accepted (not a 409 repeat), or refused for
+    the monthly limit (also logged: ``push refused: monthly limit``); nothing for any other outcome."""
+    if sent.monthly_limit:
+        log("WARNING", "push refused: monthly limit", flow=Flow(flow).value)
+        counter.refused_monthly_limit()
+    elif sent.delivery is Delivery.DELIVERED and not sent.duplicate:
+        counter.accepted(flow)
+
+
 def push_notice(line: LineGateway, store: DocumentStore, collection: str, operation: OutboxRef, *, to: str,
                 messages: list[Any], retry_key: str, owner: str = PUSH_OWNER, timeout_seconds: float,
-                clock: Clock, record: bool = True, finish: Finish = _same) -> Sent:
+                clock: Clock, tenant_id: str, flow: Flow, record: bool = True, finish: Finish = _same) -> Sent:
     """Push one notice held by ``owner`` and, once LINE accepted it, record it delivered by ``owner``.
 
     Args:
+        tenant_id, flow: whose push count, and under which flow (``send_push``).
         record: False when this push holds no claim on the notice (another path settles it).
         finish: shapes the document ``mark_delivered`` writes (see ``Finish``).
     Returns:
@@ -456,9 +490,10 @@ def push_notice(line: LineGateway, store: DocumentStore, collection: str, operat
         A delivered push whose record the store did not take is logged and left pending: the next
         push of it carries the same retry key, and LINE answers 409.
     """
-    sent = send_push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
+    sent = _push(line, to, messages, retry_key=retry_key, timeout_seconds=timeout_seconds)
     if sent.delivery is Delivery.DELIVERED and record:
         record_delivered(store, collection, operation, owner, now=clock(), finish=finish)
+    count_push(sent, PushCounter(store, tenant_id, clock), flow)  # after the record: the notice first
     return sent
 
 

@@ -5,6 +5,8 @@ Read top to bottom, in the order an event meets them:
 0. ``shared.staff.flow.owns``: every event from the staff group (``LOCAL_STAFF_GROUP_ID``) and
    every ``staff:`` postback, wherever tapped, goes to the staff side and nowhere else (docs/design.md §10).
 1. ``EVENT_HANDLERS``: the event's kind (message, postback, follow); other kinds get no reply.
+   A message goes by its content's kind (``MESSAGE_HANDLERS``): text (2 below), a shared location
+   (the nearest shops: shared.turn.near_me), anything else the short fixed answer.
 2. A text message: ``FIXED_ENTRIES`` (the exact menu words), then ``TEXT_HOOKS`` (新需求：…,
    幫我記住…), then the turn engine (offline router, or the model when configured).
 3. A postback: data is ``<prefix>:<rest>``, at most ``POSTBACK_DATA_MAX_CHARS``;
@@ -26,6 +28,7 @@ from dataclasses import replace
 from linebot.v3.messaging import TextMessage
 from linebot.v3.webhooks import (
     FollowEvent,
+    LocationMessageContent,
     MessageEvent,
     PostbackEvent,
     TextMessageContent,
@@ -46,7 +49,7 @@ from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
-from shared.turn import fixed
+from shared.turn import fixed, near_me
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
 from shared.turn.problem_offer import with_problem_offer
@@ -189,20 +192,40 @@ def route_postback(ctx: EventContext, data: str) -> Reply:
     return handler(ctx, rest)
 
 
+def _text_message(ctx: EventContext, event: MessageEvent) -> Reply:
+    text = event.message.text or ""
+    if not refusals.is_storable(text):
+        log("WARNING", "text refused", reason="unstorable_characters")
+        return refusals.unstorable_text_reply()
+    if _in_shared_chat(event) and is_one_to_one_text(text):
+        log("INFO", "one-to-one request declined in a shared chat", chat=event.source.type)
+        return refusals.one_to_one_reply(ctx.settings)
+    return route_text(replace(ctx, message_id=event.message.id, shared_chat=_in_shared_chat(event),
+                              chat_id=_chat_id(event)), text)
+
+
+def _location_message(ctx: EventContext, event: MessageEvent) -> Reply:
+    """A shared location → the nearest shops, kept 30 minutes for 附近… (shared.turn.near_me). Its
+    degrees and address are never logged."""
+    message = event.message
+    return near_me.location_reply(replace(ctx, message_id=message.id, shared_chat=_in_shared_chat(event),
+                                          chat_id=_chat_id(event)),
+                                  message.latitude, message.longitude, message.address)
+
+
+#: A message's content kind (line-bot-sdk v3 webhook models) → its handler; other kinds (stickers,
+#: images, audio …) get the short fixed answer with the menu.
+MESSAGE_HANDLERS: dict[type, Callable[[EventContext, MessageEvent], Reply]] = {
+    TextMessageContent: _text_message,
+    LocationMessageContent: _location_message,
+}
+
+
 def _handle_message(ctx: EventContext, event: MessageEvent) -> Reply:
     if ctx.actor is None:
         return menu.no_user_reply()
-    if isinstance(event.message, TextMessageContent):
-        text = event.message.text or ""
-        if not refusals.is_storable(text):
-            log("WARNING", "text refused", reason="unstorable_characters")
-            return refusals.unstorable_text_reply()
-        if _in_shared_chat(event) and is_one_to_one_text(text):
-            log("INFO", "one-to-one request declined in a shared chat", chat=event.source.type)
-            return refusals.one_to_one_reply(ctx.settings)
-        return route_text(replace(ctx, message_id=event.message.id, shared_chat=_in_shared_chat(event),
-                                  chat_id=_chat_id(event)), text)
-    return menu.non_text_reply()
+    handler = MESSAGE_HANDLERS.get(type(event.message))
+    return handler(ctx, event) if handler else menu.non_text_reply()
 
 
 def _handle_postback(ctx: EventContext, event: PostbackEvent) -> Reply:

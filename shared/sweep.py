@@ -22,9 +22,11 @@ from shared import inbox, trace
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.handoff.requeue import requeue_pending, sweep_round
+from shared.line import LineGateway
 from shared.logs import log
 from shared.queue import TaskQueue
 from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
+from shared.staff import quota as line_quota
 from shared.staff import relay as staff_relay
 from shared.staff import reminders as staff_reminders
 from shared.store import DocumentStore, StoreError
@@ -88,19 +90,22 @@ REQUEUES = (RequeueQuery("handoff", _handoff), RequeueQuery("staff_requeued", _s
 
 
 def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, event_queue: TaskQueue | None, *,
-          now: datetime | None = None) -> dict[str, int]:
+          now: datetime | None = None, line: LineGateway | None = None) -> dict[str, int]:
     """One sweep: the staff group's due notices (reminders, follow-ups: ``shared.staff.reminders``),
-    abandoned events taken over, then every query of ``REQUEUES``.
+    abandoned events taken over, then every query of ``REQUEUES``; with ``line``, LINE's push quota
+    last (``shared.staff.quota.check``: at most once per window, the staff group warned at 80%).
 
     Args:
         queue: the reconcile queue (None: handoff and staff work is not swept).
         event_queue: the queued-event queue (see ``Queues.events``; None: queued events are not swept).
         now: aware "now" (the clock when None).
+        line: the LINE gateway (None: the quota is not read).
     Returns:
         ``{"handoff": n, "abandoned_events": a, "queued_events": m, "staff_reminders": r,
         "staff_followups": f, "staff_requeued": s}``: how many were handed to their queue (known
         names count), and the staff group's reminders and follow-up notices recorded (docs/design.md
-        §10); the ``staff_*`` counts only with a reconcile queue.
+        §10); the ``staff_*`` counts only with a reconcile queue; with ``line``, ``quota_warned``
+        (1 when this sweep pushed the month's quota warning, else 0).
     Raises:
         StoreUnavailable: the store could not be read.
     """
@@ -110,9 +115,21 @@ def sweep(settings: Settings, store: DocumentStore, queue: TaskQueue | None, eve
     requeued = {query.name: query.run(settings, store, queues, now).queued for query in REQUEUES}
     if queue is None:
         del requeued["staff_requeued"]
+    quota = {} if line is None else {"quota_warned": int(_quota_warned(settings, store, line, now))}
     return {"handoff": requeued.pop("handoff"), "abandoned_events": abandoned,
             "queued_events": requeued.pop("queued_events"),
-            **{f"staff_{name}": count for name, count in staff.items()}, **requeued}
+            **{f"staff_{name}": count for name, count in staff.items()}, **requeued, **quota}
+
+
+def _quota_warned(settings: Settings, store: DocumentStore, line: LineGateway, now: datetime) -> bool:
+    """LINE's push quota, read at most once per window (``shared.staff.quota.check``): True when this
+    sweep warned the staff group. A store that cannot take the window's record is logged, never
+    raised: the sweep's other work is done, and the next window reads the quota."""
+    try:
+        return line_quota.check(settings, store, line, clock=lambda: now).warned
+    except StoreError as exc:
+        log("WARNING", "line quota not checked", error=exc.__class__.__name__)
+        return False
 
 
 def _due_and_abandoned(settings: Settings, store: DocumentStore, queues: Queues,
@@ -159,7 +176,8 @@ def requeue_at_start(settings: Settings, store: DocumentStore, queues: Queues, *
 
 
 def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue | None,
-                     event_queue: TaskQueue | None, *, now: Clock = utc_now) -> threading.Thread:
+                     event_queue: TaskQueue | None, *, now: Clock = utc_now,
+                     line: LineGateway | None = None) -> threading.Thread:
     """The one background loop of a serving webhook, in a daemon thread: at start, one sweep's worth
     of work (the due staff notices, abandoned events, then ``requeue_at_start``), then ``sweep``
     every ``settings.sweep_interval_seconds`` for the life of the process (a failed pass is logged;
@@ -167,7 +185,7 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
     tasks it queues are followed as one.
 
     Called once per serving process (after the fork: ``shared.queue.background.BackgroundStart``),
-    never at import. Returns the started thread.
+    never at import; ``line`` as for ``sweep``. Returns the started thread.
     """
     queues = Queues(queue, event_queue)
 
@@ -178,7 +196,7 @@ def start_background(settings: Settings, store: DocumentStore, queue: TaskQueue 
         stop = threading.Event()
         while not stop.wait(settings.sweep_interval_seconds):
             with trace.active(trace.TraceContext.fresh()):
-                _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now()))
+                _logged_pass("sweep", lambda: sweep(settings, store, queue, event_queue, now=now(), line=line))
 
     thread = threading.Thread(target=loop, name="sweep", daemon=True)
     thread.start()

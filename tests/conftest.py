@@ -57,6 +57,13 @@ def postback_event(data: str, *, user_id: str | None = TEST_USER, event_id: str 
                                       group_id=group_id, room_id=room_id)
 
 
+def location_event(latitude: float, longitude: float, *, user_id: str | None = TEST_USER, address: str | None = None,
+                   group_id: str | None = None) -> dict:
+    """A location message event with fresh ids (``tools.line_events.location_event``)."""
+    return line_events.location_event(latitude, longitude, user_id=user_id, address=address, group_id=group_id,
+                                      timestamp_ms=TEST_TIMESTAMP_MS)
+
+
 def unsend_event(message_id: str, *, user_id: str = TEST_USER, event_id: str | None = None) -> dict:
     """An unsend event for ``message_id`` (``tools.line_events.unsend_event``)."""
     return line_events.unsend_event(message_id, user_id=user_id, event_id=event_id, timestamp_ms=TEST_TIMESTAMP_MS)

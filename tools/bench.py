@@ -806,8 +806,23 @@ def results_page(document: dict, command: str, commit: str, written_at: str, jso
              "(ratios compare two sides of one run; absolute times depend on the load)",
              f"- figures run: {', '.join(names)}; Firestore emulator: {document['firestore_emulator']}",
              f"- raw values: `{json_path}` ({'tiny sizes' if document['tiny'] else 'full sizes'})", "",
-             table(document["figures"]), ""]
+             table(document["figures"]), "", extra_tables(document), ""]
     return "\n".join(lines)
+
+
+def extra_tables(document: dict) -> str:
+    """The count tables (no times, no baselines): LINE pushes per resident action (``pushes``) and
+    Firestore round trips per operation (``rpcs``); each says why it is missing when it did not run."""
+    from tools import bench_pushes, bench_round_trips
+
+    parts = ["## LINE pushes per action", ""]
+    pushes = document.get("pushes_per_action")
+    parts.append(bench_pushes.table(pushes) if pushes is not None else "Not measured in this run (`--only pushes`).")
+    parts += ["", "## Firestore round trips per operation", ""]
+    trips = document.get("store_round_trips")
+    parts.append(bench_round_trips.table(trips) if trips is not None else
+                 f"Not measured in this run (Firestore emulator: {document.get('firestore_emulator')}).")
+    return "\n".join(parts)
 
 
 def _quiet_logs(path: Path) -> None:
@@ -823,26 +838,36 @@ def _quiet_logs(path: Path) -> None:
     logs.use_user_hasher(keys.UserHasher.from_keys(keys.SigningKeys(b"bench-signing-key", 1)))
 
 
-def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], str | None]:
-    """P3 and P5 on the Firestore emulator (FIRESTORE_EMULATOR_HOST, or one started here); (rows, why none)."""
+def _firestore(sizes: Sizes, say: Callable[[str], None],
+               only: set[str]) -> tuple[list[dict], str | None, list[dict] | None]:
+    """On the Firestore emulator (FIRESTORE_EMULATOR_HOST, or one started here): P3 and P5 (``emulator``
+    in ``only``) and the round trips per operation (``rpcs``); (rows, why none ran, round-trip rows or None)."""
     host = os.environ.get("FIRESTORE_EMULATOR_HOST")
     emulator = None
     if not host:
         try:
             from tests.contract import firestore_emulator  # standard library only; shared with the tests
         except ImportError:
-            return [], "tests/contract/firestore_emulator.py not found"
+            return [], "tests/contract/firestore_emulator.py not found", None
         gcloud = firestore_emulator.find_gcloud()
         if gcloud is None:
-            return [], firestore_emulator.NOT_INSTALLED
+            return [], firestore_emulator.NOT_INSTALLED, None
         emulator = firestore_emulator.Emulator(gcloud)
         try:
             host = emulator.start()
         except firestore_emulator.EmulatorError as exc:
-            return [], f"emulator did not start: {str(exc).splitlines()[0]}"
+            return [], f"emulator did not start: {str(exc).splitlines()[0]}", None
         say(f"Firestore emulator on {host} (started in {emulator.started_seconds:.1f} s)")
     os.environ["FIRESTORE_EMULATOR_HOST"] = host
     try:
+        trips = None
+        if "rpcs" in only:
+            from tools.bench_round_trips import measure
+
+            with tempfile.TemporaryDirectory(prefix="local-bench-rpcs-") as rpc_tmp:
+                trips = measure(Path(rpc_tmp), say)
+        if "emulator" not in only:
+            return [], None, trips
         from google.cloud import firestore
 
         from shared.store.firestore import FirestoreStore
@@ -860,7 +885,7 @@ def _firestore(sizes: Sizes, say: Callable[[str], None]) -> tuple[list[dict], st
                           " (emulator)", say)
         for row in rows:
             row["note"] = ("Firestore EMULATOR figure: says nothing about production latency. " + row["note"]).strip()
-        return rows, None
+        return rows, None, trips
     finally:
         if emulator is not None:
             stopping = time.perf_counter()
@@ -917,10 +942,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
     parser.add_argument("--results", type=Path, default=None)
     parser.add_argument("--no-emulator", action="store_true")
-    parser.add_argument("--only", default="P1,P2,P3,P4,P5,knee,R1,R2,emulator")
+    parser.add_argument("--only", default=None,
+                        help="a subset of P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs (default: all; "
+                             "with --tiny all but pushes, which has no tiny size)")
     args = parser.parse_args(argv)
     sizes = TINY if args.tiny else FULL
-    only = set(args.only.split(","))
+    only = set((args.only or ("P1,P2,P3,P4,P5,knee,R1,R2,emulator,rpcs" if args.tiny else
+                              "P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs")).split(","))
     started = time.perf_counter()
 
     def say(text: str) -> None:
@@ -928,6 +956,8 @@ def main(argv: list[str] | None = None) -> int:
 
     facts = machine()
     figures: list[dict] = []
+    pushes: list[dict] | None = None
+    round_trips: list[dict] | None = None
     emulator_note = None
     with tempfile.TemporaryDirectory(prefix="local-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -970,10 +1000,14 @@ def main(argv: list[str] | None = None) -> int:
             if "knee" in only:
                 figures += burst_knee(sizes, env, tmp, say)
             figures += reading_cost(only, sizes, env, tmp, say)
-            if "emulator" in only and not args.no_emulator:
-                rows, emulator_note = _firestore(sizes, say)
+            if "pushes" in only:
+                from tools.bench_pushes import pushes_per_action
+
+                pushes = pushes_per_action(say)
+            if only & {"emulator", "rpcs"} and not args.no_emulator:
+                rows, emulator_note, round_trips = _firestore(sizes, say, only)
                 figures += rows
-            elif "emulator" in only:
+            elif only & {"emulator", "rpcs"}:
                 emulator_note = "skipped (--no-emulator)"
         finally:
             if standin is not None:
@@ -981,7 +1015,8 @@ def main(argv: list[str] | None = None) -> int:
     facts["loadavg_end"] = list(os.getloadavg())
     facts["bench_seconds"] = round(time.perf_counter() - started, 1)
     document = {"machine": facts, "sizes": sizes.__dict__, "tiny": args.tiny, "figures": figures,
-                "firestore_emulator": emulator_note or ("ran" if "emulator" in only else "not asked (--only)")}
+                "firestore_emulator": emulator_note or ("ran" if only & {"emulator", "rpcs"} else "not asked (--only)"),
+                "pushes_per_action": pushes, "store_round_trips": round_trips}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     results = args.results or (args.out.with_suffix(".md") if args.tiny else REPO / "docs" / "results" / "bench.md")
@@ -994,6 +1029,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{facts['platform']}; load average {facts['loadavg_start'][0]:.1f} → {facts['loadavg_end'][0]:.1f}; "
           f"{facts['bench_seconds']} s")
     print(table(figures))
+    print(extra_tables(document))
     if emulator_note:
         print(f"Firestore emulator figures: {emulator_note}")
     print(f"written: {args.out}, {results}")

@@ -12,7 +12,8 @@ Interactive::
     python -m tools.chat --webhook http://127.0.0.1:8080/ --standin http://127.0.0.1:8090 \
         --secret local-dev-channel-secret
 
-Commands: ``/follow``, ``/unfollow``, ``/sticker``, ``/user Uxxxx`` (or ``/user new``),
+Commands: ``/follow``, ``/unfollow``, ``/sticker``, ``/location LAT,LNG`` (share a location, as LINE's
+map does), ``/user Uxxxx`` (or ``/user new``),
 ``/staff Uxxxx`` (act as that staff member in the simulated staff group; ``/staff`` alone: a
 default staff member; ``/user`` returns to the one-to-one chat), ``/help``, ``/quit``.
 
@@ -629,6 +630,8 @@ def _action_note(choice: Choice) -> str:
         return f"（開啟連結：{action.get('uri', '')}）"
     if choice.kind == "clipboard":
         return f"（已複製：{action.get('clipboardText', '')}）"
+    if choice.kind == "location":
+        return "（LINE 會打開地圖讓你選位置；這裡請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）"
     return f"（終端機無法模擬「{choice.kind}」動作）"
 
 
@@ -638,6 +641,7 @@ HELP = """指令：
   輸入編號          點選畫面上的 [n] 按鈕或快速回覆
   /follow          加入好友（follow 事件）     /unfollow  封鎖（unfollow 事件）
   /sticker         傳一張貼圖                  /user Uxxxx 或 /user new  切換使用者
+  /location 緯度,經度  分享位置，例如 /location 24.0818,120.5386
   /staff [Uxxxx]   以工作人員身分在工作人員群組中操作（/user 回到一對一聊天）
   /help            顯示這段說明                /quit（或 Ctrl-D、Ctrl-C）離開"""
 
@@ -662,6 +666,15 @@ def _show(session: ChatSession, exchange: Exchange, stream: TextIO) -> None:
         _say("（還沒有收到回覆；之後的推播會在下一次提示前顯示）", stream)
 
 
+def _location_argument(argument: str) -> tuple[float, float] | None:
+    """「24.0818,120.5386」 (or separated by a space) → (latitude, longitude); None when not two numbers."""
+    parts = argument.replace(",", " ").split()
+    try:
+        return (float(parts[0]), float(parts[1])) if len(parts) == 2 else None
+    except ValueError:
+        return None
+
+
 def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | None:
     """Turn a slash command or a typed line into an event; None when handled locally."""
     command, _, argument = line.partition(" ")
@@ -671,6 +684,12 @@ def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | No
         return line_events.unfollow_event(user_id=session.user_id)
     if command == "/sticker":
         return line_events.sticker_event(user_id=session.user_id)
+    if command == "/location":
+        point = _location_argument(argument)
+        if point is None:
+            _say("（請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）", stream)
+            return None
+        return line_events.location_event(*point, user_id=session.user_id)
     if command == "/user":
         user_id = argument.strip() or session.resident_id  # bare /user: back to the one-to-one chat
         if user_id == "new":

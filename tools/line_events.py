@@ -25,6 +25,7 @@ from linebot.v3.webhooks import (
     FollowDetail,
     FollowEvent,
     GroupSource,
+    LocationMessageContent,
     MessageEvent,
     PostbackContent,
     PostbackEvent,
@@ -105,6 +106,23 @@ def text_event(text: str, *, user_id: str | None, event_id: str | None = None, r
                                  reply_token=reply_token or new_reply_token(),
                                  message=TextMessageContent(id=message_id or new_message_id(),
                                                             quote_token=new_quote_token(), text=text)))
+
+
+def location_event(latitude: float, longitude: float, *, user_id: str | None, address: str | None = None,
+                   title: str | None = None, event_id: str | None = None, reply_token: str | None = None,
+                   timestamp_ms: int | None = None, group_id: str | None = None) -> dict:
+    """A location message event (the user shared a place from LINE's map).
+
+    Args:
+        latitude, longitude: WGS 84 degrees, as LINE sends them.
+        address, title: LINE's text for the place (optional in the webhook; omitted when None).
+        the rest as for ``text_event``.
+    Source: Messaging API reference, "Location message" (webhook).
+    """
+    return _as_sent(MessageEvent(**_common(user_id, event_id, timestamp_ms, False, group_id),
+                                 reply_token=reply_token or new_reply_token(),
+                                 message=LocationMessageContent(id=new_message_id(), title=title, address=address,
+                                                                latitude=latitude, longitude=longitude)))
 
 
 def postback_event(data: str, *, user_id: str | None, event_id: str | None = None, reply_token: str | None = None,

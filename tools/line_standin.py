@@ -8,6 +8,11 @@ shapes, the ``x-line-request-id`` / ``x-line-accepted-request-id`` headers):
 * ``POST /v2/bot/message/push``: 200, or 409 when the ``X-Line-Retry-Key`` was
   already accepted (with the original request id in ``x-line-accepted-request-id``).
 * ``POST /v2/bot/chat/loading/start``: 202 ``{}``.
+* ``GET /v2/bot/message/quota``: ``{"type": "none"}``, or ``{"type": "limited", "value": N}`` after
+  ``set_quota(N)``; ``GET /v2/bot/message/quota/consumption``: ``{"totalUsage": M}``, the messages
+  used this month (``set_quota``'s ``used`` plus one per push accepted since). With a limit set, a push
+  once ``totalUsage`` has reached it → 429 ``{"message": "You have reached your monthly limit."}``,
+  and nothing is sent (LINE's monthly limit; replies are never limited).
 * ``GET /v2/bot/profile/{userId}``: 200 with a made-up display name.
 * the rich menu endpoints (``RICH_MENU_ROUTES``; LINE serves the image ones on ``api-data.line.me``,
   the stand-in serves both hosts' paths on one port):
@@ -87,6 +92,9 @@ from tools.standin_server import StandinServer
 REPLY_PATH = "/v2/bot/message/reply"
 PUSH_PATH = "/v2/bot/message/push"
 LOADING_PATH = "/v2/bot/chat/loading/start"
+QUOTA_PATH = "/v2/bot/message/quota"
+CONSUMPTION_PATH = "/v2/bot/message/quota/consumption"
+MONTHLY_LIMIT_MESSAGE = "You have reached your monthly limit."
 PROFILE_PREFIX = "/v2/bot/profile/"
 RICH_MENU_PATH = "/v2/bot/richmenu"
 RICH_MENU_LIST_PATH = "/v2/bot/richmenu/list"
@@ -365,6 +373,8 @@ class LineStandin(StandinServer):
         self._rich_menus: dict[str, dict] = {}  # id → LINE's rich menu response object
         self._rich_menu_images: dict[str, _Blob] = {}
         self._default_rich_menu: str | None = None
+        self._quota_limit: int | None = None
+        self._quota_used = 0
         self._last_port: int | None = None
         self._open_sockets: set = set()
         self._server: ThreadingHTTPServer | None = None
@@ -443,6 +453,37 @@ class LineStandin(StandinServer):
         with self._lock:
             self._latency[path] = max(0.0, float(seconds))
 
+    # -- the month's push quota (GET /v2/bot/message/quota[/consumption], the monthly limit) -------
+    def set_quota(self, limit: int | None, used: int = 0) -> None:
+        """Set this month's push limit (None: LINE sets none, ``type: none``) and the messages used so
+        far; every push accepted afterwards adds one, and with a limit a push once ``used`` has reached
+        it is refused 429 with LINE's monthly-limit message (nothing sent, the retry key not accepted)."""
+        with self._lock:
+            self._quota_limit = None if limit is None else max(0, int(limit))
+            self._quota_used = max(0, int(used))
+
+    def quota_used(self) -> int:
+        """Messages used this month as the consumption endpoint answers (``totalUsage``)."""
+        with self._lock:
+            return self._quota_used
+
+    def _quota_answer(self, method: str, path: str) -> Answer | None:
+        """The answer of the two quota endpoints; None for any other request."""
+        if method != "GET" or path not in (QUOTA_PATH, CONSUMPTION_PATH):
+            return None
+        with self._lock:
+            if path == CONSUMPTION_PATH:
+                return Answer(200, {"totalUsage": self._quota_used})
+            if self._quota_limit is None:
+                return Answer(200, {"type": "none"})
+            return Answer(200, {"type": "limited", "value": self._quota_limit})
+
+    def _monthly_limit_reached(self) -> Answer | None:
+        """429 with LINE's monthly-limit message when a limit is set and used (call holding the lock)."""
+        if self._quota_limit is not None and self._quota_used >= self._quota_limit:
+            return _error(429, MONTHLY_LIMIT_MESSAGE)
+        return None
+
     def refuse_connections(self) -> None:
         """Close the listening socket (keeping the port) and every open connection: a client's next
         call finds no server, so its connection is refused and nothing is sent."""
@@ -506,6 +547,9 @@ class LineStandin(StandinServer):
     def _route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Answer:
         if path.startswith(RICH_MENU_PREFIXES):
             return self._rich_menu_route(method, path, body)
+        quota = self._quota_answer(method, path)
+        if quota is not None:
+            return quota
         routes = {("POST", REPLY_PATH): self._reply, ("POST", PUSH_PATH): self._push,
                   ("POST", LOADING_PATH): self._loading}
         handler = routes.get((method, path))
@@ -551,7 +595,12 @@ class LineStandin(StandinServer):
                     return Answer(409, {"message": "The retry key is already accepted",
                                         "sentMessages": original_sent},
                                   {"x-line-accepted-request-id": original_id})
+            refused = self._monthly_limit_reached()
+            if refused is not None:
+                return refused
+            if retry_key is not None:
                 self._accepted_retry_keys[retry_key.lower()] = (request_id, sent)
+            self._quota_used += 1
         return Answer(200, {"sentMessages": sent}, {"x-line-request-id": request_id})
 
     def _loading(self, body: dict, _retry_key: str | None) -> Answer:
@@ -798,6 +847,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8090, help="TCP port; 0 picks a free one")
     parser.add_argument("--record", type=Path, default=None, help="append every call as JSON lines here")
+    parser.add_argument("--quota-limit", type=int, default=None, help="this month's push limit (default: none)")
+    parser.add_argument("--quota-used", type=int, default=0, help="push messages already used this month")
     parser.add_argument("--access-token-env", default=None, metavar="VAR",
                         help="require 'Bearer $VAR' (the token is read from this environment variable, "
                              "never from the command line)")
@@ -812,6 +863,7 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
     with LineStandin(args.host, args.port, args.record, token) as standin:
+        standin.set_quota(args.quota_limit, args.quota_used)
         print(json.dumps({"url": standin.url, "record": str(args.record) if args.record else None}), flush=True)
         stopped.wait()
     return 0

@@ -12,7 +12,7 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
      "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}],
      "handoff_actors": [{"current_draft_key", "requests_day", "requests_on_day", "updated_at"}],
-     "conversations": [{"shared_chat", "last_ask", "items", "updated_at", "expire_at"}],
+     "conversations": [{"shared_chat", "last_ask", "items" | "location", "updated_at", "expire_at"}],
      "webhook_inbox": [{"webhook_event_id", "event_type", "message_id", "state", "outcome", "notice_state",
                         "received_at", "queued_at", "done_at", "expire_at", "content_removed",
                         "text" / "postback_data" / "answer_held" (only while they are still held)}],
@@ -27,7 +27,8 @@ this reads the tenant's whole inbox.
 
 ``conversations`` is the short conversation state (``shared.conversation_store``): per chat the user
 wrote in (one-to-one, or a group or room: ``shared_chat``), the last search and the items its answer
-listed, kept 30 minutes from the last turn; found by the keyed hash, so empty without
+listed, kept 30 minutes from the last turn, and the last location shared there (``location``, degrees
+rounded to 4 places), kept 30 minutes from when it was shared; found by the keyed hash, so empty without
 ``LOCAL_SIGNING_KEY``. An expired state the TTL has not deleted yet is listed too.
 
 ``log_user_hash`` is this user's keyed hash (``shared.keys.UserHasher``, keyed from
@@ -71,7 +72,7 @@ AUDIT_FIELDS = ("at", "tool", "origin", "status", "revision", "effective_args")
 STAFF_NOTICE_FIELDS = ("request_id", "display_code", "purpose", "audience", "notice_state", "created_at")
 STAFF_AUDIT_FIELDS = ("request_id", "action", "staff", "from", "to", "at", "created_at")
 ACTOR_FIELDS = ("current_draft_key", "requests_day", "requests_on_day", "updated_at")
-CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "updated_at", "expire_at")
+CONVERSATION_FIELDS = ("shared_chat", "last_ask", "items", "location", "updated_at", "expire_at")
 INBOX_FIELDS = ("webhook_event_id", "state", "outcome", "notice_state", "received_at", "queued_at", "done_at",
                 "expire_at", "content_removed")
 

@@ -73,7 +73,9 @@ def reconcile(request):
     if isinstance(payload, dict) and payload.get("kind") == SWEEP_KIND:
         # The scheduler's sweep (production; a serving webhook sweeps on the embedded default).
         try:
-            counts = sweep(SETTINGS, _service().store, wiring.task_queue(SETTINGS), wiring.agent_queue(SETTINGS))
+            service = _service()
+            counts = sweep(SETTINGS, service.store, wiring.task_queue(SETTINGS), wiring.agent_queue(SETTINGS),
+                           line=service.line)
         except StoreError as exc:
             return {"error": "store_unavailable", "detail": exc.__class__.__name__}, 503
         return {"outcome": "swept", **counts}, 200

@@ -36,7 +36,8 @@ def _start_background() -> None:
     background.start_dispatcher(service.event_queue)
     # Without an event queue, the answers still owed by push are answered here (``local_events``).
     events = service.event_queue if service.event_queue is not None else service.local_events
-    sweep.start_background(SETTINGS, service.store, service.queue, events)  # the start-up re-queue, then the sweep
+    # the start-up re-queue, then the sweep (LINE's push quota read once per window)
+    sweep.start_background(SETTINGS, service.store, service.queue, events, line=service.line)
 
 
 _BACKGROUND = background.BackgroundStart(_start_background)

@@ -104,11 +104,11 @@ def _instant(value: Any, reason: str) -> datetime:
 
 
 def _in_county(record: dict[str, Any]) -> bool:
-    """``City`` names 彰化縣 (any width, 台 or 臺); without ``City``, the address does not start with
-    another county (an address without a county is read by its township: shared.address)."""
+    """``City`` names 彰化縣 (any width, 台 or 臺, a 臺灣 prefix or not); without ``City``, the address does
+    not start with another county (an address without a county is read by its township: shared.address)."""
     city = record.get("City")
     if isinstance(city, str) and city.strip():
-        return read_form(city) == COUNTY
+        return read_form(city).removeprefix("臺灣省").removeprefix("臺灣").strip() == COUNTY
     return not names_other_county(_text(record.get("Address")))
 
 

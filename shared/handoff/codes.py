@@ -133,12 +133,22 @@ def code_doc_id(tenant_id: str, code: DisplayCode) -> str:
     return hashlib.sha256(json.dumps(["handoff-code", tenant_id, code.value]).encode("utf-8")).hexdigest()
 
 
+def first_refs(tenant_id: str, operation_doc_id: str, source: CodeSource = candidate) -> list[tuple[str, str]]:
+    """``[(CODES, id)]`` of the first candidate's uniqueness document, for the create transaction to read
+    with its other documents in one call (``Transaction.get_all``); ``[]`` when that candidate is malformed."""
+    bare = source(tenant_id, operation_doc_id, 0)
+    return [(CODES, code_doc_id(tenant_id, DisplayCode(bare)))] if is_code(bare) else []
+
+
 def assign(tx: Transaction, tenant_id: str, operation_doc_id: str, *,
-           source: CodeSource = candidate) -> DisplayCode:
+           source: CodeSource = candidate, read: dict[tuple[str, str], Any] | None = None) -> DisplayCode:
     """Choose the request's code inside its create transaction: the first candidate whose uniqueness
     document is absent, or already this operation's (a re-run). Only reads; the caller writes
     ``code_doc`` with its other writes, after every read (Firestore's order).
 
+    Args:
+        read: uniqueness documents this transaction already read, by ``(CODES, id)`` (``first_refs``);
+            those are not read again.
     Raises:
         CodesExhausted: ``MAX_ATTEMPTS`` candidates were all taken or malformed.
     """
@@ -147,7 +157,8 @@ def assign(tx: Transaction, tenant_id: str, operation_doc_id: str, *,
         if not is_code(bare):
             continue
         code = DisplayCode(bare)
-        owner = tx.get(CODES, code_doc_id(tenant_id, code))
+        ref = (CODES, code_doc_id(tenant_id, code))
+        owner = read[ref] if read is not None and ref in read else tx.get(*ref)
         if owner is None or owner.get("operation_doc") == operation_doc_id:
             return code
     raise CodesExhausted("no free display code")

@@ -32,6 +32,7 @@ from shared.handoff import notify, records, wording
 from shared.handoff.reconcile_task import Attempt, ReconcileResult
 from shared.line import LineGateway
 from shared.logs import hash_user, log
+from shared.push_count import Flow
 from shared.store import DocumentStore, RecordAlreadyExists, StoreError
 
 
@@ -201,14 +202,16 @@ class ReconcileNotifier:
         pushed = outbox.push_notice(self.line, self.store, tell.collection, operation, to=operation.actor.user_id,
                                     messages=tell.messages(restated=restated), retry_key=operation.retry_key(purpose),
                                     owner=delivered_by, record=decision is notify.NoticeClaim.CLAIMED,
-                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds)
+                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds,
+                                    tenant_id=self.settings.tenant_id, flow=Flow.HANDOFF_NOTICE)
         if pushed.error is not None:
             # Every row but REFUSED may be tried again: the push carries its retry key (docs/design.md §11).
+            # LINE's monthly limit is REFUSED: never retried, a person follows up (docs/delivery.md#push-quota).
             log("WARNING", "reconcile push failed", error=pushed.error.__class__.__name__, status=pushed.status,
-                delivery=pushed.delivery.value, retryable=pushed.retryable)
+                delivery=pushed.delivery.value, retryable=pushed.retryable, monthly_limit=pushed.monthly_limit)
             if pushed.retryable and not attempt.last:
                 return tell.again("push_failed")
-            self.record_followup(attempt, "push_failed", with_notice=False)
+            self.record_followup(attempt, "monthly_limit" if pushed.monthly_limit else "push_failed", with_notice=False)
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 
@@ -371,7 +374,8 @@ class ReconcileNotifier:
         pushed = outbox.push_notice(self.line, self.store, records.FOLLOWUPS, operation, to=operation.actor.user_id,
                                     messages=[wording.followup_message(recorded=recorded)],
                                     retry_key=operation.retry_key("needs_human_followup"), record=recorded,
-                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds)
+                                    clock=self.clock, timeout_seconds=self.settings.line_timeout_seconds,
+                                    tenant_id=self.settings.tenant_id, flow=Flow.HANDOFF_FOLLOWUP)
         if pushed.error is not None:
             log("ERROR", "follow-up push failed", error=pushed.error.__class__.__name__, delivery=pushed.delivery.value)
             return ReconcileResult("needs_human_followup", 200, None, {"reason": reason, "notice": "push_failed"})

@@ -157,12 +157,14 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
     actor_id = records.actor_doc_id(operation.actor)
     request_id = records.new_request_id(now, tz)
     day = records.local_day(now, tz)
+    code_refs = codes.first_refs(operation.actor.tenant_id, doc_id, code_source)
 
     def txn(tx: Transaction) -> CreateResult:
-        request = tx.get(records.REQUESTS, doc_id)
-        op_doc = tx.get(records.OPERATIONS, doc_id)
-        draft = tx.get(records.DRAFTS, doc_id)
-        actor_doc = tx.get(records.ACTORS, actor_id)
+        # One read of everything the create may need, the first display code's document with it.
+        found = tx.get_all([(records.REQUESTS, doc_id), (records.OPERATIONS, doc_id), (records.DRAFTS, doc_id),
+                            (records.ACTORS, actor_id), *code_refs])
+        request, op_doc, draft, actor_doc = found[:4]
+        codes_read = dict(zip(code_refs, found[4:]))
         if request is not None:
             if not _owned_by(request, operation):
                 return CreateResult(WRONG_ACTOR)
@@ -194,7 +196,7 @@ def create_request(store: DocumentStore, operation: Operation, content_hash: str
             return CreateResult(EXPIRED)  # judged at the tap, not at this (possibly later) create
 
         tenant_id = operation.actor.tenant_id
-        code = codes.assign(tx, tenant_id, doc_id, source=code_source)  # the last read
+        code = codes.assign(tx, tenant_id, doc_id, source=code_source, read=codes_read)  # the last read
         created_at = to_iso(now)
         request_doc = {
             "tenant_id": operation.actor.tenant_id, "user_id": operation.actor.user_id,

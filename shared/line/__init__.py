@@ -1,4 +1,4 @@
-"""LINE Messaging API port (reply, push, loading animation), its outcome table and its errors."""
+"""LINE Messaging API port (reply, push, loading animation, quota), its outcome table and its errors."""
 from shared.line.port import (  # noqa: F401
     Delivery,
     LineApiError,
@@ -7,6 +7,9 @@ from shared.line.port import (  # noqa: F401
     LineOutcomeUnknown,
     LineSendError,
     PushResult,
+    Quota,
+    TooMany,
     delivery_of,
     delivery_of_status,
+    monthly_limit,
 )

@@ -1,6 +1,7 @@
 """line-bot-sdk v3 adapter of the LINE gateway, pointed at ``LINE_API_BASE_URL``."""
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Sequence
 
@@ -15,7 +16,7 @@ from linebot.v3.messaging import (
 )
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, NewConnectionError
 
-from shared.line.port import LineApiError, LineNeverStarted, LineOutcomeUnknown, PushResult
+from shared.line.port import LineApiError, LineNeverStarted, LineOutcomeUnknown, PushResult, Quota
 
 #: urllib3 errors meaning no connection was ever made (``NewConnectionError`` is a
 #: ``ConnectTimeoutError`` in urllib3 2): nothing reached LINE.
@@ -115,6 +116,15 @@ class SdkLineGateway:
         request = ShowLoadingAnimationRequest(chat_id=chat_id, loading_seconds=seconds)
         self._call(lambda api: api.show_loading_animation(request, _request_timeout=timeout_seconds))
 
+    def quota(self, *, timeout_seconds: float) -> Quota:
+        """See ``LineGateway.quota``: ``MessagingApi.get_message_quota`` (``type`` ``limited`` with its
+        ``value``, or ``none``) and ``get_message_quota_consumption`` (``totalUsage``)."""
+        limit = self._call(lambda api: api.get_message_quota(_request_timeout=timeout_seconds))
+        used = self._call(lambda api: api.get_message_quota_consumption(_request_timeout=timeout_seconds))
+        kind = getattr(limit.type, "value", limit.type)
+        return Quota(limit=int(limit.value) if kind == "limited" and limit.value is not None else None,
+                     used=int(used.total_usage or 0))
+
     def _call(self, fn):
         """Run one SDK call; translate every failure to its row of the outcome table (``shared.line.port``).
 
@@ -127,7 +137,7 @@ class SdkLineGateway:
         try:
             return fn(self._messaging())
         except ApiException as exc:
-            error = LineApiError(exc.status or 0, str(exc.reason or ""))
+            error = LineApiError(exc.status or 0, str(exc.reason or ""), body_message=_body_message(exc.body))
             headers = exc.headers or {}
             error.accepted_request_id = headers.get("x-line-accepted-request-id")
             raise error from exc
@@ -139,3 +149,17 @@ class SdkLineGateway:
             raise LineNeverStarted(exc.__class__.__name__) from exc
         except HTTPError as exc:
             raise LineOutcomeUnknown(exc.__class__.__name__) from exc
+
+
+def _body_message(body: Any) -> str | None:
+    """The ``message`` of an error answer's JSON body (LINE's error shape), or None when it has none."""
+    if isinstance(body, (bytes, bytearray)):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str):
+        return None
+    try:
+        parsed = json.loads(body[:4096])
+    except ValueError:
+        return None
+    message = parsed.get("message") if isinstance(parsed, dict) else None
+    return message if isinstance(message, str) else None

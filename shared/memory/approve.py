@@ -131,8 +131,7 @@ def apply_card(store: DocumentStore, actor: Actor, card: CardPayload, now: datet
     require_aware(now)
 
     def transaction(tx) -> MemoryResult:
-        row = tx.get(PREFERENCES, preference_id(actor))
-        cancelled = tx.get(MEMORY_CARDS, card_id(actor, card.nonce))
+        row, cancelled = tx.get_all([(PREFERENCES, preference_id(actor)), (MEMORY_CARDS, card_id(actor, card.nonce))])
         result, writes = decide(row, cancelled, card, actor, now, tapped_at)
         for collection, doc_id, data in writes:
             tx.set(collection, doc_id, data)

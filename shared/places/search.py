@@ -405,3 +405,9 @@ def search_local_places(
         "unknown_fields": _unknown_fields(found),
         "area_choices": _areas_with_places(catalog),
     }
+
+
+def place_view(place: Place, catalog: PlaceCatalog) -> dict[str, Any]:
+    """One place as search_local_places lists it (every cited source resolved), for other answers
+    that show a shop card (the nearest shops: shared.places.nearby)."""
+    return _place_view(place, catalog)

@@ -41,13 +41,14 @@ from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply, event_time_of
-from shared.handoff import faults
+from shared.handoff import faults, push_refused
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
 from shared.line import Delivery, LineGateway
 from shared.line.webhook_body import read_event
 from shared.logs import hash_user, log
 from shared.outbox import NoticeClaim
+from shared.push_count import Flow, PushCounter
 from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
 
@@ -225,9 +226,16 @@ class QueuedEventWorker:
         return failure_reply(), False
 
     def _reply_allowed(self, doc: dict, raw: dict) -> bool:
-        """A reply token never tried, and young enough (``reply_token_fresh_seconds``)."""
+        """A reply token still unused, and young enough (``reply_token_fresh_seconds``): a reply is free,
+        a push is counted against the month's quota (docs/delivery.md#push-quota).
+
+        Unused: never tried, or tried and definitely not delivered without being used (LINE answered
+        429, which it does not process, or no connection was made: the webhook's ``queued_reason``, or
+        an earlier attempt's ``answer_via`` ``reply_not_delivered``), and no push of the answer tried
+        since (a push may have reached the user: then only a push with its retry key follows).
+        """
         token = raw.get("replyToken") if isinstance(raw, dict) else None
-        if not token or doc.get("reply_attempted"):
+        if not token or not _token_unused(doc):
             return False
         timestamp_ms = raw.get("timestamp")
         if not isinstance(timestamp_ms, (int, float)):
@@ -278,7 +286,8 @@ class QueuedEventWorker:
                                    owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         if delivery is not Delivery.REFUSED and not last:
-            return WorkerResult(f"reply_{delivery.value}", 503, fields)  # next attempt pushes
+            # the token is unused: the next attempt replies while it is fresh, else pushes
+            return WorkerResult(f"reply_{delivery.value}", 503, fields)
         return reply  # refused (e.g. the token expired), or the last attempt: definitely not delivered
 
     def _push(self, ref: inbox.EventRef, doc: dict, user_id: str | None, reply: Reply, last: bool, owner: str,
@@ -292,10 +301,19 @@ class QueuedEventWorker:
                                    owner=owner, now=self.clock(), carries=reply.carries):
             return WorkerResult("lease_lost", 503)
         retry_key = doc.get("notice_retry_key") or inbox.answer_retry_key(ref.tenant_id, ref.webhook_event_id)
-        delivery = _logged(outbox.send_push(self.line, user_id, reply.messages, retry_key=retry_key,
-                                            timeout_seconds=self.settings.line_timeout_seconds))
+        sent = outbox.send_push(self.line, user_id, reply.messages, retry_key=retry_key,
+                                timeout_seconds=self.settings.line_timeout_seconds,
+                                counter=PushCounter(self.store, ref.tenant_id, self.clock), flow=Flow.EVENT_ANSWER)
+        delivery = _logged(sent)
         if delivery is Delivery.DELIVERED:
             return self._delivered(ref, reply, "pushed", fields, owner)
+        if sent.monthly_limit:  # never retried: a person tells the resident (the staff follow-up list)
+            push_refused.record(self.store, ref.tenant_id, user_id, notice=outbox.notice_ref(inbox.COLLECTION, ref.doc_id),
+                                flow=Flow.EVENT_ANSWER, messages=reply.messages, now=self.clock())
+            outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
+                                 reason=push_refused.REASON, now=self.clock(), finish=inbox.finished)
+            self._after(reply.on_reply_failed, "answer-refused step")
+            return WorkerResult("push_refused_monthly_limit", 200, fields)
         if delivery is Delivery.REFUSED:
             outbox.settle_failed(self.store, inbox.COLLECTION, ref, owner=owner,
                                  reason="push_refused", now=self.clock(), finish=inbox.finished)
@@ -327,9 +345,21 @@ class QueuedEventWorker:
             log("WARNING", f"{what} failed", error=exc.__class__.__name__)
 
 
+#: Why the webhook queued an answer whose reply was definitely not delivered, the token unused.
+_TOKEN_UNUSED_REASONS = (inbox.QueuedReason.REPLY_NOT_DELIVERED.value, inbox.QueuedReason.REPLY_NEVER_STARTED.value)
+
+
+def _token_unused(doc: dict) -> bool:
+    """True when the event's reply token was never used (``QueuedEventWorker._reply_allowed``)."""
+    via = doc.get("answer_via")
+    if via is None:
+        return not doc.get("reply_attempted") or doc.get("queued_reason") in _TOKEN_UNUSED_REASONS
+    return via == AnswerVia.REPLY_NOT_DELIVERED.value
+
+
 def _logged(sent: outbox.Sent) -> Delivery:
     """``sent.delivery``, logged when it is not DELIVERED."""
     if sent.error is not None:
         log("WARNING", "queued answer not delivered", error=sent.error.__class__.__name__, status=sent.status,
-            delivery=sent.delivery.value)
+            delivery=sent.delivery.value, monthly_limit=sent.monthly_limit)
     return sent.delivery

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlencode
 
-from linebot.v3.messaging import PostbackAction, QuickReply, QuickReplyItem
+from linebot.v3.messaging import LocationAction, PostbackAction, QuickReply, QuickReplyItem
 
 from shared.line import limits
 
@@ -22,6 +22,18 @@ QUICK_REPLY_MAX_ITEMS = limits.QUICK_REPLY_ITEMS
 ACTION_LABEL_MAX_CHARS = limits.ACTION_LABEL  # LINE counts UTF-16 units (shared/line/limits.py)
 
 _DISPLAY_TEXT = {"places": "查{township}的蔬食店家", "events": "查{township}的活動"}
+
+#: The location button's label: LINE opens its map, and the resident's choice comes back as a
+#: location message (shared.turn.near_me). Messaging API, "Location action" (quick reply only; LINE
+#: for iOS and Android): https://developers.line.biz/en/reference/messaging-api/#location-action
+LOCATION_LABEL = "分享我的位置"
+
+
+def location_item() -> QuickReplyItem:
+    """The quick-reply button that asks LINE to share a location (LocationAction)."""
+    limits.check(LOCATION_LABEL, limits.ACTION_LABEL, "action label")
+    return QuickReplyItem(action=LocationAction(label=LOCATION_LABEL))
+
 
 def checked_postback(label: str, data: str, display_text: str) -> PostbackAction:
     """Build a PostbackAction after checking LINE's size limits.
@@ -78,7 +90,8 @@ def area_postback(
 
 
 def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None = None, said: str | None = None,
-                     date: str | None = None, keyword: str | None = None) -> QuickReply | None:
+                     date: str | None = None, keyword: str | None = None,
+                     with_location: bool = False) -> QuickReply | None:
     """Quick replies for townships, at most 13 (LINE's limit), in the given order.
 
     Args:
@@ -87,13 +100,16 @@ def area_quick_reply(kind: SearchKind, townships: list[str], *, diet: str | None
         diet: places only: a diet the user stated this turn, carried by every button so the
             tap searches with it (and consented memory does not replace it).
         said, date, keyword: the other conditions read before the tap (see area_postback).
+        with_location: the location button first (``location_item``), then at most 12 townships.
     Returns:
-        A QuickReply, or None when there is no township to offer.
+        A QuickReply, or None when there is nothing to offer.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
     """
-    items = [QuickReplyItem(action=area_postback(kind, township, diet=diet, said=said, date=date, keyword=keyword))
-             for township in townships[:QUICK_REPLY_MAX_ITEMS]]
+    first = [location_item()] if with_location else []
+    items = first + [QuickReplyItem(action=area_postback(kind, township, diet=diet, said=said, date=date,
+                                                         keyword=keyword))
+                     for township in townships[:QUICK_REPLY_MAX_ITEMS - len(first)]]
     return QuickReply(items=items) if items else None
 
 
@@ -105,7 +121,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
             they are not known (a model's proposal): then every reason is given.
         kind: which data the picker is for.
     Returns:
-        E.g. 這份資料沒有地圖定位和步行距離，所以沒辦法依「附近」找最近的店 (places, 附近);
+        E.g. 要依「附近」找，可以點「分享我的位置」；有記錄地圖位置的店家，才會依直線距離列出 (places, 附近);
         只說「彰化」分不出是彰化市還是整個彰化縣 (彰化); reasons joined by "；".
     Source: docs/design.md §5 (Areas: 附近 and the bare 彰化 name no township).
     """
@@ -118,7 +134,7 @@ def vague_area_note(words: tuple[str, ...], kind: SearchKind) -> str:
             parts.append("「彰化縣」是整個縣，" + ("店家資料要先選一個鄉鎮" if kind == "places"
                                                  else "可以點「全部鄉鎮」"))
         elif kind == "places":
-            parts.append(f"這份資料沒有地圖定位和步行距離，所以沒辦法依「{word}」找最近的店")
+            parts.append(f"要依「{word}」找，可以點「{LOCATION_LABEL}」；有記錄地圖位置的店家，才會依直線距離列出")
         else:
-            parts.append(f"這份資料沒有記錄地圖定位和步行距離，沒辦法依「{word}」判斷範圍")
+            parts.append(f"要依「{word}」找，可以點「{LOCATION_LABEL}」；有記錄地圖位置的活動，才會依直線距離列出")
     return "；".join(parts)

@@ -39,6 +39,7 @@ from shared.replies.area_picker import (
     area_postback,
     area_quick_reply,
     checked_postback,
+    location_item,
     vague_area_note,
 )
 from shared.replies.next_steps import all_townships_action, carried_query
@@ -184,14 +185,16 @@ def _render_needs_area(result: dict[str, Any], vague: bool = False, vague_words:
     text = "\n".join(line for line in lines if line)
     query = result.get("query") or {}
     when, keyword = query.get("date"), query.get("keyword")
+    room = QUICK_REPLY_MAX_ITEMS - 2  # 全部鄉鎮 and the location button first
     if when or keyword:  # 過年 彰化有什麼活動: every button keeps the dates and topic read
         extra = carried_query(when, keyword)
         townships = QuickReply(items=[QuickReplyItem(action=checked_postback(
             township, f"events:area={township}{extra}", f"查{township}的活動"))
-            for township in choices[: QUICK_REPLY_MAX_ITEMS - 1]]) if choices else None
+            for township in choices[:room]]) if choices else None
     else:
-        townships = area_quick_reply("events", choices[: QUICK_REPLY_MAX_ITEMS - 1])
-    items = [QuickReplyItem(action=all_townships_action(when, keyword)), *(townships.items if townships else [])]
+        townships = area_quick_reply("events", choices[:room])
+    items = [QuickReplyItem(action=all_townships_action(when, keyword)), location_item(),
+             *(townships.items if townships else [])]
     return [TextMessage(text=text, quick_reply=QuickReply(items=items))]
 
 
@@ -242,7 +245,7 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
     Returns:
         ok → [TextMessage (the demo note, or the one source line), FlexMessage (carousel, ≤ 12 bubbles;
         alt_text starts 示範活動 for demo data; a card missing its time or place says so in one note)];
-        needs_area → [TextMessage with 全部鄉鎮 and township quick replies (postback
+        needs_area → [TextMessage with 全部鄉鎮, the location button and township quick replies (postback
         ``events:scope=all`` / ``events:area=<township>``); it explains why 附近 / 彰化 cannot be
         searched only when ``vague`` (the user said one; not after a tap on 查活動)];
         no_match → [TextMessage naming the search, suggesting all dates / other townships];

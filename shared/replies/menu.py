@@ -74,7 +74,8 @@ def welcome_reply(ctx: EventContext | None = None) -> Reply:
 
 
 def non_text_reply() -> Reply:
-    """Stickers, images, locations… → a short fixed answer and the menu."""
+    """Stickers, images, audio… → a short fixed answer and the menu (a location has its own answer:
+    shared.turn.near_me)."""
     return Reply([TextMessage(text="收到了！不過我目前只看得懂文字訊息，請打字問我，或點下面的選項。",
                               quick_reply=_menu_quick_reply())])
 
@@ -298,7 +299,7 @@ def privacy_more_reply(ctx: EventContext | None = None) -> Reply:
         f"{name}保存的資料和期限：",
         "・你打的字：回覆後就刪掉。每則訊息只留編號、時間、狀態和代表你的 LINE 編號，約 7 天。",
         "・每次查詢的條件和結果編號：保留 30 天。",
-        "・最後一次查詢的條件和列出的項目：30 分鐘內讓你接著問，之後刪除；忘記飲食偏好時也一起刪除。",
+        "・最後一次查詢的條件和列出的項目，和你分享的位置：30 分鐘內讓你接著問，之後刪除；忘記飲食偏好時也一起刪除。",
         "・飲食偏好：只有你按了「同意記住」才保存，可以隨時忘記。",
         "・服務詢問：送出的內容和編號交給工作人員；還沒送出的，按「取消」或改留新的一筆，內容就刪掉。",
     ]

@@ -213,7 +213,8 @@ def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, v
     if vague:
         text += f"\n（{vague_area_note(vague_words, 'places')}。）"
     return [TextMessage(text=text, quick_reply=area_quick_reply("places", choices, diet=stated_diet,
-                                                                said=said if stated_diet else None))]
+                                                                said=said if stated_diet else None,
+                                                                with_location=True))]
 
 
 def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, said: str | None = None) -> list[Message]:
@@ -265,7 +266,8 @@ def render_places(result: dict[str, Any], *, stated_diet: str | None = None, vag
     Returns:
         ok → [TextMessage (the one source line), FlexMessage (carousel, ≤ 12 bubbles, alt_text naming
         the shops and township; each card's notes: its diets, what is not recorded, the festival window)];
-        needs_area → [TextMessage with township quick replies (postback ``places:area=<township>``);
+        needs_area → [TextMessage with the location button (the nearest shops with a sourced
+        position: shared.turn.near_me) and township quick replies (postback ``places:area=<township>``);
         why 附近 / 彰化 cannot be searched is said only when ``vague`` (the user said one)];
         no_match → [TextMessage naming the search, suggesting no diet filter / other townships];
         unavailable → [TextMessage: the data is being checked].

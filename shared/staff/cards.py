@@ -35,6 +35,7 @@ from shared import signing
 from shared.clock import wall_clock_text
 from shared.config import Settings
 from shared.handoff import codes, staff_outbox
+from shared.handoff.push_refused import REASON as MONTHLY_LIMIT
 from shared.replies.area_picker import checked_postback
 from shared.signing import CardRefused
 from shared.staff import audit
@@ -172,16 +173,19 @@ def followup_card(settings: Settings, followup: dict[str, Any], draft_text: str 
     reference (the first 8 hex of the operation's key) for ``make requests``; never the user id.
     """
     reference = str(followup.get("idempotency_key") or "")[:8]
-    text = _excerpt(draft_text or "（找不到內容）", 500)
+    text = _excerpt(draft_text or followup.get("text") or "（找不到內容）", 500)
+    if followup.get("reason") == MONTHLY_LIMIT:  # a notice LINE refused: the month's pushes are used up
+        heading, why = "通知沒有送到詢問者", "本月主動通知的額度已用完，下面這則通知沒有送出，請工作人員另行告知詢問者。"
+    else:
+        heading, why = "需要人工確認的服務詢問", "系統無法自動查證這筆詢問是否已登記，已告知詢問者會由工作人員確認。"
     body = FlexBox(layout="vertical", spacing="md", contents=[
-        FlexText(text="需要人工確認的服務詢問", weight="bold", size="md", wrap=True),
-        FlexText(text="系統無法自動查證這筆詢問是否已登記，已告知詢問者會由工作人員確認。", size="sm",
-                 color="#555555", wrap=True),
+        FlexText(text=heading, weight="bold", size="md", wrap=True),
+        FlexText(text=why, size="sm", color="#555555", wrap=True),
         FlexText(text=f"時間：{local_time(settings, followup.get('created_at'))}", size="sm", color="#555555",
                  wrap=True),
         FlexText(text=f"參考碼：{reference}（make requests 可查）", size="sm", color="#555555", wrap=True),
         FlexSeparator(),
         FlexText(text=text, size="md", wrap=True),
     ])
-    alt = _excerpt(f"需要人工確認的服務詢問：{text}", ALT_TEXT_MAX_CHARS - 1)
+    alt = _excerpt(f"{heading}：{text}", ALT_TEXT_MAX_CHARS - 1)
     return FlexMessage(alt_text=alt, contents=FlexBubble(body=body))

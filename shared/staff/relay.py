@@ -21,7 +21,7 @@ from typing import Any
 from shared import outbox
 from shared.clock import Clock, to_iso, utc_now
 from shared.config import Settings
-from shared.handoff import codes, notify, staff_outbox
+from shared.handoff import codes, notify, push_refused, staff_outbox
 from shared.handoff import records as handoff_records
 from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's task)
     NOTICE_TASK,
@@ -31,6 +31,7 @@ from shared.handoff.staff_outbox import (  # noqa: F401  (the staff notice's tas
 )
 from shared.line import LineGateway
 from shared.logs import hash_user, log
+from shared.push_count import Flow
 from shared.queue import TaskQueue
 from shared.staff import cards, wording
 from shared.store import DocumentStore, StoreError, Transaction
@@ -210,20 +211,38 @@ class StaffRelay:
             return TaskResult("already_settled", 200, {"purpose": purpose})
         if decision is notify.NoticeClaim.HELD:
             return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
+        return self._push(ref, doc, to, messages, last=last, now=now)
+
+    def _push(self, ref: staff_outbox.NoticeRef, doc: dict[str, Any], to: str, messages: list, *, last: bool,
+              now: datetime) -> TaskResult:
+        """Push one claimed notice with its retry key and settle it from the outcome table: 503 for a
+        retryable failure (200 on the last attempt: the sweep queues it again); a refusal settles it
+        ``refused``, and a resident's notice refused for the monthly limit goes on the staff follow-up
+        list (``shared.handoff.push_refused``), never pushed again."""
+        purpose = doc.get("purpose")
+        resident = doc.get("audience") == staff_outbox.RESIDENT
+        flow = Flow.STAFF_RESIDENT if resident else Flow.STAFF_GROUP
         pushed = outbox.push_notice(self.line, self.store, staff_outbox.NOTICES, ref, to=to, messages=messages,
                                     retry_key=doc["notice_retry_key"], clock=self.clock,
-                                    timeout_seconds=self.settings.line_timeout_seconds)
-        if pushed.error is not None:
-            # The LINE outcome table: every row but REFUSED may be pushed again with the same retry key.
-            log("WARNING", "staff notice push failed", purpose=purpose, error=pushed.error.__class__.__name__,
-                status=pushed.status, delivery=pushed.delivery.value, retryable=pushed.retryable)
-            if pushed.retryable:
-                return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
-            self._settle(ref, REFUSED, now)
-            return TaskResult("push_refused", 200, {"purpose": purpose})
-        log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
-            duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
-        return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+                                    timeout_seconds=self.settings.line_timeout_seconds,
+                                    tenant_id=self.settings.tenant_id, flow=flow)
+        if pushed.error is None:
+            log("INFO", "staff notice delivered", purpose=purpose, audience=doc.get("audience"),
+                duplicate=pushed.duplicate, user=hash_user(doc.get("user_id")))
+            return TaskResult("delivered", 200, {"purpose": purpose, "duplicate": pushed.duplicate})
+        # The LINE outcome table: every row but REFUSED may be pushed again with the same retry key.
+        log("WARNING", "staff notice push failed", purpose=purpose, error=pushed.error.__class__.__name__,
+            status=pushed.status, delivery=pushed.delivery.value, retryable=pushed.retryable,
+            monthly_limit=pushed.monthly_limit)
+        if pushed.retryable:
+            return TaskResult("push_failed", 200 if last else 503, {"purpose": purpose})
+        if pushed.monthly_limit and resident:  # a person tells the resident instead
+            push_refused.record(self.store, self.settings.tenant_id, to,
+                                notice=outbox.notice_ref(staff_outbox.NOTICES, ref.doc_id), flow=flow,
+                                messages=messages, now=self.clock())
+        self._settle(ref, REFUSED, now)
+        return TaskResult("push_refused_monthly_limit" if pushed.monthly_limit else "push_refused", 200,
+                          {"purpose": purpose})
 
     def announce_now(self, operation_doc_id: str) -> TaskResult:
         """Push the staff group's card of a request just created, now (its last try: a failure is

@@ -156,3 +156,19 @@ def group_help_message(*, resident_word: bool) -> TextMessage:
         f"・接手後，卡片上有「{LABELS['done']}」和「{LABELS['back']}」。\n"
         "大家在群組裡的一般聊天，我不會回應。"))
 
+
+
+def quota_warning_message(used: int, limit: int, month: str) -> TextMessage:
+    """The staff group's warning, once a month, that LINE's pushes for the month run short.
+
+    Args:
+        used, limit: messages LINE counted this month and the month's limit (``shared.line.Quota``).
+        month: ``YYYY-MM`` (Asia/Taipei).
+    Source: docs/delivery.md#push-quota (replies are free; pushes are counted).
+    """
+    share = used * 100 // limit if limit > 0 else 100
+    month_number = int(month.split("-")[1])
+    return TextMessage(text=(
+        f"提醒：這個月（{month_number}月）主動傳給大家的訊息已用 {used} 則，上限 {limit} 則（約 {share}%）。\n"
+        "用完之後，服務詢問的進度通知會送不出去，要請工作人員另外告知詢問者；直接回覆居民的訊息不受影響。\n"
+        "額度每月 1 日重新計算。需要更多，請到 LINE 官方帳號的管理後台調整方案。"))

@@ -64,3 +64,14 @@ class WritesThroughTransactions:
     def set(self, collection: str, doc_id: str, data: Doc) -> None:
         """Replace one document. Raises StoreUnavailable."""
         self.run_transaction(lambda tx: tx.set(collection, doc_id, data))
+
+    def increment(self, collection: str, doc_id: str, amounts: dict[str, int], base: Doc) -> None:
+        """See ``DocumentStore.increment``: one transaction (read, add, write). Raises StoreUnavailable."""
+
+        def txn(tx: Any) -> None:
+            doc = {**(tx.get(collection, doc_id) or {}), **base}
+            for name, amount in amounts.items():
+                doc[name] = int(doc.get(name) or 0) + int(amount)
+            tx.set(collection, doc_id, doc)
+
+        self.run_transaction(txn)

@@ -192,6 +192,22 @@ class _FirestoreTransaction:
             raise _translate(exc, write_sent=False) from exc
         return snap.to_dict() if snap is not None and snap.exists else None
 
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents inside the transaction in one ``BatchGetDocuments``; None where
+        absent. Raises RuntimeError after a write, StoreUnavailable, TransactionConflict."""
+        if self._wrote:
+            raise RuntimeError("transaction reads must come before writes (Firestore rule)")
+        if not refs:
+            return []
+        docs = [self._store._ref(collection, doc_id) for collection, doc_id in refs]
+        try:
+            snaps = {snap.reference.path: snap for snap in
+                     self._tx.get_all(docs, retry=self._store._read_retry, timeout=self._store.deadline_seconds)}
+        except gexc.GoogleAPIError as exc:
+            raise _translate(exc, write_sent=False) from exc
+        return [snap.to_dict() if (snap := snaps.get(ref.path)) is not None and snap.exists else None
+                for ref in docs]
+
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Buffer a create-if-absent; the Commit fails with RecordAlreadyExists if it exists."""
         self._write()
@@ -303,6 +319,18 @@ class FirestoreStore:
         self._refuse_if_read_only()
         try:
             ref.set(dict(data), retry=self._read_retry, timeout=self.deadline_seconds)
+        except gexc.GoogleAPIError as exc:
+            raise _translate(exc, write_sent=True) from exc
+
+    def increment(self, collection: str, doc_id: str, amounts: dict[str, int], base: Doc) -> None:
+        """See ``DocumentStore.increment``: one ``set(merge=True)`` with an ``Increment`` transform per
+        field (one Commit RPC, no read), never retried. Raises StoreTimeout (sent, outcome unknown)
+        or StoreUnavailable (read-only)."""
+        ref = self._ref(collection, doc_id)
+        self._refuse_if_read_only()
+        data = {**base, **{_field(name): firestore.Increment(int(amount)) for name, amount in amounts.items()}}
+        try:
+            ref.set(data, merge=True, retry=None, timeout=self.deadline_seconds)
         except gexc.GoogleAPIError as exc:
             raise _translate(exc, write_sent=True) from exc
 

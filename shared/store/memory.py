@@ -124,6 +124,10 @@ class _MemoryTransaction:
         text = self._database.read(collection, doc_id)
         return loads(text) if text is not None else None
 
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents inside the transaction (``get`` for each). Raises RuntimeError after a write."""
+        return [self.get(collection, doc_id) for collection, doc_id in refs]
+
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Buffer a create-if-absent. Raises TypeError for a value a document cannot hold."""
         self._refuse_if_read_only()

@@ -66,6 +66,16 @@ class Transaction(Protocol):
     def get(self, collection: str, doc_id: str) -> Doc | None:
         """Read one document, or None. Raises RuntimeError after a write in this attempt."""
 
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents, each ``(collection, id)``, in one call (Firestore: one
+        BatchGetDocuments in the transaction, where ``get`` after ``get`` is one round trip each).
+
+        Returns:
+            One document or None per ref, in the order of ``refs``.
+        Raises:
+            RuntimeError: after a write in this attempt.
+        """
+
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Write a new document; the commit raises RecordAlreadyExists if it exists."""
 
@@ -103,6 +113,15 @@ class DocumentStore(Protocol):
               order_by: str | None = None, descending: bool = False,
               limit: int | None = None) -> list[Doc]:
         """Documents whose top-level fields equal every value in ``where``."""
+
+    def increment(self, collection: str, doc_id: str, amounts: dict[str, int], base: Doc) -> None:
+        """Add each of ``amounts`` to its integer field (a missing field counts as 0), writing the
+        ``base`` fields too and creating the document when absent: one write, no read by the caller
+        (Firestore's ``Increment`` transform: one Commit). Never retried (a repeat would count twice).
+
+        Raises:
+            StoreUnavailable: nothing written. StoreTimeout: sent, outcome unknown (it may have counted).
+        """
 
     def run_transaction(self, fn: Callable[[Transaction], T], *, max_attempts: int = 5, durable: bool = True) -> T:
         """Run ``fn`` atomically; it may be called more than once.

@@ -70,6 +70,10 @@ class _SqliteTransaction:
         ).fetchone()
         return _loads(row[0]) if row else None
 
+    def get_all(self, refs: Sequence[tuple[str, str]]) -> list[Doc | None]:
+        """Read several documents inside the transaction (``get`` for each). Raises RuntimeError after a write."""
+        return [self.get(collection, doc_id) for collection, doc_id in refs]
+
     def create(self, collection: str, doc_id: str, data: Doc) -> None:
         """Buffer a create-if-absent."""
         self.writes.append(("create", collection, doc_id, dict(data)))

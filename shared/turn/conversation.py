@@ -18,6 +18,11 @@ Encoding of ``last_ask`` (the boundary form of the store)::
     {"kind": "places", "area": "員林市" | null, "diet": "vegan" | null}
 
 (the DateSpec encoding: ``shared.turn.datespec``).
+
+The last location the sender shared in the chat (a LINE location message) is kept beside it,
+30 minutes from when it was shared, in its own document (``shared.conversation_store.location_id``):
+``save_location`` / ``load_location``. It is personal data: never logged, rounded to about 11 m, found
+and deleted by a forget and listed by the export like the state.
 """
 from __future__ import annotations
 
@@ -29,13 +34,15 @@ from typing import Any
 from shared import conversation_store as schema
 from shared.clock import from_iso, require_aware
 from shared.context import EventContext
+from shared.geo import Point, checked_point
 from shared.logs import log
 from shared.store import TTL_FIELD, StoreError
 from shared.turn.ask import EventsSearch, PlacesSearch
 from shared.turn.datespec import DateSpec
 
-__all__ = ["Conversation", "ItemKind", "ListedItem", "clear_conversation", "decode_ask", "encode_ask",
-           "load_conversation", "save_conversation", "touch_conversation"]
+__all__ = ["Conversation", "ItemKind", "ListedItem", "SharedLocation", "clear_conversation", "decode_ask",
+           "encode_ask", "load_conversation", "load_location", "save_conversation", "save_location",
+           "touch_conversation"]
 
 
 class ItemKind(StrEnum):
@@ -190,3 +197,72 @@ def clear_conversation(ctx: EventContext) -> None:
         schema.delete(ctx.store, doc_id)
     except StoreError as exc:
         log("WARNING", "conversation state not cleared", error=exc.__class__.__name__)
+
+
+@dataclass(frozen=True)
+class SharedLocation:
+    """The last location the sender shared in this chat.
+
+    Attributes:
+        point: WGS 84 degrees, rounded as stored (``schema.LOCATION_DECIMALS``).
+        shared_at: when it was shared (aware UTC); it is forgotten ``schema.TTL`` later.
+    """
+
+    point: Point
+    shared_at: datetime
+
+
+def _location_id(ctx: EventContext) -> str | None:
+    hasher = ctx.user_hasher
+    if hasher is None or ctx.actor is None:
+        return None
+    return schema.location_id(hasher, ctx.settings.tenant_id, ctx.chat_id if ctx.shared_chat else None,
+                              ctx.actor.user_id)
+
+
+def save_location(ctx: EventContext, point: Point) -> None:
+    """Keep ``point`` as this (chat, sender)'s shared location, 30 minutes from ``ctx.now``.
+    Best-effort, as ``save_conversation`` (a store error is logged without the point); nothing
+    without an actor or ``LOCAL_SIGNING_KEY``."""
+    doc_id = _location_id(ctx)
+    user_hash = ctx.user_hash
+    if doc_id is None or user_hash is None:
+        return
+    doc = schema.location_document(doc_id=doc_id, tenant_id=ctx.settings.tenant_id, user_hash=user_hash,
+                                   shared_chat=ctx.shared_chat, lat=point.lat, lng=point.lng,
+                                   shared_at=require_aware(ctx.now, "now"))
+    try:
+        schema.write(ctx.store, doc_id, doc)
+    except StoreError as exc:
+        log("WARNING", "shared location not kept", error=exc.__class__.__name__)
+
+
+def _decoded_location(doc: dict[str, Any], now: datetime) -> SharedLocation | None:
+    """The document as a SharedLocation, or None when expired at ``now``. Raises ValueError,
+    KeyError, TypeError: not a location document."""
+    expires = doc[TTL_FIELD]
+    if isinstance(expires, str):
+        expires = from_iso(expires)
+    if not isinstance(expires, datetime) or now >= expires:
+        return None
+    location = doc["location"]
+    point = checked_point(location["lat"], location["lng"])
+    if point is None:
+        raise ValueError("location is not two degrees in range")
+    return SharedLocation(point, from_iso(doc["updated_at"]))
+
+
+def load_location(ctx: EventContext) -> SharedLocation | None:
+    """The location this (chat, sender) shared in the last 30 minutes (by ``ctx.now``), or None (none,
+    expired, unreadable or a store error: logged without the point; no actor or signing key)."""
+    doc_id = _location_id(ctx)
+    if doc_id is None:
+        return None
+    try:
+        doc = schema.read(ctx.store, doc_id)
+        return _decoded_location(doc, require_aware(ctx.now)) if doc is not None else None
+    except StoreError as exc:
+        log("WARNING", "shared location unavailable", error=exc.__class__.__name__)
+    except (ValueError, KeyError, TypeError) as exc:
+        log("WARNING", "shared location unreadable", error=exc.__class__.__name__)
+    return None

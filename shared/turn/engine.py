@@ -43,6 +43,7 @@ from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_die
 from shared.turn.follow_up import remember_search, resolve_follow_up
 from shared.turn.item_answer import answer_item
 from shared.turn.limits import limits_with_details
+from shared.turn.near_me import kept_location_answer
 from shared.turn.reading import judge
 from shared.turn.router import Proposal, route
 from shared.turn.rules.items import ITEM_TOOL, bare_detail_ref
@@ -469,6 +470,8 @@ def run_tool(ctx: EventContext, proposal: Proposal, snapshot: PreferenceSnapshot
         elif proposal.tool == ITEM_TOOL:  # 第三個在哪裡集合: that item's own record (shared.turn.item_answer)
             answer = answer_item(ctx, proposal.args["ref"], events_snapshot_args(ctx)["snapshot_loader"])
             reply, status, result = answer.reply, answer.status.value, answer.result()
+        elif (near := kept_location_answer(ctx, proposal)) is not None:  # 附近… after a shared location
+            reply, status, result = near.reply, near.status, near.result
         elif proposal.tool == "propose_dietary_memory":  # one-to-one only, as the 幫我記住 hook (docs/design.md §6)
             reply, status = ((refusals.one_to_one_reply(ctx.settings), "one_to_one") if ctx.shared_chat
                              else (offer_card(ctx, proposal.args.get("dietary_type")), "memory_card"))
@@ -517,11 +520,15 @@ def finish_turn(ctx: EventContext, start: TurnStart, run: ToolRun, *,
 
 
 def _revision_moved(ctx: EventContext, run: ToolRun, snapshot: PreferenceSnapshot, record: dict[str, Any]) -> bool:
-    """Read the revision again after a place tool ran (docs/design.md §7 step 5); True when a result the
-    memory shaped must not be shown: then ``record`` keeps no result ids and no diet."""
+    """Read the revision again after a place tool ran, when the consented memory shaped its result
+    (docs/design.md §7 step 5); True when that result must not be shown: then ``record`` keeps no result
+    ids and no diet. A result the memory did not shape is shown whatever landed meanwhile, so it is not
+    read again (``revision_after`` stays None): one store read fewer per search."""
+    if run.diet is None or run.diet.origin != CONSENTED_MEMORY:
+        return False
     after = snapshot_preference(ctx)
     record["revision_after"] = after.revision if after else None
-    if run.diet is None or run.diet.origin != CONSENTED_MEMORY or (after is not None and after.revision == snapshot.revision):
+    if after is not None and after.revision == snapshot.revision:
         return False
     record["result_ids"] = []
     if isinstance(record.get("effective_args"), dict):  # perhaps forgotten meanwhile: keep no diet

@@ -390,3 +390,51 @@ def test_firestore_store_private_transaction_seam_is_pinned():
     driver = inspect.getsource(library._Transactional)
     assert "transaction._begin(retry_id=self.retry_id)" in driver
     assert "transaction._commit()" in driver and "transaction._rollback()" in driver
+
+
+def test_store_increment_creates_then_adds_and_keeps_other_fields(make_store):
+    store = make_store()
+    store.increment("counts", "t:2026-12", {"pushes": 1, "pushes_receipt": 1}, {"tenant_id": "t", "month": "2026-12"})
+    store.increment("counts", "t:2026-12", {"pushes": 2}, {"tenant_id": "t", "month": "2026-12"})
+    assert store.get("counts", "t:2026-12") == {"tenant_id": "t", "month": "2026-12", "pushes": 3, "pushes_receipt": 1}
+    store.run_transaction(lambda tx: tx.set("counts", "t:2026-12", {**tx.get("counts", "t:2026-12"), "note": "x"}))
+    store.increment("counts", "t:2026-12", {"pushes_receipt": 5}, {"tenant_id": "t"})
+    assert store.get("counts", "t:2026-12") == {"tenant_id": "t", "month": "2026-12", "pushes": 3,
+                                                "pushes_receipt": 6, "note": "x"}
+
+
+def test_store_increment_from_eight_threads_counts_each_once(make_store):
+    store = make_store()
+    barrier = threading.Barrier(8)
+
+    def bump():
+        barrier.wait()
+        store.increment("counts", "c", {"n": 1}, {})
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get("counts", "c") == {"n": 8}
+
+
+def test_store_increment_on_read_only_store_is_refused(make_store):
+    with pytest.raises(StoreUnavailable):
+        make_store(read_only=True).increment("counts", "c", {"n": 1}, {})
+
+
+def test_store_transaction_get_all_reads_each_ref_in_order_then_refuses_after_a_write(make_store):
+    store = make_store()
+    store.create("things", "a", {"v": 1})
+    store.create("other", "b", {"v": 2})
+
+    def txn(tx):
+        found = tx.get_all([("other", "b"), ("things", "missing"), ("things", "a")])
+        tx.set("things", "c", {"v": 3})
+        with pytest.raises(RuntimeError):
+            tx.get_all([("things", "a")])
+        return found
+
+    assert store.run_transaction(txn) == [{"v": 2}, None, {"v": 1}]
+    assert store.get("things", "c") == {"v": 3}

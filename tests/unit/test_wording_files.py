@@ -20,7 +20,7 @@ WORDING = {
     "replies (menu, shops, events, buttons)": ["shared/replies/menu.py", "shared/replies/places.py",
                                                "shared/replies/events.py", "shared/replies/next_steps.py",
                                                "shared/replies/area_picker.py", "shared/replies/refusals.py",
-                                               "shared/replies/richmenu.py"],
+                                               "shared/replies/nearby.py", "shared/replies/richmenu.py"],
     "handoff": ["shared/handoff/wording.py", "shared/handoff/cards.py", "shared/handoff/status.py",
                 "shared/handoff/codes.py"],  # a request's number, or for an older one when it was made
     "memory": ["shared/memory/replies.py", "shared/memory/cards.py"],
@@ -37,7 +37,8 @@ READING = {
     "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
     "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",
-    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/reading.py", "shared/turn/router.py",
+    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/near_me.py", "shared/turn/reading.py",
+    "shared/turn/router.py",
 }
 READING_FOLDERS = ("shared/turn/rules/", "shared/turn/vocabulary/")
 #: The line-bot-sdk builders of what a person reads, and the keywords that hold the words.

@@ -75,6 +75,13 @@ def fresh(event: dict) -> dict:
     return event
 
 
+def stale(event: dict) -> dict:
+    """An event two minutes old: its reply token is past ``LOCAL_REPLY_TOKEN_FRESH_SECONDS``, so an
+    answer its reply did not deliver is pushed (a fresh, unused token is replied with instead)."""
+    event["timestamp"] = int((time.time() - 120) * 1000)
+    return event
+
+
 @pytest.mark.slow(seconds=6)
 def test_delivery_hundred_events_slow_line_api_each_resident_answered_once(start_function, base_env, line_standin):
     webhook, _, _ = start_all(start_function, base_env)
@@ -96,9 +103,9 @@ def test_delivery_hundred_events_slow_line_api_each_resident_answered_once(start
         assert len(answers_to(line_standin, u, {e["replyToken"]})) == 1, u
 
 
-def confirm_with_fault(webhook_url: str, standin, fault) -> dict:
+def confirm_with_fault(webhook_url: str, standin, fault, *, age=fresh) -> dict:
     data = new_card(webhook_url, standin)["確認送出"]
-    event = fresh(postback_event(data, user_id=USER))
+    event = age(postback_event(data, user_id=USER))
     fault()
     return event, post(webhook_url, line_body(event))
 
@@ -188,7 +195,7 @@ def _receipt_pushed_once(store_url, line_standin, event):
     """Wait until the receipt was pushed, its notice delivered and the queues settled; assert the
     request's id was told exactly once for ``event``. Returns the request document."""
     [request] = store_docs(store_url, "handoff_requests")
-    wait_for(lambda: told_request_ids(line_standin), 20, "the receipt push")
+    wait_for(lambda: told_request_ids(line_standin, reply_tokens=(event["replyToken"],)), 20, "the receipt")
     wait_for(lambda: (store_docs(store_url, "handoff_operations") or [{}])[0].get("notice_state") == "delivered",
              20, "the receipt notice to be delivered")
     wait_for(lambda: queues_settled(store_url), 20, "the queues to settle")
@@ -198,18 +205,24 @@ def _receipt_pushed_once(store_url, line_standin, event):
 def test_delivery_confirm_connection_refused_told_once_by_push(start_function, base_env, line_standin):
     webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
     data = new_card(webhook.url, line_standin)["確認送出"]
-    event = fresh(postback_event(data, user_id=USER))
+    event = stale(postback_event(data, user_id=USER))
     response = post_while_line_unreachable(webhook.url, line_standin, event)
     assert response.status_code == 200 and response.json()["events"] == ["queued"]
     _receipt_pushed_once(base_env["LOCAL_STORE_URL"], line_standin, event)
     assert [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == event["replyToken"]] == []
 
 
-def test_delivery_confirm_reply_429_told_once_later(start_function, base_env, line_standin):
+@pytest.mark.parametrize("token", ["fresh", "stale"])
+def test_delivery_confirm_reply_429_told_once_later(start_function, base_env, line_standin, token):
+    """LINE does not process a 429: while the token is fresh the queued answer is a reply (free),
+    after it a push with the event's retry key (counted against the month's quota)."""
     webhook, _, _ = start_all(start_function, base_env, **FAST_LEASE)
-    event, response = confirm_with_fault(webhook.url, line_standin, lambda: line_standin.fail_next(REPLY, 429))
+    event, response = confirm_with_fault(webhook.url, line_standin, lambda: line_standin.fail_next(REPLY, 429),
+                                         age=fresh if token == "fresh" else stale)
     assert response.status_code == 200 and response.json()["events"] == ["queued"]
     request = _receipt_pushed_once(base_env["LOCAL_STORE_URL"], line_standin, event)
+    replied = [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == event["replyToken"]]
+    assert (len(replied), len(receipt_pushes(line_standin))) == ((1, 0) if token == "fresh" else (0, 1))
     # a redelivery of the same event now repeats nothing
     assert post(webhook.url, line_body(event)).json()["events"] == ["duplicate"]
     assert told_request_ids(line_standin, reply_tokens=(event["replyToken"],)) == [shown_of(request)]
@@ -267,7 +280,7 @@ def test_delivery_webhook_only_reply_not_delivered_is_pushed_once_with_a_retry_k
     assert post(webhook.url, line_body(plain)).status_code == 200
     [answer] = wait_for(lambda: [c for c in accepted(line_standin, REPLY) if c["body"]["replyToken"] == plain["replyToken"]],
                         20, "the answer to the same words")
-    event = fresh(text_event("我要預約", user_id=USER))
+    event = stale(text_event("我要預約", user_id=USER))  # past the token's freshness: pushed
     if fault == "429":
         line_standin.fail_next(REPLY, 429)
         response = post(webhook.url, line_body(event))

@@ -79,13 +79,19 @@ def test_bench_tiny_run_produces_every_figure_with_baseline_and_ratio(tmp_path):
         assert set(row["ms_by_units"]) == {"100", "1000", "5000"}
         assert all(_numbers(spread(values)) for values in row["ms_by_units"].values())
     assert document["firestore_emulator"].startswith("skipped")
+    assert document["pushes_per_action"] is None  # no tiny size: `make bench` (or --only pushes) measures it
 
 
 @pytest.mark.slow(seconds=12)
 def test_bench_tiny_run_on_firestore_emulator_produces_labelled_figures(tmp_path, firestore_emulator_host):
-    document = _run_bench(tmp_path, "--only", "emulator",
+    document = _run_bench(tmp_path, "--only", "emulator,rpcs",
                           env_extra={"FIRESTORE_EMULATOR_HOST": firestore_emulator_host})
     assert document["firestore_emulator"] == "ran"
+    trips = {row["operation"].split(" (")[0]: row for row in document["store_round_trips"]}
+    assert set(trips) == {"webhook text answer", "handoff confirm", "reconcile of a settled task", "memory approval"}
+    for row in trips.values():  # counted by method, never fewer than the minimum argued for it
+        assert row["rpcs"] == sum(row["by_method"].values()) >= row["minimum"] >= 1
+    assert "## Firestore round trips per operation" in (tmp_path / "bench.md").read_text(encoding="utf-8")
     for name, measure, has_baseline in [("P3 (emulator)", "distinct creates", True),
                                         ("P3 (emulator)", "4 threads confirm one card", False),
                                         ("P5 (emulator)", "4 concurrent approvals", True)]:

@@ -251,6 +251,20 @@ def test_bare_user_command_returns_from_the_staff_group_to_the_one_to_one_chat()
     assert session.user_id == "U" + "3" * 32  # the chat's latest resident, not the first
 
 
+def test_location_command_shares_a_location_and_refuses_what_is_not_two_numbers():
+    import io
+
+    from tools.chat import ChatSession, _command_event
+
+    session = ChatSession("http://127.0.0.1:9/", "secret", user_id="U" + "1" * 32)
+    out = io.StringIO()
+    event = _command_event(session, "/location 24.0818,120.5386", out)
+    assert event is not None and event["message"]["type"] == "location"
+    assert (event["message"]["latitude"], event["message"]["longitude"]) == (24.0818, 120.5386)
+    assert event["source"]["userId"] == "U" + "1" * 32
+    assert _command_event(session, "/location 彰化車站", out) is None and "/location 緯度,經度" in out.getvalue()
+
+
 GROUP = "C" + "7" * 32
 
 

@@ -73,7 +73,7 @@ def test_map_record_township_only_in_the_location_name():
     assert event.area == "鹿港鎮"
 
 
-@pytest.mark.parametrize("city", ["彰化縣", "彰化县", " 彰化縣 ", "彰化縣\u3000"])
+@pytest.mark.parametrize("city", ["彰化縣", "彰化县", " 彰化縣 ", "彰化縣\u3000", "台灣彰化縣", "臺灣省 彰化縣"])
 def test_map_record_city_in_any_spelling_of_the_county(city):
     assert map_record(_record(City=city))[0].area == "彰化市"
 

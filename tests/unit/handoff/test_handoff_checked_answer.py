@@ -53,6 +53,9 @@ class _SpyTransaction:
     def get(self, collection: str, doc_id: str):
         return self._tx.get(collection, doc_id)
 
+    def get_all(self, refs):
+        return self._tx.get_all(refs)
+
     def create(self, collection: str, doc_id: str, data: dict) -> None:
         self._writes.append((collection, doc_id, data))
         self._tx.create(collection, doc_id, data)

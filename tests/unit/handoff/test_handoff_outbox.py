@@ -15,6 +15,7 @@ from shared.handoff.records import Operation
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.outbox import send_push
+from shared.push_count import Flow, PushCounter
 from shared.queue import background
 from shared.queue.embedded import EmbeddedQueue
 from shared.queued_event.task import QueuedEventTask
@@ -213,7 +214,8 @@ def pushed_unrecorded(settings, store, clock, line_standin, event_id: str):
                                lease_seconds=settings.event_lease_seconds) is notify.NoticeClaim.CLAIMED
     message = wording.receipt_message(settings, created.receipt, variant="created")
     assert send_push(line_gateway(settings), actor.user_id, [message], retry_key=draft.operation.retry_key("receipt"),
-                     timeout_seconds=5).error is None  # LINE accepted it
+                     timeout_seconds=5, counter=PushCounter(store, settings.tenant_id, clock),
+                     flow=Flow.HANDOFF_NOTICE).error is None  # LINE accepted it
     assert len(receipts_told(line_standin, created.receipt.display_code.grouped)) == 1
     clock.at += timedelta(seconds=settings.event_lease_seconds + 1)  # the dead push's lease is over
     data = "handoff:" + cards.sign_reference(settings, cards.CONFIRM, draft.operation, draft.content_hash,

@@ -321,3 +321,23 @@ def test_reconcile_check_push_delivered_but_unrecorded_is_never_told_again(setti
     told = [c for c in accepted_pushes(line_standin) if created.receipt.display_code.grouped in all_text(c["body"]["messages"])]
     assert len(told) == 1
     assert store.get(records.OPERATIONS, draft.operation.doc_id)["notice_state"] == "delivered"
+
+
+def test_reconcile_receipt_refused_for_the_monthly_limit_is_a_follow_up_on_the_first_attempt(
+        store, actor, settings, clock, line_standin):
+    """LINE's 429 "You have reached your monthly limit." is final: not retried (200, not 503, even on
+    the first of the queue's attempts), and the operation goes on the staff follow-up list."""
+    draft = draft_for(store, actor, settings)
+    webhook_create(store, settings, draft)
+    line_standin.set_quota(200, used=200)
+    result = service(settings, clock).run(unknown_task(draft), retry_count=0)
+    assert (result.http_status, result.outcome, result.detail["notice"]) == (200, "push_failed", "followup_recorded")
+    [refused] = pushes(line_standin)
+    assert (refused["status"], refused["response"]["message"]) == (429, "You have reached your monthly limit.")
+    [followup] = store.query(records.FOLLOWUPS)
+    assert (followup["reason"], followup["status"]) == ("monthly_limit", "needs_human_followup")
+    line_standin.fail_next(PUSH, 429)  # an ordinary rate limit, for contrast: retried later (503)
+    line_standin.set_quota(None)
+    other = draft_for(store, Actor(actor.tenant_id, "U" + "c" * 32), settings)
+    webhook_create(store, settings, other, event="EV2")
+    assert service(settings, clock).run(unknown_task(other, "EV2"), retry_count=0).http_status == 503

@@ -11,6 +11,7 @@ from shared.line import (
     LineNeverStarted,
     LineOutcomeUnknown,
     LineSendError,
+    Quota,
     delivery_of,
     delivery_of_status,
 )
@@ -127,3 +128,47 @@ def test_outcome_table_push_429_is_not_delivered(gateway, line_standin):
         gateway.push(USER, [TextMessage(text="hi")], retry_key=KEY, timeout_seconds=2)
     assert info.value.delivery is Delivery.NOT_DELIVERED
     assert gateway.push(USER, [TextMessage(text="hi")], retry_key=KEY, timeout_seconds=2).duplicate is False
+
+
+# ---- 429: a rate limit is retried later, the monthly limit is final -------------------------------
+
+@pytest.mark.parametrize(("body_message", "too_many", "expected"), [
+    ("You have reached your monthly limit.", "monthly", Delivery.REFUSED),
+    ("The API rate limit has been exceeded. Try again later.", "rate", Delivery.NOT_DELIVERED),
+    (None, "rate", Delivery.NOT_DELIVERED),          # no body, or one that is not LINE's JSON
+    ("you have reached your monthly limit", "rate", Delivery.NOT_DELIVERED),  # only LINE's exact words
+])
+def test_line_429_kinds_by_the_body_message(body_message, too_many, expected):
+    error = LineApiError(429, "Too Many Requests", body_message=body_message)
+    assert (error.too_many.value, error.delivery, error.retryable) == (too_many, expected, expected is not Delivery.REFUSED)
+    assert error.monthly_limit is (too_many == "monthly")
+    assert LineApiError(400, body_message="You have reached your monthly limit.").too_many is None
+
+
+def test_line_push_over_the_monthly_limit_is_refused_not_retryable_and_sends_nothing(gateway, line_standin):
+    line_standin.set_quota(1, used=0)
+    assert outcome(lambda: gateway.push(USER, [TextMessage(text="一")], retry_key=KEY, timeout_seconds=5)) \
+        is Delivery.DELIVERED
+    with pytest.raises(LineApiError) as refused:
+        gateway.push(USER, [TextMessage(text="二")], retry_key="6f1c2d3e-4a5b-4c6d-8e7f-901a2b3c4d5f", timeout_seconds=5)
+    assert (refused.value.status, refused.value.monthly_limit, refused.value.retryable) == (429, True, False)
+    assert line_standin.quota_used() == 1  # nothing sent
+    # a rate limit (another 429 body) stays "send later"
+    line_standin.set_quota(None)
+    line_standin.fail_next(PUSH, 429)
+    with pytest.raises(LineApiError) as limited:
+        gateway.push(USER, [TextMessage(text="三")], retry_key="6f1c2d3e-4a5b-4c6d-8e7f-901a2b3c4d60", timeout_seconds=5)
+    assert (limited.value.delivery, limited.value.monthly_limit) == (Delivery.NOT_DELIVERED, False)
+    # a reply is never limited by the month's pushes
+    line_standin.set_quota(0, used=5)
+    assert outcome(lambda: gateway.reply("rt-free", [TextMessage(text="回覆")], timeout_seconds=5)) is Delivery.DELIVERED
+
+
+def test_line_quota_is_read_through_the_sdk_from_both_endpoints(gateway, line_standin):
+    assert gateway.quota(timeout_seconds=5) == Quota(limit=None, used=0)
+    line_standin.set_quota(200, used=150)
+    gateway.push(USER, [TextMessage(text="一")], retry_key=KEY, timeout_seconds=5)
+    quota = gateway.quota(timeout_seconds=5)
+    assert quota == Quota(limit=200, used=151) and quota.share == pytest.approx(0.755)
+    paths = [c["path"] for c in line_standin.calls() if c["method"] == "GET"]
+    assert paths == ["/v2/bot/message/quota", "/v2/bot/message/quota/consumption"] * 2

@@ -7,7 +7,7 @@ import json
 from datetime import date, datetime
 
 import pytest
-from linebot.v3.messaging import FlexMessage, PostbackAction, TextMessage
+from linebot.v3.messaging import FlexMessage, LocationAction, PostbackAction, TextMessage
 
 from shared.areas import TOWNSHIPS
 from shared.clock import TAIPEI
@@ -120,7 +120,8 @@ def test_render_places_many_places_caps_carousel_at_12(tmp_path):
 @pytest.mark.parametrize("area", [None, "附近", "彰化"])
 def test_render_places_needs_area_offers_townships_with_data(area):
     (message,) = render_places(search_local_places(area, None, None, now=DURING))
-    actions = _quick_actions(message)
+    location, *actions = _quick_actions(message)
+    assert isinstance(location, LocationAction)  # the nearest shops with a sourced position (near me)
     assert [action.data for action in actions] == ["places:area=彰化市", "places:area=花壇鄉"]
     assert all(isinstance(action, PostbackAction) and action.display_text for action in actions)
     assert "鄉鎮" in message.text
@@ -208,7 +209,9 @@ def test_render_events_many_events_caps_carousel_at_12():
 
 def test_render_events_needs_area_quick_replies_are_event_postbacks():
     (message,) = render_events(_event_results()["needs_area"])
-    assert [a.data for a in _quick_actions(message)] == ["events:scope=all"] + [
+    every, location, *townships = _quick_actions(message)
+    assert isinstance(location, LocationAction)  # the nearest events with a sourced position (near me)
+    assert [a.data for a in [every, *townships]] == ["events:scope=all"] + [
         f"events:area={t}" for t in ("彰化市", "鹿港鎮", "花壇鄉", "員林市")]
 
 

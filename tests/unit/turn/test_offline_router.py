@@ -82,4 +82,6 @@ def test_picker_buttons_keep_a_diet_stated_this_turn(webhook_service, line_stand
     assert webhook_service.handle(body.decode(), sign(body)).status == 200
     [reply] = replies_to(line_standin, event["replyToken"])
     items = reply["body"]["messages"][-1]["quickReply"]["items"]
-    assert items and all(item["action"]["data"].endswith("&diet=ovo_lacto") for item in items)
+    townships = [item for item in items if item["action"]["type"] == "postback"]
+    assert townships and all(item["action"]["data"].endswith("&diet=ovo_lacto") for item in townships)
+    assert [item["action"]["type"] for item in items] == ["location", *["postback"] * len(townships)]

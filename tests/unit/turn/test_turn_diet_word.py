@@ -62,7 +62,8 @@ def test_diet_word_own_statement_gets_the_picker_with_an_offer_button(service, l
     diets = _picker_diets(messages)
     assert diets and set(diets.values()) == {diet}
     labels = _quick_labels(messages)
-    assert labels[-1] == f"記住：{label}" and labels[:-1] == list(diets)  # the townships first, the offer last
+    # the location button, the townships, the offer last
+    assert labels[-1] == f"記住：{label}" and labels[:-1] == ["分享我的位置", *diets]
     assert "不點就什麼都不保存" in all_text(messages) and "同意記住" not in all_text(messages)
     assert all(message["type"] != "flex" for message in messages)
     assert preference_of(service.store).dietary_type is None

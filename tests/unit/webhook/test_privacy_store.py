@@ -15,7 +15,7 @@ from shared import inbox
 from shared.logs import hash_user
 from shared.store.sqlite import path_from_url
 from tests.conftest import TEST_USER, all_text, line_body, postback_event, reply_messages, sign, text_event
-from tests.unit.webhook.test_queued_events import PUSH, REPLY, Pair, fresh_event
+from tests.unit.webhook.test_queued_events import REPLY, Pair, fresh_event
 
 #: user-data's key for each collection that may hold documents about one user.
 USER_DATA_KEY = {
@@ -132,8 +132,8 @@ def test_queued_event_text_is_dropped_when_its_answer_is_settled(base_env, clock
         doc = pair.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
         assert doc["state"] == "queued"  # the worker still needs the raw event: it is kept
         assert user_data(base_env)["webhook_inbox"][0]["text"] == event["message"]["text"]  # and shown
-        pair.drain()
-        assert [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
+        pair.drain()  # answered by reply (the token was unused and fresh)
+        assert [c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 200]
         assert holding(store_url, "私密字串丁") == []
         [entry] = user_data(base_env)["webhook_inbox"]
         assert entry["content_removed"] is True and "text" not in entry

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 
 import pytest
 
@@ -71,6 +72,11 @@ def fresh_event(text: str, user_id: str, clock) -> dict:
     return event
 
 
+def age_tokens(pair: Pair, clock) -> None:
+    """Move the clock past the reply tokens' freshness: the worker may only push now."""
+    clock.at += timedelta(seconds=pair.settings.reply_token_fresh_seconds + 1)
+
+
 def user(n: int) -> str:
     return f"U{n:032x}"
 
@@ -99,6 +105,21 @@ def test_queued_budget_spent_rest_of_batch_queued_each_user_told_once(pair, line
         assert len(pair.told(user(i))) == 1, f"user {i} was told {len(pair.told(user(i)))} times"
 
 
+def test_queued_reply_429_is_replied_later_while_the_token_is_fresh(pair, line_standin, clock):
+    """LINE does not process a request it answers 429, so the token is unused: the worker replies
+    with it (free) rather than push (counted against the month's quota)."""
+    event = fresh_event("我要預約", user(11), clock)
+    line_standin.fail_next(REPLY, 429)
+    assert pair.post(event) == 200
+    assert inbox_doc(pair, event)["queued_reason"] == "reply_not_delivered"
+    pair.drain()
+    [refused, replied] = [c for c in line_standin.calls() if c["path"] == REPLY]
+    assert (refused["status"], replied["status"]) == (429, 200)
+    assert replied["body"] == refused["body"]  # the same answer, with the same token
+    assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
+    assert len(pair.told(user(11))) == 1
+
+
 def test_queued_reply_429_is_pushed_later_once(pair, line_standin, clock):
     event = fresh_event("我要預約", user(1), clock)
     line_standin.fail_next(REPLY, 429)
@@ -106,6 +127,7 @@ def test_queued_reply_429_is_pushed_later_once(pair, line_standin, clock):
     doc = inbox_doc(pair, event)
     assert doc["state"] == "queued" and doc["queued_reason"] == "reply_not_delivered"
     assert pair.post(event) == 200  # a redelivery repeats nothing
+    age_tokens(pair, clock)
     pair.drain()
     [told] = pair.told(user(1))
     [push] = [c for c in line_standin.calls() if c["path"] == PUSH and c["status"] == 200]
@@ -124,6 +146,7 @@ def test_queued_reply_connection_refused_is_pushed_once(pair, line_standin, cloc
     finally:
         line_standin.accept_connections()
     assert inbox_doc(pair, event)["queued_reason"] == "reply_never_started"
+    age_tokens(pair, clock)
     pair.drain()
     assert len(pair.told(user(2))) == 1
     assert [c["path"] for c in line_standin.calls() if c["status"] == 200] == [PUSH]
@@ -146,6 +169,7 @@ def test_queued_worker_push_5xx_after_processing_repeats_same_key_once(pair, lin
     event = fresh_event("我要預約", user(4), clock)
     line_standin.fail_next(REPLY, 429)
     assert pair.post(event) == 200
+    age_tokens(pair, clock)
     line_standin.fail_next(PUSH, 500, after_processing=True)
     pair.drain()
     assert pair.statuses == [503, 200]
@@ -195,6 +219,7 @@ def test_queued_push_429_every_attempt_settles_failed_and_requeue_skips_it(pair,
     event = fresh_event("我要預約", user(5), clock)
     line_standin.fail_next(REPLY, 429)
     assert pair.post(event) == 200
+    age_tokens(pair, clock)
     line_standin.fail_next(PUSH, 429, times=4)  # every attempt of the first task is rate-limited
     pair.drain()
     assert pair.told(user(5)) == []
@@ -223,6 +248,7 @@ def test_queued_two_deliveries_at_once_answer_once(pair, line_standin, clock):
     event = fresh_event("我要預約", user(7), clock)
     line_standin.fail_next(REPLY, 429)
     assert pair.post(event) == 200
+    age_tokens(pair, clock)
     line_standin.set_latency(PUSH, 0.3)  # the first push is in flight while the second delivery runs
     task = QueuedEventTask("test-tenant", event["webhookEventId"])
     copy = QueuedEventTask("test-tenant", event["webhookEventId"], tag="requeue|x")
