@@ -253,7 +253,8 @@ class ChatPage:
                         "address": _text(request, "address", 100, required=False),
                         "latitude": _number(request, "latitude", -90, 90),
                         "longitude": _number(request, "longitude", -180, 180)}
-            event = chat.complete_event({"type": "message", "message": location}, sender)
+            event = line_events.location_event(location["latitude"], location["longitude"], user_id=sender,
+                                               title=location["title"], address=location["address"] or None)
             return event, {"location": location}
         if kind == "follow":
             if in_group:

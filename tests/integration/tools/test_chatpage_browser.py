@@ -96,7 +96,7 @@ def test_chatpage_location_share_from_the_map_sends_a_location_message(page):
     assert shown["log"].rindex("彰化縣花壇鄉") < shown["log"].rindex("彰化在地小幫手")
 
 
-def test_chatpage_is_usable_by_keyboard_and_screen_reader(page):
+def test_chatpage_is_usable_by_keyboard_and_screen_reader(page, stack):
     driver = page.driver
     for pane in ("resident", "staff"):
         log = page.log(pane)
@@ -124,11 +124,16 @@ def test_chatpage_is_usable_by_keyboard_and_screen_reader(page):
     driver.find_element("id", "switch-pane").click()
     driver.find_element("id", "layout").click()
 
-    mine = len(driver.find_elements("css selector", "#resident-log .row.mine"))
-    chip = driver.find_elements("css selector", "#resident-chips .chip")[0]
-    assert chip.tag_name == "button" and chip.get_attribute("aria-label").startswith("快速回覆：")
+    page.switch_resident("住民C")
+    _line(stack, "/v2/bot/message/push", {"to": RESIDENTS[2]["id"], "messages": [{
+        "type": "text", "text": "要查什麼？", "quickReply": {"items": [
+            {"type": "action", "action": {"type": "message", "label": "查活動", "text": "查活動"}}]}}]})
+    page.until(lambda d: "查活動" in page.chips("resident"), "the pushed quick reply")
+    mine = page.log_text("resident").count("查活動")
+    chip = driver.find_element("css selector", "#resident-chips .chip")
+    assert chip.tag_name == "button" and chip.get_attribute("aria-label") == "快速回覆：查活動"
     chip.send_keys(Keys.ENTER)  # a chip is a <button>: Enter taps it
-    page.until(lambda d: len(d.find_elements("css selector", "#resident-log .row.mine")) > mine, "the tap's bubble")
+    page.until(lambda d: page.log_text("resident").count("查活動") > mine, "the tap's bubble")
 
 
 FLEX = {

@@ -541,7 +541,7 @@ async function loadRichMenu() {
     button.addEventListener("click", () => tap("resident", action));
     areas.append(button);
   }
-  areas.hidden = menu.selected === false;
+  areas.hidden = state.menuOpen === undefined ? menu.selected === false : !state.menuOpen;  // as the person left it
   $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
   wrap.hidden = false;
 }
@@ -681,6 +681,7 @@ async function start() {
   $("richmenu-bar").addEventListener("click", () => {
     const areas = $("richmenu-areas");
     areas.hidden = !areas.hidden;
+    state.menuOpen = !areas.hidden;
     $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
   });
   buildMap();
