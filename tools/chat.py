@@ -339,7 +339,7 @@ def render_messages(messages: list[dict], width: int | None = None) -> str:
 
 
 # --------------------------------------------------------------------- transport
-def _loopback_session() -> requests.Session:
+def loopback_session() -> requests.Session:
     """A requests session that never takes a proxy from the environment (every call is on loopback)."""
     session = requests.Session()
     session.trust_env = False
@@ -359,7 +359,7 @@ def post_webhook(url: str, body: bytes, signature: str,
                "X-Line-Signature": signature}
     started = time.monotonic()
     try:
-        with _loopback_session() as session:
+        with loopback_session() as session:
             response = session.post(url, data=body, headers=headers, timeout=timeout_s)
         try:
             answer = response.json()
@@ -372,16 +372,21 @@ def post_webhook(url: str, body: bytes, signature: str,
         return None, str(exc), time.monotonic() - started, []
 
 
-def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOUT_SECONDS) -> list[dict]:
-    """Read the stand-in's recorded LINE calls with ``seq > since_seq``.
+def fetch_calls(standin_url: str, since_seq: int, timeout_s: float = HTTP_TIMEOUT_SECONDS,
+                session: requests.Session | None = None) -> list[dict]:
+    """Read the stand-in's recorded LINE calls with ``seq > since_seq``; ``session``: a kept-alive
+    ``loopback_session()`` for a caller that polls (one connection instead of one per poll).
 
     Raises:
         OSError: the stand-in cannot be reached or answered an error (requests' ``RequestException``
             is an OSError).
     """
     url = f"{standin_url.rstrip('/')}/__calls?since={since_seq}"
-    with _loopback_session() as session:
+    if session is not None:
         response = session.get(url, timeout=timeout_s)
+    else:
+        with loopback_session() as fresh:
+            response = fresh.get(url, timeout=timeout_s)
     response.raise_for_status()
     return response.json()
 

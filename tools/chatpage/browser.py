@@ -117,7 +117,9 @@ def start_browser(width: int = WINDOW[0], height: int = WINDOW[1]) -> Any:
                      f"--window-size={width},{height}", "--lang=zh-TW", "--no-proxy-server",
                      "--disable-background-networking", "--disable-component-update"):
         options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # the residents' clock, as their phones show message times (LOCAL's own times are Asia/Taipei)
+    service = Service(executable_path=str(CHROMEDRIVER), env={**os.environ, "TZ": "Asia/Taipei"})
+    return webdriver.Chrome(service=service, options=options)
 
 
 class Page:

@@ -145,6 +145,7 @@ class ChatPage:
         residents = {r["id"] for r in RESIDENTS}
         self._chats = residents | ({upstream.staff_group_id} if upstream.staff_group_id else set())
         self._seq: int | None = None  # the stand-in's last call read; None: not read yet
+        self._poller = chat.loopback_session()  # one kept-alive connection for polling (under _sync_lock)
 
     # -- the timeline ---------------------------------------------------------------------------
     def config(self) -> dict:
@@ -167,7 +168,7 @@ class ChatPage:
     def sync(self) -> None:
         """Turn the stand-in's new calls for the page's chats into timeline entries."""
         with self._sync_lock:
-            fresh = chat.fetch_calls(self.upstream.standin_url, self._seq or 0)
+            fresh = chat.fetch_calls(self.upstream.standin_url, self._seq or 0, session=self._poller)
             if self._seq is None:  # the first read: start after what another chat left
                 self._seq = max((c["seq"] for c in fresh), default=0)
                 return
@@ -264,9 +265,7 @@ class ChatPage:
 
     # -- the rich menu ------------------------------------------------------------------------------
     def _line_get(self, base: str, path: str) -> requests.Response:
-        session = requests.Session()
-        session.trust_env = False  # loopback only: never a proxy from the environment
-        with session:
+        with chat.loopback_session() as session:  # loopback only: never a proxy from the environment
             return session.get(base.rstrip("/") + path, timeout=HTTP_TIMEOUT_SECONDS,
                                headers={"Authorization": f"Bearer {self.upstream.access_token}"})
 
