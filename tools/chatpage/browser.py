@@ -141,15 +141,31 @@ class Page:
         return self
 
     def until(self, condition: Any, what: str, timeout: float = WAIT_SECONDS) -> Any:
+        """Wait for ``condition``; an element the page redrew meanwhile (a new message redraws its
+        chat) only makes it look again."""
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(condition, f"waited for {what}")
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.1,
+                             ignored_exceptions=[StaleElementReferenceException]).until(condition, f"waited for {what}")
+
+    def click(self, find: Any, what: str) -> None:
+        """Click what ``find()`` returns once it is there, finding it again if the page redrew it."""
+        def attempt(driver: Any) -> bool:
+            element = find()
+            if element is None:
+                return False
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+            element.click()
+            return True
+
+        self.until(attempt, what)
 
     def log(self, pane: str) -> Any:
         return self.driver.find_element("id", f"{pane}-log")
 
     def log_text(self, pane: str) -> str:
-        return self.log(pane).text
+        return self.driver.execute_script("return document.getElementById(arguments[0]).innerText", f"{pane}-log")
 
     def wait_for_text(self, pane: str, text: str, count: int = 1) -> str:
         """Wait until ``text`` shows ``count`` times (at least) in the pane's chat; its text."""
@@ -175,17 +191,15 @@ class Page:
 
     def tap(self, pane: str, label: str) -> None:
         """Tap the latest button labelled ``label`` in the pane's chat (waiting for it)."""
-        self.until(lambda d: self.buttons(pane, label), f"a {label!r} button in the {pane} chat")
-        button = self.buttons(pane, label)[-1]
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
-        button.click()
+        self.click(lambda: (self.buttons(pane, label) or [None])[-1], f"a {label!r} button in the {pane} chat")
 
     def chips(self, pane: str) -> list[str]:
-        return [c.text for c in self.driver.find_elements("css selector", f"#{pane}-chips .chip")]
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(c => c.textContent)", f"#{pane}-chips .chip")
 
     def tap_chip(self, pane: str, label: str) -> None:
-        self.until(lambda d: label in self.chips(pane), f"a {label!r} chip in the {pane} chat")
-        next(c for c in self.driver.find_elements("css selector", f"#{pane}-chips .chip") if c.text == label).click()
+        chips = lambda: self.driver.find_elements("css selector", f"#{pane}-chips .chip")  # noqa: E731
+        self.click(lambda: next((c for c in chips() if c.text == label), None), f"a {label!r} chip in the {pane} chat")
 
     def switch_resident(self, name: str) -> None:
         tab = next(t for t in self.driver.find_elements("css selector", "#resident-tabs button")
@@ -194,18 +208,21 @@ class Page:
 
     def menu_areas(self) -> list[str]:
         """The rich menu's areas as a screen reader names them (none: no rich menu shown)."""
-        return [a.get_attribute("aria-label") for a in self.driver.find_elements("css selector", "#richmenu .area")
-                if a.is_displayed()]
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('#richmenu .area')].filter(a => a.offsetParent !== null)"
+            ".map(a => a.getAttribute('aria-label'))")
 
     def tap_menu(self, label: str) -> None:
         """Tap the rich menu's area named ``選單：label``."""
-        self.until(lambda d: f"選單：{label}" in self.menu_areas(), f"the rich menu's {label!r}")
-        next(a for a in self.driver.find_elements("css selector", "#richmenu .area")
-             if a.get_attribute("aria-label") == f"選單：{label}").click()
+        areas = lambda: self.driver.find_elements("css selector", "#richmenu .area")  # noqa: E731
+        self.click(lambda: next((a for a in areas() if a.get_attribute("aria-label") == f"選單：{label}"), None),
+                   f"the rich menu's {label!r}")
 
     def cards(self, pane: str) -> list[str]:
         """The cards' accessible names (their altText), oldest first."""
-        return [c.get_attribute("aria-label") for c in self.log(pane).find_elements("css selector", ".flex-card")]
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(c => c.getAttribute('aria-label'))",
+            f"#{pane}-log .flex-card")
 
     def share_location(self, township: str) -> None:
         """📍, pick a township on the map, share."""

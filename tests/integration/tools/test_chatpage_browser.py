@@ -130,9 +130,14 @@ def test_chatpage_is_usable_by_keyboard_and_screen_reader(page, stack):
             {"type": "action", "action": {"type": "message", "label": "查活動", "text": "查活動"}}]}}]})
     page.until(lambda d: "查活動" in page.chips("resident"), "the pushed quick reply")
     mine = page.log_text("resident").count("查活動")
-    chip = driver.find_element("css selector", "#resident-chips .chip")
-    assert chip.tag_name == "button" and chip.get_attribute("aria-label") == "快速回覆：查活動"
-    chip.send_keys(Keys.ENTER)  # a chip is a <button>: Enter taps it
+
+    def enter_on_chip(d) -> bool:  # a chip is a <button>: Enter on it taps it
+        chip = d.find_element("css selector", "#resident-chips .chip")
+        assert chip.tag_name == "button" and chip.get_attribute("aria-label") == "快速回覆：查活動"
+        chip.send_keys(Keys.ENTER)
+        return True
+
+    page.until(enter_on_chip, "Enter on the chip")
     page.until(lambda d: page.log_text("resident").count("查活動") > mine, "the tap's bubble")
 
 
