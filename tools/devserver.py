@@ -418,6 +418,9 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             port = config.ports["line-standin"]
             children.append(start_child("line-standin", standin_argv(python, port,
                                         config.run_dir / "line-calls.jsonl"), port, config.env, config.run_dir))
+            port = config.ports["chatpage"]  # the page reads what LOCAL sent from this stand-in
+            children.append(start_child("chatpage", chatpage_argv(python, port, config.ports["webhook"],
+                                        config.ports["line-standin"]), port, config.env, config.run_dir))
         if config.start_gemini_standin:
             port = config.ports["gemini-standin"]
             children.append(start_child("gemini-standin", gemini_standin_argv(
@@ -426,10 +429,6 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             port = config.ports[name]
             children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
                                         config.env, config.run_dir))
-        if config.start_standin:
-            port = config.ports["chatpage"]
-            children.append(start_child("chatpage", chatpage_argv(python, port, config.ports["webhook"],
-                                        config.ports["line-standin"]), port, config.env, config.run_dir))
         wait_until_ready(children, timeout_s)
         _banner(config, children, mode, sys.stderr)
         if not config.start_standin:
