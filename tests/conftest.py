@@ -89,6 +89,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items[:] = [item for tests in ordered for item in tests]
 
 
+#: The cyclic garbage collector's thresholds during the tests (``gc.set_threshold``; Python's default is
+#: 700, 10, 10): a test run allocates millions of short-lived objects (line-bot-sdk and pydantic models,
+#: parsed ASTs) beside a large heap of imported modules, and with the default a worker spent about 2 s of
+#: CPU in the collector; with these, under 1 s. Garbage is still collected, in fewer, larger passes.
+GC_THRESHOLDS = (10_000, 20, 20)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After collection, leave what the imports and the collection built out of the collector's passes
+    (``gc.freeze``: it lives for the whole run) and use ``GC_THRESHOLDS``. Memory management only: no
+    test sees a difference (reference counting frees what has no cycle at once, as before)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _keyed_user_hash():
     """In-process code hashes user ids with the key the test functions derive from the test
