@@ -303,7 +303,7 @@ UNKNOWN_REPLIES = {
     "500": lambda standin: standin.fail_next(REPLY, 500),
     "500_after_processing": lambda standin: standin.fail_next(REPLY, 500, after_processing=True),
     "503": lambda standin: standin.fail_next(REPLY, 503),
-    "timeout": lambda standin: standin.delay_next(REPLY, 1.0),
+    "timeout": lambda standin: standin.delay_next(REPLY, 0.8),  # the reply's timeout is 0.5 s here
 }
 
 

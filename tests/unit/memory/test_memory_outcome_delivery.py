@@ -29,7 +29,7 @@ REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 UNKNOWN_REPLIES = {
     "500": lambda standin: standin.fail_next(REPLY, 500),
     "500_after_processing": lambda standin: standin.fail_next(REPLY, 500, after_processing=True),
-    "timeout": lambda standin: standin.delay_next(REPLY, 1.0),
+    "timeout": lambda standin: standin.delay_next(REPLY, 0.8),  # the reply's timeout is 0.5 s here
 }
 
 
