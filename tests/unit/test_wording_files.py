@@ -38,7 +38,7 @@ READING = {
     "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
     "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",
-    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/near_me.py", "shared/turn/reading.py",
+    "shared/turn/engine.py", "shared/turn/pickers.py", "shared/turn/near_me.py", "shared/turn/reading.py",
     "shared/turn/router.py",
 }
 READING_FOLDERS = ("shared/turn/rules/", "shared/turn/vocabulary/")

@@ -15,9 +15,9 @@ import pytest
 
 from shared.audit import COLLECTION as AUDIT
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, model_handler, open_store

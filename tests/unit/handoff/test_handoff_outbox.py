@@ -9,6 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared import inbox
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.handoff import cards, drafts, notify, records, requeue, wording
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.records import Operation
@@ -18,8 +20,6 @@ from shared.outbox import send_push
 from shared.push_count import Flow, PushCounter
 from shared.queue import background
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway

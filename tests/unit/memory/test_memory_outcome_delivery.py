@@ -12,10 +12,10 @@ import pytest
 
 from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.local import LocalEventQueue
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.local import LocalEventQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.sweep import sweep
 from shared.webhook.service import WebhookService

@@ -11,9 +11,9 @@ import pytest
 
 from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask, requeue_queued
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask, requeue_queued
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
