@@ -49,7 +49,7 @@ from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
-from shared.turn import fixed, near_me
+from shared.turn import near_me, pickers
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
 from shared.turn.problem_offer import with_problem_offer
@@ -64,8 +64,8 @@ PostbackHandler = Callable[[EventContext, str], Reply]
 FIXED_ENTRIES: dict[str, Entry] = {
     "我要預約": menu.booking_menu_reply,
     "選單": menu.menu_reply,
-    "查蔬食": fixed.places_picker,
-    "查活動": fixed.events_picker,
+    "查蔬食": pickers.places_picker,
+    "查活動": pickers.events_picker,
     "留下服務詢問": handoff_flow.start_entry,
     "查看原本服務單": handoff_flow.status_entry,
     "我的偏好": memory_flow.view_entry,
@@ -84,8 +84,8 @@ TEXT_HOOKS: tuple[TextHook, ...] = (
 #: ``menu:<name>`` postbacks (rich menu areas and buttons).
 MENU_POSTBACKS: dict[str, Entry] = {
     "main": menu.menu_reply,
-    "places": fixed.places_picker,
-    "events": fixed.events_picker,
+    "places": pickers.places_picker,
+    "events": pickers.events_picker,
     "handoff": handoff_flow.start_entry,
     "status": handoff_flow.status_entry,
     "preference": memory_flow.view_entry,
@@ -102,8 +102,8 @@ def handle_menu_postback(ctx: EventContext, rest: str) -> Reply:
 #: Postback data is ``<prefix>:<rest>``; each domain registers its prefix here.
 POSTBACK_HANDLERS: dict[str, PostbackHandler] = {
     "menu": handle_menu_postback,
-    "places": fixed.handle_places_postback,
-    "events": fixed.handle_events_postback,
+    "places": pickers.handle_places_postback,
+    "events": pickers.handle_events_postback,
     "handoff": handoff_flow.handle_postback,
     "mem": memory_flow.handle_postback,
 }

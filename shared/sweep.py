@@ -21,11 +21,11 @@ from typing import Callable
 from shared import inbox, trace
 from shared.clock import Clock, utc_now
 from shared.config import Settings
+from shared.deferred_events.task import QueuedEventTask, enqueue, requeue_queued
 from shared.handoff.requeue import requeue_pending, sweep_round
 from shared.line import LineGateway
 from shared.logs import log
 from shared.queue import TaskQueue
-from shared.queued_event.task import QueuedEventTask, enqueue, requeue_queued
 from shared.staff import quota as line_quota
 from shared.staff import relay as staff_relay
 from shared.staff import reminders as staff_reminders
@@ -40,7 +40,7 @@ REQUEUE_RETRY_FIRST_SECONDS, REQUEUE_RETRY_MAX_SECONDS = 0.1, 5.0
 class Queues:
     """Where re-queued work goes: ``tasks`` (reconcile and staff notices) and ``events`` (queued
     webhook events: the event queue, or a webhook-only deployment's
-    ``shared.queued_event.local.LocalEventQueue``). None: that work is not swept."""
+    ``shared.deferred_events.local.LocalEventQueue``). None: that work is not swept."""
 
     tasks: TaskQueue | None
     events: TaskQueue | None

@@ -164,11 +164,11 @@ def _task_queue(settings: Settings, tasks_queue_path: str | None, target_url: st
     return None
 
 
-def queued_event_worker(settings: Settings, handler=None):
+def deferred_event_worker(settings: Settings, handler=None):
     """The queued-event worker (functions/agent's core) wired to the store, LINE, the reconcile queue
-    and functions/memory. ``handler``: the ``shared.queued_event.worker.EventHandler`` seam (None: the
+    and functions/memory. ``handler``: the ``shared.deferred_events.worker.EventHandler`` seam (None: the
     webhook's dispatch table)."""
-    from shared.queued_event.worker import QueuedEventWorker
+    from shared.deferred_events.worker import QueuedEventWorker
 
     if handler is None and settings.model_backend != "offline":
         handler = model_handler()
@@ -211,10 +211,10 @@ def webhook_service(settings: Settings):
     """The webhook use case wired to the configured store, LINE API, queue and memory function.
 
     Without an event queue (a webhook-only deployment) an answer still owed by push is answered in
-    this process (``shared.queued_event.local.LocalEventQueue``: the queued-event worker with the
+    this process (``shared.deferred_events.local.LocalEventQueue``: the queued-event worker with the
     webhook's own dispatch table, never the model)."""
-    from shared.queued_event.local import LocalEventQueue
-    from shared.queued_event.worker import QueuedEventWorker
+    from shared.deferred_events.local import LocalEventQueue
+    from shared.deferred_events.worker import QueuedEventWorker
     from shared.webhook.service import WebhookService
 
     store, line, queue, memory = open_store(settings), line_gateway(settings), task_queue(settings), \

@@ -24,6 +24,7 @@ checked in a new interpreter (tests/integration/functions/test_cold_start_import
 from __future__ import annotations
 
 import shared.caller_auth  # noqa: F401
+import shared.deferred_events.task  # noqa: F401
 import shared.events.ingest  # noqa: F401
 import shared.handoff.queue_auth  # noqa: F401
 import shared.handoff.reconcile  # noqa: F401
@@ -32,7 +33,6 @@ import shared.http_body  # noqa: F401
 import shared.memory.auth  # noqa: F401
 import shared.memory.service  # noqa: F401
 import shared.queue.background  # noqa: F401
-import shared.queued_event.task  # noqa: F401
 import shared.staff.service  # noqa: F401
 import shared.sweep  # noqa: F401
 import shared.webhook.service  # noqa: F401

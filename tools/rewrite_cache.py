@@ -12,7 +12,8 @@ the workers start:
 It rewrites each file under ``testpaths`` that pytest would (a conftest.py, or a name that matches
 ``python_files``) with pytest's own rewriter, without importing it, in one forked copy of itself
 per core: about 3.5 s of CPU, where a ``--collect-only`` pass also imports the whole suite's
-dependencies for the same cache. With ``--noconftest`` it needs nothing beyond pytest and its
+dependencies for the same cache. A module whose cache pytest would read as it is (the source's hash
+matches) is not rewritten again: a second run costs the start-up and one hash per file. With ``--noconftest`` it needs nothing beyond pytest and its
 plugins, so ``make test`` starts it before the project itself is installed. The plugins pytest
 loads at start-up are cached by that start-up itself, and the packages they mark for rewriting
 (hypothesis, anyio) by importing them here.
@@ -72,7 +73,14 @@ def _in_processes(write: Callable[[list[Path]], int], files: list[Path], process
 def pytest_cmdline_main(config: pytest.Config) -> int:
     """Write the cache of every test file's rewritten code, then end the run (exit code 0)."""
     try:
-        from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc, assertstate_key, get_cache_dir
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+        )
     except ImportError as exc:
         print(f"rewrite_cache: pytest's rewriter moved ({exc}); the workers will rewrite", file=sys.stderr)
         return 0
@@ -81,6 +89,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int:
         return 0
     state = config.stash[assertstate_key]
 
+    def cached(path: Path) -> Path:
+        return get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
+
     def write(paths: list[Path]) -> int:
         written = 0
         for path in paths:
@@ -88,17 +99,20 @@ def pytest_cmdline_main(config: pytest.Config) -> int:
                 source_hash, code = _rewrite_test(path, config)
             except SyntaxError:
                 continue  # the real run reports it
-            cache = get_cache_dir(path)
-            cache.mkdir(exist_ok=True)
-            written += bool(_write_pyc(state, code, source_hash, cache / (path.name[:-3] + PYC_TAIL)))
+            get_cache_dir(path).mkdir(exist_ok=True)
+            written += bool(_write_pyc(state, code, source_hash, cached(path)))
         return written
 
     files = rewritten_files(config.rootpath, config.getini("testpaths"), config.getini("python_files"))
-    written = _in_processes(write, files, os.cpu_count() or 1)
+    # A cache pytest would read as it is (its own check: magic number, flags, the source's hash, the
+    # path) is left alone: after the first run only the changed modules are rewritten.
+    stale = [path for path in files if _read_pyc(path, cached(path)) is None]
+    written = _in_processes(write, stale, os.cpu_count() or 1)
     for name in sorted(getattr(state.hook, "_must_rewrite", ())):  # plugins' packages: rewritten at import
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a plugin that fails to import fails the real run instead
             continue
-    print(f"rewrite_cache: {written} rewritten test modules cached", file=sys.stderr)
+    print(f"rewrite_cache: {written} rewritten test modules cached, {len(files) - len(stale)} already current",
+          file=sys.stderr)
     return 0

@@ -2,7 +2,7 @@
 
 The webhook hands this function every event it cannot finish inside LINE's 2-second budget
 (docs/design.md §3, §11); the model turn plugs in here as the worker's handler (docs/design.md §8). Body: a
-queued-event task (``shared.queued_event.task.QueuedEventTask``); the event itself waits in the
+queued-event task (``shared.deferred_events.task.QueuedEventTask``); the event itself waits in the
 store. Accepts only the queue (``Bearer LOCAL_INTERNAL_TOKEN`` on the embedded default, an OIDC ID
 token for ``AGENT_FUNCTION_URL`` in production). Answers 200 when the event's answer is settled,
 401/403 for bad credentials, 400 for a malformed body, 503 when the queue should try again.
@@ -15,10 +15,10 @@ import functions_framework
 from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.config import AGENT_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask
 from shared.http_body import BodyError, read_json
 from shared.logs import log
 from shared.queue import background
-from shared.queued_event.task import QueuedEventTask
 
 SETTINGS = Settings.from_env(required=AGENT_REQUIRED)
 logs.use_user_hasher(wiring.user_hasher(SETTINGS))  # keyed user hashes in logs (shared/keys.py)
@@ -27,7 +27,7 @@ logs.use_trace_project(SETTINGS.trace_project)  # trace names on log lines (shar
 
 @functools.cache
 def _worker():
-    return wiring.queued_event_worker(SETTINGS)
+    return wiring.deferred_event_worker(SETTINGS)
 
 
 def _start_background() -> None:

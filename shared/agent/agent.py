@@ -55,6 +55,7 @@ from shared.clock import TAIPEI
 from shared.config import Settings
 from shared.context import EventContext, Reply
 from shared.logs import hash_user, log
+from shared.turn.cannot_help import refused_reply
 from shared.turn.conversation import load_conversation
 from shared.turn.engine import (
     DEFAULT_TOOLS,
@@ -66,7 +67,6 @@ from shared.turn.engine import (
     start_turn,
     unanswered_turn,
 )
-from shared.turn.limits import refused_reply
 from shared.turn.wording import revision_changed_reply
 
 #: ADK logs a model error as a plain-text traceback; LOCAL logs each failure once, classified and

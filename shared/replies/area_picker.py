@@ -79,7 +79,7 @@ def area_postback(
         PostbackAction with data ``<kind>:area=<township>[&diet=<type>][&said=…][&date=…][&keyword=…]``.
     Raises:
         ValueError: unknown kind, or data over LINE's limits.
-    Source: docs/design.md §5 (needs_area), shared/turn/fixed.py (postback format).
+    Source: docs/design.md §5 (needs_area), shared/turn/pickers.py (postback format).
     """
     if kind not in _DISPLAY_TEXT:
         raise ValueError(f"unknown search kind {kind!r}")

@@ -5,7 +5,7 @@ model's tool calls (shared.agent.calls) from checked arguments. The turn engine 
 shared.turn.wording says the notes, so a note means the same on both paths.
 
 Strings stand for these values only at the three boundaries of the turn: postback data
-(shared.replies.area_picker, shared.turn.fixed), the model's tool arguments (shared.agent.tools) and
+(shared.replies.area_picker, shared.turn.pickers), the model's tool arguments (shared.agent.tools) and
 the audit record (shared.audit, through ``encoded``). Dates are ``DateSpec`` values
 (shared.turn.datespec) everywhere in between.
 

@@ -37,12 +37,12 @@ from shared.replies import menu, refusals
 from shared.store import StoreError
 from shared.text import reading_form
 from shared.turn.ask import EventsSearch, Flag, ItemRef, PlacesSearch, PrivacyTopic
+from shared.turn.cannot_help import limits_with_details
 from shared.turn.conversation import load_conversation
 from shared.turn.datespec import Both, DateSpec, UnreadableDate, encoded
 from shared.turn.diet_origin import CONSENTED_MEMORY, EffectiveDiet, resolve_diet
 from shared.turn.follow_up import remember_search, resolve_follow_up
 from shared.turn.item_answer import answer_item
-from shared.turn.limits import limits_with_details
 from shared.turn.near_me import kept_location_answer
 from shared.turn.reading import judge
 from shared.turn.router import Proposal, route

@@ -56,7 +56,7 @@ def is_events(proposal: Proposal) -> bool:
 
 def unrecorded_said(notes: tuple[ask.Note, ...]) -> str | None:
     """The finer diet conditions the catalog does not record, as said (五辛素、不吃蔥蒜), or None.
-    Joined by 、: the form a button's ``said`` postback parameter carries (shared.turn.fixed)."""
+    Joined by 、: the form a button's ``said`` postback parameter carries (shared.turn.pickers)."""
     found = ask.notes_of(notes, ask.UnrecordedDiet)
     return "、".join(found[0].words) if found else None
 

@@ -16,15 +16,15 @@ from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import ReaderOrder, Settings
 from shared.context import EventContext, Reply, event_time_of
+from shared.deferred_events.task import QueuedEventTask, enqueue_all
+from shared.deferred_events.task import enqueue as enqueue_event
+from shared.deferred_events.worker import encode_follow_up, encode_messages
 from shared.handoff import faults
 from shared.identity import Actor
 from shared.inbox import EventClaim, EventOutcome, QueuedReason, QueueResult
 from shared.line import Delivery, LineGateway, webhook_body
 from shared.line.ids import is_user_id
 from shared.logs import hash_user, log
-from shared.queued_event.task import QueuedEventTask, enqueue_all
-from shared.queued_event.task import enqueue as enqueue_event
-from shared.queued_event.worker import encode_follow_up, encode_messages
 from shared.routing import dispatch_event, failure_reply, needs_claim, side_effect_free_reply
 from shared.store import DocumentStore, StoreError
 from shared.turn.engine import router_first_turn
@@ -79,7 +79,7 @@ class WebhookService:
             finished in time is answered 503 (LINE redelivers, if the operator enabled it).
         local_events: without an ``event_queue`` (a webhook-only deployment), where an answer still
             owed by push goes: a reply LINE answered 429 or never received, or the follow-up of a
-            reply of unknown outcome (``Reply.follow_up``). ``shared.queued_event.local.LocalEventQueue``
+            reply of unknown outcome (``Reply.follow_up``). ``shared.deferred_events.local.LocalEventQueue``
             runs the queued-event worker on it at once, in this process; the sweep retries what is
             still pending. None: such an answer is not sent again.
         dispatch: ``(EventContext, Event) -> Reply | None``; the routing table by default. A Reply

@@ -9,8 +9,9 @@ become ``-``; a repeated heading gets ``-1``, ``-2`` …). A code span that look
 and a dotted name under ``shared`` (``shared.outbox.AnswerCarries``) must name a module, or a name
 that module defines at its top level (read with ``ast``, nothing imported).
 Fenced code blocks are not read. Files under ``docs/results/`` are written by their commands
-(``make bench``, ``make eval``) and may be absent from a fresh checkout; ``docs/design.md`` is
-checked by its own test, by section number.
+(``make bench``, ``make eval``) and may be absent from a fresh checkout. A link into ``docs/design.md``
+is checked like any other (``design.md#8-agent``); its citations in prose (``docs/design.md §8``) by
+section number.
 """
 from __future__ import annotations
 
@@ -92,8 +93,6 @@ def _link_problem(doc: Path, target: str, root: Path) -> str | None:
         return None
     file_part, _, anchor = target.partition("#")
     path = (doc.parent / file_part) if file_part else doc
-    if path.resolve() == (root / DESIGN).resolve():
-        return None  # by section number: test_design_citations_name_its_sections
     if not path.exists():
         return None if _generated(path, root) else f"link to a missing file: {target}"
     if anchor and (path.is_dir() or anchor not in anchors(path.read_text(encoding="utf-8"))):
@@ -196,11 +195,12 @@ def test_problems_reports_each_kind_of_broken_reference(tmp_path):
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "real.py").write_text("from x import y as z\nLIMIT: int = 3\nclass Real:\n    pass\n")
     (tmp_path / "docs" / "other.md").write_text("# Other\n## Results\n## Results\n")
+    (tmp_path / "docs" / "design.md").write_text("# Design\n## 7. Turn\n")
     doc = tmp_path / "docs" / "page.md"
     doc.write_text("\n".join([
         "# Page",
         "[ok](other.md#results-1) [ok](#page) [ok](https://example.com/x#y) `shared/real.py` `shared/*.py`",
-        "[gone](missing.md)",
+        "[gone](missing.md) [ok](design.md#7-turn) [no anchor](design.md#99-nothing)",
         "[no anchor](other.md#results-2)",
         "[no local anchor](#nowhere)",
         "`shared/gone.py` and `shared/*.txt`",
@@ -213,6 +213,7 @@ def test_problems_reports_each_kind_of_broken_reference(tmp_path):
     found = problems(doc, tmp_path)
     assert [(p.line, p.what) for p in found] == [
         (3, "link to a missing file: missing.md"),
+        (3, "link to a missing anchor: design.md#99-nothing"),
         (4, "link to a missing anchor: other.md#results-2"),
         (5, "link to a missing anchor: #nowhere"),
         (6, "missing path `shared/gone.py`"),

@@ -8,6 +8,7 @@ so a reviewer can read every sentence a resident may see in the wording files.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -37,7 +38,7 @@ READING = {
     "shared/handoff/drafts.py", "shared/handoff/cancel_words.py",
     "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",
-    "shared/turn/engine.py", "shared/turn/fixed.py", "shared/turn/near_me.py", "shared/turn/reading.py",
+    "shared/turn/engine.py", "shared/turn/pickers.py", "shared/turn/near_me.py", "shared/turn/reading.py",
     "shared/turn/router.py",
 }
 READING_FOLDERS = ("shared/turn/rules/", "shared/turn/vocabulary/")
@@ -50,6 +51,12 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 def _modules() -> list[Path]:
     return sorted(path for root in ("shared", "functions") for path in (REPO / root).rglob("*.py"))
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The parsed module (read once for the three tests; never changed by them)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _name(path: Path) -> str:
@@ -78,7 +85,7 @@ def _is_reading(name: str) -> bool:
 def test_wording_files_every_module_with_chinese_text_is_a_wording_or_a_reading_file():
     unplaced = []
     for path in _modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         said = _chinese(tree, docstring_nodes(tree))
         if said and not (_is_wording(_name(path)) or _is_reading(_name(path))):
             unplaced.append((_name(path), said[:3]))
@@ -90,7 +97,7 @@ def test_wording_files_messages_are_worded_only_in_the_wording_files():
     for path in _modules():
         if _is_wording(_name(path)):
             continue
-        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for call in ast.walk(_tree(path)):
             if isinstance(call, ast.Call) and _builder(call):
                 words = [value for keyword in call.keywords if keyword.arg in WORD_KEYWORDS
                          for value in _chinese(keyword.value)] + [value for arg in call.args for value in _chinese(arg)]
@@ -103,5 +110,5 @@ def test_wording_files_listed_exist_and_hold_words():
     for name in [file for files in WORDING.values() for file in files] + sorted(READING):
         path = REPO / name
         assert path.exists(), name
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         assert _chinese(tree, docstring_nodes(tree)), f"{name} holds no Chinese text: take it off the list"

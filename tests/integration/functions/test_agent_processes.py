@@ -10,8 +10,8 @@ import time
 import pytest
 import requests
 
+from shared.deferred_events.task import QueuedEventTask
 from shared.inbox import answer_retry_key
-from shared.queued_event.task import QueuedEventTask
 from tests.conftest import all_text, line_body, text_event
 from tests.handoff_support import PUSH, REPLY, USER, env_with, post, store_docs, wait_for
 from tests.integration.functions.test_delivery_processes import answers_to, queues_settled

@@ -18,11 +18,11 @@ from functions_framework import create_app
 
 from shared.clock import TAIPEI
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.identity import Actor
 from shared.memory.tokens import issue_card
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.signing import SigningKeys
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService

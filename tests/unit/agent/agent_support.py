@@ -3,8 +3,10 @@ Gemini stand-in (tools/gemini_standin.py) on loopback, scripted with the call a 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from itertools import count
+from typing import Iterator
 
 from shared.audit import COLLECTION as AUDIT
 from shared.config import Settings
@@ -68,3 +70,19 @@ def read_by_resident(messages: list[dict]) -> list[tuple[str, str, list[str]]]:
     its buttons; not the buttons' data (signed, and the model's dates are already calendar days)."""
     return [(m["type"], all_text([{k: v for k, v in m.items() if k != "quickReply"}]), labels([m]))
             for m in messages]
+
+
+@contextmanager
+def short_retry_waits() -> Iterator[None]:
+    """google-genai's wait before its one retry of a 5xx (0.25–0.5 s, ``shared.agent.client.RETRY_*``)
+    cut to 1 ms for the clients built meanwhile. For the tests whose claim is what a failed retry
+    leads to: the retry still happens, through the real client; the plan and its real waits are
+    tests/unit/agent/test_agent_client.py's."""
+    import pytest
+
+    from shared.agent import client
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(client, "RETRY_INITIAL_DELAY_SECONDS", 0.001)
+        patch.setattr(client, "RETRY_JITTER_SECONDS", 0.0)
+        yield

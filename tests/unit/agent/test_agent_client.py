@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 
-from shared.agent.tools import TOOL_NAMES
 from shared.turn.engine import start_turn
 from tests.conftest import all_text
 from tests.unit.agent.agent_support import call, ctx_for, model_settings, model_turn
@@ -45,6 +44,8 @@ def test_agent_client_request_asks_for_exactly_one_call_to_the_turns_tools(stand
     messages, _ = model_turn(standin, settings, store, "花壇有素食嗎", VEGETARIAN_IN_HUATAN)
     assert "和米素食" in all_text(messages)
     body = last_body(standin)
+    from shared.agent.tools import TOOL_NAMES
+
     config = body["toolConfig"]["functionCallingConfig"]
     assert config["mode"] == "ANY" and config["allowedFunctionNames"] == list(TOOL_NAMES)
     declared = [d["name"] for tool in body["tools"] for d in tool.get("functionDeclarations", [])]

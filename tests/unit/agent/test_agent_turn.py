@@ -21,6 +21,7 @@ from shared.memory.tokens import SigningKeys, issue_card
 from shared.turn.engine import start_turn
 from shared.wiring import memory_client
 from tests.conftest import all_text
+from tests.unit.agent.agent_support import short_retry_waits
 
 # shared.agent.* (google.adk, google.genai) is imported by the tests that use it, not at collection:
 # every xdist worker collects every file, and one runs this one.
@@ -30,6 +31,13 @@ ALICE = Actor("test-tenant", "U7a1e5b0c2d3f4a5b6c7d8e9f0a1b2c3d")
 KEYS = SigningKeys(b"test-signing-key", 1)
 HONEST = "這次暫時查不了"
 _IDS = iter(range(10**6))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _short_retry_waits():
+    """The model's 5xx cases here are about what the failed retry leads to (agent_support.short_retry_waits)."""
+    with short_retry_waits():
+        yield
 
 
 def ctx_for(settings, store, actor=ALICE) -> EventContext:

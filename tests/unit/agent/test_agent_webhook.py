@@ -15,14 +15,15 @@ import pytest
 
 from shared.audit import COLLECTION as AUDIT
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, model_handler, open_store
 from tests.codes_support import SHOWN_CODE
 from tests.conftest import all_text, line_body, postback_event, reply_messages, sign, text_event
+from tests.unit.agent.agent_support import short_retry_waits
 from tests.unit.agent.conftest import open_pair
 
 REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
@@ -58,6 +59,13 @@ class ModelPair:
 
     def audit(self, event: dict) -> dict | None:
         return self.store.get(AUDIT, f"test-tenant:{event['webhookEventId']}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _short_retry_waits():
+    """The model's 5xx cases here are about what the failed retry leads to (agent_support.short_retry_waits)."""
+    with short_retry_waits():
+        yield
 
 
 @pytest.fixture

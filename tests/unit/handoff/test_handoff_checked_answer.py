@@ -19,13 +19,13 @@ from typing import Any, Callable
 import pytest
 
 from shared import inbox
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.handoff import cards, drafts, notify, records, requeue
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.requests import create_request
 from shared.identity import Actor
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store import StoreTimeout
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService

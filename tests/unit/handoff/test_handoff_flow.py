@@ -111,9 +111,9 @@ def test_flow_locked_store_is_unknown_outcome_at_the_store_deadline(ctx_for, sto
     holder = sqlite3.connect(path_from_url(settings.store_url), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the store past the create's deadline
     try:
-        # The lock outlives the call: only the store deadline can end the create's wait.
+        # The lock outlives the call: only the store deadline (0.2 s here) can end the create's wait.
         reply = flow.handle_postback(ctx_for("EV-SLOW", store=SqliteStore(
-            path_from_url(settings.store_url), deadline_seconds=settings.store_deadline_seconds)), confirm)
+            path_from_url(settings.store_url), deadline_seconds=0.2)), confirm)
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -9,6 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from shared import inbox
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.handoff import cards, drafts, notify, records, requeue, wording
 from shared.handoff.reconcile import RELAY, UNKNOWN_OUTCOME, ReconcileService, ReconcileTask
 from shared.handoff.records import Operation
@@ -18,8 +20,6 @@ from shared.outbox import send_push
 from shared.push_count import Flow, PushCounter
 from shared.queue import background
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import SqliteStore, path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway
@@ -303,7 +303,7 @@ UNKNOWN_REPLIES = {
     "500": lambda standin: standin.fail_next(REPLY, 500),
     "500_after_processing": lambda standin: standin.fail_next(REPLY, 500, after_processing=True),
     "503": lambda standin: standin.fail_next(REPLY, 503),
-    "timeout": lambda standin: standin.delay_next(REPLY, 1.0),
+    "timeout": lambda standin: standin.delay_next(REPLY, 0.8),  # the reply's timeout is 0.5 s here
 }
 
 

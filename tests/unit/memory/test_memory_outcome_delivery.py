@@ -12,10 +12,10 @@ import pytest
 
 from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.local import LocalEventQueue
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.local import LocalEventQueue
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.sweep import sweep
 from shared.webhook.service import WebhookService
@@ -29,7 +29,7 @@ REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 UNKNOWN_REPLIES = {
     "500": lambda standin: standin.fail_next(REPLY, 500),
     "500_after_processing": lambda standin: standin.fail_next(REPLY, 500, after_processing=True),
-    "timeout": lambda standin: standin.delay_next(REPLY, 1.0),
+    "timeout": lambda standin: standin.delay_next(REPLY, 0.8),  # the reply's timeout is 0.5 s here
 }
 
 

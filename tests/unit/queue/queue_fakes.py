@@ -69,7 +69,8 @@ class RecordingTarget:
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+        # stop() waits for the serving thread's next poll: 5 ms, as for the stand-ins (tools/standin_server.py)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.005},
                                         daemon=True)
 
     def __enter__(self) -> "RecordingTarget":

@@ -260,9 +260,9 @@ def test_embedded_max_concurrent_dispatches_below_one_is_refused(db):
         make_queue(db, "http://127.0.0.1:9/unused", max_concurrent_dispatches=0)
 
 
-def _locking_post(db, hold_seconds: float, started: list):
-    """An ``http`` seam: the real POST, then another writer takes the file's write lock for
-    ``hold_seconds`` (as a store transaction would), so the result must wait for it."""
+def _locking_post(db, release: threading.Event, started: list):
+    """An ``http`` seam: the real POST, then another writer takes the file's write lock (as a store
+    transaction would) and holds it until ``release`` is set, so the result must wait for it."""
     def post(url, body, headers, timeout_seconds):
         status = http_post(url, body, headers, timeout_seconds)
         taken = threading.Event()
@@ -271,7 +271,7 @@ def _locking_post(db, hold_seconds: float, started: list):
             conn = sqlite3.connect(str(db), isolation_level=None)
             conn.execute("BEGIN IMMEDIATE")
             taken.set()
-            time.sleep(hold_seconds)
+            release.wait(30)
             conn.execute("ROLLBACK")
             conn.close()
 
@@ -284,31 +284,59 @@ def _locking_post(db, hold_seconds: float, started: list):
     return post
 
 
-@pytest.mark.parametrize("hold_seconds", [0.3, 0.8])
-def test_embedded_result_written_once_a_brief_lock_is_gone_not_after_the_lease(db, hold_seconds):
+class _ReleaseAfterRetries(logging.Handler):
+    """Sets ``release`` when the queue has said ``retries`` times that it will try the result again
+    (its WARNING before each pause): the lock is gone after that many tries, whatever the machine's speed."""
+
+    def __init__(self, release: threading.Event, retries: int):
+        super().__init__()
+        self.unlock, self.retries, self.seen = release, retries, 0  # (Handler.release is its own lock's)
+
+    def emit(self, record):
+        if record.getMessage().startswith("queue task result not recorded yet"):
+            self.seen += 1
+            if self.seen >= self.retries:
+                self.unlock.set()
+
+
+@pytest.mark.parametrize("retries", [1, 2])  # after the first pause, and after a second one twice as long
+def test_embedded_result_written_once_a_brief_lock_is_gone_not_after_the_lease(db, retries):
     held: list = []
-    with RecordingTarget() as target:
-        queue = make_queue(db, target.url, lock_timeout_seconds=0.05, lease_margin_seconds=3.0,
-                           http=_locking_post(db, hold_seconds, held))
-        name = task_name_for("briefly-locked")
-        queue.enqueue(name, {"n": 1})
-        assert queue.dispatch_due() == 1  # no QueueUnavailable: the result waited for the lock
-        for holder in held:
-            holder.join(5)
-        record = queue.task(name)
-        assert record.state == "succeeded" and record.attempts == 1
-        assert len(target.requests) == 1
+    release = threading.Event()
+    watch = _ReleaseAfterRetries(release, retries)
+    logger = logging.getLogger("local")
+    logger.addHandler(watch)
+    try:
+        with RecordingTarget() as target:
+            queue = make_queue(db, target.url, lock_timeout_seconds=0.05, lease_margin_seconds=3.0,
+                               http=_locking_post(db, release, held))
+            name = task_name_for("briefly-locked")
+            queue.enqueue(name, {"n": 1})
+            assert queue.dispatch_due() == 1  # no QueueUnavailable: the result waited for the lock
+            for holder in held:
+                holder.join(5)
+            record = queue.task(name)
+            assert record.state == "succeeded" and record.attempts == 1
+            assert len(target.requests) == 1
+    finally:
+        release.set()
+        logger.removeHandler(watch)
+    assert watch.seen >= retries
 
 
 def test_embedded_result_lock_held_past_the_margin_leaves_it_to_the_lease(db):
     held: list = []
+    release = threading.Event()  # the lock is held until the queue has given up
     with RecordingTarget() as target:
         queue = make_queue(db, target.url, lock_timeout_seconds=0.05, lease_margin_seconds=0.2,
-                           http=_locking_post(db, 1.0, held))
+                           http=_locking_post(db, release, held))
         name = task_name_for("long-locked")
         queue.enqueue(name, {"n": 1})
-        with pytest.raises(QueueUnavailable):
-            queue.dispatch_due()
+        try:
+            with pytest.raises(QueueUnavailable):
+                queue.dispatch_due()
+        finally:
+            release.set()
         for holder in held:
             holder.join(5)
         record = queue.task(name)

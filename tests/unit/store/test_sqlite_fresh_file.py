@@ -92,7 +92,7 @@ def test_lock_held_past_the_timeout_still_raises(tmp_path):
     holder.execute("BEGIN EXCLUSIVE")  # a fresh file, locked by another connection
     try:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
-            ConnectionPerThread(path, timeout_seconds=0.3, schema=SCHEMA).get()
+            ConnectionPerThread(path, timeout_seconds=0.1, schema=SCHEMA).get()
     finally:
         holder.execute("ROLLBACK")
         holder.close()

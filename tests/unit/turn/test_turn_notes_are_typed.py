@@ -4,7 +4,7 @@ that another module parses again.
 The scan reads every module of shared/turn and shared/agent (ast, no import) for string constants and
 f-strings shaped ``word:`` — the shape the notes had (``also_places:…``, ``detail:…``) — outside
 docstrings. The only such strings allowed are the documented boundary encodings: postback data
-(``events:…`` / ``places:…``, read by shared.routing and shared.turn.fixed), a refused model call's
+(``events:…`` / ``places:…``, read by shared.routing and shared.turn.pickers), a refused model call's
 problem in the audit record (shared.agent.tools.schema_problem) and the date encoding of
 shared.turn.datespec (postback data, model arguments, the audit record).
 """

@@ -63,15 +63,16 @@ def test_http_body_watchdog_slow_client_with_slot_is_cut_at_the_deadline(pair):
 
 def test_http_body_watchdog_finished_read_is_never_cut(pair):
     # The deadline is far beyond the two bytes already waiting (0.01 s was cut under two CPU burners
-    # before the block had ended: a race of the test, not the claim, which is about after the end).
-    gate = SlowClientGate(slots=0, timeout_seconds=5.0, prompt_seconds=1.0)
+    # before the block had ended: a race of the test, not the claim, which is about after the end;
+    # 0.5 s is fifty times that).
+    gate = SlowClientGate(slots=0, timeout_seconds=5.0, prompt_seconds=0.5)
     left, right = pair
     right.sendall(b"{}")
     with gate.watch(left) as watch:
         assert left.recv(2) == b"{}"
     # An alarm due after the cancelled one has fired, so the cancelled one's time has passed.
     later = threading.Event()
-    gate._watchdog.schedule(1.1, later.set)
+    gate._watchdog.schedule(0.6, later.set)
     assert later.wait(WAIT)
     assert not watch.cut
     right.sendall(b"x")

@@ -11,9 +11,9 @@ import pytest
 
 from shared import inbox
 from shared.config import WEBHOOK_REQUIRED, Settings
+from shared.deferred_events.task import QueuedEventTask, requeue_queued
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.queue.embedded import EmbeddedQueue
-from shared.queued_event.task import QueuedEventTask, requeue_queued
-from shared.queued_event.worker import QueuedEventWorker
 from shared.store.sqlite import path_from_url
 from shared.webhook.service import WebhookService
 from shared.wiring import line_gateway, open_store
@@ -25,7 +25,7 @@ REPLY, PUSH = "/v2/bot/message/reply", "/v2/bot/message/push"
 class Pair:
     """A webhook service and a queued-event worker sharing one store, queue and LINE stand-in."""
 
-    def __init__(self, env: dict, clock, standin):
+    def __init__(self, env: dict, clock, standin, *, budget_left: float | None = None):
         self.settings = Settings.from_env(env, required=WEBHOOK_REQUIRED)
         self.standin = standin
         self.store = open_store(self.settings)
@@ -34,8 +34,12 @@ class Pair:
                                    target_url="http://agent.invalid/", auth_token=None,
                                    min_backoff_seconds=0.0, max_backoff_seconds=0.0,
                                    max_attempts=self.settings.queue_max_attempts, http=self._deliver)
+        # The service's monotonic clock says when a delivery's budget starts; one that reads earlier
+        # by the part already spent leaves ``budget_left`` seconds of it (WebhookService's ``monotonic``).
+        budget = self.settings.webhook_budget_seconds
+        spent = (lambda: time.monotonic() - (budget - budget_left)) if budget_left is not None else time.monotonic
         self.webhook = WebhookService(self.settings, self.store, line_gateway(self.settings), clock=clock,
-                                      event_queue=self.queue)
+                                      event_queue=self.queue, monotonic=spent)
         self.statuses: list[int] = []
 
     def _deliver(self, url, body, headers, timeout_seconds) -> int:
@@ -77,6 +81,13 @@ def age_tokens(pair: Pair, clock) -> None:
     clock.at += timedelta(seconds=pair.settings.reply_token_fresh_seconds + 1)
 
 
+def answers_at_once(standin) -> None:
+    """LINE answers without latency from here on: the latency was there to spend the webhook's budget
+    (monotonic, real time); the worker that drains the queue has no budget it could spend."""
+    standin.set_latency(REPLY, 0)
+    standin.set_latency(PUSH, 0)
+
+
 def user(n: int) -> str:
     return f"U{n:032x}"
 
@@ -89,17 +100,33 @@ def pair(base_env, clock, line_standin):
     p.queue.close()
 
 
+#: What is left of the webhook's budget when a batch arrives, in the tests whose LINE latency spends it:
+#: what the webhook keeps for queueing the rest and answering (1.25 s of the 1.8) and 0.3 s for inline
+#: replies, so the budget runs out after a few replies of 0.1 s instead of half a second of them.
+BUDGET_LEFT_SECONDS = 1.55
+
+
+@pytest.fixture
+def spent_pair(base_env, clock, line_standin):
+    """A ``pair`` whose deliveries arrive with ``BUDGET_LEFT_SECONDS`` of the budget left."""
+    p = Pair({**base_env, "LOCAL_QUEUE_MAX_ATTEMPTS": "4"}, clock, line_standin, budget_left=BUDGET_LEFT_SECONDS)
+    yield p
+    p.queue.close()
+
+
 def inbox_doc(pair: Pair, event: dict) -> dict:
     return pair.store.get(inbox.COLLECTION, f"test-tenant:{event['webhookEventId']}")
 
 
-def test_queued_budget_spent_rest_of_batch_queued_each_user_told_once(pair, line_standin, clock):
+def test_queued_budget_spent_rest_of_batch_queued_each_user_told_once(spent_pair, line_standin, clock):
+    pair = spent_pair
     line_standin.set_latency(REPLY, 0.1)
     line_standin.set_latency(PUSH, 0.02)
     events = [fresh_event("我要預約", user(i), clock) for i in range(30)]
     assert pair.post(*events) == 200  # nothing left to LINE's redelivery
     states = [inbox_doc(pair, e)["state"] for e in events]
     assert "queued" in states and "done" in states
+    answers_at_once(line_standin)
     pair.drain()
     for i in range(30):
         assert len(pair.told(user(i))) == 1, f"user {i} was told {len(pair.told(user(i)))} times"
@@ -178,12 +205,14 @@ def test_queued_worker_push_5xx_after_processing_repeats_same_key_once(pair, lin
     assert len({c["headers"]["x-line-retry-key"] for c in pushes}) == 1
 
 
-def test_queued_fresh_token_is_used_by_the_worker(pair, line_standin, clock):
+def test_queued_fresh_token_is_used_by_the_worker(spent_pair, line_standin, clock):
+    pair = spent_pair
     line_standin.set_latency(REPLY, 0.1)
     events = [fresh_event("我要預約", user(100 + i), clock) for i in range(20)]
     assert pair.post(*events) == 200
     queued = [e for e in events if inbox_doc(pair, e)["state"] == "queued"]
     assert queued
+    answers_at_once(line_standin)
     pair.drain()
     for e in queued:  # within the token's freshness the worker replies rather than pushes
         assert len([c for c in line_standin.calls() if c["path"] == REPLY and c["status"] == 200
@@ -191,7 +220,8 @@ def test_queued_fresh_token_is_used_by_the_worker(pair, line_standin, clock):
     assert [c for c in line_standin.calls() if c["path"] == PUSH] == []
 
 
-def test_queued_stale_token_is_pushed(pair, line_standin, clock):
+def test_queued_stale_token_is_pushed(spent_pair, line_standin, clock):
+    pair = spent_pair
     line_standin.set_latency(REPLY, 0.1)
     events = [fresh_event("我要預約", user(200 + i), clock) for i in range(20)]
     assert pair.post(*events) == 200
@@ -202,7 +232,8 @@ def test_queued_stale_token_is_pushed(pair, line_standin, clock):
     assert [c for c in line_standin.calls() if c["path"] == PUSH]
 
 
-def test_queued_worker_reply_unknown_is_never_repeated(pair, line_standin, clock):
+def test_queued_worker_reply_unknown_is_never_repeated(spent_pair, line_standin, clock):
+    pair = spent_pair
     line_standin.set_latency(REPLY, 0.1)
     events = [fresh_event("我要預約", user(300 + i), clock) for i in range(20)]
     assert pair.post(*events) == 200

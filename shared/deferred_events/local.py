@@ -5,7 +5,7 @@ still owes some answers by push: a reply LINE answered 429 or never received, an
 reply of unknown outcome whose answer must reach the resident (``shared.context.Reply.follow_up``).
 The store records each one as a queued event (``shared.inbox.queue_event``), as in the full wiring;
 ``LocalEventQueue`` stands where the event queue would, and runs the queued-event worker
-(``shared.queued_event.worker``) on the task as it is enqueued: the same claim, the same records,
+(``shared.deferred_events.worker``) on the task as it is enqueued: the same claim, the same records,
 the same ``X-Line-Retry-Key``. A delivery that must be tried again (the worker's 503: a push LINE
 answered 429, 5xx or never received) stays pending in the store, and the sweep (``shared.sweep``,
 every ``LOCAL_SWEEP_INTERVAL_SECONDS`` in a serving webhook) enqueues it here again; each of those
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.deferred_events.task import QueuedEventTask
+from shared.deferred_events.worker import QueuedEventWorker
 from shared.logs import log
 from shared.queue import EnqueueResult
-from shared.queued_event.task import QueuedEventTask
-from shared.queued_event.worker import QueuedEventWorker
 
 
 class LocalEventQueue:

@@ -41,6 +41,7 @@ from shared import inbox, outbox
 from shared.clock import Clock, utc_now
 from shared.config import Settings
 from shared.context import EventContext, Reply, event_time_of
+from shared.deferred_events.task import QueuedEventTask
 from shared.handoff import faults, push_refused
 from shared.identity import Actor
 from shared.inbox import AnswerVia, InboxState
@@ -49,7 +50,6 @@ from shared.line.webhook_body import read_event
 from shared.logs import hash_user, log
 from shared.outbox import NoticeClaim
 from shared.push_count import Flow, PushCounter
-from shared.queued_event.task import QueuedEventTask
 from shared.store import DocumentStore, StoreError
 
 #: The seam: handle one queued event (a line-bot-sdk ``Event``) → the Reply to send, or None.
