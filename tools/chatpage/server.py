@@ -436,7 +436,8 @@ class ChatPageServer:
         self.page = page
         self._server = ThreadingHTTPServer((HOST, port), _make_handler(page))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="chatpage", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="chatpage", daemon=True,
+                                        kwargs={"poll_interval": 0.02})  # stop() waits up to this long
 
     @property
     def url(self) -> str:

@@ -55,7 +55,7 @@ class _Recorder(ThreadingHTTPServer):
                 return
 
         super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
 
     @property
     def url(self) -> str:
