@@ -234,6 +234,20 @@ def start_child(name: str, argv: list[str], port: int, env: Mapping[str, str], r
     return Child(name, port, log_path, process)
 
 
+def apply_richmenu(python: str, config: DevConfig) -> subprocess.Popen:
+    """Put LOCAL's rich menu on the stand-in, as ``make richmenu`` puts it on a channel, in the
+    background (drawing it takes about a second of CPU): ``python -m tools.richmenu apply`` against the
+    stand-in with the dev token, logging to ``run_dir/richmenu.log``. The chat page shows the menu once
+    it is set; without the CJK font the log says so and the page shows none. ``LOCAL_RICHMENU=0`` skips
+    it (docs/configuration.md). Returns the started process; ``run`` ends it on exit if still running.
+    """
+    log_path = config.run_dir / "richmenu.log"
+    with log_path.open("wb") as log:
+        return subprocess.Popen([python, "-m", "tools.richmenu", "apply"], cwd=REPO, env=dict(config.env),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     """The last ``lines`` lines of a log file ('' if unreadable)."""
     try:
@@ -413,6 +427,7 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
     mode = choose_mode(config.env, config.start_standin, sys.stdin.isatty())
     python = venv_python()
     children: list[Child] = []
+    helpers: list[subprocess.Popen] = []
     try:
         if config.start_standin:
             port = config.ports["line-standin"]
@@ -430,6 +445,8 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
             children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
                                         config.env, config.run_dir))
         wait_until_ready(children, timeout_s)
+        if config.start_standin and config.env.get("LOCAL_RICHMENU", "1") != "0":
+            helpers.append(apply_richmenu(python, config))
         _banner(config, children, mode, sys.stderr)
         if not config.start_standin:
             print("devserver: LINE_API_BASE_URL is set, so no stand-in runs and the chat cannot show "
@@ -454,6 +471,10 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
     finally:
         _STOPPING.set()  # a signal from here on stops nothing short (see _raise_interrupt)
         _ignore_interrupts()
+        for helper in helpers:
+            if helper.poll() is None:
+                helper.kill()
+            helper.wait()
         while True:  # one that slipped in before the line above interrupts stop_children: go again
             try:
                 stop_children(children)

@@ -65,6 +65,7 @@ class Stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
         env.update({variable: str(free_port()) for variable, _ in PORT_VARIABLES.values()})
         env.update(LOCAL_SERVE_ONLY="1", LOCAL_RUN_DIR=str(run_dir), LOCAL_MODEL="offline",
+                   LOCAL_RICHMENU="0",  # applied below, once, when asked for: not twice at once
                    LOCAL_STORE_URL=f"sqlite:///{run_dir / 'local.sqlite3'}")
         self.process = subprocess.Popen([sys.executable, "-m", "tools.devserver", "--start-timeout", "90"], cwd=REPO,
                                         env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -30,7 +30,7 @@ def test_devserver_standin_model_sets_the_base_url_and_starts_the_standin(tmp_pa
 def test_devserver_headless_turn_goes_through_the_model_standin(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GOOGLE_", "GEMINI_"))}
     env.update(free_run_ports())
-    env.update(LOCAL_MODEL="standin", LOCAL_READER="model_first", LOCAL_HEADLESS="1", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
+    env.update(LOCAL_MODEL="standin", LOCAL_READER="model_first", LOCAL_HEADLESS="1", LOCAL_RICHMENU="0", LOCAL_STORE_URL=f"sqlite:///{tmp_path / 'run.sqlite3'}",
                LOCAL_RUN_DIR=str(tmp_path / "run"))  # its own run directory: other tests may run make run too
     lines = '{"text": "花壇有素食嗎？", "wait_seconds": 120}\n{"text": "我要預約"}\n'
     done = subprocess.run([sys.executable, "-m", "tools.devserver", "--start-timeout", "60"], cwd=REPO, env=env,
