@@ -28,7 +28,7 @@ from typing import Any, Callable
 from shared import inbox, outbox
 from shared.clock import Clock, to_iso
 from shared.config import Settings
-from shared.handoff import notify, records, wording
+from shared.handoff import notify, push_refused, records, wording
 from shared.handoff.reconcile_task import Attempt, ReconcileResult
 from shared.line import LineGateway
 from shared.logs import hash_user, log
@@ -211,7 +211,7 @@ class ReconcileNotifier:
                 delivery=pushed.delivery.value, retryable=pushed.retryable, monthly_limit=pushed.monthly_limit)
             if pushed.retryable and not attempt.last:
                 return tell.again("push_failed")
-            self.record_followup(attempt, "monthly_limit" if pushed.monthly_limit else "push_failed", with_notice=False)
+            self.record_followup(attempt, push_refused.REASON if pushed.monthly_limit else "push_failed", with_notice=False)
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
 
