@@ -30,7 +30,7 @@ locals {
       filter      = "jsonPayload.message=\"event finished\" AND jsonPayload.outcome=\"reply_unknown\""
     }
     sends_refused = {
-      description = "Replies and pushes that LINE refused (delivery refused: a 4xx other than 429), on every send path."
+      description = "Replies and pushes that LINE refused (delivery refused: a 4xx other than a rate-limit 429; a push refused for the monthly limit is counted here too, and by push_monthly_limit), on every send path."
       filter      = "jsonPayload.delivery=\"refused\" AND (jsonPayload.message=\"reply not delivered\" OR jsonPayload.message=\"queued answer not delivered\" OR jsonPayload.message=\"reconcile push failed\" OR jsonPayload.message=\"staff notice push failed\" OR jsonPayload.message=\"follow-up push failed\")"
     }
     tasks_exhausted = {
