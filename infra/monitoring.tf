@@ -30,7 +30,7 @@ locals {
       filter      = "jsonPayload.message=\"event finished\" AND jsonPayload.outcome=\"reply_unknown\""
     }
     sends_refused = {
-      description = "Replies and pushes that LINE refused (delivery refused: a 4xx other than 429), on every send path."
+      description = "Replies and pushes that LINE refused (delivery refused: a 4xx other than a rate-limit 429; a push refused for the monthly limit is counted here too, and by push_monthly_limit), on every send path."
       filter      = "jsonPayload.delivery=\"refused\" AND (jsonPayload.message=\"reply not delivered\" OR jsonPayload.message=\"queued answer not delivered\" OR jsonPayload.message=\"reconcile push failed\" OR jsonPayload.message=\"staff notice push failed\" OR jsonPayload.message=\"follow-up push failed\")"
     }
     tasks_exhausted = {
@@ -61,6 +61,10 @@ locals {
       description = "Pushes LINE refused because the month's messages are used up (429 'You have reached your monthly limit.'; shared/outbox.py): never retried, each notice on the staff follow-up list."
       filter      = "jsonPayload.message=\"push refused: monthly limit\""
     }
+    events_snapshot_stale = {
+      description = "Events ingest runs after which the events data residents are answered from is older than LOCAL_EVENTS_STALE_AFTER_SECONDS since the source last confirmed it (shared/events/ingest.py: 'events snapshot stale')."
+      filter      = "jsonPayload.message=\"events snapshot stale\""
+    }
     ingest_failures = {
       description = "Events ingest runs that left the snapshot as it was: fetch failed, no valid record, store error, refused caller (shared/events/ingest.py, functions/ingest)."
       filter      = "(jsonPayload.message=\"events fetch failed\" OR jsonPayload.message=\"events fetch had no valid record\" OR jsonPayload.message=\"ingest store error\" OR jsonPayload.message=\"ingest call refused\")"
@@ -78,6 +82,7 @@ locals {
     ingest_failures        = { title = "Events ingest failed", above = 0, window = "3600s", severity = "WARNING" }
     push_quota_nearly_used = { title = "LINE pushes nearly used up this month", above = 0, window = "3600s", severity = "WARNING" }
     push_monthly_limit     = { title = "LINE refused pushes: monthly limit", above = 0, window = "300s", severity = "CRITICAL" }
+    events_snapshot_stale  = { title = "Events data out of date", above = 0, window = "3600s", severity = "ERROR" }
   }
 
   # Ratio alerts: the share of one count in another over `window`, above `above`. The webhook's 5xx

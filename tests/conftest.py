@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools import line_events
-from tools.function_process import FunctionProcess, free_port
+from tools.function_process import FunctionProcess, free_port, prepare_sqlite_file
 from tools.line_messages import all_text  # noqa: F401  (the tests' reader of sent messages)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -161,29 +161,6 @@ def line_standin():
 def store_url(tmp_path) -> str:
     """``LOCAL_STORE_URL`` for a fresh SQLite file."""
     return f"sqlite:///{tmp_path / 'local.sqlite3'}"
-
-
-def prepare_sqlite_file(store_url: str) -> None:
-    """Create the store's SQLite file (WAL, the store's and the embedded queue's tables), as a first
-    connection would.
-
-    Functions started at once on a file that does not exist yet race to set it up, and one that loses
-    waits, with backoff, within its store deadline (shared/sqlite_file.py): on a loaded machine the
-    first event can then get a 503 before any test claim is reached. That race has its own tests
-    (tests/unit/store/test_sqlite_fresh_file.py); everywhere else the file exists before they start."""
-    from shared.queue.embedded import EmbeddedQueue
-    from shared.store.sqlite import SqliteStore, path_from_url
-
-    path = path_from_url(store_url)
-    store = SqliteStore(path, deadline_seconds=30.0)
-    queue = EmbeddedQueue(path, queue_name="set-up", target_url="http://unused.invalid/", auth_token=None,
-                          lock_timeout_seconds=30.0)
-    try:
-        store.get("set_up", "none")
-        queue.counts()
-    finally:
-        store.close()
-        queue.close()
 
 
 def function_env(store_url: str, standin_url: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ from typing import Callable
 
 import requests
 
-from tools.function_process import FunctionProcess
+from tools.function_process import FunctionProcess, prepare_sqlite_file, queues_settled
 from tools.gemini_standin import GeminiStandin
 from tools.line_events import postback_event, sign, text_event, webhook_body
 from tools.line_messages import postbacks
@@ -59,7 +59,7 @@ class Deployment:
     def __init__(self, tmp: Path, line: LineStandin, gemini: GeminiStandin):
         self.line = line
         self.store_url = f"sqlite:///{tmp / 'pushes.sqlite3'}"
-        _prepare(self.store_url)
+        prepare_sqlite_file(self.store_url)
         base = {"LINE_CHANNEL_SECRET": SECRET, "LINE_CHANNEL_ACCESS_TOKEN": TOKEN, "LINE_API_BASE_URL": line.url,
                 "LOCAL_STORE_URL": self.store_url, "LOCAL_TENANT_ID": TENANT, "LOCAL_SIGNING_KEY": "bench-signing-key",
                 "LOCAL_INTERNAL_TOKEN": "bench-internal-token", "LOCAL_STAFF_GROUP_ID": GROUP,
@@ -93,19 +93,7 @@ class Deployment:
 
     def settled(self) -> bool:
         """Every task of both embedded queues has finished."""
-        from shared.queue.embedded import EmbeddedQueue
-        from shared.store.sqlite import path_from_url
-
-        for name in ("handoff-reconcile", "queued-events"):
-            queue = EmbeddedQueue(path_from_url(self.store_url), queue_name=name, target_url="http://unused.invalid/",
-                                  auth_token=None)
-            try:
-                counts = queue.counts()
-            finally:
-                queue.close()
-            if counts.get("pending") or counts.get("running"):
-                return False
-        return True
+        return queues_settled(self.store_url)
 
     def counted(self) -> int:
         """LOCAL's own count of pushes this month (``line_push_counts``)."""
@@ -118,23 +106,6 @@ class Deployment:
             return PushCounter(store, TENANT, utc_now).this_month().pushes
         finally:
             store.close()
-
-
-def _prepare(store_url: str) -> None:
-    """Create the SQLite file with the store's and the queue's tables before the functions start."""
-    from shared.queue.embedded import EmbeddedQueue
-    from shared.store.sqlite import SqliteStore, path_from_url
-
-    path = path_from_url(store_url)
-    store = SqliteStore(path, deadline_seconds=30.0)
-    queue = EmbeddedQueue(path, queue_name="set-up", target_url="http://unused.invalid/", auth_token=None,
-                          lock_timeout_seconds=30.0)
-    try:
-        store.get("set_up", "none")
-        queue.counts()
-    finally:
-        store.close()
-        queue.close()
 
 
 def _wait(predicate: Callable[[], object], what: str) -> object:

@@ -20,6 +20,51 @@ from typing import Callable
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: The embedded queues the functions share on one SQLite store (``shared.wiring``'s queue names).
+EMBEDDED_QUEUES = ("handoff-reconcile", "queued-events")
+
+
+def prepare_sqlite_file(store_url: str) -> None:
+    """Create the store's SQLite file (WAL, the store's and the embedded queue's tables), as a first
+    connection would, before functions are started on it.
+
+    Functions started at once on a file that does not exist yet race to set it up, and one that loses
+    waits, with backoff, within its store deadline (shared/sqlite_file.py): on a loaded machine the
+    first event can then get a 503. That race has its own tests
+    (tests/unit/store/test_sqlite_fresh_file.py); everywhere else the file exists before they start."""
+    from shared.queue.embedded import EmbeddedQueue
+    from shared.store.sqlite import SqliteStore, path_from_url
+
+    path = path_from_url(store_url)
+    store = SqliteStore(path, deadline_seconds=30.0)
+    queue = EmbeddedQueue(path, queue_name="set-up", target_url="http://unused.invalid/", auth_token=None,
+                          lock_timeout_seconds=30.0)
+    try:
+        store.get("set_up", "none")
+        queue.counts()
+    finally:
+        store.close()
+        queue.close()
+
+
+def queues_settled(store_url: str) -> bool:
+    """Every task of the embedded queues (``EMBEDDED_QUEUES``) on the SQLite store at ``store_url``
+    has finished (succeeded or failed): nothing pending or running."""
+    from shared.queue.embedded import EmbeddedQueue
+    from shared.store.sqlite import path_from_url
+
+    path = path_from_url(store_url)
+    for name in EMBEDDED_QUEUES:
+        queue = EmbeddedQueue(path, queue_name=name, target_url="http://unused.invalid/", auth_token=None)
+        try:
+            counts = queue.counts()
+        finally:
+            queue.close()
+        if counts.get("pending") or counts.get("running"):
+            return False
+    return True
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as probe:

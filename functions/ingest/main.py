@@ -16,7 +16,7 @@ from shared import logs, trace, wiring
 from shared.caller_auth import CallerAuthError, verify_caller
 from shared.clock import utc_now
 from shared.config import INGEST_REQUIRED, Settings
-from shared.events.ingest import ingest_events
+from shared.events.ingest import ingest_events, log_snapshot_age
 from shared.logs import log
 from shared.store import StoreError
 
@@ -47,9 +47,11 @@ def ingest(request):
     except CallerAuthError as exc:
         log("WARNING", "ingest call refused", reason=exc.__class__.__name__)
         return {"error": "unauthorized"}, exc.status
+    now = utc_now()
     try:
-        result = ingest_events(_store(), _source(), now=utc_now())
+        result = ingest_events(_store(), _source(), now=now)
     except StoreError as exc:
         log("WARNING", "ingest store error", error=exc.__class__.__name__, retryable=exc.retryable)
         return {"error": "store_unavailable"}, 503
+    log_snapshot_age(_store(), now=now, stale_after_seconds=SETTINGS.events_stale_after_seconds)  # an alert
     return result.as_dict(), 200 if result.ok else 502

@@ -25,6 +25,7 @@ from shared.events.snapshots import (
     prune_snapshots,
     read_state,
     record_attempt,
+    status,
     write_snapshot,
 )
 from shared.events.source import ActivitySource, SourceError
@@ -104,3 +105,30 @@ def ingest_events(store: DocumentStore, source: ActivitySource, *, now: datetime
     log("INFO", "events ingested", outcome="snapshot_written" if written else "unchanged", version=version,
         kept=counts["kept"], skipped=sum(batch.skipped.values()))
     return IngestResult("snapshot_written" if written else "unchanged", snapshot_version=version, counts=counts)
+
+
+def log_snapshot_age(store: DocumentStore, *, now: datetime, stale_after_seconds: float) -> dict[str, Any] | None:
+    """After a run, log how old the events data residents are answered from is.
+
+    ``events snapshot age`` (INFO): ``age_seconds`` since the source last confirmed the current
+    snapshot (None while only the demo data is there), ``stale``, ``answers_from`` (``real`` /
+    ``demo``). When the age is past ``stale_after_seconds`` (``LOCAL_EVENTS_STALE_AFTER_SECONDS``;
+    the replies then say the data may be out of date) also ``events snapshot stale`` (WARNING), which
+    a log-based metric and its alert count (infra/monitoring.tf, docs/runbook.md "Events data out of
+    date"). Source: ``shared.events.snapshots.status`` (the view ``make events-status`` prints).
+
+    Returns:
+        That status, or None when the store could not be read (logged, never raised: the run's own
+        outcome stands).
+    """
+    try:
+        state = status(store, now=now, stale_after_seconds=stale_after_seconds)
+    except StoreError as exc:
+        log("WARNING", "events snapshot age unknown", error=exc.__class__.__name__)
+        return None
+    log("INFO", "events snapshot age", age_seconds=state["age_seconds"], stale=state["stale"],
+        answers_from=state["answers_from"])
+    if state["stale"]:
+        log("WARNING", "events snapshot stale", age_seconds=state["age_seconds"],
+            stale_after_seconds=stale_after_seconds)
+    return state

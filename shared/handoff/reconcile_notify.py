@@ -28,7 +28,7 @@ from typing import Any, Callable
 from shared import inbox, outbox
 from shared.clock import Clock, to_iso
 from shared.config import Settings
-from shared.handoff import notify, records, wording
+from shared.handoff import notify, push_refused, records, wording
 from shared.handoff.reconcile_task import Attempt, ReconcileResult
 from shared.line import LineGateway
 from shared.logs import hash_user, log
@@ -211,9 +211,23 @@ class ReconcileNotifier:
                 delivery=pushed.delivery.value, retryable=pushed.retryable, monthly_limit=pushed.monthly_limit)
             if pushed.retryable and not attempt.last:
                 return tell.again("push_failed")
-            self.record_followup(attempt, "monthly_limit" if pushed.monthly_limit else "push_failed", with_notice=False)
+            reason = push_refused.REASON if pushed.monthly_limit else "push_failed"
+            self.record_followup(attempt, reason, with_notice=False)
+            if not pushed.retryable and decision is notify.NoticeClaim.CLAIMED:
+                self._settle_refused(attempt, tell, push_refused.REASON if pushed.monthly_limit else "push_refused")
             return ReconcileResult("push_failed", 200, tell.request_id, {**tell.detail, "notice": "followup_recorded"})
         return tell.settled("push_duplicate" if pushed.duplicate else "pushed")
+
+    def _settle_refused(self, attempt: Attempt, tell: Tell, reason: str) -> None:
+        """A push LINE refused for good (a 4xx, or the monthly limit), of a notice this delivery claimed
+        (``notify.PUSH_OWNER``): settled ``failed``, so that no sweep re-queues it and pushes it again; a
+        person follows up (``record_followup``). A store error is logged: the notice then stays pending
+        and a later window meets the same refusal."""
+        try:
+            outbox.settle_failed(self.store, tell.collection, attempt.operation, owner=notify.PUSH_OWNER,
+                                 reason=reason, now=self.clock())
+        except StoreError as exc:
+            log("WARNING", "refused notice not settled", error=exc.__class__.__name__)
 
     def _checked_answer(self, attempt: Attempt, tell: Tell,
                         decision: notify.NoticeClaim) -> tuple[ReconcileResult | None, bool]:

@@ -3,8 +3,8 @@
 Reads only (the user's own documents, by ``tenant_id`` and ``user_id``). Every request still open
 (awaiting acceptance or accepted) is listed, newest first, up to OPEN_LISTED_MAX with the count of
 the rest; the latest request is shown too when it is already closed. A follow-up record newer than
-the latest request — an operation whose outcome could not be verified — is mentioned too, so the
-user is never left believing nothing happened. Asked with a request's number (「A7K-3QF 處理到哪了」,
+the latest request — an operation whose outcome could not be verified, not a notice LINE refused
+for the monthly limit — is mentioned too, so the user is never left believing nothing happened. Asked with a request's number (「A7K-3QF 處理到哪了」,
 ``shared.handoff.codes.find_in``), that request is answered first, when it is the resident's own in
 this tenant (the code's document, then the request, by id); a number that is not theirs is said
 to be not found, and their own requests follow. In a group or room the status is the one-to-one
@@ -15,7 +15,7 @@ from __future__ import annotations
 from linebot.v3.messaging import TextMessage
 
 from shared.config import Settings
-from shared.handoff import codes, records, wording
+from shared.handoff import codes, push_refused, records, wording
 from shared.handoff.staff_outbox import OPEN_STATES
 from shared.identity import Actor
 from shared.store import DocumentStore
@@ -41,14 +41,20 @@ def latest_request(store: DocumentStore, actor: Actor) -> dict | None:
 
 
 def latest_followup(store: DocumentStore, actor: Actor) -> dict | None:
-    """The actor's most recent ``needs_human_followup`` record, or None (equality filters only).
+    """The actor's most recent ``needs_human_followup`` record of an operation whose outcome could
+    not be verified, or None (equality filters only).
+
+    A record of a notice LINE refused for the monthly limit (reason ``push_refused.REASON``:
+    ``shared.handoff.push_refused``, or reconcile's receipt push refused so) is not one: the request
+    it concerns, if any, is listed as it is, and the resident is never told an inquiry went unverified.
 
     Raises:
         StoreUnavailable: the store could not be read.
     """
     found = store.query(records.FOLLOWUPS, where={"tenant_id": actor.tenant_id, "user_id": actor.user_id,
                                                   "status": "needs_human_followup"})
-    return max(found, key=lambda doc: doc.get("created_at") or "", default=None)
+    unverified = [doc for doc in found if doc.get("reason") != push_refused.REASON]
+    return max(unverified, key=lambda doc: doc.get("created_at") or "", default=None)
 
 
 def request_by_code(store: DocumentStore, actor: Actor, code: codes.DisplayCode) -> dict | None:

@@ -99,7 +99,8 @@ def _alerts() -> dict[str, dict]:
 def test_monitoring_every_fault_signal_has_an_alert():
     assert set(locals_()["counter_alerts"]) <= set(_metrics())
     assert {"webhook_slow_answers", "reply_unknown", "sends_refused", "tasks_exhausted", "needs_human_followup",
-            "staff_reminders", "ingest_failures"} <= set(locals_()["counter_alerts"])
+            "staff_reminders", "ingest_failures", "push_quota_nearly_used", "push_monthly_limit",
+            "events_snapshot_stale"} <= set(locals_()["counter_alerts"])
     assert set(locals_()["ratio_alerts"]) == {"webhook_5xx", "model_failures"}
     merged = str(locals_()["alerts"])
     assert "local.counter_alerts" in merged and "local.ratio_alerts" in merged

@@ -6,6 +6,9 @@ real SQLite file instead: the store's own tests, and those that reach the file i
 queue that shares it, a lock held from another connection, rows read with ``sqlite3``)."""
 from __future__ import annotations
 
+import io
+import json
+import logging
 import uuid
 
 import pytest
@@ -87,3 +90,22 @@ def stored_documents(url: str) -> list[tuple[str, str, str]]:
         return []
     finally:
         conn.close()
+
+
+@pytest.fixture
+def json_lines():
+    """Every line the ``local`` logger writes during the test, as ``shared.logs`` writes it (its JSON
+    formatter: the trace fields included), parsed; the trace project is reset afterwards."""
+    from shared import logs
+
+    stream = io.StringIO()
+    handler = logs.JsonLineHandler(stream)
+    handler.setFormatter(logs.JsonFormatter())
+    logger = logging.getLogger("local")
+    logs.configure()
+    logger.addHandler(handler)
+    try:
+        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    finally:
+        logger.removeHandler(handler)
+        logs.use_trace_project(None)

@@ -4,9 +4,6 @@ trace never seen by another running at the same time on another thread, nor by t
 pooled thread serves."""
 from __future__ import annotations
 
-import io
-import json
-import logging
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +16,7 @@ from werkzeug.test import EnvironBuilder
 from shared import logs, trace
 from shared.config import Settings
 from shared.http_body import _Watchdog
-from shared.logs import JsonFormatter, JsonLineHandler, log
+from shared.logs import log
 from shared.trace import TraceContext, from_headers, parse_cloud_trace_context, parse_traceparent
 
 #: The example of the W3C recommendation, "traceparent Header".
@@ -36,22 +33,6 @@ def _valid(context: TraceContext) -> bool:
 def _request(headers: dict[str, str]):
     """A real werkzeug request (what functions-framework hands a handler) with these headers."""
     return EnvironBuilder(method="POST", path="/", headers=headers).get_request()
-
-
-@pytest.fixture
-def lines():
-    """Every line the ``local`` logger writes during the test, parsed."""
-    stream = io.StringIO()
-    handler = JsonLineHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("local")
-    logs.configure()
-    logger.addHandler(handler)
-    try:
-        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    finally:
-        logger.removeHandler(handler)
-        logs.use_trace_project(None)
 
 
 def test_trace_traceparent_is_read_as_w3c_writes_it():
@@ -126,7 +107,7 @@ def test_trace_any_header_strings_give_a_valid_trace_never_an_error(traceparent,
         assert found.trace_id == cloud[:32].lower()
 
 
-def test_trace_log_lines_carry_the_trace_under_the_configured_project(lines):
+def test_trace_log_lines_carry_the_trace_under_the_configured_project(json_lines):
     context = parse_traceparent(W3C_EXAMPLE)
     logs.use_trace_project(Settings.from_env({"LOCAL_STORE_URL": "firestore://local-prod/db2"}).trace_project)
     with trace.active(context):
@@ -135,7 +116,7 @@ def test_trace_log_lines_carry_the_trace_under_the_configured_project(lines):
     with trace.active(context):
         log("INFO", "event finished")
     log("INFO", "queue dispatch pass skipped")
-    under_project, bare, outside = lines()
+    under_project, bare, outside = json_lines()
     assert under_project[TRACE_FIELD] == "projects/local-prod/traces/4bf92f3577b34da6a3ce929d0e0e4736"
     assert (under_project[SPAN_FIELD], under_project[SAMPLED_FIELD]) == ("00f067aa0ba902b7", True)
     assert under_project["events"] == 1 and under_project["message"] == "webhook handled"
@@ -149,7 +130,7 @@ def test_trace_project_comes_from_google_cloud_project_then_the_firestore_url():
     assert Settings.from_env({"LOCAL_STORE_URL": "sqlite:////tmp/x.sqlite3"}).trace_project is None
 
 
-def test_trace_concurrent_requests_on_pooled_threads_never_see_each_others_trace(lines):
+def test_trace_concurrent_requests_on_pooled_threads_never_see_each_others_trace(json_lines):
     barrier = threading.Barrier(4)
 
     @trace.traced
@@ -166,7 +147,7 @@ def test_trace_concurrent_requests_on_pooled_threads_never_see_each_others_trace
         after = list(pool.map(lambda _: trace.current(), range(8)))
     assert seen == sent
     assert after == [None] * 8  # a thread that served a request carries nothing into the next
-    written = sorted(line[TRACE_FIELD] for line in lines())
+    written = sorted(line[TRACE_FIELD] for line in json_lines())
     assert written == sorted(c.trace_id for c in sent)
 
 

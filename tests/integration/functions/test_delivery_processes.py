@@ -12,8 +12,6 @@ import requests
 from shared import inbox
 from shared.handoff.records import Operation
 from shared.identity import Actor
-from shared.queue.embedded import EmbeddedQueue
-from shared.store.sqlite import path_from_url
 from tests.codes_support import shown_of
 from tests.conftest import all_text, line_body, postback_event, text_event
 from tests.handoff_support import (
@@ -30,6 +28,7 @@ from tests.handoff_support import (
     wait_for,
 )
 from tests.memory_support import postbacks
+from tools.function_process import queues_settled  # noqa: F401  (other process tests import it here)
 
 pytestmark = pytest.mark.slow
 
@@ -41,20 +40,6 @@ def start_all(start_function, base_env, **extra):
     webhook = start_function("webhook", env_with(base_env, RECONCILE_FUNCTION_URL=reconcile.url,
                                                  AGENT_FUNCTION_URL=agent.url, **extra))
     return webhook, reconcile, agent
-
-
-def queues_settled(store_url: str) -> bool:
-    """Every task of both embedded queues has finished (succeeded or failed)."""
-    path = path_from_url(store_url)
-    for name in ("handoff-reconcile", "queued-events"):
-        queue = EmbeddedQueue(path, queue_name=name, target_url="http://unused.invalid/", auth_token=None)
-        try:
-            counts = queue.counts()
-        finally:
-            queue.close()
-        if counts.get("pending") or counts.get("running"):
-            return False
-    return True
 
 
 def answers_to(standin, user_id: str, tokens: set[str]) -> list[str]:

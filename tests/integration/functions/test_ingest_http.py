@@ -57,6 +57,16 @@ def test_ingest_http_fetches_from_standin_and_writes_snapshot(ingest, tdx, base_
     assert status["source"]["origin"] == f"{tdx.api_base_url}/v2/Tourism/Activity/ChanghuaCounty"
 
 
+def test_ingest_http_logs_the_snapshot_age_after_the_run(ingest, caplog):
+    from shared.logs import configure
+
+    configure()  # the project's handler first, so that caplog's sees the lines too
+    caplog.set_level("INFO", logger="local")
+    assert _run(ingest).status_code == 200
+    [age] = [record.fields for record in caplog.records if record.getMessage() == "events snapshot age"]
+    assert (age["age_seconds"], age["stale"], age["answers_from"]) == (0.0, False, "real")  # confirmed by this run
+
+
 def test_ingest_http_500_keeps_previous_snapshot_and_records_reason(ingest, tdx, base_env):
     first = _run(ingest).json
     tdx.set_records(MIXED)

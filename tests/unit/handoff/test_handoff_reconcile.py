@@ -341,3 +341,19 @@ def test_reconcile_receipt_refused_for_the_monthly_limit_is_a_follow_up_on_the_f
     other = draft_for(store, Actor(actor.tenant_id, "U" + "c" * 32), settings)
     webhook_create(store, settings, other, event="EV2")
     assert service(settings, clock).run(unknown_task(other, "EV2"), retry_count=0).http_status == 503
+
+
+def test_reconcile_receipt_refused_for_the_monthly_limit_is_never_pushed_again_by_the_sweep(
+        store, actor, settings, clock, line_standin):
+    """The refused receipt is on the follow-up list: the sweep's re-queue of pending notices must not
+    find it pending and push it again (another 429, counted and alerted again) in every window."""
+    draft = draft_for(store, actor, settings)
+    webhook_create(store, settings, draft)
+    line_standin.set_quota(200, used=200)
+    assert service(settings, clock).run(unknown_task(draft), retry_count=0).detail["notice"] == "followup_recorded"
+    assert [doc["idempotency_key"] for doc in requeue.pending_operations(store, settings.tenant_id)] == []
+    clock.at += timedelta(seconds=settings.event_lease_seconds + 1)
+    doc = store.get(records.OPERATIONS, draft.operation.doc_id)
+    service(settings, clock).run(requeue.requeue_task(draft.operation, doc, "later"), retry_count=0)
+    assert [c["status"] for c in pushes(line_standin)] == [429]  # one refusal, never a second try
+    assert status.latest_followup(store, actor) is None  # and the request itself is what 查看原本服務單 shows

@@ -3,16 +3,11 @@ it on every attempt, whichever thread delivers it and whenever, and its dispatch
 task carry it; the Cloud Tasks adapter creates the task with it. Each task gets a span of its own."""
 from __future__ import annotations
 
-import io
 import json
-import logging
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
-from shared import logs, trace
-from shared.logs import JsonFormatter, JsonLineHandler
+from shared import trace
 from shared.queue.cloudtasks import CloudTasksQueue
 from shared.queue.embedded import EmbeddedQueue
 from shared.trace import TraceContext, parse_cloud_trace_context, parse_traceparent
@@ -30,20 +25,6 @@ def make_queue(path, target_url, **kwargs) -> EmbeddedQueue:
     return EmbeddedQueue(str(path), **options)
 
 
-@pytest.fixture
-def lines():
-    stream = io.StringIO()
-    handler = JsonLineHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("local")
-    logs.configure()
-    logger.addHandler(handler)
-    try:
-        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    finally:
-        logger.removeHandler(handler)
-
-
 def _sent(request: dict) -> TraceContext:
     headers = request["headers"]
     found = parse_traceparent(headers["traceparent"])
@@ -51,7 +32,7 @@ def _sent(request: dict) -> TraceContext:
     return found
 
 
-def test_embedded_task_is_sent_with_its_requests_trace_on_every_attempt_and_logged_with_it(tmp_path, lines):
+def test_embedded_task_is_sent_with_its_requests_trace_on_every_attempt_and_logged_with_it(tmp_path, json_lines):
     request = TraceContext.fresh()
     with RecordingTarget([500, 200]) as target:
         queue = make_queue(tmp_path / "q.sqlite3", target.url)
@@ -69,14 +50,14 @@ def test_embedded_task_is_sent_with_its_requests_trace_on_every_attempt_and_logg
     assert first == retry  # every attempt of the task: the headers it was created with
     assert (first.trace_id, first.sampled) == (request.trace_id, request.sampled) and first.span_id != request.span_id
     assert all("traceparent" not in d["headers"] for d in by_task["sweep-1"])  # its target starts a trace
-    delivered = [line for line in lines() if line["message"] in ("queue task delivered", "queue task will be retried")
+    delivered = [line for line in json_lines() if line["message"] in ("queue task delivered", "queue task will be retried")
                  and line["task"] == "answer-1"]
     assert len(delivered) == 2
     assert {(line[TRACE_FIELD], line[SPAN_FIELD]) for line in delivered} == {(request.trace_id, first.span_id)}
-    assert other.trace_id not in json.dumps(lines())
+    assert other.trace_id not in json.dumps(json_lines())
 
 
-def test_embedded_concurrent_deliveries_each_carry_their_own_tasks_trace(tmp_path, lines):
+def test_embedded_concurrent_deliveries_each_carry_their_own_tasks_trace(tmp_path, json_lines):
     traces = [TraceContext.fresh() for _ in range(6)]
     with RecordingTarget(hold_seconds=0.05) as target:
         queue = make_queue(tmp_path / "q.sqlite3", target.url, max_concurrent_dispatches=3, clock=lambda: datetime.now(timezone.utc))
@@ -91,7 +72,7 @@ def test_embedded_concurrent_deliveries_each_carry_their_own_tasks_trace(tmp_pat
     for delivery in target.requests:
         index = delivery["body"]["n"]
         assert _sent(delivery).trace_id == traces[index].trace_id
-    for line in lines():
+    for line in json_lines():
         if line["message"] == "queue task delivered":
             assert line[TRACE_FIELD] == traces[int(line["task"].split("-")[1])].trace_id
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from shared.handoff import push_refused, staff_outbox
+from shared.handoff import push_refused, staff_outbox, status
 from shared.handoff import records as handoff_records
+from shared.identity import Actor
 from shared.push_count import PushCounter
 from shared.staff import cards, report
 from shared.staff.relay import StaffRelay
@@ -40,3 +41,24 @@ def test_staff_notice_refused_for_the_monthly_limit_is_a_follow_up_never_retried
     assert "通知沒有送到詢問者" in card and "已有專人接手" in card and "U" + USER[1:] not in card
     count = PushCounter(service.store, service.settings.tenant_id, clock).this_month()
     assert count.refused_monthly_limit == 1 and count.by_flow.get("staff_resident", 0) == 0
+
+
+def test_staff_notice_refused_for_the_monthly_limit_is_not_an_unverified_request_to_the_resident(
+        service, line_standin, clock):
+    # The resident's request was registered and taken: only its notice met the monthly limit. Asked
+    # 查看原本服務單, the resident reads that request as it is, never "an inquiry that could not be
+    # verified" (which is what reconcile's own follow-up records mean).
+    doc_id = confirmed_request(service, line_standin)
+    staff_tap(service, line_standin, doc_id, "take", "A")
+    [notice] = service.store.query(staff_outbox.NOTICES, where={"audience": "resident"})
+    line_standin.set_quota(200, used=200)
+    relay = StaffRelay(service.settings, service.store, line_gateway(service.settings), clock=clock)
+    clock.at += timedelta(seconds=1)  # the follow-up record is newer than the request
+    assert relay.deliver(staff_outbox.notice_id(doc_id, notice["purpose"]), last=False).outcome \
+        == "push_refused_monthly_limit"
+    [followup] = service.store.query(handoff_records.FOLLOWUPS)
+    [request] = service.store.query(handoff_records.REQUESTS)
+    assert followup["created_at"] > request["created_at"]
+    told = status.status_message(service.settings, service.store, Actor(service.settings.tenant_id, USER)).text
+    assert "工作人員已受理" in told  # the request's own state, as staff left it
+    assert "無法自動查證" not in told and "人工確認" not in told
