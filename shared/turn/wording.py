@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import UNCONFIRMED_DIET_KINDS, render_places, source_words
+from shared.replies.places import HOURS_ASK, UNCONFIRMED_DIET_KINDS, readable_hours, render_places, source_words
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -784,9 +784,12 @@ def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
         return f"地址：{place.address}。"
     if detail is ask.ItemDetail.PHONE:
         return f"電話：{place.phone}。" if place.phone else "店家資料沒有記錄電話。"
-    hours = place.unknown.get("hours")
+    recorded = place.unknown.get("hours")
+    hours = readable_hours(recorded)
     if detail in (ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME) and hours:
         return f"營業時間：{hours}（資料寫的，不代表今天有開），{call}"
+    if detail in (ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME) and recorded:
+        return f"營業時間{HOURS_ASK}" + (f"（電話 {place.phone}）。" if place.phone else "。")
     what = {ask.ItemDetail.WHEN: "營業時間", ask.ItemDetail.END_TIME: "營業時間", ask.ItemDetail.PRICE: "價錢",
             ask.ItemDetail.REGISTRATION: "要不要訂位或預約"}[detail]
     return f"店家資料沒有記錄{what}，{call}"
@@ -819,7 +822,8 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     if not details:
         lines.append(_place_diets_line(place, catalog))
     field = ("phone" if ask.ItemDetail.PHONE in asked and place.phone else "hours"
-             if {ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME} & set(asked) and place.unknown.get("hours") else "address")
+             if {ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME} & set(asked)
+             and readable_hours(place.unknown.get("hours")) else "address")
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
                                                    text=f"第{position}家{_DETAIL_ASKED[detail]}"))

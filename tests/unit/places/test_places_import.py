@@ -332,3 +332,35 @@ def test_places_import_a_recorded_fact_without_its_source_is_no_catalog():
         catalog_from_dict(raw, "test")
     raw["places"][1]["field_sources"]["hours"] = "festival_list"
     assert catalog_from_dict(raw, "test").places[1].unknown["hours"] == "11:00-20:00"
+
+
+@pytest.mark.parametrize("written", ["Mon-Fri 11:00AM-2:00PM", "<p>10:30-14:00</p>", "週一至週五 11:00AM-8:00PM",
+                                     "請電洽", "11:00-14:00、17:00-20:00、" * 4])
+def test_places_import_tdx_hours_a_resident_cannot_read_are_never_shown_and_the_shop_is_asked(store, tmp_path,
+                                                                                             written):
+    from shared.geo import Point
+    from shared.places.nearby import nearest_places
+    from shared.replies.nearby import places_reply
+    from shared.turn.ask import ItemDetail
+    from shared.turn.wording import place_item_reply
+
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
+    with snapshots.scope_for_store(store):
+        near = places_reply(nearest_places(Point(23.959, 120.574))).messages
+    for messages in (render_places(_search(store, "員林")), near):
+        [lines] = _card_lines(messages)
+        assert "營業時間：請向店家確認" in lines and not any(written.strip()[:8] in line for line in lines)
+        assert "電話、素別：交通部觀光署資料" in "".join(lines)  # the hours not shown cite no source
+        assert reply_budget.problems(_json(messages), names=frozenset()) == []
+    catalog = snapshots.load_current_catalog(store)
+    [answer] = place_item_reply(catalog.places[0], catalog, 1, (ItemDetail.WHEN,)).messages
+    assert "營業時間請向店家確認（電話 04-8360000）" in answer.text and written.strip()[:8] not in answer.text
+
+
+def test_places_import_tdx_hours_written_in_chinese_and_digits_are_shown_as_written(store, tmp_path):
+    written = "11:00～14:00；17:00～20:00（週一公休）"
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
+    [lines] = _card_lines(render_places(_search(store, "員林")))
+    assert f"營業時間：{written}" in lines
