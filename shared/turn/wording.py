@@ -425,7 +425,8 @@ def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None
 def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, the other asks, townships not
     searched, details not recorded, the shop found by name, the greeting said first."""
-    lines = menu.limit_lines(ask.notes_of(proposal.notes, ask.Limit), beside_events=proposal.tool == "search_local_events")
+    lines = menu.limit_lines(_hours_on_cards(ask.notes_of(proposal.notes, ask.Limit), result),
+                             beside_events=proposal.tool == "search_local_events")
     seconds = second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
         lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，先查第一件；" +
@@ -440,6 +441,14 @@ def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
+
+
+def _hours_on_cards(kinds: list[ask.Limit], result: dict[str, Any] | None) -> list[str]:
+    """The limits to say, with 「沒有營業時間資料」 (和米有開嗎) said as 「卡片上的營業時間是資料寫的」 when a
+    shop card of the result shows hours (shared.replies.places.readable_hours): never 「沒有」 beside them."""
+    shown = any(readable_hours(place.get("hours")) for place in (result or {}).get("places") or []
+                if isinstance(place, dict))
+    return ["hours_on_card" if kind is ask.Limit.HOURS and shown else str(kind) for kind in kinds]
 
 
 def _events_searched_lines(result: dict[str, Any] | None) -> list[str]:
