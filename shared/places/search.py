@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from shared.areas import TOWNSHIPS, WHOLE_COUNTY, is_vague_area, normalize_area
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, is_vague_area, normalize_area
 from shared.clock import require_aware
 from shared.diets import DIET_TYPES
 from shared.places.catalog import (
@@ -91,9 +91,22 @@ _NAME_SUFFIXES: tuple[str, ...] = ("手作蔬食", "蔬食館", "素食館", "�
                                    "手作", "餐館", "麵館", "食堂")
 
 
+def _names_a_place(word: str) -> bool:
+    """A township (田尾, 員林市), its alias, or a vague area word (彰化, 附近)."""
+    if is_vague_area(word):
+        return True
+    try:
+        normalize_area(word)
+    except UnknownArea:
+        return False
+    return True
+
+
 def place_aliases(name: str) -> tuple[str, ...]:
     """The spellings that name one shop, case-folded: the full name, and the name without generic
-    suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters.
+    suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters
+    and is not a place word: 田尾蔬食坊 is not 「田尾」, which names the township (a township or its
+    alias, or a vague word such as 彰化: shared.areas), so 田尾有素食嗎 stays a township's search.
 
     Args:
         name: the catalog name.
@@ -109,7 +122,7 @@ def place_aliases(name: str) -> tuple[str, ...]:
             if short.endswith(suffix) and len(short) > len(suffix):
                 short, changed = short[: -len(suffix)], True
     short = short.strip().casefold()
-    if len(short) >= (3 if short.isascii() else 2):
+    if len(short) >= (3 if short.isascii() else 2) and not _names_a_place(short):
         spellings.add(short)
     return tuple(sorted(spellings, key=len, reverse=True))
 

@@ -364,3 +364,19 @@ def test_places_import_tdx_hours_written_in_chinese_and_digits_are_shown_as_writ
     ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
     [lines] = _card_lines(render_places(_search(store, "員林")))
     assert f"營業時間：{written}" in lines
+
+
+def test_places_import_a_shop_named_after_its_township_never_takes_over_the_township_question(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "田尾蔬食坊", "彰化縣田尾鄉民生路1號", cls="中式美食"),
+        restaurant("C3_2", "公路花園素食", "彰化縣田尾鄉中山路2號", cls="素食"),
+        restaurant("C3_3", "彰化素食館", "彰化縣彰化市中山路3號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("田尾有吃素的地方嗎", "田尾鄉"), ("彰化市有素食嗎", "彰化市")):
+            assert places_named_in(asked) == [], asked
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+        assert [view["name"] for view in places_named_in("田尾蔬食坊在哪")] == ["田尾蔬食坊"]
+    assert set(_names(_search(store, "田尾"))) == {"田尾蔬食坊", "公路花園素食"}
