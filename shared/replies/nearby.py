@@ -24,6 +24,7 @@ from linebot.v3.messaging import (
 )
 
 from shared.context import Reply
+from shared.diets import diet_label
 from shared.events.nearby import NearbyEvents
 from shared.events.search import EventSnapshot
 from shared.geo import NEAR_LIMIT_M, NearStatus
@@ -106,6 +107,8 @@ def places_reply(result: NearbyPlaces, *, township: str | None = None) -> Reply:
     if result.status is NearStatus.NONE_NEAR:
         lines = [f"你分享的位置 {_limit_km()}內，沒有記錄了地圖位置的店家"
                  f"（最近的一家{distance_words(result.nearest_m or 0)}）。"]
+    elif diet and result.located_any:
+        lines = [f"有記錄地圖位置的店家裡，沒有列{diet_label(diet)}的店家，沒辦法依你的位置列出。"]
     else:
         lines = ["店家資料還沒有記錄店家的地圖位置，沒辦法依你的位置算距離。"]
     _with_township_note(lines, township, result.area_choices, "店家")
