@@ -59,9 +59,12 @@ def shop_named(m: Message) -> Proposal | None:
 
 def shop_misspelt(m: Message) -> Proposal | None:
     """合米素食有全素嗎: 「你是說「和米素食」嗎？」; a shop of another township than one said is not what was
-    meant (有糙米素食嗎 彰化市)."""
+    meant (有糙米素食嗎 彰化市), nor a shop named after the township said (員林有素食嗎 is not 員林素食館:
+    what made them alike is the township, and its search lists that shop too)."""
     close = place_close_to(m.text)
     if close is None or (m.townships and close["area"] not in m.townships):
+        return None
+    if close["area"] in m.townships and close["area"] in townships_in(close["spelling"]):
         return None
     return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
                                      "text": m.text.replace(close["typed"], close["spelling"], 1)}, notes=m.side)

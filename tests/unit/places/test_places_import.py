@@ -380,3 +380,18 @@ def test_places_import_a_shop_named_after_its_township_never_takes_over_the_town
             assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
         assert [view["name"] for view in places_named_in("田尾蔬食坊在哪")] == ["田尾蔬食坊"]
     assert set(_names(_search(store, "田尾"))) == {"田尾蔬食坊", "公路花園素食"}
+
+
+def test_places_import_a_township_question_is_not_asked_back_as_a_shop_named_after_the_township(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "員林素食館", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "鹿港素食", "彰化縣鹿港鎮中山路2號", cls="素食"),
+        restaurant("C3_3", "慈心素食館", "彰化縣溪湖鎮路2號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("員林有素食嗎", "員林市"), ("鹿港有素食嗎", "鹿港鎮"), ("員林有全素嗎", "員林市")):
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+        assert route("滋心素食館有全素嗎").tool == "did_you_mean"  # a shop's own name misspelt is still asked
+        assert route("員林素食館在哪").args["name"] == "員林素食館"
