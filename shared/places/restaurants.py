@@ -13,7 +13,7 @@ Rules:
 - the county: ``City`` must be 彰化縣 (or missing while the address names no other county); else
   ``out_of_county``;
 - the township: read from the address by shared.address (a township name or a postal code), else
-  ``no_township``;
+  from ``ZipCode`` (a Changhua postal code), else ``no_township``;
 - the phone: TDX writes ``886-4-7284398``; it is kept as people dial it (``04-7284398``); a phone
   that is not digits and dashes is left out (null), the place kept;
 - the coordinates: ``Position`` when it lies in the county (shared.geo.in_county), with this source;
@@ -77,6 +77,16 @@ def _in_county(record: dict[str, Any], address: str) -> bool:
     return not names_other_county(address)
 
 
+def _township(address: str, zip_code: Any) -> str | None:
+    """The township the address names; else the one TDX's own ``ZipCode`` names, read as a postal code
+    written before the address (a name in the address wins over a code: shared.address)."""
+    area = township_in_address(address)
+    code = zip_code if isinstance(zip_code, str) else str(zip_code) if isinstance(zip_code, int) else ""
+    if area is None and code.strip().isdigit():
+        area = township_in_address(f"{code.strip()}{address}")
+    return area
+
+
 def _phone(value: Any) -> str | None:
     phone = (_text(value) or "").replace(" ", "")
     if phone.startswith("886-"):
@@ -111,7 +121,7 @@ def _place(record: Any) -> dict[str, Any]:
         raise _Skip("missing_address")
     if not _in_county(record, address):
         raise _Skip("out_of_county")
-    area = township_in_address(address)
+    area = _township(address, record.get("ZipCode"))
     if area is None:
         raise _Skip("no_township")
     phone = _phone(record.get("Phone"))

@@ -395,3 +395,11 @@ def test_places_import_a_township_question_is_not_asked_back_as_a_shop_named_aft
             assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
         assert route("滋心素食館有全素嗎").tool == "did_you_mean"  # a shop's own name misspelt is still asked
         assert route("員林素食館在哪").args["name"] == "員林素食館"
+
+
+def test_places_import_tdx_restaurant_whose_address_names_no_township_is_read_from_its_zip_code(store, tmp_path):
+    no_town = {**restaurant("C3_1", "無名素食", "彰化縣中山路1號", cls="素食"), "ZipCode": "505"}
+    neither = {**restaurant("C3_2", "何處素食", "彰化縣中山路2號", cls="素食"), "ZipCode": ""}
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [no_town, neither])), now=NOW)
+    assert layer.counts == {"received": 2, "kept": 1, "skipped": {"no_township": 1}}
+    assert _names(_search(store, "鹿港")) == ["無名素食"]
