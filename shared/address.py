@@ -41,8 +41,9 @@ from shared.areas import COUNTY, FORMER_NAMES, POSTAL_CODES, TOWNSHIPS, UnknownA
 #: The longest prefix of a text that is read (characters, after NFKC); the rest is never looked at.
 MAX_ADDRESS_CHARS = 200
 
-#: Variant characters read as their standard form (Ministry of Education's standard 臺).
-_VARIANTS = str.maketrans({"台": "臺", "县": "縣"})
+#: Variant characters read as their standard form (Ministry of Education's standard 臺), and 巿 (U+5DFF),
+#: the look-alike often typed for 市 (U+5E02) in government records (員林巿): no address means 巿.
+_VARIANTS = str.maketrans({"台": "臺", "县": "縣", "巿": "市"})
 
 #: Taiwan's other counties and cities (and the pre-2010 names still seen on old records), in their
 #: standard 臺 spelling: an address that starts with one is outside Changhua.
@@ -100,8 +101,8 @@ class AddressReading:
 
 
 def read_form(text: str) -> str:
-    """The form an address is read in: the first MAX_ADDRESS_CHARS characters, NFKC, 台 → 臺, one
-    space for each run of spaces, stripped."""
+    """The form an address is read in: the first MAX_ADDRESS_CHARS characters, NFKC, 台 → 臺, 巿 → 市,
+    one space for each run of spaces, stripped."""
     head = unicodedata.normalize("NFKC", text[:MAX_ADDRESS_CHARS]).translate(_VARIANTS)
     return " ".join(head.split())
 
