@@ -144,6 +144,20 @@ def names_other_county(text: str | None) -> bool:
     return read_address(text) is AddressSkip.OTHER_COUNTY
 
 
+def record_in_county(city: object, address: str | None) -> bool:
+    """Whether a source record (TDX's activities and restaurants) is of Changhua County: its ``City``
+    names 彰化縣 (any width, 台 or 臺, with or without a 臺灣 / 臺灣省 prefix); without a ``City``, its
+    address does not start with another county (an address without a county is read by its township).
+
+    Args:
+        city: the record's ``City`` field, any type (None or blank: absent).
+        address: its address, or None.
+    """
+    if isinstance(city, str) and city.strip():
+        return read_form(city).removeprefix("臺灣省").removeprefix("臺灣").strip() == COUNTY
+    return not names_other_county(address)
+
+
 @dataclass(frozen=True)
 class TownshipReading:
     """The township of a record with several fields, and the field it came from.

@@ -10,8 +10,8 @@ Rules:
 - kept only when 素 or 蔬食 is in ``Class`` / ``Class1`` / ``Class2`` / ``Class3`` or the name, else
   counted as ``not_vegetarian``; its diet is then ``vegetarian`` only (「蔬食，未確認素別」): TDX does
   not say which kind, so 全素 / 蛋奶素 / 奶素 never match it unless a curated list says so;
-- the county: ``City`` must be 彰化縣 (or missing while the address names no other county); else
-  ``out_of_county``;
+- the county: ``City`` must name 彰化縣 (shared.address.record_in_county: any width, 台 or 臺, a 臺灣
+  prefix or not; or be missing while the address names no other county); else ``out_of_county``;
 - the township: read from the address by shared.address (a township name or a postal code), else
   from ``ZipCode`` (a Changhua postal code), else ``no_township``;
 - the phone: TDX writes ``886-4-7284398``; it is kept as people dial it (``04-7284398``); a phone
@@ -31,8 +31,7 @@ import re
 from datetime import date
 from typing import Any
 
-from shared.address import names_other_county
-from shared.areas import COUNTY
+from shared.address import record_in_county
 from shared.geo import checked_point, in_county
 from shared.places.layers import TDX, Layer, township_in_address
 
@@ -68,13 +67,6 @@ def says_vegetarian(record: dict[str, Any]) -> bool:
     """素 or 蔬食 in a class field or the name."""
     texts = [_text(record.get(name)) or "" for name in (*CLASS_FIELDS, "RestaurantName")]
     return any(word in text for text in texts for word in VEGETARIAN_WORDS)
-
-
-def _in_county(record: dict[str, Any], address: str) -> bool:
-    city = _text(record.get("City"))
-    if city is not None:
-        return city.replace("台", "臺") == COUNTY
-    return not names_other_county(address)
 
 
 def _township(address: str, zip_code: Any) -> str | None:
@@ -119,7 +111,7 @@ def _place(record: Any) -> dict[str, Any]:
     address = _text(record.get("Address"))
     if not address:
         raise _Skip("missing_address")
-    if not _in_county(record, address):
+    if not record_in_county(record.get("City"), address):
         raise _Skip("out_of_county")
     area = _township(address, record.get("ZipCode"))
     if area is None:

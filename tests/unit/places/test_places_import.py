@@ -403,3 +403,10 @@ def test_places_import_tdx_restaurant_whose_address_names_no_township_is_read_fr
     layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [no_town, neither])), now=NOW)
     assert layer.counts == {"received": 2, "kept": 1, "skipped": {"no_township": 1}}
     assert _names(_search(store, "鹿港")) == ["無名素食"]
+
+
+@pytest.mark.parametrize("city", ["臺灣彰化縣", "台灣省彰化縣", "彰化縣"])
+def test_places_import_tdx_city_is_read_as_the_events_read_it(store, tmp_path, city):
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食", city=city)
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [record])), now=NOW)
+    assert layer.counts == {"received": 1, "kept": 1, "skipped": {}}, city
