@@ -63,9 +63,17 @@ def _text(value: Any) -> str | None:
     return cleaned[:MAX_TEXT_CHARS] if cleaned else None
 
 
+#: Words in which 素 does not mean vegetarian (元素咖啡, 素描早午餐, 樸素小館): taken out before 素 is looked for.
+NOT_VEGETARIAN_WORDS: tuple[str, ...] = ("元素", "素描", "樸素", "素人", "素顏", "平素", "要素", "因素", "色素",
+                                         "激素", "毒素", "素材", "素質", "簡素", "葷素")
+
+
 def says_vegetarian(record: dict[str, Any]) -> bool:
-    """素 or 蔬食 in a class field or the name."""
+    """素 or 蔬食 in a class field or the name, once the words in which 素 means something else
+    (NOT_VEGETARIAN_WORDS) are taken out."""
     texts = [_text(record.get(name)) or "" for name in (*CLASS_FIELDS, "RestaurantName")]
+    for other in NOT_VEGETARIAN_WORDS:
+        texts = [text.replace(other, "") for text in texts]
     return any(word in text for text in texts for word in VEGETARIAN_WORDS)
 
 

@@ -410,3 +410,12 @@ def test_places_import_tdx_city_is_read_as_the_events_read_it(store, tmp_path, c
     record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食", city=city)
     layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [record])), now=NOW)
     assert layer.counts == {"received": 1, "kept": 1, "skipped": {}}, city
+
+
+def test_places_import_tdx_name_where_su_is_not_vegetarian_is_not_claimed_as_vegetarian(store, tmp_path):
+    records = [restaurant("C3_1", "元素咖啡", "彰化縣員林市中山路1號"), restaurant("C3_2", "素描早午餐", "彰化縣員林市中山路2號"),
+               restaurant("C3_3", "樸素小館", "彰化縣員林市中山路3號"), restaurant("C3_4", "素心小館", "彰化縣員林市中山路4號"),
+               restaurant("C3_5", "元素蔬食", "彰化縣員林市中山路5號")]
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, records)), now=NOW)
+    assert layer.counts["skipped"] == {"not_vegetarian": 3}
+    assert set(_names(_search(store, "員林"))) == {"素心小館", "元素蔬食"}
