@@ -63,12 +63,12 @@ UNKNOWN_FIELD_WORDS = {
 
 
 #: The most characters of opening hours a card shows: longer text does not read as one line of hours.
-HOURS_MAX_CHARS = 40
+HOURS_MAX_CHARS = 60
 #: What a card and an answer say when a source records hours LOCAL cannot show as they are written.
 HOURS_ASK = "請向店家確認"
 #: Hours that read cleanly (after NFKC): Chinese words, digits and the marks hours are written with.
 #: Latin letters (AM, PM, Mon, <p>) and any other sign make the text unreadable to a resident.
-_READABLE_HOURS = re.compile(r"[\u4e00-\u9fff0-9:~\-－—–～、，,;；。.()（）/／ ]+")
+_READABLE_HOURS = re.compile(r"[\u4e00-\u9fff0-9:~\-－—–～、，,;；。.()（）【】「」/／|・·‧ ]+")
 
 
 def readable_hours(hours: Any) -> str | None:

@@ -358,8 +358,9 @@ def test_places_import_tdx_hours_a_resident_cannot_read_are_never_shown_and_the_
     assert "營業時間請向店家確認（電話 04-8360000）" in answer.text and written.strip()[:8] not in answer.text
 
 
-def test_places_import_tdx_hours_written_in_chinese_and_digits_are_shown_as_written(store, tmp_path):
-    written = "11:00～14:00；17:00～20:00（週一公休）"
+@pytest.mark.parametrize("written", ["11:00～14:00；17:00～20:00（週一公休）",
+                                     "週一至週五 11:00~14:00、17:00~20:30；週六、週日 10:30~20:30【週二公休】"])
+def test_places_import_tdx_hours_written_in_chinese_and_digits_are_shown_as_written(store, tmp_path, written):
     record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")
     ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
     [lines] = _card_lines(render_places(_search(store, "員林")))
