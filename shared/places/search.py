@@ -108,10 +108,13 @@ def place_aliases(name: str) -> tuple[str, ...]:
     and is not a place word: 田尾蔬食坊 is not 「田尾」, which names the township (a township or its
     alias, or a vague word such as 彰化: shared.areas), so 田尾有素食嗎 stays a township's search.
 
+    A name made only of generic words (素食館, 蔬食, 素食小吃) has no spelling: 員林有素食館嗎 asks for
+    the township's shops, not for that one (its township's search lists it).
+
     Args:
         name: the catalog name.
     Returns:
-        Distinct spellings, longest first.
+        Distinct spellings, longest first; () for a generic name.
     """
     spellings = {name.casefold()}
     short = name
@@ -122,6 +125,8 @@ def place_aliases(name: str) -> tuple[str, ...]:
             if short.endswith(suffix) and len(short) > len(suffix):
                 short, changed = short[: -len(suffix)], True
     short = short.strip().casefold()
+    if short in _NAME_SUFFIXES or short in GENERIC_KEYWORDS:
+        return ()
     if len(short) >= (3 if short.isascii() else 2) and not _names_a_place(short):
         spellings.add(short)
     return tuple(sorted(spellings, key=len, reverse=True))

@@ -420,3 +420,18 @@ def test_places_import_tdx_name_where_su_is_not_vegetarian_is_not_claimed_as_veg
     layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, records)), now=NOW)
     assert layer.counts["skipped"] == {"not_vegetarian": 3}
     assert set(_names(_search(store, "員林"))) == {"素心小館", "元素蔬食"}
+
+
+def test_places_import_a_shop_whose_name_is_only_generic_words_never_answers_for_every_township(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "蔬食", "彰化縣鹿港鎮中山路1號", cls="素食"),
+        restaurant("C3_2", "素食館", "彰化縣員林市中山路2號", cls="素食"),
+        restaurant("C3_3", "素食小吃", "彰化縣花壇鄉中山路3號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("花壇有蔬食嗎", "花壇鄉"), ("員林有素食館嗎", "員林市"), ("鹿港有素食小吃嗎", "鹿港鎮")):
+            assert places_named_in(asked) == [], asked
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+    assert _names(_search(store, "鹿港")) == ["蔬食"]  # still listed in its township
