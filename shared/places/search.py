@@ -7,6 +7,7 @@ places stay searchable after the campaign ends).
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any
 
@@ -103,7 +104,7 @@ def _names_a_place(word: str) -> bool:
 
 
 def place_aliases(name: str) -> tuple[str, ...]:
-    """The spellings that name one shop, case-folded: the full name, and the name without generic
+    """The spellings that name one shop, in NFKC and case-folded: the full name, and the name without generic
     suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters
     and is not a place word: 田尾蔬食坊 is not 「田尾」, which names the township (a township or its
     alias, or a vague word such as 彰化: shared.areas), so 田尾有素食嗎 stays a township's search.
@@ -116,6 +117,7 @@ def place_aliases(name: str) -> tuple[str, ...]:
     Returns:
         Distinct spellings, longest first; () for a generic name.
     """
+    name = unicodedata.normalize("NFKC", name)  # ＧＲＥＥＮ蔬食 as residents type it: GREEN蔬食
     spellings = {name.casefold()}
     short = name
     changed = True

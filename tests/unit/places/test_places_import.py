@@ -20,6 +20,7 @@ from shared.places.ingest import RestaurantsFetched, ingest_curated, ingest_rest
 from shared.places.search import place_close_to, places_named_in, search_local_places
 from shared.replies.places import render_places
 from shared.store.sqlite import SqliteStore
+from shared.text import reading_form
 from tools import places as places_tool
 from tools import reply_budget
 
@@ -435,3 +436,11 @@ def test_places_import_a_shop_whose_name_is_only_generic_words_never_answers_for
             proposal = route(asked)
             assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
     assert _names(_search(store, "鹿港")) == ["蔬食"]  # still listed in its township
+
+
+def test_places_import_a_name_written_in_full_width_letters_is_found_as_residents_type_it(store, tmp_path):
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "ＧＲＥＥＮ蔬食", "彰化縣鹿港鎮中山路1號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked in ("green在哪", "Green蔬食的電話", "ＧＲＥＥＮ蔬食在哪"):
+            assert [view["name"] for view in places_named_in(reading_form(asked))] == ["ＧＲＥＥＮ蔬食"], asked
