@@ -70,7 +70,7 @@ SOURCE_KIND = "operator_list"
 
 class CuratedFileError(ValueError):
     """The file cannot be read as a list at all; ``reason`` is a short word (``not_utf8``, ``not_json``,
-    ``not_a_list``, ``missing_columns``, ``unknown_columns``, ``empty``, ``unreadable``, ``unknown_format``)."""
+    ``not_csv``, ``not_a_list``, ``missing_columns``, ``unknown_columns``, ``empty``, ``unreadable``, ``unknown_format``)."""
 
     def __init__(self, reason: str, detail: str = ""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
@@ -95,15 +95,20 @@ def _json_rows(text: str) -> list[Any]:
 
 
 def _csv_rows(text: str) -> list[Any]:
+    """The rows of a CSV list. Raises CuratedFileError (``not_csv``: the csv module cannot read it, e.g.
+    a field over its 131,072-character limit; ``missing_columns``, ``unknown_columns``)."""
     reader = csv.DictReader(io.StringIO(text))
-    header = [column.strip() for column in reader.fieldnames or []]
-    missing = [column for column in REQUIRED_COLUMNS if column not in header]
-    if missing:
-        raise CuratedFileError("missing_columns", ", ".join(missing))
-    unknown = [column for column in header if column not in COLUMNS]
-    if unknown:
-        raise CuratedFileError("unknown_columns", ", ".join(unknown))
-    return [{(key or "").strip(): value for key, value in row.items()} for row in reader]
+    try:
+        header = [column.strip() for column in reader.fieldnames or []]
+        missing = [column for column in REQUIRED_COLUMNS if column not in header]
+        if missing:
+            raise CuratedFileError("missing_columns", ", ".join(missing))
+        unknown = [column for column in header if column not in COLUMNS]
+        if unknown:
+            raise CuratedFileError("unknown_columns", ", ".join(unknown))
+        return [{(key or "").strip(): value for key, value in row.items()} for row in reader]
+    except csv.Error as exc:
+        raise CuratedFileError("not_csv", str(exc)[:100]) from None
 
 
 def _rows_of(path: Path) -> list[Any]:

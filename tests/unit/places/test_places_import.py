@@ -444,3 +444,15 @@ def test_places_import_a_name_written_in_full_width_letters_is_found_as_resident
     with snapshots.scope_for_store(store):
         for asked in ("green在哪", "Green蔬食的電話", "ＧＲＥＥＮ蔬食在哪"):
             assert [view["name"] for view in places_named_in(reading_form(asked))] == ["ＧＲＥＥＮ蔬食"], asked
+
+
+def test_places_import_a_csv_the_csv_module_cannot_read_is_refused_with_its_reason(store, tmp_path):
+    ingest_curated(store, TEMPLATE, now=NOW)
+    before = snapshots.read_state(store)["catalog_version"]
+    huge = _csv(tmp_path, [{"name": "好店", "address": "彰化縣員林市好路1號" + "樓" * 140_000}], name="huge.csv")
+    out = io.StringIO()
+    code = places_tool.main(["ingest", "--file", str(huge)], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"},
+                            out=out)
+    printed = json.loads(out.getvalue())
+    assert code == 1 and (printed["outcome"], printed["reason"]) == ("rejected", "not_csv")
+    assert snapshots.read_state(store)["catalog_version"] == before
