@@ -456,3 +456,19 @@ def test_places_import_a_csv_the_csv_module_cannot_read_is_refused_with_its_reas
     printed = json.loads(out.getvalue())
     assert code == 1 and (printed["outcome"], printed["reason"]) == ("rejected", "not_csv")
     assert snapshots.read_state(store)["catalog_version"] == before
+
+
+def test_places_import_a_chain_named_without_a_township_lists_every_shop_of_that_name(base_env, line_standin,
+                                                                                     tmp_path):
+    from tests.conftest import FixedClock, all_text, reply_messages, text_event
+    from tests.memory_support import webhook_with_memory
+
+    service = webhook_with_memory(base_env, FixedClock(NOW))
+    ingest_restaurants(service.store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "寬心園精緻蔬食", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "寬心園精緻蔬食", "彰化縣彰化市中正路2號", cls="素食")])), now=NOW)
+    every = all_text(reply_messages(service, line_standin, text_event("寬心園精緻蔬食在哪")))
+    assert "彰化縣員林市中山路1號" in every and "彰化縣彰化市中正路2號" in every
+    assert "請點按鈕" not in every  # the same name is not offered again as another shop
+    one = all_text(reply_messages(service, line_standin, text_event("彰化市的寬心園精緻蔬食在哪")))
+    assert "彰化縣彰化市中正路2號" in one and "彰化縣員林市中山路1號" not in one
