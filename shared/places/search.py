@@ -137,6 +137,26 @@ def place_aliases(name: str) -> tuple[str, ...]:
 _latin_head = re.compile(r"^[A-Za-z][A-Za-z'’.&\s]*")
 
 
+def _named_spans(folded: str, catalog: PlaceCatalog) -> list[tuple[int, int, dict[str, str]]]:
+    """(start, end, view) per shop a spelling of which is in the text: where its longest spelling found
+    first appears."""
+    spans = []
+    for place in catalog.places:
+        hits = [(folded.find(spelling), len(spelling)) for spelling in place_aliases(place.name) if spelling in folded]
+        if hits:
+            start, length = min(hits, key=lambda hit: (-hit[1], hit[0]))
+            spans.append((start, start + length, {"id": place.id, "name": place.name, "area": place.area}))
+    return spans
+
+
+def _outside_longer(spans: list[tuple[int, int, dict[str, str]]]) -> list[tuple[int, int, dict[str, str]]]:
+    """The spans not inside another shop's longer one: 慈心素食在哪 names 慈心素食, not also 慈心蔬食坊
+    (whose short spelling 慈心 is only part of the name written)."""
+    return [(start, end, view) for start, end, view in spans
+            if not any(other_start <= start and end <= other_end and other_end - other_start > end - start
+                       for other_start, other_end, _ in spans)]
+
+
 def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[dict[str, str]]:
     """The catalog shops a message names, by name or alias, case-insensitively; read-only.
 
@@ -152,11 +172,7 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
     except CatalogError:
         return []
     folded = text.casefold()
-    found = []
-    for place in catalog.places:
-        positions = [folded.find(spelling) for spelling in place_aliases(place.name) if spelling in folded]
-        if positions:
-            found.append((min(positions), {"id": place.id, "name": place.name, "area": place.area}))
+    found = [(start, view) for start, _, view in _outside_longer(_named_spans(folded, catalog))]
     if not found:  # 約翰手作蔬食: the Chinese rest of a Latin-headed name, when only one shop has it
         tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
         for place in catalog.places:

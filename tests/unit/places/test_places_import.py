@@ -472,3 +472,14 @@ def test_places_import_a_chain_named_without_a_township_lists_every_shop_of_that
     assert "請點按鈕" not in every  # the same name is not offered again as another shop
     one = all_text(reply_messages(service, line_standin, text_event("彰化市的寬心園精緻蔬食在哪")))
     assert "彰化縣彰化市中正路2號" in one and "彰化縣員林市中山路1號" not in one
+
+
+def test_places_import_a_shop_named_in_full_is_not_mistaken_for_one_sharing_its_short_name(store, tmp_path):
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "慈心蔬食坊", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "慈心素食", "彰化縣田尾鄉民生路2號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        assert [view["name"] for view in places_named_in("慈心素食在哪")] == ["慈心素食"]
+        assert [view["name"] for view in places_named_in("慈心蔬食坊在哪")] == ["慈心蔬食坊"]
+        assert [view["name"] for view in places_named_in("慈心素食跟慈心蔬食坊哪間近")] == ["慈心素食", "慈心蔬食坊"]
+        assert {view["name"] for view in places_named_in("慈心在哪")} == {"慈心素食", "慈心蔬食坊"}  # truly both
