@@ -33,7 +33,7 @@ from typing import Any
 
 from shared.address import record_in_county
 from shared.geo import checked_point, in_county
-from shared.places.layers import TDX, Layer, township_in_address
+from shared.places.layers import TDX, Layer, RowSkip, township_in_address
 
 SOURCE_ID = "tdx_restaurants"
 SOURCE_KIND = "tdx_restaurant"
@@ -48,12 +48,6 @@ SKIP_REASONS: tuple[str, ...] = (
     "missing_address", "no_township",
 )
 _PHONE = re.compile(r"^[0-9\-#()]{7,20}$")
-
-
-class _Skip(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def _text(value: Any) -> str | None:
@@ -107,23 +101,23 @@ def _coordinates(position: Any) -> dict[str, Any] | None:
 
 def _place(record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
-        raise _Skip("not_an_object")
+        raise RowSkip("not_an_object")
     restaurant_id = _text(record.get("RestaurantID"))
     if not restaurant_id:
-        raise _Skip("missing_id")
+        raise RowSkip("missing_id")
     name = _text(record.get("RestaurantName"))
     if not name:
-        raise _Skip("missing_name")
+        raise RowSkip("missing_name")
     if not says_vegetarian(record):
-        raise _Skip("not_vegetarian")
+        raise RowSkip("not_vegetarian")
     address = _text(record.get("Address"))
     if not address:
-        raise _Skip("missing_address")
+        raise RowSkip("missing_address")
     if not record_in_county(record.get("City"), address):
-        raise _Skip("out_of_county")
+        raise RowSkip("out_of_county")
     area = _township(address, record.get("ZipCode"))
     if area is None:
-        raise _Skip("no_township")
+        raise RowSkip("no_township")
     phone = _phone(record.get("Phone"))
     hours = _text(record.get("OpenTime"))
     fields = {"name": SOURCE_ID, "area": SOURCE_ID, "address": SOURCE_ID, **({"phone": SOURCE_ID} if phone else {}),
@@ -154,8 +148,8 @@ def map_restaurants(records: list[Any], *, origin: str, accessed_on: date) -> La
         try:
             place = _place(record)
             if place["id"] in seen:
-                raise _Skip("duplicate_id")
-        except _Skip as skip:
+                raise RowSkip("duplicate_id")
+        except RowSkip as skip:
             layer.skip(number, skip.reason)
             continue
         seen.add(place["id"])
