@@ -52,13 +52,13 @@ def shop_named(m: Message) -> Proposal | None:
     if not named:
         return None
     side = m.side + ((Limit.HOURS,) if Limit.HOURS not in m.side and _HOURS.search(m.text) else ())
-    first = _first_shop(named, m.townships)
+    first = first_shop(named, m.townships)
     others = tuple(OtherPlace(name) for name in dict.fromkeys(place["name"] for place in named) if name != first["name"])
     return Proposal("find_place", {"name": first["name"], "area": first["area"]},
                     notes=side + _diet_asked(m.text, named) + others + _events_beside_shop(m.text, named))
 
 
-def _first_shop(named: list[dict[str, str]], townships: tuple[str, ...] | list[str]) -> dict[str, Any]:
+def first_shop(named: list[dict[str, str]], townships: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """The first shop named. A name several shops share (a chain in 員林 and 彰化市): the one in a
     township the message names, else no township, so find_place lists every one of them."""
     namesakes = [place for place in named if place["name"] == named[0]["name"]]

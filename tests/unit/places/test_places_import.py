@@ -472,6 +472,8 @@ def test_places_import_a_chain_named_without_a_township_lists_every_shop_of_that
     assert "請點按鈕" not in every  # the same name is not offered again as another shop
     one = all_text(reply_messages(service, line_standin, text_event("彰化市的寬心園精緻蔬食在哪")))
     assert "彰化縣彰化市中正路2號" in one and "彰化縣員林市中山路1號" not in one
+    parking = all_text(reply_messages(service, line_standin, text_event("寬心園精緻蔬食好停車嗎")))
+    assert "彰化縣員林市中山路1號" in parking and "彰化縣彰化市中正路2號" in parking and "停車" in parking
 
 
 def test_places_import_a_shop_named_in_full_is_not_mistaken_for_one_sharing_its_short_name(store, tmp_path):
