@@ -290,13 +290,25 @@ def place_to_dict(place: Place) -> dict[str, Any]:
     }
 
 
-def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[str] | None) -> list[str]:
+def _area_problems(place: Place) -> list[str]:
+    """The township: a full Changhua township name, and the one its address names (when it names one)."""
     problems: list[str] = []
     try:
         if normalize_area(place.area) != place.area:
             problems.append(f"{place.id}: area must be a full township name, got {place.area!r}")
     except UnknownArea:
         problems.append(f"{place.id}: area {place.area!r} is not a Changhua township")
+    reading = read_address(place.address)  # an address that names no township is no problem: area has a source
+    if reading is AddressSkip.OTHER_COUNTY:
+        problems.append(f"{place.id}: address is in another county")
+    elif isinstance(reading, AddressReading) and reading.township != place.area:
+        problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
+    return problems
+
+
+def _source_problems(place: Place, sources: Mapping[str, Source]) -> list[str]:
+    """Every recorded fact names a known source; coordinates lie in the county."""
+    problems: list[str] = []
     for field in SOURCED_FIELDS:
         if field not in place.field_sources and (field != "phone" or place.phone is not None):
             problems.append(f"{place.id}: field_sources lacks {field!r}")
@@ -305,20 +317,22 @@ def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[
             problems.append(f"{place.id}: {field} is recorded without a source in field_sources")
     if place.coordinates is not None and not in_county(place.coordinates.point):
         problems.append(f"{place.id}: coordinates outside Changhua County")
-    reading = read_address(place.address)  # an address that names no township is no problem: area has a source
-    if reading is AddressSkip.OTHER_COUNTY:
-        problems.append(f"{place.id}: address is in another county")
-    elif isinstance(reading, AddressReading) and reading.township != place.area:
-        problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
-    for key, sid in place.cited_sources:
-        if sid not in sources:
-            problems.append(f"{place.id}: {key} cites unknown source {sid!r}")
-    for kind in place.dietary_evidence:
-        if kind not in EVIDENCE_TYPES:
-            problems.append(f"{place.id}: unknown dietary type {kind!r}")
+    problems += [f"{place.id}: {key} cites unknown source {sid!r}" for key, sid in place.cited_sources
+                 if sid not in sources]
+    return problems
+
+
+def _diet_problems(place: Place, declared: list[str] | None) -> list[str]:
+    """Known dietary types only, and dietary_options listing exactly those with evidence."""
+    problems = [f"{place.id}: unknown dietary type {kind!r}" for kind in place.dietary_evidence
+                if kind not in EVIDENCE_TYPES]
     if set(declared or ()) != set(place.dietary_evidence):
         problems.append(f"{place.id}: dietary_options must list exactly the types in dietary_evidence")
     return problems
+
+
+def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[str] | None) -> list[str]:
+    return _area_problems(place) + _source_problems(place, sources) + _diet_problems(place, declared)
 
 
 def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) -> list[str]:
