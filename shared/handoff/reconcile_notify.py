@@ -412,20 +412,33 @@ class ReconcileNotifier:
             # push, with the notice's retry key (a repeat of this push is LINE's 409), restated.
             log("WARNING", "receipt reply outcome unknown: pushed once, restated", user=hash_user(operation.actor.user_id))
             return None, None, True
+        return self._told_by_earlier_reply(attempt, tell, state, holder), None, False
+
+    def _told_by_earlier_reply(self, attempt: Attempt, tell: Tell, state: inbox.ReplyState,
+                               holder: str) -> ReconcileResult | None:
+        """The earlier reply (owner ``holder``) carried this notice: record how, nothing pushed.
+
+        Returns:
+            ``delivered_by_reply`` (LINE accepted it: marked delivered by ``holder``);
+            ``reply_unknown`` (pushed by the queued-event worker under the event's own key, outcome
+            unknown: never repeated under another key); 503 ``store_unavailable`` (200 on the last
+            attempt) when that cannot be recorded; None for any other state (then pushed).
+        """
+        operation = attempt.operation
         try:
             if state is inbox.ReplyState.REPLIED:
                 notify.mark_delivered(self.store, tell.collection, operation, holder, now=self.clock())
-                return tell.settled("delivered_by_reply"), None, False
+                return tell.settled("delivered_by_reply")
             if state is inbox.ReplyState.UNKNOWN:
                 notify.settle_reply_unknown(self.store, tell.collection, operation, owner=holder, now=self.clock())
                 log("WARNING", "receipt pushed with the event's key, outcome unknown: not pushed again",
                     user=hash_user(operation.actor.user_id))
-                return tell.settled("reply_unknown"), None, False
+                return tell.settled("reply_unknown")
         except StoreError as exc:  # the next delivery reads the inbox again and decides the same
             log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
             return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
-                                   dict(tell.detail)), None, False
-        return None, None, False
+                                   dict(tell.detail))
+        return None
 
     def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
         """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""
