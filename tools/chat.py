@@ -44,6 +44,7 @@ import shutil
 import sys
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
@@ -680,53 +681,76 @@ def _location_argument(argument: str) -> tuple[float, float] | None:
         return None
 
 
+def _location_command(session: ChatSession, argument: str, stream: TextIO) -> dict | None:
+    """``/location 緯度,經度``: a location message event; None (after saying how) when the argument
+    is not two numbers."""
+    point = _location_argument(argument)
+    if point is None:
+        _say("（請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）", stream)
+        return None
+    return line_events.location_event(*point, user_id=session.user_id)
+
+
+def _user_command(session: ChatSession, argument: str, stream: TextIO) -> None:
+    """``/user [ID|new]``: chat as another resident (a bare ``/user``: back to the one-to-one chat's
+    resident; ``new``: a fresh random id). A malformed id is refused with a note; no event."""
+    user_id = argument.strip() or session.resident_id
+    if user_id == "new":
+        user_id = "U" + secrets.token_hex(16)
+    if not USER_ID_RE.match(user_id):
+        _say("（使用者 ID 要是 U 加 32 個小寫十六進位字元，或用 /user new）", stream)
+        return
+    session.switch_user(user_id)
+    _say(f"（現在的身分：{user_id}）", stream)
+
+
+def _staff_command(session: ChatSession, argument: str, stream: TextIO) -> None:
+    """``/staff [ID]``: speak as a staff member (default ``DEFAULT_STAFF_ID``) in the staff group.
+    A malformed id, or no staff group configured, is said in a note; no event."""
+    user_id = argument.strip() or DEFAULT_STAFF_ID
+    if not USER_ID_RE.match(user_id):
+        _say("（工作人員 ID 要是 U 加 32 個小寫十六進位字元）", stream)
+        return
+    try:
+        session.act_as_staff(user_id)
+    except ValueError:
+        _say("（沒有設定工作人員群組 LOCAL_STAFF_GROUP_ID）", stream)
+        return
+    _say(f"（現在以工作人員 {user_id} 的身分在工作人員群組中）", stream)
+
+
+#: The slash commands: (session, the text after the command, the terminal) → the event to send, or
+#: None when the command is handled here.
+_COMMANDS: dict[str, Callable[[ChatSession, str, TextIO], dict | None]] = {
+    "/follow": lambda session, _argument, _stream: line_events.follow_event(user_id=session.user_id),
+    "/unfollow": lambda session, _argument, _stream: line_events.unfollow_event(user_id=session.user_id),
+    "/sticker": lambda session, _argument, _stream: line_events.sticker_event(user_id=session.user_id),
+    "/location": _location_command,
+    "/user": _user_command,
+    "/staff": _staff_command,
+    "/help": lambda _session, _argument, stream: _say(HELP, stream),
+}
+
+
+def _choice_event(session: ChatSession, number: int, stream: TextIO) -> dict | None:
+    """A tap on the shown choice ``[number]`` (1-based): its event, or None (with a note of what the
+    action would do) when it sends none."""
+    choice = session.choices[number - 1]
+    _say(f"（點選 [{choice.n}] {choice.label}）", stream)
+    event = session.event_for(choice)
+    if event is None:
+        _say(_action_note(choice), stream)
+    return event
+
+
 def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | None:
-    """Turn a slash command or a typed line into an event; None when handled locally."""
+    """Turn a slash command (``_COMMANDS``), a choice's number or a typed line into an event; None
+    when handled locally (an unknown command is said so)."""
     command, _, argument = line.partition(" ")
-    if command == "/follow":
-        return line_events.follow_event(user_id=session.user_id)
-    if command == "/unfollow":
-        return line_events.unfollow_event(user_id=session.user_id)
-    if command == "/sticker":
-        return line_events.sticker_event(user_id=session.user_id)
-    if command == "/location":
-        point = _location_argument(argument)
-        if point is None:
-            _say("（請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）", stream)
-            return None
-        return line_events.location_event(*point, user_id=session.user_id)
-    if command == "/user":
-        user_id = argument.strip() or session.resident_id  # bare /user: back to the one-to-one chat
-        if user_id == "new":
-            user_id = "U" + secrets.token_hex(16)
-        if not USER_ID_RE.match(user_id):
-            _say("（使用者 ID 要是 U 加 32 個小寫十六進位字元，或用 /user new）", stream)
-        else:
-            session.switch_user(user_id)
-            _say(f"（現在的身分：{user_id}）", stream)
-        return None
-    if command == "/staff":
-        user_id = argument.strip() or DEFAULT_STAFF_ID
-        if not USER_ID_RE.match(user_id):
-            _say("（工作人員 ID 要是 U 加 32 個小寫十六進位字元）", stream)
-            return None
-        try:
-            session.act_as_staff(user_id)
-        except ValueError:
-            _say("（沒有設定工作人員群組 LOCAL_STAFF_GROUP_ID）", stream)
-            return None
-        _say(f"（現在以工作人員 {user_id} 的身分在工作人員群組中）", stream)
-        return None
-    if command == "/help":
-        _say(HELP, stream)
-        return None
+    if command in _COMMANDS:
+        return _COMMANDS[command](session, argument, stream)
     if line.isdigit() and 1 <= int(line) <= len(session.choices):
-        choice = session.choices[int(line) - 1]
-        _say(f"（點選 [{choice.n}] {choice.label}）", stream)
-        event = session.event_for(choice)
-        if event is None:
-            _say(_action_note(choice), stream)
-        return event
+        return _choice_event(session, int(line), stream)
     if line.startswith("/"):
         _say(f"（不認得的指令 {command}；輸入 /help 看說明）", stream)
         return None
