@@ -336,6 +336,15 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
     finally:
         local.stop()
         echo.stop()
+    return _steady_figures(sizes, chunk, results, chunk_cpu_ms, bad, rss_early, rss_late)
+
+
+def _steady_figures(sizes: Sizes, chunk: int, results: dict[str, list[bench_load.LoadResult]],
+                    chunk_cpu_ms: dict[str, list[float]], bad: dict[str, int], rss_early: dict[str, float],
+                    rss_late: dict[str, tuple[int, float]]) -> list[dict]:
+    """P2's rows (throughput, p99, p50, CPU per request) and P6's (RSS growth) from ``steady_and_memory``'s
+    measures, each keyed "local" (the webhook) and "echo": the load of each ``chunk``, CPU ms per request of
+    each chunk, non-200 answers, RSS in MiB after ``sizes.warmup`` events and (events, MiB) late."""
     lt, et = [x.throughput for x in results["local"]], [x.throughput for x in results["echo"]]
     lp, ep = ([x.percentile(0.99) * 1000 for x in results[k]] for k in ("local", "echo"))
     l50, e50 = ([x.percentile(0.50) * 1000 for x in results[k]] for k in ("local", "echo"))
