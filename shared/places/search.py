@@ -137,13 +137,22 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
         positions = [folded.find(spelling) for spelling in place_aliases(place.name) if spelling in folded]
         if positions:
             found.append((min(positions), {"id": place.id, "name": place.name, "area": place.area}))
-    if not found:  # 約翰手作蔬食: the Chinese rest of a Latin-headed name, when only one shop has it
-        tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
-        for place in catalog.places:
-            tail = tails.get(place.id, "")
-            if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
-                found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
+    if not found:
+        found = _named_by_latin_tail(catalog, folded)
     return [view for _, view in sorted(found, key=lambda pair: pair[0])]
+
+
+def _named_by_latin_tail(catalog: PlaceCatalog, folded: str) -> list[tuple[int, dict[str, str]]]:
+    """The shops a case-folded message names by the Chinese rest of a Latin-headed name (約翰手作蔬食
+    for John手作蔬食), a rest of at least 4 characters that only one shop's name holds:
+    [(where in ``folded`` it starts, {id, name, area})], in catalog order."""
+    tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
+    found = []
+    for place in catalog.places:
+        tail = tails.get(place.id, "")
+        if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
+            found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
+    return found
 
 
 #: How close a typed word must be to a shop's spelling to ask 「你是說…嗎？」 (difflib ratio, 0–1).
