@@ -205,16 +205,25 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
         if len(chunk) < shortest:
             continue  # shorter than any stretch that can reach the ratio (2·len / (len + spelling))
         for place, spelling, matcher in names:
-            stretches = _LATIN_WORD.findall(chunk) if spelling.isascii() else _stretches_near(chunk, spelling)
-            close = _close_stretches(matcher, dict.fromkeys(stretches), budget)
-            if not close:
-                continue
-            ratio = max(ratio for ratio, _ in close)
-            typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]  # 合米素食, not just 米素食
-            if best is None or ratio > best[0]:
-                best = (ratio, {"id": place.id, "name": place.name, "area": place.area,
-                                "typed": typed, "spelling": spelling})
+            close = _closest_stretch(chunk, place, spelling, matcher, budget)
+            if close is not None and (best is None or close[0] > best[0]):
+                best = close
     return best[1] if best else None
+
+
+def _closest_stretch(chunk: str, place: Place, spelling: str, matcher: Any,
+                     budget: list[int]) -> tuple[float, dict[str, str]] | None:
+    """How close a stretch of ``chunk`` comes to ``spelling`` (one of ``place``'s, held by ``matcher``
+    as its second sequence; Latin spellings only against whole Latin words; ``budget`` the full
+    comparisons left): (best ratio, {id, name, area, typed, spelling}) with ``typed`` the longest
+    close stretch (合米素食, not just 米素食), or None when no stretch reaches CLOSE_NAME_RATIO."""
+    stretches = _LATIN_WORD.findall(chunk) if spelling.isascii() else _stretches_near(chunk, spelling)
+    close = _close_stretches(matcher, dict.fromkeys(stretches), budget)
+    if not close:
+        return None
+    ratio = max(ratio for ratio, _ in close)
+    typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]
+    return ratio, {"id": place.id, "name": place.name, "area": place.area, "typed": typed, "spelling": spelling}
 
 
 def _stretches_near(chunk: str, spelling: str) -> list[str]:
