@@ -336,6 +336,20 @@ def _unknown_fields(places: tuple[Place, ...]) -> list[str]:
     return [field for field in UNKNOWABLE_FIELDS if any(field in place.unknown_fields for place in places)]
 
 
+def _search_scope(area: str | None) -> tuple[str | None, bool, bool]:
+    """What a search's ``area`` asks for: (township, every_township, needs_area). ``全彰化``
+    (WHOLE_COUNTY) is every township (township None); None, blank or a vague word (附近, 彰化) needs
+    an area (township None); else the full township name (花壇 → 花壇鄉).
+
+    Raises:
+        UnknownArea: area is neither a township nor vague (e.g. 台北).
+    """
+    every_township = area is not None and area.strip() == WHOLE_COUNTY
+    needs_area = not every_township and (area is None or not area.strip() or is_vague_area(area))
+    township = None if area is None or needs_area or every_township else normalize_area(area)
+    return township, every_township, needs_area
+
+
 def search_local_places(
     area: str | None,
     dietary_type: str | None,
@@ -378,9 +392,7 @@ def search_local_places(
     require_aware(now)
     diet = normalize_dietary_type(dietary_type)
     effective_keyword = _effective_keyword(keyword)
-    every_township = area is not None and area.strip() == WHOLE_COUNTY
-    needs_area = not every_township and (area is None or not area.strip() or is_vague_area(area))
-    township = None if area is None or needs_area or every_township else normalize_area(area)
+    township, every_township, needs_area = _search_scope(area)
     result: dict[str, Any] = {
         "status": "unavailable",
         "query": {"area": township, "dietary_type": diet, "keyword": effective_keyword},
