@@ -829,39 +829,11 @@ def headless_step(session: ChatSession, request: dict) -> dict:
         latest non-empty list, never another user's or the group's; other_choices are the buttons
         sent to other chats in this exchange, by chat id (tappable after switching to it).
     """
+    made = _headless_event(session, request)
+    if isinstance(made, _Answered):
+        return made.output
     wait_s = request.get("wait_seconds")
-    event: dict | None = None
-    if "text" in request:
-        event = line_events.text_event(str(request["text"]), user_id=session.user_id)
-    elif "postback" in request:
-        event = line_events.postback_event(str(request["postback"]), user_id=session.user_id)
-    elif "event" in request and isinstance(request["event"], dict):
-        event = complete_event(request["event"], session.user_id)
-    elif "user" in request:
-        if not USER_ID_RE.match(str(request["user"])):
-            return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
-        session.switch_user(str(request["user"]))
-        return {"status": None, "replies": [], "choices": []}
-    elif "staff" in request:
-        staff = str(request["staff"] or DEFAULT_STAFF_ID)
-        if not USER_ID_RE.match(staff):
-            return _headless_error("staff must be 'U' followed by 32 lowercase hex characters")
-        try:
-            session.act_as_staff(staff)
-        except ValueError as exc:
-            return _headless_error(str(exc))
-        return {"status": None, "replies": [], "choices": []}
-    elif "tap" in request:
-        n = request["tap"]
-        if not isinstance(n, int) or not 1 <= n <= len(session.choices):
-            return _headless_error(f"no choice {n!r}; {len(session.choices)} available")
-        choice = session.choices[n - 1]
-        event = session.event_for(choice)
-        if event is None:
-            return {**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]}
-    else:
-        return _headless_error("expected one of: text, postback, tap, event, user, staff")
-    exchange = session.send(event, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
+    exchange = session.send(made, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
     shown = session.present(exchange.calls)
     out: dict[str, Any] = {"status": exchange.status, "replies": [c["body"] for c in exchange.delivered],
                            "choices": [c.to_json() for c in shown.choices]}
@@ -870,6 +842,64 @@ def headless_step(session: ChatSession, request: dict) -> dict:
     if exchange.error is not None or exchange.unread is not None:
         out["error"] = exchange.error or exchange.unread
     return out
+
+
+@dataclass(frozen=True)
+class _Answered:
+    """A headless input answered without sending an event: ``output`` is its one output object."""
+
+    output: dict
+
+
+def _headless_event(session: ChatSession, request: dict) -> dict | _Answered:
+    """The event a headless input sends (the first of text, postback, event, tap it holds), or its
+    answer when it sends none (``user`` / ``staff`` switch chats; a bad input is an error object)."""
+    if "text" in request:
+        return line_events.text_event(str(request["text"]), user_id=session.user_id)
+    if "postback" in request:
+        return line_events.postback_event(str(request["postback"]), user_id=session.user_id)
+    if "event" in request and isinstance(request["event"], dict):
+        return complete_event(request["event"], session.user_id)
+    if "user" in request:
+        return _Answered(_headless_user(session, request["user"]))
+    if "staff" in request:
+        return _Answered(_headless_staff(session, request["staff"]))
+    if "tap" in request:
+        return _headless_tap(session, request["tap"])
+    return _Answered(_headless_error("expected one of: text, postback, tap, event, user, staff"))
+
+
+def _headless_user(session: ChatSession, user: Any) -> dict:
+    """``{"user": "U..."}``: chat as that resident; an error object when the id is malformed."""
+    if not USER_ID_RE.match(str(user)):
+        return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
+    session.switch_user(str(user))
+    return {"status": None, "replies": [], "choices": []}
+
+
+def _headless_staff(session: ChatSession, staff: Any) -> dict:
+    """``{"staff": "U..." | null}``: speak as that staff member (default DEFAULT_STAFF_ID) in the staff
+    group; an error object when the id is malformed or no staff group is configured."""
+    staff = str(staff or DEFAULT_STAFF_ID)
+    if not USER_ID_RE.match(staff):
+        return _headless_error("staff must be 'U' followed by 32 lowercase hex characters")
+    try:
+        session.act_as_staff(staff)
+    except ValueError as exc:
+        return _headless_error(str(exc))
+    return {"status": None, "replies": [], "choices": []}
+
+
+def _headless_tap(session: ChatSession, n: Any) -> dict | _Answered:
+    """``{"tap": n}``: the event of the current chat's choice ``n`` (1-based); an error object when there
+    is no such choice, or (with the choices listed) when the choice sends no event."""
+    if not isinstance(n, int) or not 1 <= n <= len(session.choices):
+        return _Answered(_headless_error(f"no choice {n!r}; {len(session.choices)} available"))
+    choice = session.choices[n - 1]
+    event = session.event_for(choice)
+    if event is None:
+        return _Answered({**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]})
+    return event
 
 
 def _headless_error(message: str) -> dict:
