@@ -573,32 +573,37 @@ class ChatSession:
         out = Rendered()
         batch: dict[str, list[Choice]] = {}
         for call in calls:
-            body = call.get("body") or {}
-            if call["path"] == LOADING_PATH:
-                out.lines.append("（LOCAL 正在輸入…）")
+            note = _undelivered_note(call)
+            if note is not None:
+                out.lines.append(note)
                 continue
-            if call["status"] != 200:
-                reason = (call.get("response") or {}).get("message", "")
-                out.lines.append(f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）")
-                continue
-            to = body.get("to")
-            chat = to or self._token_chat.get(body.get("replyToken") or "", self.chat_id)
-            suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
-                f"（給 {to}）" if to and to != self.chat_id else "")
-            out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
-            mine = batch.setdefault(chat, [])
-            part = render(body.get("messages") or [], width=width, start=len(mine) + 1)
-            out.lines.extend("  " + line if line else "" for line in part.lines)
-            mine.extend(part.choices)
-            if part.choices and chat != self.chat_id:
-                where = "/staff" if chat == self.staff_group_id else f"/user {chat}"
-                out.lines.append(f"  （這些按鈕在另一個聊天室：先輸入 {where} 再點）")
+            self._present_delivered(call, out, batch, width)
         for chat, choices in batch.items():
             if choices:
                 self._choices[chat] = choices
         out.choices = batch.get(self.chat_id, [])
         out.other_choices = {chat: choices for chat, choices in batch.items() if choices and chat != self.chat_id}
         return out
+
+    def _present_delivered(self, call: dict, out: Rendered, batch: dict[str, list[Choice]],
+                           width: int | None) -> None:
+        """Append one delivered reply/push to ``out.lines``: a header naming who it went to (when not
+        the current chat), its messages indented, and, for buttons sent to another chat, how to
+        reach them. Its buttons are added to its chat's list in ``batch`` (chat id → choices),
+        numbered on from those of earlier calls."""
+        body = call.get("body") or {}
+        to = body.get("to")
+        chat = to or self._token_chat.get(body.get("replyToken") or "", self.chat_id)
+        suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
+            f"（給 {to}）" if to and to != self.chat_id else "")
+        out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
+        mine = batch.setdefault(chat, [])
+        part = render(body.get("messages") or [], width=width, start=len(mine) + 1)
+        out.lines.extend("  " + line if line else "" for line in part.lines)
+        mine.extend(part.choices)
+        if part.choices and chat != self.chat_id:
+            where = "/staff" if chat == self.staff_group_id else f"/user {chat}"
+            out.lines.append(f"  （這些按鈕在另一個聊天室：先輸入 {where} 再點）")
 
     def event_for(self, choice: Choice) -> dict | None:
         """Turn tapping a choice into the event LINE would send; None when no event
@@ -623,6 +628,17 @@ def action_event(action: dict, user_id: str, label: str = "") -> dict | None:
         value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
                  "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
         return line_events.postback_event(str(action.get("data", "")), user_id=user_id, params={mode: value})
+    return None
+
+
+def _undelivered_note(call: dict) -> str | None:
+    """The note shown for a recorded LINE call that delivered no message (the loading animation, or
+    a reply/push LINE refused, with its status and reason); None for a delivered reply/push."""
+    if call["path"] == LOADING_PATH:
+        return "（LOCAL 正在輸入…）"
+    if call["status"] != 200:
+        reason = (call.get("response") or {}).get("message", "")
+        return f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）"
     return None
 
 
