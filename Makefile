@@ -100,7 +100,7 @@ test-collect: $(LOCKS_STAMP)
 # (import-linter: layers, adapters, entry points; settings in pyproject.toml), then the complexity
 # check: no function in COMPLEXITY_PATHS over radon cc 15 (tools/complexity.py; a path is a folder or a file).
 COMPLEXITY_PATHS = shared/turn shared/agent shared/staff/relay.py shared/handoff/reconcile_notify.py \
-	tools/devserver.py tools/bench.py shared/places
+	tools/devserver.py tools/bench.py tools/chat.py shared/places
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
