@@ -41,8 +41,9 @@ from shared.areas import COUNTY, FORMER_NAMES, POSTAL_CODES, TOWNSHIPS, UnknownA
 #: The longest prefix of a text that is read (characters, after NFKC); the rest is never looked at.
 MAX_ADDRESS_CHARS = 200
 
-#: Variant characters read as their standard form (Ministry of Education's standard 臺).
-_VARIANTS = str.maketrans({"台": "臺", "县": "縣"})
+#: Variant characters read as their standard form (Ministry of Education's standard 臺), and 巿 (U+5DFF),
+#: the look-alike often typed for 市 (U+5E02) in government records (員林巿): no address means 巿.
+_VARIANTS = str.maketrans({"台": "臺", "县": "縣", "巿": "市"})
 
 #: Taiwan's other counties and cities (and the pre-2010 names still seen on old records), in their
 #: standard 臺 spelling: an address that starts with one is outside Changhua.
@@ -100,8 +101,8 @@ class AddressReading:
 
 
 def read_form(text: str) -> str:
-    """The form an address is read in: the first MAX_ADDRESS_CHARS characters, NFKC, 台 → 臺, one
-    space for each run of spaces, stripped."""
+    """The form an address is read in: the first MAX_ADDRESS_CHARS characters, NFKC, 台 → 臺, 巿 → 市,
+    one space for each run of spaces, stripped."""
     head = unicodedata.normalize("NFKC", text[:MAX_ADDRESS_CHARS]).translate(_VARIANTS)
     return " ".join(head.split())
 
@@ -141,6 +142,20 @@ def names_other_county(text: str | None) -> bool:
     """True when ``text`` (an address or a ``City`` field) starts with another county or city of
     Taiwan, after the same prefix, postal code and width reading as read_address."""
     return read_address(text) is AddressSkip.OTHER_COUNTY
+
+
+def record_in_county(city: object, address: str | None) -> bool:
+    """Whether a source record (TDX's activities and restaurants) is of Changhua County: its ``City``
+    names 彰化縣 (any width, 台 or 臺, with or without a 臺灣 / 臺灣省 prefix); without a ``City``, its
+    address does not start with another county (an address without a county is read by its township).
+
+    Args:
+        city: the record's ``City`` field, any type (None or blank: absent).
+        address: its address, or None.
+    """
+    if isinstance(city, str) and city.strip():
+        return read_form(city).removeprefix("臺灣省").removeprefix("臺灣").strip() == COUNTY
+    return not names_other_county(address)
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any, Iterable
 
-from shared.address import AddressSkip, names_other_county, read_form, read_township
-from shared.areas import COUNTY
+from shared.address import AddressSkip, read_township, record_in_county
 from shared.clock import TAIPEI
 from shared.events.search import Event
 from shared.geo import Coordinates, checked_point, in_county
@@ -104,12 +103,8 @@ def _instant(value: Any, reason: str) -> datetime:
 
 
 def _in_county(record: dict[str, Any]) -> bool:
-    """``City`` names 彰化縣 (any width, 台 or 臺, a 臺灣 prefix or not); without ``City``, the address does
-    not start with another county (an address without a county is read by its township: shared.address)."""
-    city = record.get("City")
-    if isinstance(city, str) and city.strip():
-        return read_form(city).removeprefix("臺灣省").removeprefix("臺灣").strip() == COUNTY
-    return not names_other_county(_text(record.get("Address")))
+    """shared.address.record_in_county of its ``City`` and ``Address``."""
+    return record_in_county(record.get("City"), _text(record.get("Address")))
 
 
 def _township(record: dict[str, Any]) -> str:

@@ -290,66 +290,49 @@ def place_to_dict(place: Place) -> dict[str, Any]:
     }
 
 
-def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[str] | None) -> list[str]:
-    """Every way one place breaks the catalog contract, as ``"<place id>: <problem>"`` lines (empty when valid).
-
-    Args:
-        place: the parsed place.
-        sources: the catalog's sources by id (what ``field_sources`` and evidence may cite).
-        declared: the place's ``dietary_options`` as written in the file (None if absent).
-    """
-    return [f"{place.id}: {problem}" for problem in (
-        *_area_problems(place), *_field_source_problems(place), *_location_problems(place),
-        *_citation_problems(place, sources), *_dietary_problems(place, declared))]
-
-
 def _area_problems(place: Place) -> list[str]:
-    """The place's area must be a full Changhua township name (``normalize_area`` leaves it unchanged)."""
+    """The township: a full Changhua township name, and the one its address names (when it names one)."""
+    problems: list[str] = []
     try:
         if normalize_area(place.area) != place.area:
-            return [f"area must be a full township name, got {place.area!r}"]
+            problems.append(f"{place.id}: area must be a full township name, got {place.area!r}")
     except UnknownArea:
-        return [f"area {place.area!r} is not a Changhua township"]
-    return []
-
-
-def _field_source_problems(place: Place) -> list[str]:
-    """Each sourced field (phone only when known) and each recorded unknowable field needs an entry in
-    ``field_sources``."""
-    problems = [f"field_sources lacks {field!r}" for field in SOURCED_FIELDS
-                if field not in place.field_sources and (field != "phone" or place.phone is not None)]
-    problems += [f"{field} is recorded without a source in field_sources"
-                 for field in ("open_now", "hours", "walking_distance_m", "accessibility")
-                 if place.unknown[field] is not None and field not in place.field_sources]
-    return problems
-
-
-def _location_problems(place: Place) -> list[str]:
-    """Coordinates (when known) must lie in Changhua County, and an address that names a township must
-    name the place's area (an address that names no township is no problem: area has a source)."""
-    problems = []
-    if place.coordinates is not None and not in_county(place.coordinates.point):
-        problems.append("coordinates outside Changhua County")
-    reading = read_address(place.address)
+        problems.append(f"{place.id}: area {place.area!r} is not a Changhua township")
+    reading = read_address(place.address)  # an address that names no township is no problem: area has a source
     if reading is AddressSkip.OTHER_COUNTY:
-        problems.append("address is in another county")
+        problems.append(f"{place.id}: address is in another county")
     elif isinstance(reading, AddressReading) and reading.township != place.area:
-        problems.append(f"address is in {reading.township}, area says {place.area}")
+        problems.append(f"{place.id}: address is in {reading.township}, area says {place.area}")
     return problems
 
 
-def _citation_problems(place: Place, sources: Mapping[str, Source]) -> list[str]:
-    """Every source id the place cites (``field_sources``, dietary evidence, coordinates) must be in ``sources``."""
-    return [f"{key} cites unknown source {sid!r}" for key, sid in place.cited_sources if sid not in sources]
+def _source_problems(place: Place, sources: Mapping[str, Source]) -> list[str]:
+    """Every recorded fact names a known source; coordinates lie in the county."""
+    problems: list[str] = []
+    for field in SOURCED_FIELDS:
+        if field not in place.field_sources and (field != "phone" or place.phone is not None):
+            problems.append(f"{place.id}: field_sources lacks {field!r}")
+    for field in ("open_now", "hours", "walking_distance_m", "accessibility"):
+        if place.unknown[field] is not None and field not in place.field_sources:
+            problems.append(f"{place.id}: {field} is recorded without a source in field_sources")
+    if place.coordinates is not None and not in_county(place.coordinates.point):
+        problems.append(f"{place.id}: coordinates outside Changhua County")
+    problems += [f"{place.id}: {key} cites unknown source {sid!r}" for key, sid in place.cited_sources
+                 if sid not in sources]
+    return problems
 
 
-def _dietary_problems(place: Place, declared: list[str] | None) -> list[str]:
-    """Every evidenced dietary type must be a known one (``EVIDENCE_TYPES``), and ``declared``
-    (the file's ``dietary_options``) must name exactly the evidenced types."""
-    problems = [f"unknown dietary type {kind!r}" for kind in place.dietary_evidence if kind not in EVIDENCE_TYPES]
+def _diet_problems(place: Place, declared: list[str] | None) -> list[str]:
+    """Known dietary types only, and dietary_options listing exactly those with evidence."""
+    problems = [f"{place.id}: unknown dietary type {kind!r}" for kind in place.dietary_evidence
+                if kind not in EVIDENCE_TYPES]
     if set(declared or ()) != set(place.dietary_evidence):
-        problems.append("dietary_options must list exactly the types in dietary_evidence")
+        problems.append(f"{place.id}: dietary_options must list exactly the types in dietary_evidence")
     return problems
+
+
+def _place_problems(place: Place, sources: Mapping[str, Source], declared: list[str] | None) -> list[str]:
+    return _area_problems(place) + _source_problems(place, sources) + _diet_problems(place, declared)
 
 
 def _problems(catalog: PlaceCatalog, declared_options: Mapping[str, list[str]]) -> list[str]:

@@ -35,7 +35,7 @@ from typing import Any
 from shared.address import names_other_county
 from shared.areas import UnknownArea, normalize_area
 from shared.geo import checked_point, in_county
-from shared.places.layers import CURATED, Layer, merge_key, township_in_address
+from shared.places.layers import CURATED, Layer, RowSkip, merge_key, township_in_address
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("name", "address", "list_name", "list_url", "accessed_on")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("township", "phone", "diet", "lat", "lng", "festival")
@@ -70,18 +70,12 @@ SOURCE_KIND = "operator_list"
 
 class CuratedFileError(ValueError):
     """The file cannot be read as a list at all; ``reason`` is a short word (``not_utf8``, ``not_json``,
-    ``not_a_list``, ``missing_columns``, ``unknown_columns``, ``empty``, ``unreadable``, ``unknown_format``)."""
+    ``not_csv``, ``not_a_list``, ``missing_columns``, ``unknown_columns``, ``empty``, ``unreadable``, ``unknown_format``)."""
 
     def __init__(self, reason: str, detail: str = ""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
-
-
-class _Skip(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def _json_rows(text: str) -> list[Any]:
@@ -95,15 +89,20 @@ def _json_rows(text: str) -> list[Any]:
 
 
 def _csv_rows(text: str) -> list[Any]:
+    """The rows of a CSV list. Raises CuratedFileError (``not_csv``: the csv module cannot read it, e.g.
+    a field over its 131,072-character limit; ``missing_columns``, ``unknown_columns``)."""
     reader = csv.DictReader(io.StringIO(text))
-    header = [column.strip() for column in reader.fieldnames or []]
-    missing = [column for column in REQUIRED_COLUMNS if column not in header]
-    if missing:
-        raise CuratedFileError("missing_columns", ", ".join(missing))
-    unknown = [column for column in header if column not in COLUMNS]
-    if unknown:
-        raise CuratedFileError("unknown_columns", ", ".join(unknown))
-    return [{(key or "").strip(): value for key, value in row.items()} for row in reader]
+    try:
+        header = [column.strip() for column in reader.fieldnames or []]
+        missing = [column for column in REQUIRED_COLUMNS if column not in header]
+        if missing:
+            raise CuratedFileError("missing_columns", ", ".join(missing))
+        unknown = [column for column in header if column not in COLUMNS]
+        if unknown:
+            raise CuratedFileError("unknown_columns", ", ".join(unknown))
+        return [{(key or "").strip(): value for key, value in row.items()} for row in reader]
+    except csv.Error as exc:
+        raise CuratedFileError("not_csv", str(exc)[:100]) from None
 
 
 def _rows_of(path: Path) -> list[Any]:
@@ -127,20 +126,20 @@ def _text(row: dict[str, Any], column: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise _Skip(_NOT_TEXT[column])
+        raise RowSkip(_NOT_TEXT[column])
     return " ".join(str(value).split())[:MAX_TEXT_CHARS]
 
 
 def _source(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     name, url, day = _text(row, "list_name"), _text(row, "list_url"), _text(row, "accessed_on")
     if not (name and url and day):
-        raise _Skip("missing_source")
+        raise RowSkip("missing_source")
     try:
         accessed = date.fromisoformat(day)
     except ValueError:
-        raise _Skip("bad_source") from None
+        raise RowSkip("bad_source") from None
     if len(name) > LIST_NAME_MAX or not url.startswith(("https://", "http://")) or " " in url:
-        raise _Skip("bad_source")
+        raise RowSkip("bad_source")
     source_id = "list-" + hashlib.sha256(f"{name}|{url}|{accessed}".encode()).hexdigest()[:10]
     return source_id, {"url": url, "kind": SOURCE_KIND, "name": name, "accessed_on": accessed.isoformat(),
                        "scope": "an operator's curated list: name, township, address, phone, and the diets it states"}
@@ -148,19 +147,19 @@ def _source(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _township(row: dict[str, Any], address: str) -> str:
     if names_other_county(address):
-        raise _Skip("out_of_county")
+        raise RowSkip("out_of_county")
     said = _text(row, "township")
     in_address = township_in_address(address)
     if said:
         try:
             said = normalize_area(said)
         except UnknownArea:
-            raise _Skip("bad_township") from None
+            raise RowSkip("bad_township") from None
         if in_address is not None and in_address != said:
-            raise _Skip("township_mismatch")
+            raise RowSkip("township_mismatch")
         return said
     if in_address is None:
-        raise _Skip("no_township")
+        raise RowSkip("no_township")
     return in_address
 
 
@@ -170,14 +169,14 @@ def _phone(row: dict[str, Any]) -> str | None:
         return None
     digits = sum(char.isdigit() for char in phone)
     if not _PHONE.match(phone) or not 7 <= digits <= 15:
-        raise _Skip("bad_phone")
+        raise RowSkip("bad_phone")
     return phone
 
 
 def _diets(row: dict[str, Any]) -> list[str]:
     words = [word for word in _DIET_SPLIT.split(_text(row, "diet").casefold()) if word]
     if any(word not in DIET_COLUMN_WORDS for word in words):
-        raise _Skip("bad_diet")
+        raise RowSkip("bad_diet")
     return list(dict.fromkeys(DIET_COLUMN_WORDS[word] for word in words))
 
 
@@ -188,30 +187,30 @@ def _coordinates(row: dict[str, Any], source_id: str) -> dict[str, Any] | None:
     try:
         point = checked_point(float(lat), float(lng))
     except ValueError:
-        raise _Skip("bad_coordinates") from None
+        raise RowSkip("bad_coordinates") from None
     if point is None or not in_county(point):
-        raise _Skip("bad_coordinates")
+        raise RowSkip("bad_coordinates")
     return {"lat": point.lat, "lng": point.lng, "source": source_id}
 
 
 def _festival(row: dict[str, Any]) -> bool:
     value = _text(row, "festival")
     if value not in _FESTIVAL:
-        raise _Skip("bad_festival")
+        raise RowSkip("bad_festival")
     return _FESTIVAL[value]
 
 
 def _place(row: Any) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """(catalog-shaped place, its source id, that source) for one row. Raises _Skip."""
+    """(catalog-shaped place, its source id, that source) for one row. Raises RowSkip."""
     if not isinstance(row, dict):
-        raise _Skip("not_an_object")
+        raise RowSkip("not_an_object")
     if any(key not in COLUMNS for key in row):
-        raise _Skip("unknown_column")
+        raise RowSkip("unknown_column")
     name, address = _text(row, "name"), _text(row, "address")
     if not name:
-        raise _Skip("missing_name")
+        raise RowSkip("missing_name")
     if not address:
-        raise _Skip("missing_address")
+        raise RowSkip("missing_address")
     source_id, source = _source(row)
     area = _township(row, address)
     phone = _phone(row)
@@ -252,8 +251,8 @@ def read_curated(path: str | Path) -> Layer:
             place, source_id, source = _place(row)
             key = merge_key(place["name"], place["address"])
             if key in seen:
-                raise _Skip("duplicate")
-        except _Skip as skip:
+                raise RowSkip("duplicate")
+        except RowSkip as skip:
             layer.skip(number, skip.reason)
             continue
         seen.add(key)

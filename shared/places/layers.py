@@ -38,6 +38,14 @@ _CURATED_FIELDS: tuple[str, ...] = ("name", "area", "address", "phone")
 _MARKS = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
 
 
+class RowSkip(Exception):
+    """A row or record an importer leaves out; ``reason`` is the word it is counted under (Layer.skip)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass
 class Layer:
     """One importer's reading of one source.

@@ -45,6 +45,8 @@ class NearbyPlaces:
         area_choices: townships that have shops (for the buttons when none is listed).
         nearest_m: with ``none_near``, how far the nearest located shop is (metres); else None.
         dietary_type: the canonical diet the shops were filtered by ("any" for none).
+        located_any: some shop, of any diet, has sourced coordinates (with ``none_located`` for a diet:
+            the shops with a position list none of that diet, not that no shop has a position).
     """
 
     status: NearStatus
@@ -52,6 +54,7 @@ class NearbyPlaces:
     area_choices: tuple[str, ...] = ()
     nearest_m: float | None = None
     dietary_type: str = "any"
+    located_any: bool = False
 
 
 def nearest_places(point: Point, *, dietary_type: str | None = None, catalog: PlaceCatalog | None = None,
@@ -79,7 +82,8 @@ def nearest_places(point: Point, *, dietary_type: str | None = None, catalog: Pl
         (distance_m(point, Point(place.coordinates.lat, place.coordinates.lng)), place.id, place) for place in catalog.places
         if place.coordinates is not None and place_matches_diet(place, diet))
     if not measured:
-        return NearbyPlaces(NearStatus.NONE_LOCATED, area_choices=choices, dietary_type=diet)
+        located_any = any(place.coordinates is not None for place in catalog.places)
+        return NearbyPlaces(NearStatus.NONE_LOCATED, area_choices=choices, dietary_type=diet, located_any=located_any)
     near = tuple(NearPlace(place_view(place, catalog), metres, catalog.sources[place.coordinates.source])
                  for metres, _, place in measured[:limit] if metres <= within_m and place.coordinates)
     if not near:

@@ -10,10 +10,10 @@ Rules:
 - kept only when 素 or 蔬食 is in ``Class`` / ``Class1`` / ``Class2`` / ``Class3`` or the name, else
   counted as ``not_vegetarian``; its diet is then ``vegetarian`` only (「蔬食，未確認素別」): TDX does
   not say which kind, so 全素 / 蛋奶素 / 奶素 never match it unless a curated list says so;
-- the county: ``City`` must be 彰化縣 (or missing while the address names no other county); else
-  ``out_of_county``;
+- the county: ``City`` must name 彰化縣 (shared.address.record_in_county: any width, 台 or 臺, a 臺灣
+  prefix or not; or be missing while the address names no other county); else ``out_of_county``;
 - the township: read from the address by shared.address (a township name or a postal code), else
-  ``no_township``;
+  from ``ZipCode`` (a Changhua postal code), else ``no_township``;
 - the phone: TDX writes ``886-4-7284398``; it is kept as people dial it (``04-7284398``); a phone
   that is not digits and dashes is left out (null), the place kept;
 - the coordinates: ``Position`` when it lies in the county (shared.geo.in_county), with this source;
@@ -31,10 +31,9 @@ import re
 from datetime import date
 from typing import Any
 
-from shared.address import names_other_county
-from shared.areas import COUNTY
+from shared.address import record_in_county
 from shared.geo import checked_point, in_county
-from shared.places.layers import TDX, Layer, township_in_address
+from shared.places.layers import TDX, Layer, RowSkip, township_in_address
 
 SOURCE_ID = "tdx_restaurants"
 SOURCE_KIND = "tdx_restaurant"
@@ -51,12 +50,6 @@ SKIP_REASONS: tuple[str, ...] = (
 _PHONE = re.compile(r"^[0-9\-#()]{7,20}$")
 
 
-class _Skip(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
 def _text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
@@ -64,17 +57,28 @@ def _text(value: Any) -> str | None:
     return cleaned[:MAX_TEXT_CHARS] if cleaned else None
 
 
+#: Words in which 素 does not mean vegetarian (元素咖啡, 素描早午餐, 樸素小館): taken out before 素 is looked for.
+NOT_VEGETARIAN_WORDS: tuple[str, ...] = ("元素", "素描", "樸素", "素人", "素顏", "平素", "要素", "因素", "色素",
+                                         "激素", "毒素", "素材", "素質", "簡素", "葷素")
+
+
 def says_vegetarian(record: dict[str, Any]) -> bool:
-    """素 or 蔬食 in a class field or the name."""
+    """素 or 蔬食 in a class field or the name, once the words in which 素 means something else
+    (NOT_VEGETARIAN_WORDS) are taken out."""
     texts = [_text(record.get(name)) or "" for name in (*CLASS_FIELDS, "RestaurantName")]
+    for other in NOT_VEGETARIAN_WORDS:
+        texts = [text.replace(other, "") for text in texts]
     return any(word in text for text in texts for word in VEGETARIAN_WORDS)
 
 
-def _in_county(record: dict[str, Any], address: str) -> bool:
-    city = _text(record.get("City"))
-    if city is not None:
-        return city.replace("台", "臺") == COUNTY
-    return not names_other_county(address)
+def _township(address: str, zip_code: Any) -> str | None:
+    """The township the address names; else the one TDX's own ``ZipCode`` names, read as a postal code
+    written before the address (a name in the address wins over a code: shared.address)."""
+    area = township_in_address(address)
+    code = zip_code if isinstance(zip_code, str) else str(zip_code) if isinstance(zip_code, int) else ""
+    if area is None and code.strip().isdigit():
+        area = township_in_address(f"{code.strip()}{address}")
+    return area
 
 
 def _phone(value: Any) -> str | None:
@@ -97,23 +101,23 @@ def _coordinates(position: Any) -> dict[str, Any] | None:
 
 def _place(record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
-        raise _Skip("not_an_object")
+        raise RowSkip("not_an_object")
     restaurant_id = _text(record.get("RestaurantID"))
     if not restaurant_id:
-        raise _Skip("missing_id")
+        raise RowSkip("missing_id")
     name = _text(record.get("RestaurantName"))
     if not name:
-        raise _Skip("missing_name")
+        raise RowSkip("missing_name")
     if not says_vegetarian(record):
-        raise _Skip("not_vegetarian")
+        raise RowSkip("not_vegetarian")
     address = _text(record.get("Address"))
     if not address:
-        raise _Skip("missing_address")
-    if not _in_county(record, address):
-        raise _Skip("out_of_county")
-    area = township_in_address(address)
+        raise RowSkip("missing_address")
+    if not record_in_county(record.get("City"), address):
+        raise RowSkip("out_of_county")
+    area = _township(address, record.get("ZipCode"))
     if area is None:
-        raise _Skip("no_township")
+        raise RowSkip("no_township")
     phone = _phone(record.get("Phone"))
     hours = _text(record.get("OpenTime"))
     fields = {"name": SOURCE_ID, "area": SOURCE_ID, "address": SOURCE_ID, **({"phone": SOURCE_ID} if phone else {}),
@@ -144,8 +148,8 @@ def map_restaurants(records: list[Any], *, origin: str, accessed_on: date) -> La
         try:
             place = _place(record)
             if place["id"] in seen:
-                raise _Skip("duplicate_id")
-        except _Skip as skip:
+                raise RowSkip("duplicate_id")
+        except RowSkip as skip:
             layer.skip(number, skip.reason)
             continue
         seen.add(place["id"])

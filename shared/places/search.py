@@ -7,10 +7,11 @@ places stay searchable after the campaign ends).
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any
 
-from shared.areas import TOWNSHIPS, WHOLE_COUNTY, is_vague_area, normalize_area
+from shared.areas import TOWNSHIPS, WHOLE_COUNTY, UnknownArea, is_vague_area, normalize_area
 from shared.clock import require_aware
 from shared.diets import DIET_TYPES
 from shared.places.catalog import (
@@ -91,15 +92,32 @@ _NAME_SUFFIXES: tuple[str, ...] = ("手作蔬食", "蔬食館", "素食館", "�
                                    "手作", "餐館", "麵館", "食堂")
 
 
+def _names_a_place(word: str) -> bool:
+    """A township (田尾, 員林市), its alias, or a vague area word (彰化, 附近)."""
+    if is_vague_area(word):
+        return True
+    try:
+        normalize_area(word)
+    except UnknownArea:
+        return False
+    return True
+
+
 def place_aliases(name: str) -> tuple[str, ...]:
-    """The spellings that name one shop, case-folded: the full name, and the name without generic
-    suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters.
+    """The spellings that name one shop, in NFKC and case-folded: the full name, and the name without generic
+    suffixes (John手作蔬食 → john手作蔬食, john) when what is left has ≥ 2 CJK or ≥ 3 Latin letters
+    and is not a place word: 田尾蔬食坊 is not 「田尾」, which names the township (a township or its
+    alias, or a vague word such as 彰化: shared.areas), so 田尾有素食嗎 stays a township's search.
+
+    A name made only of generic words (素食館, 蔬食, 素食小吃) has no spelling: 員林有素食館嗎 asks for
+    the township's shops, not for that one (its township's search lists it).
 
     Args:
         name: the catalog name.
     Returns:
-        Distinct spellings, longest first.
+        Distinct spellings, longest first; () for a generic name.
     """
+    name = unicodedata.normalize("NFKC", name)  # ＧＲＥＥＮ蔬食 as residents type it: GREEN蔬食
     spellings = {name.casefold()}
     short = name
     changed = True
@@ -109,12 +127,34 @@ def place_aliases(name: str) -> tuple[str, ...]:
             if short.endswith(suffix) and len(short) > len(suffix):
                 short, changed = short[: -len(suffix)], True
     short = short.strip().casefold()
-    if len(short) >= (3 if short.isascii() else 2):
+    if short in _NAME_SUFFIXES or short in GENERIC_KEYWORDS:
+        return ()
+    if len(short) >= (3 if short.isascii() else 2) and not _names_a_place(short):
         spellings.add(short)
     return tuple(sorted(spellings, key=len, reverse=True))
 
 
 _latin_head = re.compile(r"^[A-Za-z][A-Za-z'’.&\s]*")
+
+
+def _named_spans(folded: str, catalog: PlaceCatalog) -> list[tuple[int, int, dict[str, str]]]:
+    """(start, end, view) per shop a spelling of which is in the text: where its longest spelling found
+    first appears."""
+    spans = []
+    for place in catalog.places:
+        hits = [(folded.find(spelling), len(spelling)) for spelling in place_aliases(place.name) if spelling in folded]
+        if hits:
+            start, length = min(hits, key=lambda hit: (-hit[1], hit[0]))
+            spans.append((start, start + length, {"id": place.id, "name": place.name, "area": place.area}))
+    return spans
+
+
+def _outside_longer(spans: list[tuple[int, int, dict[str, str]]]) -> list[tuple[int, int, dict[str, str]]]:
+    """The spans not inside another shop's longer one: 慈心素食在哪 names 慈心素食, not also 慈心蔬食坊
+    (whose short spelling 慈心 is only part of the name written)."""
+    return [(start, end, view) for start, end, view in spans
+            if not any(other_start <= start and end <= other_end and other_end - other_start > end - start
+                       for other_start, other_end, _ in spans)]
 
 
 def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[dict[str, str]]:
@@ -132,11 +172,7 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
     except CatalogError:
         return []
     folded = text.casefold()
-    found = []
-    for place in catalog.places:
-        positions = [folded.find(spelling) for spelling in place_aliases(place.name) if spelling in folded]
-        if positions:
-            found.append((min(positions), {"id": place.id, "name": place.name, "area": place.area}))
+    found = [(start, view) for start, _, view in _outside_longer(_named_spans(folded, catalog))]
     if not found:
         found = _named_by_latin_tail(catalog, folded)
     return [view for _, view in sorted(found, key=lambda pair: pair[0])]

@@ -160,6 +160,8 @@ LIMIT_WORDS: dict[str, str] = {
                  "（素食店家的地址和電話，我可以幫你查。）",
     "no_booking": "我不能幫你訂位或報名，請直接聯絡對方。",
     "no_hours": "沒有營業時間資料，出發前請先打電話問。",
+    # beside shop cards that show hours a source records (shared.turn.wording): not 「沒有」, and not 「有開」
+    "hours_on_card": "卡片上的營業時間是資料寫的，不代表今天有開，出發前請先打電話問。",
     "no_price": "我沒有價格或菜單，請直接問店家。",
     # the same limit beside an events answer: an event has a fee or tickets, not a menu
     "no_price_event": "活動資料沒有記錄費用或門票價格，請以主辦單位公告為準。",

@@ -24,6 +24,7 @@ from linebot.v3.messaging import (
 )
 
 from shared.context import Reply
+from shared.diets import diet_label
 from shared.events.nearby import NearbyEvents
 from shared.events.search import EventSnapshot
 from shared.geo import NEAR_LIMIT_M, NearStatus
@@ -31,7 +32,7 @@ from shared.line import limits
 from shared.places.nearby import NearbyPlaces
 from shared.replies.area_picker import SearchKind, area_quick_reply, location_item
 from shared.replies.events import DEMO_NOTE, month_day
-from shared.replies.places import diet_note, fields_line, source_line, unknown_note
+from shared.replies.places import diet_note, shop_bubble, source_line, unknown_note
 
 #: A card's notes (at most three, docs/design.md §7).
 NOT_A_ROUTE = "直線距離，不是步行路線"
@@ -56,25 +57,12 @@ def _text(text: str, **style) -> FlexText:
 
 
 def _place_bubble(view: dict, distance: str) -> FlexBubble:
-    """One shop's card as the shop answers draw it (shared.replies.places), with its distance under its
-    name, and three notes: its diets, not a route, and what its record lacks (營業時間 when unknown;
-    distance is not said to be missing: the straight line is given)."""
-    contents = [
-        _text(view["name"], weight="bold", size="lg"),
-        _text(f"{view['area']}・{distance}", size="sm", color="#666666"),
-        _text(f"地址：{view['address']}", size="sm", margin="md"),
-        _text(f"電話：{view['phone'] or '資料沒有記錄'}", size="sm"),
-    ]
-    if view.get("hours"):
-        contents.append(_text(f"營業時間：{view['hours']}", size="sm"))
-    by_field = fields_line(view)
-    if by_field:
-        contents.append(_text(by_field, size="xs", color="#666666"))
-    contents.append(FlexSeparator(margin="md"))
+    """One shop's card as the shop answers draw it (shared.replies.places.shop_bubble), with its distance
+    under its name, and three notes: its diets, not a route, and what its record lacks (營業時間 when
+    unknown; distance is not said to be missing: the straight line is given)."""
     lacking = unknown_note([field for field in view["unknown_fields"] if field not in _MEASURED])
-    contents += [_text(note, size="xs", color="#666666", margin="sm")
-                 for note in (diet_note(view), NOT_A_ROUTE, lacking) if note]
-    return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
+    notes = [note for note in (diet_note(view), NOT_A_ROUTE, lacking) if note]
+    return shop_bubble(view, f"{view['area']}・{distance}", notes)
 
 
 def _picker(kind: SearchKind, choices: tuple[str, ...], diet: str | None = None) -> QuickReply | None:
@@ -119,6 +107,8 @@ def places_reply(result: NearbyPlaces, *, township: str | None = None) -> Reply:
     if result.status is NearStatus.NONE_NEAR:
         lines = [f"你分享的位置 {_limit_km()}內，沒有記錄了地圖位置的店家"
                  f"（最近的一家{distance_words(result.nearest_m or 0)}）。"]
+    elif diet and result.located_any:
+        lines = [f"有記錄地圖位置的店家裡，沒有列{diet_label(diet)}的店家，沒辦法依你的位置列出。"]
     else:
         lines = ["店家資料還沒有記錄店家的地圖位置，沒辦法依你的位置算距離。"]
     _with_township_note(lines, township, result.area_choices, "店家")

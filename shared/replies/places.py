@@ -9,6 +9,8 @@ Source: docs/design.md §5 (replies name what is not recorded), §7 (the budget 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 from linebot.v3.messaging import (
@@ -58,6 +60,44 @@ UNKNOWN_FIELD_WORDS = {
     "accessibility": "無障礙",
     "coordinates": "距離",
 }
+
+
+#: The most characters of opening hours a card shows: longer text does not read as one line of hours.
+HOURS_MAX_CHARS = 60
+#: What a card and an answer say when a source records hours LOCAL cannot show as they are written.
+HOURS_ASK = "請向店家確認"
+#: Hours that read cleanly (after NFKC): Chinese words, digits and the marks hours are written with.
+#: Latin letters (AM, PM, Mon, <p>) and any other sign make the text unreadable to a resident.
+_READABLE_HOURS = re.compile(r"[\u4e00-\u9fff0-9:~\-－—–～、，,;；。.()（）【】「」/／|・·‧ ]+")
+
+
+def readable_hours(hours: Any) -> str | None:
+    """Opening hours as a resident can read them, or None.
+
+    Args:
+        hours: a place's ``hours`` as its source writes it (TDX's OpenTime is free text: it may hold
+            English such as 「Mon-Fri 11:00AM-2:00PM」, markup, or be cut short).
+    Returns:
+        The text as written (spaces collapsed) when, read in NFKC (full-width digits and marks as
+        half-width), it is short, holds a digit and only Chinese words, digits and the marks hours are
+        written with; else None (then say HOURS_ASK, never the text).
+    Source: docs/design.md §7 (no English, nothing unreadable in a reply).
+    """
+    if not isinstance(hours, str):
+        return None
+    text = " ".join(hours.split())
+    read = unicodedata.normalize("NFKC", text)
+    if len(read) > HOURS_MAX_CHARS or not any(char.isdigit() for char in read):
+        return None
+    return text if _READABLE_HOURS.fullmatch(read) else None
+
+
+def hours_words(place: dict[str, Any]) -> str | None:
+    """What a card says after 「營業時間：」: the hours when they read cleanly, HOURS_ASK when a source
+    records hours that do not, None when no source records any (the card's note says so)."""
+    if not place.get("hours"):
+        return None
+    return readable_hours(place["hours"]) or HOURS_ASK
 
 
 def _day_words(iso_day: str) -> str:
@@ -134,7 +174,8 @@ def fields_line(place: dict[str, Any]) -> str | None:
     """Which source gave which fact, when a card rests on open data (交通部觀光署資料):
     「地址：店家名單；電話：交通部觀光署資料；素別：店家名單」, facts of one source together; None otherwise
     (a card from lists only: the answer's one source line covers it)."""
-    fields = [(words, place["field_sources"].get(name)) for name, words in FIELD_WORDS]
+    fields = [(words, place["field_sources"].get(name)) for name, words in FIELD_WORDS
+              if name != "hours" or readable_hours(place.get("hours"))]  # hours not shown cite no source
     evidence = list(place["dietary_evidence"].values())
     fields.append(("素別", evidence[0] if evidence else None))
     shown = [(words, source) for words, source in fields if source is not None]
@@ -146,23 +187,30 @@ def fields_line(place: dict[str, Any]) -> str | None:
     return "；".join(f"{'、'.join(facts)}：{name}" for name, facts in groups.items())
 
 
-def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
-    """One shop's card: its facts (and, on open data, which source gave which), a separator, then at
-    most three short notes (docs/design.md §7, Wording)."""
+def shop_bubble(place: dict[str, Any], under_name: str, notes: list[str]) -> FlexBubble:
+    """One shop's card: its name, ``under_name`` (its township, or township and distance), its facts
+    (hours only as hours_words says them; on open data, which source gave which), a separator, then
+    the notes given (at most three, docs/design.md §7, Wording)."""
     contents = [
         _text(place["name"], weight="bold", size="lg"),
-        _text(place["area"], size="sm", color="#666666"),
+        _text(under_name, size="sm", color="#666666"),
         _text(f"地址：{place['address']}", size="sm", margin="md"),
         _text(f"電話：{place['phone'] or '資料沒有記錄'}", size="sm"),
     ]
-    if place.get("hours"):
-        contents.append(_text(f"營業時間：{place['hours']}", size="sm"))
+    hours = hours_words(place)
+    if hours:
+        contents.append(_text(f"營業時間：{hours}", size="sm"))
     by_field = fields_line(place)
     if by_field:
         contents.append(_text(by_field, size="xs", color="#666666"))
     contents.append(FlexSeparator(margin="md"))
-    contents += [_text(note, size="xs", color="#666666", margin="sm") for note in [diet_note(place), *notes]]
+    contents += [_text(note, size="xs", color="#666666", margin="sm") for note in notes]
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
+
+
+def _bubble(place: dict[str, Any], notes: list[str]) -> FlexBubble:
+    """One shop's card in a search answer: its township under its name, its diets' note first."""
+    return shop_bubble(place, place["area"], [diet_note(place), *notes])
 
 
 def _query_words(query: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import UNCONFIRMED_DIET_KINDS, render_places, source_words
+from shared.replies.places import HOURS_ASK, UNCONFIRMED_DIET_KINDS, readable_hours, render_places, source_words
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -425,7 +425,8 @@ def _note_line(note: ask.Note, proposal: Proposal, result: dict[str, Any] | None
 def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     """What the reply says besides the result: limits asked beside it, the other asks, townships not
     searched, details not recorded, the shop found by name, the greeting said first."""
-    lines = menu.limit_lines(ask.notes_of(proposal.notes, ask.Limit), beside_events=proposal.tool == "search_local_events")
+    lines = menu.limit_lines(_hours_on_cards(ask.notes_of(proposal.notes, ask.Limit), result),
+                             beside_events=proposal.tool == "search_local_events")
     seconds = second_asks(proposal, result)
     if seconds:  # 聖誕節員林有活動嗎？還有12/5到12/7全彰化的市集: which one is answered, and the other's button
         lines.append(f"你問了{'兩三'[len(seconds) - 1]}件事，先查第一件；" +
@@ -440,6 +441,14 @@ def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
     if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
         lines.insert(0, "你好！")
     return lines
+
+
+def _hours_on_cards(kinds: list[ask.Limit], result: dict[str, Any] | None) -> list[str]:
+    """The limits to say, with 「沒有營業時間資料」 (和米有開嗎) said as 「卡片上的營業時間是資料寫的」 when a
+    shop card of the result shows hours (shared.replies.places.readable_hours): never 「沒有」 beside them."""
+    shown = any(readable_hours(place.get("hours")) for place in (result or {}).get("places") or []
+                if isinstance(place, dict))
+    return ["hours_on_card" if kind is ask.Limit.HOURS and shown else str(kind) for kind in kinds]
 
 
 def _events_searched_lines(result: dict[str, Any] | None) -> list[str]:
@@ -784,9 +793,12 @@ def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
         return f"地址：{place.address}。"
     if detail is ask.ItemDetail.PHONE:
         return f"電話：{place.phone}。" if place.phone else "店家資料沒有記錄電話。"
-    hours = place.unknown.get("hours")
+    recorded = place.unknown.get("hours")
+    hours = readable_hours(recorded)
     if detail in (ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME) and hours:
         return f"營業時間：{hours}（資料寫的，不代表今天有開），{call}"
+    if detail in (ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME) and recorded:
+        return f"營業時間{HOURS_ASK}" + (f"（電話 {place.phone}）。" if place.phone else "。")
     what = {ask.ItemDetail.WHEN: "營業時間", ask.ItemDetail.END_TIME: "營業時間", ask.ItemDetail.PRICE: "價錢",
             ask.ItemDetail.REGISTRATION: "要不要訂位或預約"}[detail]
     return f"店家資料沒有記錄{what}，{call}"
@@ -819,7 +831,8 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
     if not details:
         lines.append(_place_diets_line(place, catalog))
     field = ("phone" if ask.ItemDetail.PHONE in asked and place.phone else "hours"
-             if {ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME} & set(asked) and place.unknown.get("hours") else "address")
+             if {ask.ItemDetail.WHEN, ask.ItemDetail.END_TIME} & set(asked)
+             and readable_hours(place.unknown.get("hours")) else "address")
     lines.append(_place_source_line(place, catalog, field))
     buttons = [QuickReplyItem(action=MessageAction(label=f"第{position}家{_DETAIL_ASKED[detail]}",
                                                    text=f"第{position}家{_DETAIL_ASKED[detail]}"))

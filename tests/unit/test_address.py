@@ -40,6 +40,8 @@ READ = [
     ("(510)彰化縣員林市中山路", "員林市", "510"),                 # a code in brackets
     ("（５１０）彰化縣員林市", "員林市", "510"),
     ("彰化縣員林鎮中山路二段", "員林市", None),                  # the name before 2015
+    ("彰化縣員林巿中山路二段", "員林市", None),                  # 巿 (U+5DFF), typed for 市 in records
+    ("510彰化縣彰化巿中山路", "彰化市", "510"),                   # the name, not the code, still wins
 ]
 
 #: (text, why nothing is read).

@@ -21,6 +21,7 @@ from shared.turn.rules.events import event_topics
 from shared.turn.rules.handoff import PERSON_ASK
 from shared.turn.rules.problems import problem_said
 from shared.turn.rules.search import search
+from shared.turn.rules.shops import first_shop
 from shared.turn.rules.titles import event_named, names_event_kind
 from shared.turn.vocabulary.events import EVENT_WORDS
 from shared.turn.vocabulary.limits import (
@@ -211,7 +212,8 @@ def hard_limit(m: Message) -> Proposal | None:
     said = m.hard + side_limits(m.text)
     shops = places_named_in(m.text)
     if shops and not set(m.hard) & _HEALTH:
-        return Proposal("find_place", {"name": shops[0]["name"], "area": shops[0]["area"]}, notes=tuple(said))
+        shop = first_shop(shops, m.townships)  # a chain's name with no township: every shop of that name
+        return Proposal("find_place", {"name": shop["name"], "area": shop["area"]}, notes=tuple(said))
     beside = _ask_beside_limits(m) or _named_event_beside(m)
     if beside is None:
         return Proposal("show_limits", {"kinds": said})

@@ -4,7 +4,7 @@ as a button) and ``shop_misspelt`` (「你是說「和米素食」嗎？」 with
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.areas import townships_in
 from shared.diets import NOT_ASKED_TO_REMEMBER, read_diet
@@ -52,16 +52,30 @@ def shop_named(m: Message) -> Proposal | None:
     if not named:
         return None
     side = m.side + ((Limit.HOURS,) if Limit.HOURS not in m.side and _HOURS.search(m.text) else ())
-    others = tuple(OtherPlace(place["name"]) for place in named[1:])
-    return Proposal("find_place", {"name": named[0]["name"], "area": named[0]["area"]},
+    first = first_shop(named, m.townships)
+    others = tuple(OtherPlace(name) for name in dict.fromkeys(place["name"] for place in named) if name != first["name"])
+    return Proposal("find_place", {"name": first["name"], "area": first["area"]},
                     notes=side + _diet_asked(m.text, named) + others + _events_beside_shop(m.text, named))
+
+
+def first_shop(named: list[dict[str, str]], townships: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The first shop named. A name several shops share (a chain in 員林 and 彰化市): the one in a
+    township the message names, else no township, so find_place lists every one of them."""
+    namesakes = [place for place in named if place["name"] == named[0]["name"]]
+    if len(namesakes) == 1:
+        return named[0]
+    said = [place for place in namesakes if place["area"] in townships]
+    return said[0] if said else {**named[0], "area": None}
 
 
 def shop_misspelt(m: Message) -> Proposal | None:
     """合米素食有全素嗎: 「你是說「和米素食」嗎？」; a shop of another township than one said is not what was
-    meant (有糙米素食嗎 彰化市)."""
+    meant (有糙米素食嗎 彰化市), nor a shop named after the township said (員林有素食嗎 is not 員林素食館:
+    what made them alike is the township, and its search lists that shop too)."""
     close = place_close_to(m.text)
     if close is None or (m.townships and close["area"] not in m.townships):
+        return None
+    if close["area"] in m.townships and close["area"] in townships_in(close["spelling"]):
         return None
     return Proposal("did_you_mean", {"name": close["name"], "area": close["area"],
                                      "text": m.text.replace(close["typed"], close["spelling"], 1)}, notes=m.side)

@@ -20,6 +20,7 @@ from shared.places.ingest import RestaurantsFetched, ingest_curated, ingest_rest
 from shared.places.search import place_close_to, places_named_in, search_local_places
 from shared.replies.places import render_places
 from shared.store.sqlite import SqliteStore
+from shared.text import reading_form
 from tools import places as places_tool
 from tools import reply_budget
 
@@ -332,3 +333,155 @@ def test_places_import_a_recorded_fact_without_its_source_is_no_catalog():
         catalog_from_dict(raw, "test")
     raw["places"][1]["field_sources"]["hours"] = "festival_list"
     assert catalog_from_dict(raw, "test").places[1].unknown["hours"] == "11:00-20:00"
+
+
+@pytest.mark.parametrize("written", ["Mon-Fri 11:00AM-2:00PM", "<p>10:30-14:00</p>", "週一至週五 11:00AM-8:00PM",
+                                     "請電洽", "11:00-14:00、17:00-20:00、" * 4])
+def test_places_import_tdx_hours_a_resident_cannot_read_are_never_shown_and_the_shop_is_asked(store, tmp_path,
+                                                                                             written):
+    from shared.geo import Point
+    from shared.places.nearby import nearest_places
+    from shared.replies.nearby import places_reply
+    from shared.turn.ask import ItemDetail
+    from shared.turn.wording import place_item_reply
+
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
+    with snapshots.scope_for_store(store):
+        near = places_reply(nearest_places(Point(23.959, 120.574))).messages
+    for messages in (render_places(_search(store, "員林")), near):
+        [lines] = _card_lines(messages)
+        assert "營業時間：請向店家確認" in lines and not any(written.strip()[:8] in line for line in lines)
+        assert "電話、素別：交通部觀光署資料" in "".join(lines)  # the hours not shown cite no source
+        assert reply_budget.problems(_json(messages), names=frozenset()) == []
+    catalog = snapshots.load_current_catalog(store)
+    [answer] = place_item_reply(catalog.places[0], catalog, 1, (ItemDetail.WHEN,)).messages
+    assert "營業時間請向店家確認（電話 04-8360000）" in answer.text and written.strip()[:8] not in answer.text
+
+
+@pytest.mark.parametrize("written", ["11:00～14:00；17:00～20:00（週一公休）",
+                                     "週一至週五 11:00~14:00、17:00~20:30；週六、週日 10:30~20:30【週二公休】"])
+def test_places_import_tdx_hours_written_in_chinese_and_digits_are_shown_as_written(store, tmp_path, written):
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [{**record, "OpenTime": written}])), now=NOW)
+    [lines] = _card_lines(render_places(_search(store, "員林")))
+    assert f"營業時間：{written}" in lines
+
+
+def test_places_import_a_shop_named_after_its_township_never_takes_over_the_township_question(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "田尾蔬食坊", "彰化縣田尾鄉民生路1號", cls="中式美食"),
+        restaurant("C3_2", "公路花園素食", "彰化縣田尾鄉中山路2號", cls="素食"),
+        restaurant("C3_3", "彰化素食館", "彰化縣彰化市中山路3號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("田尾有吃素的地方嗎", "田尾鄉"), ("彰化市有素食嗎", "彰化市")):
+            assert places_named_in(asked) == [], asked
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+        assert [view["name"] for view in places_named_in("田尾蔬食坊在哪")] == ["田尾蔬食坊"]
+    assert set(_names(_search(store, "田尾"))) == {"田尾蔬食坊", "公路花園素食"}
+
+
+def test_places_import_a_township_question_is_not_asked_back_as_a_shop_named_after_the_township(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "員林素食館", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "鹿港素食", "彰化縣鹿港鎮中山路2號", cls="素食"),
+        restaurant("C3_3", "慈心素食館", "彰化縣溪湖鎮路2號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("員林有素食嗎", "員林市"), ("鹿港有素食嗎", "鹿港鎮"), ("員林有全素嗎", "員林市")):
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+        assert route("滋心素食館有全素嗎").tool == "did_you_mean"  # a shop's own name misspelt is still asked
+        assert route("員林素食館在哪").args["name"] == "員林素食館"
+
+
+def test_places_import_tdx_restaurant_whose_address_names_no_township_is_read_from_its_zip_code(store, tmp_path):
+    no_town = {**restaurant("C3_1", "無名素食", "彰化縣中山路1號", cls="素食"), "ZipCode": "505"}
+    neither = {**restaurant("C3_2", "何處素食", "彰化縣中山路2號", cls="素食"), "ZipCode": ""}
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [no_town, neither])), now=NOW)
+    assert layer.counts == {"received": 2, "kept": 1, "skipped": {"no_township": 1}}
+    assert _names(_search(store, "鹿港")) == ["無名素食"]
+
+
+@pytest.mark.parametrize("city", ["臺灣彰化縣", "台灣省彰化縣", "彰化縣"])
+def test_places_import_tdx_city_is_read_as_the_events_read_it(store, tmp_path, city):
+    record = restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食", city=city)
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [record])), now=NOW)
+    assert layer.counts == {"received": 1, "kept": 1, "skipped": {}}, city
+
+
+def test_places_import_tdx_name_where_su_is_not_vegetarian_is_not_claimed_as_vegetarian(store, tmp_path):
+    records = [restaurant("C3_1", "元素咖啡", "彰化縣員林市中山路1號"), restaurant("C3_2", "素描早午餐", "彰化縣員林市中山路2號"),
+               restaurant("C3_3", "樸素小館", "彰化縣員林市中山路3號"), restaurant("C3_4", "素心小館", "彰化縣員林市中山路4號"),
+               restaurant("C3_5", "元素蔬食", "彰化縣員林市中山路5號")]
+    layer = ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, records)), now=NOW)
+    assert layer.counts["skipped"] == {"not_vegetarian": 3}
+    assert set(_names(_search(store, "員林"))) == {"素心小館", "元素蔬食"}
+
+
+def test_places_import_a_shop_whose_name_is_only_generic_words_never_answers_for_every_township(store, tmp_path):
+    from shared.turn.router import route
+
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "蔬食", "彰化縣鹿港鎮中山路1號", cls="素食"),
+        restaurant("C3_2", "素食館", "彰化縣員林市中山路2號", cls="素食"),
+        restaurant("C3_3", "素食小吃", "彰化縣花壇鄉中山路3號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked, township in (("花壇有蔬食嗎", "花壇鄉"), ("員林有素食館嗎", "員林市"), ("鹿港有素食小吃嗎", "鹿港鎮")):
+            assert places_named_in(asked) == [], asked
+            proposal = route(asked)
+            assert proposal.tool == "search_local_places" and proposal.args["area"] == township, asked
+    assert _names(_search(store, "鹿港")) == ["蔬食"]  # still listed in its township
+
+
+def test_places_import_a_name_written_in_full_width_letters_is_found_as_residents_type_it(store, tmp_path):
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "ＧＲＥＥＮ蔬食", "彰化縣鹿港鎮中山路1號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        for asked in ("green在哪", "Green蔬食的電話", "ＧＲＥＥＮ蔬食在哪"):
+            assert [view["name"] for view in places_named_in(reading_form(asked))] == ["ＧＲＥＥＮ蔬食"], asked
+
+
+def test_places_import_a_csv_the_csv_module_cannot_read_is_refused_with_its_reason(store, tmp_path):
+    ingest_curated(store, TEMPLATE, now=NOW)
+    before = snapshots.read_state(store)["catalog_version"]
+    huge = _csv(tmp_path, [{"name": "好店", "address": "彰化縣員林市好路1號" + "樓" * 140_000}], name="huge.csv")
+    out = io.StringIO()
+    code = places_tool.main(["ingest", "--file", str(huge)], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"},
+                            out=out)
+    printed = json.loads(out.getvalue())
+    assert code == 1 and (printed["outcome"], printed["reason"]) == ("rejected", "not_csv")
+    assert snapshots.read_state(store)["catalog_version"] == before
+
+
+def test_places_import_a_chain_named_without_a_township_lists_every_shop_of_that_name(base_env, line_standin,
+                                                                                     tmp_path):
+    from tests.conftest import FixedClock, all_text, reply_messages, text_event
+    from tests.memory_support import webhook_with_memory
+
+    service = webhook_with_memory(base_env, FixedClock(NOW))
+    ingest_restaurants(service.store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "寬心園精緻蔬食", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "寬心園精緻蔬食", "彰化縣彰化市中正路2號", cls="素食")])), now=NOW)
+    every = all_text(reply_messages(service, line_standin, text_event("寬心園精緻蔬食在哪")))
+    assert "彰化縣員林市中山路1號" in every and "彰化縣彰化市中正路2號" in every
+    assert "請點按鈕" not in every  # the same name is not offered again as another shop
+    one = all_text(reply_messages(service, line_standin, text_event("彰化市的寬心園精緻蔬食在哪")))
+    assert "彰化縣彰化市中正路2號" in one and "彰化縣員林市中山路1號" not in one
+    parking = all_text(reply_messages(service, line_standin, text_event("寬心園精緻蔬食好停車嗎")))
+    assert "彰化縣員林市中山路1號" in parking and "彰化縣彰化市中正路2號" in parking and "停車" in parking
+
+
+def test_places_import_a_shop_named_in_full_is_not_mistaken_for_one_sharing_its_short_name(store, tmp_path):
+    ingest_restaurants(store, FileRestaurants(_tdx_file(tmp_path, [
+        restaurant("C3_1", "慈心蔬食坊", "彰化縣員林市中山路1號", cls="素食"),
+        restaurant("C3_2", "慈心素食", "彰化縣田尾鄉民生路2號", cls="素食")])), now=NOW)
+    with snapshots.scope_for_store(store):
+        assert [view["name"] for view in places_named_in("慈心素食在哪")] == ["慈心素食"]
+        assert [view["name"] for view in places_named_in("慈心蔬食坊在哪")] == ["慈心蔬食坊"]
+        assert [view["name"] for view in places_named_in("慈心素食跟慈心蔬食坊哪間近")] == ["慈心素食", "慈心蔬食坊"]
+        assert {view["name"] for view in places_named_in("慈心在哪")} == {"慈心素食", "慈心蔬食坊"}  # truly both

@@ -224,3 +224,18 @@ def test_location_card_shows_recorded_hours_and_does_not_call_them_missing(servi
     assert "營業時間：週二至週日 11:00–20:00" in john and "沒有營業時間" not in john
     assert "沒有營業時間" in hemi  # the other shop's hours are not recorded, and it says so
     assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
+
+
+def test_near_shops_of_a_diet_no_located_shop_lists_say_so_not_that_no_shop_is_located(service, line_standin,
+                                                                                       located_catalog, tmp_path,
+                                                                                       monkeypatch):
+    raw = located_catalog
+    raw["places"][0]["coordinates"] = None  # only 和米素食 (蔬食, no finer kind listed) has a position
+    path = tmp_path / "hemi-only.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(catalog_module, "DEFAULT_CATALOG_PATH", path)
+    reply_messages(service, line_standin, location_event(*HEMI))
+    words = all_text(reply_messages(service, line_standin, text_event("附近有全素的店嗎")))
+    assert "還沒有記錄店家的地圖位置" not in words and "沒有列全素的店家" in words
+    assert "公里" not in words and "公尺" not in words
+    assert "和米素食" in all_text(reply_messages(service, line_standin, text_event("附近有素食嗎")))

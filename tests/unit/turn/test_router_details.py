@@ -246,3 +246,22 @@ def test_router_event_only_detail_beside_a_shop_search_is_dropped():
 ])
 def test_router_clause_a_limit_or_note_answers_gets_no_unasked_note(text):
     assert not any(isinstance(note, Unasked) for note in route(text).notes)
+
+
+def test_router_details_hours_asked_of_a_shop_whose_card_shows_hours_never_says_there_are_none(
+        service, line_standin, tmp_path):
+    import json
+
+    from shared.places.ingest import ingest_restaurants
+    from tests.unit.places.test_places_import import FileRestaurants, restaurant
+
+    before = all_text(reply_messages(service, line_standin, text_event("和米素食有開嗎")))
+    assert "沒有營業時間資料" in before  # the shipped catalog records no hours
+    path = tmp_path / "restaurants.json"
+    path.write_text(json.dumps([restaurant("C3_1", "員林蔬食坊", "彰化縣員林市中山路二段1號", cls="素食")],
+                               ensure_ascii=False), encoding="utf-8")
+    ingest_restaurants(service.store, FileRestaurants(path), now=PINNED)  # the webhook's store answers from it
+    for asked in ("員林蔬食坊有開嗎", "員林蔬食坊幾點開"):
+        words = all_text(reply_messages(service, line_standin, text_event(asked)))
+        assert "營業時間：11:00-20:00" in words and "不代表今天有開" in words, asked
+        assert "沒有營業時間資料" not in words, asked
