@@ -336,6 +336,15 @@ def steady_and_memory(sizes: Sizes, env: dict[str, str], tmp: Path, say: Callabl
     finally:
         local.stop()
         echo.stop()
+    return _steady_figures(sizes, chunk, results, chunk_cpu_ms, bad, rss_early, rss_late)
+
+
+def _steady_figures(sizes: Sizes, chunk: int, results: dict[str, list[bench_load.LoadResult]],
+                    chunk_cpu_ms: dict[str, list[float]], bad: dict[str, int], rss_early: dict[str, float],
+                    rss_late: dict[str, tuple[int, float]]) -> list[dict]:
+    """P2's rows (throughput, p99, p50, CPU per request) and P6's (RSS growth) from ``steady_and_memory``'s
+    measures, each keyed "local" (the webhook) and "echo": the load of each ``chunk``, CPU ms per request of
+    each chunk, non-200 answers, RSS in MiB after ``sizes.warmup`` events and (events, MiB) late."""
     lt, et = [x.throughput for x in results["local"]], [x.throughput for x in results["echo"]]
     lp, ep = ([x.percentile(0.99) * 1000 for x in results[k]] for k in ("local", "echo"))
     l50, e50 = ([x.percentile(0.50) * 1000 for x in results[k]] for k in ("local", "echo"))
@@ -928,6 +937,24 @@ def _stop(process: Any) -> None:
             continue
 
 
+#: The figures run when ``--only`` is not given (``--tiny`` skips pushes, which has no tiny size).
+ALL_FIGURES = "P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs"
+TINY_FIGURES = "P1,P2,P3,P4,P5,knee,R1,R2,emulator,rpcs"
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """``main``'s command line parsed (see ``main``). Raises SystemExit (argparse) on a bad one."""
+    parser = argparse.ArgumentParser(prog="python -m tools.bench")
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
+    parser.add_argument("--results", type=Path, default=None)
+    parser.add_argument("--no-emulator", action="store_true")
+    parser.add_argument("--only", default=None,
+                        help="a subset of P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs (default: all; "
+                             "with --tiny all but pushes, which has no tiny size)")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every figure, print the table, write the JSON; returns 0.
 
@@ -937,28 +964,16 @@ def main(argv: list[str] | None = None) -> int:
             with ``--tiny``), ``--no-emulator`` (skip the Firestore emulator figures),
             ``--only P1,P2,…,R1,R2`` (a subset).
     """
-    parser = argparse.ArgumentParser(prog="python -m tools.bench")
-    parser.add_argument("--tiny", action="store_true")
-    parser.add_argument("--out", type=Path, default=REPO / "out" / "bench.json")
-    parser.add_argument("--results", type=Path, default=None)
-    parser.add_argument("--no-emulator", action="store_true")
-    parser.add_argument("--only", default=None,
-                        help="a subset of P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs (default: all; "
-                             "with --tiny all but pushes, which has no tiny size)")
-    args = parser.parse_args(argv)
+    args = _arguments(argv)
     sizes = TINY if args.tiny else FULL
-    only = set((args.only or ("P1,P2,P3,P4,P5,knee,R1,R2,emulator,rpcs" if args.tiny else
-                              "P1,P2,P3,P4,P5,knee,R1,R2,emulator,pushes,rpcs")).split(","))
+    only = set((args.only or (TINY_FIGURES if args.tiny else ALL_FIGURES)).split(","))
     started = time.perf_counter()
 
     def say(text: str) -> None:
         print(f"[{time.perf_counter() - started:6.1f} s] {text}", file=sys.stderr, flush=True)
 
     facts = machine()
-    figures: list[dict] = []
     pushes: list[dict] | None = None
-    round_trips: list[dict] | None = None
-    emulator_note = None
     with tempfile.TemporaryDirectory(prefix="local-bench-") as tmp_name:
         tmp = Path(tmp_name)
         _quiet_logs(tmp / "in-process.log")
@@ -967,48 +982,13 @@ def main(argv: list[str] | None = None) -> int:
                                 if only & {"P1", "P2", "P4", "knee", "R2"}
                                 else (None, "http://127.0.0.1:9"))
         try:
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GEMINI_"))}
-            env.update({"LINE_CHANNEL_SECRET": SECRET, "LINE_CHANNEL_ACCESS_TOKEN": TOKEN,
-                        "LINE_API_BASE_URL": standin_url, "LOCAL_STORE_URL": f"sqlite:///{tmp}/webhook.sqlite3",
-                        "LOCAL_SIGNING_KEY": "bench-signing-key", "LOCAL_TENANT_ID": TENANT,
-                        "LOCAL_MODEL": "offline", "LOCAL_INTERNAL_TOKEN": "bench-internal-token"})
-            if "P1" in only:
-                figures += cold_start(sizes, env, tmp, say)
-            if "P2" in only:
-                figures += steady_and_memory(sizes, env, tmp, say)
-            if "P3" in only or "P5" in only:
-                from shared.store.sqlite import SqliteStore
-
-                path = tmp / "usecases.sqlite3"
-                settings = _settings(f"sqlite:///{path}")
-                store = SqliteStore(str(path), deadline_seconds=settings.store_deadline_seconds)
-                local_plain = threading.local()
-
-                def plain_write(docs: list) -> None:
-                    conn = getattr(local_plain, "conn", None)
-                    if conn is None:
-                        conn = local_plain.conn = plain.connect(str(path))
-                    plain.insert_documents(conn, docs)
-
-                if "P3" in only:
-                    figures += handoff_create(sizes, store, settings, plain_write, "", say)
-                if "P5" in only:
-                    figures += approvals(sizes, store, settings, lambda n: plain.concurrent_updates(str(path), n),
-                                         "", say)
-            if "P4" in only:
-                figures += reconcile_drain(sizes, tmp / "reconcile.sqlite3", standin_url, say)
-            if "knee" in only:
-                figures += burst_knee(sizes, env, tmp, say)
-            figures += reading_cost(only, sizes, env, tmp, say)
+            figures = _local_figures(sizes, only, tmp, standin_url, say)
             if "pushes" in only:
                 from tools.bench_pushes import pushes_per_action
 
                 pushes = pushes_per_action(say)
-            if only & {"emulator", "rpcs"} and not args.no_emulator:
-                rows, emulator_note, round_trips = _firestore(sizes, say, only)
-                figures += rows
-            elif only & {"emulator", "rpcs"}:
-                emulator_note = "skipped (--no-emulator)"
+            rows, emulator_note, round_trips = _emulator_figures(sizes, only, args.no_emulator, say)
+            figures += rows
         finally:
             if standin is not None:
                 _stop(standin)
@@ -1017,6 +997,77 @@ def main(argv: list[str] | None = None) -> int:
     document = {"machine": facts, "sizes": sizes.__dict__, "tiny": args.tiny, "figures": figures,
                 "firestore_emulator": emulator_note or ("ran" if only & {"emulator", "rpcs"} else "not asked (--only)"),
                 "pushes_per_action": pushes, "store_round_trips": round_trips}
+    results = _write_outputs(document, args, argv)
+    _print_summary(document, emulator_note, args.out, results)
+    return 0
+
+
+def _bench_env(tmp: Path, standin_url: str) -> dict[str, str]:
+    """The servers' environment: this process's, without its LINE_/LOCAL_/GEMINI_ settings, plus the
+    bench's own (the stand-in at ``standin_url``, a SQLite store under ``tmp``, the offline model)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_", "GEMINI_"))}
+    env.update({"LINE_CHANNEL_SECRET": SECRET, "LINE_CHANNEL_ACCESS_TOKEN": TOKEN,
+                "LINE_API_BASE_URL": standin_url, "LOCAL_STORE_URL": f"sqlite:///{tmp}/webhook.sqlite3",
+                "LOCAL_SIGNING_KEY": "bench-signing-key", "LOCAL_TENANT_ID": TENANT,
+                "LOCAL_MODEL": "offline", "LOCAL_INTERNAL_TOKEN": "bench-internal-token"})
+    return env
+
+
+def _local_figures(sizes: Sizes, only: set[str], tmp: Path, standin_url: str,
+                   say: Callable[[str], None]) -> list[dict]:
+    """The figures on this machine's SQLite and servers, those of them in ``only``, in the table's
+    order: P1, P2, P3, P5, P4, knee, R1, R2 (rows as ``table`` reads them)."""
+    env = _bench_env(tmp, standin_url)
+    figures: list[dict] = []
+    if "P1" in only:
+        figures += cold_start(sizes, env, tmp, say)
+    if "P2" in only:
+        figures += steady_and_memory(sizes, env, tmp, say)
+    if "P3" in only or "P5" in only:
+        figures += _sqlite_use_cases(sizes, only, tmp / "usecases.sqlite3", say)
+    if "P4" in only:
+        figures += reconcile_drain(sizes, tmp / "reconcile.sqlite3", standin_url, say)
+    if "knee" in only:
+        figures += burst_knee(sizes, env, tmp, say)
+    return figures + reading_cost(only, sizes, env, tmp, say)
+
+
+def _sqlite_use_cases(sizes: Sizes, only: set[str], path: Path, say: Callable[[str], None]) -> list[dict]:
+    """P3 (handoff create) and P5 (approvals), those in ``only``, on a SQLite store at ``path``, each
+    beside the same writes made with plain SQLite (one connection per thread)."""
+    from shared.store.sqlite import SqliteStore
+
+    settings = _settings(f"sqlite:///{path}")
+    store = SqliteStore(str(path), deadline_seconds=settings.store_deadline_seconds)
+    local_plain = threading.local()
+
+    def plain_write(docs: list) -> None:
+        conn = getattr(local_plain, "conn", None)
+        if conn is None:
+            conn = local_plain.conn = plain.connect(str(path))
+        plain.insert_documents(conn, docs)
+
+    figures: list[dict] = []
+    if "P3" in only:
+        figures += handoff_create(sizes, store, settings, plain_write, "", say)
+    if "P5" in only:
+        figures += approvals(sizes, store, settings, lambda n: plain.concurrent_updates(str(path), n), "", say)
+    return figures
+
+
+def _emulator_figures(sizes: Sizes, only: set[str], no_emulator: bool,
+                      say: Callable[[str], None]) -> tuple[list[dict], str | None, list[dict] | None]:
+    """The Firestore emulator's figures when ``only`` asks for them (``emulator``, ``rpcs``) and
+    ``--no-emulator`` was not given: (rows, why none ran or None, round-trip rows or None)."""
+    asked = only & {"emulator", "rpcs"}
+    if asked and not no_emulator:
+        return _firestore(sizes, say, only)
+    return [], ("skipped (--no-emulator)" if asked else None), None
+
+
+def _write_outputs(document: dict, args: argparse.Namespace, argv: list[str] | None) -> Path:
+    """Write the run's JSON (``--out``) and its Markdown page; returns the page's path (``--results``,
+    else beside ``--out`` with ``--tiny``, else docs/results/bench.md)."""
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     results = args.results or (args.out.with_suffix(".md") if args.tiny else REPO / "docs" / "results" / "bench.md")
@@ -1025,15 +1076,21 @@ def main(argv: list[str] | None = None) -> int:
     results.write_text(results_page(document, command, _commit(),
                                     time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), _shown(args.out)),
                        encoding="utf-8")
+    return results
+
+
+def _print_summary(document: dict, emulator_note: str | None, out: Path, results: Path) -> None:
+    """Print the machine line, the tables, why the emulator figures did not run (if so) and the
+    files written, on stdout."""
+    facts = document["machine"]
     print(f"LOCAL bench — {facts['cores']} cores, Python {facts['python']}, SQLite {facts['sqlite']}, "
           f"{facts['platform']}; load average {facts['loadavg_start'][0]:.1f} → {facts['loadavg_end'][0]:.1f}; "
           f"{facts['bench_seconds']} s")
-    print(table(figures))
+    print(table(document["figures"]))
     print(extra_tables(document))
     if emulator_note:
         print(f"Firestore emulator figures: {emulator_note}")
-    print(f"written: {args.out}, {results}")
-    return 0
+    print(f"written: {out}, {results}")
 
 
 if __name__ == "__main__":

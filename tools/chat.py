@@ -44,6 +44,7 @@ import shutil
 import sys
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
@@ -572,32 +573,37 @@ class ChatSession:
         out = Rendered()
         batch: dict[str, list[Choice]] = {}
         for call in calls:
-            body = call.get("body") or {}
-            if call["path"] == LOADING_PATH:
-                out.lines.append("（LOCAL 正在輸入…）")
+            note = _undelivered_note(call)
+            if note is not None:
+                out.lines.append(note)
                 continue
-            if call["status"] != 200:
-                reason = (call.get("response") or {}).get("message", "")
-                out.lines.append(f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）")
-                continue
-            to = body.get("to")
-            chat = to or self._token_chat.get(body.get("replyToken") or "", self.chat_id)
-            suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
-                f"（給 {to}）" if to and to != self.chat_id else "")
-            out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
-            mine = batch.setdefault(chat, [])
-            part = render(body.get("messages") or [], width=width, start=len(mine) + 1)
-            out.lines.extend("  " + line if line else "" for line in part.lines)
-            mine.extend(part.choices)
-            if part.choices and chat != self.chat_id:
-                where = "/staff" if chat == self.staff_group_id else f"/user {chat}"
-                out.lines.append(f"  （這些按鈕在另一個聊天室：先輸入 {where} 再點）")
+            self._present_delivered(call, out, batch, width)
         for chat, choices in batch.items():
             if choices:
                 self._choices[chat] = choices
         out.choices = batch.get(self.chat_id, [])
         out.other_choices = {chat: choices for chat, choices in batch.items() if choices and chat != self.chat_id}
         return out
+
+    def _present_delivered(self, call: dict, out: Rendered, batch: dict[str, list[Choice]],
+                           width: int | None) -> None:
+        """Append one delivered reply/push to ``out.lines``: a header naming who it went to (when not
+        the current chat), its messages indented, and, for buttons sent to another chat, how to
+        reach them. Its buttons are added to its chat's list in ``batch`` (chat id → choices),
+        numbered on from those of earlier calls."""
+        body = call.get("body") or {}
+        to = body.get("to")
+        chat = to or self._token_chat.get(body.get("replyToken") or "", self.chat_id)
+        suffix = "（給工作人員群組）" if to and to == self.staff_group_id else (
+            f"（給 {to}）" if to and to != self.chat_id else "")
+        out.lines.append(f"LOCAL {_kind_zh(call)}{suffix}：")
+        mine = batch.setdefault(chat, [])
+        part = render(body.get("messages") or [], width=width, start=len(mine) + 1)
+        out.lines.extend("  " + line if line else "" for line in part.lines)
+        mine.extend(part.choices)
+        if part.choices and chat != self.chat_id:
+            where = "/staff" if chat == self.staff_group_id else f"/user {chat}"
+            out.lines.append(f"  （這些按鈕在另一個聊天室：先輸入 {where} 再點）")
 
     def event_for(self, choice: Choice) -> dict | None:
         """Turn tapping a choice into the event LINE would send; None when no event
@@ -622,6 +628,17 @@ def action_event(action: dict, user_id: str, label: str = "") -> dict | None:
         value = {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"),
                  "datetime": now.strftime("%Y-%m-%dT%H:%M")}.get(mode, now.strftime("%Y-%m-%dT%H:%M"))
         return line_events.postback_event(str(action.get("data", "")), user_id=user_id, params={mode: value})
+    return None
+
+
+def _undelivered_note(call: dict) -> str | None:
+    """The note shown for a recorded LINE call that delivered no message (the loading animation, or
+    a reply/push LINE refused, with its status and reason); None for a delivered reply/push."""
+    if call["path"] == LOADING_PATH:
+        return "（LOCAL 正在輸入…）"
+    if call["status"] != 200:
+        reason = (call.get("response") or {}).get("message", "")
+        return f"（LINE 拒絕了一則{_kind_zh(call)}：{call['status']} {reason}）"
     return None
 
 
@@ -680,53 +697,76 @@ def _location_argument(argument: str) -> tuple[float, float] | None:
         return None
 
 
+def _location_command(session: ChatSession, argument: str, stream: TextIO) -> dict | None:
+    """``/location 緯度,經度``: a location message event; None (after saying how) when the argument
+    is not two numbers."""
+    point = _location_argument(argument)
+    if point is None:
+        _say("（請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）", stream)
+        return None
+    return line_events.location_event(*point, user_id=session.user_id)
+
+
+def _user_command(session: ChatSession, argument: str, stream: TextIO) -> None:
+    """``/user [ID|new]``: chat as another resident (a bare ``/user``: back to the one-to-one chat's
+    resident; ``new``: a fresh random id). A malformed id is refused with a note; no event."""
+    user_id = argument.strip() or session.resident_id
+    if user_id == "new":
+        user_id = "U" + secrets.token_hex(16)
+    if not USER_ID_RE.match(user_id):
+        _say("（使用者 ID 要是 U 加 32 個小寫十六進位字元，或用 /user new）", stream)
+        return
+    session.switch_user(user_id)
+    _say(f"（現在的身分：{user_id}）", stream)
+
+
+def _staff_command(session: ChatSession, argument: str, stream: TextIO) -> None:
+    """``/staff [ID]``: speak as a staff member (default ``DEFAULT_STAFF_ID``) in the staff group.
+    A malformed id, or no staff group configured, is said in a note; no event."""
+    user_id = argument.strip() or DEFAULT_STAFF_ID
+    if not USER_ID_RE.match(user_id):
+        _say("（工作人員 ID 要是 U 加 32 個小寫十六進位字元）", stream)
+        return
+    try:
+        session.act_as_staff(user_id)
+    except ValueError:
+        _say("（沒有設定工作人員群組 LOCAL_STAFF_GROUP_ID）", stream)
+        return
+    _say(f"（現在以工作人員 {user_id} 的身分在工作人員群組中）", stream)
+
+
+#: The slash commands: (session, the text after the command, the terminal) → the event to send, or
+#: None when the command is handled here.
+_COMMANDS: dict[str, Callable[[ChatSession, str, TextIO], dict | None]] = {
+    "/follow": lambda session, _argument, _stream: line_events.follow_event(user_id=session.user_id),
+    "/unfollow": lambda session, _argument, _stream: line_events.unfollow_event(user_id=session.user_id),
+    "/sticker": lambda session, _argument, _stream: line_events.sticker_event(user_id=session.user_id),
+    "/location": _location_command,
+    "/user": _user_command,
+    "/staff": _staff_command,
+    "/help": lambda _session, _argument, stream: _say(HELP, stream),
+}
+
+
+def _choice_event(session: ChatSession, number: int, stream: TextIO) -> dict | None:
+    """A tap on the shown choice ``[number]`` (1-based): its event, or None (with a note of what the
+    action would do) when it sends none."""
+    choice = session.choices[number - 1]
+    _say(f"（點選 [{choice.n}] {choice.label}）", stream)
+    event = session.event_for(choice)
+    if event is None:
+        _say(_action_note(choice), stream)
+    return event
+
+
 def _command_event(session: ChatSession, line: str, stream: TextIO) -> dict | None:
-    """Turn a slash command or a typed line into an event; None when handled locally."""
+    """Turn a slash command (``_COMMANDS``), a choice's number or a typed line into an event; None
+    when handled locally (an unknown command is said so)."""
     command, _, argument = line.partition(" ")
-    if command == "/follow":
-        return line_events.follow_event(user_id=session.user_id)
-    if command == "/unfollow":
-        return line_events.unfollow_event(user_id=session.user_id)
-    if command == "/sticker":
-        return line_events.sticker_event(user_id=session.user_id)
-    if command == "/location":
-        point = _location_argument(argument)
-        if point is None:
-            _say("（請輸入 /location 緯度,經度，例如 /location 24.0818,120.5386）", stream)
-            return None
-        return line_events.location_event(*point, user_id=session.user_id)
-    if command == "/user":
-        user_id = argument.strip() or session.resident_id  # bare /user: back to the one-to-one chat
-        if user_id == "new":
-            user_id = "U" + secrets.token_hex(16)
-        if not USER_ID_RE.match(user_id):
-            _say("（使用者 ID 要是 U 加 32 個小寫十六進位字元，或用 /user new）", stream)
-        else:
-            session.switch_user(user_id)
-            _say(f"（現在的身分：{user_id}）", stream)
-        return None
-    if command == "/staff":
-        user_id = argument.strip() or DEFAULT_STAFF_ID
-        if not USER_ID_RE.match(user_id):
-            _say("（工作人員 ID 要是 U 加 32 個小寫十六進位字元）", stream)
-            return None
-        try:
-            session.act_as_staff(user_id)
-        except ValueError:
-            _say("（沒有設定工作人員群組 LOCAL_STAFF_GROUP_ID）", stream)
-            return None
-        _say(f"（現在以工作人員 {user_id} 的身分在工作人員群組中）", stream)
-        return None
-    if command == "/help":
-        _say(HELP, stream)
-        return None
+    if command in _COMMANDS:
+        return _COMMANDS[command](session, argument, stream)
     if line.isdigit() and 1 <= int(line) <= len(session.choices):
-        choice = session.choices[int(line) - 1]
-        _say(f"（點選 [{choice.n}] {choice.label}）", stream)
-        event = session.event_for(choice)
-        if event is None:
-            _say(_action_note(choice), stream)
-        return event
+        return _choice_event(session, int(line), stream)
     if line.startswith("/"):
         _say(f"（不認得的指令 {command}；輸入 /help 看說明）", stream)
         return None
@@ -805,39 +845,11 @@ def headless_step(session: ChatSession, request: dict) -> dict:
         latest non-empty list, never another user's or the group's; other_choices are the buttons
         sent to other chats in this exchange, by chat id (tappable after switching to it).
     """
+    made = _headless_event(session, request)
+    if isinstance(made, _Answered):
+        return made.output
     wait_s = request.get("wait_seconds")
-    event: dict | None = None
-    if "text" in request:
-        event = line_events.text_event(str(request["text"]), user_id=session.user_id)
-    elif "postback" in request:
-        event = line_events.postback_event(str(request["postback"]), user_id=session.user_id)
-    elif "event" in request and isinstance(request["event"], dict):
-        event = complete_event(request["event"], session.user_id)
-    elif "user" in request:
-        if not USER_ID_RE.match(str(request["user"])):
-            return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
-        session.switch_user(str(request["user"]))
-        return {"status": None, "replies": [], "choices": []}
-    elif "staff" in request:
-        staff = str(request["staff"] or DEFAULT_STAFF_ID)
-        if not USER_ID_RE.match(staff):
-            return _headless_error("staff must be 'U' followed by 32 lowercase hex characters")
-        try:
-            session.act_as_staff(staff)
-        except ValueError as exc:
-            return _headless_error(str(exc))
-        return {"status": None, "replies": [], "choices": []}
-    elif "tap" in request:
-        n = request["tap"]
-        if not isinstance(n, int) or not 1 <= n <= len(session.choices):
-            return _headless_error(f"no choice {n!r}; {len(session.choices)} available")
-        choice = session.choices[n - 1]
-        event = session.event_for(choice)
-        if event is None:
-            return {**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]}
-    else:
-        return _headless_error("expected one of: text, postback, tap, event, user, staff")
-    exchange = session.send(event, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
+    exchange = session.send(made, wait_s=float(wait_s) if isinstance(wait_s, (int, float)) else None)
     shown = session.present(exchange.calls)
     out: dict[str, Any] = {"status": exchange.status, "replies": [c["body"] for c in exchange.delivered],
                            "choices": [c.to_json() for c in shown.choices]}
@@ -846,6 +858,64 @@ def headless_step(session: ChatSession, request: dict) -> dict:
     if exchange.error is not None or exchange.unread is not None:
         out["error"] = exchange.error or exchange.unread
     return out
+
+
+@dataclass(frozen=True)
+class _Answered:
+    """A headless input answered without sending an event: ``output`` is its one output object."""
+
+    output: dict
+
+
+def _headless_event(session: ChatSession, request: dict) -> dict | _Answered:
+    """The event a headless input sends (the first of text, postback, event, tap it holds), or its
+    answer when it sends none (``user`` / ``staff`` switch chats; a bad input is an error object)."""
+    if "text" in request:
+        return line_events.text_event(str(request["text"]), user_id=session.user_id)
+    if "postback" in request:
+        return line_events.postback_event(str(request["postback"]), user_id=session.user_id)
+    if "event" in request and isinstance(request["event"], dict):
+        return complete_event(request["event"], session.user_id)
+    if "user" in request:
+        return _Answered(_headless_user(session, request["user"]))
+    if "staff" in request:
+        return _Answered(_headless_staff(session, request["staff"]))
+    if "tap" in request:
+        return _headless_tap(session, request["tap"])
+    return _Answered(_headless_error("expected one of: text, postback, tap, event, user, staff"))
+
+
+def _headless_user(session: ChatSession, user: Any) -> dict:
+    """``{"user": "U..."}``: chat as that resident; an error object when the id is malformed."""
+    if not USER_ID_RE.match(str(user)):
+        return _headless_error("user must be 'U' followed by 32 lowercase hex characters")
+    session.switch_user(str(user))
+    return {"status": None, "replies": [], "choices": []}
+
+
+def _headless_staff(session: ChatSession, staff: Any) -> dict:
+    """``{"staff": "U..." | null}``: speak as that staff member (default DEFAULT_STAFF_ID) in the staff
+    group; an error object when the id is malformed or no staff group is configured."""
+    staff = str(staff or DEFAULT_STAFF_ID)
+    if not USER_ID_RE.match(staff):
+        return _headless_error("staff must be 'U' followed by 32 lowercase hex characters")
+    try:
+        session.act_as_staff(staff)
+    except ValueError as exc:
+        return _headless_error(str(exc))
+    return {"status": None, "replies": [], "choices": []}
+
+
+def _headless_tap(session: ChatSession, n: Any) -> dict | _Answered:
+    """``{"tap": n}``: the event of the current chat's choice ``n`` (1-based); an error object when there
+    is no such choice, or (with the choices listed) when the choice sends no event."""
+    if not isinstance(n, int) or not 1 <= n <= len(session.choices):
+        return _Answered(_headless_error(f"no choice {n!r}; {len(session.choices)} available"))
+    choice = session.choices[n - 1]
+    event = session.event_for(choice)
+    if event is None:
+        return _Answered({**_headless_error(_action_note(choice)), "choices": [c.to_json() for c in session.choices]})
+    return event
 
 
 def _headless_error(message: str) -> dict:

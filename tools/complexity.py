@@ -1,8 +1,9 @@
-"""The complexity check of ``make lint``: no function of the turn or the agent above a cyclomatic
-complexity of 15 (radon's ``cc``, which counts one per decision point: ``if``, ``elif``, loops,
-``and`` / ``or``, comprehension ``if`` clauses, ``except``, ``assert``…).
+"""The complexity check of ``make lint``: no function in the given folders and files (the Makefile's
+``COMPLEXITY_PATHS``) above a cyclomatic complexity of 15 (radon's ``cc``, which counts one per
+decision point: ``if``, ``elif``, loops, ``and`` / ``or``, comprehension ``if`` clauses, ``except``,
+``assert``…).
 
-    python -m tools.complexity [PATH ...]      # default: shared/turn shared/agent
+    python -m tools.complexity [PATH ...]      # a folder (its .py files) or a file; default: shared/turn shared/agent
 
 Prints nothing and exits 0 when every function is within the limit; else prints one line per
 function over it (``path:line name complexity``), the worst first, and exits 1.

@@ -429,40 +429,12 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
     children: list[Child] = []
     helpers: list[subprocess.Popen] = []
     try:
-        if config.start_standin:
-            port = config.ports["line-standin"]
-            children.append(start_child("line-standin", standin_argv(python, port,
-                                        config.run_dir / "line-calls.jsonl"), port, config.env, config.run_dir))
-            port = config.ports["chatpage"]  # the page reads what LOCAL sent from this stand-in
-            children.append(start_child("chatpage", chatpage_argv(python, port, config.ports["webhook"],
-                                        config.ports["line-standin"]), port, config.env, config.run_dir))
-        if config.start_gemini_standin:
-            port = config.ports["gemini-standin"]
-            children.append(start_child("gemini-standin", gemini_standin_argv(
-                python, port, config.run_dir / "gemini-calls.jsonl"), port, config.env, config.run_dir))
-        for name in FUNCTIONS:
-            port = config.ports[name]
-            children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
-                                        config.env, config.run_dir))
+        _start_children(config, python, functions_dir, children)
         wait_until_ready(children, timeout_s)
         if config.start_standin and config.env.get("LOCAL_RICHMENU", "1") != "0":
             helpers.append(apply_richmenu(python, config))
         _banner(config, children, mode, sys.stderr)
-        if not config.start_standin:
-            print("devserver: LINE_API_BASE_URL is set, so no stand-in runs and the chat cannot show "
-                  "replies; serving only.", file=sys.stderr)
-        if mode == "serve-only":
-            if config.start_standin and config.env.get("LOCAL_SERVE_ONLY") != "1":
-                print("devserver: standard input is not a terminal, so no chat reads it: serving only. "
-                      "For a script, run with LOCAL_HEADLESS=1 (one JSON object per line).", file=sys.stderr)
-            return _serve_only(config, children)
-        from tools import chat  # the chat (and line-bot-sdk's webhook models) only when a chat runs
-
-        session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
-                                   config.env["LINE_CHANNEL_SECRET"],
-                                   standin_url=f"http://127.0.0.1:{config.ports['line-standin']}",
-                                   staff_group_id=config.env.get("LOCAL_STAFF_GROUP_ID"))
-        return chat.run_headless(session) if mode == "headless" else chat.run_interactive(session)
+        return _serve(config, children, mode)
     except StartupError as exc:
         print(f"devserver: {exc}", file=sys.stderr)
         return 1
@@ -471,16 +443,67 @@ def run(config: DevConfig, functions_dir: Path, timeout_s: float) -> int:
     finally:
         _STOPPING.set()  # a signal from here on stops nothing short (see _raise_interrupt)
         _ignore_interrupts()
-        for helper in helpers:
-            if helper.poll() is None:
-                helper.kill()
-            helper.wait()
-        while True:  # one that slipped in before the line above interrupts stop_children: go again
-            try:
-                stop_children(children)
-                break
-            except KeyboardInterrupt:
-                continue
+        _stop_all(children, helpers)
+
+
+def _start_children(config: DevConfig, python: str, functions_dir: Path, children: list[Child]) -> None:
+    """Start the stand-ins ``config`` asks for (LINE's with the chat page, Gemini's), then every
+    function of ``FUNCTIONS``, each appended to ``children`` as it starts (so that ``run`` stops those
+    started when a later one fails). Ports from ``config.ports``.
+
+    Raises:
+        StartupError: a child could not be started.
+    """
+    if config.start_standin:
+        port = config.ports["line-standin"]
+        children.append(start_child("line-standin", standin_argv(python, port,
+                                    config.run_dir / "line-calls.jsonl"), port, config.env, config.run_dir))
+        port = config.ports["chatpage"]  # the page reads what LOCAL sent from this stand-in
+        children.append(start_child("chatpage", chatpage_argv(python, port, config.ports["webhook"],
+                                    config.ports["line-standin"]), port, config.env, config.run_dir))
+    if config.start_gemini_standin:
+        port = config.ports["gemini-standin"]
+        children.append(start_child("gemini-standin", gemini_standin_argv(
+            python, port, config.run_dir / "gemini-calls.jsonl"), port, config.env, config.run_dir))
+    for name in FUNCTIONS:
+        port = config.ports[name]
+        children.append(start_child(name, function_argv(python, functions_dir, name, port), port,
+                                    config.env, config.run_dir))
+
+
+def _serve(config: DevConfig, children: list[Child], mode: str) -> int:
+    """With everything up: serve only (``mode`` "serve-only", saying why on stderr), or run the chat
+    (``tools.chat``, interactive or ``headless``) against the webhook. Returns the exit status."""
+    if not config.start_standin:
+        print("devserver: LINE_API_BASE_URL is set, so no stand-in runs and the chat cannot show "
+              "replies; serving only.", file=sys.stderr)
+    if mode == "serve-only":
+        if config.start_standin and config.env.get("LOCAL_SERVE_ONLY") != "1":
+            print("devserver: standard input is not a terminal, so no chat reads it: serving only. "
+                  "For a script, run with LOCAL_HEADLESS=1 (one JSON object per line).", file=sys.stderr)
+        return _serve_only(config, children)
+    from tools import chat  # the chat (and line-bot-sdk's webhook models) only when a chat runs
+
+    session = chat.ChatSession(f"http://127.0.0.1:{config.ports['webhook']}/",
+                               config.env["LINE_CHANNEL_SECRET"],
+                               standin_url=f"http://127.0.0.1:{config.ports['line-standin']}",
+                               staff_group_id=config.env.get("LOCAL_STAFF_GROUP_ID"))
+    return chat.run_headless(session) if mode == "headless" else chat.run_interactive(session)
+
+
+def _stop_all(children: list[Child], helpers: list[subprocess.Popen]) -> None:
+    """Kill the helpers still running (the rich-menu upload) and wait for them, then stop the
+    children (``stop_children``), again if a Ctrl-C that slipped in interrupts it."""
+    for helper in helpers:
+        if helper.poll() is None:
+            helper.kill()
+        helper.wait()
+    while True:  # one that slipped in before interrupts were ignored stops stop_children: go again
+        try:
+            stop_children(children)
+            break
+        except KeyboardInterrupt:
+            continue
 
 
 def main(argv: list[str] | None = None) -> int:

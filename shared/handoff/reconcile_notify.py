@@ -158,40 +158,66 @@ class ReconcileNotifier:
         delivered is the result itself, never followed by another push. A reply of unknown outcome
         that carried it is followed by one push with the notice's own key, in restating words.
         """
-        purpose = tell.purpose
-        delivered_by = tell.checked_owner or notify.PUSH_OWNER
         restated = False  # this push follows a reply of unknown outcome that carried the notice
         if tell.checked_event is not None and decision is not notify.NoticeClaim.HELD:
             settled, restated = self._checked_answer(attempt, tell, decision)
             if settled is not None:
                 return settled
         if decision is notify.NoticeClaim.DELIVERED:
-            if tell.checked_event is None:
-                return tell.settled("already_delivered")
-            try:
-                told_by = (self.store.get(tell.collection, attempt.operation.doc_id) or {}).get("notice_delivered_by")
-            except StoreError as exc:
-                if not attempt.last:
-                    return tell.again("store_unavailable")
-                # Perhaps this very follow-up told it first (under the notice's own key): never a blind second.
-                return self.unverified(attempt, tell, "notice_unreadable", exc, followup=True)
-            if told_by == tell.checked_owner:
-                return tell.settled("already_delivered")  # this follow-up told it: a repeated delivery of the task
-            purpose = tell.checked_owner or purpose
-        elif decision is notify.NoticeClaim.NO_NOTICE and tell.checked_event is not None:
-            purpose = tell.checked_owner or purpose  # not known who told what: the follow-up's own key
+            settled = self._delivered_before(attempt, tell)
+            if settled is not None:
+                return settled
         if decision is notify.NoticeClaim.HELD:
-            # A reply (or a push) holds the notice: let it finish, look again later.
-            if attempt.last:
-                log("WARNING", "reconcile left the notice to a live reply on its last attempt")
-                return tell.settled("left_to_reply")
-            return tell.again("notice_held")
+            return self._left_to_holder(attempt, tell)
+        delivered_by = tell.checked_owner or notify.PUSH_OWNER
         if decision is notify.NoticeClaim.CLAIMED and tell.checked_event is None:
             settled, follows, restated = self._after_earlier_reply(attempt, tell)
             if settled is not None:
                 return settled
             delivered_by = follows or delivered_by
-        return self._push(attempt, tell, decision, purpose=purpose, delivered_by=delivered_by, restated=restated)
+        return self._push(attempt, tell, decision, purpose=self._push_purpose(tell, decision),
+                          delivered_by=delivered_by, restated=restated)
+
+    def _delivered_before(self, attempt: Attempt, tell: Tell) -> ReconcileResult | None:
+        """A notice the claim found delivered: settled ``already_delivered`` unless this is the check
+        after "checking" and another path told it (``notice_delivered_by`` is not this follow-up's
+        ``checked:<event>``); then None: the follow-up pushes once under its own key.
+
+        Returns:
+            The result, or None to push. When the notice cannot be read: 503 ``store_unavailable``,
+            or on the last attempt ``unverified`` (perhaps this very follow-up told it first, under
+            the notice's own key: never a blind second push).
+        """
+        if tell.checked_event is None:
+            return tell.settled("already_delivered")
+        try:
+            told_by = (self.store.get(tell.collection, attempt.operation.doc_id) or {}).get("notice_delivered_by")
+        except StoreError as exc:
+            if not attempt.last:
+                return tell.again("store_unavailable")
+            return self.unverified(attempt, tell, "notice_unreadable", exc, followup=True)
+        if told_by == tell.checked_owner:
+            return tell.settled("already_delivered")  # this follow-up told it: a repeated delivery of the task
+        return None
+
+    @staticmethod
+    def _left_to_holder(attempt: Attempt, tell: Tell) -> ReconcileResult:
+        """A reply (or a push) holds the notice: let it finish and look again later (503
+        ``notice_held``); on the last attempt settled ``left_to_reply`` (logged)."""
+        if attempt.last:
+            log("WARNING", "reconcile left the notice to a live reply on its last attempt")
+            return tell.settled("left_to_reply")
+        return tell.again("notice_held")
+
+    @staticmethod
+    def _push_purpose(tell: Tell, decision: notify.NoticeClaim) -> str:
+        """The retry key's purpose of the push: the notice's own (``tell.purpose``), except for the
+        check after "checking" of a notice another path told (or that is gone: not known who told
+        what), which pushes under the follow-up's own key (``tell.checked_owner``)."""
+        told_elsewhere = decision in (notify.NoticeClaim.DELIVERED, notify.NoticeClaim.NO_NOTICE)
+        if told_elsewhere and tell.checked_event is not None:
+            return tell.checked_owner or tell.purpose
+        return tell.purpose
 
     def _push(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim, *, purpose: str,
               delivered_by: str, restated: bool) -> ReconcileResult:
@@ -259,13 +285,8 @@ class ReconcileNotifier:
         event = attempt.task.reply_event_id
         if event is None:
             return None, False  # no event to read: as before
-        operation, tenant = attempt.operation, self.settings.tenant_id
-        fenced = False
         try:
-            answer = inbox.event_answer(self.store, tenant, event)
-            if answer.unanswered_yet and decision is notify.NoticeClaim.CLAIMED:
-                answer = inbox.take_over_answer(self.store, tenant, event, now=self.clock())
-                fenced = answer.unanswered_yet  # still unanswered when read again: fenced now
+            answer, fenced = self._read_checked_answer(event, decision)
         except StoreError as exc:
             log("WARNING", "reconcile could not read the checked answer", error=exc.__class__.__name__)
             if not attempt.last:
@@ -280,6 +301,31 @@ class ReconcileNotifier:
             # the sweep's re-queue reads the answer once it is settled.
             return self.unverified(attempt, tell, "answer_pending",
                                    followup=decision is not notify.NoticeClaim.CLAIMED), False
+        return self._after_checked_answer(attempt, tell, decision, answer)
+
+    def _read_checked_answer(self, event: str, decision: notify.NoticeClaim) -> tuple[inbox.EventAnswer, bool]:
+        """The checked event's answer as its inbox record says (one plain read); with the notice claimed
+        here and that answer not started, read again in ``inbox.take_over_answer``'s transaction,
+        which fences the attempt off.
+
+        Returns:
+            (answer, fenced): fenced is True when the answer was still unanswered when read in that
+            transaction (its attempt can no longer reply).
+        Raises:
+            StoreError: the inbox cannot be read.
+        """
+        tenant = self.settings.tenant_id
+        answer = inbox.event_answer(self.store, tenant, event)
+        if answer.unanswered_yet and decision is notify.NoticeClaim.CLAIMED:
+            answer = inbox.take_over_answer(self.store, tenant, event, now=self.clock())
+            return answer, answer.unanswered_yet  # still unanswered when read again: fenced now
+        return answer, False
+
+    def _after_checked_answer(self, attempt: Attempt, tell: Tell, decision: notify.NoticeClaim,
+                              answer: inbox.EventAnswer) -> tuple[ReconcileResult | None, bool]:
+        """What a settled checked answer leaves to do (``_checked_answer``'s Returns, once that answer
+        is no longer to come): (None, restated) to push, or (the result, False) without a push."""
+        operation = attempt.operation
         carries = answer.carries
         told = carries is not None and carries.tells(tell.collection, operation)
         if told and answer.state in (inbox.ReplyState.REPLIED, inbox.ReplyState.UNKNOWN):
@@ -366,20 +412,33 @@ class ReconcileNotifier:
             # push, with the notice's retry key (a repeat of this push is LINE's 409), restated.
             log("WARNING", "receipt reply outcome unknown: pushed once, restated", user=hash_user(operation.actor.user_id))
             return None, None, True
+        return self._told_by_earlier_reply(attempt, tell, state, holder), None, False
+
+    def _told_by_earlier_reply(self, attempt: Attempt, tell: Tell, state: inbox.ReplyState,
+                               holder: str) -> ReconcileResult | None:
+        """The earlier reply (owner ``holder``) carried this notice: record how, nothing pushed.
+
+        Returns:
+            ``delivered_by_reply`` (LINE accepted it: marked delivered by ``holder``);
+            ``reply_unknown`` (pushed by the queued-event worker under the event's own key, outcome
+            unknown: never repeated under another key); 503 ``store_unavailable`` (200 on the last
+            attempt) when that cannot be recorded; None for any other state (then pushed).
+        """
+        operation = attempt.operation
         try:
             if state is inbox.ReplyState.REPLIED:
                 notify.mark_delivered(self.store, tell.collection, operation, holder, now=self.clock())
-                return tell.settled("delivered_by_reply"), None, False
+                return tell.settled("delivered_by_reply")
             if state is inbox.ReplyState.UNKNOWN:
                 notify.settle_reply_unknown(self.store, tell.collection, operation, owner=holder, now=self.clock())
                 log("WARNING", "receipt pushed with the event's key, outcome unknown: not pushed again",
                     user=hash_user(operation.actor.user_id))
-                return tell.settled("reply_unknown"), None, False
+                return tell.settled("reply_unknown")
         except StoreError as exc:  # the next delivery reads the inbox again and decides the same
             log("WARNING", "earlier reply's outcome not recorded", error=exc.__class__.__name__)
             return ReconcileResult("store_unavailable", 503 if not attempt.last else 200, tell.request_id,
-                                   dict(tell.detail)), None, False
-        return None, None, False
+                                   dict(tell.detail))
+        return None
 
     def tell_followup(self, attempt: Attempt, reason: str) -> ReconcileResult:
         """The last attempt of an unknown outcome: record ``needs_human_followup`` and tell the user so."""

@@ -173,13 +173,22 @@ def places_named_in(text: str, *, catalog: PlaceCatalog | None = None) -> list[d
         return []
     folded = text.casefold()
     found = [(start, view) for start, _, view in _outside_longer(_named_spans(folded, catalog))]
-    if not found:  # 約翰手作蔬食: the Chinese rest of a Latin-headed name, when only one shop has it
-        tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
-        for place in catalog.places:
-            tail = tails.get(place.id, "")
-            if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
-                found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
+    if not found:
+        found = _named_by_latin_tail(catalog, folded)
     return [view for _, view in sorted(found, key=lambda pair: pair[0])]
+
+
+def _named_by_latin_tail(catalog: PlaceCatalog, folded: str) -> list[tuple[int, dict[str, str]]]:
+    """The shops a case-folded message names by the Chinese rest of a Latin-headed name (約翰手作蔬食
+    for John手作蔬食), a rest of at least 4 characters that only one shop's name holds:
+    [(where in ``folded`` it starts, {id, name, area})], in catalog order."""
+    tails = {place.id: _latin_head.sub("", place.name) for place in catalog.places if _latin_head.match(place.name)}
+    found = []
+    for place in catalog.places:
+        tail = tails.get(place.id, "")
+        if len(tail) >= 4 and tail in folded and sum(tail in other.name for other in catalog.places) == 1:
+            found.append((folded.find(tail), {"id": place.id, "name": place.name, "area": place.area}))
+    return found
 
 
 #: How close a typed word must be to a shop's spelling to ask 「你是說…嗎？」 (difflib ratio, 0–1).
@@ -232,16 +241,25 @@ def place_close_to(text: str, *, catalog: PlaceCatalog | None = None) -> dict[st
         if len(chunk) < shortest:
             continue  # shorter than any stretch that can reach the ratio (2·len / (len + spelling))
         for place, spelling, matcher in names:
-            stretches = _LATIN_WORD.findall(chunk) if spelling.isascii() else _stretches_near(chunk, spelling)
-            close = _close_stretches(matcher, dict.fromkeys(stretches), budget)
-            if not close:
-                continue
-            ratio = max(ratio for ratio, _ in close)
-            typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]  # 合米素食, not just 米素食
-            if best is None or ratio > best[0]:
-                best = (ratio, {"id": place.id, "name": place.name, "area": place.area,
-                                "typed": typed, "spelling": spelling})
+            close = _closest_stretch(chunk, place, spelling, matcher, budget)
+            if close is not None and (best is None or close[0] > best[0]):
+                best = close
     return best[1] if best else None
+
+
+def _closest_stretch(chunk: str, place: Place, spelling: str, matcher: Any,
+                     budget: list[int]) -> tuple[float, dict[str, str]] | None:
+    """How close a stretch of ``chunk`` comes to ``spelling`` (one of ``place``'s, held by ``matcher``
+    as its second sequence; Latin spellings only against whole Latin words; ``budget`` the full
+    comparisons left): (best ratio, {id, name, area, typed, spelling}) with ``typed`` the longest
+    close stretch (合米素食, not just 米素食), or None when no stretch reaches CLOSE_NAME_RATIO."""
+    stretches = _LATIN_WORD.findall(chunk) if spelling.isascii() else _stretches_near(chunk, spelling)
+    close = _close_stretches(matcher, dict.fromkeys(stretches), budget)
+    if not close:
+        return None
+    ratio = max(ratio for ratio, _ in close)
+    typed = max(close, key=lambda pair: (len(pair[1]), pair[0]))[1]
+    return ratio, {"id": place.id, "name": place.name, "area": place.area, "typed": typed, "spelling": spelling}
 
 
 def _stretches_near(chunk: str, spelling: str) -> list[str]:
@@ -354,6 +372,20 @@ def _unknown_fields(places: tuple[Place, ...]) -> list[str]:
     return [field for field in UNKNOWABLE_FIELDS if any(field in place.unknown_fields for place in places)]
 
 
+def _search_scope(area: str | None) -> tuple[str | None, bool, bool]:
+    """What a search's ``area`` asks for: (township, every_township, needs_area). ``全彰化``
+    (WHOLE_COUNTY) is every township (township None); None, blank or a vague word (附近, 彰化) needs
+    an area (township None); else the full township name (花壇 → 花壇鄉).
+
+    Raises:
+        UnknownArea: area is neither a township nor vague (e.g. 台北).
+    """
+    every_township = area is not None and area.strip() == WHOLE_COUNTY
+    needs_area = not every_township and (area is None or not area.strip() or is_vague_area(area))
+    township = None if area is None or needs_area or every_township else normalize_area(area)
+    return township, every_township, needs_area
+
+
 def search_local_places(
     area: str | None,
     dietary_type: str | None,
@@ -396,9 +428,7 @@ def search_local_places(
     require_aware(now)
     diet = normalize_dietary_type(dietary_type)
     effective_keyword = _effective_keyword(keyword)
-    every_township = area is not None and area.strip() == WHOLE_COUNTY
-    needs_area = not every_township and (area is None or not area.strip() or is_vague_area(area))
-    township = None if area is None or needs_area or every_township else normalize_area(area)
+    township, every_township, needs_area = _search_scope(area)
     result: dict[str, Any] = {
         "status": "unavailable",
         "query": {"area": township, "dietary_type": diet, "keyword": effective_keyword},

@@ -137,17 +137,8 @@ def write_snapshot(store: DocumentStore, layer: Layer, *, origin: str, now: date
         version = f"places-{stamp.strftime('%Y%m%dT%H%M%S')}-{digest[:8]}"
         document = _catalog_doc(version, stamp.date().isoformat(), layers)
         catalog_from_dict(document, f"import {layer.kind}")  # raises CatalogInvalid before anything is written
-        series = {PLACES_SERIES: document["places"], **{kind: doc["places"] for kind, doc in layers.items()}}
-        chunks = {name: [items[i:i + PART_SIZE] for i in range(0, len(items), PART_SIZE)] or [[]]
-                  for name, items in series.items()}
-        meta = {
-            "catalog_version": version, "recorded_on": document["recorded_on"], "fetched_at": to_iso(now),
-            "sources": document["sources"], "campaign": document["campaign"], "content_hash": digest,
-            "layers": {kind: {key: value for key, value in doc.items() if key not in ("places", "kind")}
-                       for kind, doc in layers.items()},
-            "part_counts": {name: len(parts) for name, parts in chunks.items()},
-            "place_count": len(document["places"]),
-        }
+        chunks = _parts(document, layers)
+        meta = _snapshot_meta(version, document, digest, layers, chunks, now)
         tx.set(SNAPSHOTS, version, meta)
         for name, parts in chunks.items():
             for index, items in enumerate(parts):
@@ -158,6 +149,29 @@ def write_snapshot(store: DocumentStore, layer: Layer, *, origin: str, now: date
         return version, True, len(document["places"])
 
     return store.run_transaction(tx_fn)
+
+
+def _parts(document: dict[str, Any], layers: dict[str, dict[str, Any]]) -> dict[str, list[list[Any]]]:
+    """The merged catalog's places (series PLACES_SERIES) and each layer's (series: the layer's kind),
+    cut in parts of at most PART_SIZE places: {series: [part, ...]}, one empty part for a series of none."""
+    series = {PLACES_SERIES: document["places"], **{kind: doc["places"] for kind, doc in layers.items()}}
+    return {name: [items[i:i + PART_SIZE] for i in range(0, len(items), PART_SIZE)] or [[]]
+            for name, items in series.items()}
+
+
+def _snapshot_meta(version: str, document: dict[str, Any], digest: str, layers: dict[str, dict[str, Any]],
+                   chunks: dict[str, list[list[Any]]], now: datetime) -> dict[str, Any]:
+    """A snapshot's document in SNAPSHOTS: the catalog ``document`` without its places, ``digest`` (its
+    content hash), each layer without its places, ``fetched_at`` (``now``, ISO) and the part count of
+    each series of ``chunks``."""
+    return {
+        "catalog_version": version, "recorded_on": document["recorded_on"], "fetched_at": to_iso(now),
+        "sources": document["sources"], "campaign": document["campaign"], "content_hash": digest,
+        "layers": {kind: {key: value for key, value in doc.items() if key not in ("places", "kind")}
+                   for kind, doc in layers.items()},
+        "part_counts": {name: len(parts) for name, parts in chunks.items()},
+        "place_count": len(document["places"]),
+    }
 
 
 def record_attempt(store: DocumentStore, *, now: datetime, layer: str, outcome: str, reason: str | None,

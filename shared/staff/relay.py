@@ -175,16 +175,11 @@ class StaffRelay:
         """
         now = self.clock()
         ref = staff_outbox.NoticeRef(notice_doc_id)
-        try:
-            doc = self.store.get(staff_outbox.NOTICES, notice_doc_id)
-        except StoreError:
-            return TaskResult("store_unavailable", 200 if last else 503)
-        if doc is None or doc.get("tenant_id") != self.settings.tenant_id:
-            return TaskResult("no_notice", 200)
+        loaded = self._pending_notice(notice_doc_id, last=last)
+        if isinstance(loaded, TaskResult):
+            return loaded
+        doc = loaded
         purpose = doc.get("purpose")
-        notice = notify.Notice.of(doc)
-        if notice is None or notice.state is not notify.NoticeState.PENDING:
-            return TaskResult("already_settled", 200, {"purpose": purpose})
         try:
             to, messages = self._compose(doc)
         except StoreError:
@@ -196,22 +191,56 @@ class StaffRelay:
             self._settle(ref, NOT_NEEDED, now)
             return TaskResult("not_needed", 200, {"purpose": purpose})
         try:
-            earlier_id = self._earlier_notice_id(doc)
-            step = self._earlier_steps_settled(doc, earlier_id, now) if earlier_id else EarlierStep.NOT_TOLD
-            if step is EarlierStep.HELD:
-                return TaskResult("earlier_notice_held", 200 if last else 503, {"purpose": purpose})
-            if purpose == staff_outbox.RETURNED and step is not EarlierStep.TOLD:
-                self._settle(ref, NOT_NEEDED, now)  # never told it was taken: nothing to take back
-                return TaskResult("not_needed", 200, {"purpose": purpose})
-            decision = notify.claim_notice(self.store, staff_outbox.NOTICES, ref, notify.PUSH_OWNER, now=now,
-                                           lease_seconds=self.settings.event_lease_seconds)
+            not_ours = self._claim_in_order(ref, doc, now, last=last)
         except StoreError:
             return TaskResult("store_unavailable", 200 if last else 503, {"purpose": purpose})
+        if not_ours is not None:
+            return not_ours
+        return self._push(ref, doc, to, messages, last=last, now=now)
+
+    def _pending_notice(self, notice_doc_id: str, *, last: bool) -> dict[str, Any] | TaskResult:
+        """The stored notice ``notice_doc_id`` of this tenant when it is still pending, else the
+        settled result: 200 ``no_notice`` (absent or another tenant's), 200 ``already_settled``
+        (delivered, refused, not needed, or unreadable), ``store_unavailable`` (503, or 200 on the last
+        attempt) when the store cannot be read."""
+        try:
+            doc = self.store.get(staff_outbox.NOTICES, notice_doc_id)
+        except StoreError:
+            return TaskResult("store_unavailable", 200 if last else 503)
+        if doc is None or doc.get("tenant_id") != self.settings.tenant_id:
+            return TaskResult("no_notice", 200)
+        notice = notify.Notice.of(doc)
+        if notice is None or notice.state is not notify.NoticeState.PENDING:
+            return TaskResult("already_settled", 200, {"purpose": doc.get("purpose")})
+        return doc
+
+    def _claim_in_order(self, ref: staff_outbox.NoticeRef, doc: dict[str, Any], now: datetime, *,
+                        last: bool) -> TaskResult | None:
+        """Settle the steps told before this notice (``_earlier_steps_settled``), then claim it for the push.
+
+        Returns:
+            None when this push holds the claim; else the result: ``earlier_notice_held`` or
+            ``notice_held`` (503, or 200 on the last attempt) while another push holds a claim,
+            ``not_needed`` (settled here) for a ``returned`` notice whose taking was never told,
+            ``already_settled`` when the notice was settled or removed meanwhile.
+        Raises:
+            StoreError: the store is unavailable (retryable).
+        """
+        purpose = doc.get("purpose")
+        earlier_id = self._earlier_notice_id(doc)
+        step = self._earlier_steps_settled(doc, earlier_id, now) if earlier_id else EarlierStep.NOT_TOLD
+        if step is EarlierStep.HELD:
+            return TaskResult("earlier_notice_held", 200 if last else 503, {"purpose": purpose})
+        if purpose == staff_outbox.RETURNED and step is not EarlierStep.TOLD:
+            self._settle(ref, NOT_NEEDED, now)  # never told it was taken: nothing to take back
+            return TaskResult("not_needed", 200, {"purpose": purpose})
+        decision = notify.claim_notice(self.store, staff_outbox.NOTICES, ref, notify.PUSH_OWNER, now=now,
+                                       lease_seconds=self.settings.event_lease_seconds)
         if decision is notify.NoticeClaim.DELIVERED or decision is notify.NoticeClaim.NO_NOTICE:
             return TaskResult("already_settled", 200, {"purpose": purpose})
         if decision is notify.NoticeClaim.HELD:
             return TaskResult("notice_held", 200 if last else 503, {"purpose": purpose})
-        return self._push(ref, doc, to, messages, last=last, now=now)
+        return None
 
     def _push(self, ref: staff_outbox.NoticeRef, doc: dict[str, Any], to: str, messages: list, *, last: bool,
               now: datetime) -> TaskResult:
