@@ -42,6 +42,15 @@ def test_chatpage_rich_menu_read_from_the_stand_in_taps_as_a_phone(page, stack):
     assert "選單：查活動" in shown["areas"] and "選單：查蔬食" in shown["areas"]
     assert "查蔬食" in shown["log"]  # the area's displayText, as the resident's bubble
 
+    # the chat bar says what a tap does: 收 while the menu is open, 開 once it is closed, and back
+    bar = page.driver.find_element("id", "richmenu-bar")
+    assert "收" in bar.text and "開" not in bar.text and bar.get_attribute("aria-expanded") == "true"
+    bar.click()
+    assert "開" in bar.text and "收" not in bar.text and bar.get_attribute("aria-expanded") == "false"
+    assert page.menu_areas() == []  # closed: no area shows
+    bar.click()
+    assert "收" in bar.text and page.menu_areas()
+
 
 def test_chatpage_search_shows_the_answer_a_card_named_by_its_alt_text_and_quick_reply_chips(page):
     shown = browser.flow_search(page)

@@ -518,7 +518,6 @@ async function loadRichMenu() {
   if (!data.richmenu) { wrap.hidden = true; return; }
   const menu = data.richmenu;
   const size = menu.size || {width: 2500, height: 1686};
-  $("richmenu-bar").textContent = String(menu.chatBarText || "選單");
   const picture = document.createElement("img");
   picture.alt = "";  // the areas below carry the labels
   picture.addEventListener("error", () => { picture.remove(); areas.classList.add("no-image"); });
@@ -542,8 +541,16 @@ async function loadRichMenu() {
     areas.append(button);
   }
   areas.hidden = state.menuOpen === undefined ? menu.selected === false : !state.menuOpen;  // as the person left it
-  $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
+  showMenuBar();
   wrap.hidden = false;
+}
+
+// The chat bar says what a tap on it does: open (the menu's own chatBarText when it says so) or close.
+function showMenuBar() {
+  const open = !$("richmenu-areas").hidden;
+  const barText = String((state.richmenu || {}).chatBarText || "");
+  $("richmenu-bar").textContent = open ? "收起選單" : (barText.includes("開") ? barText : "打開選單");
+  $("richmenu-bar").setAttribute("aria-expanded", String(open));
 }
 
 // ------------------------------------------------------------------------- the location picker
@@ -682,7 +689,7 @@ async function start() {
     const areas = $("richmenu-areas");
     areas.hidden = !areas.hidden;
     state.menuOpen = !areas.hidden;
-    $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
+    showMenuBar();
   });
   buildMap();
   renderChat("resident");
