@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import requests
 
+from shared.line import limits
 from tools import chat, line_events
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +49,8 @@ STATIC = {"chat.js": "text/javascript; charset=utf-8", "chat.css": "text/css; ch
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8092
 MAX_BODY_BYTES = 64 * 1024
-MAX_TEXT = 5000  # LINE's text message limit
-MAX_FIELD = 300  # a postback's data, displayText, a message action's text
+MAX_TEXT = limits.TEXT  # LINE's text message limit, in UTF-16 code units (shared/line/limits.py)
+MAX_FIELD = 300  # a postback's data, displayText, a message action's text (UTF-16 code units)
 HTTP_TIMEOUT_SECONDS = 5.0
 RICHMENU_ID_RE = re.compile(r"^richmenu-[0-9A-Za-z_-]{1,64}$")
 USER_ALL_RICHMENU = "/v2/bot/user/all/richmenu"
@@ -93,11 +94,20 @@ class Upstream:
 
 
 def _text(body: dict, key: str, limit: int, *, required: bool = True) -> str:
+    """``body[key]``, a string of at most ``limit`` characters as LINE counts them (UTF-16 code units,
+    ``shared.line.limits.units``): a text LINE would refuse is never sent.
+
+    Raises:
+        BadRequest: missing (when required), blank, not a string, or too long (saying its length).
+    """
     value = body.get(key)
     if value is None and not required:
         return ""
-    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+    if not isinstance(value, str) or (required and not value.strip()):
         raise BadRequest(f"{key} must be a string of 1 to {limit} characters")
+    if limits.units(value) > limit:
+        raise BadRequest(f"{key} is {limits.units(value)} characters as LINE counts them (UTF-16 code units); "
+                         f"LINE takes at most {limit}")
     return value
 
 

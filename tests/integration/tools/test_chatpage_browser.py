@@ -214,3 +214,24 @@ def test_chatpage_draws_flex_layouts_loading_and_pushes_and_never_reads_text_as_
     page.tap_chip("resident", "傳送位置")  # LINE's location action opens the picker
     page.until(lambda d: d.find_element("id", "location-dialog").get_attribute("open") is not None, "the map")
     driver.find_element("id", "location-cancel").click()
+
+
+def test_chatpage_a_text_over_lines_limit_is_kept_with_a_note_and_never_sent(page):
+    driver = page.driver
+    box, note = driver.find_element("id", "resident-input"), driver.find_element("id", "resident-limit")
+    sent_before = len(page.log("resident").find_elements("css selector", ".row.mine"))
+    # a paste of 4,999 characters and an emoji: 5,001 as LINE counts (UTF-16), one over its limit
+    driver.execute_script("arguments[0].value = 'x'.repeat(4999) + '😀';"
+                          "arguments[0].dispatchEvent(new Event('input'))", box)
+    assert note.is_displayed() and "5,001" in note.text and "5,000" in note.text and "沒有送出" in note.text
+    box.send_keys(Keys.ENTER)
+    page.settle(0.3)
+
+    assert len(page.log("resident").find_elements("css selector", ".row.mine")) == sent_before  # nothing sent
+    assert driver.execute_script("return arguments[0].value.length", box) == 5001  # kept to shorten
+    assert note.is_displayed() and box.get_attribute("aria-describedby") == "resident-limit"
+
+    driver.execute_script("arguments[0].value = arguments[0].value.slice(0, 4999);"
+                          "arguments[0].dispatchEvent(new Event('input'))", box)
+    assert not note.is_displayed()  # within the limit: the note goes, the text may be sent
+    box.clear()

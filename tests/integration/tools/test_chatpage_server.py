@@ -143,10 +143,12 @@ def test_chatpage_files_replies_pushes_and_loading_under_their_chats(webhook, st
     ([1, 2], "JSON object"),
     ({"chat": "U" + "0" * 32, "kind": "text", "text": "x"}, "chat must be"),
     ({"chat": RESIDENT, "kind": "text", "text": ""}, "text must be"),
-    ({"chat": RESIDENT, "kind": "text", "text": "長" * 5001}, "text must be"),
+    ({"chat": RESIDENT, "kind": "text", "text": "長" * 5001}, "text is 5001 characters as LINE counts them"),
+    # 5,000 code points, but LINE counts the emoji twice (UTF-16): 5,001, which LINE refuses
+    ({"chat": RESIDENT, "kind": "text", "text": "x" * 4999 + "😀"}, "LINE takes at most 5000"),
     ({"chat": RESIDENT, "kind": "shout", "text": "x"}, "kind must be"),
     ({"chat": RESIDENT, "kind": "action", "action": {"type": "uri", "uri": "https://example.com/"}}, "action.type"),
-    ({"chat": RESIDENT, "kind": "action", "action": {"type": "postback", "data": "x" * 301}}, "data must be"),
+    ({"chat": RESIDENT, "kind": "action", "action": {"type": "postback", "data": "x" * 301}}, "LINE takes at most 300"),
     ({"chat": RESIDENT, "kind": "location", "latitude": 91, "longitude": 120.5}, "latitude"),
     ({"chat": RESIDENT, "kind": "location", "latitude": "24", "longitude": 120.5}, "latitude"),
     ({"chat": GROUP, "kind": "location", "latitude": 24, "longitude": 120.5}, "one-to-one"),
@@ -215,6 +217,15 @@ def test_make_run_serves_the_chat_page_beside_the_stand_in_only(tmp_path):
     assert config.env["LINE_CHANNEL_SECRET"] == DEV_SECRETS["LINE_CHANNEL_SECRET"]  # from the environment instead
     external = build_env({"LINE_API_BASE_URL": "https://api.line.me"}, repo=tmp_path)
     assert "chatpage" not in external.ports  # it reads replies from the stand-in only
+
+
+def test_chatpage_sends_a_text_of_exactly_lines_limit(webhook, standin):
+    text = "x" * 4998 + "😀"  # 5,000 UTF-16 code units: the most LINE takes
+    with _page(webhook.url, standin.url) as server:
+        assert _post(server, {"chat": RESIDENT, "kind": "text", "text": text}).status_code == 200
+
+    [body] = [json.loads(b) for b, _ in webhook.bodies]
+    assert body["events"][0]["message"]["text"] == text
 
 
 def test_chatpage_refuses_a_body_over_its_limit(webhook, standin):

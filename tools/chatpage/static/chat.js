@@ -640,12 +640,30 @@ function shareLocation(event) {
 }
 
 // ------------------------------------------------------------------------- start
+// LINE's limit for one text message: 5,000 characters counted in UTF-16 code units, which is what a
+// JavaScript string's length counts (Messaging API reference, "Text message"; shared/line/limits.py).
+const MAX_TEXT_UNITS = 5000;
+
+// The note under the box: shown while the text is over LINE's limit (such a text is never sent).
+function checkLength(pane) {
+  const units = $(`${pane}-input`).value.length;
+  const note = $(`${pane}-limit`);
+  const over = units > MAX_TEXT_UNITS;
+  note.hidden = !over;
+  note.textContent = over ? `這則以 LINE 的算法有 ${units.toLocaleString("en-US")} 字，超過每則 5,000 字的上限，`
+    + "LINE 不會收下，所以沒有送出；請刪短或分成幾則。" : "";
+  $(`${pane}-input`).setAttribute("aria-invalid", String(over));
+  return !over;
+}
+
 function composer(pane) {
+  $(`${pane}-input`).addEventListener("input", () => checkLength(pane));
   $(`${pane}-form`).addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $(`${pane}-input`);
     const text = input.value;
     if (!text.trim()) return;
+    if (!checkLength(pane)) { input.focus(); return; }  // kept in the box, the note says why
     input.value = "";
     clearChips(pane);
     send(chatOf(pane), {kind: "text", text});
