@@ -15,7 +15,9 @@ Endpoints (JSON unless said):
   township points; ``GET /api/timeline?since=N`` the timeline entries after ``N``;
   ``GET /api/richmenu?user=U…`` the rich menu that user sees (``{"richmenu": null}`` when none);
   ``GET /api/richmenu/image?id=richmenu-…`` its image.
-* ``POST /api/send`` ``{"chat": <chat id>, "kind": "text"|"action"|"location"|"follow", …}``.
+* ``POST /api/send`` ``{"chat": <chat id>, "kind": "text"|"action"|"location"|"follow", …}``; a location
+  is ``{"latitude", "longitude", "title"?}`` and the server labels it (``SharedPoint``): a point outside
+  the county is never given a Changhua title or address.
 
 Security: it binds 127.0.0.1 only; a request whose ``Host`` is not this server's loopback address is
 refused (DNS rebinding), and so is a cross-site one (``Origin`` / ``Sec-Fetch-Site``); a POST must be
@@ -41,6 +43,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import requests
 
+from shared import areas, geo
 from shared.line import limits
 from tools import chat, line_events
 
@@ -74,6 +77,46 @@ def _user(seed: str) -> str:
 RESIDENTS = ({"id": chat.DEFAULT_USER_ID, "name": "住民A"}, {"id": _user("local-dev-user-b"), "name": "住民B"},
              {"id": _user("local-dev-user-c"), "name": "住民C"})
 STAFF = {"id": chat.DEFAULT_STAFF_ID, "name": "工作人員"}
+
+
+#: A shared point this close (metres) to a township's point on the page's map is named by that township.
+TOWNSHIP_POINT_M = 1_500.0
+#: The title of a shared point outside the county when the person gave none (or one naming a Changhua place).
+OUTSIDE_TITLE = "彰化縣外的位置"
+OWN_TITLE = "我的位置"
+
+
+def _townships() -> list[dict]:
+    return json.loads((HERE / "townships.json").read_text(encoding="utf-8"))["townships"]
+
+
+@dataclass(frozen=True)
+class SharedPoint:
+    """How the page labels a location it sends: never a Changhua place for a point outside the county.
+
+    Attributes:
+        title: the location message's title (the person's own, or ``OWN_TITLE`` / ``OUTSIDE_TITLE``).
+        address: ``彰化縣<township>`` only for a township's own point on the map (within
+            ``TOWNSHIP_POINT_M``), else None: the page has no geocoder, and LINE's address is optional.
+        in_county: ``shared.geo.in_county`` (Changhua's outline, with its border margin).
+    """
+
+    title: str
+    address: str | None
+    in_county: bool
+
+    @classmethod
+    def of(cls, latitude: float, longitude: float, title: str) -> SharedPoint:
+        """The label of the point (WGS 84 degrees) the person shared, with the title they typed ("" for none)."""
+        point = geo.Point(latitude, longitude)
+        title = title.strip()
+        if not geo.in_county(point):
+            names_changhua = "彰化" in title or bool(areas.townships_in(title))
+            return cls(OUTSIDE_TITLE if not title or names_changhua else title, None, False)
+        address = next((f"彰化縣{town['name']}" for town in _townships() if town["name"] == title
+                        and geo.distance_m(point, geo.Point(town["latitude"], town["longitude"])) <= TOWNSHIP_POINT_M),
+                       None)
+        return cls(title or OWN_TITLE, address, True)
 
 
 class BadRequest(ValueError):
@@ -160,7 +203,7 @@ class ChatPage:
     # -- the timeline ---------------------------------------------------------------------------
     def config(self) -> dict:
         """What the page needs to draw itself."""
-        townships = json.loads((HERE / "townships.json").read_text(encoding="utf-8"))["townships"]
+        townships = _townships()
         return {"residents": list(RESIDENTS), "staff": STAFF, "staff_group": self.upstream.staff_group_id,
                 "townships": townships}
 
@@ -260,13 +303,13 @@ class ChatPage:
         if kind == "location":
             if in_group:
                 raise BadRequest("the page shares a location from a one-to-one chat only")
-            location = {"type": "location", "title": _text(request, "title", 100, required=False) or "位置資訊",
-                        "address": _text(request, "address", 100, required=False),
-                        "latitude": _number(request, "latitude", -90, 90),
-                        "longitude": _number(request, "longitude", -180, 180)}
-            event = line_events.location_event(location["latitude"], location["longitude"], user_id=sender,
-                                               title=location["title"], address=location["address"] or None)
-            return event, {"location": location}
+            latitude, longitude = _number(request, "latitude", -90, 90), _number(request, "longitude", -180, 180)
+            label = SharedPoint.of(latitude, longitude, _text(request, "title", 100, required=False))
+            event = line_events.location_event(latitude, longitude, user_id=sender, title=label.title,
+                                               address=label.address)
+            return event, {"location": {"type": "location", "title": label.title, "address": label.address or "",
+                                        "latitude": latitude, "longitude": longitude,
+                                        "in_county": label.in_county}}
         if kind == "follow":
             if in_group:
                 raise BadRequest("a follow comes from a one-to-one chat")

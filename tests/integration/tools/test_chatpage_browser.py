@@ -104,6 +104,19 @@ def test_chatpage_location_share_from_the_map_sends_a_location_message(page):
     # LOCAL answered it (flow_location waits for a new answer); what it says is routing's, not the page's
     assert shown["log"].rindex("彰化縣花壇鄉") < shown["log"].rindex("彰化在地小幫手")
 
+    # typed coordinates of Taichung's centre, titled 台中: labelled by coordinates, never as a Changhua place
+    driver = page.driver
+    driver.find_element("id", "resident-location").click()
+    page.until(lambda d: d.find_element("id", "location-dialog").get_attribute("open") is not None, "the map")
+    for field, value in (("location-lat", "24.1477"), ("location-lng", "120.6736"), ("location-title-input", "台中")):
+        driver.find_element("id", field).clear()
+        driver.find_element("id", field).send_keys(value)
+    driver.find_element("id", "location-send").click()
+    cards = lambda d: page.log("resident").find_elements("css selector", ".row.mine .location-card")  # noqa: E731
+    page.until(lambda d: len(cards(d)) >= 2, "the second location bubble")
+    taichung = cards(driver)[-1].text
+    assert "台中" in taichung and "24.1477, 120.6736（彰化縣外）" in taichung and "彰化縣台中" not in taichung
+
 
 def test_chatpage_is_usable_by_keyboard_and_screen_reader(page, stack):
     driver = page.driver

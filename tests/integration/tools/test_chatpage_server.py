@@ -242,3 +242,26 @@ def test_chatpage_browser_tests_say_why_they_skip_without_chromium(tmp_path, mon
     assert "apt-get install -y chromium" in browser.unavailable()
     monkeypatch.setattr(browser, "CHROMEDRIVER", tmp_path / "chromedriver")
     assert "chromium" in browser.unavailable()
+
+
+@pytest.mark.parametrize("latitude, longitude, title, shown_title, address", [
+    (24.1477, 120.6736, "台中", "台中", None),  # Taichung's centre: the person's own title, no address
+    (24.1477, 120.6736, "花壇鄉", "彰化縣外的位置", None),  # a township's name kept on a moved point: not kept
+    (24.1477, 120.6736, "", "彰化縣外的位置", None),
+    (24.0294, 120.538, "花壇鄉", "花壇鄉", "彰化縣花壇鄉"),  # the township's own point on the map
+    (23.9600, 120.4500, "", "我的位置", None),  # in the county, no township's point: no address invented
+])
+def test_chatpage_labels_a_shared_point_honestly(webhook, standin, latitude, longitude, title, shown_title, address):
+    with _page(webhook.url, standin.url) as server:
+        assert _post(server, {"chat": RESIDENT, "kind": "location", "latitude": latitude, "longitude": longitude,
+                              "title": title}).status_code == 200
+        [entry] = requests.get(server.url + "api/timeline?since=0", timeout=10).json()["entries"]
+
+    [body] = [json.loads(b) for b, _ in webhook.bodies]
+    message = body["events"][0]["message"]
+    assert (message["title"], message.get("address")) == (shown_title, address)
+    assert (entry["location"]["title"], entry["location"]["address"] or None) == (shown_title, address)
+    outside = latitude > 24.14  # Taichung
+    assert entry["location"]["in_county"] is not outside
+    if outside:  # a point outside the county is never called a Changhua place
+        assert "彰化縣" not in json.dumps(message, ensure_ascii=False).replace("彰化縣外", "")

@@ -344,16 +344,20 @@ function messageNode(pane, message) {
   }
 }
 
+// A location bubble: its title, then its address, else its coordinates (marked 彰化縣外 when the
+// page's server found the point outside the county).
 function locationCard(location) {
+  const coordinates = `${Number(location.latitude).toFixed(4)}, ${Number(location.longitude).toFixed(4)}`;
+  const where = location.address || (location.in_county === false ? `${coordinates}（彰化縣外）` : coordinates);
   const card = el("div", "location-card");
   card.setAttribute("role", "group");
-  card.setAttribute("aria-label", `位置資訊：${location.title || ""} ${location.address || ""}`.trim());
+  card.setAttribute("aria-label", `位置資訊：${location.title || ""} ${where}`.trim());
   const pin = el("div", "pin", "📍");
   pin.setAttribute("aria-hidden", "true");
   card.append(pin);
   const what = el("div", "what");
   what.append(el("strong", "", location.title || "位置資訊"));
-  what.append(el("div", "", location.address || `${Number(location.latitude).toFixed(4)}, ${Number(location.longitude).toFixed(4)}`));
+  what.append(el("div", "", where));
   card.append(what);
   return card;
 }
@@ -635,8 +639,8 @@ function shareLocation(event) {
   }
   const title = $("location-title-input").value.trim();
   $("location-dialog").close();
-  send(state.resident, {kind: "location", latitude: lat, longitude: lng, title: title || "我的位置",
-    address: title ? `彰化縣${title}` : `${lat.toFixed(4)}, ${lng.toFixed(4)}`});
+  // the page's server names the point (a township's own point only, never a Changhua place outside the county)
+  send(state.resident, {kind: "location", latitude: lat, longitude: lng, title});
 }
 
 // ------------------------------------------------------------------------- start
