@@ -434,6 +434,9 @@ class Exchange:
     calls: list[dict] = field(default_factory=list)
     #: Why the webhook did not read the event (``UNREAD_OUTCOMES``), or None when it did.
     unread: str | None = None
+    #: A text message said in the staff group: answered at once or not at all (docs/staff.md: only a
+    #: card button's label or a recognized word gets a line; staff talk gets none), so not waited for.
+    group_text: bool = False
 
     @property
     def delivered(self) -> list[dict]:
@@ -541,11 +544,14 @@ class ChatSession:
             self._reply_tokens.add(token)
             self._token_chat[token] = self.chat_id
         status, error, elapsed, outcomes = send_event(self.webhook_url, self.secret, event, self.destination)
-        exchange = Exchange(status, error, elapsed, pending, unread=UNREAD_OUTCOMES.get(outcomes[0]) if outcomes else None)
+        exchange = Exchange(status, error, elapsed, pending, unread=UNREAD_OUTCOMES.get(outcomes[0]) if outcomes else None,
+                            group_text=self.in_staff_group and bool(self.staff_group_id)
+                            and (event.get("message") or {}).get("type") == "text")
         if not self.standin_url:
             return exchange
         wait = self.wait_s if wait_s is None else wait_s
-        if status is None or status >= 300 or not token or outcomes[:1] == ["ignored"] or exchange.unread:
+        if (status is None or status >= 300 or not token or outcomes[:1] == ["ignored"] or exchange.unread
+                or exchange.group_text):
             wait = min(wait, GRACE_SECONDS)  # nothing (more) is coming for this event
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
@@ -673,6 +679,10 @@ def _say(text: str, stream: TextIO) -> None:
         print(text, file=stream, flush=True)
 
 
+#: Said for a text in the staff group that got no answer: none is coming (docs/staff.md).
+GROUP_TEXT_NOTE = "（機器人不回應群組裡的一般聊天；處理服務詢問請按卡片上的按鈕）"
+
+
 def _show(session: ChatSession, exchange: Exchange, stream: TextIO) -> None:
     if exchange.error is not None:
         _say(f"（無法連到 webhook：{exchange.error}）", stream)
@@ -685,7 +695,7 @@ def _show(session: ChatSession, exchange: Exchange, stream: TextIO) -> None:
     shown = session.present(exchange.calls)
     _say(shown.text, stream)
     if session.standin_url and exchange.status == 200 and not exchange.delivered:
-        _say("（還沒有收到回覆；之後的推播會在下一次提示前顯示）", stream)
+        _say(GROUP_TEXT_NOTE if exchange.group_text else "（還沒有收到回覆；之後的推播會在下一次提示前顯示）", stream)
 
 
 def _location_argument(argument: str) -> tuple[float, float] | None:

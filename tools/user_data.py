@@ -5,11 +5,12 @@ defaults) through the store port, read-only, and prints on stdout exactly one JS
 
     {"tenant_id": "...", "user_id": "U...",
      "preference": {"revision": 3, "dietary_type": "...", "consented_at": "..."} | {"revision": 4} | null,
-     "handoff_requests": [{"request_id", "display_code" (bare, A7K3QF), "idempotency_key", "status", "human_state", "created_at", "text",
+     "handoff_requests": [{"request_id", "display_code" (as stored, A7K3QF), "shown_code" (as residents and
+                           staff read it, A7K-3QF; only beside a stored code), "idempotency_key", "status", "human_state", "created_at", "text",
                            "staff_history": [{at, action, staff (hashed), from, to, revision}], …}],
      "drafts": [{"idempotency_key", "status", "created_at", "expires_at", "text"}],
      "handoff_operations": [...], "handoff_followups": [...], "declined_consent_cards": [...],
-     "staff_notices": [...], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
+     "staff_notices": [... with "shown_code" too], "staff_audit": [{request_id, action, staff (hashed), from, to, at}],
      "turn_audit": [{"at", "tool", "origin", "status", "revision", "effective_args"}],
      "handoff_actors": [{"current_draft_key", "requests_day", "requests_on_day", "updated_at"}],
      "conversations": [{"shared_chat", "last_ask", "items" | "location", "updated_at", "expire_at"}],
@@ -56,6 +57,7 @@ from typing import Any, Mapping, Sequence, TextIO
 from shared import conversation_store, inbox, logs
 from shared.clock import to_iso
 from shared.config import ConfigError, Settings
+from shared.handoff import codes
 from shared.logs import hash_user, log
 from shared.store import DocumentStore, StoreError
 from shared.wiring import user_hasher
@@ -81,6 +83,13 @@ def _pick(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     # Instants (``expire_at``, a Timestamp in the store) are shown as ISO-8601 UTC text.
     return {name: to_iso(doc[name]) if isinstance(doc[name], datetime) else doc[name]
             for name in fields if name in doc}
+
+
+def _with_shown_code(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``shown_code`` (``A7K-3QF``, ``shared.handoff.codes.DisplayCode.grouped``: the form
+    residents and staff read) beside a stored ``display_code``; unchanged without one."""
+    code = codes.of_request(row)
+    return {**row, "shown_code": code.grouped} if code is not None else row
 
 
 def _owned(doc: Mapping[str, Any], tenant_id: str, user_id: str) -> bool:
@@ -136,7 +145,8 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str, user_hashes: Seq
         "tenant_id": tenant_id,
         "user_id": user_id,
         "preference": preference,
-        "handoff_requests": _listed(store, "handoff_requests", tenant_id, user_id, REQUEST_FIELDS),
+        "handoff_requests": [_with_shown_code(row) for row in
+                             _listed(store, "handoff_requests", tenant_id, user_id, REQUEST_FIELDS)],
         "drafts": _listed(store, "handoff_drafts", tenant_id, user_id, DRAFT_FIELDS),
         # The rest of what LOCAL keeps about this account, so nothing stored goes unshown.
         "handoff_operations": _listed(store, "handoff_operations", tenant_id, user_id, OPERATION_FIELDS),
@@ -144,7 +154,8 @@ def collect(store: DocumentStore, tenant_id: str, user_id: str, user_hashes: Seq
         "declined_consent_cards": _listed(store, "memory_cards", tenant_id, user_id, CARD_FIELDS),
         # The staff side (docs/design.md §10): who was told what about the requests, and each staff action
         # (staff members appear only as keyed hashes).
-        "staff_notices": _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS),
+        "staff_notices": [_with_shown_code(row) for row in
+                          _listed(store, "staff_notices", tenant_id, user_id, STAFF_NOTICE_FIELDS)],
         "staff_audit": _listed(store, "staff_audit", tenant_id, user_id, STAFF_AUDIT_FIELDS),
         "turn_audit": sorted((_pick(doc, AUDIT_FIELDS) for user_hash in user_hashes for doc in store.query(
             "turn_audit", where={"tenant_id": tenant_id, "user_hash": user_hash})),

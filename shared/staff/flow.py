@@ -3,8 +3,9 @@
 ``owns(settings, event)`` is checked before any resident routing: every event from the staff group,
 and every postback whose data starts with ``staff:`` wherever it comes from, is handled here and
 nowhere else (a staff member's text in the group never becomes a resident's turn or request). A
-recognized word typed there (a resident's entry, or 說明 / help) gets the group's help; other text,
-staff talking among themselves, gets no answer.
+card button's label typed there as the whole text (「我來處理」) gets one line: the card's button does
+it, typing changes nothing. A recognized word (a resident's entry, or 說明 / help) gets the group's
+help; other text, staff talking among themselves, gets no answer.
 
 A staff button is acted on only when, in order: the event comes from ``LOCAL_STAFF_GROUP_ID``, its
 user is allowed (``LOCAL_STAFF_USER_IDS``), and the card's signature holds for this group. Anything
@@ -44,10 +45,17 @@ def owns(settings: Settings, event: object) -> bool:
 STAFF_HELP_WORDS = frozenset({"說明", "使用說明", "幫助", "求助", "指令", "功能", "怎麼用", "help", "menu", "?", "？"})
 
 
+#: A card button's label typed as the whole text (in reading form) → the label: answered with one line
+#: pointing to the button (``wording.button_word_message``), since typing it changes nothing.
+BUTTON_WORDS = {reading_form(label).strip(): label for label in cards.LABELS.values()}
+
+
 def handle_event(ctx: EventContext, event: object, *,
                  resident_word: Callable[[str], bool] = lambda text: False) -> Reply | None:
-    """One staff-side event: postbacks are staff buttons; a text message whose whole text is a
-    recognized word gets the group's help (``wording.group_help_message``); any other message, and
+    """One staff-side event: postbacks are staff buttons; a text message whose whole text is a card
+    button's label (「我來處理」) gets one line pointing to the button (``wording.button_word_message``),
+    one whose whole text is a recognized word gets the group's help (``wording.group_help_message``);
+    any other message, and
     other kinds, get no answer: the staff group is a place for people to talk.
 
     Args:
@@ -64,6 +72,9 @@ def handle_event(ctx: EventContext, event: object, *,
         return None
     text = message.text or ""
     said = reading_form(text).strip()
+    if said in BUTTON_WORDS:
+        log("INFO", "staff group button word", user=hash_user(access.source_fields(event.source)[2]))
+        return Reply([wording.button_word_message(BUTTON_WORDS[said])])
     resident = resident_word(text)
     if not resident and said not in STAFF_HELP_WORDS:
         return None  # staff talking among themselves

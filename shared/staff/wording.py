@@ -158,6 +158,17 @@ def group_help_message(*, resident_word: bool) -> TextMessage:
 
 
 
+def button_word_message(label: str) -> TextMessage:
+    """A card button's label typed as text in the staff group (「我來處理」): one line saying that the
+    card's button does it and that typing changes nothing.
+
+    Args:
+        label: one of ``LABELS``' values.
+    Source: docs/staff.md (staff act with the card's buttons).
+    """
+    return TextMessage(text=f"要「{label}」請按服務詢問卡片上的「{label}」按鈕；在群組打字不會改變服務詢問。")
+
+
 def quota_warning_message(used: int, limit: int, month: str) -> TextMessage:
     """The staff group's warning, once a month, that LINE's pushes for the month run short.
 

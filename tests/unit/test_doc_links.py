@@ -16,6 +16,7 @@ section number.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -221,3 +222,15 @@ def test_problems_reports_each_kind_of_broken_reference(tmp_path):
         (11, "`shared.real.gone`: shared.real defines no gone"),
         (11, "`shared.nowhere.x`: no such module"),
     ]
+
+
+def test_readme_stays_short_and_its_make_commands_and_data_counts_are_true():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200  # the newcomer's page; the rest lives in docs/
+    targets = set(re.findall(r"^([a-z][a-z-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE))
+    named = set(re.findall(r"`(?:[A-Z_]+=\S+ )*make ([a-z][a-z-]*)", readme))
+    assert {"run", "ingest-places", "ingest-events"} <= named and named <= targets, named - targets
+    # "the shipped data is small: N shops in M townships": what data/places-catalog.json holds
+    shops, towns = map(int, re.search(r"(\d+) shops in (\d+) townships", readme).groups())
+    places = json.loads((ROOT / "data" / "places-catalog.json").read_text(encoding="utf-8"))["places"]
+    assert (shops, towns) == (len(places), len({place["area"] for place in places}))

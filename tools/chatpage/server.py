@@ -15,7 +15,9 @@ Endpoints (JSON unless said):
   township points; ``GET /api/timeline?since=N`` the timeline entries after ``N``;
   ``GET /api/richmenu?user=U…`` the rich menu that user sees (``{"richmenu": null}`` when none);
   ``GET /api/richmenu/image?id=richmenu-…`` its image.
-* ``POST /api/send`` ``{"chat": <chat id>, "kind": "text"|"action"|"location"|"follow", …}``.
+* ``POST /api/send`` ``{"chat": <chat id>, "kind": "text"|"action"|"location"|"follow", …}``; a location
+  is ``{"latitude", "longitude", "title"?}`` and the server labels it (``SharedPoint``): a point outside
+  the county is never given a Changhua title or address.
 
 Security: it binds 127.0.0.1 only; a request whose ``Host`` is not this server's loopback address is
 refused (DNS rebinding), and so is a cross-site one (``Origin`` / ``Sec-Fetch-Site``); a POST must be
@@ -41,6 +43,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import requests
 
+from shared import areas, geo
+from shared.line import limits
 from tools import chat, line_events
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +52,8 @@ STATIC = {"chat.js": "text/javascript; charset=utf-8", "chat.css": "text/css; ch
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8092
 MAX_BODY_BYTES = 64 * 1024
-MAX_TEXT = 5000  # LINE's text message limit
-MAX_FIELD = 300  # a postback's data, displayText, a message action's text
+MAX_TEXT = limits.TEXT  # LINE's text message limit, in UTF-16 code units (shared/line/limits.py)
+MAX_FIELD = 300  # a postback's data, displayText, a message action's text (UTF-16 code units)
 HTTP_TIMEOUT_SECONDS = 5.0
 RICHMENU_ID_RE = re.compile(r"^richmenu-[0-9A-Za-z_-]{1,64}$")
 USER_ALL_RICHMENU = "/v2/bot/user/all/richmenu"
@@ -75,6 +79,46 @@ RESIDENTS = ({"id": chat.DEFAULT_USER_ID, "name": "住民A"}, {"id": _user("loca
 STAFF = {"id": chat.DEFAULT_STAFF_ID, "name": "工作人員"}
 
 
+#: A shared point this close (metres) to a township's point on the page's map is named by that township.
+TOWNSHIP_POINT_M = 1_500.0
+#: The title of a shared point outside the county when the person gave none (or one naming a Changhua place).
+OUTSIDE_TITLE = "彰化縣外的位置"
+OWN_TITLE = "我的位置"
+
+
+def _townships() -> list[dict]:
+    return json.loads((HERE / "townships.json").read_text(encoding="utf-8"))["townships"]
+
+
+@dataclass(frozen=True)
+class SharedPoint:
+    """How the page labels a location it sends: never a Changhua place for a point outside the county.
+
+    Attributes:
+        title: the location message's title (the person's own, or ``OWN_TITLE`` / ``OUTSIDE_TITLE``).
+        address: ``彰化縣<township>`` only for a township's own point on the map (within
+            ``TOWNSHIP_POINT_M``), else None: the page has no geocoder, and LINE's address is optional.
+        in_county: ``shared.geo.in_county`` (Changhua's outline, with its border margin).
+    """
+
+    title: str
+    address: str | None
+    in_county: bool
+
+    @classmethod
+    def of(cls, latitude: float, longitude: float, title: str) -> SharedPoint:
+        """The label of the point (WGS 84 degrees) the person shared, with the title they typed ("" for none)."""
+        point = geo.Point(latitude, longitude)
+        title = title.strip()
+        if not geo.in_county(point):
+            names_changhua = "彰化" in title or bool(areas.townships_in(title))
+            return cls(OUTSIDE_TITLE if not title or names_changhua else title, None, False)
+        address = next((f"彰化縣{town['name']}" for town in _townships() if town["name"] == title
+                        and geo.distance_m(point, geo.Point(town["latitude"], town["longitude"])) <= TOWNSHIP_POINT_M),
+                       None)
+        return cls(title or OWN_TITLE, address, True)
+
+
 class BadRequest(ValueError):
     """An input the page server refuses (HTTP 400), with the reason."""
 
@@ -93,11 +137,20 @@ class Upstream:
 
 
 def _text(body: dict, key: str, limit: int, *, required: bool = True) -> str:
+    """``body[key]``, a string of at most ``limit`` characters as LINE counts them (UTF-16 code units,
+    ``shared.line.limits.units``): a text LINE would refuse is never sent.
+
+    Raises:
+        BadRequest: missing (when required), blank, not a string, or too long (saying its length).
+    """
     value = body.get(key)
     if value is None and not required:
         return ""
-    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+    if not isinstance(value, str) or (required and not value.strip()):
         raise BadRequest(f"{key} must be a string of 1 to {limit} characters")
+    if limits.units(value) > limit:
+        raise BadRequest(f"{key} is {limits.units(value)} characters as LINE counts them (UTF-16 code units); "
+                         f"LINE takes at most {limit}")
     return value
 
 
@@ -150,7 +203,7 @@ class ChatPage:
     # -- the timeline ---------------------------------------------------------------------------
     def config(self) -> dict:
         """What the page needs to draw itself."""
-        townships = json.loads((HERE / "townships.json").read_text(encoding="utf-8"))["townships"]
+        townships = _townships()
         return {"residents": list(RESIDENTS), "staff": STAFF, "staff_group": self.upstream.staff_group_id,
                 "townships": townships}
 
@@ -250,13 +303,13 @@ class ChatPage:
         if kind == "location":
             if in_group:
                 raise BadRequest("the page shares a location from a one-to-one chat only")
-            location = {"type": "location", "title": _text(request, "title", 100, required=False) or "位置資訊",
-                        "address": _text(request, "address", 100, required=False),
-                        "latitude": _number(request, "latitude", -90, 90),
-                        "longitude": _number(request, "longitude", -180, 180)}
-            event = line_events.location_event(location["latitude"], location["longitude"], user_id=sender,
-                                               title=location["title"], address=location["address"] or None)
-            return event, {"location": location}
+            latitude, longitude = _number(request, "latitude", -90, 90), _number(request, "longitude", -180, 180)
+            label = SharedPoint.of(latitude, longitude, _text(request, "title", 100, required=False))
+            event = line_events.location_event(latitude, longitude, user_id=sender, title=label.title,
+                                               address=label.address)
+            return event, {"location": {"type": "location", "title": label.title, "address": label.address or "",
+                                        "latitude": latitude, "longitude": longitude,
+                                        "in_county": label.in_county}}
         if kind == "follow":
             if in_group:
                 raise BadRequest("a follow comes from a one-to-one chat")

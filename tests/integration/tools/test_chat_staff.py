@@ -69,3 +69,18 @@ def test_chat_headless_event_the_webhook_cannot_read_says_so(start_function, bas
         assert answer.get("error") is None and answer["replies"]
     else:
         assert "could not read this event" in answer["error"] and answer["replies"] == []
+
+
+def test_chat_staff_text_in_group_is_answered_or_said_to_get_none(start_function, base_env, line_standin):
+    """Typing a button's label in the group gets the bot's one line (press the card's button); plain
+    staff talk gets none, and the chat says so instead of waiting for a reply that will not come."""
+    webhook = start_function("webhook", env_with(base_env, LOCAL_STAFF_GROUP_ID=GROUP))
+    session = chat.ChatSession(webhook.url, base_env["LINE_CHANNEL_SECRET"], USER, line_standin.url,
+                               wait_s=3.0, staff_group_id=GROUP)
+    out = io.StringIO()
+    chat.run_interactive(session, io.StringIO(f"/staff {STAFF}\n我來處理\n今天誰值班？\n/quit\n"), out)
+    shown = out.getvalue()
+
+    _, _, taken, talk, _ = shown.split("你> ")  # what followed each line typed (the prompt is not echoed)
+    assert "卡片上的「我來處理」按鈕" in taken  # the bot's answer to the typed label
+    assert chat.GROUP_TEXT_NOTE in talk and "還沒有收到回覆" not in shown

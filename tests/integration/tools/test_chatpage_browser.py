@@ -42,6 +42,15 @@ def test_chatpage_rich_menu_read_from_the_stand_in_taps_as_a_phone(page, stack):
     assert "選單：查活動" in shown["areas"] and "選單：查蔬食" in shown["areas"]
     assert "查蔬食" in shown["log"]  # the area's displayText, as the resident's bubble
 
+    # the chat bar says what a tap does: 收 while the menu is open, 開 once it is closed, and back
+    bar = page.driver.find_element("id", "richmenu-bar")
+    assert "收" in bar.text and "開" not in bar.text and bar.get_attribute("aria-expanded") == "true"
+    bar.click()
+    assert "開" in bar.text and "收" not in bar.text and bar.get_attribute("aria-expanded") == "false"
+    assert page.menu_areas() == []  # closed: no area shows
+    bar.click()
+    assert "收" in bar.text and page.menu_areas()
+
 
 def test_chatpage_search_shows_the_answer_a_card_named_by_its_alt_text_and_quick_reply_chips(page):
     shown = browser.flow_search(page)
@@ -94,6 +103,19 @@ def test_chatpage_location_share_from_the_map_sends_a_location_message(page):
     assert "花壇鄉" in shown["location"]
     # LOCAL answered it (flow_location waits for a new answer); what it says is routing's, not the page's
     assert shown["log"].rindex("彰化縣花壇鄉") < shown["log"].rindex("彰化在地小幫手")
+
+    # typed coordinates of Taichung's centre, titled 台中: labelled by coordinates, never as a Changhua place
+    driver = page.driver
+    driver.find_element("id", "resident-location").click()
+    page.until(lambda d: d.find_element("id", "location-dialog").get_attribute("open") is not None, "the map")
+    for field, value in (("location-lat", "24.1477"), ("location-lng", "120.6736"), ("location-title-input", "台中")):
+        driver.find_element("id", field).clear()
+        driver.find_element("id", field).send_keys(value)
+    driver.find_element("id", "location-send").click()
+    cards = lambda d: page.log("resident").find_elements("css selector", ".row.mine .location-card")  # noqa: E731
+    page.until(lambda d: len(cards(d)) >= 2, "the second location bubble")
+    taichung = cards(driver)[-1].text
+    assert "台中" in taichung and "24.1477, 120.6736（彰化縣外）" in taichung and "彰化縣台中" not in taichung
 
 
 def test_chatpage_is_usable_by_keyboard_and_screen_reader(page, stack):
@@ -205,3 +227,24 @@ def test_chatpage_draws_flex_layouts_loading_and_pushes_and_never_reads_text_as_
     page.tap_chip("resident", "傳送位置")  # LINE's location action opens the picker
     page.until(lambda d: d.find_element("id", "location-dialog").get_attribute("open") is not None, "the map")
     driver.find_element("id", "location-cancel").click()
+
+
+def test_chatpage_a_text_over_lines_limit_is_kept_with_a_note_and_never_sent(page):
+    driver = page.driver
+    box, note = driver.find_element("id", "resident-input"), driver.find_element("id", "resident-limit")
+    sent_before = len(page.log("resident").find_elements("css selector", ".row.mine"))
+    # a paste of 4,999 characters and an emoji: 5,001 as LINE counts (UTF-16), one over its limit
+    driver.execute_script("arguments[0].value = 'x'.repeat(4999) + '😀';"
+                          "arguments[0].dispatchEvent(new Event('input'))", box)
+    assert note.is_displayed() and "5,001" in note.text and "5,000" in note.text and "沒有送出" in note.text
+    box.send_keys(Keys.ENTER)
+    page.settle(0.3)
+
+    assert len(page.log("resident").find_elements("css selector", ".row.mine")) == sent_before  # nothing sent
+    assert driver.execute_script("return arguments[0].value.length", box) == 5001  # kept to shorten
+    assert note.is_displayed() and box.get_attribute("aria-describedby") == "resident-limit"
+
+    driver.execute_script("arguments[0].value = arguments[0].value.slice(0, 4999);"
+                          "arguments[0].dispatchEvent(new Event('input'))", box)
+    assert not note.is_displayed()  # within the limit: the note goes, the text may be sent
+    box.clear()

@@ -143,10 +143,12 @@ def test_chatpage_files_replies_pushes_and_loading_under_their_chats(webhook, st
     ([1, 2], "JSON object"),
     ({"chat": "U" + "0" * 32, "kind": "text", "text": "x"}, "chat must be"),
     ({"chat": RESIDENT, "kind": "text", "text": ""}, "text must be"),
-    ({"chat": RESIDENT, "kind": "text", "text": "長" * 5001}, "text must be"),
+    ({"chat": RESIDENT, "kind": "text", "text": "長" * 5001}, "text is 5001 characters as LINE counts them"),
+    # 5,000 code points, but LINE counts the emoji twice (UTF-16): 5,001, which LINE refuses
+    ({"chat": RESIDENT, "kind": "text", "text": "x" * 4999 + "😀"}, "LINE takes at most 5000"),
     ({"chat": RESIDENT, "kind": "shout", "text": "x"}, "kind must be"),
     ({"chat": RESIDENT, "kind": "action", "action": {"type": "uri", "uri": "https://example.com/"}}, "action.type"),
-    ({"chat": RESIDENT, "kind": "action", "action": {"type": "postback", "data": "x" * 301}}, "data must be"),
+    ({"chat": RESIDENT, "kind": "action", "action": {"type": "postback", "data": "x" * 301}}, "LINE takes at most 300"),
     ({"chat": RESIDENT, "kind": "location", "latitude": 91, "longitude": 120.5}, "latitude"),
     ({"chat": RESIDENT, "kind": "location", "latitude": "24", "longitude": 120.5}, "latitude"),
     ({"chat": GROUP, "kind": "location", "latitude": 24, "longitude": 120.5}, "one-to-one"),
@@ -217,6 +219,15 @@ def test_make_run_serves_the_chat_page_beside_the_stand_in_only(tmp_path):
     assert "chatpage" not in external.ports  # it reads replies from the stand-in only
 
 
+def test_chatpage_sends_a_text_of_exactly_lines_limit(webhook, standin):
+    text = "x" * 4998 + "😀"  # 5,000 UTF-16 code units: the most LINE takes
+    with _page(webhook.url, standin.url) as server:
+        assert _post(server, {"chat": RESIDENT, "kind": "text", "text": text}).status_code == 200
+
+    [body] = [json.loads(b) for b, _ in webhook.bodies]
+    assert body["events"][0]["message"]["text"] == text
+
+
 def test_chatpage_refuses_a_body_over_its_limit(webhook, standin):
     with _page(webhook.url, standin.url) as server:
         answer = _post(server, None, raw=b'{"chat": "' + b"x" * 70000 + b'"}')
@@ -231,3 +242,26 @@ def test_chatpage_browser_tests_say_why_they_skip_without_chromium(tmp_path, mon
     assert "apt-get install -y chromium" in browser.unavailable()
     monkeypatch.setattr(browser, "CHROMEDRIVER", tmp_path / "chromedriver")
     assert "chromium" in browser.unavailable()
+
+
+@pytest.mark.parametrize("latitude, longitude, title, shown_title, address", [
+    (24.1477, 120.6736, "台中", "台中", None),  # Taichung's centre: the person's own title, no address
+    (24.1477, 120.6736, "花壇鄉", "彰化縣外的位置", None),  # a township's name kept on a moved point: not kept
+    (24.1477, 120.6736, "", "彰化縣外的位置", None),
+    (24.0294, 120.538, "花壇鄉", "花壇鄉", "彰化縣花壇鄉"),  # the township's own point on the map
+    (23.9600, 120.4500, "", "我的位置", None),  # in the county, no township's point: no address invented
+])
+def test_chatpage_labels_a_shared_point_honestly(webhook, standin, latitude, longitude, title, shown_title, address):
+    with _page(webhook.url, standin.url) as server:
+        assert _post(server, {"chat": RESIDENT, "kind": "location", "latitude": latitude, "longitude": longitude,
+                              "title": title}).status_code == 200
+        [entry] = requests.get(server.url + "api/timeline?since=0", timeout=10).json()["entries"]
+
+    [body] = [json.loads(b) for b, _ in webhook.bodies]
+    message = body["events"][0]["message"]
+    assert (message["title"], message.get("address")) == (shown_title, address)
+    assert (entry["location"]["title"], entry["location"]["address"] or None) == (shown_title, address)
+    outside = latitude > 24.14  # Taichung
+    assert entry["location"]["in_county"] is not outside
+    if outside:  # a point outside the county is never called a Changhua place
+        assert "彰化縣" not in json.dumps(message, ensure_ascii=False).replace("彰化縣外", "")

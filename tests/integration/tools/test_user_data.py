@@ -82,6 +82,26 @@ def test_user_data_prints_one_json_document_with_only_that_users_rows(tmp_path):
     assert ALICE not in out.stderr
 
 
+def test_user_data_shows_a_requests_code_as_people_read_it_beside_the_stored_one(tmp_path):
+    db = tmp_path / "store.sqlite3"
+    store = SqliteStore(str(db))
+    store.set("handoff_requests", f"{TENANT}:{ALICE}:r9", {
+        "tenant_id": TENANT, "user_id": ALICE, "request_id": "req-20261130-" + "9" * 16,
+        "display_code": "8CDGJK", "idempotency_key": "key-r9", "status": "request_created",
+        "human_state": "awaiting_acceptance", "created_at": "2026-11-30T03:00:00+00:00", "text": "t"})
+    store.set("staff_notices", f"{TENANT}:n9", {
+        "tenant_id": TENANT, "user_id": ALICE, "request_id": "req-20261130-" + "9" * 16, "display_code": "8CDGJK",
+        "purpose": "new_request", "audience": "staff", "notice_state": "sent", "created_at": "2026-11-30T03:00:01+00:00"})
+    store.close()
+    out = run_tool(clean_env(LOCAL_STORE_URL=f"sqlite:///{db}", LOCAL_TENANT_ID=TENANT, LINE_USER_ID=ALICE))
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    [request], [notice] = data["handoff_requests"], data["staff_notices"]
+    # 「8CD-GJK」 is what the resident's receipt and the staff card say; the stored form stays beside it
+    assert (request["shown_code"], request["display_code"]) == ("8CD-GJK", "8CDGJK")
+    assert (notice["shown_code"], notice["display_code"]) == ("8CD-GJK", "8CDGJK")
+
+
 def test_user_data_forgotten_preference_shows_revision_only(tmp_path):
     db = tmp_path / "store.sqlite3"
     store = SqliteStore(str(db))

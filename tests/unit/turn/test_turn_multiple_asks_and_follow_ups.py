@@ -405,6 +405,18 @@ def test_staff_group_recognized_word_gets_the_help(staff_service, line_standin, 
     assert staff_service.store.query(AUDIT) == [] and "同意記住" not in words and "確認送出" not in words
 
 
+@pytest.mark.parametrize("text, label", [("我來處理", "我來處理"), (" 已完成 ", "已完成"), ("無法處理", "無法處理"),
+                                         ("轉回待處理", "轉回待處理")])
+def test_staff_group_a_buttons_label_typed_gets_one_line_pointing_to_the_button(staff_service, line_standin,
+                                                                                  text, label):
+    [message] = reply_messages(staff_service, line_standin, _in_staff_group(text))
+
+    assert message["type"] == "text" and "\n" not in message["text"]  # one short line
+    assert f"「{label}」按鈕" in message["text"] and "卡片" in message["text"] and "不會改變" in message["text"]
+    # typing it acted on nothing: no request, no staff action
+    assert staff_service.store.query(REQUESTS) == [] and staff_service.store.query("staff_audit") == []
+
+
 @pytest.mark.parametrize("text", ["今天誰值班？", "我來處理這件", "路燈那件我去看了", "謝謝大家", "好", "今天新需求好多",
                                   "說明一下剛剛那件", "有人要吃飯嗎"])
 def test_staff_group_staff_talk_gets_no_answer(staff_service, line_standin, text):

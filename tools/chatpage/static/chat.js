@@ -344,16 +344,20 @@ function messageNode(pane, message) {
   }
 }
 
+// A location bubble: its title, then its address, else its coordinates (marked 彰化縣外 when the
+// page's server found the point outside the county).
 function locationCard(location) {
+  const coordinates = `${Number(location.latitude).toFixed(4)}, ${Number(location.longitude).toFixed(4)}`;
+  const where = location.address || (location.in_county === false ? `${coordinates}（彰化縣外）` : coordinates);
   const card = el("div", "location-card");
   card.setAttribute("role", "group");
-  card.setAttribute("aria-label", `位置資訊：${location.title || ""} ${location.address || ""}`.trim());
+  card.setAttribute("aria-label", `位置資訊：${location.title || ""} ${where}`.trim());
   const pin = el("div", "pin", "📍");
   pin.setAttribute("aria-hidden", "true");
   card.append(pin);
   const what = el("div", "what");
   what.append(el("strong", "", location.title || "位置資訊"));
-  what.append(el("div", "", location.address || `${Number(location.latitude).toFixed(4)}, ${Number(location.longitude).toFixed(4)}`));
+  what.append(el("div", "", where));
   card.append(what);
   return card;
 }
@@ -518,7 +522,6 @@ async function loadRichMenu() {
   if (!data.richmenu) { wrap.hidden = true; return; }
   const menu = data.richmenu;
   const size = menu.size || {width: 2500, height: 1686};
-  $("richmenu-bar").textContent = String(menu.chatBarText || "選單");
   const picture = document.createElement("img");
   picture.alt = "";  // the areas below carry the labels
   picture.addEventListener("error", () => { picture.remove(); areas.classList.add("no-image"); });
@@ -542,8 +545,16 @@ async function loadRichMenu() {
     areas.append(button);
   }
   areas.hidden = state.menuOpen === undefined ? menu.selected === false : !state.menuOpen;  // as the person left it
-  $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
+  showMenuBar();
   wrap.hidden = false;
+}
+
+// The chat bar says what a tap on it does: open (the menu's own chatBarText when it says so) or close.
+function showMenuBar() {
+  const open = !$("richmenu-areas").hidden;
+  const barText = String((state.richmenu || {}).chatBarText || "");
+  $("richmenu-bar").textContent = open ? "收起選單" : (barText.includes("開") ? barText : "打開選單");
+  $("richmenu-bar").setAttribute("aria-expanded", String(open));
 }
 
 // ------------------------------------------------------------------------- the location picker
@@ -628,17 +639,35 @@ function shareLocation(event) {
   }
   const title = $("location-title-input").value.trim();
   $("location-dialog").close();
-  send(state.resident, {kind: "location", latitude: lat, longitude: lng, title: title || "我的位置",
-    address: title ? `彰化縣${title}` : `${lat.toFixed(4)}, ${lng.toFixed(4)}`});
+  // the page's server names the point (a township's own point only, never a Changhua place outside the county)
+  send(state.resident, {kind: "location", latitude: lat, longitude: lng, title});
 }
 
 // ------------------------------------------------------------------------- start
+// LINE's limit for one text message: 5,000 characters counted in UTF-16 code units, which is what a
+// JavaScript string's length counts (Messaging API reference, "Text message"; shared/line/limits.py).
+const MAX_TEXT_UNITS = 5000;
+
+// The note under the box: shown while the text is over LINE's limit (such a text is never sent).
+function checkLength(pane) {
+  const units = $(`${pane}-input`).value.length;
+  const note = $(`${pane}-limit`);
+  const over = units > MAX_TEXT_UNITS;
+  note.hidden = !over;
+  note.textContent = over ? `這則以 LINE 的算法有 ${units.toLocaleString("en-US")} 字，超過每則 5,000 字的上限，`
+    + "LINE 不會收下，所以沒有送出；請刪短或分成幾則。" : "";
+  $(`${pane}-input`).setAttribute("aria-invalid", String(over));
+  return !over;
+}
+
 function composer(pane) {
+  $(`${pane}-input`).addEventListener("input", () => checkLength(pane));
   $(`${pane}-form`).addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $(`${pane}-input`);
     const text = input.value;
     if (!text.trim()) return;
+    if (!checkLength(pane)) { input.focus(); return; }  // kept in the box, the note says why
     input.value = "";
     clearChips(pane);
     send(chatOf(pane), {kind: "text", text});
@@ -682,7 +711,7 @@ async function start() {
     const areas = $("richmenu-areas");
     areas.hidden = !areas.hidden;
     state.menuOpen = !areas.hidden;
-    $("richmenu-bar").setAttribute("aria-expanded", String(!areas.hidden));
+    showMenuBar();
   });
   buildMap();
   renderChat("resident");
