@@ -77,3 +77,16 @@ def test_limits_an_event_about_scams_is_an_events_answer(webhook_service, line_s
 def test_limits_a_letter_to_the_town_hall_about_a_problem_is_a_request_not_writing(webhook_service, line_standin):
     words = reads(webhook_service, line_standin, "幫我寫一封信給公所反映路燈壞了")
     assert WHAT_LOCAL_ANSWERS not in words and "新需求：" in words
+
+
+#: What a shop or an organiser would be asked: never said under a scam warning.
+ASK_THE_SHOP = ("請先問店家", "主辦單位", "資料沒有記錄")
+
+
+@pytest.mark.parametrize("text", ["有人打電話叫我去ATM轉帳", "有人打電話叫我去atm轉帳", "有人打電話叫我去ＡＴＭ轉帳",
+                                  "有人傳簡訊說我中獎 要先付手續費 可以刷卡嗎"])
+def test_limits_a_scam_warning_replaces_every_detail_line(webhook_service, line_standin, text):
+    [message] = reply_messages(webhook_service, line_standin, text_event(text))
+    first = message["text"].splitlines()[0]
+    assert "165 反詐騙專線" in first
+    assert not any(words in message["text"] for words in ASK_THE_SHOP)
