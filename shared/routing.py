@@ -50,7 +50,7 @@ from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
 from shared.turn import near_me, pickers
-from shared.turn.crisis import is_crisis
+from shared.turn.crisis import is_crisis, is_distress
 from shared.turn.engine import run_text_turn
 from shared.turn.problem_offer import with_problem_offer
 from shared.turn.router import is_emergency
@@ -152,7 +152,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     Words of suicidal intent or self-harm (shared.turn.crisis) are answered by the offline router's
     crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
     first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
-    emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
+    emergency (跌倒了起不來: shared.turn.router.is_emergency) and distress (心情不好: the gentle line with
+    1925) are the router's too, never the model's.
     A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
     beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
     """
@@ -165,7 +166,7 @@ def route_text(ctx: EventContext, text: str) -> Reply:
         reply = hook(ctx, text)
         if reply is not None:
             return with_crisis_first(reply) if crisis else reply
-    urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
+    urgent = crisis or is_distress(form) or is_emergency(form)  # the router's rule 0, first on every path
     if urgent:
         return run_text_turn(ctx, text)
     reply = (ctx.text_turn or run_text_turn)(ctx, text)

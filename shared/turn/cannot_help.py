@@ -18,7 +18,7 @@ from shared.turn.wording import detail_line
 
 #: Replies that stand alone: the safety reply and the scam warning replace every detail line (a scam
 #: story's 「要我刷卡」 is no question for a shop or an organiser).
-_NO_DETAIL_LINE = frozenset({Limit.CRISIS, Limit.EMERGENCY, Limit.FRAUD})
+_NO_DETAIL_LINE = frozenset({Limit.CRISIS, Limit.DISTRESS, Limit.EMERGENCY, Limit.FRAUD})
 
 
 def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Note, ...]) -> Reply:

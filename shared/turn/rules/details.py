@@ -141,7 +141,7 @@ def with_details(m: Message, proposal: Proposal) -> Proposal:
     (shared.turn.rules.problems: it is offered as a request)."""
     t, tool, kinds = without_problem(m.text), proposal.tool, list(proposal.args.get("kinds") or [])
     m = replace(m, text=t) if t != m.text else m
-    if tool == "show_limits" and ({Limit.CRISIS, Limit.EMERGENCY, Limit.FRAUD} & set(kinds)):
+    if tool == "show_limits" and ({Limit.CRISIS, Limit.DISTRESS, Limit.EMERGENCY, Limit.FRAUD} & set(kinds)):
         return proposal
     appointment = _appointment(t, proposal, kinds)
     if appointment is not None:

@@ -13,7 +13,7 @@ from shared.areas import townships_in
 from shared.diets import NO_DAIRY, NO_EGG, OTHER_FOOD, has_word, read_diet
 from shared.places.search import places_named_in
 from shared.turn.ask import Limit
-from shared.turn.crisis import is_crisis
+from shared.turn.crisis import is_crisis, is_distress
 from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK, clauses_read
@@ -148,9 +148,10 @@ def is_fraud(text: str) -> bool:
 
 def safety(m: Message) -> Proposal | None:
     """我想自殺 / 我跌倒了起不來: suicidal intent, self-harm or despair (shared.turn.crisis) or an
-    emergency: the safety reply before anything else; a likely scam said with it (我不想活了 有人要我
-    匯錢) is warned of after it."""
-    urgent = ([Limit.CRISIS] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
+    emergency: the safety reply before anything else; distress with no risk said (心情不好) the gentle
+    line with 1925; a likely scam said with it (我不想活了 有人要我匯錢) is warned of after it."""
+    mood = [Limit.CRISIS] if is_crisis(m.text) else [Limit.DISTRESS] if is_distress(m.text) else []
+    urgent = mood + limits(m.text, LIMITS[:1])
     if urgent and is_fraud(m.text):
         urgent.append(Limit.FRAUD)
     return Proposal("show_limits", {"kinds": urgent}) if urgent else None

@@ -121,3 +121,34 @@ def test_limits_a_scam_told_in_own_words_gets_165_first(webhook_service, line_st
 def test_limits_paying_a_shop_or_a_parcel_asked_is_no_scam(webhook_service, line_standin, text):
     words = reads(webhook_service, line_standin, text)
     assert "165" not in words and "詐騙" not in words
+
+
+#: What only the suicide-prevention text says: never said for distress alone.
+SUICIDE_TEXT = ("不想活的念頭", "傷害自己")
+#: The search menu's buttons: never under a safety reply.
+SHOPPING_CHIPS = ("查活動", "查蔬食")
+
+
+def quick_reply_labels(message: dict) -> list[str]:
+    return [item["action"]["label"] for item in (message.get("quickReply") or {}).get("items", [])]
+
+
+@pytest.mark.parametrize("text", ["心情不好", "最近心情很低落", "壓力好大 我快崩潰了", "好孤單 沒人陪我"])
+def test_limits_distress_gets_a_gentle_line_with_1925(webhook_service, line_standin, text):
+    [message] = reply_messages(webhook_service, line_standin, text_event(text))
+    assert "1925 安心專線" in message["text"] and "24 小時" in message["text"]
+    assert not any(words in message["text"] for words in SUICIDE_TEXT)
+    assert len(message["text"].splitlines()) <= 2
+    labels = quick_reply_labels(message)
+    assert any("1925" in label for label in labels) and not set(SHOPPING_CHIPS) & set(labels)
+
+
+@pytest.mark.parametrize("text", ["心情不好 不想活了", "我想死", "我跌倒了起不來",
+                                  "我不想活了 有人打電話說我帳戶被盜用要我匯錢"])
+def test_limits_a_safety_reply_offers_numbers_to_call_not_the_search_menu(webhook_service, line_standin, text):
+    [message] = reply_messages(webhook_service, line_standin, text_event(text))
+    labels = quick_reply_labels(message)
+    assert "119" in message["text"] and any("119" in label for label in labels)
+    assert not set(SHOPPING_CHIPS) & set(labels)
+    uris = [item["action"].get("uri") for item in message["quickReply"]["items"]]
+    assert all(uri and uri.startswith("tel:") for uri in uris)
