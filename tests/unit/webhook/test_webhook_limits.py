@@ -152,3 +152,10 @@ def test_limits_a_safety_reply_offers_numbers_to_call_not_the_search_menu(webhoo
     assert not set(SHOPPING_CHIPS) & set(labels)
     uris = [item["action"].get("uri") for item in message["quickReply"]["items"]]
     assert all(uri and uri.startswith("tel:") for uri in uris)
+
+
+def test_limits_a_scam_told_in_a_request_is_warned_of_first_and_the_card_still_shown(webhook_service, line_standin):
+    messages = reply_messages(webhook_service, line_standin, text_event("新需求：有人打電話叫我去ATM轉帳"))
+    assert len(messages) == 2
+    assert messages[0]["text"].startswith(LIMIT_165)
+    assert "有人打電話叫我去ATM轉帳" in all_text(messages[1:])  # the confirmation card, as before
