@@ -64,7 +64,7 @@ ACCOUNT_TROUBLE = re.compile(r"(?:帳戶|帳號|健保卡|信用卡|金融卡|�
                              r"|監管帳戶|安全帳戶|人頭帳戶")
 #: Someone telling the resident to do something with money (要我刷卡, 叫我去ATM轉帳, 要我給驗證碼): a scam's
 #: demand, unless a shop or an event is what is asked about (shared.turn.rules.limits.is_fraud).
-DEMAND = re.compile(r"(?:要|叫|請|逼|教|讓|找)我[^，。？?]{0,6}?(?:匯|轉帳|轉錢|刷卡|領錢|領現金|提款|提領|atm"
+DEMAND = re.compile(r"(?:要|叫|請|逼|教)我[^，。？?]{0,6}?(?:匯|轉帳|轉錢|刷卡|領錢|領現金|提款|提領|atm"
                     r"|買(?:遊戲)?點數|儲值|(?:給|提供|說出|唸|念)[^，。？?]{0,5}?(?:帳號|密碼|驗證碼|存摺|提款卡)"
                     r"|寄(?:提款卡|存摺|金融卡|錢|現金)|交(?:錢|現金)|面交|解除分期|開戶|辦(?:新)?帳戶|付(?:錢|款|費)|繳(?:錢|費|款))")
 #: A threat a scam makes: drugs or contraband in a parcel, an arrest, a warrant, a frozen account or
@@ -74,7 +74,7 @@ THREAT = re.compile(r"(?:包裹|快遞|郵包|郵件|貨運|宅配|海關)[^。�
                     r"|洗錢|涉嫌|涉案|涉及(?:洗錢|毒品|詐騙|刑案|案件)|要被抓|會被抓|抓去關|坐牢|刑事責任|出庭|傳票|凍結")
 #: Profit promised (投資保證賺錢, 穩賺不賠, 老師帶單, 飆股): the fake investment scripts.
 PROFIT = re.compile(r"保證(?:會)?(?:賺|獲利|獲益|報酬|回本|收益|翻倍|不賠|穩賺|有錢)|穩賺|穩贏|穩賠不賺|零風險|高獲利|高報酬|高利息"
-                    r"|飆股|帶單|老師帶|投資(?:群組|老師|社團|網站|平台|app|專家|達人)|股票群組|內線(?:消息)?|(?:日|月|週)賺"
+                    r"|飆股|帶單|老師帶(?:單|操作|你賺|大家賺|我們賺)|投資(?:群組|老師|社團|網站|平台|app|專家|達人)|股票群組|內線消息|(?:日|月|週)賺"
                     r"|投資[^，。？?]{0,8}?(?:虛擬貨幣|加密貨幣|比特幣|usdt|翻倍|獲利|賺大錢|賺很多)")
 #: Scripts said by name: ATM 解除分期, a doubled charge, 猜猜我是誰, gift cards and game points, a debt
 #: claimed (說我電話欠費), an online friend or a far-away soldier who wants money or sends a parcel.

@@ -117,7 +117,8 @@ def test_limits_a_scam_told_in_own_words_gets_165_first(webhook_service, line_st
 
 @pytest.mark.parametrize("text", ["員林有素食店可以刷卡嗎", "活動要轉帳報名嗎", "包裹什麼時候到", "我要去ATM領錢",
                                   "健保卡可以在藥局用嗎", "有反毒宣導活動嗎", "彰化有投資理財講座嗎",
-                                  "那家店關起來了嗎", "市集要先付錢嗎"])
+                                  "那家店關起來了嗎", "市集要先付錢嗎", "公所內線電話幾號", "有老師帶小朋友的活動嗎",
+                                  "可以讓我刷卡嗎"])
 def test_limits_paying_a_shop_or_a_parcel_asked_is_no_scam(webhook_service, line_standin, text):
     words = reads(webhook_service, line_standin, text)
     assert "165" not in words and "詐騙" not in words
