@@ -50,10 +50,10 @@ from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
 from shared.turn import near_me, pickers
-from shared.turn.crisis import is_crisis
+from shared.turn.crisis import is_crisis, is_distress
 from shared.turn.engine import run_text_turn
 from shared.turn.problem_offer import with_problem_offer
-from shared.turn.router import is_emergency
+from shared.turn.router import is_emergency, is_fraud
 from shared.turn.rules.problems import problem_said
 
 Entry = Callable[[EventContext], Reply]
@@ -152,7 +152,10 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     Words of suicidal intent or self-harm (shared.turn.crisis) are answered by the offline router's
     crisis reply (1925, 119, 110) whatever answers the rest: never deferred to the model, and put
     first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
-    emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
+    emergency (跌倒了起不來: shared.turn.router.is_emergency), distress (心情不好: the gentle line with
+    1925) and a likely scam (shared.turn.router.is_fraud: the 165 warning, which wins over any other
+    reading but the crisis reply) are the router's too, never the model's; beside a hook's reply the scam
+    warning comes first as well (新需求：有人叫我去ATM轉帳 still gets its confirmation card).
     A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
     beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
     """
@@ -160,12 +163,13 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     if entry is not None:
         return entry(ctx)
     form = reading_form(text)
-    crisis = is_crisis(form)
+    crisis, fraud = is_crisis(form), is_fraud(form)
     for hook in TEXT_HOOKS:
         reply = hook(ctx, text)
         if reply is not None:
-            return with_crisis_first(reply) if crisis else reply
-    urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
+            return with_crisis_first(reply, crisis=crisis, fraud=fraud)
+    # the router's rules 0 and 1, first on every path
+    urgent = crisis or fraud or is_distress(form) or is_emergency(form)
     if urgent:
         return run_text_turn(ctx, text)
     reply = (ctx.text_turn or run_text_turn)(ctx, text)
@@ -173,10 +177,13 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     return with_problem_offer(reply, problem) if problem else reply
 
 
-def with_crisis_first(reply: Reply) -> Reply:
-    """``reply`` with the crisis text first (at most 5 messages, LINE's limit per reply)."""
-    crisis = TextMessage(text=menu.LIMIT_WORDS["crisis"])
-    return replace(reply, messages=[crisis, *reply.messages][:REPLY_MAX_MESSAGES])
+def with_crisis_first(reply: Reply, *, crisis: bool = True, fraud: bool = False) -> Reply:
+    """``reply`` with the crisis text and then the scam warning first, as one text (at most 5 messages,
+    LINE's limit per reply); ``reply`` itself when neither is said."""
+    lines = [menu.LIMIT_WORDS[kind] for kind, said in (("crisis", crisis), ("fraud", fraud)) if said]
+    if not lines:
+        return reply
+    return replace(reply, messages=[TextMessage(text="\n".join(lines)), *reply.messages][:REPLY_MAX_MESSAGES])
 
 
 def route_postback(ctx: EventContext, data: str) -> Reply:

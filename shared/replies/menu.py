@@ -5,7 +5,7 @@ below the domains with the other reply builders (docs/design.md §7: every answe
 """
 from __future__ import annotations
 
-from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage
+from linebot.v3.messaging import MessageAction, PostbackAction, QuickReply, QuickReplyItem, TextMessage, URIAction
 
 from shared.config import DISPLAY_NAME_DEFAULT
 from shared.context import EventContext, Reply
@@ -143,6 +143,8 @@ LIMIT_WORDS: dict[str, str] = {
     "crisis": "聽到你這麼說，我很在意你的安全。如果你有傷害自己或不想活的念頭，請現在就打 1925 安心專線"
               "（24 小時、免付費），有人會陪你說說話。如果已經有危險，請立刻打 119；遇到人身危險可打 110。"
               "你不是一個人。",
+    # low mood, loneliness or pressure with no risk said: gentle and short, no talk of suicide
+    "distress": "聽起來你最近心裡不太好受。想找人說說話，可以打 1925 安心專線（24 小時、免付費），會有人陪你聊聊。",
     # a likely scam: never said as the directory text (the words 電話, 警察 or 銀行 are no office asked)
     "fraud": "這聽起來很像詐騙：請不要匯款、不要去領錢，也不要給帳號密碼。請先打 165 反詐騙專線查證；有危險請打 110。",
     "emergency": "如果是緊急狀況（有人昏倒、跌倒起不來、呼吸困難），請立刻打 119 叫救護車；遇到人身危險請打 110。",
@@ -179,7 +181,22 @@ LIMIT_WORDS: dict[str, str] = {
 
 #: Limits whose line is the whole answer: no list of what LOCAL can do after it (safety first; a scam
 #: warning stands alone; the off-topic line already says what LOCAL answers).
-_ALONE_LIMITS = frozenset({"crisis", "emergency", "fraud", "off_topic"})
+_ALONE_LIMITS = frozenset({"crisis", "distress", "emergency", "fraud", "off_topic"})
+
+#: Under a safety reply, the numbers to call as buttons (LINE opens the phone app for a ``tel:`` URI
+#: action: https://developers.line.biz/en/docs/messaging-api/actions/#uri-action), never the search
+#: menu: no 查活動 or 查蔬食 under a crisis answer.
+_CALL_1925 = QuickReplyItem(action=URIAction(label="打 1925 安心專線", uri="tel:1925"))
+_CALL_119 = QuickReplyItem(action=URIAction(label="打 119", uri="tel:119"))
+_SAFETY_CALLS: tuple[tuple[str, tuple[QuickReplyItem, ...]], ...] = (
+    ("crisis", (_CALL_1925, _CALL_119)), ("emergency", (_CALL_119,)), ("distress", (_CALL_1925,)))
+
+
+def safety_calls(kinds: list[str] | tuple[str, ...]) -> QuickReply | None:
+    """The call buttons for the safety limits among ``kinds`` (crisis: 1925 and 119; an emergency: 119;
+    distress: 1925), each once; None when no safety limit is said."""
+    items = {id(item): item for kind, calls in _SAFETY_CALLS if kind in kinds for item in calls}
+    return QuickReply(items=list(items.values())) if items else None
 
 #: Limits said only beside an events answer (``limit_lines(beside_events=True)``).
 EVENTS_ONLY_LIMITS = frozenset({"evening", "no_price_event"})
@@ -208,11 +225,13 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     Args:
         kinds: keys of LIMIT_WORDS (unknown ones are skipped).
     Returns:
-        One text with the menu as quick replies; never a search.
+        One text with the menu as quick replies (under a safety reply, the numbers to call instead:
+        ``safety_calls``); never a search.
     """
     lines = limit_lines(kinds) or [NO_DATA_LINE]
     if _ALONE_LIMITS.intersection(kinds):  # safety first, a scam warning, the off-topic line: nothing after
-        return Reply([TextMessage(text="\n".join(lines), quick_reply=_menu_quick_reply(HELP_CHOICES))])
+        calls = safety_calls(kinds)
+        return Reply([TextMessage(text="\n".join(lines), quick_reply=calls or _menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 

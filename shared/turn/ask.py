@@ -36,6 +36,8 @@ class Limit(StrEnum):
     """
 
     CRISIS = "crisis"
+    #: low mood, loneliness or pressure with no risk said: a gentle line offering 1925
+    DISTRESS = "distress"
     EMERGENCY = "emergency"
     MEDICAL = "medical"
     APPOINTMENT = "no_appointment"

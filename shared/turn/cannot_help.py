@@ -16,6 +16,10 @@ from shared.replies.menu import NO_DATA_LINE, REFUSED_TEXT, limits_reply, menu_r
 from shared.turn.ask import Limit, Note
 from shared.turn.wording import detail_line
 
+#: Replies that stand alone: the safety reply and the scam warning replace every detail line (a scam
+#: story's 「要我刷卡」 is no question for a shop or an organiser).
+_NO_DETAIL_LINE = frozenset({Limit.CRISIS, Limit.DISTRESS, Limit.EMERGENCY, Limit.FRAUD})
+
 
 def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Note, ...]) -> Reply:
     """The router's ``show_limits`` reply, with the details the question asked that no data holds.
@@ -23,12 +27,13 @@ def limits_with_details(kinds: list[Limit] | tuple[Limit, ...], notes: tuple[Not
     Args:
         kinds: the limits (said with shared.replies.menu.LIMIT_WORDS), possibly none.
         notes: the reading's notes; the details not recorded are said first
-            (shared.turn.wording.detail_line: 資料沒有記錄能不能帶寵物，請先問店家或主辦單位。).
+            (shared.turn.wording.detail_line: 資料沒有記錄能不能帶寵物，請先問店家或主辦單位。), except
+            beside the safety reply or a scam warning, which stand alone.
     Returns:
         menu.limits_reply's reply (one text with the menu), the detail sentence leading it.
     Source: docs/design.md §5 (name what is not recorded).
     """
-    line = detail_line(notes, "any")
+    line = None if _NO_DETAIL_LINE & set(kinds) else detail_line(notes, "any")
     reply = limits_reply(tuple(kinds))
     if line is None:
         return reply

@@ -22,10 +22,13 @@ Residents rarely type 自殺. They write 想去死, 不想再撐了, 活著好�
   (119 first) comes before the medical limit;
 - ending one's life or harming oneself: 自殺, 自我了斷, 了斷, 了結自己, 結束生命, 結束這一切, 輕生, 尋死,
   尋短, 自殘, 傷害自己, 割腕, 跳樓, 跳河, 燒炭, 上吊, 吞藥, 吃很多安眠藥;
-- distress: 憂鬱, 心情很差, 好想哭, 好孤單, 沒人陪我, 陪我聊聊, 崩潰, 壓力好大, 絕望 (1925 listens to these too);
 - English: suicide, kill myself, want to die, end my life, self-harm, cut myself.
 
-When in doubt the crisis reply is the safe answer: it is a short, kind text with the numbers and
+Distress that is no risk statement (心情不好, 憂鬱, 好想哭, 好孤單, 沒人陪我, 陪我聊聊, 崩潰, 壓力好大) is read
+apart by ``is_distress``: it gets a short, gentle reply that offers 1925 (which listens to these too),
+not the suicide-prevention text; a risk word said with it (心情不好 不想活了) makes it a crisis.
+
+For the risk kinds, when in doubt the crisis reply is the safe answer: it is a short, kind text with the numbers and
 the menu, so a false alarm costs little and a miss may cost a life. Negation is *not* read (我沒有
 想死 still gets the numbers), and someone else's words (阿公說他不想活了) get them too: 1925 helps
 the people around a person at risk as well.
@@ -88,12 +91,14 @@ _SELF_HARM = re.compile(
     r"自殺|自盡|自我了斷|了斷|了結(?:自己|生命|這一切)?|結束(?:自己|我的)?(?:的)?生命|結束(?:這一切|自己)|輕生|尋死|尋短"
     r"|自殘|傷害自己|割腕|割手|跳樓|跳河|跳海|燒炭|上吊|吞藥|(?:吞|一次吃)(?:了)?(?:很多|一堆|整包|整瓶|全部的?)(?:安眠)?藥|(?:很多|一堆|整包|整瓶)安眠藥"
 )
-#: Distress: low mood, despair, loneliness, unbearable pressure. 1925 is for these too ("when in
-#: doubt, the crisis reply"); everyday hyperbole (受不了, 快瘋了, 累死了) is not listed.
+#: Distress: low mood, loneliness, unbearable pressure, no risk said: the gentle reply with 1925
+#: (``is_distress``); everyday hyperbole (受不了, 快瘋了, 累死了) is not listed. 絕望 is despair: a crisis.
 _DISTRESS = re.compile(
     r"憂鬱|抑鬱|心情(?:很|好|超|真的|非常|一直)?(?:差|不好|低落|很糟|糟透|好糟)|(?:好|很|一直|真的)想哭|一直哭|哭了一整"
-    r"|(?:好|很|超|真的)(?:孤單|寂寞|痛苦|絕望)|絕望|沒(?:有)?人(?:陪|理|關心)我|陪我聊|崩潰|壓力(?:好|很|太|超)大|撐好久了"
+    r"|(?:好|很|超|真的)(?:孤單|寂寞|痛苦)|沒(?:有)?人(?:陪|理|關心)我|陪我聊|崩潰|壓力(?:好|很|太|超)大|撐好久了"
 )
+#: Despair: a crisis, not distress.
+_DESPAIR = re.compile(r"絕望")
 #: English, on the case-folded reading form.
 _ENGLISH = re.compile(r"\bsuicid|\bkill(?:ing)? myself\b|\b(?:want(?:s)? to|wanna|going to|gonna) die\b"
                       r"|\bend (?:my|it) (?:life|all)\b|\bself[- ]?harm|\bcut(?:ting)? myself\b"
@@ -107,11 +112,18 @@ def is_crisis(text: str) -> bool:
         text: the message in its reading form (shared.text.reading_form: NFKC, Traditional,
             case-folded); never logged.
     Returns:
-        True for any phrasing of the kinds in the module docstring (distress included); negation is
-        not read.
+        True for any phrasing of the risk kinds in the module docstring (not distress alone: see
+        ``is_distress``); negation is not read.
     Source: docs/design.md §5 (safety replies come first).
     """
     compact = re.sub(r"\s+", "", text)
     return bool(_DEATH_WISH.search(compact) or _NO_WILL.search(compact) or _SELF_HARM.search(compact)
-                or _BURDEN.search(compact) or _OVERDOSE.search(compact) or _DISTRESS.search(compact)
+                or _BURDEN.search(compact) or _OVERDOSE.search(compact) or _DESPAIR.search(compact)
                 or _ENGLISH.search(text))
+
+
+def is_distress(text: str) -> bool:
+    """True when ``text`` (reading form) speaks of low mood, loneliness or pressure (心情不好, 好孤單,
+    壓力好大) and of no risk (``is_crisis`` is False): the gentle reply, 1925 offered.
+    Source: 1925 安心專線 (24 h) listens to any distress; https://www.mohw.gov.tw/cp-16-48245-1.html."""
+    return bool(_DISTRESS.search(re.sub(r"\s+", "", text))) and not is_crisis(text)

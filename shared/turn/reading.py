@@ -191,7 +191,7 @@ def unread_words(form: str, proposal: Proposal, titles: EventTitles) -> str:
 
 #: Limits answered at once whatever else the message says: the safety reply, and the scam warning
 #: (165 反詐騙專線), which no other reading of the words may delay behind a queued model turn.
-_AT_ONCE = frozenset({Limit.CRISIS, Limit.EMERGENCY, Limit.FRAUD})
+_AT_ONCE = frozenset({Limit.CRISIS, Limit.DISTRESS, Limit.EMERGENCY, Limit.FRAUD})
 
 
 def _safety(proposal: Proposal) -> bool:

@@ -29,13 +29,13 @@ from shared.turn.rules import (
     talk,
     two_asks,
 )
-from shared.turn.rules.limits import is_emergency
+from shared.turn.rules.limits import is_emergency, is_fraud
 from shared.turn.rules.message import Message
 from shared.turn.rules.search import search
 from shared.turn.rules.titles import EventTitles, demo_titles, titles_of
 from shared.turn.rules.townships import english_places
 
-__all__ = ["FINISHING", "RULES", "Proposal", "date_in", "diet_in", "is_emergency", "read_diet", "route",
+__all__ = ["FINISHING", "RULES", "Proposal", "date_in", "diet_in", "is_emergency", "is_fraud", "read_diet", "route",
            "township_typo"]
 
 Rule = Callable[[Message], "Proposal | None"]

@@ -137,11 +137,11 @@ def _suitability_unfiltered(t: str, tool: str, args: dict[str, Any]) -> dict[str
 
 def with_details(m: Message, proposal: Proposal) -> Proposal:
     """``proposal`` with notes for the questions it does not answer (see the module docstring); the safety
-    reply stays alone. A problem for the town hall said beside the question is no question left
+    reply and the scam warning stay alone. A problem for the town hall said beside the question is no question left
     (shared.turn.rules.problems: it is offered as a request)."""
     t, tool, kinds = without_problem(m.text), proposal.tool, list(proposal.args.get("kinds") or [])
     m = replace(m, text=t) if t != m.text else m
-    if tool == "show_limits" and ({Limit.CRISIS, Limit.EMERGENCY} & set(kinds)):
+    if tool == "show_limits" and ({Limit.CRISIS, Limit.DISTRESS, Limit.EMERGENCY, Limit.FRAUD} & set(kinds)):
         return proposal
     appointment = _appointment(t, proposal, kinds)
     if appointment is not None:

@@ -13,7 +13,7 @@ from shared.areas import townships_in
 from shared.diets import NO_DAIRY, NO_EGG, OTHER_FOOD, has_word, read_diet
 from shared.places.search import places_named_in
 from shared.turn.ask import Limit
-from shared.turn.crisis import is_crisis
+from shared.turn.crisis import is_crisis, is_distress
 from shared.turn.dates import read_date
 from shared.turn.proposal import SEARCH_TOOLS, Proposal
 from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK, clauses_read
@@ -27,6 +27,7 @@ from shared.turn.vocabulary.events import EVENT_WORDS
 from shared.turn.vocabulary.limits import (
     ACCOUNT_TROUBLE,
     CALLER,
+    DEMAND,
     IMPERSONATION,
     KIDNAP,
     LIMITS,
@@ -35,10 +36,13 @@ from shared.turn.vocabulary.limits import (
     OFF_TOPIC,
     OFFICE_POSED,
     POLITICS,
+    PROFIT,
     RELIGION,
     SCAM_SAID,
     SCAM_STORY,
+    SCRIPT,
     SIDE_LIMITS,
+    THREAT,
 )
 from shared.turn.vocabulary.places import DIRECTORY, ELSEWHERE, NOT_FOOD_SHOPS, PLACE_WORDS
 
@@ -100,29 +104,54 @@ def is_emergency(text: str) -> bool:
     return bool(limits(text, LIMITS[:1]))
 
 
+#: A scam's shapes that need nothing else said: named, posed, an account or card in trouble, a threat,
+#: profit promised, a known script.
+_SCAM_ALONE = (SCAM_SAID, IMPERSONATION, ACCOUNT_TROUBLE, THREAT, PROFIT, SCRIPT)
+
+
+def _asks_of_a_shop_or_event(text: str) -> bool:
+    """An event or an eating place is named (活動要轉帳報名嗎, 員林有素食店可以刷卡嗎): money asked of it
+    is a question about paying there, not a scam's demand."""
+    return any(word in text for word in EVENT_WORDS) or any(word in NOT_FOOD_SHOPS.sub("｜", text)
+                                                           for word in PLACE_WORDS)
+
+
 def is_fraud(text: str) -> bool:
-    """True when ``text`` (reading form) tells of a likely scam: a scam or a suspicious call named, someone
-    posing as an official, an account said to be in trouble, money asked for after a prize, an
-    official, a caller or a relative in danger or with a new number (有人打電話說我中獎要先匯錢,
-    自稱檢察官要我去領錢, 我孫子打電話來說換號碼 要借錢), a kidnapping told by a caller, or an office or a
-    caller saying a card or account is misused or putting the call through to a prosecutor (有人打來說是
-    健保局 說我的卡被盜用 要轉接檢察官).
+    """True when ``text`` (reading form) tells of a likely scam, by the scam's shape rather than its
+    sentence:
+
+    - a scam or a suspicious call named (這是不是詐騙), someone posing as an official (自稱檢察官);
+    - an account, a card or a number said to be misused or frozen (說我健保卡被盜用, 信用卡被盜刷);
+    - a stranger, a caller, a message or a relative in trouble, with money asked (有人打電話說我中獎要先匯錢,
+      我孫子打電話來說換號碼 要借錢, 網友說要寄包裹 要先付關稅);
+    - someone telling the resident to pay, transfer, go to the ATM, buy game points or give a code (要我刷卡,
+      叫我去ATM轉帳), unless a shop or an event is what is asked about (活動要轉帳報名嗎);
+    - a threat: drugs in a parcel, a warrant or an arrest, a frozen account, laundering (有人說我的包裹有毒品);
+    - profit promised (網路上有人說投資保證賺錢, 老師帶單, 飆股);
+    - a known script by name (解除分期, 猜猜我是誰, 點數卡, 說我電話欠費);
+    - a kidnapping told by a caller, or an office or a caller saying something is misused or putting the
+      call through (有人打來說是健保局 說我的卡被盜用 要轉接檢察官).
+
     A transfer asked of a shop or an event alone (市集可以轉帳嗎) is not one, nor an event about scams
-    (有防詐騙講座嗎).
-    Source: 內政部警政署 165 全民防騙網, the common scripts (prize, posing as an official, a "safe" account,
-    a fake kidnapping, a relative's "new number")."""
-    scam_named = SCAM_SAID.search(text) and not any(word in text for word in EVENT_WORDS)  # 防詐騙講座: an event
+    (有防詐騙講座嗎), nor a parcel asked about (包裹什麼時候到).
+    Source: 內政部警政署 165 全民防騙網, the common kinds (https://165.npa.gov.tw/): fake parcels and
+    customs, fake investment, fake police and prosecutors, ATM 解除分期, fake health insurance, fake relatives,
+    romance, fake shopping, gift cards and game points."""
+    if any(word in text for word in EVENT_WORDS) and not (PROFIT.search(text) or DEMAND.search(text)):
+        return False  # 防詐騙講座, 反毒宣導活動: an event
     told = CALLER.search(text) or OFFICE_POSED.search(text)
-    return bool(scam_named or IMPERSONATION.search(text) or ACCOUNT_TROUBLE.search(text)
+    return bool(any(pattern.search(text) for pattern in _SCAM_ALONE)
+                or (DEMAND.search(text) and not _asks_of_a_shop_or_event(text))
                 or (MONEY_ASKED.search(text) and SCAM_STORY.search(text))
                 or (told and (KIDNAP.search(text) or MISUSE.search(text))))
 
 
 def safety(m: Message) -> Proposal | None:
     """我想自殺 / 我跌倒了起不來: suicidal intent, self-harm or despair (shared.turn.crisis) or an
-    emergency: the safety reply before anything else; a likely scam said with it (我不想活了 有人要我
-    匯錢) is warned of after it."""
-    urgent = ([Limit.CRISIS] if is_crisis(m.text) else []) + limits(m.text, LIMITS[:1])
+    emergency: the safety reply before anything else; distress with no risk said (心情不好) the gentle
+    line with 1925; a likely scam said with it (我不想活了 有人要我匯錢) is warned of after it."""
+    mood = [Limit.CRISIS] if is_crisis(m.text) else [Limit.DISTRESS] if is_distress(m.text) else []
+    urgent = mood + limits(m.text, LIMITS[:1])
     if urgent and is_fraud(m.text):
         urgent.append(Limit.FRAUD)
     return Proposal("show_limits", {"kinds": urgent}) if urgent else None

@@ -50,15 +50,38 @@ MONEY_ASKED = re.compile(r"匯款|匯錢|匯過去|匯給|轉帳|轉錢|轉過�
                          r"|手續費|解除分期|點數卡|遊戲點數|買點數|保釋金|交保|虛擬貨幣|比特幣|存摺|提款卡|密碼"
                          # 要我匯20萬, 要借錢, 借我五萬, 先付錢, 要繳罰款
                          r"|匯\s*[0-9一二兩三四五六七八九十百千萬]|借錢|借我|借[0-9一二兩三四五六七八九十百千萬]"
-                         r"|付錢|付款|先付|要付|繳錢|繳款|先繳|要繳|罰款|贖金|給錢|拿錢|送錢|寄錢")
+                         r"|付錢|付款|先付|要付|繳錢|繳款|先繳|要繳|罰款|贖金|給錢|拿錢|送錢|寄錢|關稅|解凍金|驗證碼")
 #: What a scam says first: a prize, an account in trouble, an official, or a caller (有人打電話說我中獎).
 SCAM_STORY = re.compile(r"中獎|中大獎|抽中|得獎|帳戶[^，。？?]{0,3}(?:盜用|凍結|異常|冒用|被用)|洗錢|涉(?:嫌|案)|通緝|"
                         r"檢察官|法院|地檢署|警察|警官|法官|健保局|健保署|國稅局|打電話|來電|簡訊|有人(?:說|叫|要|傳)"
                         # a caller or a message (打來, line 傳來), or a relative in danger or with a new number
-                        r"|打來|傳來|傳訊|line ?傳|綁架|綁票|撞到人|出車禍|車禍|被抓|被關|被打|"
+                        r"|打來|傳來|傳訊|line ?傳|網路上|網友|陌生人|不認識的人|對方|群組|臉書|客服|綁架|綁票|撞到人|出車禍|車禍|被抓|被關|被打|"
                         r"換(?:了)?(?:新)?(?:號碼|電話|手機|門號|line)|新號碼")
-#: An account in trouble said alone (說我帳戶被盜用): the first step of a known scam.
-ACCOUNT_TROUBLE = re.compile(r"帳戶[^，。？?]{0,3}(?:被盜用|被凍結|被冒用|被人用|涉案)|監管帳戶|安全帳戶")
+#: An account, a card, an id or a number said to be misused, frozen or in a case (說我帳戶被盜用, 說我健保卡被盜用,
+#: 信用卡被盜刷, 門號被冒用), or a "safe" account: the first step of a known scam, told by anyone.
+ACCOUNT_TROUBLE = re.compile(r"(?:帳戶|帳號|健保卡|信用卡|金融卡|提款卡|簽帳卡|卡片|卡|身分證|證件|門號|存摺|個資)"
+                             r"[^，。？?]{0,4}?(?:盜用|冒用|盜刷|被盜|被冒|冒名|被人用|被用|凍結|涉案|異常|外洩)"
+                             r"|監管帳戶|安全帳戶|人頭帳戶")
+#: Someone telling the resident to do something with money (要我刷卡, 叫我去ATM轉帳, 要我給驗證碼): a scam's
+#: demand, unless a shop or an event is what is asked about (shared.turn.rules.limits.is_fraud).
+DEMAND = re.compile(r"(?:要|叫|請|逼|教)我[^，。？?]{0,6}?(?:匯|轉帳|轉錢|刷卡|領錢|領現金|提款|提領|atm"
+                    r"|買(?:遊戲)?點數|儲值|(?:給|提供|說出|唸|念)[^，。？?]{0,5}?(?:帳號|密碼|驗證碼|存摺|提款卡)"
+                    r"|寄(?:提款卡|存摺|金融卡|錢|現金)|交(?:錢|現金)|面交|解除分期|開戶|辦(?:新)?帳戶|付(?:錢|款|費)|繳(?:錢|費|款))")
+#: A threat a scam makes: drugs or contraband in a parcel, an arrest, a warrant, a frozen account or
+#: laundering (有人說我的包裹有毒品, 說我被通緝, 說我涉及洗錢); told by anyone, it is the scam's hook.
+THREAT = re.compile(r"(?:包裹|快遞|郵包|郵件|貨運|宅配|海關)[^。？?]{0,10}?(?:毒品|違禁品|藏毒|運毒|扣留|扣押|查扣|走私|假證件|假護照)"
+                    r"|(?:毒品|違禁品)[^。？?]{0,10}?(?:包裹|快遞|郵包|海關)|通緝|逮捕|拘提|拘票|羈押|偵查不公開"
+                    r"|洗錢|涉嫌|涉案|涉及(?:洗錢|毒品|詐騙|刑案|案件)|要被抓|會被抓|抓去關|坐牢|刑事責任|出庭|傳票|凍結")
+#: Profit promised (投資保證賺錢, 穩賺不賠, 老師帶單, 飆股): the fake investment scripts.
+PROFIT = re.compile(r"保證(?:會)?(?:賺|獲利|獲益|報酬|回本|收益|翻倍|不賠|穩賺|有錢)|穩賺|穩贏|穩賠不賺|零風險|高獲利|高報酬|高利息"
+                    r"|飆股|帶單|老師帶(?:單|操作|你賺|大家賺|我們賺)|投資(?:群組|老師|社團|網站|平台|app|專家|達人)|股票群組|內線消息|(?:日|月|週)賺"
+                    r"|投資[^，。？?]{0,8}?(?:虛擬貨幣|加密貨幣|比特幣|usdt|翻倍|獲利|賺大錢|賺很多)")
+#: Scripts said by name: ATM 解除分期, a doubled charge, 猜猜我是誰, gift cards and game points, a debt
+#: claimed (說我電話欠費), an online friend or a far-away soldier who wants money or sends a parcel.
+SCRIPT = re.compile(r"解除分期|取消分期|重複扣款|誤設|猜猜我是誰|點數卡|買(?:遊戲)?點數|遊戲點數|禮物卡|禮品卡|mycard|gash"
+                    r"|說我[^，。？?]{0,6}?欠(?:費|款|稅|錢)|一頁式"
+                    r"|(?:網友|交友|網戀|網路上認識|網路認識|軍醫|美軍|聯合國)[^。？?]{0,12}?"
+                    r"(?:借錢|匯|寄|包裹|投資|轉帳|禮物|關稅|手續費|保證金|付錢|給錢)")
 #: A kidnapping told by a caller (有人打電話說我兒子被綁架): a known scam script even before money is named.
 KIDNAP = re.compile(r"綁架|綁票|撕票")
 #: A caller or a message (打電話, 打來, 來電, 簡訊, line 傳來): who tells a scam story.

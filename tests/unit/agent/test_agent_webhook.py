@@ -111,11 +111,13 @@ def test_agent_webhook_free_text_read_by_the_model_gets_the_routers_answer(
 
 
 @pytest.mark.parametrize("reader", ["pair", "router_pair"], ids=["model_first", "router_first"])
-def test_agent_webhook_crisis_and_emergency_are_answered_by_the_router_before_any_model(
+def test_agent_webhook_crisis_emergency_distress_and_scams_are_answered_by_the_router_before_any_model(
         request, reader, gemini, line_standin, clock):
     pair = request.getfixturevalue(reader)
     since = gemini.requests()[-1]["seq"] if gemini.requests() else 0
-    for text, said in (("我阿公跌倒了起不來", "請立刻打 119"), ("剛剛有人昏倒了", "請立刻打 119"), ("我不想活了", "1925")):
+    for text, said in (("我阿公跌倒了起不來", "請立刻打 119"), ("剛剛有人昏倒了", "請立刻打 119"), ("我不想活了", "1925"),
+                       ("心情不好", "1925 安心專線"), ("有人說我的包裹有毒品", "165 反詐騙專線"),
+                       ("網路上有人說投資保證賺錢", "165 反詐騙專線")):
         event = fresh_event(text, clock)
         assert pair.post(event) == 200
         assert pair.store.get("webhook_inbox", f"test-tenant:{event['webhookEventId']}")["state"] == "done", text

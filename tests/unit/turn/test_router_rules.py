@@ -318,8 +318,14 @@ def test_dates_lantern_is_fifteen_days_into_each_lunar_year():
 
 # --- more of the same kinds --------------------------------------------------
 
-@pytest.mark.parametrize("text", ["我好憂鬱", "心情不好 想找人聊聊", "壓力好大", "最近一直想哭", "好孤單 沒人陪我", "我快崩潰了"])
-def test_crisis_distress_gets_the_crisis_reply(text):
+@pytest.mark.parametrize("text", ["我好憂鬱", "心情不好 想找人聊聊", "壓力好大", "最近一直想哭", "好孤單 沒人陪我", "我快崩潰了",
+                                  "心情不好", "最近心情很低落"])
+def test_crisis_distress_gets_the_gentle_line_not_the_crisis_reply(text):
+    assert route(text).args.get("kinds") == ["distress"]
+
+
+@pytest.mark.parametrize("text", ["心情不好 不想活了", "好孤單 想去死", "壓力好大 想自殺", "我好絕望"])
+def test_crisis_a_risk_word_beside_distress_is_the_crisis_reply(text):
     assert route(text).args.get("kinds", [None])[0] == "crisis"
 
 
