@@ -444,6 +444,14 @@ class Exchange:
         return [c for c in self.calls if c["path"] in (REPLY_PATH, PUSH_PATH) and c["status"] == 200]
 
 
+def _nothing_more_coming(exchange: Exchange, token: str | None, outcomes: list[str]) -> bool:
+    """True when no answer (or no more of it) is coming for a sent event: the webhook refused it or
+    did not answer, it had no reply token, it was ignored or left unread, or it was plain text in the
+    staff group (the bot answers only a card button's label there)."""
+    refused = exchange.status is None or exchange.status >= 300
+    return refused or not token or outcomes[:1] == ["ignored"] or bool(exchange.unread) or exchange.group_text
+
+
 class ChatSession:
     """One person chatting as a LINE user: builds, signs and sends events, reads answers.
 
@@ -550,9 +558,8 @@ class ChatSession:
         if not self.standin_url:
             return exchange
         wait = self.wait_s if wait_s is None else wait_s
-        if (status is None or status >= 300 or not token or outcomes[:1] == ["ignored"] or exchange.unread
-                or exchange.group_text):
-            wait = min(wait, GRACE_SECONDS)  # nothing (more) is coming for this event
+        if _nothing_more_coming(exchange, token, outcomes):
+            wait = min(wait, GRACE_SECONDS)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             fresh = self.poll()
