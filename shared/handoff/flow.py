@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from shared.clock import to_iso
+from shared.clock import from_iso, to_iso
 from shared.context import EventContext, Reply
 from shared.handoff import cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
 from shared.handoff.outcome import pending_verification
@@ -100,6 +100,35 @@ def handle_unsend(ctx: EventContext, message_id: str | None) -> None:
 def start_entry(ctx: EventContext) -> Reply:
     """留下服務詢問 → how to leave a request for a person."""
     return handoff_info_reply(ctx)
+
+
+def cancel_help_entry(ctx: EventContext) -> Reply:
+    """不要了 取消, 我要撤回服務單 (the router's ``handoff_cancel_help``): a registered request cannot be
+    withdrawn here; the resident's latest open request is named, with a button that drafts its cancel as a
+    new request (``wording.cancel_registered_message``). In a group or room no number is named (others
+    read it); a store that cannot be read gives the words without a number."""
+    shown = None
+    if not ctx.shared_chat and ctx.actor is not None:
+        try:
+            shown = open_request_number(ctx)
+        except StoreError as exc:
+            log("WARNING", "handoff cancel help without a number", error=exc.__class__.__name__)
+    return Reply([wording.cancel_registered_message(shown)])
+
+
+def open_request_number(ctx: EventContext, *, within_seconds: float | None = None) -> str | None:
+    """The number of the actor's latest request while it is open (awaiting acceptance or accepted), or None;
+    with ``within_seconds``, only when that request was made at most that many seconds before ``ctx.now``.
+
+    Raises:
+        StoreError: the store could not be read.
+    """
+    latest = status.latest_request(ctx.store, ctx.actor)
+    if latest is None or latest.get("human_state") not in _OPEN_HUMAN_STATES:
+        return None
+    if within_seconds is not None and (ctx.now - from_iso(latest["created_at"])).total_seconds() > within_seconds:
+        return None
+    return wording.number(ctx.settings, latest)
 
 
 def status_entry(ctx: EventContext, code: codes.DisplayCode | None = None) -> Reply:

@@ -198,6 +198,42 @@ def store_busy_cancel_message() -> TextMessage:
     return TextMessage(text="抱歉，剛才系統忙碌，還沒有取消成功。請稍後再按一次「取消」。")
 
 
+#: The quick reply under the answer to cancelling a registered request: it drafts the cancel as a new
+#: request (``新需求：請取消服務單 A7K-3QF``), which the resident still confirms on its card.
+CANCEL_REQUEST_LABEL = "請公所取消這筆"
+
+
+def cancel_registered_message(shown_number: str | None) -> TextMessage:
+    """Cancelling after 確認送出 (算了 right after the receipt, 不要了 取消, 我要撤回服務單): a registered
+    request cannot be withdrawn here; how to ask for it (docs/handoff.md, cancel in words).
+
+    Args:
+        shown_number: the open request's number (``number``), or None when there is none to name (no
+            open request, or a group chat): then the words say how, without a button.
+    """
+    if shown_number is None:
+        return TextMessage(text=(
+            "還沒按「確認送出」的不會送出。已經送出的服務詢問，我這裡沒辦法撤回。\n"
+            f"想撤回，請傳「{DRAFT_CANCEL_HEAD}」加上單號，我會先給你確認；也可以直接告訴公所工作人員。"),
+            quick_reply=_status_quick_reply())
+    return TextMessage(
+        text=(f"服務詢問（單號：{shown_number}）已經送出，我這裡沒辦法撤回。\n"
+              f"想撤回，請點「{CANCEL_REQUEST_LABEL}」，確認後會轉給工作人員；也可以直接告訴公所工作人員。"),
+        quick_reply=QuickReply(items=[
+            QuickReplyItem(action=MessageAction(label=CANCEL_REQUEST_LABEL,
+                                                text=cancel_request_text(shown_number))),
+            QuickReplyItem(action=MessageAction(label=STATUS_ENTRY, text=STATUS_ENTRY))]))
+
+
+#: The words a cancel request is drafted from (its number follows).
+DRAFT_CANCEL_HEAD = "新需求：請取消服務單"
+
+
+def cancel_request_text(shown_number: str) -> str:
+    """The text of the request that asks staff to cancel one: ``新需求：請取消服務單 A7K-3QF``."""
+    return f"{DRAFT_CANCEL_HEAD} {shown_number}"
+
+
 def cancelled_in_words_message() -> TextMessage:
     """算了 / 不用了 / 取消 said while a confirmation card is open: that card is cancelled (as its 「取消」)."""
     return TextMessage(text="好的，剛才那張確認卡已經取消，這筆需求沒有送出。")

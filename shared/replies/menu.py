@@ -216,16 +216,6 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
 
 
-def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
-    """我要取消服務單 → how cancelling works. Source: docs/design.md §4."""
-    return Reply([TextMessage(
-        text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
-             "已經送出的服務單，我這裡沒辦法直接取消，也沒辦法保證誰、什麼時候處理。"
-             "想請工作人員撤回，可以再傳一則「新需求：請取消我的服務單」，它會像其他服務詢問一樣登記並轉交。"
-             "想先看目前的服務單，請點「查看原本服務單」。",
-        quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
-
-
 #: The model backends that send the resident's words to Google's Gemini (``Settings.model_backend``).
 _MODEL_BACKENDS = ("gemini", "vertex")
 

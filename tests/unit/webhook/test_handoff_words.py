@@ -1,0 +1,88 @@
+"""What a resident types about a request in plain words, through signed webhook bodies to the in-process
+``WebhookService`` (offline router), read as the resident reads the LINE stand-in's replies: cancelling
+after it was registered, asking its status, asking for a person, a second card, the plain text after
+留下服務詢問."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tests.unit.webhook.test_privacy_store import card_postback
+
+NOT_UNDERSTOOD = "看不太懂"
+OTHER_USER = "U" + "7" * 32
+
+
+def say(service, standin, text: str, **kwargs) -> list[dict]:
+    return reply_messages(service, standin, text_event(text, **kwargs))
+
+
+def words(service, standin, text: str, **kwargs) -> str:
+    return all_text(say(service, standin, text, **kwargs))
+
+
+def message_actions(messages: list[dict]) -> dict[str, str]:
+    """label → text of every message action (quick replies) in a reply."""
+    found: dict[str, str] = {}
+    for message in messages:
+        for item in (message.get("quickReply") or {}).get("items", []):
+            action = item.get("action") or {}
+            if action.get("type") == "message":
+                found[action["label"]] = action["text"]
+    return found
+
+
+def register(service, standin, text: str = "新需求：門口的路燈壞了") -> str:
+    """A request made and confirmed; its number as the receipt shows it."""
+    card = say(service, standin, text)
+    receipt = all_text(reply_messages(service, standin, postback_event(card_postback(card, "確認送出"))))
+    assert "已登記" in receipt
+    return receipt.split("單號：")[1][:7]
+
+
+def text_lines(messages: list[dict]) -> list[str]:
+    return [line for message in messages if message.get("type") == "text" for line in message["text"].split("\n")]
+
+
+# 1. cancelling after the request was registered
+
+@pytest.mark.parametrize("said", ["算了", "不要了", "算了啦", "不用了"])
+def test_cancel_words_right_after_the_receipt_say_it_cannot_be_withdrawn_here_and_how(
+        webhook_service, line_standin, said):
+    number = register(webhook_service, line_standin)
+    reply = say(webhook_service, line_standin, said)
+    text = all_text(reply)
+    assert NOT_UNDERSTOOD not in text and number in text and "沒辦法撤回" in text
+    assert len(text_lines(reply)) <= 3
+    drafted = message_actions(reply)["請公所取消這筆"]
+    assert drafted.startswith("新需求：") and number in drafted
+    card = say(webhook_service, line_standin, drafted)  # the button opens a card; nothing is sent before 確認送出
+    assert "確認送出" in all_text(card) and number in all_text(card)
+
+
+@pytest.mark.parametrize("said", ["不要了 取消", "我要撤回服務單", "服務單幫我取消"])
+def test_cancelling_a_request_in_a_sentence_is_short_and_names_the_open_request(webhook_service, line_standin, said):
+    number = register(webhook_service, line_standin)
+    reply = say(webhook_service, line_standin, said)
+    text = all_text(reply)
+    assert number in text and "沒辦法撤回" in text and len(text_lines(reply)) <= 3
+    assert sum(len(line) for line in text_lines(reply)) <= 100
+    assert number in message_actions(reply)["請公所取消這筆"]
+
+
+def test_cancelling_with_no_request_claims_none(webhook_service, line_standin):
+    reply = say(webhook_service, line_standin, "不要了 取消", user_id=OTHER_USER)
+    assert "單號：" not in all_text(reply) and "請公所取消這筆" not in message_actions(reply)
+    assert len(text_lines(reply)) <= 3
+
+
+def test_cancel_word_long_after_the_request_is_not_read_as_about_it(webhook_service, line_standin, clock):
+    register(webhook_service, line_standin)
+    clock.at += timedelta(hours=2)
+    assert "沒辦法撤回" not in words(webhook_service, line_standin, "算了")
+
+
+def test_cancel_word_after_a_closed_request_claims_nothing(webhook_service, line_standin):
+    assert "沒辦法撤回" not in words(webhook_service, line_standin, "算了", user_id=OTHER_USER)
