@@ -36,7 +36,7 @@ from linebot.v3.webhooks import (
 )
 
 from shared.context import EventContext, Reply
-from shared.handoff import cancel_words
+from shared.handoff import cancel_words, status_words
 from shared.handoff import flow as handoff_flow
 from shared.handoff.drafts import request_text_of
 from shared.line import limits
@@ -73,10 +73,12 @@ FIXED_ENTRIES: dict[str, Entry] = {
 }
 
 #: Free-text hooks tried in order after the fixed entries and before the turn engine; each
-#: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open), else None.
+#: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open, 好了嗎 with a
+#: request to ask about), else None.
 TEXT_HOOKS: tuple[TextHook, ...] = (
     cancel_words.match_text,
     handoff_flow.match_text,
+    status_words.match_text,
     memory_flow.match_text,
     diet_dropped.match_text,
 )

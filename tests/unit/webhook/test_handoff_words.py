@@ -86,3 +86,33 @@ def test_cancel_word_long_after_the_request_is_not_read_as_about_it(webhook_serv
 
 def test_cancel_word_after_a_closed_request_claims_nothing(webhook_service, line_standin):
     assert "沒辦法撤回" not in words(webhook_service, line_standin, "算了", user_id=OTHER_USER)
+
+
+# 2. asking the status in plain words
+
+@pytest.mark.parametrize("said", ["路燈的事處理好了沒", "路燈的事情怎麼樣了", "我的申請呢", "有人處理了嗎",
+                                  "冷氣的事有人處理了嗎", "水溝的問題解決了嗎"])
+def test_status_asked_in_plain_words_gets_the_status(webhook_service, line_standin, said):
+    number = register(webhook_service, line_standin)
+    text = words(webhook_service, line_standin, said)
+    assert NOT_UNDERSTOOD not in text and number in text and "等待工作人員受理" in text
+
+
+@pytest.mark.parametrize("said", ["好了嗎", "辦好了沒", "好了沒？", "處理好了嗎", "有消息了嗎", "進度呢"])
+def test_a_bare_progress_question_with_an_open_request_gets_its_status(webhook_service, line_standin, said):
+    number = register(webhook_service, line_standin)
+    text = words(webhook_service, line_standin, said)
+    assert NOT_UNDERSTOOD not in text and number in text
+
+
+@pytest.mark.parametrize("said", ["好了嗎", "辦好了沒"])
+def test_a_bare_progress_question_with_no_request_claims_nothing(webhook_service, line_standin, said):
+    text = words(webhook_service, line_standin, said, user_id=OTHER_USER)
+    assert "單號" not in text and "服務詢問" not in text.split("\n")[0]
+
+
+def test_a_status_question_in_a_group_gets_the_one_to_one_redirect(webhook_service, line_standin):
+    number = register(webhook_service, line_standin)
+    text = words(webhook_service, line_standin, "路燈的事處理好了沒", group_id="C" + "3" * 32)
+    assert number not in text and "路燈" not in text and NOT_UNDERSTOOD not in text
+    assert number not in words(webhook_service, line_standin, "好了嗎", group_id="C" + "3" * 32)
