@@ -1,6 +1,7 @@
 """After a staff member's step, what the resident reads and can do next, through signed webhook bodies to
 the in-process ``WebhookService`` (the staff taps in the staff group, the notice pushed by the staff relay
-through the courier to the LINE stand-in): 好了嗎 right after the 「處理結束」 or 「已有專人接手」 notice gets the request's status."""
+through the courier to the LINE stand-in): a declined request's notice gives a next step with its
+button; 好了嗎 right after the 「處理結束」 or 「已有專人接手」 notice gets the request's status."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -14,6 +15,7 @@ from shared.wiring import line_gateway
 from tests.conftest import all_text, reply_messages, text_event
 from tests.unit.staff.conftest import PUSH, USER
 from tests.unit.staff.test_staff_claims import confirmed_request, staff_tap
+from tests.unit.webhook.test_handoff_words import message_actions
 
 NOT_UNDERSTOOD = "看不太懂"
 
@@ -41,6 +43,15 @@ def number_of(service, doc_id: str) -> str:
     request = service.store.get(handoff_records.REQUESTS, doc_id)
     code = request["display_code"]
     return f"{code[:3]}-{code[3:]}"
+
+
+def test_a_declined_request_notice_gives_a_next_step_and_its_button(service, line_standin, clock):
+    doc_id = confirmed_request(service, line_standin)
+    told = staff_step(service, line_standin, clock, doc_id, "decline")
+    text = all_text(told)
+    assert "無法處理" in text and number_of(service, doc_id) in text
+    assert "更詳細" in text and "公所" in text and len(told) <= 2
+    assert "留下服務詢問" in message_actions(told)
 
 
 @pytest.mark.parametrize("op, said", [("done", "好了嗎"), ("done", "辦好了沒"), ("take", "有人處理了嗎"),
