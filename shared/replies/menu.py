@@ -93,11 +93,12 @@ def expired_button_reply() -> Reply:
 
 
 def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
-    """留下服務詢問 → how to leave a request for a person."""
+    """留下服務詢問, 我要找里長, 可以找真人嗎 → how to leave a request for a person, truthfully: no call
+    is connected; a written request goes to the town hall's staff (docs/handoff.md)."""
     return Reply([TextMessage(
-        text="想請真人幫忙，請用一則訊息寫下需求，開頭加上「新需求：」，例如：\n"
-             "新需求：想參加週六的社區走讀，需要輪椅協助\n"
-             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。",
+        text="我沒辦法幫你轉接電話，但可以把你寫下的需求轉給公所工作人員。\n"
+             "請用一則訊息寫下需求，開頭加上「新需求：」，例如：新需求：門口的路燈壞了\n"
+             "我會先給你確認，按「確認送出」才會送出。",
         quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
 
 

@@ -53,9 +53,14 @@ NOT_CANCEL = re.compile(r"(?:不是要|不要|別|不用|沒有要|沒要|不想
 #: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人).
 HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
                           r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
+#: A person asked for by their role (我要找里長, 我要跟承辦人講, 可以幫我轉接嗎, 想跟公所的人說): LOCAL connects no
+#: call, so it is the offer to leave a written request for the town hall's staff.
+_PERSON_ROLE = r"(?:[里裡]長|村長|鄰長|承辦人?員?|公所的人|鄉公所的人|鎮公所的人|負責的人|負責人|主管|專員|課長|鄉長|鎮長|市長|真人)"
+_PERSON_NAMED = (rf"找{_PERSON_ROLE}|(?:跟|和|與|給|同){_PERSON_ROLE}[^，。？?]{{0,3}}(?:講|說|談|聯絡|聯繫|反映|反應|通話)"
+                 r"|轉接|接(?:給)?真人")
 #: Asking for a person to act, or reporting something for a person to fix:
 #: answered with the 新需求 form before any directory or search rule.
-PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
+PERSON_ASK = re.compile(rf"{_PERSON_NAMED}|請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
                         r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
 
 

@@ -116,3 +116,18 @@ def test_a_status_question_in_a_group_gets_the_one_to_one_redirect(webhook_servi
     text = words(webhook_service, line_standin, "路燈的事處理好了沒", group_id="C" + "3" * 32)
     assert number not in text and "路燈" not in text and NOT_UNDERSTOOD not in text
     assert number not in words(webhook_service, line_standin, "好了嗎", group_id="C" + "3" * 32)
+
+
+# 3. asking for a person
+
+@pytest.mark.parametrize("said", ["我要找里長", "我要找人", "可以找真人嗎", "我要跟承辦人講", "可以幫我轉接嗎",
+                                  "我想跟公所的人說", "我要找村長"])
+def test_asking_for_a_person_gets_the_offer_to_leave_a_written_request(webhook_service, line_standin, said):
+    reply = say(webhook_service, line_standin, said)
+    text = all_text(reply)
+    assert NOT_UNDERSTOOD not in text and "沒辦法幫你轉接電話" in text and "公所工作人員" in text
+    assert len(reply) <= 2 and len(text_lines(reply)) <= 3
+
+
+def test_a_phone_number_asked_by_role_is_still_no_directory(webhook_service, line_standin):
+    assert "沒辦法幫你轉接電話" not in words(webhook_service, line_standin, "里長電話幾號")
