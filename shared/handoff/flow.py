@@ -59,12 +59,12 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return Reply([with_menu(refused, choices)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
     card = cards.confirmation_card(ctx.settings, result.draft)
-    earlier = _open_request_with_content(ctx, result.draft.content_hash)
-    if earlier is None:
-        return Reply([card])
-    # read before the card: a resident who sends the same words again to ask
-    # "did it go through?" would otherwise tap the card's 確認送出 before reaching the note below it
-    return Reply([wording.same_request_note(ctx.settings, earlier), card])
+    # read before the card: a resident who sends the same words again to ask "did it go through?"
+    # would otherwise tap the card's 確認送出 before reaching the note below it; and a resident whose
+    # earlier card was replaced learns that only this one counts
+    notes = wording.card_notes(ctx.settings, replaced=result.replaced,
+                               same_request=_open_request_with_content(ctx, result.draft.content_hash))
+    return Reply([card] if notes is None else [notes, card])
 
 
 #: Requests still in a person's hands: the same text again is most likely the same matter.

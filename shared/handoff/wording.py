@@ -81,6 +81,19 @@ def same_request_note(settings: Settings, request_doc: dict) -> TextMessage:
         "同一件事不用再送，下面的卡片不用按；要另外再登記一筆，才按卡片的「確認送出」。"))
 
 
+#: Said before a new card that replaced one the resident could still confirm.
+REPLACED_CARD_LINE = "前一張確認卡已換成這一張。"
+
+
+def card_notes(settings: Settings, *, replaced: bool, same_request: dict | None) -> TextMessage | None:
+    """The one message before a new confirmation card, or None: that it replaced the previous card, and the
+    note about an open request with the same text (``same_request_note``), in one message."""
+    lines = [REPLACED_CARD_LINE] if replaced else []
+    if same_request is not None:
+        lines.append(same_request_note(settings, same_request).text)
+    return TextMessage(text="\n".join(lines)) if lines else None
+
+
 def pending_message(*, will_check: bool) -> TextMessage:
     """The unknown outcome: say it is being checked, claim nothing (reply_state pending_verification)."""
     if will_check:

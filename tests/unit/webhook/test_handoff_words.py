@@ -131,3 +131,32 @@ def test_asking_for_a_person_gets_the_offer_to_leave_a_written_request(webhook_s
 
 def test_a_phone_number_asked_by_role_is_still_no_directory(webhook_service, line_standin):
     assert "沒辦法幫你轉接電話" not in words(webhook_service, line_standin, "里長電話幾號")
+
+
+# 6. a second card while one is open
+
+def test_a_second_card_says_it_replaced_the_first_and_the_first_then_refuses(webhook_service, line_standin):
+    first = say(webhook_service, line_standin, "新需求：門口的路燈壞了")
+    assert "前一張確認卡" not in all_text(first)
+    second = say(webhook_service, line_standin, "新需求：水溝堵住了")
+    assert len(second) == 2 and second[0]["text"].split("\n")[0] == "前一張確認卡已換成這一張。"
+    assert "水溝堵住了" in all_text(second[1:])
+    tapped = all_text(reply_messages(webhook_service, line_standin, postback_event(card_postback(first, "確認送出"))))
+    assert "沒有送出" in tapped
+    receipt = all_text(reply_messages(webhook_service, line_standin, postback_event(card_postback(second, "確認送出"))))
+    assert "已登記" in receipt
+
+
+def test_a_card_after_an_expired_or_cancelled_one_says_nothing_of_replacing(webhook_service, line_standin, clock):
+    card = say(webhook_service, line_standin, "新需求：門口的路燈壞了")
+    reply_messages(webhook_service, line_standin, postback_event(card_postback(card, "取消")))
+    assert "前一張確認卡" not in words(webhook_service, line_standin, "新需求：水溝堵住了")
+    clock.at += timedelta(hours=1)
+    assert "前一張確認卡" not in words(webhook_service, line_standin, "新需求：樹倒了")
+
+
+def test_the_same_words_again_while_open_and_registered_say_both_in_one_message(webhook_service, line_standin):
+    register(webhook_service, line_standin, "新需求：門口的路燈壞了")
+    say(webhook_service, line_standin, "新需求：門口的路燈壞了")  # a card, not confirmed
+    again = say(webhook_service, line_standin, "新需求：門口的路燈壞了")
+    assert len(again) == 2 and "前一張確認卡已換成這一張" in again[0]["text"] and "已經送出一樣的內容" in again[0]["text"]
