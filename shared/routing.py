@@ -49,7 +49,7 @@ from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
-from shared.turn import near_me, pickers
+from shared.turn import near_me, pickers, request_text
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
 from shared.turn.problem_offer import with_problem_offer
@@ -74,13 +74,15 @@ FIXED_ENTRIES: dict[str, Entry] = {
 
 #: Free-text hooks tried in order after the fixed entries and before the turn engine; each
 #: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open, 好了嗎 with a
-#: request to ask about), else None.
+#: request to ask about, the
+#: plain text right after 留下服務詢問), else None.
 TEXT_HOOKS: tuple[TextHook, ...] = (
     cancel_words.match_text,
     handoff_flow.match_text,
     status_words.match_text,
     memory_flow.match_text,
     diet_dropped.match_text,
+    request_text.match_text,
 )
 
 #: ``menu:<name>`` postbacks (rich menu areas and buttons).

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from shared.clock import from_iso, to_iso
 from shared.context import EventContext, Reply
-from shared.handoff import cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
+from shared.handoff import awaiting, cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
@@ -33,7 +33,7 @@ from shared.handoff.requests import (
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
 from shared.replies import refusals
-from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
+from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, handoff_prompt_reply, with_menu
 from shared.signing import NOT_CONFIGURED
 from shared.store import StoreError
 
@@ -43,6 +43,13 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     request_text = drafts.request_text_of(text)
     if request_text is None:
         return None
+    awaiting.end(ctx)  # the text came with its 新需求: nothing more is awaited
+    return draft_reply(ctx, request_text)
+
+
+def draft_reply(ctx: EventContext, request_text: str) -> Reply:
+    """The confirmation card of ``request_text`` exactly as shown (or a kind refusal: empty, too long,
+    the day's cap, a store that could not keep the draft, no signing key)."""
     if not ctx.settings.signing_key:
         log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
         return Reply([with_menu(wording.card_refused_message(NOT_CONFIGURED), HELP_CHOICES)])
@@ -98,7 +105,13 @@ def handle_unsend(ctx: EventContext, message_id: str | None) -> None:
 
 
 def start_entry(ctx: EventContext) -> Reply:
-    """留下服務詢問 → how to leave a request for a person."""
+    """留下服務詢問 (and the router's ``handoff_info``: 我要找里長) → how to leave a request for a person.
+
+    One-to-one, the next plain message is then awaited as the request's text (``awaiting``,
+    ``shared.turn.request_text``) and the prompt says to just type it; where that mark cannot be kept
+    (a group, no signing key, a store error) the prompt shows the 「新需求：」 form."""
+    if not ctx.shared_chat and awaiting.start(ctx):
+        return handoff_prompt_reply()
     return handoff_info_reply(ctx)
 
 

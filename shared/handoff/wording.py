@@ -247,6 +247,11 @@ def cancel_request_text(shown_number: str) -> str:
     return f"{DRAFT_CANCEL_HEAD} {shown_number}"
 
 
+def request_not_left_message() -> TextMessage:
+    """算了 right after the prompt to leave a request: nothing was left, nothing is sent."""
+    return TextMessage(text="好的，這次沒有留下需求，也沒有送出任何資料。")
+
+
 def cancelled_in_words_message() -> TextMessage:
     """算了 / 不用了 / 取消 said while a confirmation card is open: that card is cancelled (as its 「取消」)."""
     return TextMessage(text="好的，剛才那張確認卡已經取消，這筆需求沒有送出。")

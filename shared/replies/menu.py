@@ -102,6 +102,16 @@ def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
         quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
 
 
+def handoff_prompt_reply() -> Reply:
+    """留下服務詢問 when the next message is awaited (shared.handoff.awaiting): the resident just types the
+    request, no 「新需求：」 needed; the same truthful first line as ``handoff_info_reply``."""
+    return Reply([TextMessage(
+        text="我沒辦法幫你轉接電話，但可以把你寫下的需求轉給公所工作人員。\n"
+             "請直接打字說要請他們幫什麼忙，例如：門口的路燈壞了\n"
+             "我會先給你確認，按「確認送出」才會送出。",
+        quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
+
+
 #: What LOCAL can do, said after a greeting, a thanks or a limit.
 #: The menus do not say 示範: whether events come from demo data is said by the events reply itself
 #: (shared.replies.events, from the snapshot it really read).

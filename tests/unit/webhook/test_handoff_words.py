@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import all_text, postback_event, reply_messages, text_event
+from tests.conftest import TEST_USER, all_text, postback_event, reply_messages, text_event
 from tests.unit.webhook.test_privacy_store import card_postback
 
 NOT_UNDERSTOOD = "看不太懂"
@@ -160,3 +160,69 @@ def test_the_same_words_again_while_open_and_registered_say_both_in_one_message(
     say(webhook_service, line_standin, "新需求：門口的路燈壞了")  # a card, not confirmed
     again = say(webhook_service, line_standin, "新需求：門口的路燈壞了")
     assert len(again) == 2 and "前一張確認卡已換成這一張" in again[0]["text"] and "已經送出一樣的內容" in again[0]["text"]
+
+
+# 5. the plain text right after 留下服務詢問
+
+def card_text(messages: list[dict]) -> str:
+    """The card's words (its Flex bubble), as the resident reads them."""
+    return all_text([m for m in messages if m.get("type") == "flex"])
+
+
+@pytest.mark.parametrize("entry", ["留下服務詢問", "我要找里長", "可以找真人嗎"])
+@pytest.mark.parametrize("typed", ["路燈壞了", "我家門口的水溝堵住了，下雨就淹水", "想請人幫我看一下補助的申請表"])
+def test_the_text_after_the_prompt_becomes_the_card_straight_away(webhook_service, line_standin, entry, typed):
+    prompt = say(webhook_service, line_standin, entry)
+    assert "直接打字" in all_text(prompt)
+    card = say(webhook_service, line_standin, typed)
+    assert typed in card_text(card) and "確認送出" in all_text(card) and "取消" in all_text(card)
+    assert "把這件事留給公所" not in message_actions(card) and "開頭加上" not in all_text(card)
+    receipt = all_text(reply_messages(webhook_service, line_standin, postback_event(card_postback(card, "確認送出"))))
+    assert "已登記" in receipt
+
+
+def test_only_the_next_message_is_read_as_the_request(webhook_service, line_standin):
+    say(webhook_service, line_standin, "留下服務詢問")
+    say(webhook_service, line_standin, "路燈壞了")
+    again = say(webhook_service, line_standin, "水溝也堵住了")
+    assert card_text(again) == ""  # the usual answer: no second card unasked
+
+
+def test_the_prompt_is_only_awaited_for_a_short_while(webhook_service, line_standin, clock):
+    say(webhook_service, line_standin, "留下服務詢問")
+    clock.at += timedelta(minutes=11)
+    assert card_text(say(webhook_service, line_standin, "路燈壞了")) == ""
+
+
+@pytest.mark.parametrize("other, expect", [("花壇有素食店嗎？", "素食"), ("這週末彰化市有什麼活動？", "活動"),
+                                           ("謝謝", "不客氣")])
+def test_another_ask_after_the_prompt_is_answered_as_usual(webhook_service, line_standin, other, expect):
+    say(webhook_service, line_standin, "留下服務詢問")
+    reply = say(webhook_service, line_standin, other)
+    assert card_text(reply) == "" or "確認送出" not in card_text(reply)
+    assert expect in all_text(reply)
+    assert card_text(say(webhook_service, line_standin, "路燈壞了")) == ""  # the prompt was answered
+
+
+def test_a_menu_word_after_the_prompt_is_the_menu_word(webhook_service, line_standin):
+    say(webhook_service, line_standin, "留下服務詢問")
+    assert card_text(say(webhook_service, line_standin, "查看原本服務單")) == ""
+
+
+def test_a_cancel_word_after_the_prompt_leaves_nothing(webhook_service, line_standin):
+    say(webhook_service, line_standin, "留下服務詢問")
+    text = words(webhook_service, line_standin, "算了")
+    assert "沒有留下需求" in text and NOT_UNDERSTOOD not in text
+    assert webhook_service.store.query("handoff_drafts", where={"user_id": TEST_USER}) == []
+
+
+def test_the_prompt_in_a_group_is_the_one_to_one_redirect_and_awaits_nothing(webhook_service, line_standin):
+    group = "C" + "5" * 32
+    assert "直接打字" not in words(webhook_service, line_standin, "留下服務詢問", group_id=group)
+    assert card_text(say(webhook_service, line_standin, "路燈壞了", group_id=group)) == ""
+
+
+@pytest.mark.parametrize("typed", ["新需求:路燈壞了", "新需求 路燈壞了", "新需求：路燈壞了", "新需求: 路燈壞了"])
+def test_half_width_colon_or_a_space_after_新需求_opens_the_card(webhook_service, line_standin, typed):
+    card = say(webhook_service, line_standin, typed)
+    assert "路燈壞了" in card_text(card) and "新需求" not in card_text(card).replace("確認", "")
