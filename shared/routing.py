@@ -52,8 +52,8 @@ from shared.text import reading_form
 from shared.turn import near_me, pickers, request_text
 from shared.turn.crisis import is_crisis
 from shared.turn.engine import run_text_turn
-from shared.turn.problem_offer import with_problem_offer
-from shared.turn.router import is_emergency
+from shared.turn.problem_offer import problem_alone_reply, with_problem_offer
+from shared.turn.router import is_emergency, route
 from shared.turn.rules.problems import problem_said
 
 Entry = Callable[[EventContext], Reply]
@@ -158,7 +158,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     first beside a hook's reply (新需求：我阿公說他不想活了 still gets its confirmation card). An
     emergency (跌倒了起不來: shared.turn.router.is_emergency) is the router's too, never the model's.
     A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
-    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
+    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only; said alone
+    (路燈壞了: the offline router's ``handoff_info``), the offer is the whole answer.
     """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
@@ -172,8 +173,10 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     urgent = crisis or is_emergency(form)  # the router's rule 0, first on every path
     if urgent:
         return run_text_turn(ctx, text)
-    reply = (ctx.text_turn or run_text_turn)(ctx, text)
     problem = None if ctx.shared_chat else problem_said(text)  # 新需求 is one-to-one; the words as typed
+    if problem and route(text).tool == "handoff_info":  # said alone: the offer is the whole answer
+        return problem_alone_reply(problem)
+    reply = (ctx.text_turn or run_text_turn)(ctx, text)
     return with_problem_offer(reply, problem) if problem else reply
 
 

@@ -262,6 +262,12 @@ def cancelled_in_words_message() -> TextMessage:
 PROBLEM_OFFER_LABEL = "把這件事留給公所"
 
 
+def problem_alone_line(words: str) -> str:
+    """A problem said alone (路燈壞了): heard, and how to leave it for the town hall's staff, truthfully."""
+    return (f"你提到「{words}」。想請公所處理，可以點「{PROBLEM_OFFER_LABEL}」，"
+            "我會先給你確認，按「確認送出」後才轉給公所工作人員。")
+
+
 def problem_offer_line(words: str) -> str:
     """Said beside the answer to the other question: the problem heard, and how to leave it as a request."""
     return f"你提到「{words}」：想請公所處理，可以點「{PROBLEM_OFFER_LABEL}」，我會先給你確認。"

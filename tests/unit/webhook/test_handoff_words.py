@@ -226,3 +226,11 @@ def test_the_prompt_in_a_group_is_the_one_to_one_redirect_and_awaits_nothing(web
 def test_half_width_colon_or_a_space_after_新需求_opens_the_card(webhook_service, line_standin, typed):
     card = say(webhook_service, line_standin, typed)
     assert "路燈壞了" in card_text(card) and "新需求" not in card_text(card).replace("確認", "")
+
+
+@pytest.mark.parametrize("typed", ["路燈壞了", "我們巷口的垃圾車都不來", "隔壁工廠噪音很大"])
+def test_a_problem_said_alone_gets_one_short_offer_not_the_prompt_and_a_fifth_line(webhook_service, line_standin,
+                                                                                 typed):
+    reply = say(webhook_service, line_standin, typed)
+    assert len(reply) == 1 and len(text_lines(reply)) == 1 and "直接打字" not in all_text(reply)
+    assert message_actions(reply)["把這件事留給公所"] == f"新需求：{typed}"
