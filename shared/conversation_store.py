@@ -22,6 +22,12 @@ except ``last_ask`` and ``items``, and ``location`` (``{"lat", "lng"}``, WGS 84 
 ``LOCATION_DECIMALS`` places, about 11 m): a search never rewrites it, and a forget or an export finds
 it as it finds the state (by ``user_hash``). It is kept 30 minutes from when it was shared.
 
+After 留下服務詢問 (or any offer to leave a request) a third document, id ``awaiting_id`` (the keyed hash
+of ``awaiting-request``, tenant, chat and sender), marks that the sender's next plain message may be the
+request's text: the same fields as the location's but ``awaiting`` (``"request_text"``) instead of
+``location``, kept ``AWAITING_WINDOW`` from the prompt. It holds no message text; a forget or an export
+finds it by ``user_hash`` as the others.
+
 Firestore deletes an expired document within about a day (Firestore docs, "Manage data retention with
 TTL policies"), so a reader also compares ``expire_at`` with its own clock.
 """
@@ -62,6 +68,27 @@ def location_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id
     doc_id = hasher(f"location\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
     assert doc_id is not None  # a non-empty message always hashes
     return doc_id
+
+
+#: How long after the prompt to leave a request the next plain message is read as its text.
+AWAITING_WINDOW = timedelta(minutes=10)
+#: The one thing awaited so far: the text of a request for a person (shared.handoff.awaiting).
+AWAITING_REQUEST_TEXT = "request_text"
+
+
+def awaiting_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
+    """The document id of what one (tenant, chat, sender) was asked to type next: 16 hex digits, keyed."""
+    doc_id = hasher(f"awaiting-request\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
+    assert doc_id is not None  # a non-empty message always hashes
+    return doc_id
+
+
+def awaiting_document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool,
+                      asked_at: datetime) -> dict[str, Any]:
+    """The stored mark (module docstring); ``asked_at`` aware; it expires ``AWAITING_WINDOW`` later."""
+    return {"doc_id": doc_id, "tenant_id": tenant_id, "user_hash": user_hash, "shared_chat": shared_chat,
+            "awaiting": AWAITING_REQUEST_TEXT, "updated_at": to_iso(asked_at),
+            "expire_at": expire_at(asked_at + AWAITING_WINDOW)}
 
 
 def location_document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool, lat: float, lng: float,

@@ -36,7 +36,7 @@ from linebot.v3.webhooks import (
 )
 
 from shared.context import EventContext, Reply
-from shared.handoff import cancel_words
+from shared.handoff import cancel_words, status_words
 from shared.handoff import flow as handoff_flow
 from shared.handoff.drafts import request_text_of
 from shared.line import limits
@@ -49,11 +49,11 @@ from shared.replies import menu, refusals
 from shared.signing import POSTBACK_DATA_MAX_CHARS
 from shared.staff import flow as staff_flow
 from shared.text import reading_form
-from shared.turn import near_me, pickers
+from shared.turn import near_me, pickers, request_text
 from shared.turn.crisis import is_crisis, is_distress
 from shared.turn.engine import run_text_turn
-from shared.turn.problem_offer import with_problem_offer
-from shared.turn.router import is_emergency, is_fraud
+from shared.turn.problem_offer import problem_alone_reply, with_problem_offer
+from shared.turn.router import is_emergency, is_fraud, route
 from shared.turn.rules.problems import problem_said
 
 Entry = Callable[[EventContext], Reply]
@@ -73,12 +73,16 @@ FIXED_ENTRIES: dict[str, Entry] = {
 }
 
 #: Free-text hooks tried in order after the fixed entries and before the turn engine; each
-#: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open), else None.
+#: returns a Reply when the text is theirs (新需求：…, 幫我記住…, 算了 while a card is open, 好了嗎 with a
+#: request to ask about, the
+#: plain text right after 留下服務詢問), else None.
 TEXT_HOOKS: tuple[TextHook, ...] = (
     cancel_words.match_text,
     handoff_flow.match_text,
+    status_words.match_text,
     memory_flow.match_text,
     diet_dropped.match_text,
+    request_text.match_text,
 )
 
 #: ``menu:<name>`` postbacks (rich menu areas and buttons).
@@ -157,7 +161,8 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     reading but the crisis reply) are the router's too, never the model's; beside a hook's reply the scam
     warning comes first as well (新需求：有人叫我去ATM轉帳 still gets its confirmation card).
     A problem for the town hall said in the message (…順便問一下 水溝堵住了要找誰) is offered as a request
-    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only.
+    beside the answer (shared.turn.problem_offer), on either reader's path, one-to-one only; said alone
+    (路燈壞了: the offline router's ``handoff_info``), the offer is the whole answer.
     """
     entry = FIXED_ENTRIES.get(text.strip())
     if entry is not None:
@@ -172,8 +177,10 @@ def route_text(ctx: EventContext, text: str) -> Reply:
     urgent = crisis or fraud or is_distress(form) or is_emergency(form)
     if urgent:
         return run_text_turn(ctx, text)
-    reply = (ctx.text_turn or run_text_turn)(ctx, text)
     problem = None if ctx.shared_chat else problem_said(text)  # 新需求 is one-to-one; the words as typed
+    if problem and route(text).tool == "handoff_info":  # said alone: the offer is the whole answer
+        return problem_alone_reply(problem)
+    reply = (ctx.text_turn or run_text_turn)(ctx, text)
     return with_problem_offer(reply, problem) if problem else reply
 
 

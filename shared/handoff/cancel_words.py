@@ -12,7 +12,8 @@ import re
 
 from shared.clock import from_iso
 from shared.context import EventContext, Reply
-from shared.handoff import drafts, records, wording
+from shared.conversation_store import TTL as CONVERSATION_TTL
+from shared.handoff import drafts, flow, records, wording
 from shared.handoff.records import Operation
 from shared.identity import Actor
 from shared.logs import hash_user, log
@@ -48,6 +49,24 @@ def _open_draft(ctx: EventContext, actor: Actor) -> tuple[Operation, str] | None
     return operation, doc["content_hash"]
 
 
+#: How long after a request was made a bare 算了 is read as about it (seconds): the conversation's window
+#: (shared.conversation_store.TTL). Later, 算了 is answered as any other message.
+RECENT_REQUEST_SECONDS = CONVERSATION_TTL.total_seconds()
+
+
+def _registered_meanwhile(ctx: EventContext, actor: Actor) -> Reply | None:
+    """算了 with no card open but a request made in the last ``RECENT_REQUEST_SECONDS`` still open: it
+    cannot be withdrawn here, said with its number and the button that drafts its cancel; else None."""
+    try:
+        shown = flow.open_request_number(ctx, within_seconds=RECENT_REQUEST_SECONDS)
+    except StoreError:
+        return None
+    if shown is None:
+        return None
+    log("INFO", "handoff cancel words after the request was registered", user=hash_user(actor.user_id))
+    return Reply([wording.cancel_registered_message(shown)])
+
+
 def match_text(ctx: EventContext, text: str) -> Reply | None:
     """算了 with a confirmation card open → that card cancelled, said in one line; else None.
 
@@ -57,7 +76,8 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     Returns:
         The one line and the menu when the draft was cancelled now; the card button's own words when
         the draft changed meanwhile (confirmed, already cancelled); the busy line when the cancel could
-        not be written; None when the text is no such word or no card is open.
+        not be written; with no card open but a request made in the last 30 minutes still open, that it
+        cannot be withdrawn here and how (``_registered_meanwhile``); else None.
     """
     if ctx.shared_chat or ctx.actor is None or not says_cancel(text):
         return None
@@ -66,7 +86,7 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     except StoreError:
         return None  # the words are answered as without a card; nothing was changed
     if found is None:
-        return None
+        return _registered_meanwhile(ctx, ctx.actor)
     operation, content_hash = found
     try:
         result = drafts.cancel_draft(ctx.store, operation, content_hash, now=ctx.now)

@@ -104,13 +104,16 @@ class DraftResult:
     """What ``create_draft`` did.
 
     ``status``: "draft_created" (``draft`` set), "text_empty", "text_too_long" (``length`` and
-    ``limit`` set) or "daily_cap_reached" (``limit`` set). Only "draft_created" wrote anything.
+    ``limit`` set) or "daily_cap_reached" (``limit`` set). Only "draft_created" wrote anything;
+    ``replaced`` is True when it superseded an open, unexpired, unconfirmed card.
     """
 
     status: str
     draft: Draft | None = None
     length: int = 0
     limit: int = 0
+    #: A card the resident could still confirm was superseded by this one (said beside the new card).
+    replaced: bool = False
 
 
 def _requests_today(actor_doc: dict | None, day: str) -> int:
@@ -155,7 +158,9 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
         previous = tx.get(records.DRAFTS, previous_id) if previous_id else None
         if _requests_today(actor_doc, day) >= settings.daily_request_cap:
             return DraftResult("daily_cap_reached", limit=settings.daily_request_cap)
+        replaced = False
         if previous is not None and previous.get("status") == OPEN:
+            replaced = not previous.get("confirm_requested_at") and now < from_iso(previous["expires_at"])
             tx.set(records.DRAFTS, previous_id,
                    _without_text({**previous, "status": SUPERSEDED, "closed_at": to_iso(now)}, now))
         tx.create(records.DRAFTS, operation.doc_id, {
@@ -169,7 +174,7 @@ def create_draft(store: DocumentStore, actor: Actor, text: str, *, now: datetime
                              "requests_day": day, "requests_on_day": 0}
         tx.set(records.ACTORS, actor_id, {**base, "current_draft_key": operation.idempotency_key,
                                           "updated_at": to_iso(now)})
-        return DraftResult("draft_created", draft=draft)
+        return DraftResult("draft_created", draft=draft, replaced=replaced)
 
     return store.run_transaction(txn)
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from shared.clock import to_iso
+from shared.clock import from_iso, to_iso
 from shared.context import EventContext, Reply
-from shared.handoff import cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
+from shared.handoff import awaiting, cards, codes, drafts, faults, notify, records, staff_outbox, status, wording
 from shared.handoff.outcome import pending_verification
 from shared.handoff.reconcile_task import RELAY, UNKNOWN_OUTCOME, ReconcileTask, enqueue
 from shared.handoff.requests import (
@@ -33,7 +33,7 @@ from shared.handoff.requests import (
 from shared.logs import hash_user, log
 from shared.outbox import AnswerCarries, Carried, notice_ref
 from shared.replies import refusals
-from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, with_menu
+from shared.replies.menu import HELP_CHOICES, MENU_CHOICES, handoff_info_reply, handoff_prompt_reply, with_menu
 from shared.signing import NOT_CONFIGURED
 from shared.store import StoreError
 
@@ -43,6 +43,13 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
     request_text = drafts.request_text_of(text)
     if request_text is None:
         return None
+    awaiting.end(ctx)  # the text came with its 新需求: nothing more is awaited
+    return draft_reply(ctx, request_text)
+
+
+def draft_reply(ctx: EventContext, request_text: str) -> Reply:
+    """The confirmation card of ``request_text`` exactly as shown (or a kind refusal: empty, too long,
+    the day's cap, a store that could not keep the draft, no signing key)."""
     if not ctx.settings.signing_key:
         log("ERROR", "handoff draft refused: LOCAL_SIGNING_KEY is not configured")
         return Reply([with_menu(wording.card_refused_message(NOT_CONFIGURED), HELP_CHOICES)])
@@ -59,12 +66,12 @@ def match_text(ctx: EventContext, text: str) -> Reply | None:
         return Reply([with_menu(refused, choices)])
     log("INFO", "handoff draft created", user=hash_user(ctx.actor.user_id))
     card = cards.confirmation_card(ctx.settings, result.draft)
-    earlier = _open_request_with_content(ctx, result.draft.content_hash)
-    if earlier is None:
-        return Reply([card])
-    # read before the card: a resident who sends the same words again to ask
-    # "did it go through?" would otherwise tap the card's 確認送出 before reaching the note below it
-    return Reply([wording.same_request_note(ctx.settings, earlier), card])
+    # read before the card: a resident who sends the same words again to ask "did it go through?"
+    # would otherwise tap the card's 確認送出 before reaching the note below it; and a resident whose
+    # earlier card was replaced learns that only this one counts
+    notes = wording.card_notes(ctx.settings, replaced=result.replaced,
+                               same_request=_open_request_with_content(ctx, result.draft.content_hash))
+    return Reply([card] if notes is None else [notes, card])
 
 
 #: Requests still in a person's hands: the same text again is most likely the same matter.
@@ -98,8 +105,43 @@ def handle_unsend(ctx: EventContext, message_id: str | None) -> None:
 
 
 def start_entry(ctx: EventContext) -> Reply:
-    """留下服務詢問 → how to leave a request for a person."""
+    """留下服務詢問 (and the router's ``handoff_info``: 我要找里長) → how to leave a request for a person.
+
+    One-to-one, the next plain message is then awaited as the request's text (``awaiting``,
+    ``shared.turn.request_text``) and the prompt says to just type it; where that mark cannot be kept
+    (a group, no signing key, a store error) the prompt shows the 「新需求：」 form."""
+    if not ctx.shared_chat and awaiting.start(ctx):
+        return handoff_prompt_reply()
     return handoff_info_reply(ctx)
+
+
+def cancel_help_entry(ctx: EventContext) -> Reply:
+    """不要了 取消, 我要撤回服務單 (the router's ``handoff_cancel_help``): a registered request cannot be
+    withdrawn here; the resident's latest open request is named, with a button that drafts its cancel as a
+    new request (``wording.cancel_registered_message``). In a group or room no number is named (others
+    read it); a store that cannot be read gives the words without a number."""
+    shown = None
+    if not ctx.shared_chat and ctx.actor is not None:
+        try:
+            shown = open_request_number(ctx)
+        except StoreError as exc:
+            log("WARNING", "handoff cancel help without a number", error=exc.__class__.__name__)
+    return Reply([wording.cancel_registered_message(shown)])
+
+
+def open_request_number(ctx: EventContext, *, within_seconds: float | None = None) -> str | None:
+    """The number of the actor's latest request while it is open (awaiting acceptance or accepted), or None;
+    with ``within_seconds``, only when that request was made at most that many seconds before ``ctx.now``.
+
+    Raises:
+        StoreError: the store could not be read.
+    """
+    latest = status.latest_request(ctx.store, ctx.actor)
+    if latest is None or latest.get("human_state") not in _OPEN_HUMAN_STATES:
+        return None
+    if within_seconds is not None and (ctx.now - from_iso(latest["created_at"])).total_seconds() > within_seconds:
+        return None
+    return wording.number(ctx.settings, latest)
 
 
 def status_entry(ctx: EventContext, code: codes.DisplayCode | None = None) -> Reply:

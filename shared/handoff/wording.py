@@ -81,6 +81,19 @@ def same_request_note(settings: Settings, request_doc: dict) -> TextMessage:
         "同一件事不用再送，下面的卡片不用按；要另外再登記一筆，才按卡片的「確認送出」。"))
 
 
+#: Said before a new card that replaced one the resident could still confirm.
+REPLACED_CARD_LINE = "前一張確認卡已換成這一張。"
+
+
+def card_notes(settings: Settings, *, replaced: bool, same_request: dict | None) -> TextMessage | None:
+    """The one message before a new confirmation card, or None: that it replaced the previous card, and the
+    note about an open request with the same text (``same_request_note``), in one message."""
+    lines = [REPLACED_CARD_LINE] if replaced else []
+    if same_request is not None:
+        lines.append(same_request_note(settings, same_request).text)
+    return TextMessage(text="\n".join(lines)) if lines else None
+
+
 def pending_message(*, will_check: bool) -> TextMessage:
     """The unknown outcome: say it is being checked, claim nothing (reply_state pending_verification)."""
     if will_check:
@@ -198,6 +211,47 @@ def store_busy_cancel_message() -> TextMessage:
     return TextMessage(text="抱歉，剛才系統忙碌，還沒有取消成功。請稍後再按一次「取消」。")
 
 
+#: The quick reply under the answer to cancelling a registered request: it drafts the cancel as a new
+#: request (``新需求：請取消服務單 A7K-3QF``), which the resident still confirms on its card.
+CANCEL_REQUEST_LABEL = "請公所取消這筆"
+
+
+def cancel_registered_message(shown_number: str | None) -> TextMessage:
+    """Cancelling after 確認送出 (算了 right after the receipt, 不要了 取消, 我要撤回服務單): a registered
+    request cannot be withdrawn here; how to ask for it (docs/handoff.md, cancel in words).
+
+    Args:
+        shown_number: the open request's number (``number``), or None when there is none to name (no
+            open request, or a group chat): then the words say how, without a button.
+    """
+    if shown_number is None:
+        return TextMessage(text=(
+            "還沒按「確認送出」的不會送出。已經送出的服務詢問，我這裡沒辦法撤回。\n"
+            f"想撤回，請傳「{DRAFT_CANCEL_HEAD}」加上單號，我會先給你確認；也可以直接告訴公所工作人員。"),
+            quick_reply=_status_quick_reply())
+    return TextMessage(
+        text=(f"服務詢問（單號：{shown_number}）已經送出，我這裡沒辦法撤回。\n"
+              f"想撤回，請點「{CANCEL_REQUEST_LABEL}」，確認後會轉給工作人員；也可以直接告訴公所工作人員。"),
+        quick_reply=QuickReply(items=[
+            QuickReplyItem(action=MessageAction(label=CANCEL_REQUEST_LABEL,
+                                                text=cancel_request_text(shown_number))),
+            QuickReplyItem(action=MessageAction(label=STATUS_ENTRY, text=STATUS_ENTRY))]))
+
+
+#: The words a cancel request is drafted from (its number follows).
+DRAFT_CANCEL_HEAD = "新需求：請取消服務單"
+
+
+def cancel_request_text(shown_number: str) -> str:
+    """The text of the request that asks staff to cancel one: ``新需求：請取消服務單 A7K-3QF``."""
+    return f"{DRAFT_CANCEL_HEAD} {shown_number}"
+
+
+def request_not_left_message() -> TextMessage:
+    """算了 right after the prompt to leave a request: nothing was left, nothing is sent."""
+    return TextMessage(text="好的，這次沒有留下需求，也沒有送出任何資料。")
+
+
 def cancelled_in_words_message() -> TextMessage:
     """算了 / 不用了 / 取消 said while a confirmation card is open: that card is cancelled (as its 「取消」)."""
     return TextMessage(text="好的，剛才那張確認卡已經取消，這筆需求沒有送出。")
@@ -206,6 +260,12 @@ def cancelled_in_words_message() -> TextMessage:
 #: The quick reply that offers a problem said inside another question as a request (its text is the
 #: problem's words after 新需求：, which opens the confirmation card).
 PROBLEM_OFFER_LABEL = "把這件事留給公所"
+
+
+def problem_alone_line(words: str) -> str:
+    """A problem said alone (路燈壞了): heard, and how to leave it for the town hall's staff, truthfully."""
+    return (f"你提到「{words}」。想請公所處理，可以點「{PROBLEM_OFFER_LABEL}」，"
+            "我會先給你確認，按「確認送出」後才轉給公所工作人員。")
 
 
 def problem_offer_line(words: str) -> str:

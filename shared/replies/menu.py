@@ -93,11 +93,22 @@ def expired_button_reply() -> Reply:
 
 
 def handoff_info_reply(ctx: EventContext | None = None) -> Reply:
-    """留下服務詢問 → how to leave a request for a person."""
+    """留下服務詢問, 我要找里長, 可以找真人嗎 → how to leave a request for a person, truthfully: no call
+    is connected; a written request goes to the town hall's staff (docs/handoff.md)."""
     return Reply([TextMessage(
-        text="想請真人幫忙，請用一則訊息寫下需求，開頭加上「新需求：」，例如：\n"
-             "新需求：想參加週六的社區走讀，需要輪椅協助\n"
-             "我會先給你確認，你按下「確認送出」後才會登記，並轉給工作人員。",
+        text="我沒辦法幫你轉接電話，但可以把你寫下的需求轉給公所工作人員。\n"
+             "請用一則訊息寫下需求，開頭加上「新需求：」，例如：新需求：門口的路燈壞了\n"
+             "我會先給你確認，按「確認送出」才會送出。",
+        quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
+
+
+def handoff_prompt_reply() -> Reply:
+    """留下服務詢問 when the next message is awaited (shared.handoff.awaiting): the resident just types the
+    request, no 「新需求：」 needed; the same truthful first line as ``handoff_info_reply``."""
+    return Reply([TextMessage(
+        text="我沒辦法幫你轉接電話，但可以把你寫下的需求轉給公所工作人員。\n"
+             "請直接打字說要請他們幫什麼忙，例如：門口的路燈壞了\n"
+             "我會先給你確認，按「確認送出」才會送出。",
         quick_reply=_menu_quick_reply(("查看原本服務單", "查活動", "查蔬食")))])
 
 
@@ -233,16 +244,6 @@ def limits_reply(kinds: list[str] | tuple[str, ...]) -> Reply:
         calls = safety_calls(kinds)
         return Reply([TextMessage(text="\n".join(lines), quick_reply=calls or _menu_quick_reply(HELP_CHOICES))])
     return Reply([TextMessage(text="\n".join(lines) + "\n" + _CAN_DO, quick_reply=_menu_quick_reply(HELP_CHOICES))])
-
-
-def cancel_help_reply(ctx: EventContext | None = None) -> Reply:
-    """我要取消服務單 → how cancelling works. Source: docs/design.md §4."""
-    return Reply([TextMessage(
-        text="還沒按「確認送出」的服務詢問不會送出：按確認卡上的「取消」，或不理它，時間到了就失效。\n"
-             "已經送出的服務單，我這裡沒辦法直接取消，也沒辦法保證誰、什麼時候處理。"
-             "想請工作人員撤回，可以再傳一則「新需求：請取消我的服務單」，它會像其他服務詢問一樣登記並轉交。"
-             "想先看目前的服務單，請點「查看原本服務單」。",
-        quick_reply=_menu_quick_reply(("查看原本服務單", "留下服務詢問")))])
 
 
 #: The model backends that send the resident's words to Google's Gemini (``Settings.model_backend``).

@@ -50,9 +50,10 @@ def resident_message(purpose: str, shown: str | None) -> TextMessage:
                                  "如果還需要幫忙，可以再留下新的服務詢問。"), quick_reply=_menu_quick_reply(MENU_CHOICES[2]))
     if purpose == staff_outbox.DECLINED:
         # not only 查活動 and 找蔬食: the resident may want the request or a new one
+        # a next step the resident can take: a clearer request, or the counter (there is no phone directory)
         return TextMessage(text=(f"很抱歉，工作人員這次無法處理你的服務詢問{number}。\n"
-                                 f"可以點下面的選項：「{MENU_CHOICES[2]}」再留一筆、「{STATUS_ENTRY}」看你的服務單，"
-                                 "或查活動、查蔬食。"),
+                                 f"可以點「{MENU_CHOICES[2]}」，把事情寫得更詳細再留一則；"
+                                 "也可以到公所服務台當面詢問。"),
                            quick_reply=_menu_quick_reply(MENU_CHOICES[2], STATUS_ENTRY))
     raise KeyError(purpose)
 

@@ -87,7 +87,7 @@ FIXED_TOOLS: dict[str, Callable[[EventContext, Proposal], Reply]] = {
     "did_you_mean": lambda ctx, proposal: menu.did_you_mean_reply(proposal.args["name"], proposal.args["text"],
                                                                   choices=proposal.args.get("choices"),
                                                                   typed=proposal.args.get("typed")),
-    "handoff_cancel_help": lambda ctx, proposal: menu.cancel_help_reply(ctx),
+    "handoff_cancel_help": lambda ctx, proposal: handoff_flow.cancel_help_entry(ctx),
     "handoff_status": lambda ctx, proposal: handoff_flow.status_entry(ctx, code=proposal.args.get("code")),
     "handoff_info": lambda ctx, proposal: handoff_flow.start_entry(ctx),
     "ack": lambda ctx, proposal: menu.not_saved_reply() if Flag.NOT_SAVED in proposal.notes else menu.ack_reply(),

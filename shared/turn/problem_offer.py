@@ -10,7 +10,8 @@ from linebot.v3.messaging import MessageAction, QuickReply, QuickReplyItem, Text
 
 from shared.context import Reply
 from shared.handoff.drafts import DRAFT_PREFIXES
-from shared.handoff.wording import PROBLEM_OFFER_LABEL, problem_offer_line
+from shared.handoff.wording import PROBLEM_OFFER_LABEL, STATUS_ENTRY, problem_alone_line, problem_offer_line
+from shared.replies.menu import MENU_CHOICES
 
 #: LINE's limits: quick reply items per message, messages per reply, a message action's text.
 _QUICK_REPLY_MAX_ITEMS = 13
@@ -48,3 +49,16 @@ def with_problem_offer(reply: Reply, words: str) -> Reply:
     items = [offer_item(words), *((last.quick_reply.items if last.quick_reply else None) or [])]
     messages[-1] = last.copy(update={"quick_reply": QuickReply(items=items[:_QUICK_REPLY_MAX_ITEMS])})
     return replace(reply, messages=messages)
+
+
+#: The other choices under a problem said alone (what the menu's quick reply offers besides).
+_ALONE_CHOICES = (STATUS_ENTRY, *MENU_CHOICES[:2])
+
+
+def problem_alone_reply(words: str) -> Reply:
+    """A problem said alone (路燈壞了, 我們巷口的垃圾車都不來): one short message with the offer's button
+    first, not the general prompt to leave a request (which would ask the resident to type again what they
+    just typed)."""
+    items = [offer_item(words), *(QuickReplyItem(action=MessageAction(label=choice, text=choice))
+                                  for choice in _ALONE_CHOICES)]
+    return Reply([TextMessage(text=problem_alone_line(words), quick_reply=QuickReply(items=items))])

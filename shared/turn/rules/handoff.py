@@ -29,11 +29,13 @@ STATUS = re.compile(r"服務單|進度|我的需求|我的申請|申請(?:狀態
                     # 我上次開的單呢, 幫我開的單處理了沒
                     r"|(?:開|建立?|填|送|留)的(?:服務)?單(?![位車獨純身人點品據字])")
 #: The user's own earlier request named by its subject or by when it was sent (剛剛那個水溝蓋的, 我報的路燈,
-#: 上次那件), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply.
+#: 上次那件, 路燈的事), then a progress word (處理了沒, 好了沒, 有人看了沒, 進度): the status reply.
 _OWN_REQUEST_REF = (r"(?:(?:剛剛|剛才|稍早|上次|上回|之前|前幾天|前天|昨天|那天|早上)(?:我)?(?:(?:送|報|反映|反應|說|講|問|申請|登記|留)的?)?"
                     r"(?:那|這)?(?:個|件|筆|張|份|次)?"
                     r"|我(?:剛剛|剛才|之前|上次|昨天)?(?:報|反映|反應|申請|登記|送出?|留|說|講)(?:的|過的)"
-                    r"|(?:那|這)(?:個|件|筆|張)[^，。？?]{0,8}(?:的事|的問題|的單))")
+                    r"|(?:那|這)(?:個|件|筆|張)[^，。？?]{0,8}(?:的事|的問題|的單)"
+                    # 路燈的事處理好了沒, 水溝的問題解決了嗎: a subject's matter, then a progress word
+                    r"|[^，。？?\s]{1,8}?的(?:事情?|問題|案子|單子?)(?:呢)?)")
 _PROGRESS = (r"(?:處理|修理?|弄|辦|做|解決)(?:好|完|掉)?了?(?:沒有?|嗎|了沒|了嗎)|(?:好|修好|弄好)了?(?:沒有?|嗎)"
              r"|有(?:沒有)?人(?:看|理|處理|來|回|管)(?:過)?了?(?:沒有?|嗎)|進度|怎麼樣了|怎樣了|如何了|有下文|有消息|有回音"
              r"|結果(?:呢|如何)|還沒(?:好|處理|修|來)")
@@ -51,9 +53,14 @@ NOT_CANCEL = re.compile(r"(?:不是要|不要|別|不用|沒有要|沒要|不想
 #: Asking for a person, said without the 新需求 form (我想留言給你們, 找真人).
 HANDOFF_INFO = re.compile(r"留言|找真人|真人|客服|人工|聯絡你們|聯繫你們|工作人員|志工|找人|有人(?:可以|能)?幫|"
                           r"(?:需要|想要|想請|請)(?:人|你們|有人)?(?:幫忙|協助|幫我)|幫幫我|求助|求救|請人幫")
+#: A person asked for by their role (我要找里長, 我要跟承辦人講, 可以幫我轉接嗎, 想跟公所的人說): LOCAL connects no
+#: call, so it is the offer to leave a written request for the town hall's staff.
+_PERSON_ROLE = r"(?:[里裡]長|村長|鄰長|承辦人?員?|公所的人|鄉公所的人|鎮公所的人|負責的人|負責人|主管|專員|課長|鄉長|鎮長|市長|真人)"
+_PERSON_NAMED = (rf"找{_PERSON_ROLE}|(?:跟|和|與|給|同){_PERSON_ROLE}[^，。？?]{{0,3}}(?:講|說|談|聯絡|聯繫|反映|反應|通話)"
+                 r"|轉接|接(?:給)?真人")
 #: Asking for a person to act, or reporting something for a person to fix:
 #: answered with the 新需求 form before any directory or search rule.
-PERSON_ASK = re.compile(r"請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
+PERSON_ASK = re.compile(rf"{_PERSON_NAMED}|請人|專人|你們的人|(?:聯絡|聯繫|打給|打電話給|回電給?)我|回電|投訴|申訴|陳情|客訴|檢舉|報修"
                         r"|反映|坑洞|凹洞|(?:燈|路|水溝|水管|馬路|號誌|紅綠燈|樹)[^，。？?]{0,4}(?:壞|破|堵|斷|倒|不亮|積水)")
 
 

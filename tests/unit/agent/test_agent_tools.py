@@ -37,7 +37,7 @@ def test_agent_small_talk_gets_the_routers_short_answer(standin, settings, store
 
 def test_agent_asking_for_a_person_gets_how_to_leave_a_request_and_nothing_is_sent(standin, settings, store):
     messages, audit = model_turn(standin, settings, store, "我要找真人幫忙", call("ask_for_person"))
-    assert "新需求：" in all_text(messages) and "確認送出" in all_text(messages)
+    assert "轉給公所工作人員" in all_text(messages) and "確認送出" in all_text(messages)
     assert store.query("handoff_requests", where={}) == [] and store.query("handoff_drafts", where={}) == []
     assert (audit["tool"], audit["status"]) == ("handoff_info", "fixed")
 

@@ -90,7 +90,7 @@ def answers(line_standin, event: dict) -> list[str]:
 
 @pytest.mark.parametrize("text, step, tool, said", [
     ("你好", {"name": "small_talk", "args": {"kind": "greeting"}}, "greeting", "你好！我可以幫你"),
-    ("我想找真人幫忙", {"name": "ask_for_person", "args": {}}, "handoff_info", "開頭加上「新需求：」"),
+    ("我想找真人幫忙", {"name": "ask_for_person", "args": {}}, "handoff_info", "轉給公所工作人員"),
     ("我上次留的單處理到哪了", {"name": "show_request_status", "args": {}}, "handoff_status",
      "目前查不到你登記的服務詢問"),
     ("台中有素食嗎", {"name": "show_limits", "args": {"kinds": ["other_county"]}}, "show_limits",

@@ -341,8 +341,8 @@ def test_staff_outcome_tells_the_resident_with_the_menu(purpose, first):
     message = resident_message(purpose, "req-20261201-0123456789abcdef").to_dict()
     labels = [item["action"]["label"] for item in message["quickReply"]["items"]]
     assert set(labels) == _HELP and labels[0] == first
-    if purpose == "declined":  # the words name what the buttons do, not only 查活動 / 找蔬食
-        assert "留下服務詢問" in message["text"] and "查看原本服務單" in message["text"]
+    if purpose == "declined":  # the words name a next step and its button, not only 查活動 / 找蔬食
+        assert "留下服務詢問" in message["text"] and "更詳細" in message["text"]
 
 
 @pytest.mark.parametrize("taps, purpose", [([("decline", "A")], "declined"),

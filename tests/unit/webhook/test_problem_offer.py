@@ -99,11 +99,12 @@ def test_problem_offer_a_problem_in_own_words_gets_the_form_never_the_directory(
     assert DIRECTORY not in words and "這句我看不太懂" not in words
 
 
-def test_problem_offer_after_the_handoff_menu_entry_takes_the_problem(webhook_service, line_standin):
+def test_problem_after_the_handoff_menu_entry_is_the_card_of_the_whole_text(webhook_service, line_standin):
     reply_messages(webhook_service, line_standin, text_event("留下服務詢問"))
-    messages = reply_messages(webhook_service, line_standin,
-                              text_event("我們巷口的垃圾車都不來 已經一個禮拜了 在員林市中正路"))
-    assert offered(messages) == ["新需求：我們巷口的垃圾車都不來"] and DIRECTORY not in all_text(messages)
+    said = "我們巷口的垃圾車都不來 已經一個禮拜了 在員林市中正路"
+    messages = reply_messages(webhook_service, line_standin, text_event(said))
+    card = all_text([m for m in messages if m.get("type") == "flex"])
+    assert said in card and offered(messages) == [] and DIRECTORY not in all_text(messages)
 
 
 def test_problem_offer_a_noisy_event_asked_about_is_a_search(webhook_service, line_standin):
