@@ -312,7 +312,7 @@ def test_places_import_a_tdx_shop_asked_about_by_itself_says_its_diet_is_not_con
     catalog = snapshots.load_current_catalog(store)
     [message] = place_item_reply(catalog.places[0], catalog, 1, ()).messages
     assert "店家資料列的素別：蔬食（未確認素別）。" in message.text
-    assert "資料來源：交通部觀光署資料，2026-10-05 查閱。" in message.text
+    assert "資料來源：交通部觀光署資料，2026/10/5 查閱。" in message.text
     [hours] = place_item_reply(catalog.places[0], catalog, 1, (ItemDetail.WHEN,)).messages
     assert "營業時間：11:00-20:00（資料寫的，不代表今天有開）" in hours.text and "交通部觀光署資料" in hours.text
 
