@@ -9,6 +9,7 @@ search's diet came from is said every time (§6, §7). Buttons carry their condi
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -343,11 +344,14 @@ def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | 
         return line + "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
     township = by_short_name[near[0]]
     choices = (result or {}).get("area_choices")
+    picker = (result or {}).get("status") == "needs_area"  # the picker below says which townships, once
+    what = "活動" if is_events(proposal) else "店家"
     if isinstance(choices, list) and choices and township not in choices:
-        what = "活動" if is_events(proposal) else "店家"
+        if picker:
+            return line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}。"
         return (line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}；"
                 f"下方是有{what}資料的鄉鎮，也可以再輸入一次鄉鎮名稱。")
-    return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
+    return line + f"你是說「{near[0]}」嗎？" + ("" if picker else "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
 
 
 # -- a follow-up answered: what changed, what was kept (docs/design.md §7, Conversation) --------------
@@ -642,8 +646,21 @@ def render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDie
         note = origin_note(diet, snapshot, unrecorded_said(proposal.notes))
         if note:
             lines.append(note)
+    if result.get("status") == "needs_area" and any(isinstance(note, ask.UnknownTownship) for note in proposal.notes):
+        _without_picker_question(messages)
     _lead_with(messages, lines)
     return Reply(messages)
+
+
+#: The picker's own question (想找哪個鄉鎮的蔬食店家？, 想查哪個鄉鎮的活動？): asked already when a township
+#: typed was not known (「你是說「花壇」嗎？」), so it is not asked twice.
+_PICKER_QUESTION = re.compile(r"^想(?:找|查)哪個鄉鎮[^？\n]*？\n?")
+
+
+def _without_picker_question(messages: list[Any]) -> None:
+    """The picker's text without its question: one question, one set of buttons."""
+    if messages and isinstance(messages[0], TextMessage):
+        messages[0] = messages[0].copy(update={"text": _PICKER_QUESTION.sub("", messages[0].text)})
 
 
 def _lead_with(messages: list[Any], lines: list[str]) -> None:
