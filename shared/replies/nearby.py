@@ -16,12 +16,12 @@ from datetime import date
 
 from linebot.v3.messaging import (
     FlexBox,
-    MessageAction,
     FlexBubble,
     FlexCarousel,
     FlexMessage,
     FlexSeparator,
     FlexText,
+    MessageAction,
     QuickReply,
     QuickReplyItem,
     TextMessage,
