@@ -63,10 +63,10 @@ def _date_words(query_date: str | None) -> str:
     """The searched dates in words; an exclusive end is shown as the last included day.
 
     Without a date the search lists events that have not ended (shared.events.search), so the
-    words say 今天起, not 所有日期 (a search never claims dates it did not cover).
+    words say 近期 (a search never claims dates it did not cover, and no 所有日期 a resident trips on).
     """
     if query_date is None:
-        return "今天起所有日期"
+        return "近期"
     start, end = parse_date_range(query_date)
     last = end - timedelta(days=1)
     return _day(start) if last == start else f"{_day(start)}～{_day(last)}"
@@ -147,7 +147,8 @@ def scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> s
     ``both:`` reading: 明天或週六) are named apart: 「田尾鄉，2026/12/2（三）、2026/12/5（六）」, never
     the range between them (which was searched only to cover both)."""
     dates = "、".join(_date_words(span) for span in date_spans) if date_spans else _date_words(query["date"])
-    parts = [query["area"] or "彰化縣各鄉鎮", dates]
+    area = query["area"] or "彰化縣各鄉鎮"
+    parts = [area + dates] if dates == "近期" else [area, dates]  # 「田尾鄉近期」
     if query["keyword"]:
         parts.append(f"關鍵字「{keyword_words(query['keyword'])}」")
     return "，".join(parts)

@@ -330,7 +330,7 @@ def second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[
 _NOT_SAVED_LINE = "好的，不會幫你記；你按同意我才保存。"
 #: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: docs/design.md §6.
 #: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
-_PRIVACY_ASKED_LINE = "偏好要你按同意才保存；你打的字回覆後就刪。"
+_PRIVACY_ASKED_LINE = "偏好要你按同意才保存；你傳的訊息，我回覆後就刪掉。"
 
 
 def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
