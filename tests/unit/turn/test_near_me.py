@@ -157,6 +157,16 @@ def test_location_with_the_shipped_catalog_names_the_townships_that_have_shops(s
     assert reply_budget.problems(messages) == []
 
 
+def test_location_help_of_the_terminal_chat_and_the_docs_promise_only_what_the_shipped_catalog_answers():
+    from tools.chat import HELP
+
+    assert all(place.coordinates is None for place in load_place_catalog().places)
+    assert "內建的店家名單沒有位置" in HELP and "列出有店家的鄉鎮" in HELP
+    docs = (DEFAULT_CATALOG_PATH.parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    line = next(row for row in docs.splitlines() if row.startswith("| `/location"))
+    assert "only when the catalog has sourced positions" in line and "shipped catalog has none" in line
+
+
 def test_location_address_from_line_names_its_township(service, line_standin):
     messages = reply_messages(service, line_standin, location_event(*CHANGHUA_STATION,
                                                                     address="500台灣彰化縣彰化市中正路一段"))
