@@ -195,13 +195,12 @@ def _render_needs_area(result: dict[str, Any], vague: bool = False, vague_words:
     return [TextMessage(text=text, quick_reply=QuickReply(items=items))]
 
 
-def _render_no_match(result: dict[str, Any]) -> list[Message]:
-    """What was searched and found nothing; a township with no events at all says so, and the other
-    townships with events are offered in the same line; the demo note (or the source) last."""
+def _no_match_offers(result: dict[str, Any], no_data: bool) -> tuple[list[str], list[QuickReplyItem]]:
+    """The lines and buttons after a no-match: 不限日期 / 不限條件 in the township searched (when it has
+    events), and the other townships with events, keeping the dates and topic asked."""
     query = result["query"]
-    lines = [f"活動資料裡沒有找到符合「{scope_words(query, result.get('date_spans'))}」的活動。"]
+    lines: list[str] = []
     items: list[QuickReplyItem] = []
-    no_data = bool(query["area"]) and query["area"] not in result.get("area_choices", [])
     if not no_data and (query["date"] is not None or query["keyword"]) and query["area"]:
         wider = "不限日期" if not query["keyword"] else "不限條件"
         lines.append(f"可以{wider}，查{query['area']}的所有活動。")
@@ -216,7 +215,17 @@ def _render_no_match(result: dict[str, Any]) -> list[Message]:
         carry = result.get("carry") or query  # (two dates apart: the same two again, not the days between)
         other_reply = area_quick_reply("events", others, date=carry["date"], keyword=carry["keyword"])
         items += other_reply.items if other_reply else []
-    lines.append(_demo_note(result))
+    return lines, items
+
+
+def _render_no_match(result: dict[str, Any]) -> list[Message]:
+    """What was searched and found nothing; a township with no events at all says so, and the other
+    townships with events are offered in the same line; the demo note (or the source) last."""
+    query = result["query"]
+    no_data = bool(query["area"]) and query["area"] not in result.get("area_choices", [])
+    lines, items = _no_match_offers(result, no_data)
+    lines = [f"活動資料裡沒有找到符合「{scope_words(query, result.get('date_spans'))}」的活動。", *lines,
+             _demo_note(result)]
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None
     return [TextMessage(text="\n".join(line for line in lines if line), quick_reply=quick_reply)]
 
