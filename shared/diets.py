@@ -43,6 +43,8 @@ DIET_WORDS: tuple[tuple[str, str], ...] = (
     ("蔬食", "vegetarian"),
     ("素食", "vegetarian"),
     ("吃素", "vegetarian"),
+    ("吃菜", "vegetarian"),     # Taiwanese 食菜 / 呷菜: eats vegetarian (呷 reads as 吃: shared.text)
+    ("食菜", "vegetarian"),
     ("vegetarian", "vegetarian"),
     ("veggie", "vegetarian"),
     ("素", "vegetarian"),

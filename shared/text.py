@@ -5,7 +5,8 @@ stored (replies are written from fixed templates in Traditional Chinese).
 
 - width and compatibility forms: ``unicodedata`` NFKC (１２／５ → 12/5, ＶＥＧＡＮ → VEGAN, ： → :);
 - Simplified → Traditional (Taiwan phrases): OpenCC ``s2twp`` (员林有素食吗 → 員林有素食嗎);
-- Latin letters: ``str.casefold`` (Vegan → vegan).
+- Latin letters: ``str.casefold`` (Vegan → vegan);
+- Taiwanese written with Mandarin or zhuyin letters: 呷 is 吃 (呷菜, 呷素), ㄟ is 的 (呷菜ㄟ店).
 
 Every layer reads text this way (the router, the memory phrases, the staff commands), so it sits in
 the base layer. Source: https://github.com/BYVoid/OpenCC (s2twp: Simplified to Taiwan
@@ -26,6 +27,10 @@ def _converter() -> opencc.OpenCC:
     return opencc.OpenCC("s2twp")
 
 
+#: Taiwanese spellings read as the Mandarin word the vocabulary holds (呷菜ㄟ店 → 吃菜的店).
+_TAIWANESE = str.maketrans({"呷": "吃", "ㄟ": "的"})
+
+
 def reading_form(text: str) -> str:
     """The text as the router reads it: NFKC, Traditional (Taiwan), case-folded, spaces collapsed.
 
@@ -36,7 +41,7 @@ def reading_form(text: str) -> str:
         space; 台 becomes 臺 (OpenCC's Taiwan standard), so vocabulary lists both where it matters.
     """
     folded = unicodedata.normalize("NFKC", text or "")
-    folded = _converter().convert(folded)
+    folded = _converter().convert(folded).translate(_TAIWANESE)
     return " ".join(folded.casefold().split())
 
 

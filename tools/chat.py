@@ -13,7 +13,8 @@ Interactive::
         --secret local-dev-channel-secret
 
 Commands: ``/follow``, ``/unfollow``, ``/sticker``, ``/location LAT,LNG`` (share a location, as LINE's
-map does), ``/user Uxxxx`` (or ``/user new``),
+map does: the nearest shops only when the catalog has sourced positions; the shipped one has none, so the
+reply names the townships that have shops), ``/user Uxxxx`` (or ``/user new``),
 ``/staff Uxxxx`` (act as that staff member in the simulated staff group; ``/staff`` alone: a
 default staff member; ``/user`` returns to the one-to-one chat), ``/help``, ``/quit``.
 
@@ -677,6 +678,8 @@ HELP = """指令：
   /follow          加入好友（follow 事件）     /unfollow  封鎖（unfollow 事件）
   /sticker         傳一張貼圖                  /user Uxxxx 或 /user new  切換使用者
   /location 緯度,經度  分享位置，例如 /location 24.0818,120.5386
+                   （店家資料有來源標明的地圖位置時，列出最近的店家；內建的店家名單沒有位置，
+                    會說明沒有地圖位置，並列出有店家的鄉鎮）
   /staff [Uxxxx]   以工作人員身分在工作人員群組中操作（/user 回到一對一聊天）
   /help            顯示這段說明                /quit（或 Ctrl-D、Ctrl-C）離開"""
 

@@ -5,7 +5,7 @@ A search reply opens with a heading that names what was searched, as the residen
 
 * events: ``示範活動 2 筆：週末蔬食小農市集、親子繪本共讀午後（彰化市，2026/12/5（六）～2026/12/6（日））``,
   or none found: ``示範資料裡沒有找到符合「員林市，2026/12/25（五）、2026/12/31（四）」的活動。``; a topic
-  is ``，關鍵字「市集」`` (``「市集」或「親子」`` for either, read as ``市集|親子``), every township ``彰化縣各鄉鎮``, every date ``今天起所有日期``;
+  is ``，關鍵字「市集」`` (``「市集」或「親子」`` for either, read as ``市集|親子``), every township ``彰化縣各鄉鎮``, every date ``近期``;
 * shops: ``蔬食店家 1 家：John手作蔬食（彰化市，全素）``, or ``沒有找到符合「花壇鄉、蛋奶素」的店家。``;
 * a date LOCAL cannot read: ``我看不懂這個日期…``.
 
@@ -30,7 +30,7 @@ _DAY = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})（.）$")
 UNREADABLE_DATE = "我看不懂這個日期"
 #: How a reply names every township and every date.
 WHOLE_COUNTY_WORDS = "彰化縣各鄉鎮"
-EVERY_DATE_WORDS = "今天起所有日期"
+EVERY_DATE_WORDS = "近期"
 _OPEN, _CLOSE = "（「", "）」"
 
 
@@ -79,7 +79,7 @@ def _day(words: str) -> date | None:
 
 def days_of(words: str) -> str | list[str] | None:
     """``2026/12/5（六）～2026/12/6（日）`` → ``2026-12-05..2026-12-06``; ``A、B`` → a list of two;
-    ``今天起所有日期`` → ``any``; None when the words are no dates."""
+    ``近期`` → ``any``; None when the words are no dates."""
     if words == EVERY_DATE_WORDS:
         return "any"
     spans: list[str] = []
@@ -93,6 +93,8 @@ def days_of(words: str) -> str | list[str] | None:
 
 def _events_conditions(cond: str) -> dict[str, Any]:
     parts = _split_top(cond, "，")
+    if parts[0].endswith(EVERY_DATE_WORDS):  # 「田尾鄉近期」: the township and every date
+        parts = [parts[0].removesuffix(EVERY_DATE_WORDS), EVERY_DATE_WORDS, *parts[1:]]
     said: dict[str, Any] = {"what": "events", "township": _township(parts[0])}
     if len(parts) > 1:
         said["days"] = days_of(parts[1])

@@ -79,7 +79,7 @@ def _already(result: MemoryResult) -> Reply:
     if result.operation == "decline":
         return _reply(f"這張確認卡之前已經同意過了，所以已經記住，不會取消。{_current(result)}\n"
                       "想停止使用，請說「忘記我的飲食偏好」。", outcome=True)
-    return _reply(f"這張確認卡已經處理過了，不會重複保存，版本也沒有變。{_current(result)}", "我的偏好", outcome=True)
+    return _reply(f"這張確認卡已經處理過了，不會重複保存，你的偏好也沒有改變。{_current(result)}", "我的偏好", outcome=True)
 
 
 def _stale(result: MemoryResult) -> Reply:

@@ -10,6 +10,11 @@ Outcomes (``PlacesIngestResult.outcome``):
 - ``rejected``: the file is not a list (``CuratedFileError``'s reason) or no row was valid
   (``no_valid_rows``); the last good snapshot stays, the reason is recorded.
 
+What an import replaced is said: ``no_longer_listed`` counts the shops residents were answered with
+before (the previous snapshot, or the shipped catalog) that the new catalog no longer lists, and a
+WARNING log (stderr) names them; ``example_rows`` counts rows that are only examples (named 範例, or from
+a list named 範例 or published on example.org/.com, like data/places-template.csv's), also warned of.
+
 Source: docs/design.md §5 (versioned snapshots; places from lists and TDX).
 """
 from __future__ import annotations
@@ -21,11 +26,11 @@ from typing import Any, Protocol
 
 from shared.clock import TAIPEI, require_aware
 from shared.logs import log
-from shared.places.catalog import CatalogError
+from shared.places.catalog import CatalogError, PlaceCatalog
 from shared.places.curated import CuratedFileError, read_curated
 from shared.places.layers import CURATED, TDX, Layer
 from shared.places.restaurants import map_restaurants
-from shared.places.snapshots import prune_snapshots, read_state, record_attempt, write_snapshot
+from shared.places.snapshots import load_current_catalog, prune_snapshots, read_state, record_attempt, write_snapshot
 from shared.store import DocumentStore, StoreError
 
 OK_OUTCOMES = frozenset({"snapshot_written", "unchanged", "not_modified"})
@@ -59,7 +64,8 @@ class RestaurantSource(Protocol):
 class PlacesIngestResult:
     """One import: outcome (module docstring), layer (``curated`` / ``tdx``), the current version after
     it, counts {received, kept, skipped {reason: n}}, skipped_rows [{row, reason}], places in the
-    merged catalog, reason."""
+    merged catalog, reason; no_longer_listed: how many shops of the previous answer the new catalog no
+    longer lists (0 when nothing was written); example_rows: rows kept that are only examples."""
 
     outcome: str
     layer: str
@@ -68,6 +74,8 @@ class PlacesIngestResult:
     skipped_rows: list[dict[str, Any]] | None = None
     places: int | None = None
     reason: str | None = None
+    no_longer_listed: int = 0
+    example_rows: int = 0
 
     @property
     def ok(self) -> bool:
@@ -78,12 +86,55 @@ class PlacesIngestResult:
         """The JSON document ``make ingest-places`` prints."""
         return {"outcome": self.outcome, "layer": self.layer, "catalog_version": self.catalog_version,
                 "counts": self.counts, "skipped_rows": self.skipped_rows, "places": self.places,
-                "reason": self.reason}
+                "reason": self.reason, "no_longer_listed": self.no_longer_listed, "example_rows": self.example_rows}
+
+
+#: What marks a row as only an example: 範例 in its name or list's name, or a list on example.org/.com.
+_EXAMPLE_WORDS = ("範例", "example.org", "example.com")
+
+
+def _example_rows(layer: Layer) -> list[str]:
+    """The names of the rows of ``layer`` that are only examples (``_EXAMPLE_WORDS``)."""
+    found = []
+    for place in layer.places:
+        source = layer.sources.get((place.get("field_sources") or {}).get("name", ""), {})
+        said = " ".join(str(value) for value in (place.get("name"), source.get("name"), source.get("url")))
+        if any(word in said for word in _EXAMPLE_WORDS):
+            found.append(str(place.get("name")))
+    return found
+
+
+def _answered_before(store: DocumentStore) -> PlaceCatalog | None:
+    """The catalog residents are answered from before the import, or None when it cannot be read."""
+    try:
+        return load_current_catalog(store)
+    except CatalogError:
+        return None
+
+
+def _no_longer_listed(before: PlaceCatalog | None, store: DocumentStore) -> list[str]:
+    """「name（township）」 of each shop ``before`` listed that the store's current catalog does not."""
+    after = _answered_before(store)
+    if before is None or after is None:
+        return []
+    kept = {(place.name, place.area) for place in after.places}
+    return [f"{place.name}（{place.area}）" for place in before.places if (place.name, place.area) not in kept]
+
+
+def _warn(layer: Layer, examples: list[str], gone: list[str]) -> None:
+    """Say on stderr what an operator must know: example rows loaded as shops, shops no longer listed."""
+    if examples:
+        log("WARNING", "places import holds example rows; replace them with real shops", layer=layer.kind,
+            count=len(examples), shops=examples)
+    if gone:
+        log("WARNING", "places import: shops residents were answered with are no longer listed", layer=layer.kind,
+            count=len(gone), shops=gone)
 
 
 def _store_layer(store: DocumentStore, layer: Layer, *, origin: str, now: datetime,
                  last_modified: str | None = None) -> PlacesIngestResult:
     current = (read_state(store) or {}).get("catalog_version")
+    before = _answered_before(store) if layer.places else None
     seen: dict[str, Any] = {"counts": layer.counts, "skipped_rows": layer.skipped_rows}
     if not layer.places:
         record_attempt(store, now=now, layer=layer.kind, outcome="rejected", reason="no_valid_rows")
@@ -102,7 +153,10 @@ def _store_layer(store: DocumentStore, layer: Layer, *, origin: str, now: dateti
     outcome = "snapshot_written" if written else "unchanged"
     log("INFO", "places ingested", layer=layer.kind, outcome=outcome, version=version, kept=len(layer.places),
         skipped=sum(layer.skipped.values()))
-    return PlacesIngestResult(outcome, layer.kind, version, places=count, **seen)
+    examples, gone = _example_rows(layer), (_no_longer_listed(before, store) if written else [])
+    _warn(layer, examples, gone)
+    return PlacesIngestResult(outcome, layer.kind, version, places=count, no_longer_listed=len(gone),
+                              example_rows=len(examples), **seen)
 
 
 def ingest_curated(store: DocumentStore, path: str | Path, *, now: datetime) -> PlacesIngestResult:

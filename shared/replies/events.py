@@ -1,7 +1,7 @@
 """Render search_local_events results as LINE messages (typed line-bot-sdk v3 models).
 
-While the events snapshot is demo data, every message of every reply — including needs_area,
-no_match and unavailable — says 示範, and so does every alt_text. A real snapshot's replies name
+While the events snapshot is demo data, every reply — including needs_area, no_match and
+unavailable — says 示範 once, in its text line (the cards stay clean), and every alt_text says it too. A real snapshot's replies name
 its source and update time instead (and never say 示範), and say the data may be out of date
 when it was last confirmed longer ago than ``LOCAL_EVENTS_STALE_AFTER_SECONDS``. Past events are
 labelled （已結束）; a multi-day event shows its first and last day; a missing start time or
@@ -49,7 +49,6 @@ ALT_TEXT_MAX_CHARS = limits.ALT_TEXT  # LINE counts UTF-16 units (shared/line/li
 
 NOT_PROVIDED = "未提供"
 PAST_LABEL = "（已結束）"
-DEMO_LABEL = "示範資料"
 #: A card's one note when its time or place is not provided.
 MISSING_NOTE = "未提供的時間、地點，請以主辦單位公告為準"
 WEEKDAYS = "一二三四五六日"
@@ -64,10 +63,10 @@ def _date_words(query_date: str | None) -> str:
     """The searched dates in words; an exclusive end is shown as the last included day.
 
     Without a date the search lists events that have not ended (shared.events.search), so the
-    words say 今天起, not 所有日期 (a search never claims dates it did not cover).
+    words say 近期 (a search never claims dates it did not cover, and no 所有日期 a resident trips on).
     """
     if query_date is None:
-        return "今天起所有日期"
+        return "近期"
     start, end = parse_date_range(query_date)
     last = end - timedelta(days=1)
     return _day(start) if last == start else f"{_day(start)}～{_day(last)}"
@@ -115,10 +114,7 @@ def _event_days(event: dict[str, Any]) -> str:
 
 def _bubble(event: dict[str, Any], demo: bool) -> FlexBubble:
     title = event["title"] + (PAST_LABEL if event["is_past"] else "")
-    contents = []
-    if demo:
-        contents.append(FlexText(text=DEMO_LABEL, size="xs", color="#B45309", weight="bold"))
-    contents += [
+    contents = [
         FlexText(text=title, wrap=True, weight="bold", size="lg", color="#888888" if event["is_past"] else None),
         FlexText(text=event["area"], size="sm", color="#666666"),
         FlexText(text=f"日期：{_event_days(event)}", size="sm", margin="md", wrap=True),
@@ -151,7 +147,8 @@ def scope_words(query: dict[str, Any], date_spans: list[str] | None = None) -> s
     ``both:`` reading: 明天或週六) are named apart: 「田尾鄉，2026/12/2（三）、2026/12/5（六）」, never
     the range between them (which was searched only to cover both)."""
     dates = "、".join(_date_words(span) for span in date_spans) if date_spans else _date_words(query["date"])
-    parts = [query["area"] or "彰化縣各鄉鎮", dates]
+    area = query["area"] or "彰化縣各鄉鎮"
+    parts = [area + dates] if dates == "近期" else [area, dates]  # 「田尾鄉近期」
     if query["keyword"]:
         parts.append(f"關鍵字「{keyword_words(query['keyword'])}」")
     return "，".join(parts)
@@ -198,26 +195,37 @@ def _render_needs_area(result: dict[str, Any], vague: bool = False, vague_words:
     return [TextMessage(text=text, quick_reply=QuickReply(items=items))]
 
 
-def _render_no_match(result: dict[str, Any]) -> list[Message]:
+def _no_match_offers(result: dict[str, Any], no_data: bool) -> tuple[list[str], list[QuickReplyItem]]:
+    """The lines and buttons after a no-match: 不限日期 / 不限條件 in the township searched (when it has
+    events), and the other townships with events, keeping the dates and topic asked."""
     query = result["query"]
-    source = "示範資料" if result["demo"] else "活動資料"
-    lines = [f"{source}裡沒有找到符合「{scope_words(query, result.get('date_spans'))}」的活動。"]
+    lines: list[str] = []
     items: list[QuickReplyItem] = []
-    if query["area"] and query["area"] not in result.get("area_choices", []):
-        lines.append(f"這份資料目前沒有{query['area']}的活動。")  # no 不限日期 there: it would find nothing either
-    elif (query["date"] is not None or query["keyword"]) and query["area"]:
+    if not no_data and (query["date"] is not None or query["keyword"]) and query["area"]:
         wider = "不限日期" if not query["keyword"] else "不限條件"
         lines.append(f"可以{wider}，查{query['area']}的所有活動。")
         items.append(QuickReplyItem(action=area_postback("events", query["area"], label=wider)))
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
-    if others:
+    if no_data:  # no 不限日期 or other days there: they would find nothing either
+        lines.append(f"這份資料目前沒有{query['area']}的活動" + (f"，可以改查：{'、'.join(others)}。" if others else "。"))
+    elif others:
         change_date = "換個日期，或" if query["date"] is not None else ""
         lines.append(f"可以{change_date}改查其他有活動資料的鄉鎮：{'、'.join(others)}。")
-        # other townships keep the dates and topic asked; 不限條件 above drops them
+    if others:  # other townships keep the dates and topic asked; 不限條件 above drops them
         carry = result.get("carry") or query  # (two dates apart: the same two again, not the days between)
         other_reply = area_quick_reply("events", others, date=carry["date"], keyword=carry["keyword"])
         items += other_reply.items if other_reply else []
-    lines.append(_demo_note(result))
+    return lines, items
+
+
+def _render_no_match(result: dict[str, Any]) -> list[Message]:
+    """What was searched and found nothing; a township with no events at all says so, and the other
+    townships with events are offered in the same line; the demo note (or the source) last."""
+    query = result["query"]
+    no_data = bool(query["area"]) and query["area"] not in result.get("area_choices", [])
+    lines, items = _no_match_offers(result, no_data)
+    lines = [f"活動資料裡沒有找到符合「{scope_words(query, result.get('date_spans'))}」的活動。", *lines,
+             _demo_note(result)]
     quick_reply = QuickReply(items=items[:QUICK_REPLY_MAX_ITEMS]) if items else None
     return [TextMessage(text="\n".join(line for line in lines if line), quick_reply=quick_reply)]
 
@@ -250,11 +258,11 @@ def render_events(result: dict[str, Any], *, vague: bool = False, vague_words: t
         searched only when ``vague`` (the user said one; not after a tap on 查活動)];
         no_match → [TextMessage naming the search, suggesting all dates / other townships];
         unavailable → [TextMessage: 活動資料的版本正在核對].
-        With demo data every message says 示範.
+        With demo data the text says 示範 once (the cards do not).
     Raises:
         KeyError: the status is not one of the four above.
         ValueError: a postback would exceed LINE's 300-character data limit.
-    Source: docs/design.md §5 (every events reply says 示範; past labelled; 未提供), §7.
+    Source: docs/design.md §5 (every events reply says 示範, once; past labelled; 未提供), §7.
     """
     if result["status"] == "needs_area":
         return _render_needs_area(result, vague, vague_words)

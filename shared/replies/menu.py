@@ -295,7 +295,8 @@ def privacy_reply(ctx: EventContext | None = None, *, forget: bool = False, shar
     answer must equal the store).
     """
     name = display_name(ctx)
-    typed = "你打的字會交給 Google 讀懂意思，回覆後就刪掉" if _model_on(ctx) else "你打的字回覆後就刪掉"
+    typed = ("你傳來的訊息會交給 Google 讀懂意思，我回覆你之後就把內容刪掉" if _model_on(ctx)
+             else "你傳來的訊息，我回覆你之後就把內容刪掉")
     if forget:
         lines = ["要忘記飲食偏好，請點下面的「忘記我的飲食偏好」，點了才會刪除。",
                  "服務單或其他資料想刪除，請傳「新需求：請刪除我的資料」。"]
@@ -319,14 +320,14 @@ def privacy_more_reply(ctx: EventContext | None = None) -> Reply:
     name = display_name(ctx)
     lines = [
         f"{name}保存的資料和期限：",
-        "・你打的字：回覆後就刪掉。每則訊息只留編號、時間、狀態和代表你的 LINE 編號，約 7 天。",
+        "・你傳來的訊息：我回覆你之後就把內容刪掉。每則訊息只留編號、時間、狀態和代表你的 LINE 編號，約 7 天。",
         "・每次查詢的條件和結果編號：保留 30 天。",
         "・最後一次查詢的條件和列出的項目，和你分享的位置：30 分鐘內讓你接著問，之後刪除；忘記飲食偏好時也一起刪除。",
         "・飲食偏好：只有你按了「同意記住」才保存，可以隨時忘記。",
         "・服務詢問：送出的內容和編號交給工作人員；還沒送出的，按「取消」或改留新的一筆，內容就刪掉。",
     ]
     if _model_on(ctx):
-        lines.append(f"・你打的字會交給 Google 的模型讀懂意思，再由{name}查資料回覆。")
+        lines.append(f"・你傳來的訊息會交給 Google 的電腦讀懂意思，再由{name}查資料回覆。")
     lines += [f"{name}不讀你的 LINE 名字和大頭貼。其他資料想刪除，請傳「新需求：請刪除我的資料」。"]
     return Reply([TextMessage(text="\n".join(lines),
                               quick_reply=_menu_quick_reply(("我的偏好", "忘記我的飲食偏好", "查看原本服務單")))])
@@ -391,7 +392,7 @@ def ask_search_kind_reply(township: str, *, no_data: bool = False, diet: str | N
     kept = []
     if date or keyword:
         kept.append("活動接著用你剛才問的條件：" + scope_words({"area": None, "date": date, "keyword": keyword})
-                    .removeprefix("彰化縣各鄉鎮，").removeprefix("今天起所有日期，"))
+                    .removeprefix("彰化縣各鄉鎮近期，").removeprefix("彰化縣各鄉鎮，"))
     if diet:
         kept.append(f"店家接著用你剛才說的條件：{diet_label(diet)}；想不限素別，請點「{township}不限素別」。")
     shops = f"{diet_label(diet)}店家" if diet else "蔬食店家"

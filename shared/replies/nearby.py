@@ -1,7 +1,9 @@
 """What a resident reads after sharing a location: the nearest shops or events by straight-line
 distance, or why none is listed (typed line-bot-sdk v3 models).
 
-Every listing says the distance is a straight line, not a walking route, and what a shop's record
+Every listing says once, in its lead, that the distance is a straight line, not a walking route (the
+cards give the distance as 「直線約…」), and ends with next steps: the townships of what it lists, the
+other search (查活動 / 查蔬食) and 選單. A card says what a shop's record
 lacks (its opening hours, unless a source records them: then they are shown); a distance is 「直線約 1.2 公里」, or metres under 1 km (「直線約 350 公尺」). When
 nothing can be listed, the reply says why once and offers the townships that have data, with the
 location button to share another place. The shared location itself is never repeated back.
@@ -19,7 +21,9 @@ from linebot.v3.messaging import (
     FlexMessage,
     FlexSeparator,
     FlexText,
+    MessageAction,
     QuickReply,
+    QuickReplyItem,
     TextMessage,
 )
 
@@ -30,12 +34,11 @@ from shared.events.search import EventSnapshot
 from shared.geo import NEAR_LIMIT_M, NearStatus
 from shared.line import limits
 from shared.places.nearby import NearbyPlaces
-from shared.replies.area_picker import SearchKind, area_quick_reply, location_item
+from shared.replies.area_picker import QUICK_REPLY_MAX_ITEMS, SearchKind, area_postback, area_quick_reply, location_item
 from shared.replies.events import DEMO_NOTE, month_day
 from shared.replies.places import diet_note, shop_bubble, source_line, unknown_note
 
-#: A card's notes (at most three, docs/design.md §7).
-NOT_A_ROUTE = "直線距離，不是步行路線"
+#: A card's notes (at most three, docs/design.md §7); the straight line is said once, in the lead.
 EVENT_CHECK = "時間地點請以主辦單位公告為準"
 #: Fields a nearby card does not call missing: the straight-line distance is given.
 _MEASURED = frozenset({"coordinates", "walking_distance_m"})
@@ -61,13 +64,23 @@ def _place_bubble(view: dict, distance: str) -> FlexBubble:
     under its name, and three notes: its diets, not a route, and what its record lacks (營業時間 when
     unknown; distance is not said to be missing: the straight line is given)."""
     lacking = unknown_note([field for field in view["unknown_fields"] if field not in _MEASURED])
-    notes = [note for note in (diet_note(view), NOT_A_ROUTE, lacking) if note]
+    notes = [note for note in (diet_note(view), lacking) if note]
     return shop_bubble(view, f"{view['area']}・{distance}", notes)
 
 
 def _picker(kind: SearchKind, choices: tuple[str, ...], diet: str | None = None) -> QuickReply | None:
     """The location button, then the townships (at most 12) as search buttons."""
     return area_quick_reply(kind, list(choices), diet=diet, with_location=True)
+
+
+def _next_steps(kind: SearchKind, townships: list[str], diet: str | None = None) -> QuickReply:
+    """After a nearby listing: each township listed (a search there, in the order listed), the other
+    search (查活動 after shops, 查蔬食 after events) and 選單."""
+    other = "查活動" if kind == "places" else "查蔬食"
+    items = [QuickReplyItem(action=area_postback(kind, township, diet=diet if kind == "places" else None))
+             for township in dict.fromkeys(townships)][:QUICK_REPLY_MAX_ITEMS - 2]
+    items += [QuickReplyItem(action=MessageAction(label=label, text=label)) for label in (other, "選單")]
+    return QuickReply(items=items)
 
 
 def _with_township_note(lines: list[str], township: str | None, choices: tuple[str, ...], noun: str) -> None:
@@ -99,7 +112,8 @@ def places_reply(result: NearbyPlaces, *, township: str | None = None) -> Reply:
             alt_text=limits.fit("最近的店家：" + "、".join(
                 f"{near.view['name']} {distance_words(near.distance_m)}" for near in result.near), limits.ALT_TEXT),
             contents=FlexCarousel(contents=[_place_bubble(near.view, distance_words(near.distance_m))
-                                            for near in result.near]))
+                                            for near in result.near]),
+            quick_reply=_next_steps("places", [near.view["area"] for near in result.near], diet))
         return Reply([TextMessage(text=f"{source_line(views)}\n{lead}"), carousel])
     if result.status is NearStatus.UNAVAILABLE:
         return Reply([TextMessage(text="店家資料正在更新，這次先不列出店家。請稍後再分享一次位置，或點下方的選項。",
@@ -140,7 +154,6 @@ def _event_bubble(event, distance: str) -> FlexBubble:
         _text(f"日期：{_event_days(event.date, event.last_day)}", size="sm", margin="md"),
         _text(f"地點：{event.meeting_point or '未提供'}", size="sm"),
         FlexSeparator(margin="md"),
-        _text(NOT_A_ROUTE, size="xs", color="#666666", margin="sm"),
         _text(EVENT_CHECK, size="xs", color="#666666", margin="sm"),
     ]
     return FlexBubble(body=FlexBox(layout="vertical", spacing="xs", contents=contents))
@@ -169,12 +182,13 @@ def events_reply(result: NearbyEvents, snapshot: EventSnapshot | None) -> Reply:
         return Reply([TextMessage(text="活動資料正在更新，這次先不列出活動。請稍後再問一次。",
                                   quick_reply=QuickReply(items=[location_item()]))])
     if result.status is NearStatus.OK:
-        lead = f"依你分享的位置，列出直線距離最近、還沒結束的 {len(result.near)} 個活動。"
+        lead = f"依你分享的位置，列出直線距離最近、還沒結束的 {len(result.near)} 個活動（不是步行路線）。"
         carousel = FlexMessage(
             alt_text=limits.fit(("示範活動" if snapshot.demo else "最近的活動") + "：" + "、".join(
                 f"{near.event.title} {distance_words(near.distance_m)}" for near in result.near), limits.ALT_TEXT),
             contents=FlexCarousel(contents=[_event_bubble(near.event, distance_words(near.distance_m))
-                                            for near in result.near]))
+                                            for near in result.near]),
+            quick_reply=_next_steps("events", [near.event.area for near in result.near]))
         return Reply([TextMessage(text=f"{_events_source(snapshot)}\n{lead}"), carousel])
     if result.status is NearStatus.NONE_NEAR:
         first = (f"你分享的位置 {_limit_km()}內，沒有記錄了地圖位置、還沒結束的活動"

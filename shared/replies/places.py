@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from typing import Any
 
 from linebot.v3.messaging import (
@@ -100,10 +101,11 @@ def hours_words(place: dict[str, Any]) -> str | None:
     return readable_hours(place["hours"]) or HOURS_ASK
 
 
-def _day_words(iso_day: str) -> str:
-    """2026-09-27 → 「2026/9/27」."""
-    year, month, day = (int(part) for part in iso_day.split("-"))
-    return f"{year}/{month}/{day}"
+def day_words(day: date | str) -> str:
+    """A day as every reply writes it: 2026-09-27 (a date or its ISO text) → 「2026/9/27」."""
+    year, month, number = (day.year, day.month, day.day) if isinstance(day, date) else \
+        (int(part) for part in day.split("-"))
+    return f"{year}/{month}/{number}"
 
 
 def source_words(source: dict[str, Any]) -> str:
@@ -127,7 +129,7 @@ def source_line(places: list[dict[str, Any]]) -> str:
     sources = _sources_of(places)
     kinds = list(dict.fromkeys(source_words(source) for source in sources))
     day = min(source["accessed_on"] for source in sources)
-    return f"資料來源：{kinds[0]}{'等' if len(kinds) > 1 else ''}，{_day_words(day)} 查閱"
+    return f"資料來源：{kinds[0]}{'等' if len(kinds) > 1 else ''}，{day_words(day)} 查閱"
 
 
 def campaign_note(state: str, campaign: dict[str, Any]) -> str:

@@ -266,6 +266,10 @@ class ItemDetail(StrEnum):
     PRICE = "price"
     #: 要報名嗎, 要預約嗎
     REGISTRATION = "registration"
+    #: 那家有全素嗎: the diets a shop's record lists
+    DIET = "diet"
+    #: 那家有賣便當嗎, 這家可以內用嗎: anything else, which no record holds (ItemRef.asked says it)
+    OTHER = "other"
 
 
 @dataclass(frozen=True)
@@ -279,11 +283,14 @@ class ItemRef:
         name_word: the word that names it among the listed items (市集 of 那個市集), as said, or None. The
             resident's words: never in the audit record (``audited``).
         details: what is asked, in the order said; () asks for the item itself (its card).
+        asked: for ``ItemDetail.OTHER``, the resident's words for it (有賣便當) when short and plain, else
+            None. Reply text only: never in the audit record.
     """
 
     position: int | None = None
     name_word: str | None = None
     details: tuple[ItemDetail, ...] = ()
+    asked: str | None = None
 
     def audited(self) -> dict[str, object]:
         """The reference as the audit record holds it: the position and the details, never the word said."""

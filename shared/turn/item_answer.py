@@ -207,11 +207,11 @@ def _answered(ctx: EventContext, ref: ItemRef, picked: Picked, events: EventSnap
             checked = events.checked_at
             stale = checked is not None and (ctx.now - checked).total_seconds() > ctx.settings.events_stale_after_seconds
             return ItemAnswer(wording.event_item_reply(event, events, picked.position, ref.details,
-                                                       ctx.now.astimezone(TAIPEI).date(), stale=stale),
+                                                       ctx.now.astimezone(TAIPEI).date(), stale=stale, other=ref.asked),
                               ItemStatus.ANSWERED, picked.item)
     if picked.item.kind is ItemKind.PLACE and catalog is not None:
         place = next((place for place in catalog.places if place.id == picked.item.id), None)
         if place is not None:
-            return ItemAnswer(wording.place_item_reply(place, catalog, picked.position, ref.details),
+            return ItemAnswer(wording.place_item_reply(place, catalog, picked.position, ref.details, ref.asked),
                               ItemStatus.ANSWERED, picked.item)
     return ItemAnswer(wording.item_gone_reply(), ItemStatus.GONE)

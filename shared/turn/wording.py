@@ -9,6 +9,7 @@ search's diet came from is said every time (§6, §7). Buttons carry their condi
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -35,7 +36,14 @@ from shared.replies.next_steps import (
     places_next_steps,
     remember_item,
 )
-from shared.replies.places import HOURS_ASK, UNCONFIRMED_DIET_KINDS, readable_hours, render_places, source_words
+from shared.replies.places import (
+    HOURS_ASK,
+    UNCONFIRMED_DIET_KINDS,
+    day_words,
+    readable_hours,
+    render_places,
+    source_words,
+)
 from shared.turn import ask
 from shared.turn.conversation import ItemKind
 from shared.turn.datespec import DateSpec, RelativeDay, RelativeMonth, UnreadableDate, Week, Weekday
@@ -322,7 +330,7 @@ def second_ask_items(proposal: Proposal, result: dict[str, Any] | None) -> list[
 _NOT_SAVED_LINE = "好的，不會幫你記；你按同意我才保存。"
 #: A privacy question beside a search (你們會存我的個資嗎 花壇有素食嗎). Source: docs/design.md §6.
 #: True to the store: the message's text is dropped once it is answered (shared.inbox.finished).
-_PRIVACY_ASKED_LINE = "偏好要你按同意才保存；你打的字回覆後就刪。"
+_PRIVACY_ASKED_LINE = "偏好要你按同意才保存；你傳的訊息，我回覆後就刪掉。"
 
 
 def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | None) -> str:
@@ -336,11 +344,14 @@ def _unknown_area_line(typed: str, proposal: Proposal, result: dict[str, Any] | 
         return line + "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
     township = by_short_name[near[0]]
     choices = (result or {}).get("area_choices")
+    picker = (result or {}).get("status") == "needs_area"  # the picker below says which townships, once
+    what = "活動" if is_events(proposal) else "店家"
     if isinstance(choices, list) and choices and township not in choices:
-        what = "活動" if is_events(proposal) else "店家"
+        if picker:
+            return line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}。"
         return (line + f"你是說「{near[0]}」嗎？這份資料目前沒有{township}的{what}；"
                 f"下方是有{what}資料的鄉鎮，也可以再輸入一次鄉鎮名稱。")
-    return line + f"你是說「{near[0]}」嗎？請點下方的鄉鎮，或再輸入一次鄉鎮名稱。"
+    return line + f"你是說「{near[0]}」嗎？" + ("" if picker else "請點下方的鄉鎮，或再輸入一次鄉鎮名稱。")
 
 
 # -- a follow-up answered: what changed, what was kept (docs/design.md §7, Conversation) --------------
@@ -635,8 +646,21 @@ def render(proposal: Proposal, result: dict[str, Any] | None, diet: EffectiveDie
         note = origin_note(diet, snapshot, unrecorded_said(proposal.notes))
         if note:
             lines.append(note)
+    if result.get("status") == "needs_area" and any(isinstance(note, ask.UnknownTownship) for note in proposal.notes):
+        _without_picker_question(messages)
     _lead_with(messages, lines)
     return Reply(messages)
+
+
+#: The picker's own question (想找哪個鄉鎮的蔬食店家？, 想查哪個鄉鎮的活動？): asked already when a township
+#: typed was not known (「你是說「花壇」嗎？」), so it is not asked twice.
+_PICKER_QUESTION = re.compile(r"^想(?:找|查)哪個鄉鎮[^？\n]*？\n?")
+
+
+def _without_picker_question(messages: list[Any]) -> None:
+    """The picker's text without its question: one question, one set of buttons."""
+    if messages and isinstance(messages[0], TextMessage):
+        messages[0] = messages[0].copy(update={"text": _PICKER_QUESTION.sub("", messages[0].text)})
 
 
 def _lead_with(messages: list[Any], lines: list[str]) -> None:
@@ -657,16 +681,20 @@ _ITEM_COUNTER = {ItemKind.EVENT: "個", ItemKind.PLACE: "家"}
 _ITEM_NOUN = {ItemKind.EVENT: "活動", ItemKind.PLACE: "店家"}
 #: A detail asked, as a button repeats it (第2家電話, 第3個在哪).
 _DETAIL_ASKED = {ask.ItemDetail.WHERE: "在哪", ask.ItemDetail.WHEN: "幾點", ask.ItemDetail.END_TIME: "幾點結束",
-                 ask.ItemDetail.PHONE: "電話", ask.ItemDetail.PRICE: "要錢嗎", ask.ItemDetail.REGISTRATION: "要報名嗎"}
+                 ask.ItemDetail.PHONE: "電話", ask.ItemDetail.PRICE: "要錢嗎", ask.ItemDetail.REGISTRATION: "要報名嗎",
+                 ask.ItemDetail.DIET: "素別", ask.ItemDetail.OTHER: ""}
 #: The details offered next under an answer, per kind (the ones not asked, in this order).
 _ITEM_NEXT = {ItemKind.EVENT: (ask.ItemDetail.WHEN, ask.ItemDetail.WHERE),
               ItemKind.PLACE: (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)}
 
 
-def _item_buttons(kind: ItemKind, offers: list[tuple[int, str]], details: tuple[ask.ItemDetail, ...]) -> QuickReply:
-    """A button per (position, title) that asks the same details of that item again (「第2家電話」); the
-    label names the item when its title is known."""
-    asked = "".join(_DETAIL_ASKED[detail] for detail in details[:2])
+def _item_buttons(kind: ItemKind, offers: list[tuple[int, str]], details: tuple[ask.ItemDetail, ...],
+                  other: str | None = None) -> QuickReply:
+    """A button per (position, title) that asks the same details of that item again (「第2家電話」,
+    「第2家有賣便當嗎」 with ``other``, the resident's words for a detail no record holds); the label names
+    the item when its title is known."""
+    asked = "".join(f"{other}嗎" if detail is ask.ItemDetail.OTHER and other else _DETAIL_ASKED[detail]
+                    for detail in details[:2])
     items = []
     for at, title in offers[:QUICK_REPLY_MAX_ITEMS]:
         text = f"第{at}{_ITEM_COUNTER[kind]}{asked}"
@@ -698,7 +726,7 @@ def item_beyond_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list
     line = f"剛剛列了 {count} {counter}{_ITEM_NOUN[kind] if kind is ItemKind.EVENT else ''}"
     line += f"，沒有第 {asked} {counter}。" if asked else "，沒有那麼多。"
     return Reply([TextMessage(text=line + "想看哪一" + counter + "，請點下方的按鈕。",
-                              quick_reply=_item_buttons(kind, offers, ref.details))])
+                              quick_reply=_item_buttons(kind, offers, ref.details, ref.asked))])
 
 
 def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[tuple[int, str]],
@@ -711,7 +739,7 @@ def item_which_reply(kind: ItemKind, count: int, ref: ask.ItemRef, offers: list[
     else:
         line = f"剛剛列了 {count} {counter}{noun}，你問的是哪一{counter}？"
     return Reply([TextMessage(text=line + "請點下方的按鈕，或說「第2" + counter + "」。",
-                              quick_reply=_item_buttons(kind, offers, ref.details))])
+                              quick_reply=_item_buttons(kind, offers, ref.details, ref.asked))])
 
 
 def _event_source_line(snapshot: EventSnapshot, stale: bool) -> str:
@@ -732,8 +760,9 @@ def _event_day_words(event: Event) -> str:
     return f"{first}～{last.year}/{last.month}/{last.day}（{'一二三四五六日'[last.weekday()]}）"
 
 
-def _event_detail(event: Event, demo: bool, detail: ask.ItemDetail) -> str:
-    """What the event's record says about one detail, or that it does not record it."""
+def _event_detail(event: Event, demo: bool, detail: ask.ItemDetail, other: str | None = None) -> str:
+    """What the event's record says about one detail, or that it does not record it (``other``: the
+    resident's words for a detail no record holds)."""
     place = "集合地點" if demo else "地點"
     ask_them = "請看主辦單位公告" + ("（活動網頁在下方）" if event.url else "") + "。"
     if detail is ask.ItemDetail.WHERE:
@@ -745,13 +774,14 @@ def _event_detail(event: Event, demo: bool, detail: ask.ItemDetail) -> str:
     if detail is ask.ItemDetail.END_TIME:
         return f"活動資料只有開始時間，沒有記錄結束時間或要多久；{ask_them}"
     what = {ask.ItemDetail.PHONE: "聯絡電話", ask.ItemDetail.PRICE: "要不要錢、費用多少",
-            ask.ItemDetail.REGISTRATION: "要不要報名、怎麼報名"}[detail]
+            ask.ItemDetail.REGISTRATION: "要不要報名、怎麼報名", ask.ItemDetail.DIET: "有沒有素食",
+            ask.ItemDetail.OTHER: f"你問的「{other}」" if other else "你問的這件事"}[detail]
     organiser = f"主辦是{event.organizer}，" if event.organizer else ""
     return f"活動資料沒有記錄{what}；{organiser}{ask_them}"
 
 
 def event_item_reply(event: Event, snapshot: EventSnapshot, position: int, details: tuple[ask.ItemDetail, ...],
-                     today: date, *, stale: bool = False) -> Reply:
+                     today: date, *, stale: bool = False, other: str | None = None) -> Reply:
     """One listed event, answered from its snapshot record: what each detail asked is, or that the
     record does not hold it; all it holds when no detail was asked; the source once.
 
@@ -762,12 +792,13 @@ def event_item_reply(event: Event, snapshot: EventSnapshot, position: int, detai
         details: what was asked, in order; () for the item itself.
         today: the turn's Asia/Taipei day (an event that ended before it says 已結束).
         stale: the real snapshot was last confirmed longer ago than the configured age: said so.
+        other: the resident's words for a detail no record holds (``ItemDetail.OTHER``), or None.
     Source: docs/design.md §5 (name what the snapshot does not record; 示範 on demo data).
     """
     past = "（已結束）" if event.last_day < today else ""
     lines = [f"第 {position} 個：「{event.title}」{past}（{event.area}）"]
     asked = details or (ask.ItemDetail.WHEN, ask.ItemDetail.WHERE)
-    lines += [_event_detail(event, snapshot.demo, detail) for detail in asked]
+    lines += [_event_detail(event, snapshot.demo, detail, other) for detail in asked]
     lines.append(_event_source_line(snapshot, stale))
     buttons = [QuickReplyItem(action=MessageAction(label=limits.fit(f"第{position}個{_DETAIL_ASKED[detail]}",
                                                                     limits.ACTION_LABEL),
@@ -783,12 +814,17 @@ def _place_source_line(place: Place, catalog: PlaceCatalog, field: str) -> str:
     source = catalog.sources.get(place.field_sources.get(field) or place.field_sources.get("name", ""))
     if source is None:
         return ""
-    return f"資料來源：{source_words(source.as_dict())}，{source.accessed_on.isoformat()} 查閱。"
+    return f"資料來源：{source_words(source.as_dict())}，{day_words(source.accessed_on)} 查閱。"
 
 
-def _place_detail(place: Place, detail: ask.ItemDetail) -> str:
-    """What the shop's catalog entry says about one detail, or that it does not record it."""
+def _place_detail(place: Place, catalog: PlaceCatalog, detail: ask.ItemDetail, other: str | None = None) -> str:
+    """What the shop's catalog entry says about one detail, or that it does not record it (``other``: the
+    resident's words for a detail no record holds)."""
     call = f"請先打電話問店家（{place.phone}）。" if place.phone else "請先問店家。"
+    if detail is ask.ItemDetail.DIET:
+        return _place_diets_line(place, catalog)
+    if detail is ask.ItemDetail.OTHER:
+        return f"店家資料沒有記錄你問的「{other}」，{call}" if other else f"店家資料沒有記錄你問的這件事，{call}"
     if detail is ask.ItemDetail.WHERE:
         return f"地址：{place.address}。"
     if detail is ask.ItemDetail.PHONE:
@@ -814,7 +850,8 @@ def _place_diets_line(place: Place, catalog: PlaceCatalog) -> str:
     return f"店家資料列的素別：{kinds}（未確認素別）。" if unconfirmed else f"店家資料列的素別：{kinds}。"
 
 
-def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details: tuple[ask.ItemDetail, ...]) -> Reply:
+def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details: tuple[ask.ItemDetail, ...],
+                     other: str | None = None) -> Reply:
     """One listed shop, answered from its catalog entry: each detail asked, or that it is not recorded;
     the address, the phone and the diets listed when no detail was asked; the source once.
 
@@ -823,11 +860,12 @@ def place_item_reply(place: Place, catalog: PlaceCatalog, position: int, details
         catalog: the catalog (its sources).
         position: its 1-based place in the list shown.
         details: what was asked, in order; () for the shop itself.
+        other: the resident's words for a detail no record holds (``ItemDetail.OTHER``), or None.
     Source: docs/design.md §5 (every field names its source; name what is not recorded).
     """
     lines = [f"第 {position} 家：「{place.name}」（{place.area}）"]
     asked = details or (ask.ItemDetail.WHERE, ask.ItemDetail.PHONE)
-    lines += [_place_detail(place, detail) for detail in asked]
+    lines += [_place_detail(place, catalog, detail, other) for detail in asked]
     if not details:
         lines.append(_place_diets_line(place, catalog))
     field = ("phone" if ask.ItemDetail.PHONE in asked and place.phone else "hours"

@@ -32,7 +32,8 @@ def test_places_snapshot_contract_layers_merge_read_back_and_prune(store, tmp_pa
     catalog = snapshots.load_current_catalog(store)
     assert catalog.catalog_version == versions[-1]
     names = [place.name for place in catalog.places]
-    assert names[:3] == ["和米素食", "範例蔬食小館", "範例素食便當"] and names[3] == f"員林蔬食坊{snapshots.KEEP_SNAPSHOTS - 1}"
-    assert catalog.places[2].coordinates is not None and catalog.places[3].coordinates.source == "tdx_restaurants"
+    assert names[:4] == ["John手作蔬食", "和米素食", "範例蔬食小館", "範例素食便當"]
+    assert names[4] == f"員林蔬食坊{snapshots.KEEP_SNAPSHOTS - 1}"
+    assert catalog.places[3].coordinates is not None and catalog.places[4].coordinates.source == "tdx_restaurants"
     kept = sorted(doc["catalog_version"] for doc in store.query(snapshots.SNAPSHOTS))
     assert kept == sorted(versions[1:])

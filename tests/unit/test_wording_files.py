@@ -35,6 +35,7 @@ READING = {
     "shared/agent/calls.py", "shared/agent/prompts.py", "shared/agent/tools.py",
     "shared/events/activities.py", "shared/events/search.py", "shared/events/source.py",
     "shared/places/search.py", "shared/places/curated.py", "shared/places/layers.py", "shared/places/restaurants.py",
+    "shared/places/ingest.py", "shared/text.py",
     "shared/handoff/drafts.py", "shared/handoff/cancel_words.py", "shared/handoff/status_words.py",
     "shared/memory/phrases.py", "shared/memory/diet_dropped.py", "shared/staff/flow.py",
     "shared/turn/crisis.py", "shared/turn/dates.py", "shared/turn/datespec.py", "shared/turn/details.py",

@@ -11,15 +11,17 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from shared.diets import NO_DAIRY, NO_EGG, NO_PUNGENT, OTHER_FOOD, read_diet
+from shared.diets import NO_DAIRY, NO_EGG, NO_PUNGENT, NOT_ASKED_TO_REMEMBER, OTHER_FOOD, read_diet
 from shared.places.search import place_aliases, places_named_in
 from shared.turn.ask import EVENT_ONLY_DETAILS, DetailKind, Limit, Note, NotRecorded, Unasked, UnknownTownship, words_of
 from shared.turn.dates import read_date
 from shared.turn.details import read_details, suitability_people
 from shared.turn.proposal import Proposal
+from shared.turn.rules.clauses import LIMIT_CLAUSE_BREAK
 from shared.turn.rules.events import ASKER, GOER
 from shared.turn.rules.limits import APPOINTMENT, BRING, DISTANCE, PARKING, TRAVEL, hard_limits, limits, side_limits
 from shared.turn.rules.places import WHOLE_COUNTY_SAID, without_names
+from shared.turn.rules.privacy import NO_MEMORY, PRIVACY, SHARING
 from shared.turn.rules.problems import without_problem
 from shared.turn.rules.titles import event_named
 from shared.turn.vocabulary import all_words
@@ -39,6 +41,8 @@ _SMALL_TALK = ("show_local_help", "greeting", "thanks")
 _LIMIT_MARK = "〓"
 #: Taken out before the questions are read: food conditions, who asks or goes, the whole county, a span.
 _NOT_QUESTIONS = (NO_PUNGENT, NO_DAIRY, OTHER_FOOD, NO_EGG, ASKER, GOER, WHOLE_COUNTY_SAID, _DATE_SPAN_WORD)
+#: A clause about what LOCAL keeps or remembers: answered by the privacy line, never a detail.
+_KEPT_DATA_WORDS = (PRIVACY, SHARING, NO_MEMORY, NOT_ASKED_TO_REMEMBER)
 #: Limit phrases: their clause is answered by the limit.
 _LIMIT_PHRASES = (PARKING, TRAVEL, APPOINTMENT, BRING, DISTANCE)
 #: Details a side limit already says: the limit's sentence stays, no second one.
@@ -64,10 +68,19 @@ def _appointment_note(t: str, notes: tuple[Note, ...]) -> tuple[Note, ...]:
     return notes
 
 
+def _without_privacy(t: str) -> str:
+    """``t`` without its clauses about what LOCAL keeps (你們會存我的個資嗎, 不用記): the reply's privacy line
+    answers them (shared.turn.rules.privacy), so they are no detail the data does not record."""
+    clauses = [clause for clause in LIMIT_CLAUSE_BREAK.split(t) if clause]
+    kept = [clause for clause in clauses if not any(pattern.search(clause) for pattern in _KEPT_DATA_WORDS)]
+    return " ".join(kept) if len(kept) < len(clauses) else t
+
+
 def _questions_of(t: str, named: list[dict[str, str]]) -> str:
     """``t`` without what is no question (food conditions, who asks or goes, the whole county, a span,
-    shop names) and with each limit phrase marked (its clause is answered by the limit)."""
-    plain = t
+    shop names, a clause about the data kept) and with each limit phrase marked (its clause is answered
+    by the limit)."""
+    plain = _without_privacy(t)
     for pattern in _NOT_QUESTIONS:
         plain = pattern.sub("｜", plain)
     for pattern in _LIMIT_PHRASES:

@@ -9,7 +9,9 @@ A reference is one of:
 - the end of the list: 最後一個, 最後那家, 倒數第二個;
 - a pointer: 剛剛那家, 剛才那個, 上面那個, 你說的那間, 那家, 那間, 那場; bare 那個 / 這個 only before a
   question about it (那個在哪), since residents also say 那個 as a pause;
-- a pointer with a word naming the item: 那個市集, 那家john (matched against the listed items).
+- a pointer with a word naming the item: 那個市集, 那家john (matched against the listed items);
+- a shop pointer (那家, 這家, 那間, 剛剛那家) with a question of its own about it: 那家有賣便當嗎 (a detail
+  no record holds: ``ItemDetail.OTHER``, said once as not recorded), 這家有全素嗎 (its diets);
 The message holds nothing else but fillers (請問, 那, 呢, 嗎) and the questions read (ItemDetail): a
 message with another condition (員林第二家, 那個 花壇有什麼活動) is left to the other rules, so the
 router's reading of every message that is no reference is the one it was.
@@ -23,8 +25,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from shared.diets import read_diet
 from shared.places.search import places_named_in
 from shared.turn.ask import ItemDetail, ItemRef
+from shared.turn.dates import read_date
 from shared.turn.proposal import Proposal
 from shared.turn.rules.titles import in_a_title
 from shared.turn.rules.townships import strip_townships
@@ -116,6 +120,38 @@ def _name_word(name: str) -> str | None:
     return re.sub(r"^(?:的|是)+|(?:的|是|要|會|有|在|也|還|就|呢|嗎)+$", "", word) or None
 
 
+#: A question said of a shop pointed at (那家有賣便當嗎, 這間可以內用嗎): a question word or mark.
+_QUESTION = re.compile(r"嗎|呢|麻|有沒有|可不可以|能不能|會不會|是不是|要不要|\?")
+#: What is cut around the words of such a question to name it (有賣便當嗎 → 有賣便當).
+_QUESTION_EDGES = re.compile(r"^(?:的|那|也|還|就|請問)+|(?:嗎|呢|麻|吧|啊|喔|\?)+$")
+#: The resident's words are named in the reply only when short and plain.
+_PLAIN_WORDS = re.compile(r"[\u4e00-\u9fff]{2,8}")
+
+
+def _shop_question(found: re.Match[str], runs: list[str]) -> tuple[ItemDetail, str | None] | None:
+    """A question of its own about a shop pointed at (那家有賣便當嗎 → (OTHER, 有賣便當); 這家有全素嗎 → (DIET,
+    None)), or None: not a shop pointer (家 間), no question, or another condition in it (a township, an
+    event, a date, a shop's name: a new ask)."""
+    if found.group("pointed") not in ("家", "傢", "間"):
+        return None
+    said = "".join(run for run in runs if not _FILL.fullmatch(run))
+    if not said or not _QUESTION.search(said) or strip_townships(said) != said or places_named_in(said) \
+            or any(word in said for word in EVENT_WORDS) or read_date(said) is not None:
+        return None
+    if read_diet(said)[0] not in (None, "any"):
+        return ItemDetail.DIET, None
+    words = _QUESTION_EDGES.sub("", said)
+    return ItemDetail.OTHER, words if _PLAIN_WORDS.fullmatch(words) else None
+
+
+def _with_question(found: re.Match[str], details: tuple[ItemDetail, ...], runs: list[str]) -> ItemRef | None:
+    """The pointer with a question of its own about the shop (``_shop_question``) beside the details read."""
+    question = _shop_question(found, runs)
+    if question is None:
+        return None
+    return ItemRef(None, None, tuple(dict.fromkeys(details + (question[0],))), question[1])
+
+
 def read_item_ref(text: str, names_item: Callable[[str], bool] = lambda word: False) -> ItemRef | None:
     """The reference a message makes to one listed item, or None when it makes none (see the module).
 
@@ -131,9 +167,18 @@ def read_item_ref(text: str, names_item: Callable[[str], bool] = lambda word: Fa
     if found is None or _LEAD.sub("", compact[:found.start()]):
         return None
     details, runs = _details(compact[found.end():])
+    position = _position(found)
+    asked = _with_question(found, details, runs) if position is None and found.group("pointer") else None
+    if asked is not None:
+        return asked
+    return _plain_ref(found, position, details, runs, names_item)
+
+
+def _plain_ref(found: re.Match[str], position: int | None, details: tuple[ItemDetail, ...], runs: list[str],
+               names_item: Callable[[str], bool]) -> ItemRef | None:
+    """The reference with only the details read and a word naming the item around it, or None."""
     if any(not _FILL.fullmatch(run) for run in runs[1:]):
         return None  # something more is asked beside the questions about the item
-    position = _position(found)
     if found.group("number") and position is None:
         return None
     word = _name_word(runs[0])

@@ -37,7 +37,11 @@ def test_places_ingest_http_template_then_signed_yuanlin_question_answers_from_i
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
     assert made.returncode == 0, made.stderr[-2000:]
     printed = json.loads(made.stdout.strip().splitlines()[-1])
-    assert printed["outcome"] == "snapshot_written" and printed["counts"]["kept"] == 3
+    assert printed["outcome"] == "snapshot_written" and printed["counts"]["kept"] == 4
+    # the template keeps the shipped shops (nothing real is lost) and says its 範例 rows are examples
+    assert printed["no_longer_listed"] == 0 and printed["example_rows"] == 2
+    assert "example rows" in made.stderr and "範例蔬食小館" in made.stderr
+    assert "John手作蔬食" in all_text(_ask(webhook, line_standin, "彰化市有素食嗎"))
 
     messages = _ask(webhook, line_standin, "員林有素食嗎")
     text = all_text(messages)

@@ -104,6 +104,39 @@ def test_places_import_template_ingests_and_yuanlin_answers_from_it_with_its_lis
     assert reply_budget.problems(_json(messages), names=names) == []
 
 
+def _warnings(caplog) -> dict[str, list[str]]:
+    """The import's WARNING logs (stderr): message → the shops it names."""
+    return {record.getMessage(): getattr(record, "fields", {}).get("shops", []) for record in caplog.records
+            if record.levelname == "WARNING"}
+
+
+def test_places_import_template_keeps_the_real_shipped_shops_and_warns_of_its_example_rows(store, caplog):
+    caplog.set_level("INFO", logger="local")
+    shipped = {(place.name, place.area) for place in load_place_catalog().places}
+    result = ingest_curated(store, TEMPLATE, now=NOW)
+    assert result.as_dict()["no_longer_listed"] == 0 and result.as_dict()["example_rows"] == 2
+    assert _names(_search(store, "彰化市")) == ["John手作蔬食"] and _names(_search(store, "花壇鄉")) == ["和米素食"]
+    now = {(place.name, place.area) for place in snapshots.load_current_catalog(store).places}
+    assert shipped <= now  # loading the template unchanged loses no real shop
+    [examples] = [shops for message, shops in _warnings(caplog).items() if "example" in message]
+    assert sorted(examples) == ["範例素食便當", "範例蔬食小館"]
+
+
+def test_places_import_says_how_many_shops_it_no_longer_lists_and_names_them_on_stderr(store, tmp_path, caplog):
+    caplog.set_level("INFO", logger="local")
+    only = _csv(tmp_path, [{"name": "員林好蔬食", "address": "彰化縣員林市好路1號", "diet": "蔬食"}])
+    out = io.StringIO()
+    code = places_tool.main(["ingest", "--file", str(only)], environ={"LOCAL_STORE_URL": f"sqlite:///{store.path}"},
+                            out=out)
+    printed = json.loads(out.getvalue())
+    assert code == 0 and printed["outcome"] == "snapshot_written"
+    assert printed["no_longer_listed"] == 2 and printed["example_rows"] == 0
+    [gone] = [shops for message, shops in _warnings(caplog).items() if "no longer listed" in message]
+    assert sorted(gone) == ["John手作蔬食（彰化市）", "和米素食（花壇鄉）"]
+    again = ingest_curated(store, only, now=NOW + timedelta(hours=1))  # the same list: nothing more is lost
+    assert again.outcome == "unchanged" and again.no_longer_listed == 0
+
+
 def test_places_import_curated_rows_keep_per_field_sources_diets_as_stated_and_coordinates(store, tmp_path):
     path = _csv(tmp_path, [
         {"name": "員林蔬食坊", "address": "510彰化縣員林市中山路二段1號", "diet": "全素、奶素", "phone": "04-8320000",
@@ -312,7 +345,7 @@ def test_places_import_a_tdx_shop_asked_about_by_itself_says_its_diet_is_not_con
     catalog = snapshots.load_current_catalog(store)
     [message] = place_item_reply(catalog.places[0], catalog, 1, ()).messages
     assert "店家資料列的素別：蔬食（未確認素別）。" in message.text
-    assert "資料來源：交通部觀光署資料，2026-10-05 查閱。" in message.text
+    assert "資料來源：交通部觀光署資料，2026/10/5 查閱。" in message.text
     [hours] = place_item_reply(catalog.places[0], catalog, 1, (ItemDetail.WHEN,)).messages
     assert "營業時間：11:00-20:00（資料寫的，不代表今天有開）" in hours.text and "交通部觀光署資料" in hours.text
 

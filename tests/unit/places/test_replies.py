@@ -153,23 +153,23 @@ def _event_results() -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("status", ["ok", "needs_area", "no_match", "unavailable"])
-def test_render_events_every_status_says_demo_in_every_message(status):
+def test_render_events_every_status_says_demo_once_in_its_text_and_no_card_repeats_it(status):
     result = _event_results()[status]
     assert result["status"] == status
     messages = render_events(result)
     assert messages
+    texts = [message.text for message in messages if not isinstance(message, FlexMessage)]
+    assert "".join(texts).count("示範") == 1
     for message in messages:
         if isinstance(message, FlexMessage):
-            assert "示範" in message.alt_text
-            assert all("示範" in "".join(_strings(bubble.to_dict())) for bubble in _bubbles(message))
-        else:
-            assert "示範" in message.text
+            assert "示範" in message.alt_text  # the notification preview, read alone
+            assert not any("示範" in "".join(_strings(bubble.to_dict())) for bubble in _bubbles(message))
 
 
 def test_render_events_past_event_labelled_ended():
     result = search_local_events("2026-11-29/2026-12-06", None, None, now=MONDAY)
     (text, carousel) = render_events(result)
-    bubbles = {bubble_text[1]: bubble_text for bubble_text in (_strings(b.to_dict()) for b in _bubbles(carousel))}
+    bubbles = {bubble_text[0]: bubble_text for bubble_text in (_strings(b.to_dict()) for b in _bubbles(carousel))}
     assert "茉莉花田散步導覽（已結束）" in bubbles
     assert "週末蔬食小農市集" in bubbles
     assert "示範" in text.text
@@ -183,7 +183,7 @@ def test_render_events_upcoming_event_not_labelled_ended():
 def test_render_events_missing_time_and_meeting_point_say_not_provided():
     (_, carousel) = render_events(search_local_events("2026-12-06/2026-12-13", None, None, now=MONDAY))
     texts = [_strings(b.to_dict()) for b in _bubbles(carousel)]
-    by_title = {t[1]: "\n".join(t) for t in texts}
+    by_title = {t[0]: "\n".join(t) for t in texts}
     assert "集合地點：未提供" in by_title["親子繪本共讀午後"] and "主辦單位公告" in by_title["親子繪本共讀午後"]
     assert "時間：未提供" in by_title["老街巷弄文化散步"]
     assert "未提供" not in by_title.get("週末蔬食小農市集", "")

@@ -151,7 +151,7 @@ def test_event_beyond_the_list_says_how_many_were_listed(service, line_standin):
 def test_second_shop_phone_from_the_catalog(service, line_standin):
     words = _after(service, line_standin, SHOPS_ASK, "第2家電話幾號")
     assert "第 2 家：「員林禪味素食」" in words and "電話：04-8000002" in words
-    assert "資料來源：縣府店家資料，2026-09-27 查閱" in words
+    assert "資料來源：縣府店家資料，2026/9/27 查閱" in words
     assert "沒有資料可以回答" not in words and "電話簿" not in words
 
 
@@ -331,3 +331,41 @@ def test_item_turn_reads_the_events_snapshot_once(service, line_standin, monkeyp
     words = _say(service, line_standin, "第三個在哪裡集合")
     assert "第 3 個：「員林社區講座」" in words
     assert len(reads) == 1  # the text turn's own read, used again for the item's record
+
+
+# -- a shop pointed at (那家, 這家, 那間) with a question of its own ------------------------------------
+
+@pytest.mark.parametrize("then, said", [("那家有賣便當嗎", "你問的「有賣便當」"), ("這家可以內用嗎", "你問的「可以內用」"),
+                                        ("那間有沒有賣便當", "你問的「有沒有賣便當」"),
+                                        ("剛剛那家有賣便當嗎", "你問的「有賣便當」")])
+def test_shop_pointed_at_with_a_question_no_record_holds_says_so_once(service, line_standin, then, said):
+    _after(service, line_standin, SHOPS_ASK, "第2家電話")
+    words = _say(service, line_standin, then)
+    assert "第 2 家：「員林禪味素食」" in words
+    assert words.count("沒有記錄") == 1 and f"店家資料沒有記錄{said}" in words and "04-8000002" in words
+    assert "哪個鄉鎮" not in words and "其他細節" not in words
+
+
+def test_shop_pointed_at_diet_question_says_the_diets_its_record_lists(service, line_standin):
+    _after(service, line_standin, SHOPS_ASK, "第3家在哪")
+    words = _say(service, line_standin, "這家有全素嗎")
+    assert "「員林綠園素食」" in words and "店家資料列的素別：蔬食" in words
+
+
+def test_shop_pointed_at_among_several_asks_which_with_the_question_on_each_button(service, line_standin):
+    _say(service, line_standin, SHOPS_ASK)
+    messages = reply_messages(service, line_standin, text_event("那家有賣便當嗎"))
+    assert "你問的是哪一家" in all_text(messages)
+    texts = [item["action"]["text"] for item in messages[-1]["quickReply"]["items"]]
+    assert texts[:2] == ["第1家有賣便當嗎", "第2家有賣便當嗎"]
+
+
+@pytest.mark.parametrize("then", ["那家有什麼活動", "那家在花壇有嗎", "那家明天有開嗎"])
+def test_shop_pointer_with_another_condition_is_not_an_item_question(service, line_standin, then):
+    _after(service, line_standin, SHOPS_ASK, "第2家電話")
+    assert "你問的「" not in _say(service, line_standin, then)
+
+
+def test_shop_answer_writes_its_source_day_as_every_reply_does(service, line_standin):
+    words = _after(service, line_standin, SHOPS_ASK, "第2家電話幾號")
+    assert "2026/9/27 查閱" in words and "2026-09-27" not in words

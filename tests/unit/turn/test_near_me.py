@@ -85,9 +85,25 @@ def test_location_near_a_located_shop_lists_it_first_with_its_straight_line_dist
     assert "John手作蔬食" in first_words and _distance_words(CHANGHUA_STATION, JOHN) in first_words
     assert "公尺" in _distance_words(CHANGHUA_STATION, JOHN)  # a few hundred metres: said in metres
     assert _distance_words(CHANGHUA_STATION, HEMI) in second_words and "公里" in second_words
-    assert "不是步行路線" in first_words and "營業時間" in first_words
+    assert "營業時間" in first_words
     assert messages[0]["text"].startswith("資料來源：")
     assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
+
+
+def test_location_listing_says_straight_line_once_and_offers_next_steps(service, line_standin, located_catalog):
+    messages = reply_messages(service, line_standin, location_event(*CHANGHUA_STATION))
+    words = "".join(message.get("text", "") for message in messages) + json.dumps(
+        _cards(messages), ensure_ascii=False)
+    assert words.count("直線距離") == 1 and words.count("不是步行路線") == 1
+    assert _quick_labels(messages) == ["彰化市", "花壇鄉", "查活動", "選單"]
+    assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
+
+
+def test_near_shops_asked_after_sharing_offers_the_listed_townships(service, line_standin, located_catalog):
+    reply_messages(service, line_standin, location_event(*JOHN))
+    messages = reply_messages(service, line_standin, text_event("附近有素食嗎"))
+    assert all_text(messages).count("不是步行路線") == 1
+    assert _quick_labels(messages)[-2:] == ["查活動", "選單"] and "彰化市" in _quick_labels(messages)
 
 
 def test_location_lists_at_most_five_and_only_within_the_limit(service, line_standin, located_catalog, tmp_path,
@@ -141,6 +157,16 @@ def test_location_with_the_shipped_catalog_names_the_townships_that_have_shops(s
     assert reply_budget.problems(messages) == []
 
 
+def test_location_help_of_the_terminal_chat_and_the_docs_promise_only_what_the_shipped_catalog_answers():
+    from tools.chat import HELP
+
+    assert all(place.coordinates is None for place in load_place_catalog().places)
+    assert "內建的店家名單沒有位置" in HELP and "列出有店家的鄉鎮" in HELP
+    docs = (DEFAULT_CATALOG_PATH.parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    line = next(row for row in docs.splitlines() if row.startswith("| `/location"))
+    assert "only when the catalog has sourced positions" in line and "shipped catalog has none" in line
+
+
 def test_location_address_from_line_names_its_township(service, line_standin):
     messages = reply_messages(service, line_standin, location_event(*CHANGHUA_STATION,
                                                                     address="500台灣彰化縣彰化市中正路一段"))
@@ -163,7 +189,8 @@ def test_near_events_after_sharing_a_location_use_the_events_own_positions(servi
     cards = _cards(messages)
     assert cards and "彰化藝術館常設展" in all_text([{"type": "flex", "altText": "", "contents": cards[0]}])
     assert _distance_words(CHANGHUA_STATION, (24.08, 120.54)) in all_text(messages)
-    assert "不是步行路線" in all_text(messages) and "資料來源：" in messages[0]["text"]
+    assert all_text(messages).count("不是步行路線") == 1 and "資料來源：" in messages[0]["text"]
+    assert _quick_labels(messages)[-2:] == ["查蔬食", "選單"] and "彰化市" in _quick_labels(messages)
     assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
 
 

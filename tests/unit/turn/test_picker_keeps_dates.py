@@ -1,7 +1,7 @@
 """The events township picker keeps the dates and topic read from the message.
 
 過年 彰化有什麼活動 asks for a township; a tap on 全部鄉鎮 or on a township must search the 過年 dates,
-not 「今天起所有日期」. Through the webhook use case with a real SQLite file and the LINE stand-in.
+not 「近期」 (every date). Through the webhook use case with a real SQLite file and the LINE stand-in.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_events_picker_all_townships_tap_keeps_lunar_new_year_dates(service, lin
     query = parse_qs(data.partition(":")[2])
     assert query["scope"] == ["all"] and query["date"][0].startswith("2027-")  # 2027 Lunar New Year
     words = all_text(_send(service, line_standin, postback_event(data)))
-    assert "今天起所有日期" not in words
+    assert "近期" not in words
     assert "2027" in words
 
 

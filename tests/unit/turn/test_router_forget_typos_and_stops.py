@@ -317,3 +317,14 @@ def test_router_bare_changhua_in_english_is_vague(text):
 
 def test_router_english_words_containing_a_name_are_not_townships():
     assert route("I like hemeiyo and dacunning").tool == "show_local_help"
+
+
+@pytest.mark.parametrize("text, meant", [("花檀有素食嗎", "花壇"), ("員琳有素食嗎", "員林"), ("溪胡有什麼活動", "溪湖"),
+                                         ("花檀有吃素的店嗎", "花壇")])
+def test_typo_township_with_a_picker_asks_one_question_with_one_set_of_buttons(service, line_standin, text, meant):
+    messages = reply_messages(service, line_standin, text_event(text, user_id=USER_A))
+    words = all_text(messages)
+    assert f"你是說「{meant}」嗎？" in words
+    assert "想找哪個鄉鎮" not in words and "想查哪個鄉鎮" not in words
+    assert words.count("？") == 1 and words.count("請點下方") == 1
+    assert len([message for message in messages if message.get("quickReply")]) == 1

@@ -109,3 +109,20 @@ def test_diet_word_negative_a_request_to_remember_still_gets_the_card(service, l
 def test_diet_word_negative_a_township_still_searches(service, line_standin):
     messages = _say(service, line_standin, "我吃全素 彰化市")
     assert any(message["type"] == "flex" for message in messages) and "同意記住" not in all_text(messages)
+
+
+#: Taiwanese and colloquial ways to say "eats vegetarian" (呷 = 吃, ㄟ = 的, 食菜 = 吃素).
+DIALECT = ["有呷菜ㄟ店嗎 員林", "有呷素ㄟ店嗎 員林", "員林有食菜的店嗎", "員林哪裡可以吃菜", "花壇有呷菜ㄟ店嗎",
+           "彰化市有食素ㄟ店家嗎", "ㄟ 員林有素食嗎"]
+
+
+@pytest.mark.parametrize("text", DIALECT)
+def test_diet_word_dialect_is_read_as_a_diet_and_no_detail_is_said_unasked(service, line_standin, text):
+    words = all_text(_say(service, line_standin, text))
+    assert "沒有記錄" not in words and "其他細節" not in words
+    assert "蔬食" in words
+
+
+def test_diet_word_dialect_with_a_real_detail_still_says_it_once(service, line_standin):
+    words = all_text(_say(service, line_standin, "彰化市有呷菜ㄟ店嗎 可以刷卡嗎"))
+    assert words.count("沒有記錄") == 1 and "其他細節" not in words

@@ -86,7 +86,7 @@ def test_privacy_reply_says_text_is_dropped_once_answered_and_the_store_agrees(w
              "謝謝 私密字串乙"]
     replies = [privacy_words(webhook_service, line_standin, text) for text in typed]
     # The claim, in its own words (not a copy of the reply): a message's text is kept only until answered.
-    assert "回覆後就刪掉" in replies[0] and "回覆後就刪掉" in replies[2]
+    assert "我回覆你之後就把內容刪掉" in replies[0] and "我回覆你之後就把內容刪掉" in replies[2]
     assert "不含你打的字" not in replies[0]  # the old claim, false while the inbox held the text
     for text in typed:
         assert holding(store_url, text) == [], f"{text!r} is still stored after it was answered"

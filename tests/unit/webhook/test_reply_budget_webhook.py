@@ -31,6 +31,30 @@ def test_webhook_events_answer_says_demo_once_without_its_version(webhook_servic
     assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
 
 
+def _demo_said(messages: list[dict]) -> tuple[int, int]:
+    """How often 示範 is read (text lines, card contents; the notification preview alt_text aside)."""
+    import json
+
+    texts = sum(message["text"].count("示範") for message in messages if message["type"] == "text")
+    cards = sum(json.dumps(message["contents"], ensure_ascii=False).count("示範")
+                for message in messages if message["type"] == "flex")
+    return texts, cards
+
+
+def test_webhook_events_answers_say_demo_once_in_the_text_and_cards_stay_clean(webhook_service, line_standin):
+    for ask in ("這週末彰化市有什麼活動？", "員林有什麼活動", "花壇這個月有活動嗎"):
+        assert _demo_said(reply_messages(webhook_service, line_standin, text_event(ask))) == (1, 0), ask
+
+
+def test_webhook_events_follow_up_to_a_township_with_none_is_short_and_says_demo_once(webhook_service, line_standin):
+    reply_messages(webhook_service, line_standin, text_event("彰化市這週末有什麼活動"))
+    for ask in ("那溪湖呢", "那田尾呢"):
+        messages = reply_messages(webhook_service, line_standin, text_event(ask))
+        assert _demo_said(messages) == (1, 0), ask
+        assert len(messages[0]["text"].split("\n")) <= 4, ask
+        assert reply_budget.problems(messages, names=reply_budget.data_names()) == []
+
+
 def test_webhook_privacy_answer_is_five_lines_and_details_button_gives_the_rest(webhook_service, line_standin):
     short = reply_messages(webhook_service, line_standin, text_event("我的資料"))
     [message] = short
