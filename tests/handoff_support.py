@@ -55,10 +55,12 @@ def reply_text(standin, token: str, *, wait_seconds: float = 30.0) -> str:
 
 
 def card_postbacks(standin, token: str) -> dict[str, str]:
-    """``{"確認送出": data, "取消": data}`` from the card replied with ``token`` (waiting for it)."""
+    """``{"確認送出": data, "取消": data}`` from the card replied with ``token`` (waiting for it); the card
+    may follow a text (「前一張確認卡已換成這一張。」 when it replaces an open one)."""
     messages = replied_messages(standin, token)
-    assert messages, f"no reply with token {token}"
-    return {b["action"]["label"]: b["action"]["data"] for b in messages[0]["contents"]["footer"]["contents"]}
+    cards = [message for message in messages if message.get("type") == "flex"]
+    assert cards, f"no card replied with token {token}: {messages}"
+    return {b["action"]["label"]: b["action"]["data"] for b in cards[0]["contents"]["footer"]["contents"]}
 
 
 def new_card(webhook_url: str, standin, text: str = "新需求：想參加週六的社區走讀，需要輪椅協助",

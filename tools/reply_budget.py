@@ -36,7 +36,7 @@ SOURCE_LINE_MAX = 30
 CARD_NOTES_MAX = 3
 CARD_NOTE_MAX_CHARS = 40
 TEXT_MAX_LINES = 8
-#: Words a resident does not know, in any reply (issue wording: 快照, LOCAL, TDX, postback, 帳號代碼).
+#: Words a resident does not know, in any reply (docs/design.md §7: 快照, LOCAL, TDX, postback, 帳號代碼).
 JARGON = ("快照", "LOCAL", "TDX", "postback", "帳號代碼", "snapshot", "版本")
 #: Internal ids: data versions (places-2026-09-27.1, events-demo-2026-11-30.1).
 INTERNAL_ID = re.compile(r"\b(?:places|events)-[a-z-]*\d{4}-\d{2}-\d{2}(?:\.\d+)?|events-demo")
@@ -135,12 +135,14 @@ def _card_problems(messages: list[dict]) -> list[str]:
 
 def _word_problems(messages: list[dict], said: str, names: frozenset[str]) -> list[str]:
     text = visible_text(messages)
-    problems = [f"says the jargon {word!r}" for word in JARGON if word in text]
+    # a request's number as residents read it (A7K-3QF, codes.SHOWN) has letters, but is neither English
+    # nor jargon, whatever letters it draws (TDX-4KF); the internal id (req-20261202-cf3b…) is not
+    # exempt: a reply that shows it fails the budget
+    words = SHOWN.sub("", text)
+    problems = [f"says the jargon {word!r}" for word in JARGON if word in words]
     problems += [f"shows the internal id {found!r}" for found in INTERNAL_ID.findall(text)]
     allowed = {word.lower() for word in KNOWN_NAMES} | names | {word.lower() for word in _ENGLISH.findall(said)}
-    # a request's number as residents read it (A7K-3QF, codes.SHOWN) has letters, but is no English; the
-    # internal id (req-20261202-cf3b…) is not exempt: a reply that shows it fails the budget
-    english = sorted({word for word in _ENGLISH.findall(SHOWN.sub("", text)) if word.lower() not in allowed})
+    english = sorted({word for word in _ENGLISH.findall(words) if word.lower() not in allowed})
     problems += [f"says the English {english}"] if english else []
     sources = _chat_text(messages).count("來源")
     problems += [f"names its source {sources} times, once at most"] if sources > 1 else []

@@ -42,6 +42,12 @@ def test_reply_budget_refuses_jargon_internal_ids_english_and_a_source_said_twic
     assert reply_budget.problems([_text("你說的「ok」")], said="ok") == []
 
 
+def test_reply_budget_reads_a_request_number_as_a_number_whatever_letters_it_draws():
+    assert reply_budget.problems([_text("單號：TDX-4KF，等待工作人員受理")]) == []
+    assert reply_budget.problems([_text("單號：A7K-3QF")]) == []
+    assert any("TDX" in problem for problem in reply_budget.problems([_text("資料來自 TDX，單號：A7K-3QF")]))
+
+
 def test_reply_budget_holds_for_every_reply_kind_of_the_eval():
     over = reply_budget.over_budget(load_cases(DEFAULT_CASES))
     assert not over, (len(over), dict(list(over.items())[:8]))
