@@ -18,6 +18,7 @@ Source: docs/design.md §10, §2 (identity from the verified source only).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from linebot.v3.webhooks import MessageEvent, PostbackEvent, TextMessageContent
@@ -45,9 +46,13 @@ def owns(settings: Settings, event: object) -> bool:
 STAFF_HELP_WORDS = frozenset({"說明", "使用說明", "幫助", "求助", "指令", "功能", "怎麼用", "help", "menu", "?", "？"})
 
 
-#: A card button's label typed as the whole text (in reading form) → the label: answered with one line
-#: pointing to the button (``wording.button_word_message``), since typing it changes nothing.
-BUTTON_WORDS = {reading_form(label).strip(): label for label in cards.LABELS.values()}
+@functools.cache
+def button_words() -> dict[str, str]:
+    """A card button's label typed as the whole text (in reading form) → the label: answered with one
+    line pointing to the button (``wording.button_word_message``), since typing it changes nothing.
+    Built on first use, not at import: ``reading_form`` loads OpenCC's tables (about 40 MiB), which
+    the webhook's cold start must not pay for an event that reads no text."""
+    return {reading_form(label).strip(): label for label in cards.LABELS.values()}
 
 
 def handle_event(ctx: EventContext, event: object, *,
@@ -72,9 +77,10 @@ def handle_event(ctx: EventContext, event: object, *,
         return None
     text = message.text or ""
     said = reading_form(text).strip()
-    if said in BUTTON_WORDS:
+    label = button_words().get(said)
+    if label is not None:
         log("INFO", "staff group button word", user=hash_user(access.source_fields(event.source)[2]))
-        return Reply([wording.button_word_message(BUTTON_WORDS[said])])
+        return Reply([wording.button_word_message(label)])
     resident = resident_word(text)
     if not resident and said not in STAFF_HELP_WORDS:
         return None  # staff talking among themselves

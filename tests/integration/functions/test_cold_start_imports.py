@@ -41,6 +41,27 @@ def test_cold_start_fixed_entry_and_postback_load_no_model(base_env, line_standi
     assert len([c for c in line_standin.calls() if c["path"] == "/v2/bot/message/reply"]) == 3
 
 
+_IMPORT_PROBE = r"""
+import importlib.util, json
+spec = importlib.util.spec_from_file_location("webhook_main", "functions/webhook/main.py")
+spec.loader.exec_module(importlib.util.module_from_spec(spec))
+from shared import text
+print(json.dumps({"opencc_built": text._converter.cache_info().currsize}))
+"""
+
+
+@pytest.mark.slow
+def test_cold_start_import_builds_no_text_tables(base_env):
+    # OpenCC's tables (about 40 MiB) are built on the first text read, never by an import: a module-level
+    # table in reading form would make every cold start pay for them.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
+    env.update(base_env)
+    out = subprocess.run([sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, cwd=REPO, env=env,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"opencc_built": 0}
+
+
 @pytest.mark.slow
 def test_cold_start_missing_secret_is_a_clear_startup_error(base_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LINE_", "LOCAL_"))}
