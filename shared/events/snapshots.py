@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from typing import Any
@@ -36,6 +35,7 @@ from shared.clock import TAIPEI, from_iso, require_aware, to_iso
 from shared.events.search import Event, EventSnapshot, EventSnapshotInvalid, EventSnapshotMissing, load_event_snapshot
 from shared.geo import Coordinates, checked_point
 from shared.store import DocumentStore, StoreError
+from shared.version_cache import VersionCache
 
 SNAPSHOTS = "events_snapshots"
 PARTS = "events_snapshot_parts"
@@ -202,8 +202,7 @@ def prune_snapshots(store: DocumentStore, *, keep: int = KEEP_SNAPSHOTS) -> int:
     return len(old)
 
 
-_CACHE: dict[str, EventSnapshot] = {}
-_CACHE_LOCK = threading.Lock()
+_CACHE: VersionCache[EventSnapshot] = VersionCache()
 
 
 def _build(store: DocumentStore, state: dict[str, Any]) -> EventSnapshot:
@@ -246,14 +245,7 @@ def load_current_snapshot(store: DocumentStore) -> EventSnapshot:
         if not state or not state.get("snapshot_version"):
             return load_event_snapshot()
         version = state["snapshot_version"]
-        with _CACHE_LOCK:
-            cached = _CACHE.get(version)
-        if cached is None:
-            cached = _build(store, state)
-            with _CACHE_LOCK:
-                if len(_CACHE) >= 4:
-                    _CACHE.clear()
-                _CACHE[version] = cached
+        cached = _CACHE.get(version, lambda: _build(store, state))
     except StoreError as exc:
         raise EventSnapshotMissing(f"events snapshot unreadable: {exc.__class__.__name__}") from exc
     checked = state.get("checked_at")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
@@ -42,6 +41,7 @@ from shared.places.catalog import (
 )
 from shared.places.layers import LAYER_KINDS, Layer, merge_layers
 from shared.store import DocumentStore, StoreError
+from shared.version_cache import VersionCache
 
 SNAPSHOTS = "places_snapshots"
 PARTS = "places_snapshot_parts"
@@ -207,8 +207,7 @@ def prune_snapshots(store: DocumentStore, *, keep: int = KEEP_SNAPSHOTS) -> int:
     return len(old)
 
 
-_CACHE: dict[str, PlaceCatalog] = {}
-_CACHE_LOCK = threading.Lock()
+_CACHE: VersionCache[PlaceCatalog] = VersionCache()
 
 
 def _build(store: DocumentStore, state: dict[str, Any]) -> PlaceCatalog:
@@ -236,14 +235,7 @@ def load_current_catalog(store: DocumentStore) -> PlaceCatalog:
         if not state or not state.get("catalog_version"):
             return load_shipped_catalog()
         version = state["catalog_version"]
-        with _CACHE_LOCK:
-            cached = _CACHE.get(version)
-        if cached is None:
-            cached = _build(store, state)
-            with _CACHE_LOCK:
-                if len(_CACHE) >= 4:
-                    _CACHE.clear()
-                _CACHE[version] = cached
+        cached = _CACHE.get(version, lambda: _build(store, state))
         return cached
     except StoreError as exc:
         raise CatalogMissing(f"places snapshot unreadable: {exc.__class__.__name__}") from exc
