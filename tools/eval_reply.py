@@ -6,7 +6,8 @@ A search reply opens with a heading that names what was searched, as the residen
 * events: ``示範活動 2 筆：週末蔬食小農市集、親子繪本共讀午後（彰化市，2026/12/5（六）～2026/12/6（日））``,
   or none found: ``示範資料裡沒有找到符合「員林市，2026/12/25（五）、2026/12/31（四）」的活動。``; a topic
   is ``，關鍵字「市集」`` (``「市集」或「親子」`` for either, read as ``市集|親子``), every township ``彰化縣各鄉鎮``, every date ``近期``;
-* shops: ``蔬食店家 1 家：John手作蔬食（彰化市，全素）``, or ``沒有找到符合「花壇鄉、蛋奶素」的店家。``;
+* shops: ``蔬食店家 1 家：John手作蔬食（彰化市，全素）``, or ``沒有找到符合「花壇鄉、蛋奶素」的店家。``, or
+  ``這份資料目前沒有鹿港鎮的店家。`` (a township with no shops at all);
 * a date LOCAL cannot read: ``我看不懂這個日期…``.
 
 ``searched`` reads that heading back into calendar days (``2026-12-05``, ``2026-12-05..2026-12-06``
@@ -26,6 +27,10 @@ _EVENTS_FOUND = re.compile(r"^示範活動 \d+ 筆：(?P<rest>.*)$")
 _SHOPS_FOUND = re.compile(r"^蔬食店家 \d+ 家：(?P<rest>.*)$")
 _EVENTS_NONE = re.compile(r"沒有找到符合「(?P<cond>.*)」的活動。")
 _SHOPS_NONE = re.compile(r"沒有找到符合「(?P<cond>.*)」的店家。")
+#: A township with no shops at all is said once, without the conditions: the township searched.
+_SHOPS_NO_DATA = re.compile(r"^這份資料目前沒有(?P<cond>[^「」、，。]+?)的店家。")
+#: The diet a search used, as the reply says it (the no-data line above names no diet).
+_DIET_SAID = re.compile(r"依你(?:說的條件|同意記住的偏好)：(?P<diet>[^。；]+)[。；]")
 _DAY = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})（.）$")
 UNREADABLE_DATE = "我看不懂這個日期"
 #: How a reply names every township and every date.
@@ -127,11 +132,14 @@ def _heading(lines: list[str]) -> tuple[dict[str, Any], list[str]] | None:
                 listing, cond = split
                 said = _events_conditions(cond) if what == "events" else _shops_conditions(cond, "，")
                 return said, [name for name in _split_top(listing, "、") if name]
-        for pattern, what in ((_EVENTS_NONE, "events"), (_SHOPS_NONE, "shops")):
+        for pattern, what in ((_EVENTS_NONE, "events"), (_SHOPS_NONE, "shops"), (_SHOPS_NO_DATA, "shops")):
             found = pattern.search(line)
             if found:
                 said = _events_conditions(found["cond"]) if what == "events" else \
                     _shops_conditions(found["cond"], "、")
+                diet = next((m["diet"] for other in lines if (m := _DIET_SAID.search(other))), None)
+                if pattern is _SHOPS_NO_DATA and diet:
+                    said["diet"] = diet
                 return said, []
     return None
 

@@ -270,12 +270,12 @@ def _render_needs_area(result: dict[str, Any], stated_diet: str | None = None, v
 def _render_no_match(result: dict[str, Any], stated_diet: str | None = None, said: str | None = None) -> list[Message]:
     query = result["query"]
     others = [township for township in result.get("area_choices", []) if township != query["area"]]
-    lines = [f"店家資料裡沒有找到符合「{_query_words(query)}」的店家。"]
     items: list[QuickReplyItem] = []
     has_places = query["area"] in result.get("area_choices", [])
-    if not has_places:
-        lines.append(f"這份資料目前沒有{query['area']}的店家。")
-    elif query["dietary_type"] != "any":
+    # a township with no shops at all says so once; one with shops says what was searched
+    lines = [f"店家資料裡沒有找到符合「{_query_words(query)}」的店家。" if has_places
+             else f"這份資料目前沒有{query['area']}的店家。"]
+    if has_places and query["dietary_type"] != "any":
         # Offer the wider search only where it can find something (no dead-end button).
         lines.append(f"名單只列有來源證明的素別；可以改成不限素別，在{query['area']}再查一次。")
         items.append(QuickReplyItem(action=area_postback("places", query["area"], diet="any", label="不限素別")))

@@ -444,9 +444,10 @@ def note_lines(proposal: Proposal, result: dict[str, Any] | None) -> list[str]:
                      "、".join(f"「{button.action.label}」" for button in seconds) + "請點下方按鈕。")
     lines += [line for note in proposal.notes if (line := _note_line(note, proposal, result))]
     lines += _events_searched_lines(result)
-    details = detail_line(proposal.notes, "places" if proposal.tool in ("find_place", "search_local_places")
-                          or proposal.args.get("kind") == "places" else "events")
-    lines += [details] if details else []  # 要帶水嗎, 可以刷卡嗎: what the data does not record
+    places = proposal.tool in ("find_place", "search_local_places") or proposal.args.get("kind") == "places"
+    details = detail_line(proposal.notes, "places" if places else "events")
+    # 要帶水嗎, 可以刷卡嗎: what the data does not record; no shop found, no shop to ask (員林…可以刷卡嗎)
+    lines += [details] if details and not (places and (result or {}).get("status") == "no_match") else []
     lines = _shop_found_lines(proposal, result) + lines
     lines = [changed_line(note, result) for note in ask.notes_of(proposal.notes, ask.Changed)] + lines
     if ask.Flag.GREETED in proposal.notes:  # 早上好 今天有什麼活動: the greeting answered, then the question
