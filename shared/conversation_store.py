@@ -38,7 +38,8 @@ from typing import Any, Sequence
 
 from shared.clock import to_iso
 from shared.keys import UserHasher
-from shared.store import DocumentStore, expire_at
+from shared.logs import log
+from shared.store import DocumentStore, StoreError, expire_at
 
 COLLECTION = "conversations"
 #: How long the state is kept after the last turn (docs/design.md §7).
@@ -120,6 +121,18 @@ def delete(store: DocumentStore, doc_id: str) -> None:
     """Delete the document if present (one small transaction: the port deletes only there).
     Raises: StoreError."""
     store.run_transaction(lambda tx: tx.delete(COLLECTION, doc_id))
+
+
+def delete_quietly(store: DocumentStore, doc_id: str | None, what: str) -> None:
+    """``delete``, best-effort, for the short-lived documents whose loss costs a resident nothing but a
+    follow-up read alone (the TTL removes them anyway): a store error is logged as ``"{what} not
+    cleared"``, never raised; ``doc_id`` None (no keyed id could be made) deletes nothing."""
+    if doc_id is None:
+        return
+    try:
+        delete(store, doc_id)
+    except StoreError as exc:
+        log("WARNING", f"{what} not cleared", error=exc.__class__.__name__)
 
 
 def of_user(store: DocumentStore, tenant_id: str, user_hashes: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:

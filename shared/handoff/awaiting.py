@@ -71,10 +71,4 @@ def is_awaited(ctx: EventContext) -> bool:
 
 def end(ctx: EventContext) -> None:
     """Remove the mark (answered, or another ask came instead). Best-effort; nothing when there is none."""
-    doc_id = _doc_id(ctx)
-    if doc_id is None:
-        return
-    try:
-        schema.delete(ctx.store, doc_id)
-    except StoreError as exc:
-        log("WARNING", "awaited request text not cleared", error=exc.__class__.__name__)
+    schema.delete_quietly(ctx.store, _doc_id(ctx), "awaited request text")

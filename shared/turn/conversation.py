@@ -190,13 +190,7 @@ def touch_conversation(ctx: EventContext, conversation: Conversation) -> None:
 
 def clear_conversation(ctx: EventContext) -> None:
     """Delete this event's (chat, sender) state. Best-effort, as ``save_conversation``."""
-    doc_id = _doc_id(ctx)
-    if doc_id is None:
-        return
-    try:
-        schema.delete(ctx.store, doc_id)
-    except StoreError as exc:
-        log("WARNING", "conversation state not cleared", error=exc.__class__.__name__)
+    schema.delete_quietly(ctx.store, _doc_id(ctx), "conversation state")
 
 
 @dataclass(frozen=True)
