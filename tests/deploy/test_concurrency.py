@@ -83,10 +83,15 @@ def test_webhook_at_its_deployed_threads_answers_overlapping_deliveries_on_fires
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 statuses = list(pool.map(deliver, bodies))
             assert statuses == [200] * threads, webhook.log_path.read_text()[-3000:]
-            for event in events:  # each answered exactly once
+            # each answered exactly once: at once, or (a delivery whose budget ran out on a busy emulator)
+            # by the answer the webhook queued for itself a moment later (docs/delivery.md)
+            for event in events:
                 token = event["replyToken"]
-                assert len(standin.calls(where=lambda c, t=token: c["path"] == REPLY
-                                         and c["body"].get("replyToken") == t)) == 1, token
+                def replied(c, t=token):
+                    return c["path"] == REPLY and c["body"].get("replyToken") == t
+                assert len(standin.wait_for(replied, timeout_s=30)) == 1, token
+            assert all(len(standin.calls(where=lambda c, t=e["replyToken"]: c["path"] == REPLY
+                                         and c["body"].get("replyToken") == t)) == 1 for e in events)
             # One process had several deliveries in LINE's hands at once: it did not take them in turn.
             assert standin.most_in_flight >= 2
         finally:
