@@ -17,12 +17,12 @@ not stored); ``last_ask`` (the encoded ask, ``shared.turn.conversation``); ``ite
 TTL field, infra/firestore.tf). No message text.
 
 The last location the sender shared in that chat is a second document of the same collection, id
-``location_id`` (the keyed hash of ``location``, tenant, chat and sender), with the same fields
+``doc_id(DocKind.LOCATION, …)`` (the keyed hash of ``location``, tenant, chat and sender), with the same fields
 except ``last_ask`` and ``items``, and ``location`` (``{"lat", "lng"}``, WGS 84 degrees rounded to
 ``LOCATION_DECIMALS`` places, about 11 m): a search never rewrites it, and a forget or an export finds
 it as it finds the state (by ``user_hash``). It is kept 30 minutes from when it was shared.
 
-After 留下服務詢問 (or any offer to leave a request) a third document, id ``awaiting_id`` (the keyed hash
+After 留下服務詢問 (or any offer to leave a request) a third document, id ``doc_id(DocKind.AWAITING, …)`` (the keyed hash
 of ``awaiting-request``, tenant, chat and sender), marks that the sender's next plain message may be the
 request's text: the same fields as the location's but ``awaiting`` (``"request_text"``) instead of
 ``location``, kept ``AWAITING_WINDOW`` from the prompt. It holds no message text; a forget or an export
@@ -33,8 +33,9 @@ TTL policies"), so a reader also compares ``expire_at`` with its own clock.
 """
 from __future__ import annotations
 
+import enum
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from shared.clock import to_iso
 from shared.keys import UserHasher
@@ -46,42 +47,50 @@ COLLECTION = "conversations"
 TTL = timedelta(minutes=30)
 
 
-def conversation_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
-    """The document id of one (tenant, chat, sender): 16 hex digits, keyed (never a raw LINE id).
+class DocKind(enum.Enum):
+    """The short-lived documents kept per (tenant, chat, sender) in this collection; the value is the
+    purpose label hashed into the document id (so the three never share an id)."""
 
-    Args:
-        hasher: the settings' user hasher.
-        tenant_id: the configured tenant.
-        chat_id: the group or room id, or None / "" in a one-to-one chat.
-        user_id: the sender's LINE user id.
-    """
-    doc_id = hasher(f"conversation\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
-    assert doc_id is not None  # a non-empty message always hashes
-    return doc_id
+    CONVERSATION = "conversation"
+    LOCATION = "location"
+    AWAITING = "awaiting-request"
+
+
+class EventKeys(Protocol):
+    """What an event's document id is derived from (``shared.context.EventContext`` has these)."""
+
+    @property
+    def user_hasher(self) -> UserHasher | None: ...
+    @property
+    def actor(self) -> Any: ...
+    @property
+    def settings(self) -> Any: ...
+    @property
+    def chat_id(self) -> str | None: ...
+    @property
+    def shared_chat(self) -> bool: ...
+
+
+def doc_id(kind: DocKind, ctx: EventKeys) -> str | None:
+    """The document id of ``kind`` for this event's (tenant, chat, sender): 16 hex digits, keyed with
+    ``LOCAL_SIGNING_KEY`` (never a raw LINE id); one-to-one chats are keyed without a chat. None when
+    there is no actor or no signing key to hash with (nothing is kept then)."""
+    if ctx.user_hasher is None or ctx.actor is None:
+        return None
+    chat_id = ctx.chat_id if ctx.shared_chat else None
+    hashed = ctx.user_hasher(f"{kind.value}\x00{ctx.settings.tenant_id}\x00{chat_id or ''}\x00{ctx.actor.user_id}")
+    assert hashed is not None  # a non-empty message always hashes
+    return hashed
 
 
 #: Decimal places a shared location is kept with (4: about 11 m; what a nearby answer needs).
 LOCATION_DECIMALS = 4
 
 
-def location_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
-    """The document id of the location one (tenant, chat, sender) shared: 16 hex digits, keyed."""
-    doc_id = hasher(f"location\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
-    assert doc_id is not None  # a non-empty message always hashes
-    return doc_id
-
-
 #: How long after the prompt to leave a request the next plain message is read as its text.
 AWAITING_WINDOW = timedelta(minutes=10)
 #: The one thing awaited so far: the text of a request for a person (shared.handoff.awaiting).
 AWAITING_REQUEST_TEXT = "request_text"
-
-
-def awaiting_id(hasher: UserHasher, tenant_id: str, chat_id: str | None, user_id: str) -> str:
-    """The document id of what one (tenant, chat, sender) was asked to type next: 16 hex digits, keyed."""
-    doc_id = hasher(f"awaiting-request\x00{tenant_id}\x00{chat_id or ''}\x00{user_id}")
-    assert doc_id is not None  # a non-empty message always hashes
-    return doc_id
 
 
 def awaiting_document(*, doc_id: str, tenant_id: str, user_hash: str, shared_chat: bool,

@@ -1,7 +1,7 @@
 """The prompt to leave a request was just shown (留下服務詢問, 我要找里長): the sender's next plain message may be
 the request's text, so it need not start with 「新需求：」 (docs/handoff.md, the steps).
 
-A mark per (chat, sender) in the conversation collection (``shared.conversation_store.awaiting_id``), kept
+A mark per (chat, sender) in the conversation collection (``shared.conversation_store.doc_id``, ``DocKind.AWAITING``), kept
 ``AWAITING_WINDOW`` (10 minutes) from the prompt, with no message text. Which message is the text and which
 is another ask is decided by the caller (``shared.turn.request_text``). Best-effort like the conversation
 state: a store error is logged and the resident is shown the 「新需求：」 form instead.
@@ -18,11 +18,7 @@ from shared.store import TTL_FIELD, StoreError
 
 
 def _doc_id(ctx: EventContext) -> str | None:
-    hasher = ctx.user_hasher
-    if hasher is None or ctx.actor is None:
-        return None
-    return schema.awaiting_id(hasher, ctx.settings.tenant_id, ctx.chat_id if ctx.shared_chat else None,
-                              ctx.actor.user_id)
+    return schema.doc_id(schema.DocKind.AWAITING, ctx)
 
 
 def start(ctx: EventContext) -> bool:

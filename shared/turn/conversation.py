@@ -20,7 +20,7 @@ Encoding of ``last_ask`` (the boundary form of the store)::
 (the DateSpec encoding: ``shared.turn.datespec``).
 
 The last location the sender shared in the chat (a LINE location message) is kept beside it,
-30 minutes from when it was shared, in its own document (``shared.conversation_store.location_id``):
+30 minutes from when it was shared, in its own document (``shared.conversation_store.doc_id``, ``DocKind.LOCATION``):
 ``save_location`` / ``load_location``. It is personal data: never logged, rounded to about 11 m, found
 and deleted by a forget and listed by the export like the state.
 """
@@ -121,11 +121,7 @@ def _decode_items(value: Any) -> tuple[ListedItem, ...]:
 
 def _doc_id(ctx: EventContext) -> str | None:
     """The state's document id for this event, or None (no actor, or no signing key to hash with)."""
-    hasher = ctx.user_hasher
-    if hasher is None or ctx.actor is None:
-        return None
-    return schema.conversation_id(hasher, ctx.settings.tenant_id, ctx.chat_id if ctx.shared_chat else None,
-                                  ctx.actor.user_id)
+    return schema.doc_id(schema.DocKind.CONVERSATION, ctx)
 
 
 def _decoded(doc: dict[str, Any], now: datetime) -> Conversation | None:
@@ -207,11 +203,7 @@ class SharedLocation:
 
 
 def _location_id(ctx: EventContext) -> str | None:
-    hasher = ctx.user_hasher
-    if hasher is None or ctx.actor is None:
-        return None
-    return schema.location_id(hasher, ctx.settings.tenant_id, ctx.chat_id if ctx.shared_chat else None,
-                              ctx.actor.user_id)
+    return schema.doc_id(schema.DocKind.LOCATION, ctx)
 
 
 def save_location(ctx: EventContext, point: Point) -> None:
