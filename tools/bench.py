@@ -546,26 +546,17 @@ def reconcile_drain(sizes: Sizes, store_path: Path, standin_url: str, say: Calla
     """P4: relay reconciliations whose receipt the reply delivered vs plain read-only lookups by key."""
     from shared.clock import utc_now
     from shared.handoff import records
-    from shared.handoff.reconcile import RELAY, ReconcileService, ReconcileTask
-    from shared.handoff.requests import create_request
-    from shared.outbox import mark_delivered, reply_owner
+    from shared.handoff.reconcile import ReconcileService
     from shared.store.sqlite import SqliteStore
     from shared.wiring import line_gateway
+    from tools.bench_round_trips import created_and_told
 
     settings = _settings(f"sqlite:///{store_path}", standin_url)
     store = SqliteStore(str(store_path))
     now = utc_now()
 
-    def created_and_told(draft) -> ReconcileTask:
-        event = line_events.new_webhook_event_id()
-        owner = reply_owner(event)
-        create_request(store, draft.operation, draft.content_hash, now=now, tz=settings.tz, source="webhook",
-                       notice_owner=owner, lease_seconds=30.0, event_id=event)
-        mark_delivered(store, records.OPERATIONS, draft.operation, owner, now=now)
-        return ReconcileTask(draft.operation, draft.content_hash, RELAY, tag=event)
-
     _, drafts_made = _in_threads(8, list(range(sizes.drain)), lambda _i: _drafts(store, settings, 1, now)[0])
-    _, tasks = _in_threads(8, drafts_made, created_and_told)
+    _, tasks = _in_threads(8, drafts_made, lambda draft: created_and_told(store, settings, draft, now))
     service = ReconcileService(settings, store, SqliteStore(str(store_path), read_only=True), line_gateway(settings),
                                clock=lambda: now + timedelta(seconds=31))
     ro = plain.read_only(str(store_path))

@@ -155,15 +155,29 @@ def _handoff_confirm(service, line_standin, counter: _Counter) -> dict:
                 "reply started, then the receipt's delivered mark and the finish in one")
 
 
+def created_and_told(store, settings, draft, now):
+    """A request created from ``draft`` whose receipt the reply delivered (as the webhook leaves it), and
+    the relay task that would reconcile it: nothing left to do but read. Returns a ``ReconcileTask``."""
+    from shared.handoff import records
+    from shared.handoff.reconcile import RELAY, ReconcileTask
+    from shared.handoff.requests import create_request
+    from shared.outbox import mark_delivered, reply_owner
+    from tools import line_events
+
+    event = line_events.new_webhook_event_id()
+    owner = reply_owner(event)
+    create_request(store, draft.operation, draft.content_hash, now=now, tz=settings.tz, source="webhook",
+                   notice_owner=owner, lease_seconds=30.0, event_id=event)
+    mark_delivered(store, records.OPERATIONS, draft.operation, owner, now=now)
+    return ReconcileTask(draft.operation, draft.content_hash, RELAY, tag=event)
+
+
 def _settled_reconcile(settings, store, client, line, counter: _Counter) -> dict:
     from shared.clock import utc_now
-    from shared.handoff import drafts, records
-    from shared.handoff.reconcile import RELAY, ReconcileService, ReconcileTask
-    from shared.handoff.requests import create_request
+    from shared.handoff import drafts
+    from shared.handoff.reconcile import ReconcileService, ReconcileTask
     from shared.identity import Actor
-    from shared.outbox import mark_delivered, reply_owner
     from shared.store.firestore import FirestoreStore
-    from tools import line_events
 
     now = utc_now()
     service = ReconcileService(settings, store, FirestoreStore(store.project, deadline_seconds=5.0, read_only=True,
@@ -172,12 +186,7 @@ def _settled_reconcile(settings, store, client, line, counter: _Counter) -> dict
     def settled_task(user: str) -> ReconcileTask:
         draft = drafts.create_draft(store, Actor(TENANT, user), "請幫我確認週末的活動還有沒有名額", now=now,
                                     settings=settings).draft
-        event = line_events.new_webhook_event_id()
-        owner = reply_owner(event)
-        create_request(store, draft.operation, draft.content_hash, now=now, tz=settings.tz, source="webhook",
-                       notice_owner=owner, lease_seconds=30.0, event_id=event)
-        mark_delivered(store, records.OPERATIONS, draft.operation, owner, now=now)
-        return ReconcileTask(draft.operation, draft.content_hash, RELAY, tag=event)
+        return created_and_told(store, settings, draft, now)
 
     warm, task = settled_task("U" + "4" * 32), settled_task("U" + "6" * 32)
     service.run(warm, retry_count=0)
